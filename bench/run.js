@@ -1,0 +1,154 @@
+// npm run bench: esign beside the floor (openssl dgst -sha256 + cp) and beside @signpdf, in one run,
+// as ratios of wall time, with peak RSS. Sizes: BENCH_SIZES=1,50,500,560 (MB); BENCH_QUICK=1 for 1,50.
+import { spawn, spawnSync } from 'node:child_process';
+import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { generatePdf } from './generate.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const out = join(root, 'bench', 'out');
+const bin = join(root, 'bin', 'esign.js');
+const MB = 1024 * 1024;
+const runs = Number(process.env.BENCH_RUNS ?? 5);
+const sizes = (process.env.BENCH_SIZES ?? (process.env.BENCH_QUICK ? '1,50' : '1,50,500,560')).split(',').map(Number);
+
+await rm(out, { recursive: true, force: true });
+await mkdir(out, { recursive: true });
+const env = { ...process.env, ESIGN_CONFIG_DIR: join(out, 'config'), ESIGN_SANDBOX_DIR: join(out, 'sandbox'), NO_COLOR: '1', CI: 'true' };
+
+/**
+ * Runs a command under GNU time: wall seconds from the high-resolution clock (GNU time rounds to
+ * 10 ms, too coarse for 1 MB files), peak RSS in MB from GNU time. Before each run (untimed) the
+ * previous outputs are deleted and dirty pages flushed, so that no run pays for the writes or the
+ * freed blocks of the one before it (on a filesystem mounted with `discard`, that costs up to 1 s
+ * for 500 MB, and fell on whichever run came next).
+ */
+function measure(command, args, options = {}) {
+  for (const previous of ['floor.pdf', 'esign.pdf', 'signpdf.pdf']) rmSync(join(out, previous), { force: true });
+  spawnSync('sync');
+  const started = process.hrtime.bigint();
+  const result = spawnSync('/usr/bin/time', ['-f', '%M', command, ...args], { env, encoding: 'utf8', maxBuffer: 64 * MB, ...options });
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const kb = Number(result.stderr.trim().split('\n').at(-1));
+  return { ok: result.status === 0, seconds, rssMb: kb / 1024, stderr: result.stderr };
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+function summary(samples) {
+  const failed = samples.find((sample) => !sample.ok);
+  if (failed) return { ok: false, seconds: NaN, rssMb: NaN, stderr: failed.stderr };
+  return { ok: true, seconds: median(samples.map((s) => s.seconds)), rssMb: Math.max(...samples.map((s) => s.rssMb)) };
+}
+
+/** Alternates the commands sample by sample, so that drift in the machine's load hits all alike. */
+function interleaved(commands, count) {
+  const samples = commands.map(() => []);
+  for (let run = 0; run < count; run++) commands.forEach(([command, args], index) => samples[index].push(measure(command, args)));
+  return samples.map(summary);
+}
+
+// A sandbox started once, so each esign run measures signing rather than emulator start-up.
+const sandbox = spawn(process.execPath, [bin, '--auto-approve', 'sandbox', 'start', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+for (let waited = 0; !existsSync(join(env.ESIGN_SANDBOX_DIR, 'runtime.json')); waited += 100) {
+  if (waited > 60_000) throw new Error('the sandbox did not start');
+  await new Promise((resolve) => setTimeout(resolve, 100));
+}
+
+// A local P12 for the @signpdf baseline.
+const key = join(out, 'baseline.key');
+const crt = join(out, 'baseline.crt');
+const p12 = join(out, 'baseline.p12');
+spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', crt, '-subj', '/CN=bench', '-days', '2'], { stdio: 'ignore' });
+spawnSync('openssl', ['pkcs12', '-export', '-inkey', key, '-in', crt, '-out', p12, '-passout', 'pass:bench'], { stdio: 'ignore' });
+
+const rows = [];
+const nodeFloor = summary(Array.from({ length: Math.max(runs, 9) }, () => measure(process.execPath, ['-e', '0'])));
+for (const sizeMb of sizes) {
+  const variants = sizeMb === 1 ? [{ pages: 1 }, { pages: 2000 }] : [{ pages: 1 }];
+  for (const { pages } of variants) {
+    for (const xref of ['table', 'stream']) {
+      const input = join(out, `in-${sizeMb}mb-${pages}p-${xref}.pdf`);
+      const bytes = await generatePdf(input, { targetBytes: sizeMb * MB, pages, xref });
+      const small = sizeMb <= 1;
+      // esign fsyncs each output before renaming it into place; `sync FILE` gives the floor the same durability.
+      const [floor, durableFloor, esign, node] = interleaved(
+        [
+          ['bash', ['-c', `openssl dgst -sha256 "${input}" >/dev/null && cp "${input}" "${out}/floor.pdf"`]],
+          ['bash', ['-c', `openssl dgst -sha256 "${input}" >/dev/null && cp "${input}" "${out}/floor.pdf" && sync "${out}/floor.pdf"`]],
+          [process.execPath, [bin, '--auto-approve', '--quiet', 'sign', '--level', 'B-B', '--force', '-o', join(out, 'esign.pdf'), input]],
+          ...(small ? [[process.execPath, ['-e', '0']]] : []),
+        ],
+        small ? Math.max(runs, 9) : runs,
+      );
+      const signpdf = sizeMb <= 560 && !process.env.BENCH_NO_SIGNPDF ? measure(process.execPath, [join(root, 'bench', 'signpdf-baseline.js'), input, join(out, 'signpdf.pdf'), p12], { timeout: 600_000 }) : undefined;
+      rows.push({ case: `${sizeMb} MB, ${pages} page${pages === 1 ? '' : 's'}, xref ${xref}`, bytes, floor, durableFloor, esign, node, signpdf });
+      console.log(formatRow(rows.at(-1)));
+      await rm(input, { force: true });
+    }
+  }
+}
+
+// 200 one-page PDFs: one batch run against 200 single runs.
+const batchDir = join(out, 'batch');
+await mkdir(batchDir, { recursive: true });
+const one = join(batchDir, 'doc-000.pdf');
+await generatePdf(one, { targetBytes: 2000, pages: 1, xref: 'table' });
+for (let index = 1; index < 200; index++) await copyFile(one, join(batchDir, `doc-${String(index).padStart(3, '0')}.pdf`));
+await mkdir(join(out, 'batch-signed'), { recursive: true });
+const batch = measure(process.execPath, [bin, '--auto-approve', '--quiet', 'sign', '--level', 'B-B', '--force', '--output-dir', join(out, 'batch-signed'), batchDir], {});
+const singleStarted = Date.now();
+for (let index = 0; index < 200; index++) {
+  const name = `doc-${String(index).padStart(3, '0')}.pdf`;
+  spawnSync(process.execPath, [bin, '--auto-approve', '--quiet', 'sign', '--level', 'B-B', '--force', '-o', join(out, 'single.pdf'), join(batchDir, name)], { env, stdio: 'ignore' });
+}
+const singleSeconds = (Date.now() - singleStarted) / 1000;
+
+sandbox.kill('SIGINT');
+
+console.log('');
+console.log(`node -e 0: ${nodeFloor.seconds.toFixed(3)} s`);
+console.log(`200 one-page PDFs, one batch run: ${batch.ok ? (200 / batch.seconds).toFixed(1) : 'FAILED'} documents/s (peak RSS ${batch.rssMb.toFixed(0)} MB)`);
+console.log(`200 one-page PDFs, 200 single runs: ${(200 / singleSeconds).toFixed(1)} documents/s`);
+await writeFile(join(out, 'results.json'), JSON.stringify({ nodeFloor, rows, batch, singleSeconds }, null, 2));
+
+function formatRow(row) {
+  const ratio = (a, b) => (a.ok && b.ok ? `${(a.seconds / b.seconds).toFixed(2)}x` : 'n/a');
+  const signpdf = row.signpdf ? (row.signpdf.ok ? `${ratio(row.signpdf, row.floor)} floor, ${row.signpdf.rssMb.toFixed(0)} MB` : 'cannot sign') : 'skipped';
+  const small = row.node ? `, ${ratio(row.esign, row.node)} node -e 0` : '';
+  return `${row.case.padEnd(34)} esign ${ratio(row.esign, row.floor)} floor (${ratio(row.esign, row.durableFloor)} floor + fsync)${small}, peak RSS ${row.esign.rssMb?.toFixed(0)} MB | @signpdf ${signpdf}${row.esign.ok ? '' : ' | esign FAILED: ' + row.esign.stderr.trim().split('\n')[0]}`;
+}
+
+
+// ==== Load (issue 9, item 5) — appended by the reliability work; separate from the lead's rows above ====
+// 1,000 one-page PDFs in one run: 20 authorizations of 50 hashes. Reports documents/s and peak RSS.
+{
+  // The sandbox above removes runtime.json when it exits; wait for that before starting our own.
+  if (sandbox.exitCode === null && sandbox.signalCode === null) await new Promise((resolve) => sandbox.once('exit', resolve));
+  const loadSandbox = spawn(process.execPath, [bin, '--auto-approve', 'sandbox', 'start', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  for (let waited = 0; !existsSync(join(env.ESIGN_SANDBOX_DIR, 'runtime.json')); waited += 100) {
+    if (waited > 60_000) throw new Error('the load sandbox did not start');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const loadCount = Number(process.env.BENCH_LOAD_DOCUMENTS ?? 1000);
+  const loadDir = join(out, 'load');
+  const loadOut = join(out, 'load-signed');
+  await mkdir(loadDir, { recursive: true });
+  await mkdir(loadOut, { recursive: true });
+  const first = join(loadDir, 'doc-0000.pdf');
+  await generatePdf(first, { targetBytes: 2000, pages: 1, xref: 'table' });
+  for (let index = 1; index < loadCount; index++) await copyFile(first, join(loadDir, `doc-${String(index).padStart(4, '0')}.pdf`));
+  const load = measure(process.execPath, [bin, '--auto-approve', '--quiet', 'sign', '--level', 'B-B', '--force', '--output-dir', loadOut, loadDir]);
+  loadSandbox.kill('SIGINT');
+  const authorizations = Math.ceil(loadCount / 50);
+  console.log(
+    `${loadCount} one-page PDFs (${authorizations} authorizations), one run: ` +
+      (load.ok ? `${(loadCount / load.seconds).toFixed(1)} documents/s, ${load.seconds.toFixed(2)} s, peak RSS ${load.rssMb.toFixed(0)} MB` : `FAILED: ${load.stderr.trim().split('\n').at(-2) ?? ''}`),
+  );
+  await writeFile(join(out, 'load.json'), JSON.stringify({ documents: loadCount, authorizations, ...load, documentsPerSecond: loadCount / load.seconds }, null, 2));
+}

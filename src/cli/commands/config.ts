@@ -1,0 +1,129 @@
+import type { Command } from 'commander';
+import { EsignError } from '../../core/errors.js';
+import { isProfileKey, PROFILE_KEYS, type ProfileKey } from '../../core/profile.js';
+import { SANDBOX_PROFILE, type Context } from '../context.js';
+import { table } from '../io.js';
+import type { CommandModule } from '../program.js';
+
+export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
+  const keys = Object.entries(PROFILE_KEYS)
+    .map(([key, spec]) => `  ${key.padEnd(22)} ${spec.env.padEnd(28)} ${spec.description}`)
+    .join('\n');
+  const config = program
+    .command('config')
+    .summary('manage profiles and settings')
+    .description('Manage profiles. Values resolve as: flag > ESIGN_* variable > profile > default.')
+    .addHelpText(
+      'after',
+      `\nSettings (key, environment variable, meaning):\n${keys}\n\nSecrets are never settings: ESIGN_CLIENT_SECRET, ESIGN_TSA_PASSWORD, or a secretsFile of mode 0600\nwith CLIENT_SECRET=… and TSA_PASSWORD=… lines. ESIGN_CONFIG_DIR moves the config dir.`,
+    );
+
+  config
+    .command('init <name>')
+    .description('create a profile and make it the current one')
+    .option('--set <key=value...>', 'initial settings, e.g. --set signingBaseUrl=https://…')
+    .action((name: string, options: { set?: string[] }, command: Command) =>
+      run(command, async (ctx) => {
+        if (name === SANDBOX_PROFILE) throw new EsignError('USAGE', 'The sandbox profile is built in.', { hint: 'Pick another name.' });
+        const store = await ctx.config();
+        store.createProfile(name, {});
+        for (const pair of options.set ?? []) {
+          const at = pair.indexOf('=');
+          if (at <= 0) throw new EsignError('USAGE', `--set expects key=value, got ${JSON.stringify(pair)}.`);
+          store.set(name, pair.slice(0, at), pair.slice(at + 1));
+        }
+        store.use(name);
+        ctx.io.result({ profile: name, current: true, path: store.path }, () => `Created profile ${name} (now current) in ${store.path}.`);
+      }),
+    );
+
+  config
+    .command('set <key> <value>')
+    .description('set a setting in the profile (--profile, else the current one)')
+    .action((key: string, value: string, _options: unknown, command: Command) =>
+      run(command, async (ctx) => {
+        const name = await targetProfile(ctx);
+        const stored = (await ctx.config()).set(name, key, value);
+        ctx.io.result({ profile: name, key, value: stored }, () => `${name}: ${key} = ${JSON.stringify(stored)}`);
+      }),
+    );
+
+  config
+    .command('unset <key>')
+    .description('remove a setting from the profile')
+    .action((key: string, _options: unknown, command: Command) =>
+      run(command, async (ctx) => {
+        const name = await targetProfile(ctx);
+        (await ctx.config()).unset(name, key);
+        ctx.io.result({ profile: name, key, removed: true }, () => `${name}: ${key} removed`);
+      }),
+    );
+
+  config
+    .command('get <key>')
+    .description('print the effective value of a setting and where it comes from')
+    .action((key: string, _options: unknown, command: Command) =>
+      run(command, async (ctx) => {
+        if (!isProfileKey(key)) throw new EsignError('CONFIG_UNKNOWN_KEY', `Unknown setting ${JSON.stringify(key)}.`, { hint: `Known settings: ${Object.keys(PROFILE_KEYS).join(', ')}.` });
+        const profile = await ctx.profile();
+        const value = profile.settings[key];
+        ctx.io.result({ profile: profile.name, key, value: value ?? null, source: profile.sources[key] ?? null }, () =>
+          value === undefined ? `(not set)` : `${Array.isArray(value) ? value.join(',') : String(value)}`,
+        );
+      }),
+    );
+
+  config
+    .command('list')
+    .description('show the profiles and the effective settings of the active one')
+    .action((_options: unknown, command: Command) =>
+      run(command, async (ctx) => {
+        const store = await ctx.config();
+        const profile = await ctx.profile();
+        const names = [...new Set([SANDBOX_PROFILE, ...store.profileNames()])];
+        const rows = (Object.keys(PROFILE_KEYS) as ProfileKey[]).map((key) => {
+          const value = profile.settings[key];
+          return [key, value === undefined ? '' : Array.isArray(value) ? value.join(',') : String(value), profile.sources[key] ?? ''];
+        });
+        const secrets = { clientSecret: profile.secrets.clientSecret ? 'set' : 'not set', tsaPassword: profile.secrets.tsaPassword ? 'set' : 'not set' };
+        ctx.io.result({ profile: profile.name, profiles: names, current: store.currentProfile ?? SANDBOX_PROFILE, settings: profile.settings, sources: profile.sources, secrets }, () =>
+          [
+            `Profiles: ${names.map((name) => (name === profile.name ? `${name} (active)` : name)).join(', ')}`,
+            '',
+            table(['setting', 'value', 'from'], rows),
+            '',
+            `client secret: ${secrets.clientSecret} · TSA password: ${secrets.tsaPassword}`,
+          ].join('\n'),
+        );
+      }),
+    );
+
+  config
+    .command('use <name>')
+    .description('make a profile the current one')
+    .action((name: string, _options: unknown, command: Command) =>
+      run(command, async (ctx) => {
+        const store = await ctx.config();
+        if (name !== SANDBOX_PROFILE && !store.hasProfile(name)) {
+          throw new EsignError('CONFIG_UNKNOWN_PROFILE', `There is no profile named ${JSON.stringify(name)}.`, { hint: `Create it with \`esign config init ${name}\`.` });
+        }
+        store.use(name);
+        ctx.io.result({ current: name }, () => `Current profile: ${name}`);
+      }),
+    );
+
+  config
+    .command('path')
+    .description('print where the configuration file lives')
+    .action((_options: unknown, command: Command) =>
+      run(command, async (ctx) => {
+        const store = await ctx.config();
+        ctx.io.result({ path: store.path, dir: ctx.configDir }, () => store.path);
+      }),
+    );
+};
+
+async function targetProfile(ctx: Context): Promise<string> {
+  const store = await ctx.config();
+  return ctx.globals.profile ?? ctx.env['ESIGN_PROFILE'] ?? store.currentProfile ?? SANDBOX_PROFILE;
+}

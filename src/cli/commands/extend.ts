@@ -1,0 +1,129 @@
+/**
+ * `esign extend FILE… --level B-LT|B-LTA`: raises signed PDFs to a long-term level without a new
+ * signature — a DSS update with the validation data of every signature and timestamp, and for
+ * B-LTA a document timestamp after it. On a B-LTA file this refreshes the archive timestamp.
+ * Outputs go through a temp file and a rename (also with --in-place); inputs are read once.
+ */
+import { createHash, type Hash } from 'node:crypto';
+import { basename, dirname, extname, join } from 'node:path';
+import { Option, type Command } from 'commander';
+import { EsignError, isEsignError } from '../../core/errors.js';
+import type { ExtensionResult, LongTermLevel } from '../../core/ltv/index.js';
+import { copyOriginal } from '../../core/sign-workflow.js';
+import type { Context } from '../context.js';
+import type { CommandModule } from '../program.js';
+import { batchExitCode } from './sign.js';
+
+export interface ExtendCommandOptions {
+  level: LongTermLevel;
+  output?: string;
+  inPlace: boolean;
+  force: boolean;
+  continueOnError: boolean;
+}
+
+export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
+  program
+    .command('extend')
+    .summary('raise signed PDFs to B-LT or B-LTA without signing again')
+    .description(
+      'Add long-term validation data to signed PDFs, in incremental updates that keep every signature valid. ' +
+        'B-LT: a DSS with the certificates, OCSP responses and CRLs of every signer and TSA chain (fetched from the ' +
+        "URLs in the certificates). B-LTA: also a document timestamp from the profile's TSA; on a file that already " +
+        'has one, this refreshes the archive timestamp (new revocation data first, then a new document timestamp).',
+    )
+    .argument('<files...>', 'signed PDFs')
+    .addOption(new Option('--level <level>', 'target level').choices(['B-LT', 'B-LTA']).default('B-LTA'))
+    .option('-o, --output <file>', 'output file (one input only; default NAME-lt.pdf or NAME-lta.pdf beside it)')
+    .option('--in-place', 'replace each input (through a temp file and a rename)', false)
+    .option('-f, --force', 'replace existing outputs', false)
+    .option('--continue-on-error', 'extend the other files when one fails; report each failure', false)
+    .addHelpText('after', '\nExamples:\n  esign extend contract-signed.pdf                   writes contract-signed-lta.pdf\n  esign extend --level B-LT contract-signed.pdf\n  esign extend --in-place archive/*.pdf              refresh archive timestamps')
+    .action((files: string[], options: ExtendCommandOptions, command: Command) => run(command, (ctx) => runExtend(files, options, ctx)));
+};
+
+export function defaultOutput(input: string, level: LongTermLevel): string {
+  const extension = extname(input);
+  const stem = basename(input, extension);
+  return join(dirname(input), `${stem}-${level === 'B-LTA' ? 'lta' : 'lt'}${extension || '.pdf'}`);
+}
+
+export async function runExtend(files: string[], options: ExtendCommandOptions, ctx: Context): Promise<void> {
+  if (options.output !== undefined && options.inPlace) throw new EsignError('USAGE', '--output and --in-place exclude each other.', { hint: 'Choose one.' });
+  if (options.output !== undefined && files.length > 1) throw new EsignError('USAGE', '--output works with one input only.', { hint: 'Drop --output to write NAME-lta.pdf beside each input, or use --in-place.' });
+  const profile = await ctx.profile();
+  const [{ createTsaClient }, { createRevocationClient }, { fileSystemDocuments }] = await Promise.all([
+    import('../../io/tsa-client.js'),
+    import('../../io/revocation-client.js'),
+    import('../../io/document-files.js'),
+  ]);
+  const tsa = options.level === 'B-LTA' ? createTsaClient(ctx, profile) : undefined;
+  if (options.level === 'B-LTA' && !tsa) {
+    throw new EsignError('TSA_NOT_CONFIGURED', `Level B-LTA needs a timestamping service, and the profile ${JSON.stringify(profile.name)} has none.`, { hint: 'Set tsaUrls (esign config set tsaUrls URL), or use --level B-LT.' });
+  }
+  const fetcher = createRevocationClient(ctx);
+  const { extendPdf } = await import('../../core/ltv/index.js');
+
+  const failures: EsignError[] = [];
+  let succeeded = 0;
+  for (const input of files) {
+    const target = options.inPlace ? input : (options.output ?? defaultOutput(input, options.level));
+    try {
+      const source = await fileSystemDocuments.open(input);
+      try {
+        const output = await fileSystemDocuments.createOutput(target, { overwrite: options.inPlace || options.force });
+        try {
+          let copied: Promise<Hash> | undefined;
+          const copy = (): Promise<Hash> => (copied ??= copyOriginal(source, output, createHash('sha256')));
+          const result = await extendPdf(source, copy, options.level, { fetcher, tsa });
+          const hash = (await copy()).copy().update(result.tail);
+          await output.commit(result.tail);
+          succeeded++;
+          report(ctx, input, target, options.level, result, source.size + result.tail.length, hash.digest('hex'));
+        } catch (error) {
+          await output.abort();
+          throw error;
+        }
+      } finally {
+        await source.close();
+      }
+    } catch (error) {
+      const failure = named(input, error);
+      if (!options.continueOnError || files.length === 1) throw failure;
+      failures.push(failure);
+      ctx.io.result({ input, error: { code: failure.code, message: failure.message, hint: failure.hint } }, () => `✗ ${input}: ${failure.message}`);
+    }
+  }
+  if (failures.length > 0) {
+    process.exitCode = batchExitCode(succeeded, failures);
+    ctx.io.error(`esign: ${succeeded} of ${files.length} files extended; ${failures.length} failed (see above).`);
+  }
+}
+
+function named(input: string, error: unknown): EsignError {
+  if (!isEsignError(error)) return new EsignError('INTERNAL', `Unexpected error while extending ${input}: ${(error as Error)?.message ?? String(error)}.`, { cause: error });
+  if (error.message.includes(input)) return error;
+  return new EsignError(error.code, `${input}: ${error.message}`, { hint: error.hint, cause: error, exitCode: error.exitCode, details: error.details });
+}
+
+function report(ctx: Context, input: string, output: string, level: LongTermLevel, result: ExtensionResult, bytes: number, sha256: string): void {
+  for (const warning of result.warnings) ctx.io.warn(`${input}: ${warning}`);
+  ctx.io.result(
+    {
+      input,
+      output,
+      level,
+      signatures: result.signatures,
+      documentTimestamps: result.documentTimestamps,
+      dss: result.added,
+      ...(result.archiveTimestamp ? { archiveTimestamp: result.archiveTimestamp.toISOString() } : {}),
+      revocation: result.checks,
+      warnings: result.warnings,
+      bytes,
+      sha256,
+    },
+    () =>
+      `✓ ${input} → ${output} (PAdES ${level}: ${result.added.certs} certificates, ${result.added.ocsps} OCSP, ${result.added.crls} CRL added` +
+      `${result.archiveTimestamp ? `; archive timestamp ${result.archiveTimestamp.toISOString()}` : ''})`,
+  );
+}

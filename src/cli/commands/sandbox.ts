@@ -1,0 +1,60 @@
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { sandboxDataDir } from '../../io/paths.js';
+import { writeRootPem, writeRuntime } from '../context.js';
+import { exitHooks } from '../exit-hooks.js';
+import type { CommandModule } from '../program.js';
+import { positiveNumber } from '../program.js';
+
+export const DEFAULT_SANDBOX_PORT = 8799;
+
+export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
+  const sandbox = program
+    .command('sandbox')
+    .summary('run the local emulators of all services (test signatures)')
+    .description(
+      'Local emulators of the signing, identity, storage and timestamping services, with their own TEST PKI. ' +
+        'The "sandbox" profile uses a running `esign sandbox start` when there is one, and otherwise starts the same ' +
+        'emulators inside each command.',
+    );
+  sandbox
+    .command('start')
+    .description('serve the emulators on 127.0.0.1 until Ctrl-C')
+    .option('--port <n>', 'port on 127.0.0.1 (0 picks a free one)', (text) => (text === '0' ? 0 : positiveNumber(text)), DEFAULT_SANDBOX_PORT)
+    .option('--data-dir <dir>', 'where the TEST PKI and state live (default: the platform data dir, or ESIGN_SANDBOX_DIR)')
+    .action(async (options: { port: number; dataDir?: string }, command: Command) =>
+      run(command, async (ctx) => {
+        const dataDir = options.dataDir ?? sandboxDataDir(ctx.env);
+        const { startSandbox } = await import('../../sandbox/index.js');
+        const started = await startSandbox({ dataDir, port: options.port, autoApprove: ctx.globals.autoApprove ?? false });
+        const rootPemPath = await writeRootPem(dataDir, started.pki.rootPem);
+        await writeRuntime(dataDir, { pid: process.pid, urls: started.urls, rootPemPath });
+        exitHooks.add(() => rmSync(join(dataDir, 'runtime.json'), { force: true }));
+        const urls = started.urls;
+        ctx.io.result({ urls, dataDir, rootPem: rootPemPath, autoApprove: started.autoApprove }, () =>
+          [
+            ctx.io.bold('esign sandbox') + ' — TEST services, TEST signatures (no legal effect)',
+            `  signing           ${urls.signing}`,
+            `  identity          ${urls.identity}`,
+            `  identity (legacy) ${urls.identityLegacy}`,
+            `  storage           ${urls.storage}`,
+            `  timestamping      ${urls.tsaEndpoint}`,
+            `  S3                ${urls.s3 ?? '(not started)'}`,
+            `  PKI (CRL, OCSP)   ${urls.pki}`,
+            `  trust anchor      ${rootPemPath}`,
+            `  data              ${dataDir}`,
+            `  approval          ${started.autoApprove ? 'automatic (--auto-approve)' : 'in the browser'}`,
+            '',
+            'The "sandbox" profile now uses these services. Press Ctrl-C to stop.',
+          ].join('\n'),
+        );
+        await new Promise<void>((resolve) => {
+          const stop = () => resolve();
+          process.once('SIGINT', stop);
+          process.once('SIGTERM', stop);
+        });
+        await started.close();
+      }),
+    );
+};

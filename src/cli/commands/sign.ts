@@ -1,0 +1,87 @@
+import { Option, type Command } from 'commander';
+import type { EsignError} from '../../core/errors.js';
+import { ExitCode } from '../../core/errors.js';
+import { SIGNATURE_LEVELS, type SignatureLevel } from '../../core/profile.js';
+import type { Context } from '../context.js';
+import type { CommandModule } from '../program.js';
+import { positiveNumber } from '../program.js';
+
+export interface SignCommandOptions {
+  credential?: string;
+  output?: string;
+  outputDir?: string;
+  force: boolean;
+  level?: SignatureLevel;
+  reason?: string;
+  location?: string;
+  contactInfo?: string;
+  name?: string;
+  field?: string;
+  visible: boolean;
+  page?: number;
+  rect?: [number, number, number, number];
+  continueOnError: boolean;
+  prepare: boolean;
+  complete: boolean;
+  state?: string;
+  redirectUrl?: string;
+  code?: string;
+  upload: boolean;
+}
+
+export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
+  program
+    .command('sign')
+    .summary('sign PDFs (PAdES) and other files (detached CAdES .p7s)')
+    .description(
+      'Sign files. PDFs get a PAdES signature in an incremental update (NAME-signed.pdf); other files get a ' +
+        'detached CAdES signature (NAME.p7s). All files are prepared first, then approved in the browser in ' +
+        'steps of up to 50 signatures, then written. Inputs are never modified; outputs appear only when complete.',
+    )
+    .argument('[files...]', 'files, directories (their files) or quoted glob patterns')
+    .option('-c, --credential <id>', 'signing credential (default: the profile\'s, see `esign credentials use`)')
+    .option('-o, --output <file>', 'output file (one input only)')
+    .option('--output-dir <dir>', 'write outputs into this directory')
+    .option('-f, --force', 'replace existing outputs')
+    .addOption(new Option('--level <level>', 'PAdES/CAdES baseline level (default: B-T when a TSA is configured, else B-B)').choices(SIGNATURE_LEVELS))
+    .option('--reason <text>', 'reason for signing (PDF)')
+    .option('--location <text>', 'place of signing (PDF)')
+    .option('--contact-info <text>', 'signer contact information (PDF)')
+    .option('--name <text>', 'signer name in the signature dictionary (PDF)')
+    .option('--field <name>', 'sign into this existing empty signature field (PDF)')
+    .option('--visible', 'draw a visible signature appearance (PDF)')
+    .option('--page <n>', 'page for --visible (1 = first, -1 = last)', (text) => (text === '-1' ? -1 : positiveNumber(text)))
+    .option('--rect <x1,y1,x2,y2>', 'rectangle for --visible in PDF points', parseRect)
+    .option('--continue-on-error', 'sign the other files when one fails; report each failure')
+    .option('--upload', 'upload each signed output to your storage bucket')
+    .option('--prepare', 'split flow: prepare, print the approval URL, save --state, and stop')
+    .option('--complete', 'split flow: finish a --prepare run with --redirect-url or --code')
+    .option('--state <file>', 'state file of the split flow')
+    .option('--redirect-url <url>', 'with --complete: the URL the browser was redirected to')
+    .option('--code <code>', 'with --complete: the authorization code from that URL')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  esign sign contract.pdf\n  esign sign --output-dir signed/ invoices/\n  esign sign --auto-approve samples/contract.pdf      (sandbox)\n  esign sign --prepare --state s.json a.pdf b.pdf     (CI: prints the approval URL)\n  esign sign --complete --state s.json --redirect-url "http://127.0.0.1:8765/callback?code=…&state=…"',
+    )
+    .action((files: string[], options: SignCommandOptions, command: Command) =>
+      run(command, async (ctx) => {
+        const { runSign } = await import('../sign-run.js');
+        await runSign(files, options, ctx);
+      }),
+    );
+};
+
+function parseRect(text: string): [number, number, number, number] {
+  const parts = text.split(',').map((part) => Number(part.trim()));
+  if (parts.length !== 4 || parts.some((part) => !Number.isFinite(part))) throw new Error('expected four numbers x1,y1,x2,y2');
+  return parts as [number, number, number, number];
+}
+
+/** Exit code of a batch: 0 when all succeeded, 10 when some did, the first failure's code when none did. */
+export function batchExitCode(succeeded: number, failures: readonly EsignError[]): number {
+  if (failures.length === 0) return ExitCode.ok;
+  if (succeeded > 0) return ExitCode.partial;
+  return failures[0]?.exitCode ?? ExitCode.internal;
+}
+
+export type { Context };

@@ -1,0 +1,149 @@
+import type { Command } from 'commander';
+import type { VerificationReport, SignatureReport, ChainReport, PadesLevel } from '../../core/verify/types.js';
+import type { Context } from '../context.js';
+import type { CommandModule } from '../program.js';
+
+export interface VerifyCommandOptions {
+  trust: string[];
+  signature?: string;
+  level?: string;
+}
+
+const LEVELS: readonly PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];
+
+export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
+  program
+    .command('verify')
+    .summary('verify the signatures and timestamps in a PDF or a .p7s')
+    .description(
+      'Check every signature and document timestamp in FILE.pdf: signer, claimed time (/M), signature timestamp, ' +
+        'integrity of the signed bytes, the signature value, what the signature covers and what was appended after it, ' +
+        "the chain to the trust anchors (--trust, else the profile's trustAnchors), revocation status from the DSS, " +
+        'and the PAdES level reached. With --signature FILE.p7s, check a detached CAdES signature of FILE.\n\n' +
+        'Exit 0 only when every signature is valid and trusted (and reaches --level). Otherwise exit 9; the JSON ' +
+        'code says why: VERIFY_FAILED (invalid: changed bytes, bad signature, revoked or expired certificate, page ' +
+        'content changed later), VERIFY_UNTRUSTED (valid, but no chain to a trust anchor), VERIFY_MODIFIED (valid, ' +
+        'but an unsigned update was appended after it), VERIFY_LEVEL (valid, below --level), VERIFY_NO_SIGNATURES.',
+    )
+    .argument('<file>', 'the signed PDF, or the content of a .p7s given with --signature')
+    .option('--trust <pem>', "a trusted root certificate (PEM or DER), instead of the profile's trustAnchors; repeatable", collect, [])
+    .option('--signature <p7s>', 'a detached CAdES signature of FILE')
+    .option('--level <level>', 'also require this PAdES level for every signature: B-B, B-T, B-LT or B-LTA')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  esign verify contract-signed.pdf\n  esign verify --trust root.pem --json contract-signed.pdf\n  esign verify notes.txt --signature notes.txt.p7s\n  esign verify --level B-LT archived.pdf',
+    )
+    .action((file: string, options: VerifyCommandOptions, command: Command) => run(command, (ctx) => runVerify(file, options, ctx)));
+};
+
+export async function runVerify(file: string, options: VerifyCommandOptions, ctx: Context): Promise<void> {
+  const { EsignError, ExitCode } = await import('../../core/errors.js');
+  if (options.level !== undefined && !LEVELS.includes(options.level as PadesLevel)) {
+    throw new EsignError('USAGE', `--level must be one of ${LEVELS.join(', ')}, not ${JSON.stringify(options.level)}.`);
+  }
+  const { loadTrustAnchors } = await import('../../io/tsa-client.js');
+  const paths = options.trust.length > 0 ? options.trust : ((await ctx.profile()).settings.trustAnchors ?? []);
+  const trustAnchors = await loadTrustAnchors(paths);
+  const now = new Date();
+  const report = options.signature === undefined ? await verifyPdfFile(file, trustAnchors, now) : await verifyCadesFile(file, options.signature, trustAnchors, now);
+  if (paths.length === 0) for (const signature of report.signatures) signature.warnings.push('no trust anchors: pass --trust ROOT.pem or set trustAnchors in the profile');
+
+  let code: string | null = report.code;
+  if (code === null && options.level !== undefined) {
+    const wanted = LEVELS.indexOf(options.level as PadesLevel);
+    const short = report.signatures.filter((s) => s.kind !== 'docTimeStamp' && (s.level === undefined || LEVELS.indexOf(s.level) < wanted));
+    if (short.length > 0) code = 'VERIFY_LEVEL';
+  }
+  ctx.io.result({ ...report, code, valid: code === null }, () => human(report, code));
+  if (code !== null) {
+    process.exitCode = ExitCode.verification;
+    ctx.io.error(`esign: ${code}: ${summary(report, code)}`);
+  }
+}
+
+async function verifyPdfFile(file: string, anchors: Uint8Array[], now: Date): Promise<VerificationReport> {
+  const { FileByteSource } = await import('../../io/file-source.js');
+  const { verifyPdf } = await import('../../core/verify/pdf.js');
+  const source = await FileByteSource.open(file);
+  try {
+    return await verifyPdf(source, file, { trustAnchors: anchors, now });
+  } finally {
+    await source.close();
+  }
+}
+
+async function verifyCadesFile(file: string, p7sPath: string, anchors: Uint8Array[], now: Date): Promise<VerificationReport> {
+  const { readFile } = await import('node:fs/promises');
+  const { createHash } = await import('node:crypto');
+  const { FileByteSource, inputError } = await import('../../io/file-source.js');
+  const { verifyCades } = await import('../../core/verify/cades.js');
+  let p7s: Uint8Array;
+  try {
+    p7s = new Uint8Array(await readFile(p7sPath));
+  } catch (error) {
+    throw inputError(p7sPath, error);
+  }
+  const source = await FileByteSource.open(file);
+  try {
+    const digestOf = async (hashName: string): Promise<Uint8Array> => {
+      const hash = createHash(hashName);
+      for await (const chunk of source.chunks(0, source.size)) hash.update(chunk);
+      return new Uint8Array(hash.digest());
+    };
+    return await verifyCades(p7s, file, digestOf, { trustAnchors: anchors, now });
+  } finally {
+    await source.close();
+  }
+}
+
+function summary(report: VerificationReport, code: string): string {
+  if (code === 'VERIFY_NO_SIGNATURES') return `${report.file} has no signatures.`;
+  if (code === 'VERIFY_LEVEL') return 'a signature does not reach the required level.';
+  const bad = report.signatures.filter((s) => s.status !== 'valid').map((s) => `#${s.index} ${s.status}`);
+  return `${bad.join(', ')} (of ${report.signatures.length}).`;
+}
+
+function human(report: VerificationReport, code: string | null): string {
+  if (report.signatures.length === 0) return `✗ ${report.file}: no signatures`;
+  const lines: string[] = [`${report.file}: ${report.signatures.length} signature(s)${report.dss ? `; DSS in revision ${report.dss.revision} (${report.dss.certs} certs, ${report.dss.ocsps} OCSP, ${report.dss.crls} CRL)` : ''}`];
+  for (const s of report.signatures) lines.push('', ...describe(s));
+  lines.push('', code === null ? '✓ all signatures valid and trusted' : `✗ ${code}`);
+  return lines.join('\n');
+}
+
+const MARK: Record<SignatureReport['status'], string> = { valid: '✓ valid', invalid: '✗ INVALID', untrusted: '? valid but UNTRUSTED', modified: '! valid, but the file was CHANGED after it' };
+
+function describe(s: SignatureReport): string[] {
+  const what = s.kind === 'docTimeStamp' ? 'Document timestamp' : s.kind === 'cades' ? 'CAdES signature' : 'Signature';
+  const out = [`#${s.index} ${what}${s.field ? ` (field ${s.field})` : ''}: ${MARK[s.status]}`];
+  if (s.signer) out.push(`  signer      ${s.signer.subject}`, `  issuer      ${s.signer.issuer}`, `  serial      ${s.signer.serialNumber}`);
+  if (s.claimedTime) out.push(`  claimed     ${s.claimedTime} (not proven)`);
+  if (s.timestamp) out.push(`  timestamp   ${s.timestamp.time || '?'} by ${s.timestamp.tsa}${s.timestamp.valid ? '' : ' — INVALID'}`);
+  out.push(`  integrity   ${s.integrity.valid ? `ok (${s.integrity.digestAlgorithm} over the signed bytes)` : `FAILED: ${s.integrity.reason ?? ''}`}`);
+  out.push(`  signature   ${s.signatureValue.valid ? 'ok' : `FAILED: ${s.signatureValue.reason ?? ''}`}`);
+  if (s.coverage) {
+    const c = s.coverage;
+    out.push(`  coverage    ${c.wholeFile ? 'the whole file' : `revision ${c.revision} of ${c.revisions} (${c.signedBytes} bytes)`}`);
+    for (const u of c.appended) out.push(`              + revision ${u.revision}: ${u.kind === 'unsigned' ? 'UNSIGNED update' : u.kind}${u.pageContentChanged ? ' — CHANGES PAGE CONTENT' : ''}`);
+  }
+  if (s.chain) out.push(...chainLines(s.chain, 'chain'));
+  if (s.timestamp?.chain) out.push(...chainLines(s.timestamp.chain, 'TSA chain'));
+  if (s.level) out.push(`  level       ${s.level}`);
+  for (const p of s.problems) out.push(`  ✗ ${p}`);
+  for (const w of s.warnings) out.push(`  ! ${w}`);
+  return out;
+}
+
+function chainLines(chain: ChainReport, label: string): string[] {
+  const out = [`  ${label.padEnd(11)} ${chain.trusted ? 'trusted' : 'NOT trusted'} (checked at ${chain.checkedAt})`];
+  chain.certificates.forEach((cert, i) => {
+    const rev = chain.revocation[i];
+    const status = !rev ? '' : rev.source === 'trust-anchor' ? 'trust anchor' : rev.source === 'none' ? 'revocation unknown' : `${rev.status} (${rev.source})`;
+    out.push(`              ${i === 0 ? '' : '← '}${cert.subject} — ${status}`);
+  });
+  return out;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}

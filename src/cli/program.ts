@@ -1,0 +1,116 @@
+/**
+ * The commander root. Only the command being run is imported (with its options); the others are
+ * listed by name and summary, so `esign --help` and `--version` load almost nothing.
+ */
+import { Command, Option } from 'commander';
+import type { Context, ContextOverrides, GlobalOptions } from './context.js';
+import { wantsColor } from './io.js';
+import { version } from './version.js';
+
+export interface CommandModule {
+  defineCommand(program: Command, run: RunInContext): void;
+}
+
+/** Runs a command body with a Context built from the global options, and closes it after. */
+export type RunInContext = (command: Command, body: (ctx: Context) => Promise<void>) => Promise<void>;
+
+interface CommandEntry {
+  name: string;
+  summary: string;
+  load: () => Promise<CommandModule>;
+}
+
+export const COMMANDS: CommandEntry[] = [
+  { name: 'sign', summary: 'sign PDFs (PAdES) and other files (detached CAdES .p7s)', load: () => import('./commands/sign.js') },
+  { name: 'verify', summary: 'verify the signatures and timestamps in a PDF or a .p7s', load: () => import('./commands/verify.js') },
+  { name: 'extend', summary: 'raise signed PDFs to B-LT or B-LTA without signing again', load: () => import('./commands/extend.js') },
+  { name: 'timestamp', summary: 'get or check RFC 3161 timestamps (.tsr) for files', load: () => import('./commands/timestamp.js') },
+  { name: 'credentials', summary: 'list and choose signing credentials', load: () => import('./commands/credentials.js') },
+  { name: 'login', summary: 'sign in with the identity service', load: () => import('./commands/login.js') },
+  { name: 'whoami', summary: 'show who you are signed in as', load: () => import('./commands/whoami.js') },
+  { name: 'logout', summary: 'forget the identity session', load: () => import('./commands/logout.js') },
+  { name: 'upload', summary: 'upload files to your storage bucket', load: () => import('./commands/upload.js') },
+  { name: 'storage', summary: 'list, download and delete objects in your bucket', load: () => import('./commands/storage.js') },
+  { name: 'sandbox', summary: 'run the local emulators of all services (test signatures)', load: () => import('./commands/sandbox.js') },
+  { name: 'config', summary: 'manage profiles and settings', load: () => import('./commands/config.js') },
+];
+
+const GLOBAL_OPTIONS_WITH_VALUE = new Set(['--profile', '--timeout', '--browser']);
+
+
+/** The subcommand named in argv (skipping global options and their values), if any. */
+export function commandNameIn(args: string[]): string | undefined {
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index] ?? '';
+    if (arg === '--') return undefined;
+    if (arg.startsWith('-')) {
+      if (GLOBAL_OPTIONS_WITH_VALUE.has(arg)) index++;
+      continue;
+    }
+    return arg === 'help' ? args[index + 1] : arg;
+  }
+  return undefined;
+}
+
+export async function buildProgram(args: string[], overrides: ContextOverrides = {}): Promise<Command> {
+  const program = new Command('esign')
+    .description('Sign documents with a remote qualified-signature service (CSC API).\nWith no profile configured, esign uses its built-in sandbox: TEST signatures.')
+    .version(version(), '-V, --version')
+    .option('--profile <name>', 'profile to use (default: ESIGN_PROFILE, the current profile, else "sandbox")')
+    .option('--json', 'print machine-readable JSON results on stdout')
+    .option('-q, --quiet', 'print only results and errors')
+    .option('-v, --verbose', 'print progress details and error traces (never secrets)')
+    .option('--no-color', 'disable colour (also NO_COLOR)')
+    .addOption(new Option('--timeout <seconds>', 'how long to wait for a browser step').argParser(positiveNumber).default(undefined, '300'))
+    .option('--browser <command>', 'open authorization URLs with this command (also ESIGN_BROWSER), e.g. "curl -sfL"')
+    .option('--no-browser', 'print authorization URLs instead of opening a browser')
+    .option('--auto-approve', '(sandbox only) approve browser steps automatically, for scripts and tests')
+    // Before any subcommand exists, so that they inherit it: usage errors throw (exit 2 in main)
+    // instead of commander calling process.exit(1) itself.
+    .exitOverride()
+    .showHelpAfterError('(run with --help for usage)')
+    .configureHelp({ sortSubcommands: false })
+    .addHelpText(
+      'after',
+      '\nExamples:\n  esign sign contract.pdf                 sign on the sandbox (opens the approval page)\n  esign sign --auto-approve samples/*.pdf sandbox: approve without a browser\n  esign verify contract-signed.pdf\n\nExit codes: see README.md "Exit codes" (0 ok, 2 usage, 3 config, 4 auth, 5 unavailable, 6 protocol, 7 input, 8 output, 9 verification, 10 partial, 11 credential, 12 not implemented).',
+    );
+
+  const run: RunInContext = async (command, body) => {
+    const globals = globalOptions(command);
+    const [{ createContext }, { Io }] = await Promise.all([import('./context.js'), import('./io.js')]);
+    const io = new Io({ json: globals.json, quiet: globals.quiet, verbose: globals.verbose, color: globals.color });
+    const ctx = createContext(io, globals, overrides);
+    try {
+      await body(ctx);
+    } finally {
+      await ctx.close();
+    }
+  };
+
+  const wanted = commandNameIn(args);
+  for (const entry of COMMANDS) {
+    if (entry.name === wanted) (await entry.load()).defineCommand(program, run);
+    else program.command(entry.name).summary(entry.summary).description(entry.summary).allowUnknownOption().allowExcessArguments().helpOption(false);
+  }
+  return program;
+}
+
+export function globalOptions(command: Command): GlobalOptions {
+  const options = command.optsWithGlobals() as Record<string, unknown>;
+  return {
+    profile: options['profile'] as string | undefined,
+    json: Boolean(options['json']),
+    quiet: Boolean(options['quiet']),
+    verbose: Boolean(options['verbose']),
+    color: wantsColor(options['color'] as boolean | undefined, process.env, Boolean(process.stderr.isTTY)),
+    timeout: options['timeout'] as number | undefined,
+    browser: options['browser'] as string | false | undefined,
+    autoApprove: Boolean(options['autoApprove']),
+  };
+}
+
+export function positiveNumber(text: string): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`expected a positive number, got ${JSON.stringify(text)}`);
+  return value;
+}

@@ -1,0 +1,258 @@
+/**
+ * `esign sign`, the batch: expand inputs → choose the credential → prepare every document → one
+ * browser step and one signHash per 50 hashes → timestamps → write outputs. Loaded only when
+ * signing, so the heavy modules (pkijs, the PDF core) never slow down other commands.
+ */
+import { createHash, X509Certificate } from 'node:crypto';
+import { EsignError, isEsignError } from '../core/errors.js';
+import type { SignatureLevel } from '../core/profile.js';
+import type { CredentialInfo } from '../core/csc/shapes.js';
+import type { ExtensionResult } from '../core/ltv/index.js';
+import type { TimestampAuthority } from '../core/ports.js';
+import {
+  batches,
+  completeDocument,
+  naming,
+  prepareDocument,
+  signBatch,
+  type PreparedDocument,
+  type SignJob,
+  type SignOptions,
+  type SignedDocument,
+  type ExtendSigned,
+} from '../core/sign-workflow.js';
+import { readPdf } from '../core/pdf/index.js';
+import { fileSystemDocuments, writeDetachedSignature } from '../io/document-files.js';
+import { createCscClient, type CscClient } from '../io/csc-client.js';
+import { createTsaClient } from '../io/tsa-client.js';
+import type { Context, ResolvedProfile } from './context.js';
+import { expandInputs, planJobs } from './inputs.js';
+import { batchExitCode, type SignCommandOptions } from './commands/sign.js';
+import { runSplitPrepare, runSplitComplete } from './sign-split.js';
+
+interface Failure {
+  input: string;
+  error: EsignError;
+}
+
+export async function runSign(files: string[], options: SignCommandOptions, ctx: Context): Promise<void> {
+  if (options.prepare && options.complete) throw new EsignError('USAGE', '--prepare and --complete are two separate runs.', { hint: 'Run --prepare first, then --complete with the same --state.' });
+  if ((options.prepare || options.complete) && !options.state) throw new EsignError('USAGE', 'The split flow needs --state FILE.', { hint: 'Add --state sign-state.json.' });
+  if (options.complete) return runSplitComplete(options, ctx);
+  if (files.length === 0) throw new EsignError('USAGE', 'Name at least one file to sign.', { hint: 'esign sign contract.pdf' });
+
+  const profile = await ctx.profile({ storage: options.upload });
+  const failures: Failure[] = [];
+  const planned = planJobs(await expandInputs(files), options);
+  // Check every PDF's structure before anyone is asked to approve anything.
+  const jobs: SignJob[] = [];
+  for (const job of planned) {
+    try {
+      await checkReadable(job);
+      jobs.push(job);
+    } catch (error) {
+      if (!options.continueOnError) throw error;
+      failures.push(failureOf(job, error));
+    }
+  }
+  const level = chooseLevel(options.level, profile);
+  const longTerm = level === 'B-LT' || level === 'B-LTA';
+  if (longTerm) refuseLongTermFor(jobs, level, options);
+  const signing = await createCscClient(ctx, profile);
+  const credential = await chooseCredential(options.credential ?? profile.settings.credential, signing, ctx);
+  const signOptions = signOptionsFrom(options, level, ctx.clock.now(), signerName(credential));
+  if (options.prepare) return runSplitPrepare(jobs, credential, signOptions, signing, options, ctx);
+  const tsa = level === 'B-B' ? undefined : createTsaClient(ctx, profile);
+  const extender = longTerm ? await longTermExtender(ctx, level, tsa) : undefined;
+
+  const spinner = await ctx.io.spinner(`Preparing ${jobs.length} file${jobs.length === 1 ? '' : 's'}…`);
+  const prepared: PreparedDocument[] = [];
+  const signed: SignedDocument[] = [];
+  try {
+    for (const [index, job] of jobs.entries()) {
+      spinner.update(`Hashing ${index + 1}/${jobs.length}: ${job.input}`);
+      try {
+        prepared.push(await prepareDocument(job, credential, fileSystemDocuments, signOptions));
+      } catch (error) {
+        if (!options.continueOnError) throw error;
+        failures.push(failureOf(job, error));
+      }
+    }
+    const steps = batches(prepared);
+    for (const [stepIndex, batch] of steps.entries()) {
+      spinner.update(`Waiting for approval ${stepIndex + 1}/${steps.length} (${batch.length} signature${batch.length === 1 ? '' : 's'})…`);
+      spinner.stop();
+      const values = await signBatch(batch, credential, signing, tsa, level);
+      spinner.update(`Writing ${batch.length} file${batch.length === 1 ? '' : 's'}…`);
+      for (const [index, document] of batch.entries()) {
+        try {
+          const result = await completeDocument(document, credential, values[index]!, signOptions, writeDetachedSignature, extender?.extend);
+          signed.push(result);
+          report(ctx, result, credential.credentialID, extender?.results.get(result.input));
+        } catch (error) {
+          await document.output?.abort();
+          if (!options.continueOnError) throw error;
+          failures.push(failureOf(document.job, error));
+        }
+      }
+    }
+  } catch (error) {
+    await Promise.all(prepared.map((document) => document.output?.abort()));
+    spinner.fail();
+    throw error;
+  }
+  spinner.stop();
+  if (options.upload && signed.length > 0) await uploadOutputs(ctx, signed, options.force);
+  for (const failure of failures) {
+    ctx.io.result({ input: failure.input, error: { code: failure.error.code, message: failure.error.message, hint: failure.error.hint } }, () => `✗ ${failure.input}: ${failure.error.message}`);
+  }
+  if (failures.length > 0) {
+    process.exitCode = batchExitCode(signed.length, failures.map((failure) => failure.error));
+    ctx.io.error(`esign: ${signed.length} of ${planned.length} files signed; ${failures.length} failed (see above).`);
+  }
+}
+
+/** Opens an input and, for a PDF, reads its cross-reference data: cheap, and fails before approval. */
+async function checkReadable(job: SignJob): Promise<void> {
+  const source = await fileSystemDocuments.open(job.input);
+  try {
+    if (job.kind === 'pdf') await readPdf(source);
+  } catch (error) {
+    throw naming(job.input, error);
+  } finally {
+    await source.close();
+  }
+}
+
+function failureOf(job: SignJob, error: unknown): Failure {
+  if (isEsignError(error)) return { input: job.input, error };
+  return { input: job.input, error: new EsignError('INTERNAL', `Unexpected error while signing ${job.input}: ${(error as Error)?.message ?? String(error)}.`, { cause: error }) };
+}
+
+export function chooseLevel(requested: SignatureLevel | undefined, profile: ResolvedProfile): SignatureLevel {
+  if (requested) return requested;
+  if (profile.settings.level) return profile.settings.level as SignatureLevel;
+  return (profile.settings.tsaUrls?.length ?? 0) > 0 ? 'B-T' : 'B-B';
+}
+
+/** The signer's common name, for the visible appearance. */
+export function signerName(credential: CredentialInfo): string {
+  const certificate = credential.certificates[0];
+  if (!certificate) return credential.credentialID;
+  const subject = new X509Certificate(certificate).subject;
+  return /(?:^|\n)CN=([^\n]+)/.exec(subject)?.[1] ?? credential.credentialID;
+}
+
+export function signOptionsFrom(options: SignCommandOptions, level: SignatureLevel, signingTime: Date, signer = ''): SignOptions {
+  const pdf: SignOptions['pdf'] = {
+    reason: options.reason,
+    location: options.location,
+    contactInfo: options.contactInfo,
+    name: options.name,
+    fieldName: options.field,
+  };
+  if (options.visible) {
+    const lines = [`Digitally signed by ${options.name ?? signer}`, `Date: ${signingTime.toISOString().replace('T', ' ').slice(0, 19)} UTC`];
+    if (options.reason) lines.push(`Reason: ${options.reason}`);
+    if (options.location) lines.push(`Location: ${options.location}`);
+    pdf.visible = { page: options.page ?? 1, rect: options.rect ?? [36, 36, 286, 106], lines };
+  }
+  return { level, signingTime, pdf, overwrite: options.force };
+}
+
+/**
+ * The credential to sign with: the one named, else the only enabled one, else a prompt on a TTY.
+ * It must be enabled; its chain comes from credentials/info.
+ */
+export async function chooseCredential(named: string | undefined, signing: CscClient, ctx: Context): Promise<CredentialInfo> {
+  let id = named;
+  if (!id) {
+    const ids = await signing.listCredentialIDs();
+    const infos = await Promise.all(ids.map((candidate) => signing.credentialInfo(candidate)));
+    const enabled = infos.filter((info) => info.status === 'enabled');
+    if (enabled.length === 1) return enabled[0]!;
+    if (enabled.length === 0) throw new EsignError('CREDENTIAL_NOT_FOUND', 'You have no enabled signing credential.', { hint: 'Ask the service operator, or check `esign credentials list`.' });
+    if (!ctx.io.canPrompt) {
+      throw new EsignError('CREDENTIAL_AMBIGUOUS', `You have ${enabled.length} enabled credentials and no default.`, {
+        hint: `Pass --credential ID (one of ${enabled.map((info) => info.credentialID).join(', ')}), or set a default with \`esign credentials use ID\`.`,
+      });
+    }
+    const { select } = await import('@inquirer/prompts');
+    id = await select({ message: 'Sign with which credential?', choices: enabled.map((info) => ({ name: info.credentialID, value: info.credentialID })) });
+  }
+  const info = await signing.credentialInfo(id);
+  if (info.status !== 'enabled') {
+    throw new EsignError('CREDENTIAL_DISABLED', `The credential ${id} is disabled and cannot sign.`, {
+      hint: 'Choose another with --credential (see `esign credentials list`).',
+    });
+  }
+  return info;
+}
+
+function report(ctx: Context, result: SignedDocument, credentialID: string, extension?: ExtensionResult): void {
+  for (const warning of extension?.warnings ?? []) ctx.io.warn(`${result.input}: ${warning}`);
+  ctx.io.result(
+    {
+      input: result.input,
+      output: result.output,
+      format: result.kind === 'pdf' ? 'PAdES' : 'CAdES',
+      credential: credentialID,
+      level: result.level,
+      bytes: result.bytes,
+      sha256: result.sha256,
+      ...(result.timestampTime ? { timestamp: result.timestampTime.toISOString() } : {}),
+      ...(extension ? { dss: extension.added, ...(extension.archiveTimestamp ? { archiveTimestamp: extension.archiveTimestamp.toISOString() } : {}), warnings: extension.warnings } : {}),
+    },
+    () => `✓ ${result.input} → ${result.output} (${result.kind === 'pdf' ? 'PAdES' : 'CAdES'} ${result.level}, ${formatBytes(result.bytes)})`,
+  );
+}
+
+/** B-LT and B-LTA are PAdES levels: PDFs only, and not through the split flow (extend after --complete). */
+function refuseLongTermFor(jobs: readonly SignJob[], level: SignatureLevel, options: SignCommandOptions): void {
+  if (options.prepare) {
+    throw new EsignError('USAGE', `The split flow signs at B-B or B-T; level ${level} is added afterwards.`, { hint: `Sign with --prepare/--complete at B-T, then run \`esign extend FILE --level ${level}\`.` });
+  }
+  const other = jobs.find((job) => job.kind !== 'pdf');
+  if (other) {
+    throw new EsignError('USAGE', `Level ${level} applies to PDFs (PAdES) only; ${other.input} would get a CAdES signature.`, { hint: 'Sign other files with --level B-T, or sign the PDFs separately.' });
+  }
+}
+
+/**
+ * The long-term extension of each signed PDF, run before its output is committed: the signed
+ * document is read as the unchanged input followed by the new tail, so nothing is re-read whole.
+ */
+async function longTermExtender(ctx: Context, level: 'B-LT' | 'B-LTA', tsa: TimestampAuthority | undefined): Promise<{ extend: ExtendSigned; results: Map<string, ExtensionResult> }> {
+  const [{ extendPdf, appendedSource }, { createRevocationClient }] = await Promise.all([import('../core/ltv/index.js'), import('../io/revocation-client.js')]);
+  const fetcher = createRevocationClient(ctx);
+  const results = new Map<string, ExtensionResult>();
+  const extend: ExtendSigned = async ({ input, inputSize, tail, hash }) => {
+    const source = await fileSystemDocuments.open(input);
+    try {
+      if (source.size !== inputSize) throw new EsignError('INPUT_UNREADABLE', `${input} changed while it was being signed.`, { hint: 'Sign it again once nothing else writes to it.' });
+      const result = await extendPdf(appendedSource(source, tail), hash, level, { fetcher, tsa });
+      results.set(input, result);
+      return result.tail;
+    } finally {
+      await source.close();
+    }
+  };
+  return { extend, results };
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  if (bytes < 1024 * 1024 * 1024) return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+  return `${(bytes / 1024 / 1024 / 1024).toFixed(2)} GiB`;
+}
+
+/** Uploads the outputs; --force, which replaced the local outputs, also replaces the stored objects. */
+async function uploadOutputs(ctx: Context, signed: readonly SignedDocument[], overwrite: boolean): Promise<void> {
+  const { uploadFiles } = await import('../io/storage-client.js');
+  await uploadFiles(ctx, signed.map((document) => document.output), { overwrite });
+}
+
+export function sha256Hex(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}

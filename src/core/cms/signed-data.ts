@@ -1,0 +1,193 @@
+import { X509Certificate, constants, publicDecrypt, timingSafeEqual } from 'node:crypto';
+import { readCertificate } from './certificate.js';
+import {
+  Asn1StructureError,
+  Tag,
+  concatBytes,
+  decode,
+  derNull,
+  encoded,
+  explicit,
+  explicitInner,
+  isContext,
+  objectIdentifier,
+  oid,
+  octetString,
+  retag,
+  sequence,
+  sequenceItems,
+  setItems,
+  setOf,
+  smallInteger,
+  tlv,
+} from './der.js';
+import type { Block } from './der.js';
+import { OID } from './oids.js';
+import { parseSignedData } from './parse.js';
+import { attribute } from './signed-attributes.js';
+import { EsignError } from '../errors.js';
+
+export interface SignedDataInput {
+  /** DER of the signed attributes as a SET (tag 0x31), exactly as hashed and signed. */
+  signedAttributesDer: Uint8Array;
+  /** PKCS#1 v1.5 signature value from the remote signer. */
+  signatureValue: Uint8Array;
+  /** Certificate chain, DER, signer first. */
+  certificates: Uint8Array[];
+  unsignedAttributes?: { signatureTimeStampToken?: Uint8Array };
+}
+
+// RFC 4055: the parameters of sha256WithRSAEncryption are an explicit NULL.
+const sha256WithRsaAlgorithm = (): Uint8Array => sequence(objectIdentifier(OID.sha256WithRSAEncryption), derNull);
+const SIGNED_ATTRS_TAG = 0xa0; // [0] IMPLICIT SET OF Attribute
+const UNSIGNED_ATTRS_TAG = 0xa1; // [1] IMPLICIT SET OF Attribute
+
+/**
+ * Assembles a detached CMS ContentInfo(SignedData) around a signature made elsewhere: one SignerInfo
+ * identified by issuer and serial number, sha256WithRSAEncryption, and optionally a signature
+ * timestamp token as unsigned attribute (PAdES/CAdES B-T).
+ */
+export function buildSignedData(input: SignedDataInput): Uint8Array {
+  const [signer] = input.certificates;
+  if (signer === undefined) throw new EsignError('INTERNAL', 'A CMS signature needs at least the signer certificate.');
+  const unsigned = input.unsignedAttributes?.signatureTimeStampToken;
+  return encodeSignedData({
+    eContentType: OID.data,
+    certificates: input.certificates,
+    signer: {
+      certificate: signer,
+      digestAlgorithm: OID.sha256,
+      signedAttributesDer: input.signedAttributesDer,
+      signatureAlgorithm: sha256WithRsaAlgorithm(),
+      signatureValue: input.signatureValue,
+      unsignedAttributes: unsigned ? [signatureTimeStampAttribute(unsigned)] : [],
+    },
+  });
+}
+
+export interface SignerInfoInput {
+  /** DER of the certificate named by the SignerInfo (issuerAndSerialNumber). */
+  certificate: Uint8Array;
+  digestAlgorithm: string;
+  /** DER of the signed attributes as a SET (tag 0x31). */
+  signedAttributesDer: Uint8Array;
+  /** DER of the signatureAlgorithm AlgorithmIdentifier. */
+  signatureAlgorithm: Uint8Array;
+  signatureValue: Uint8Array;
+  /** DER of each unsigned Attribute. */
+  unsignedAttributes?: Uint8Array[];
+}
+
+export interface SignedDataParts {
+  eContentType: string;
+  /** Encapsulated content; absent for a detached signature. */
+  eContent?: Uint8Array;
+  certificates: Uint8Array[];
+  signer: SignerInfoInput;
+}
+
+/** Encodes ContentInfo(SignedData) with one SignerInfo from finished parts (RFC 5652 §5). */
+export function encodeSignedData(parts: SignedDataParts): Uint8Array {
+  const { signer } = parts;
+  const { issuer, serialNumberDer } = certificateOrThrow(signer.certificate);
+  try {
+    setItems(decode(signer.signedAttributesDer, 'signed attributes'), 'signed attributes');
+  } catch (error) {
+    throw new EsignError('CMS_BAD_STRUCTURE', 'The signed attributes are not a DER SET OF Attribute.', { cause: error });
+  }
+  const digestAlgorithm = sequence(objectIdentifier(signer.digestAlgorithm));
+  const unsigned = signer.unsignedAttributes ?? [];
+  const signerInfo = sequence(
+    smallInteger(1),
+    sequence(issuer, serialNumberDer),
+    digestAlgorithm,
+    retag(signer.signedAttributesDer, SIGNED_ATTRS_TAG),
+    signer.signatureAlgorithm,
+    octetString(signer.signatureValue),
+    ...(unsigned.length > 0 ? [setOf(unsigned, UNSIGNED_ATTRS_TAG)] : []),
+  );
+  const signedData = sequence(
+    // RFC 5652 §5.1: version 3 when the content is not id-data.
+    smallInteger(parts.eContentType === OID.data ? 1 : 3),
+    setOf([digestAlgorithm]),
+    sequence(objectIdentifier(parts.eContentType), ...(parts.eContent ? [explicit(0, octetString(parts.eContent))] : [])),
+    ...(parts.certificates.length > 0 ? [tlv(0xa0, ...parts.certificates)] : []),
+    setOf([signerInfo]),
+  );
+  return sequence(objectIdentifier(OID.signedData), explicit(0, signedData));
+}
+
+/**
+ * Adds a signature-time-stamp unsigned attribute to the (single) SignerInfo of a CMS signature,
+ * keeping every other byte of the structure as it was.
+ */
+export function addSignatureTimestamp(cmsDer: Uint8Array, tokenDer: Uint8Array): Uint8Array {
+  try {
+    decode(tokenDer, 'timestamp token');
+    const [contentType, content] = sequenceItems(decode(cmsDer, 'ContentInfo'), 'ContentInfo');
+    if (oid(contentType, 'contentType') !== OID.signedData) throw new Asn1StructureError('ContentInfo: not SignedData');
+    const signedDataFields = sequenceItems(explicitInner(content, 0, 'ContentInfo content'), 'SignedData');
+    const signerInfos = setItems(signedDataFields[signedDataFields.length - 1], 'signerInfos');
+    const [signerInfo, other] = signerInfos;
+    if (signerInfo === undefined || other !== undefined) throw new Asn1StructureError('signerInfos: expected exactly one SignerInfo');
+    const fields = sequenceItems(signerInfo, 'SignerInfo');
+    const last = fields[fields.length - 1];
+    const existing = isContext(last, 1) ? splitElements(encoded(last as Block)) : [];
+    const kept = (isContext(last, 1) ? fields.slice(0, -1) : fields).map(encoded);
+    const newSignerInfo = sequence(...kept, setOf([...existing, signatureTimeStampAttribute(tokenDer)], UNSIGNED_ATTRS_TAG));
+    const newSignedData = sequence(...signedDataFields.slice(0, -1).map(encoded), setOf([newSignerInfo]));
+    return sequence(objectIdentifier(OID.signedData), explicit(0, newSignedData));
+  } catch (error) {
+    if (error instanceof Asn1StructureError) {
+      throw new EsignError('CMS_BAD_STRUCTURE', `Cannot add a timestamp to the CMS signature: ${error.message}.`, { cause: error });
+    }
+    throw error;
+  }
+}
+
+/** The SignerInfo signature value; its SHA-256 is the message imprint of a B-T signature timestamp. */
+export function signatureValueOf(cmsDer: Uint8Array): Uint8Array {
+  return parseSignedData(cmsDer).signatureValue;
+}
+
+// DigestInfo ::= SEQUENCE { SEQUENCE { sha256, NULL }, OCTET STRING (32) } without the digest.
+const SHA256_DIGEST_INFO_PREFIX = Uint8Array.from([
+  0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04, 0x20,
+]);
+
+/**
+ * Checks an RSA PKCS#1 v1.5 signature over a precomputed SHA-256 digest (what signHash returns)
+ * against the certificate's public key. The digest is not hashed again.
+ */
+export function verifyRsaPkcs1Sha256(signatureValue: Uint8Array, toBeSignedHash: Uint8Array, certificateDer: Uint8Array): boolean {
+  if (toBeSignedHash.length !== 32) return false;
+  try {
+    const key = new X509Certificate(certificateDer).publicKey;
+    if (key.asymmetricKeyType !== 'rsa') return false;
+    const modulusBytes = Math.ceil((key.asymmetricKeyDetails?.modulusLength ?? 0) / 8);
+    if (signatureValue.length !== modulusBytes) return false;
+    const recovered = publicDecrypt({ key, padding: constants.RSA_PKCS1_PADDING }, signatureValue);
+    const expected = concatBytes([SHA256_DIGEST_INFO_PREFIX, toBeSignedHash]);
+    return recovered.length === expected.length && timingSafeEqual(recovered, expected);
+  } catch {
+    return false;
+  }
+}
+
+function signatureTimeStampAttribute(tokenDer: Uint8Array): Uint8Array {
+  return attribute(OID.signatureTimeStampToken, tokenDer);
+}
+
+/** The encoded elements inside a constructed TLV (e.g. the attributes of `[1] IMPLICIT SET`). */
+function splitElements(der: Uint8Array): Uint8Array[] {
+  const block = decode(retag(der, Tag.set), 'attributes');
+  return setItems(block, 'attributes').map(encoded);
+}
+
+function certificateOrThrow(der: Uint8Array): ReturnType<typeof readCertificate> {
+  try {
+    return readCertificate(der);
+  } catch (error) {
+    throw new EsignError('CMS_BAD_STRUCTURE', 'The signer certificate is not a DER X.509 certificate.', { cause: error });
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * Request builders for the remote signing service: the authorization URL, the token request and
+ * the `/csc/v1/*` calls. Pure: they return what to send; `src/io/csc-client.ts` sends it.
+ */
+import { EsignError } from '../errors.js';
+import {
+  CSC_HASH_ALGO_SHA256,
+  CSC_SIGN_ALGO_RSA,
+  MAX_HASHES_PER_AUTHORIZATION,
+  MAX_STATE_BYTES,
+  SHA256_LENGTH,
+  type PreparedRequest,
+} from './shapes.js';
+
+interface AuthorizeCommon {
+  baseUrl: string;
+  clientId: string;
+  redirectUri: string;
+  state: string;
+  lang?: string;
+  /** PKCE S256 challenge; sent always, harmless to a service that ignores it. */
+  codeChallenge?: string;
+}
+
+export type AuthorizeParams =
+  | (AuthorizeCommon & { scope: 'service' })
+  | (AuthorizeCommon & { scope: 'credential'; credentialID: string; hashes: Uint8Array[] });
+
+/** `GET {base}/oauth2/authorize` for scope `service` or `credential` (hashes base64url, comma-separated). */
+export function buildAuthorizeUrl(params: AuthorizeParams): string {
+  if (Buffer.byteLength(params.state, 'utf8') > MAX_STATE_BYTES) {
+    throw new EsignError('INTERNAL', `The OAuth state is longer than ${MAX_STATE_BYTES} bytes.`);
+  }
+  const query = new URLSearchParams({
+    response_type: 'code',
+    client_id: params.clientId,
+    redirect_uri: params.redirectUri,
+    scope: params.scope,
+    state: params.state,
+  });
+  if (params.lang) query.set('lang', params.lang);
+  if (params.codeChallenge) {
+    query.set('code_challenge', params.codeChallenge);
+    query.set('code_challenge_method', 'S256');
+  }
+  if (params.scope === 'credential') {
+    checkHashes(params.hashes);
+    query.set('credentialID', params.credentialID);
+    query.set('numSignatures', String(params.hashes.length));
+    query.set('hash', params.hashes.map((hash) => Buffer.from(hash).toString('base64url')).join(','));
+  }
+  return `${endpoint(params.baseUrl, '/oauth2/authorize')}?${query.toString()}`;
+}
+
+export interface TokenRequestParams {
+  baseUrl: string;
+  code: string;
+  redirectUri: string;
+  clientId: string;
+  clientSecret: string;
+  codeVerifier?: string;
+  /** Also put the secret in the form, for services that want it there as well as in Basic. */
+  clientSecretInBody?: boolean;
+}
+
+/** `POST {base}/oauth2/token`: form body, client authenticated with HTTP Basic (RFC 6749 §2.3.1). */
+export function buildTokenRequest(params: TokenRequestParams): PreparedRequest {
+  const form = new URLSearchParams({
+    grant_type: 'authorization_code',
+    code: params.code,
+    client_id: params.clientId,
+    redirect_uri: params.redirectUri,
+  });
+  if (params.codeVerifier) form.set('code_verifier', params.codeVerifier);
+  if (params.clientSecretInBody) form.set('client_secret', params.clientSecret);
+  const basic = Buffer.from(`${formEncode(params.clientId)}:${formEncode(params.clientSecret)}`, 'utf8').toString('base64');
+  return {
+    method: 'POST',
+    url: endpoint(params.baseUrl, '/oauth2/token'),
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${basic}`, accept: 'application/json' },
+    body: form.toString(),
+  };
+}
+
+export function buildCredentialsListRequest(
+  baseUrl: string,
+  accessToken: string,
+  options: { maxResults?: number; pageToken?: string; clientData?: string } = {},
+): PreparedRequest {
+  const body: Record<string, unknown> = {};
+  if (options.maxResults !== undefined) body['maxResults'] = options.maxResults;
+  if (options.pageToken !== undefined) body['pageToken'] = options.pageToken;
+  if (options.clientData !== undefined) body['clientData'] = options.clientData;
+  return jsonRequest(baseUrl, '/csc/v1/credentials/list', accessToken, body);
+}
+
+export function buildCredentialsInfoRequest(baseUrl: string, accessToken: string, credentialID: string): PreparedRequest {
+  return jsonRequest(baseUrl, '/csc/v1/credentials/info', accessToken, { credentialID });
+}
+
+export interface SignHashParams {
+  baseUrl: string;
+  accessToken: string;
+  credentialID: string;
+  sad: string;
+  hashes: Uint8Array[];
+  clientData?: string;
+}
+
+/** `POST {base}/csc/v1/signatures/signHash`: hashes in standard base64, SHA-256 with rsaEncryption. */
+export function buildSignHashRequest(params: SignHashParams): PreparedRequest {
+  checkHashes(params.hashes);
+  const body: Record<string, unknown> = {
+    credentialID: params.credentialID,
+    SAD: params.sad,
+    hash: params.hashes.map((hash) => Buffer.from(hash).toString('base64')),
+    hashAlgo: CSC_HASH_ALGO_SHA256,
+    signAlgo: CSC_SIGN_ALGO_RSA,
+  };
+  if (params.clientData !== undefined) body['clientData'] = params.clientData;
+  return jsonRequest(params.baseUrl, '/csc/v1/signatures/signHash', params.accessToken, body);
+}
+
+function checkHashes(hashes: Uint8Array[]): void {
+  if (hashes.length === 0) throw new EsignError('CSC_INVALID_REQUEST', 'There is nothing to sign: no hashes were given.');
+  if (hashes.length > MAX_HASHES_PER_AUTHORIZATION) {
+    throw new EsignError('CSC_TOO_MANY_HASHES', `${hashes.length} hashes cannot be authorized at once; the service allows at most ${MAX_HASHES_PER_AUTHORIZATION}.`, {
+      hint: `Sign at most ${MAX_HASHES_PER_AUTHORIZATION} documents per approval.`,
+    });
+  }
+  for (const hash of hashes) {
+    if (hash.length !== SHA256_LENGTH) throw new EsignError('CSC_INVALID_REQUEST', `A hash to sign is ${hash.length} bytes long; SHA-256 gives ${SHA256_LENGTH}.`);
+  }
+}
+
+function jsonRequest(baseUrl: string, path: string, accessToken: string, body: Record<string, unknown>): PreparedRequest {
+  return {
+    method: 'POST',
+    url: endpoint(baseUrl, path),
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${accessToken}`, accept: 'application/json' },
+    body: JSON.stringify(body),
+  };
+}
+
+function endpoint(baseUrl: string, path: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}${path}`;
+}
+
+/** application/x-www-form-urlencoded encoding of one value (RFC 6749 Appendix B). */
+function formEncode(value: string): string {
+  return new URLSearchParams({ v: value }).toString().slice(2);
+}

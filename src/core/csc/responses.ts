@@ -1,0 +1,194 @@
+/**
+ * Response processors for the remote signing service: each takes the status and raw body of one
+ * call and returns a validated value or throws an EsignError with a stable code.
+ */
+import { EsignError } from '../errors.js';
+import type { CredentialInfo, CredentialsPage, TokenResponse } from './shapes.js';
+
+type Body = Uint8Array | string;
+
+interface ServiceError {
+  error?: string;
+  description?: string;
+}
+
+function parseJson(body: Body): unknown {
+  try {
+    return JSON.parse(typeof body === 'string' ? body : Buffer.from(body).toString('utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function asObject(value: unknown): Record<string, unknown> | undefined {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+function serviceError(body: Body): ServiceError {
+  const object = asObject(parseJson(body));
+  const error = typeof object?.['error'] === 'string' ? object['error'] : undefined;
+  const description = typeof object?.['error_description'] === 'string' ? object['error_description'] : undefined;
+  return { error, description };
+}
+
+function said({ error, description }: ServiceError): string {
+  if (!error && !description) return '';
+  return ` (${[error, description].filter(Boolean).join(': ')})`;
+}
+
+function badResponse(operation: string, problem: string): EsignError {
+  return new EsignError('CSC_BAD_RESPONSE', `The signing service's answer to ${operation} ${problem}.`, {
+    hint: 'Check that signingBaseUrl points at a CSC v1 signing service; report it to its operator if it does.',
+  });
+}
+
+/**
+ * Maps an error answer of a `/csc/v1/*` call (HTTP status + JSON `{error, error_description}`, or a
+ * body that is not JSON) to an EsignError.
+ */
+export function cscError(status: number, body: Body, operation: string): EsignError {
+  const parsed = serviceError(body);
+  const text = `${parsed.error ?? ''} ${parsed.description ?? ''}`.toLowerCase();
+  const details = { status, error: parsed.error, error_description: parsed.description };
+  if (status === 401 || parsed.error === 'invalid_token') {
+    return new EsignError('CSC_UNAUTHORIZED', `The signing service did not accept the service token for ${operation}${said(parsed)}.`, {
+      hint: 'Run the command again to sign in to the signing service.',
+      details,
+    });
+  }
+  if (parsed.error === 'expired_sad' || /sad.*expired|expired.*sad/.test(text)) {
+    return new EsignError('CSC_SAD_EXPIRED', `The signature authorization (SAD) expired before ${operation}${said(parsed)}.`, {
+      hint: 'Run the command again and sign within 5 minutes of approving.',
+      details,
+    });
+  }
+  if (parsed.error === 'invalid_sad' || /\bsad\b/.test(text)) {
+    return new EsignError('CSC_SAD_INVALID', `The signing service rejected the signature authorization (SAD) for ${operation}${said(parsed)}.`, {
+      hint: 'Run the command again; a SAD is valid only for the credential and the hashes that were approved.',
+      details,
+    });
+  }
+  if (parsed.error === 'credential_disabled' || /credential.*disabled/.test(text)) {
+    return new EsignError('CREDENTIAL_DISABLED', `The credential cannot sign${said(parsed)}.`, {
+      hint: 'Choose an enabled credential: esign credentials list.',
+      details,
+    });
+  }
+  if (parsed.error === 'unknown_credential' || /credential.*(unknown|not found)|(unknown|invalid).*credentialid/.test(text)) {
+    return new EsignError('CREDENTIAL_NOT_FOUND', `The signing service does not know this credential${said(parsed)}.`, {
+      hint: 'List your credentials with `esign credentials list`.',
+      details,
+    });
+  }
+  if (status === 429) {
+    return new EsignError('HTTP_RATE_LIMITED', `The signing service is rate limiting ${operation} (HTTP 429${said(parsed)}).`, {
+      hint: 'Try again in a moment.',
+      details,
+    });
+  }
+  if (status >= 500) {
+    return new EsignError('HTTP_SERVER_ERROR', `The signing service failed on ${operation} with HTTP ${status}${said(parsed)}.`, {
+      hint: 'Try again in a moment.',
+      details,
+    });
+  }
+  if (status >= 400) {
+    return new EsignError('CSC_INVALID_REQUEST', `The signing service rejected ${operation} with HTTP ${status}${said(parsed)}.`, {
+      hint: 'Run with --verbose; if it repeats, report it with the error above.',
+      details,
+    });
+  }
+  return badResponse(operation, `has the unexpected HTTP status ${status}`);
+}
+
+function okJson(status: number, body: Body, operation: string): Record<string, unknown> {
+  if (status !== 200) throw cscError(status, body, operation);
+  const object = asObject(parseJson(body));
+  if (!object) throw badResponse(operation, 'is not a JSON object');
+  return object;
+}
+
+/** Reads a number sent either as a JSON number or as a string of digits. */
+export function integerField(value: unknown): number | undefined {
+  const number = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value.trim()) : undefined;
+  return number !== undefined && Number.isSafeInteger(number) ? number : undefined; // "1e20" seconds is no lifetime
+}
+
+function stringArray(value: unknown): string[] | undefined {
+  return Array.isArray(value) && value.every((item) => typeof item === 'string') ? (value as string[]) : undefined;
+}
+
+/** The token endpoint's answer: `Bearer` for scope service, `SAD` for scope credential. */
+export function processTokenResponse(status: number, body: Body, expected: 'Bearer' | 'SAD'): TokenResponse {
+  const step = expected === 'SAD' ? 'the signature authorization' : 'the sign-in to the signing service';
+  if (status === 429 || status >= 500) throw cscError(status, body, `the token exchange for ${step}`);
+  if (status !== 200) {
+    const parsed = serviceError(body);
+    const hint =
+      parsed.error === 'invalid_client'
+        ? 'Check the client id and the client secret (ESIGN_CLIENT_SECRET or the secrets file).'
+        : 'Run the command again; an authorization code is valid once, for a short time.';
+    throw new EsignError('AUTH_TOKEN_REJECTED', `The signing service refused the token exchange for ${step} with HTTP ${status}${said(parsed)}.`, {
+      hint,
+      details: { status, error: parsed.error, error_description: parsed.description },
+    });
+  }
+  const object = asObject(parseJson(body));
+  if (!object) throw badResponse('the token request', 'is not a JSON object');
+  const accessToken = object['access_token'];
+  const tokenType = object['token_type'];
+  if (typeof accessToken !== 'string' || accessToken === '') throw badResponse('the token request', 'has no access_token');
+  if (typeof tokenType !== 'string' || tokenType.toLowerCase() !== expected.toLowerCase()) {
+    throw badResponse('the token request', `has token_type ${JSON.stringify(tokenType)} where ${expected} was expected`);
+  }
+  const expiresIn = object['expires_in'] === undefined ? undefined : integerField(object['expires_in']);
+  if (object['expires_in'] !== undefined && expiresIn === undefined) throw badResponse('the token request', 'has an expires_in that is not a number of seconds');
+  return expiresIn === undefined ? { accessToken, tokenType: expected } : { accessToken, tokenType: expected, expiresIn };
+}
+
+export function processCredentialsListResponse(status: number, body: Body): CredentialsPage {
+  const object = okJson(status, body, 'credentials/list');
+  const credentialIDs = stringArray(object['credentialIDs']);
+  if (!credentialIDs) throw badResponse('credentials/list', 'has no credentialIDs array');
+  const next = object['nextPageToken'];
+  if (next !== undefined && next !== null && typeof next !== 'string') throw badResponse('credentials/list', 'has a nextPageToken that is not a string');
+  return typeof next === 'string' && next !== '' ? { credentialIDs, nextPageToken: next } : { credentialIDs };
+}
+
+export function processCredentialsInfoResponse(status: number, body: Body, credentialID: string): CredentialInfo {
+  const object = okJson(status, body, 'credentials/info');
+  const key = asObject(object['key']);
+  const cert = asObject(object['cert']);
+  if (!key || !cert) throw badResponse('credentials/info', 'lacks the key or cert object');
+  const keyStatus = key['status'];
+  if (keyStatus !== 'enabled' && keyStatus !== 'disabled') throw badResponse('credentials/info', `has key/status ${JSON.stringify(keyStatus)}`);
+  const algorithms = stringArray(key['algo']);
+  if (!algorithms) throw badResponse('credentials/info', 'has no key/algo array');
+  const keyLengthBits = integerField(key['len']);
+  if (keyLengthBits === undefined || keyLengthBits <= 0) throw badResponse('credentials/info', 'has no usable key/len');
+  const encoded = stringArray(cert['certificates']);
+  if (!encoded || encoded.length === 0) throw badResponse('credentials/info', 'has no cert/certificates');
+  const certificates = encoded.map((text) => decodeBase64(text, 'credentials/info', 'a certificate'));
+  const authMode = typeof object['authMode'] === 'string' ? object['authMode'] : '';
+  if (authMode !== 'oauth2code') throw badResponse('credentials/info', `has authMode ${JSON.stringify(object['authMode'])} where oauth2code was expected`);
+  const info: CredentialInfo = { credentialID, status: keyStatus, algorithms, keyLengthBits, certificates, authMode };
+  if (typeof cert['status'] === 'string') info.certificateStatus = cert['status'];
+  return info;
+}
+
+/** The signatures of a signHash call, in the order of the hashes sent; one per hash. */
+export function processSignHashResponse(status: number, body: Body, expectedCount: number): Uint8Array[] {
+  const object = okJson(status, body, 'signHash');
+  const signatures = stringArray(object['signatures']);
+  if (!signatures) throw badResponse('signHash', 'has no signatures array');
+  if (signatures.length !== expectedCount) throw badResponse('signHash', `carries ${signatures.length} signatures for ${expectedCount} hashes`);
+  return signatures.map((text) => decodeBase64(text, 'signHash', 'a signature'));
+}
+
+function decodeBase64(text: string, operation: string, what: string): Uint8Array {
+  const compact = text.replace(/\s+/g, '');
+  if (compact === '' || !/^[A-Za-z0-9+/]*={0,2}$/.test(compact) || compact.length % 4 !== 0) {
+    throw badResponse(operation, `has ${what} that is not standard base64`);
+  }
+  return new Uint8Array(Buffer.from(compact, 'base64'));
+}

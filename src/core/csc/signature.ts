@@ -1,0 +1,32 @@
+/** PKCS#1 v1.5 over a SHA-256 digest: what signHash returns, and how esign checks it. */
+import { X509Certificate, constants, publicDecrypt } from 'node:crypto';
+import { SHA256_LENGTH } from './shapes.js';
+
+/** DER prefix of DigestInfo { sha256, OCTET STRING(32) } (RFC 8017 §9.2 note 1). */
+export const SHA256_DIGEST_INFO_PREFIX = Uint8Array.from([0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04, 0x20]);
+
+/** The DigestInfo that an RSA PKCS#1 v1.5 signature over `digest` encodes. */
+export function sha256DigestInfo(digest: Uint8Array): Uint8Array {
+  if (digest.length !== SHA256_LENGTH) throw new RangeError(`a SHA-256 digest is ${SHA256_LENGTH} bytes, got ${digest.length}`);
+  const out = new Uint8Array(SHA256_DIGEST_INFO_PREFIX.length + SHA256_LENGTH);
+  out.set(SHA256_DIGEST_INFO_PREFIX, 0);
+  out.set(digest, SHA256_DIGEST_INFO_PREFIX.length);
+  return out;
+}
+
+/**
+ * True when `signature` is an RSA PKCS#1 v1.5 signature over the SHA-256 `digest` by the key of the
+ * certificate (DER): the signature is as long as the modulus and decodes to exactly the DigestInfo.
+ */
+export function verifyDigestSignature(certificateDer: Uint8Array, digest: Uint8Array, signature: Uint8Array): boolean {
+  const publicKey = new X509Certificate(certificateDer).publicKey;
+  const bits = publicKey.asymmetricKeyDetails?.modulusLength;
+  if (publicKey.asymmetricKeyType !== 'rsa' || bits === undefined || signature.length !== Math.ceil(bits / 8)) return false;
+  let decoded: Buffer;
+  try {
+    decoded = publicDecrypt({ key: publicKey, padding: constants.RSA_PKCS1_PADDING }, signature);
+  } catch {
+    return false;
+  }
+  return decoded.equals(sha256DigestInfo(digest));
+}

@@ -1,0 +1,217 @@
+/**
+ * One error hierarchy for the whole product. Every failure a user can meet is an EsignError with a
+ * stable `code` (scripts match on it, `--json` prints it), a one-line `message` (what failed and
+ * why), a `hint` (what to do), and the process exit code. Only `src/cli/main.ts` renders them.
+ *
+ * Codes are grouped by family; add a code to its family's block and give it an exit code in
+ * EXIT_CODE_BY_FAMILY (through its prefix) — never reuse a code for a different meaning.
+ */
+
+/** The documented exit codes (README "Exit codes"). */
+export const ExitCode = {
+  ok: 0,
+  internal: 1,
+  usage: 2,
+  config: 3,
+  auth: 4,
+  unavailable: 5,
+  protocol: 6,
+  input: 7,
+  output: 8,
+  verification: 9,
+  partial: 10,
+  credential: 11,
+  notImplemented: 12,
+  interrupted: 130,
+  terminated: 143,
+} as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+export type EsignErrorCode =
+  // usage and configuration
+  | 'USAGE'
+  | 'NOT_IMPLEMENTED'
+  | 'CONFIG_INVALID'
+  | 'CONFIG_UNKNOWN_PROFILE'
+  | 'CONFIG_UNKNOWN_KEY'
+  | 'CONFIG_MISSING'
+  | 'CONFIG_SECRET_FILE_MODE'
+  | 'CONFIG_INSECURE_URL'
+  | 'PROMPT_NEEDS_TTY'
+  // browser authorization (loopback receiver, OAuth redirects)
+  | 'AUTH_TIMEOUT'
+  | 'AUTH_STATE_MISMATCH'
+  | 'AUTH_DENIED'
+  | 'AUTH_SERVER_ERROR'
+  | 'AUTH_INVALID_REQUEST'
+  | 'AUTH_REDIRECT_INVALID'
+  | 'AUTH_PORT_IN_USE'
+  | 'AUTH_BROWSER_FAILED'
+  | 'AUTH_LOGIN_REQUIRED'
+  | 'AUTH_TOKEN_REJECTED'
+  // HTTP transport
+  | 'HTTP_UNREACHABLE'
+  | 'HTTP_TIMEOUT'
+  | 'HTTP_RATE_LIMITED'
+  | 'HTTP_SERVER_ERROR'
+  | 'HTTP_CLIENT_ERROR'
+  | 'HTTP_BAD_RESPONSE'
+  // remote signing service (CSC)
+  | 'CSC_UNAUTHORIZED'
+  | 'CSC_INVALID_REQUEST'
+  | 'CSC_SAD_INVALID'
+  | 'CSC_SAD_EXPIRED'
+  | 'CSC_BAD_RESPONSE'
+  | 'CSC_SIGNATURE_INVALID'
+  | 'CSC_TOO_MANY_HASHES'
+  | 'CREDENTIAL_NOT_FOUND'
+  | 'CREDENTIAL_DISABLED'
+  | 'CREDENTIAL_AMBIGUOUS'
+  | 'CREDENTIAL_UNSUPPORTED_KEY'
+  // timestamping
+  | 'TSA_UNAUTHORIZED'
+  | 'TSA_HTTP_ERROR'
+  | 'TSA_REJECTED'
+  | 'TSA_BAD_RESPONSE'
+  | 'TSA_IMPRINT_MISMATCH'
+  | 'TSA_NONCE_MISMATCH'
+  | 'TSA_POLICY_MISMATCH'
+  | 'TSA_SIGNATURE_INVALID'
+  | 'TSA_CERT_UNTRUSTED'
+  | 'TSA_NOT_CONFIGURED'
+  // revocation data for long-term validation (OCSP, CRL, issuer certificates)
+  | 'REVOCATION_UNAVAILABLE'
+  | 'REVOCATION_BAD_RESPONSE'
+  | 'REVOCATION_CERT_REVOKED'
+  | 'REVOCATION_CHAIN_INCOMPLETE'
+  // identity (OIDC)
+  | 'OIDC_ID_TOKEN_INVALID'
+  | 'OIDC_NONCE_MISMATCH'
+  | 'OIDC_BAD_RESPONSE'
+  | 'OIDC_SUB_MISMATCH'
+  | 'OIDC_DISCOVERY_FAILED'
+  | 'OIDC_ISSUER_MISMATCH'
+  | 'OIDC_AUDIENCE_MISMATCH'
+  | 'OIDC_ID_TOKEN_EXPIRED'
+  | 'OIDC_SIGNATURE_INVALID'
+  | 'OIDC_ALG_UNSUPPORTED'
+  // storage
+  | 'STORAGE_UNAUTHORIZED'
+  | 'STORAGE_BAD_REQUEST'
+  | 'STORAGE_UNAVAILABLE'
+  | 'STORAGE_BAD_RESPONSE'
+  | 'STORAGE_OBJECT_EXISTS'
+  | 'STORAGE_ACCESS_DENIED'
+  | 'STORAGE_NOT_FOUND'
+  // input documents
+  | 'INPUT_NOT_FOUND'
+  | 'INPUT_UNREADABLE'
+  | 'PDF_NOT_PDF'
+  | 'PDF_XREF_BROKEN'
+  | 'PDF_ENCRYPTED'
+  | 'PDF_CERTIFIED_NO_CHANGES'
+  | 'PDF_UNSUPPORTED'
+  | 'PDF_FIELD_NOT_FOUND'
+  | 'PDF_FIELD_ALREADY_SIGNED'
+  | 'PDF_PLACEHOLDER_TOO_SMALL'
+  | 'PDF_NOT_SIGNED'
+  | 'CMS_BAD_STRUCTURE'
+  | 'STATE_FILE_INVALID'
+  // outputs
+  | 'OUTPUT_EXISTS'
+  | 'OUTPUT_WRITE_FAILED'
+  // verification results
+  | 'VERIFY_FAILED'
+  | 'VERIFY_UNTRUSTED'
+  | 'VERIFY_NO_SIGNATURES'
+  // batches and process
+  | 'BATCH_PARTIAL'
+  | 'INTERRUPTED'
+  | 'INTERNAL';
+
+const EXIT_CODE_BY_CODE: Partial<Record<EsignErrorCode, ExitCode>> = {
+  USAGE: ExitCode.usage,
+  PROMPT_NEEDS_TTY: ExitCode.usage,
+  NOT_IMPLEMENTED: ExitCode.notImplemented,
+  STATE_FILE_INVALID: ExitCode.input,
+  CMS_BAD_STRUCTURE: ExitCode.input,
+  INPUT_NOT_FOUND: ExitCode.input,
+  INPUT_UNREADABLE: ExitCode.input,
+  OUTPUT_EXISTS: ExitCode.output,
+  OUTPUT_WRITE_FAILED: ExitCode.output,
+  BATCH_PARTIAL: ExitCode.partial,
+  INTERRUPTED: ExitCode.interrupted,
+  INTERNAL: ExitCode.internal,
+  HTTP_UNREACHABLE: ExitCode.unavailable,
+  HTTP_TIMEOUT: ExitCode.unavailable,
+  HTTP_RATE_LIMITED: ExitCode.unavailable,
+  HTTP_SERVER_ERROR: ExitCode.unavailable,
+  STORAGE_UNAVAILABLE: ExitCode.unavailable,
+  REVOCATION_UNAVAILABLE: ExitCode.unavailable,
+  REVOCATION_CERT_REVOKED: ExitCode.verification,
+  HTTP_CLIENT_ERROR: ExitCode.protocol,
+  HTTP_BAD_RESPONSE: ExitCode.protocol,
+  TSA_NOT_CONFIGURED: ExitCode.config,
+  AUTH_LOGIN_REQUIRED: ExitCode.auth,
+};
+
+const EXIT_CODE_BY_PREFIX: ReadonlyArray<[string, ExitCode]> = [
+  ['CONFIG_', ExitCode.config],
+  ['AUTH_', ExitCode.auth],
+  ['CREDENTIAL_', ExitCode.credential],
+  ['CSC_', ExitCode.protocol],
+  ['TSA_', ExitCode.protocol],
+  ['OIDC_', ExitCode.auth],
+  ['STORAGE_', ExitCode.protocol],
+  ['REVOCATION_', ExitCode.protocol],
+  ['PDF_', ExitCode.input],
+  ['VERIFY_', ExitCode.verification],
+];
+
+export function exitCodeFor(code: EsignErrorCode): ExitCode {
+  const direct = EXIT_CODE_BY_CODE[code];
+  if (direct !== undefined) return direct;
+  for (const [prefix, exit] of EXIT_CODE_BY_PREFIX) if (code.startsWith(prefix)) return exit;
+  return ExitCode.internal;
+}
+
+export interface EsignErrorOptions {
+  /** What the user can do about it: one short sentence. */
+  hint?: string;
+  cause?: unknown;
+  /** Overrides the exit code derived from the code's family. */
+  exitCode?: ExitCode;
+  /** Extra machine-readable facts for `--json` (never secrets). */
+  details?: Record<string, unknown>;
+}
+
+export class EsignError extends Error {
+  readonly code: EsignErrorCode;
+  readonly hint: string | undefined;
+  readonly exitCode: ExitCode;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: EsignErrorCode, message: string, options: EsignErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'EsignError';
+    this.code = code;
+    this.hint = options.hint;
+    this.exitCode = options.exitCode ?? exitCodeFor(code);
+    this.details = options.details;
+  }
+}
+
+export function isEsignError(value: unknown, code?: EsignErrorCode): value is EsignError {
+  return value instanceof EsignError && (code === undefined || value.code === code);
+}
+
+/** Wraps an unknown failure at a port boundary, keeping an EsignError as it is. */
+export function asEsignError(
+  error: unknown,
+  code: EsignErrorCode,
+  message: string,
+  options: Omit<EsignErrorOptions, 'cause'> = {},
+): EsignError {
+  if (error instanceof EsignError) return error;
+  return new EsignError(code, message, { ...options, cause: error });
+}

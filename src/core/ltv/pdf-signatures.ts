@@ -1,0 +1,86 @@
+/**
+ * The signatures and document timestamps of a PDF, found through the AcroForm field tree (the
+ * way viewers find them): each with its CMS (zero padding trimmed) and, for a signature, the
+ * embedded signature-time-stamp token.
+ */
+import { parseSignedData } from '../cms/parse.js';
+import type { PdfDocument } from '../pdf/index.js';
+import { PdfRef, PdfString, isName } from '../pdf/objects.js';
+import type { PdfDict, PdfObject } from '../pdf/objects.js';
+
+export interface PdfSignature {
+  kind: 'signature' | 'docTimeStamp';
+  fieldName: string;
+  /** DER of the CMS in `/Contents`, without the zero padding. */
+  cms: Uint8Array;
+  /** The raw `/Contents` bytes, padding included (what the VRI key hashes). */
+  contents: Uint8Array;
+  /** Certificates of the CMS (for a document timestamp: the token's). */
+  certificates: Uint8Array[];
+  /** The signer (or TSA) certificate the SignerInfo identifies. */
+  signerCertificate: Uint8Array | undefined;
+  /** The signature-time-stamp token of a signature, when it has one. */
+  timestampToken: Uint8Array | undefined;
+}
+
+/** Every signed signature field's value, in field order. Unsigned fields are skipped. */
+export async function findSignatures(doc: PdfDocument): Promise<PdfSignature[]> {
+  const { dict: catalog } = await doc.catalog();
+  const acroForm = await doc.resolveDict(catalog.get('AcroForm'));
+  const fields = (await doc.resolveArray(acroForm?.get('Fields'))) ?? [];
+  const found: PdfSignature[] = [];
+  const seen = new Set<number>();
+  await walk(doc, fields, '', undefined, 0, seen, found);
+  return found;
+}
+
+async function walk(doc: PdfDocument, refs: readonly PdfObject[], prefix: string, inheritedType: string | undefined, depth: number, seen: Set<number>, found: PdfSignature[]): Promise<void> {
+  if (depth > 32) return;
+  for (const ref of refs) {
+    if (ref instanceof PdfRef) {
+      if (seen.has(ref.num)) continue;
+      seen.add(ref.num);
+    }
+    const field = await doc.resolveDict(ref);
+    if (!field) continue;
+    const partial = field.get('T');
+    const name = partial instanceof PdfString ? (prefix ? `${prefix}.${partial.toText()}` : partial.toText()) : prefix;
+    const ft = field.get('FT');
+    const type = isName(ft) ? ft.value : inheritedType;
+    if (type === 'Sig') {
+      const value = await doc.resolveDict(field.get('V'));
+      const signature = value ? readSignature(value, name) : undefined;
+      if (signature) found.push(signature);
+    }
+    const kids = await doc.resolveArray(field.get('Kids'));
+    if (kids) await walk(doc, kids, name, type, depth + 1, seen, found);
+  }
+}
+
+function readSignature(value: PdfDict, fieldName: string): PdfSignature | undefined {
+  const contents = value.get('Contents');
+  if (!(contents instanceof PdfString) || contents.bytes.length === 0) return undefined;
+  const subFilter = value.get('SubFilter');
+  const kind = isName(value.get('Type'), 'DocTimeStamp') || isName(subFilter, 'ETSI.RFC3161') ? 'docTimeStamp' : 'signature';
+  const cms = trimDer(contents.bytes);
+  const parsed = parseSignedData(cms);
+  return {
+    kind,
+    fieldName,
+    cms,
+    contents: contents.bytes,
+    certificates: parsed.certificates,
+    signerCertificate: parsed.signerCertificate,
+    timestampToken: kind === 'signature' ? parsed.signatureTimeStampToken : undefined,
+  };
+}
+
+/** The DER value at the start of `bytes` (a `/Contents` is zero-padded after it). */
+export function trimDer(bytes: Uint8Array): Uint8Array {
+  const first = bytes[1] ?? 0;
+  if ((first & 0x80) === 0) return bytes.subarray(0, Math.min(bytes.length, 2 + first));
+  const count = first & 0x7f;
+  let length = 0;
+  for (let i = 0; i < count; i++) length = length * 256 + (bytes[2 + i] ?? 0);
+  return bytes.subarray(0, Math.min(bytes.length, 2 + count + length));
+}

@@ -1,0 +1,193 @@
+/**
+ * The validation data a PAdES B-LT document carries in its DSS: for every signature, the signer's
+ * chain and the chain of the TSA of its signature timestamp, and for every document timestamp the
+ * TSA's chain; for each certificate of those chains except the trust anchor, an OCSP response
+ * (AIA) and the CRL (CRL distribution point) of its issuer. Fetching goes through a port.
+ */
+import { createHash } from 'node:crypto';
+import { parseTimeStampToken } from '../tsp/response.js';
+import { EsignError } from '../errors.js';
+import { certificateFacts, displayName, isIssuedBy } from './certificates.js';
+import type { CertificateFacts } from './certificates.js';
+import { checkCrl } from './crl.js';
+import type { CheckedCrl } from './crl.js';
+import { buildOcspRequest, checkOcspResponse } from './ocsp.js';
+import type { PdfSignature } from './pdf-signatures.js';
+
+/** The network side: each call returns the DER body or throws an EsignError naming the URL. */
+export interface RevocationFetcher {
+  ocsp(url: string, request: Uint8Array): Promise<Uint8Array>;
+  crl(url: string): Promise<Uint8Array>;
+  certificate(url: string): Promise<Uint8Array>;
+}
+
+/** A certificate whose chain must be validated, the certificates found beside it, and when it was used. */
+export interface ChainTarget {
+  role: 'signer' | 'tsa';
+  leaf: Uint8Array;
+  pool: Uint8Array[];
+  /** The time the certificate was relied on (the signature's timestamp, or the token's genTime). */
+  usedAt: Date | undefined;
+}
+
+export interface RevocationCheck {
+  subject: string;
+  serialNumber: string;
+  source: 'ocsp' | 'crl';
+  url: string;
+  status: 'good' | 'revoked' | 'unknown';
+}
+
+export interface ValidationData {
+  certs: Uint8Array[];
+  ocsps: Uint8Array[];
+  crls: Uint8Array[];
+  checks: RevocationCheck[];
+  /** Certificates for which no revocation source is published, and similar gaps. */
+  warnings: string[];
+}
+
+/** The chains to validate for the given signatures and document timestamps. */
+export function targetsOf(signatures: readonly PdfSignature[]): ChainTarget[] {
+  const targets: ChainTarget[] = [];
+  for (const signature of signatures) {
+    const token = signature.kind === 'docTimeStamp' ? signature.cms : signature.timestampToken;
+    const parsedToken = token ? parseTimeStampToken(token) : undefined;
+    if (signature.kind === 'signature') {
+      const leaf = signature.signerCertificate ?? signature.certificates[0];
+      if (leaf) targets.push({ role: 'signer', leaf, pool: signature.certificates, usedAt: parsedToken?.tstInfo.genTime });
+    }
+    if (parsedToken) {
+      const leaf = parsedToken.signerCertificate ?? parsedToken.certificates[0];
+      if (leaf) targets.push({ role: 'tsa', leaf, pool: parsedToken.certificates, usedAt: parsedToken.tstInfo.genTime });
+    }
+  }
+  return targets;
+}
+
+/** The certificates of a timestamp token as a target (for the DSS after a new document timestamp). */
+export function tokenTarget(token: Uint8Array): ChainTarget[] {
+  const parsed = parseTimeStampToken(token);
+  const leaf = parsed.signerCertificate ?? parsed.certificates[0];
+  return leaf ? [{ role: 'tsa', leaf, pool: parsed.certificates, usedAt: parsed.tstInfo.genTime }] : [];
+}
+
+const MAX_CHAIN = 10;
+
+/**
+ * Builds every chain (fetching missing issuers from caIssuers), then fetches and checks the
+ * revocation data. A certificate revoked before it was relied on is an error; so is a
+ * revocation source that is published but cannot be reached or trusted.
+ */
+export async function collectValidationData(targets: readonly ChainTarget[], fetcher: RevocationFetcher, extraPool: readonly Uint8Array[] = []): Promise<ValidationData> {
+  const pool = new Map<string, CertificateFacts>();
+  const addToPool = (der: Uint8Array): CertificateFacts => {
+    const key = hex(der);
+    const existing = pool.get(key);
+    if (existing) return existing;
+    const facts = certificateFacts(der);
+    pool.set(key, facts);
+    return facts;
+  };
+  for (const der of extraPool) addToPool(der);
+  for (const target of targets) for (const der of [target.leaf, ...target.pool]) addToPool(der);
+
+  const warnings: string[] = [];
+  const certs = new Map<string, Uint8Array>();
+  /** Certificate (by hex) → its issuer, and the earliest time it was relied on. */
+  const needs = new Map<string, { cert: CertificateFacts; issuer: CertificateFacts; usedAt: Date | undefined; role: ChainTarget['role'] }>();
+
+  for (const target of targets) {
+    let current = addToPool(target.leaf);
+    for (let depth = 0; depth < MAX_CHAIN; depth++) {
+      certs.set(hex(current.der), current.der);
+      if (current.selfSigned) break;
+      const issuer = await findIssuer(current, pool, addToPool, fetcher);
+      if (!issuer) {
+        warnings.push(`The issuer of ${displayName(current)} is not in the document and cannot be fetched; its chain stops there.`);
+        break;
+      }
+      const key = hex(current.der);
+      const need = needs.get(key);
+      if (!need) needs.set(key, { cert: current, issuer, usedAt: target.usedAt, role: target.role });
+      else if (target.usedAt && (!need.usedAt || target.usedAt < need.usedAt)) need.usedAt = target.usedAt;
+      current = issuer;
+    }
+  }
+
+  const ocsps: Uint8Array[] = [];
+  const crls = new Map<string, { der: Uint8Array; checked: Map<string, CheckedCrl> }>();
+  const checks: RevocationCheck[] = [];
+  for (const { cert, issuer, usedAt } of needs.values()) {
+    if (cert.ocspNoCheck && cert.extendedKeyUsages.includes('1.3.6.1.5.5.7.3.9')) continue;
+    if (cert.ocspUrls.length === 0 && cert.crlUrls.length === 0) {
+      warnings.push(`${displayName(cert)} publishes no revocation information (no OCSP or CRL URL); the DSS holds only its certificate.`);
+      continue;
+    }
+    for (const url of cert.ocspUrls.slice(0, 1)) {
+      const der = await fetcher.ocsp(url, buildOcspRequest(cert, issuer));
+      const checked = checkOcspResponse(der, cert, issuer, url);
+      checks.push({ subject: cert.subject, serialNumber: cert.serialNumber, source: 'ocsp', url, status: checked.status.kind });
+      if (checked.status.kind === 'revoked') refuseRevoked(cert, checked.status.revokedAt, usedAt, url);
+      if (checked.status.kind === 'unknown') {
+        warnings.push(`The OCSP responder ${url} does not know ${displayName(cert)} (status unknown); its answer is left out.`);
+        continue;
+      }
+      ocsps.push(der);
+      for (const responderCert of checked.certificates) certs.set(hex(responderCert), responderCert);
+    }
+    for (const url of cert.crlUrls.slice(0, 1)) {
+      let entry = crls.get(url);
+      if (!entry) {
+        entry = { der: await fetcher.crl(url), checked: new Map() };
+        crls.set(url, entry);
+      }
+      const issuerKey = hex(issuer.der);
+      let checked = entry.checked.get(issuerKey);
+      if (!checked) {
+        checked = checkCrl(entry.der, issuer, url);
+        entry.checked.set(issuerKey, checked);
+      }
+      const revokedAt = checked.revoked.get(cert.serialNumber);
+      checks.push({ subject: cert.subject, serialNumber: cert.serialNumber, source: 'crl', url, status: revokedAt ? 'revoked' : 'good' });
+      if (revokedAt) refuseRevoked(cert, revokedAt, usedAt, url);
+    }
+  }
+  return { certs: [...certs.values()], ocsps, crls: [...crls.values()].map((entry) => entry.der), checks, warnings };
+}
+
+async function findIssuer(
+  cert: CertificateFacts,
+  pool: Map<string, CertificateFacts>,
+  addToPool: (der: Uint8Array) => CertificateFacts,
+  fetcher: RevocationFetcher,
+): Promise<CertificateFacts | undefined> {
+  for (const candidate of pool.values()) if (candidate !== cert && isIssuedBy(cert, candidate)) return candidate;
+  for (const url of cert.caIssuersUrls) {
+    const der = await fetcher.certificate(url);
+    let candidate: CertificateFacts;
+    try {
+      candidate = certificateFacts(der);
+    } catch (error) {
+      throw new EsignError('REVOCATION_BAD_RESPONSE', `The issuer certificate at ${url} (for ${displayName(cert)}) is not a certificate.`, {
+        hint: 'The caIssuers URL serves something else; ask the CA.',
+        cause: error,
+        details: { url },
+      });
+    }
+    if (isIssuedBy(cert, candidate)) return addToPool(der);
+  }
+  return undefined;
+}
+
+function refuseRevoked(cert: CertificateFacts, revokedAt: Date, usedAt: Date | undefined, url: string): void {
+  if (usedAt && revokedAt > usedAt) return;
+  throw new EsignError('REVOCATION_CERT_REVOKED', `The certificate of ${displayName(cert)} (serial ${cert.serialNumber}) was revoked on ${revokedAt.toISOString()}${usedAt ? `, before it was used (${usedAt.toISOString()})` : ''}; the signature cannot be extended to a long-term level.`, {
+    hint: 'The signature is not valid; sign again with a valid certificate.',
+    details: { url, serialNumber: cert.serialNumber, revokedAt: revokedAt.toISOString() },
+  });
+}
+
+export function hex(der: Uint8Array): string {
+  return createHash('sha256').update(der).digest('hex');
+}

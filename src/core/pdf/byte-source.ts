@@ -1,0 +1,58 @@
+/**
+ * ByteSource helpers: an in-memory source (tests, small inputs), byte searching, and
+ * `parseWindowed`, which parses at an offset from a small read and retries with a larger one only
+ * when the object turns out to be longer — so a document is never read whole.
+ */
+import type { ByteSource } from '../ports.js';
+import { NeedMoreBytes, Lexer } from './lexer.js';
+import { asciiBytes } from './objects.js';
+
+/** A ByteSource over bytes already in memory. */
+export function bytesSource(data: Uint8Array): ByteSource {
+  return {
+    size: data.length,
+    read: (offset, length) => Promise.resolve(data.subarray(offset, Math.min(data.length, offset + length))),
+  };
+}
+
+/** The last index of `needle` (ASCII) in `haystack`, or -1. */
+export function lastIndexOf(haystack: Uint8Array, needle: string, before = haystack.length): number {
+  const n = asciiBytes(needle);
+  outer: for (let i = Math.min(before, haystack.length) - n.length; i >= 0; i--) {
+    for (let j = 0; j < n.length; j++) if (haystack[i + j] !== n[j]) continue outer;
+    return i;
+  }
+  return -1;
+}
+
+/** The first index of `needle` (ASCII) in `haystack` at or after `from`, or -1. */
+export function indexOf(haystack: Uint8Array, needle: string, from = 0): number {
+  const n = asciiBytes(needle);
+  outer: for (let i = from; i <= haystack.length - n.length; i++) {
+    for (let j = 0; j < n.length; j++) if (haystack[i + j] !== n[j]) continue outer;
+    return i;
+  }
+  return -1;
+}
+
+/**
+ * Runs `parse` on a lexer over the bytes at `offset`, reading `initial` bytes first and four times
+ * more each time the parser asks for more, up to the end of the source.
+ */
+export async function parseWindowed<T>(
+  source: ByteSource,
+  offset: number,
+  parse: (lexer: Lexer) => T,
+  initial = 4096,
+): Promise<T> {
+  for (let length = initial; ; length *= 4) {
+    const available = Math.max(0, source.size - offset);
+    const bytes = await source.read(offset, Math.min(length, available));
+    const complete = length >= available;
+    try {
+      return parse(new Lexer(bytes, offset, complete));
+    } catch (error) {
+      if (!(error instanceof NeedMoreBytes) || complete) throw error;
+    }
+  }
+}

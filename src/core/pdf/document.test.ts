@@ -1,0 +1,126 @@
+import { PDFDocument } from 'pdf-lib';
+import { describe, expect, it } from 'vitest';
+import {
+  appendRevision,
+  buildClassicPdf,
+  buildHybridPdf,
+  buildXrefStreamPdf,
+  minimalObjects,
+  pdfLibBytes,
+} from '../../../test/helpers/pdf-fixtures.js';
+import type { ByteSource } from '../ports.js';
+import { bytesSource } from './byte-source.js';
+import { readPdf } from './document.js';
+import { PdfDict, PdfName, PdfRef } from './objects.js';
+
+const latin1 = (s: string) => Uint8Array.from(s, (c) => c.charCodeAt(0));
+
+function countingSource(data: Uint8Array): ByteSource & { bytesRead: number } {
+  const inner = bytesSource(data);
+  const counter = {
+    size: inner.size,
+    bytesRead: 0,
+    read: async (offset: number, length: number) => {
+      const bytes = await inner.read(offset, length);
+      counter.bytesRead += bytes.length;
+      return bytes;
+    },
+  };
+  return counter;
+}
+
+describe('readPdf', () => {
+  it('reads a classic table, its catalog and page 1', async () => {
+    const doc = await readPdf(bytesSource(buildClassicPdf()));
+    expect(doc.xrefStyle).toBe('table');
+    expect((await doc.catalog()).ref).toEqual(new PdfRef(1, 0));
+    const page = await doc.page(1);
+    expect(page.ref.num).toBe(3);
+    expect(page.dict.get('Type')).toBe(PdfName.of('Page'));
+    expect(doc.nextObjectNumber).toBe(4);
+  });
+
+  it('reads an xref stream with a PNG predictor and objects inside an object stream', async () => {
+    const doc = await readPdf(bytesSource(buildXrefStreamPdf()));
+    expect(doc.xrefStyle).toBe('stream');
+    expect((await doc.page(-1)).ref.num).toBe(3);
+    expect(doc.nextObjectNumber).toBe(6);
+  });
+
+  it('reads a hybrid file: compressed objects found through /XRefStm despite free table entries', async () => {
+    const doc = await readPdf(bytesSource(buildHybridPdf()));
+    expect(doc.xrefStyle).toBe('table');
+    expect((await doc.page(1)).dict.get('MediaBox')).toEqual([0, 0, 612, 792]);
+  });
+
+  it('follows /Prev across revisions, the newest version of an object winning', async () => {
+    const base = buildClassicPdf([...minimalObjects('/Info 4 0 R '), '<< /Title (one) >>']);
+    const rev2 = appendRevision(base, { 3: '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] >>' }, 5);
+    const rev3 = appendRevision(rev2, { 5: '<< /Title (three) >>' }, 6, '/Info 5 0 R');
+    const doc = await readPdf(bytesSource(rev3));
+    expect(doc.xref.sections).toHaveLength(3);
+    expect((await doc.page(1)).dict.get('MediaBox')).toEqual([0, 0, 100, 100]);
+    expect(doc.trailer.get('Info')).toEqual(new PdfRef(5, 0));
+    expect(await doc.resolveDict(new PdfRef(4))).toBeInstanceOf(PdfDict);
+    expect(doc.startxref).toBe(Number(/startxref\s+(\d+)\s+%%EOF\s*$/.exec(Buffer.from(rev3).toString('latin1'))?.[1]));
+  });
+
+  it('falls back to "endstream" when a stream\'s /Length is wrong', async () => {
+    const good = Buffer.from(buildXrefStreamPdf()).toString('latin1');
+    const wrong = good.replace(/(\/Type \/ObjStm [^>]*\/Length )(\d+)/, (_, head: string, n: string) => `${head}${Number(n) + 40}`);
+    expect(wrong).not.toBe(good);
+    const doc = await readPdf(bytesSource(latin1(wrong)));
+    expect((await doc.page(1)).ref.num).toBe(3);
+  });
+
+  it('keeps /Info from an older trailer when the newest leaves it out', async () => {
+    const base = buildClassicPdf([...minimalObjects(), '<< /Title (one) >>'], '/Info 4 0 R ');
+    const doc = await readPdf(bytesSource(appendRevision(base, { 5: '<< >>' }, 6)));
+    expect(doc.trailer.get('Info')).toEqual(new PdfRef(4, 0));
+  });
+
+  it.each([false, true])('reads pdf-lib output (object streams: %s)', async (objectStreams) => {
+    const bytes = await pdfLibBytes({ pages: 3, objectStreams });
+    const doc = await readPdf(bytesSource(bytes));
+    expect(doc.xrefStyle).toBe(objectStreams ? 'stream' : 'table');
+    const lib = await PDFDocument.load(bytes);
+    expect((await doc.page(2)).ref.num).toBe(lib.getPage(1).ref.objectNumber);
+    expect((await doc.page(-1)).number).toBe(3);
+  });
+
+  it('finds page N of a 2,000-page document reading a small part of it', async () => {
+    const bytes = await pdfLibBytes({ pages: 2000, objectStreams: true });
+    const lib = await PDFDocument.load(bytes);
+    for (const n of [1, 1234, -1]) {
+      const source = countingSource(bytes);
+      const doc = await readPdf(source);
+      const page = await doc.page(n);
+      expect(page.ref.num).toBe(lib.getPage(n === -1 ? 1999 : n - 1).ref.objectNumber);
+      expect(source.bytesRead).toBeLessThan(bytes.length / 5);
+    }
+  });
+
+  it('refuses a page that does not exist', async () => {
+    const doc = await readPdf(bytesSource(buildClassicPdf()));
+    await expect(doc.page(2)).rejects.toMatchObject({ code: 'USAGE' });
+  });
+
+  it('refuses a file that is not a PDF', async () => {
+    await expect(readPdf(bytesSource(latin1('hello, world\n')))).rejects.toMatchObject({ code: 'PDF_NOT_PDF' });
+  });
+
+  it('refuses an encrypted file', async () => {
+    const pdf = buildClassicPdf([...minimalObjects(), '<< /Filter /Standard /V 2 /R 3 >>'], '/Encrypt 4 0 R ');
+    await expect(readPdf(bytesSource(pdf))).rejects.toMatchObject({ code: 'PDF_ENCRYPTED' });
+  });
+
+  it('refuses broken cross-reference data with a repair hint', async () => {
+    const good = Buffer.from(buildClassicPdf()).toString('latin1');
+    const wrongOffset = good.replace(/startxref\n\d+/, 'startxref\n20');
+    await expect(readPdf(bytesSource(latin1(wrongOffset)))).rejects.toMatchObject({ code: 'PDF_XREF_BROKEN', hint: expect.stringContaining('qpdf') });
+    const noStartxref = good.replace('startxref', 'startxrex');
+    await expect(readPdf(bytesSource(latin1(noStartxref)))).rejects.toMatchObject({ code: 'PDF_XREF_BROKEN' });
+    const badEntry = good.replace(/0000000\d\d\d 00000 n/, '00000000zz 00000 n');
+    await expect(readPdf(bytesSource(latin1(badEntry)))).rejects.toMatchObject({ code: 'PDF_XREF_BROKEN' });
+  });
+});

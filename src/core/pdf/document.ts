@@ -1,0 +1,283 @@
+/**
+ * `readPdf`: opens a document through a ByteSource by reading its header, its tail and its
+ * cross-reference data, then reads objects lazily, one at a time, as they are asked for.
+ */
+import { EsignError } from '../errors.js';
+import type { ByteSource } from '../ports.js';
+import { indexOf, lastIndexOf } from './byte-source.js';
+import { decodeStream } from './filters.js';
+import { Lexer } from './lexer.js';
+import { PdfDict, PdfRef, PdfStream, isName } from './objects.js';
+import type { PdfObject } from './objects.js';
+import { readObjectAt } from './object-reader.js';
+import { readXrefChain } from './xref.js';
+import type { XrefEntry, XrefIndex, XrefStyle } from './xref.js';
+
+const REPAIR_HINT = 'Repair it first, e.g. `qpdf input.pdf repaired.pdf`, and sign the repaired file.';
+
+/** A page found in the page tree. */
+export interface PdfPage {
+  ref: PdfRef;
+  dict: PdfDict;
+  /** 1-based page number. */
+  number: number;
+}
+
+interface ObjectStream {
+  data: Uint8Array;
+  first: number;
+  offsets: number[];
+}
+
+/** An opened PDF: its newest trailer, its merged cross-reference index and a lazy object reader. */
+export class PdfDocument {
+  private readonly cache = new Map<number, Promise<PdfObject>>();
+  private readonly objectStreams = new Map<number, Promise<ObjectStream>>();
+  private sortedOffsets: Float64Array | undefined;
+
+  constructor(
+    readonly source: ByteSource,
+    /** Offset of the newest cross-reference section: the `/Prev` of the next update. */
+    readonly startxref: number,
+    readonly xref: XrefIndex,
+    /** Whether the file ends in an end-of-line (if not, an update starts with one). */
+    readonly endsWithEol: boolean,
+  ) {}
+
+  /** The file's length in bytes; an update is appended at this offset. */
+  get size(): number {
+    return this.source.size;
+  }
+
+  get trailer(): PdfDict {
+    return this.xref.trailer;
+  }
+
+  /** The cross-reference style an update must use. */
+  get xrefStyle(): XrefStyle {
+    return this.xref.style;
+  }
+
+  /** The first object number an update may allocate. */
+  get nextObjectNumber(): number {
+    const size = this.trailer.get('Size');
+    let next = typeof size === 'number' ? size : 1;
+    for (const num of this.xref.entries.keys()) if (num >= next) next = num + 1;
+    return next;
+  }
+
+  /** The generation to use when rewriting object `num`. */
+  generationOf(num: number): number {
+    const entry = this.xref.entries.get(num);
+    return entry?.kind === 'offset' ? entry.gen : 0;
+  }
+
+  /** The object `ref` points to (`null` for free or missing objects, as the PDF spec says). */
+  getObject(ref: PdfRef): Promise<PdfObject> {
+    let pending = this.cache.get(ref.num);
+    if (pending === undefined) {
+      pending = this.load(ref.num, this.xref.entries.get(ref.num)).catch((error: unknown) => {
+        throw broken(`object ${ref.num} could not be read`, error);
+      });
+      this.cache.set(ref.num, pending);
+    }
+    return pending;
+  }
+
+  /** Follows a reference; any other value is returned as it is. */
+  async resolve(value: PdfObject | undefined): Promise<PdfObject | undefined> {
+    return value instanceof PdfRef ? this.getObject(value) : value;
+  }
+
+  /** Resolves `value` and returns it when it is a dictionary. */
+  async resolveDict(value: PdfObject | undefined): Promise<PdfDict | undefined> {
+    const resolved = await this.resolve(value);
+    if (resolved instanceof PdfStream) return resolved.dict;
+    return resolved instanceof PdfDict ? resolved : undefined;
+  }
+
+  /** Resolves `value` and returns it when it is an array. */
+  async resolveArray(value: PdfObject | undefined): Promise<PdfObject[] | undefined> {
+    const resolved = await this.resolve(value);
+    return Array.isArray(resolved) ? resolved : undefined;
+  }
+
+  /** The document catalog (`/Root`). */
+  async catalog(): Promise<{ ref: PdfRef; dict: PdfDict }> {
+    const ref = this.trailer.get('Root');
+    const dict = ref instanceof PdfRef ? await this.resolveDict(ref) : undefined;
+    if (!(ref instanceof PdfRef) || !dict) throw broken('the trailer has no usable /Root catalog');
+    return { ref, dict };
+  }
+
+  /**
+   * Finds page `pageNumber` (1-based; -1 is the last page) by descending the page tree with
+   * `/Count`, reading only the nodes on the way down.
+   */
+  async page(pageNumber: number): Promise<PdfPage> {
+    const { dict: catalog } = await this.catalog();
+    let node = await this.resolveDict(catalog.get('Pages'));
+    const total = node?.get('Count');
+    if (!node || typeof total !== 'number') throw broken('the catalog has no usable /Pages tree');
+    if (!Number.isInteger(pageNumber) || pageNumber === 0 || pageNumber < -1 || pageNumber > total) {
+      throw new EsignError('USAGE', `Page ${pageNumber} does not exist: the document has ${total} page(s).`, {
+        hint: `Choose a page from 1 to ${total}, or -1 for the last page.`,
+      });
+    }
+    const wanted = pageNumber === -1 ? total : pageNumber;
+    let index = wanted - 1;
+    for (let depth = 0; depth < 64; depth++) {
+      const kids = (await this.resolveArray(node.get('Kids'))) ?? [];
+      // Fast path: when a node counts exactly as many pages as it has kids, the kids are pages.
+      const direct = node.get('Count') === kids.length ? kids[index] : undefined;
+      if (direct instanceof PdfRef) {
+        const dict = await this.resolveDict(direct);
+        if (dict && !isPagesNode(dict)) return { ref: direct, dict, number: wanted };
+      }
+      let descended = false;
+      for (const kid of kids) {
+        const dict = await this.resolveDict(kid);
+        if (!dict || !(kid instanceof PdfRef)) continue;
+        if (isPagesNode(dict)) {
+          const count = dict.get('Count');
+          if (typeof count !== 'number') continue;
+          if (index < count) {
+            node = dict;
+            descended = true;
+            break;
+          }
+          index -= count;
+        } else if (index === 0) {
+          return { ref: kid, dict, number: wanted };
+        } else index--;
+      }
+      if (!descended) break;
+    }
+    throw broken(`page ${wanted} is not where the page tree's /Count says it is`);
+  }
+
+  private async load(num: number, entry: XrefEntry | undefined): Promise<PdfObject> {
+    if (entry === undefined || entry.kind === 'free') return null;
+    if (entry.kind === 'offset') {
+      const object = await readObjectAt(this.source, entry.offset, (ref) => this.getObject(ref), this.extentAt(entry.offset));
+      if (object.num !== num) throw new Error(`found object ${object.num} where the xref says ${num} is`);
+      return object.value;
+    }
+    const stream = await this.objectStream(entry.stream);
+    const offset = stream.offsets[entry.index];
+    if (offset === undefined) throw new Error(`object stream ${entry.stream} has no entry ${entry.index}`);
+    const lexer = new Lexer(stream.data);
+    lexer.pos = stream.first + offset;
+    return lexer.parseObject();
+  }
+
+  /**
+   * Bytes from `offset` to the next object or xref section the index knows of: how much to read
+   * at once so that a large object (a page tree node with thousands of kids) parses in one pass.
+   */
+  private extentAt(offset: number): number {
+    if (this.sortedOffsets === undefined) {
+      const offsets = [this.source.size, ...this.xref.sections.map((section) => section.offset)];
+      for (const entry of this.xref.entries.values()) if (entry.kind === 'offset') offsets.push(entry.offset);
+      this.sortedOffsets = Float64Array.from(offsets).sort();
+    }
+    const sorted = this.sortedOffsets;
+    let low = 0;
+    let high = sorted.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if ((sorted[middle] as number) <= offset) low = middle + 1;
+      else high = middle;
+    }
+    return (sorted[low] ?? this.source.size) - offset;
+  }
+
+  private objectStream(num: number): Promise<ObjectStream> {
+    let pending = this.objectStreams.get(num);
+    if (pending === undefined) {
+      pending = this.getObject(new PdfRef(num)).then((value) => {
+        if (!(value instanceof PdfStream) || !isName(value.dict.get('Type'), 'ObjStm')) throw new Error(`object ${num} is not an object stream`);
+        const n = value.dict.get('N');
+        const first = value.dict.get('First');
+        if (typeof n !== 'number' || typeof first !== 'number') throw new Error(`object stream ${num} lacks /N or /First`);
+        const data = decodeStream(value);
+        const lexer = new Lexer(data.subarray(0, first));
+        const offsets: number[] = [];
+        for (let i = 0; i < n; i++) {
+          lexer.parseObject();
+          const offset = lexer.parseObject();
+          if (typeof offset !== 'number') throw new Error(`object stream ${num} has a bad header`);
+          offsets.push(offset);
+        }
+        return { data, first, offsets };
+      });
+      this.objectStreams.set(num, pending);
+    }
+    return pending;
+  }
+}
+
+function isPagesNode(dict: PdfDict): boolean {
+  return isName(dict.get('Type'), 'Pages') || (!isName(dict.get('Type'), 'Page') && dict.has('Kids'));
+}
+
+function broken(what: string, cause?: unknown): EsignError {
+  if (cause instanceof EsignError) return cause;
+  return new EsignError('PDF_XREF_BROKEN', `The PDF's structure is damaged: ${what}.`, { hint: REPAIR_HINT, cause });
+}
+
+/**
+ * Opens a PDF: checks the header, finds the last `startxref`, reads the cross-reference chain and
+ * refuses encrypted files. Reads the first KiB, the tail and the cross-reference data only.
+ */
+export async function readPdf(source: ByteSource): Promise<PdfDocument> {
+  const head = await source.read(0, Math.min(1024, source.size));
+  if (indexOf(head, '%PDF-') < 0) {
+    throw new EsignError('PDF_NOT_PDF', 'The file is not a PDF: it has no "%PDF-" header.', {
+      hint: 'Check the file name; to sign a file that is not a PDF, esign writes a detached .p7s signature instead.',
+    });
+  }
+  const startxref = await findStartxref(source);
+  let xref: XrefIndex;
+  try {
+    xref = await readXrefChain(source, startxref);
+  } catch (error) {
+    throw broken(`its cross-reference data does not parse (${error instanceof Error ? error.message : String(error)})`, error);
+  }
+  if (xref.sections.some((section) => section.trailer.has('Encrypt'))) {
+    throw new EsignError('PDF_ENCRYPTED', 'The PDF is encrypted, and esign signs only unencrypted documents.', {
+      hint: 'Remove the encryption first (e.g. `qpdf --decrypt --password=… input.pdf plain.pdf`) if you are allowed to.',
+    });
+  }
+  const size = xref.trailer.get('Size');
+  if (size !== undefined && !(typeof size === 'number' && Number.isSafeInteger(size) && size >= 0)) {
+    throw broken(`its trailer /Size is not an object count`);
+  }
+  const last = await source.read(source.size - 1, 1);
+  const doc = new PdfDocument(source, startxref, xref, last[0] === 0x0a || last[0] === 0x0d);
+  await doc.catalog();
+  return doc;
+}
+
+async function findStartxref(source: ByteSource): Promise<number> {
+  for (const window of [2048, 65536]) {
+    const start = Math.max(0, source.size - window);
+    const tail = await source.read(start, source.size - start);
+    const at = lastIndexOf(tail, 'startxref');
+    if (at < 0) {
+      if (start === 0) break;
+      continue;
+    }
+    const lexer = new Lexer(tail, start);
+    lexer.pos = at + 'startxref'.length;
+    let offset: unknown;
+    try {
+      offset = lexer.nextToken();
+    } catch {
+      offset = undefined; // damage after the keyword (e.g. "startxref <zz"): reported below
+    }
+    if (typeof offset === 'number' && Number.isInteger(offset) && offset >= 0 && offset < source.size) return offset;
+    throw broken('the "startxref" offset at its end is missing or out of range');
+  }
+  throw broken('it has no "startxref" at its end');
+}

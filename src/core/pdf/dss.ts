@@ -1,0 +1,42 @@
+/**
+ * The Document Security Store (PAdES B-LT): certificates, OCSP responses and CRLs as streams in a
+ * `/DSS` dictionary of the catalog, added by an incremental update after the signature.
+ */
+import { createHash } from 'node:crypto';
+import { deflateSync } from 'node:zlib';
+import type { PdfDocument } from './document.js';
+import { IncrementalUpdate } from './incremental.js';
+import { PdfRef, PdfStream, dict, name } from './objects.js';
+import type { PdfDict } from './objects.js';
+
+/** Validation material for the DSS, each item DER-encoded. */
+export interface DssMaterial {
+  certs?: Uint8Array[];
+  ocsps?: Uint8Array[];
+  crls?: Uint8Array[];
+}
+
+/**
+ * Builds the update that adds `material` to the document's DSS (created if absent; existing
+ * entries are kept). Returns the bytes to append after the document.
+ */
+export async function buildDssUpdate(doc: PdfDocument, material: DssMaterial): Promise<Uint8Array> {
+  const { ref: catalogRef, dict: catalog } = await doc.catalog();
+  const u = new IncrementalUpdate(doc);
+  const dssValue = catalog.get('DSS');
+  const dss: PdfDict = (await doc.resolveDict(dssValue))?.clone() ?? dict({ Type: name('DSS') });
+  const seen = new Set<string>();
+  for (const [key, items] of [['Certs', material.certs], ['OCSPs', material.ocsps], ['CRLs', material.crls]] as const) {
+    const refs = [...((await doc.resolveArray(dss.get(key))) ?? [])];
+    for (const item of items ?? []) {
+      const digest = createHash('sha256').update(item).digest('hex');
+      if (seen.has(digest)) continue;
+      seen.add(digest);
+      refs.push(u.add(new PdfStream(dict({ Filter: name('FlateDecode') }), new Uint8Array(deflateSync(item)))));
+    }
+    if (refs.length > 0) dss.set(key, refs);
+  }
+  if (dssValue instanceof PdfRef) u.set(dssValue, dss);
+  else u.set(catalogRef, catalog.clone().set('DSS', u.add(dss)));
+  return u.serialize().bytes;
+}

@@ -1,0 +1,252 @@
+/**
+ * The minimal PDF object model: just enough to read the few objects a signature touches and to
+ * serialize the ones an incremental update adds. Names are `PdfName`, strings are bytes
+ * (`PdfString`), arrays are JS arrays, numbers are JS numbers (so offsets beyond 2^32 are fine).
+ */
+
+/** Any PDF object we can read or write. `null` is the PDF null object. */
+export type PdfObject =
+  | null
+  | boolean
+  | number
+  | PdfName
+  | PdfString
+  | PdfRef
+  | PdfObject[]
+  | PdfDict
+  | PdfStream
+  | PdfHexPlaceholder;
+
+/** A PDF name (`/Type`), stored decoded (without the slash, `#xx` resolved). */
+export class PdfName {
+  private static readonly interned = new Map<string, PdfName>();
+  private constructor(readonly value: string) {}
+
+  /** The one instance for this name, so names compare with `===`. */
+  static of(value: string): PdfName {
+    let name = PdfName.interned.get(value);
+    if (name === undefined) {
+      name = new PdfName(value);
+      PdfName.interned.set(value, name);
+    }
+    return name;
+  }
+}
+
+/** A PDF string: raw bytes, and whether it was (or should be) written in hex form. */
+export class PdfString {
+  constructor(
+    readonly bytes: Uint8Array,
+    readonly hex = false,
+  ) {}
+
+  /**
+   * A PDF text string: literal ASCII when every character is printable ASCII, otherwise UTF-16BE
+   * with a byte order mark (written as hex).
+   */
+  static text(value: string): PdfString {
+    if (/^[\x20-\x7e]*$/.test(value)) return new PdfString(asciiBytes(value));
+    const bytes = [0xfe, 0xff];
+    for (let i = 0; i < value.length; i++) {
+      const unit = value.charCodeAt(i);
+      bytes.push(unit >> 8, unit & 0xff);
+    }
+    return new PdfString(Uint8Array.from(bytes), true);
+  }
+
+  /** Decodes a text string (UTF-16BE with BOM, UTF-8 with BOM, or PDFDocEncoding as Latin-1). */
+  toText(): string {
+    const b = this.bytes;
+    if (b[0] === 0xfe && b[1] === 0xff) {
+      let out = '';
+      for (let i = 2; i + 1 < b.length; i += 2) out += String.fromCharCode(((b[i] ?? 0) << 8) | (b[i + 1] ?? 0));
+      return out;
+    }
+    if (b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) return new TextDecoder().decode(b.subarray(3));
+    return String.fromCharCode(...b);
+  }
+}
+
+/** An indirect reference `num gen R`. */
+export class PdfRef {
+  constructor(
+    readonly num: number,
+    readonly gen = 0,
+  ) {}
+
+  toString(): string {
+    return `${this.num} ${this.gen} R`;
+  }
+}
+
+/** A dictionary, keeping insertion order so that serialized output is predictable. */
+export class PdfDict {
+  readonly entries: Map<string, PdfObject>;
+
+  constructor(entries?: Iterable<[string, PdfObject]>) {
+    this.entries = new Map(entries);
+  }
+
+  get(key: string): PdfObject | undefined {
+    return this.entries.get(key);
+  }
+
+  set(key: string, value: PdfObject): this {
+    this.entries.set(key, value);
+    return this;
+  }
+
+  has(key: string): boolean {
+    return this.entries.has(key);
+  }
+
+  /** A shallow copy, for rewriting an object without touching the parsed original. */
+  clone(): PdfDict {
+    return new PdfDict(this.entries);
+  }
+}
+
+/** A stream: its dictionary and its raw (still encoded) data. `/Length` is written from `data`. */
+export class PdfStream {
+  constructor(
+    readonly dict: PdfDict,
+    readonly data: Uint8Array,
+  ) {}
+}
+
+/**
+ * The room reserved for a signature: serialized as `<` + `2 × byteLength` zeros + `>`. The
+ * serializer reports where it wrote it, which is how the ByteRange is computed.
+ */
+export class PdfHexPlaceholder {
+  constructor(readonly byteLength: number) {}
+}
+
+/** Shorthand for building dictionaries: `dict({ Type: name('Sig') })`. */
+export function dict(entries: Record<string, PdfObject | undefined>): PdfDict {
+  const d = new PdfDict();
+  for (const [key, value] of Object.entries(entries)) if (value !== undefined) d.set(key, value);
+  return d;
+}
+
+/** Shorthand for `PdfName.of`. */
+export function name(value: string): PdfName {
+  return PdfName.of(value);
+}
+
+export function isName(value: PdfObject | undefined, expected?: string): value is PdfName {
+  return value instanceof PdfName && (expected === undefined || value.value === expected);
+}
+
+export function asciiBytes(text: string): Uint8Array {
+  const out = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i) & 0xff;
+  return out;
+}
+
+/** Collects output in chunks and remembers where placeholders landed. */
+export class ByteWriter {
+  private readonly chunks: Uint8Array[] = [];
+  private written = 0;
+  /** Offsets (from the writer's start) of each placeholder's `<`. */
+  readonly placeholders = new Map<PdfHexPlaceholder, number>();
+
+  get length(): number {
+    return this.written;
+  }
+
+  bytes(data: Uint8Array): void {
+    this.chunks.push(data);
+    this.written += data.length;
+  }
+
+  ascii(text: string): void {
+    this.bytes(asciiBytes(text));
+  }
+
+  toBytes(): Uint8Array {
+    const out = new Uint8Array(this.written);
+    let at = 0;
+    for (const chunk of this.chunks) {
+      out.set(chunk, at);
+      at += chunk.length;
+    }
+    return out;
+  }
+}
+
+/** Formats a number the way PDF wants it: integers plainly, reals without exponent. */
+export function formatNumber(value: number): string {
+  if (!Number.isFinite(value)) throw new RangeError(`not a PDF number: ${value}`);
+  if (Number.isInteger(value)) return value === 0 ? '0' : String(value);
+  const fixed = value.toFixed(4).replace(/0+$/, '').replace(/\.$/, '');
+  return fixed === '-0' ? '0' : fixed;
+}
+
+const REGULAR_NAME_CHAR = /^[!-~]$/;
+const DELIMITERS = '()<>[]{}/%#';
+
+function formatName(value: string): string {
+  let out = '/';
+  for (const byte of asciiBytes(value)) {
+    const ch = String.fromCharCode(byte);
+    out += REGULAR_NAME_CHAR.test(ch) && !DELIMITERS.includes(ch) ? ch : `#${byte.toString(16).padStart(2, '0')}`;
+  }
+  return out;
+}
+
+function writeString(w: ByteWriter, s: PdfString): void {
+  if (s.hex) {
+    w.ascii(`<${Buffer.from(s.bytes).toString('hex')}>`);
+    return;
+  }
+  let out = '(';
+  for (const byte of s.bytes) {
+    if (byte === 0x28 || byte === 0x29 || byte === 0x5c) out += `\\${String.fromCharCode(byte)}`;
+    else if (byte >= 0x20 && byte <= 0x7e) out += String.fromCharCode(byte);
+    else out += `\\${byte.toString(8).padStart(3, '0')}`;
+  }
+  w.ascii(`${out})`);
+}
+
+/** Serializes one object (not the `n g obj` wrapper) into `w`. */
+export function writeObject(w: ByteWriter, value: PdfObject): void {
+  if (value === null) w.ascii('null');
+  else if (typeof value === 'boolean') w.ascii(value ? 'true' : 'false');
+  else if (typeof value === 'number') w.ascii(formatNumber(value));
+  else if (value instanceof PdfName) w.ascii(formatName(value.value));
+  else if (value instanceof PdfString) writeString(w, value);
+  else if (value instanceof PdfRef) w.ascii(value.toString());
+  else if (Array.isArray(value)) {
+    w.ascii('[');
+    value.forEach((item, i) => {
+      if (i > 0) w.ascii(' ');
+      writeObject(w, item);
+    });
+    w.ascii(']');
+  } else if (value instanceof PdfDict) {
+    w.ascii('<<');
+    for (const [key, item] of value.entries) {
+      w.ascii(` ${formatName(key)} `);
+      writeObject(w, item);
+    }
+    w.ascii(' >>');
+  } else if (value instanceof PdfStream) {
+    writeObject(w, value.dict.clone().set('Length', value.data.length));
+    w.ascii('\nstream\n');
+    w.bytes(value.data);
+    w.ascii('\nendstream');
+  } else {
+    w.placeholders.set(value, w.length);
+    w.ascii('<');
+    w.bytes(new Uint8Array(value.byteLength * 2).fill(0x30));
+    w.ascii('>');
+  }
+}
+
+/** Serializes one object to bytes (convenient in tests and for small snippets). */
+export function serialize(value: PdfObject): Uint8Array {
+  const w = new ByteWriter();
+  writeObject(w, value);
+  return w.toBytes();
+}

@@ -1,0 +1,53 @@
+/**
+ * Ports: the one-method interfaces through which the pure core reaches the outside world. The
+ * adapters in `src/io/` implement them over HTTP, files and the terminal; tests implement them
+ * over bytes in memory or the in-process sandbox.
+ */
+
+/** Time, injected so that tests and the sandbox can move it. */
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+/** Random-access reads over a document, so that signing never holds a whole file in memory. */
+export interface ByteSource {
+  readonly size: number;
+  /** Reads exactly `length` bytes at `offset` (fewer only at the end of the source). */
+  read(offset: number, length: number): Promise<Uint8Array>;
+}
+
+/** A signing certificate and its chain, as `credentials/info` reports them (DER, signer first). */
+export interface SigningCredential {
+  credentialID: string;
+  certificates: Uint8Array[];
+  keyLengthBits: number;
+}
+
+/**
+ * Signs SHA-256 hashes remotely: one authorization step (SAD) for the whole batch of at most 50
+ * hashes, then one signHash call. Returns PKCS#1 v1.5 signature values in the order of `hashes`.
+ */
+export interface RemoteSigner {
+  signHashes(credential: SigningCredential, hashes: Uint8Array[]): Promise<Uint8Array[]>;
+}
+
+/** Obtains an RFC 3161 TimeStampToken (DER ContentInfo) for a SHA-256 message imprint. */
+export interface TimestampAuthority {
+  timestamp(sha256Imprint: Uint8Array): Promise<TimestampResult>;
+}
+
+export interface TimestampResult {
+  /** DER of the whole TimeStampResp as received (for `.tsr` files). */
+  response: Uint8Array;
+  /** DER of the TimeStampToken (a CMS ContentInfo), for CMS unsigned attributes and DocTimeStamps. */
+  token: Uint8Array;
+  genTime: Date;
+  serialNumber: string;
+}
+
+/** Opens a URL in the user's browser (or runs `--browser CMD`). */
+export interface BrowserLauncher {
+  open(url: string): Promise<void>;
+}

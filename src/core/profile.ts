@@ -1,0 +1,147 @@
+/**
+ * Profiles: which services esign talks to and as whom. Pure resolution with a fixed precedence,
+ * flag > environment > stored profile > default, and a record of where each value came from.
+ * Secrets are not settings: they come from ESIGN_* variables or a 0600 secrets file only.
+ */
+import { EsignError } from './errors.js';
+
+export interface ProfileSettings {
+  signingBaseUrl?: string;
+  identityBaseUrl?: string;
+  identityLegacyBaseUrl?: string;
+  storageAuthUrl?: string;
+  tsaUrls?: string[];
+  clientId?: string;
+  redirectUri?: string;
+  tsaUsername?: string;
+  trustAnchors?: string[];
+  credential?: string;
+  lang?: string;
+  region?: string;
+  identityIssuer?: string;
+  jwksUri?: string;
+  clientSecretInBody?: boolean;
+  secretsFile?: string;
+  level?: string;
+}
+
+export type ProfileKey = keyof ProfileSettings;
+type ValueKind = 'url' | 'urls' | 'string' | 'paths' | 'boolean' | 'lang' | 'level';
+
+interface KeySpec {
+  kind: ValueKind;
+  env: string;
+  description: string;
+}
+
+export const PROFILE_KEYS: Record<ProfileKey, KeySpec> = {
+  signingBaseUrl: { kind: 'url', env: 'ESIGN_SIGNING_URL', description: 'base URL of the remote signing service (CSC API)' },
+  identityBaseUrl: { kind: 'url', env: 'ESIGN_IDENTITY_URL', description: 'base URL of the identity service (authorize, token)' },
+  identityLegacyBaseUrl: { kind: 'url', env: 'ESIGN_IDENTITY_LEGACY_URL', description: 'base URL of the identity legacy host (/userinfo)' },
+  storageAuthUrl: { kind: 'url', env: 'ESIGN_STORAGE_URL', description: 'base URL of the storage authorization service' },
+  tsaUrls: { kind: 'urls', env: 'ESIGN_TSA_URL', description: 'timestamping endpoint(s), comma-separated, tried in order' },
+  clientId: { kind: 'string', env: 'ESIGN_CLIENT_ID', description: 'OAuth client id registered with the services' },
+  redirectUri: { kind: 'url', env: 'ESIGN_REDIRECT_URI', description: 'loopback redirect URI registered with the services' },
+  tsaUsername: { kind: 'string', env: 'ESIGN_TSA_USERNAME', description: 'timestamping user name (password: ESIGN_TSA_PASSWORD)' },
+  trustAnchors: { kind: 'paths', env: 'ESIGN_TRUST_ANCHORS', description: 'PEM files of trusted roots, comma-separated' },
+  credential: { kind: 'string', env: 'ESIGN_CREDENTIAL', description: 'default signing credential id' },
+  lang: { kind: 'lang', env: 'ESIGN_LANG', description: 'language of the browser pages: en or nl' },
+  region: { kind: 'string', env: 'ESIGN_S3_REGION', description: 'S3 region for uploads' },
+  identityIssuer: { kind: 'string', env: 'ESIGN_IDENTITY_ISSUER', description: 'expected ID token issuer, when no discovery document exists' },
+  jwksUri: { kind: 'url', env: 'ESIGN_JWKS_URI', description: 'JWKS URL, when no discovery document exists' },
+  clientSecretInBody: { kind: 'boolean', env: 'ESIGN_CLIENT_SECRET_IN_BODY', description: 'also send the client secret in the token request form' },
+  secretsFile: { kind: 'string', env: 'ESIGN_SECRETS_FILE', description: 'file (mode 0600) with CLIENT_SECRET= and TSA_PASSWORD= lines' },
+  level: { kind: 'level', env: 'ESIGN_LEVEL', description: 'default signature level: B-B, B-T, B-LT or B-LTA' },
+};
+
+export const SIGNATURE_LEVELS = ['B-B', 'B-T', 'B-LT', 'B-LTA'] as const;
+export type SignatureLevel = (typeof SIGNATURE_LEVELS)[number];
+
+export type ValueSource = 'flag' | 'env' | 'profile' | 'default';
+
+export interface ResolvedSettings {
+  settings: ProfileSettings;
+  sources: Partial<Record<ProfileKey, ValueSource>>;
+}
+
+export interface ResolveInput {
+  flags?: ProfileSettings;
+  env?: Record<string, string | undefined>;
+  stored?: ProfileSettings;
+  defaults?: ProfileSettings;
+}
+
+export function isProfileKey(key: string): key is ProfileKey {
+  return Object.hasOwn(PROFILE_KEYS, key);
+}
+
+/** Applies flag > env > profile > default for every key. */
+export function resolveSettings({ flags = {}, env = {}, stored = {}, defaults = {} }: ResolveInput): ResolvedSettings {
+  const settings: Record<string, unknown> = {};
+  const sources: Partial<Record<ProfileKey, ValueSource>> = {};
+  for (const key of Object.keys(PROFILE_KEYS) as ProfileKey[]) {
+    const envText = env[PROFILE_KEYS[key].env];
+    const candidates: Array<[ValueSource, unknown]> = [
+      ['flag', flags[key]],
+      ['env', envText === undefined || envText === '' ? undefined : parseSettingValue(key, envText)],
+      ['profile', stored[key]],
+      ['default', defaults[key]],
+    ];
+    const found = candidates.find(([, value]) => value !== undefined);
+    if (found) {
+      settings[key] = found[1];
+      sources[key] = found[0];
+    }
+  }
+  return { settings: settings as ProfileSettings, sources };
+}
+
+/** Parses the text form of a setting (from `esign config set` or an env var). */
+export function parseSettingValue(key: ProfileKey, text: string): ProfileSettings[ProfileKey] {
+  const spec = PROFILE_KEYS[key];
+  const invalid = (why: string) =>
+    new EsignError('CONFIG_INVALID', `Invalid value for ${key}: ${why}.`, { hint: `Expected ${spec.description}.` });
+  switch (spec.kind) {
+    case 'boolean':
+      if (/^(1|true|yes|on)$/i.test(text)) return true;
+      if (/^(0|false|no|off)$/i.test(text)) return false;
+      throw invalid('expected true or false');
+    case 'urls':
+    case 'paths': {
+      const items = text.split(',').map((item) => item.trim()).filter(Boolean);
+      if (spec.kind === 'urls') items.forEach((item) => checkUrl(item, invalid));
+      return items;
+    }
+    case 'url':
+      checkUrl(text, invalid);
+      return text.replace(/\/+$/, '');
+    case 'lang':
+      if (text !== 'en' && text !== 'nl') throw invalid('expected en or nl');
+      return text;
+    case 'level':
+      if (!(SIGNATURE_LEVELS as readonly string[]).includes(text)) throw invalid(`expected one of ${SIGNATURE_LEVELS.join(', ')}`);
+      return text;
+    case 'string':
+      return text;
+  }
+}
+
+function checkUrl(text: string, invalid: (why: string) => EsignError): void {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw invalid(`${JSON.stringify(text)} is not a URL`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalid('only http(s) URLs are allowed');
+}
+
+/** Parses a secrets file: `NAME=value` lines, `#` comments. */
+export function parseSecretsFile(text: string): Record<string, string> {
+  const secrets: Record<string, string> = {};
+  for (const line of text.split(/\r?\n/)) {
+    const match = /^\s*([A-Z_][A-Z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line);
+    if (match?.[1] && !line.trimStart().startsWith('#')) secrets[match[1]] = (match[2] ?? '').replace(/^"(.*)"$/, '$1');
+  }
+  return secrets;
+}

@@ -1,0 +1,273 @@
+/**
+ * The signing workflow, batch first: prepare every document (read once: hash and copy), authorize
+ * and sign up to 50 hashes per browser step, timestamp, then complete every output. Pure apart
+ * from its ports: files, the remote signer and the TSA are passed in.
+ */
+import { createHash, type Hash } from 'node:crypto';
+import { buildSignedAttributes, type SignedAttributes } from './cms/signed-attributes.js';
+import { buildSignedData } from './cms/signed-data.js';
+import { MAX_HASHES_PER_AUTHORIZATION } from './csc/shapes.js';
+import { EsignError } from './errors.js';
+import { byteRangeChunks, prepareSignature, readPdf, spliceContents, type PreparedUpdate } from './pdf/index.js';
+import type { ByteSource, RemoteSigner, SigningCredential, TimestampAuthority } from './ports.js';
+import type { SignatureLevel } from './profile.js';
+
+export { MAX_HASHES_PER_AUTHORIZATION };
+/** Reads of at least 1 MiB keep SHA-256 near its top speed; 4 MiB amortises syscalls further. */
+export const READ_CHUNK_BYTES = 4 * 1024 * 1024;
+
+export type DocumentKind = 'pdf' | 'cades';
+
+export interface SignJob {
+  input: string;
+  output: string;
+  kind: DocumentKind;
+}
+
+export interface PdfSignatureOptions {
+  reason?: string;
+  location?: string;
+  contactInfo?: string;
+  name?: string;
+  fieldName?: string;
+  visible?: { page: number; rect: [number, number, number, number]; lines: string[] };
+}
+
+export interface SignOptions {
+  level: SignatureLevel;
+  signingTime: Date;
+  pdf?: PdfSignatureOptions;
+  /** Replace existing outputs. */
+  overwrite: boolean;
+}
+
+/** A source document opened for reading. */
+export interface DocumentSource extends ByteSource {
+  readonly path: string;
+  close(): Promise<void>;
+}
+
+/** An output being written through a temp file: nothing is visible at `path` until commit. */
+export interface OutputFile {
+  /**
+   * Puts a copy of `source` at the start of the output and feeds the copy's bytes into `hash`, so
+   * that what is signed is what was written. Fails if the source changed size meanwhile.
+   */
+  copyFrom(source: DocumentSource, hash: Hash): Promise<void>;
+  write(bytes: Uint8Array): Promise<void>;
+  /** Releases the file handle between prepare and complete (a batch may hold thousands). */
+  suspend(): Promise<void>;
+  /** Appends the tail, syncs and renames into place. */
+  commit(tail: Uint8Array): Promise<void>;
+  /** Removes the temp file. Safe to call more than once. */
+  abort(): Promise<void>;
+}
+
+export interface DocumentFiles {
+  open(path: string): Promise<DocumentSource>;
+  createOutput(path: string, options: { overwrite: boolean }): Promise<OutputFile>;
+}
+
+export interface PreparedDocument {
+  job: SignJob;
+  signedAttributes: SignedAttributes;
+  inputSize: number;
+  /** PDF only: the incremental update with its placeholder, and the temp output holding the original bytes. */
+  update?: PreparedUpdate;
+  output?: OutputFile;
+  /** SHA-256 state over the output bytes written so far (the original), to finish with the update. */
+  outputHash?: Hash;
+  /** CAdES only: SHA-256 of the whole input. */
+  contentDigest?: Uint8Array;
+}
+
+export interface SignedDocument {
+  input: string;
+  output: string;
+  kind: DocumentKind;
+  level: SignatureLevel;
+  bytes: number;
+  sha256: string;
+  timestampTime?: Date;
+}
+
+export interface SignedValue {
+  signature: Uint8Array;
+  timestampToken?: Uint8Array;
+  timestampTime?: Date;
+}
+
+/**
+ * Room for the CMS in /Contents: the chain, the signature value, signed attributes and structure,
+ * and a timestamp token with its certificates, with margin, so a token never fails to fit after
+ * the signer already approved.
+ */
+export function contentsSizeFor(credential: SigningCredential, level: SignatureLevel): number {
+  const chain = credential.certificates.reduce((sum, certificate) => sum + certificate.length, 0);
+  const signature = Math.ceil(credential.keyLengthBits / 8);
+  const timestamp = level === 'B-B' ? 0 : 12_288;
+  return chain + signature + 2_048 + timestamp + 2_048;
+}
+
+/** Prepares one document: reads it once, hashing it (and, for a PDF, copying it to the temp output). */
+export async function prepareDocument(
+  job: SignJob,
+  credential: SigningCredential,
+  files: DocumentFiles,
+  options: SignOptions,
+): Promise<PreparedDocument> {
+  try {
+    return await prepareOne(job, credential, files, options);
+  } catch (error) {
+    throw naming(job.input, error);
+  }
+}
+
+/** The same error, with the file it is about at the front of the message (batches name their failures). */
+export function naming(input: string, error: unknown): unknown {
+  if (!(error instanceof EsignError) || error.message.includes(input)) return error;
+  return new EsignError(error.code, `${input}: ${error.message}`, { hint: error.hint, cause: error, exitCode: error.exitCode, details: error.details });
+}
+
+async function prepareOne(job: SignJob, credential: SigningCredential, files: DocumentFiles, options: SignOptions): Promise<PreparedDocument> {
+  const signer = credential.certificates[0];
+  if (!signer) throw new EsignError('CREDENTIAL_UNSUPPORTED_KEY', `The credential ${credential.credentialID} has no certificate.`);
+  const source = await files.open(job.input);
+  try {
+    if (job.kind === 'cades') {
+      const hash = createHash('sha256');
+      await hashSource(source, hash);
+      const contentDigest = new Uint8Array(hash.digest());
+      const signedAttributes = buildSignedAttributes({ contentDigest, signerCertificate: signer, signingTime: options.signingTime });
+      return { job, signedAttributes, inputSize: source.size, contentDigest };
+    }
+    const document = await readPdf(source);
+    const update = await prepareSignature(document, {
+      kind: 'signature',
+      signingTime: options.signingTime,
+      contentsSize: contentsSizeFor(credential, options.level),
+      ...options.pdf,
+    });
+    const output = await files.createOutput(job.output, { overwrite: options.overwrite });
+    try {
+      const documentHash = createHash('sha256');
+      const outputHash = await copyOriginal(source, output, documentHash);
+      for (const chunk of byteRangeChunks(update, source.size)) {
+        if (chunk.source === 'update') documentHash.update(update.update.subarray(chunk.start, chunk.end));
+      }
+      await output.suspend();
+      const contentDigest = new Uint8Array(documentHash.digest());
+      const signedAttributes = buildSignedAttributes({ contentDigest, signerCertificate: signer });
+      return { job, signedAttributes, inputSize: source.size, update, output, outputHash };
+    } catch (error) {
+      await output.abort();
+      throw error;
+    }
+  } finally {
+    await source.close();
+  }
+}
+
+/**
+ * Copies the whole original into the output and the document hash. The original always lies
+ * inside the first ByteRange segment, because the update is appended after it.
+ */
+export async function copyOriginal(source: DocumentSource, output: OutputFile, documentHash: Hash): Promise<Hash> {
+  await output.copyFrom(source, documentHash);
+  return documentHash.copy();
+}
+
+/** Feeds a whole source into `hash`, chunk by chunk. */
+export async function hashSource(source: ByteSource, hash: Hash): Promise<void> {
+  for (let offset = 0; offset < source.size; offset += READ_CHUNK_BYTES) hash.update(await source.read(offset, READ_CHUNK_BYTES));
+}
+
+/**
+ * Raises a just-signed PDF to a long-term level before its output is committed: given the signed
+ * document (the original input followed by `tail`) and the SHA-256 state over all of it, returns
+ * the bytes to append (DSS, document timestamp). Nothing is visible at the output until it returns.
+ */
+export type ExtendSigned = (signed: { input: string; inputSize: number; tail: Uint8Array; hash: Hash }) => Promise<Uint8Array>;
+
+/** Writes the signed output of a prepared document. */
+export async function completeDocument(
+  prepared: PreparedDocument,
+  credential: SigningCredential,
+  value: SignedValue,
+  options: SignOptions,
+  writeDetached: (path: string, bytes: Uint8Array, overwrite: boolean) => Promise<void>,
+  extend?: ExtendSigned,
+): Promise<SignedDocument> {
+  const cms = buildSignedData({
+    signedAttributesDer: prepared.signedAttributes.der,
+    signatureValue: value.signature,
+    certificates: credential.certificates,
+    unsignedAttributes: value.timestampToken ? { signatureTimeStampToken: value.timestampToken } : undefined,
+  });
+  const base = { input: prepared.job.input, output: prepared.job.output, kind: prepared.job.kind, level: options.level, timestampTime: value.timestampTime };
+  if (prepared.job.kind === 'cades') {
+    await writeDetached(prepared.job.output, cms, options.overwrite);
+    return { ...base, bytes: cms.length, sha256: createHash('sha256').update(cms).digest('hex') };
+  }
+  if (!prepared.update || !prepared.output || !prepared.outputHash) throw new EsignError('INTERNAL', 'A PDF was completed without being prepared.');
+  let tail = spliceContents(prepared.update, cms);
+  if (extend) {
+    const hash = prepared.outputHash.update(tail);
+    const extension = await extend({ input: prepared.job.input, inputSize: prepared.inputSize, tail, hash });
+    hash.update(extension);
+    const whole = new Uint8Array(tail.length + extension.length);
+    whole.set(tail, 0);
+    whole.set(extension, tail.length);
+    tail = whole;
+    await prepared.output.commit(tail);
+    return { ...base, bytes: prepared.inputSize + tail.length, sha256: hash.digest('hex') };
+  }
+  await prepared.output.commit(tail);
+  return { ...base, bytes: prepared.inputSize + tail.length, sha256: prepared.outputHash.update(tail).digest('hex') };
+}
+
+/** Splits a list into authorization batches of at most 50. */
+export function batches<T>(items: readonly T[], size = MAX_HASHES_PER_AUTHORIZATION): T[][] {
+  const result: T[][] = [];
+  for (let index = 0; index < items.length; index += size) result.push(items.slice(index, index + size));
+  return result;
+}
+
+/** Signs the prepared hashes of one batch (one browser step, one signHash) and timestamps them. */
+export async function signBatch(
+  prepared: readonly PreparedDocument[],
+  credential: SigningCredential,
+  signer: RemoteSigner,
+  tsa: TimestampAuthority | undefined,
+  level: SignatureLevel,
+  concurrency = 4,
+): Promise<SignedValue[]> {
+  const signatures = await signer.signHashes(
+    credential,
+    prepared.map((document) => document.signedAttributes.toBeSignedHash),
+  );
+  if (signatures.length !== prepared.length) {
+    throw new EsignError('CSC_BAD_RESPONSE', `The signing service returned ${signatures.length} signatures for ${prepared.length} hashes.`);
+  }
+  if (level === 'B-B') return signatures.map((signature) => ({ signature }));
+  if (!tsa) throw new EsignError('TSA_NOT_CONFIGURED', `Level ${level} needs a timestamping service, and the profile has none.`, { hint: 'Set tsaUrls, or sign with --level B-B.' });
+  return mapConcurrently(signatures, concurrency, async (signature) => {
+    const imprint = new Uint8Array(createHash('sha256').update(signature).digest());
+    const stamp = await tsa.timestamp(imprint);
+    return { signature, timestampToken: stamp.token, timestampTime: stamp.genTime };
+  });
+}
+
+/** Maps with at most `limit` calls in flight, keeping order. */
+export async function mapConcurrently<T, R>(items: readonly T[], limit: number, map: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await map(items[index] as T, index);
+    }
+  });
+  await Promise.all(workers);
+  return results;
+}

@@ -1,0 +1,60 @@
+import { EsignError } from '../core/errors.js';
+import type { BrowserLauncher } from '../core/ports.js';
+import { getFollowingRedirects } from './http.js';
+
+/** Opens URLs with the system browser (`open`), or with `--browser CMD` / ESIGN_BROWSER. */
+export function createBrowserLauncher(command: string | undefined, env: NodeJS.ProcessEnv = process.env): BrowserLauncher {
+  if (command) return new CommandBrowser(command);
+  return {
+    async open(url: string) {
+      // xdg-open on a machine without a display "succeeds" and shows nothing; say so at once instead.
+      if (process.platform === 'linux' && !env['DISPLAY'] && !env['WAYLAND_DISPLAY'] && !env['WSL_DISTRO_NAME']) {
+        throw new EsignError('AUTH_BROWSER_FAILED', 'No graphical display here (DISPLAY and WAYLAND_DISPLAY are unset).');
+      }
+      const { default: open } = await import('open');
+      const child = await open(url, { wait: false });
+      await new Promise<void>((resolve, reject) => {
+        child.once('error', (error) => reject(new EsignError('AUTH_BROWSER_FAILED', 'Could not open a web browser.', { cause: error })));
+        child.once('spawn', () => resolve());
+        setTimeout(resolve, 500).unref();
+      });
+      child.unref();
+    },
+  };
+}
+
+/** Runs a command with the URL as its last argument, e.g. `curl -sfL` in scripts and tests. */
+class CommandBrowser implements BrowserLauncher {
+  constructor(private readonly command: string) {}
+
+  async open(url: string): Promise<void> {
+    const [program, ...args] = splitCommand(this.command);
+    if (!program) throw new EsignError('USAGE', 'The --browser command is empty.', { hint: 'Pass a program, e.g. --browser "curl -sfL".' });
+    // Loaded here, so that commands without a browser step do not load child_process (~3 ms).
+    const { spawn } = await import('node:child_process');
+    const child = spawn(program, [...args, url], { stdio: 'ignore' });
+    return new Promise((resolve, reject) => {
+      child.once('error', (error) =>
+        reject(new EsignError('AUTH_BROWSER_FAILED', `Could not run the browser command ${JSON.stringify(program)}.`, { hint: 'Check --browser / ESIGN_BROWSER.', cause: error })),
+      );
+      child.once('spawn', () => resolve());
+    });
+  }
+}
+
+/** Splits a command line on spaces, keeping "double" or 'single' quoted parts together. */
+export function splitCommand(command: string): string[] {
+  const parts: string[] = [];
+  for (const match of command.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)) parts.push(match[1] ?? match[2] ?? match[3] ?? '');
+  return parts;
+}
+
+/**
+ * The browser for `--auto-approve` on the sandbox: fetches the authorization URL and follows its
+ * redirects to the loopback receiver, as `curl -sfL` would.
+ */
+export const followRedirectsBrowser: BrowserLauncher = {
+  async open(url: string) {
+    void getFollowingRedirects(url, 60_000).catch(() => undefined);
+  },
+};

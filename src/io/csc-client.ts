@@ -1,0 +1,253 @@
+/**
+ * The remote signing service over HTTP: the RemoteSigner port plus credential listing. Requests
+ * come from `core/csc/requests.ts`, answers go through `core/csc/responses.ts`; this adapter adds
+ * the browser steps, the cached service token and the check of every returned signature.
+ * Tokens and SADs are never logged or printed.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { EsignError, isEsignError } from '../core/errors.js';
+import type { Clock, RemoteSigner, SigningCredential } from '../core/ports.js';
+import {
+  buildAuthorizeUrl,
+  buildCredentialsInfoRequest,
+  buildCredentialsListRequest,
+  buildSignHashRequest,
+  buildTokenRequest,
+  type AuthorizeParams,
+} from '../core/csc/requests.js';
+import {
+  processCredentialsInfoResponse,
+  processCredentialsListResponse,
+  processSignHashResponse,
+  processTokenResponse,
+} from '../core/csc/responses.js';
+import { MAX_HASHES_PER_AUTHORIZATION, SERVICE_TOKEN_LIFETIME_S, type CredentialInfo, type PreparedRequest } from '../core/csc/shapes.js';
+import { verifyDigestSignature } from '../core/csc/signature.js';
+import type { Context, ResolvedProfile } from '../cli/context.js';
+import type { HttpClient, HttpResponse } from './http.js';
+import { isFresh, type TokenStore } from './token-store.js';
+
+/** One browser step, as `Context.authorize` runs it through the loopback receiver. */
+export type BrowserAuthorize = (request: {
+  buildAuthorizeUrl(redirectUri: string, state: string): string;
+  purpose: string;
+}) => Promise<{ code: string; redirectUri: string }>;
+
+export interface CscClientOptions {
+  baseUrl: string;
+  clientId: string;
+  clientSecret: string;
+  clientSecretInBody?: boolean;
+  lang?: string;
+  http: HttpClient;
+  tokens: TokenStore;
+  /** Where the service token is cached in the token store. */
+  tokenKey: string;
+  clock: Clock;
+  authorize: BrowserAuthorize;
+  /** Page size for credentials/list; the service's default when absent. */
+  pageSize?: number;
+}
+
+const SERVICE = 'signing service';
+const MAX_PAGES = 1000;
+
+export class CscClient implements RemoteSigner {
+  constructor(private readonly options: CscClientOptions) {}
+
+  /** Every credential id of the signer, following `nextPageToken` to the end. */
+  async listCredentialIDs(): Promise<string[]> {
+    const ids: string[] = [];
+    const seen = new Set<string>();
+    let pageToken: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const options = { maxResults: this.options.pageSize, ...(pageToken === undefined ? {} : { pageToken }) };
+      const result = await this.withServiceToken((token) =>
+        this.call(buildCredentialsListRequest(this.options.baseUrl, token, options), 'idempotent', (status, body) => processCredentialsListResponse(status, body)),
+      );
+      ids.push(...result.credentialIDs);
+      if (!result.nextPageToken) return ids;
+      if (seen.has(result.nextPageToken)) throw new EsignError('CSC_BAD_RESPONSE', 'The signing service repeated a nextPageToken in credentials/list.');
+      seen.add(result.nextPageToken);
+      pageToken = result.nextPageToken;
+    }
+    throw new EsignError('CSC_BAD_RESPONSE', `The signing service returned more than ${MAX_PAGES} pages of credentials.`);
+  }
+
+  async credentialInfo(credentialID: string): Promise<CredentialInfo> {
+    return this.withServiceToken((token) =>
+      this.call(buildCredentialsInfoRequest(this.options.baseUrl, token, credentialID), 'idempotent', (status, body) =>
+        processCredentialsInfoResponse(status, body, credentialID),
+      ),
+    );
+  }
+
+  /** Ids and info of every credential (info calls run concurrently). */
+  async listCredentials(): Promise<CredentialInfo[]> {
+    const ids = await this.listCredentialIDs();
+    // One sign-in first, so that concurrent calls do not each open a browser.
+    if (ids.length > 0) await this.serviceToken();
+    return Promise.all(ids.map((id) => this.credentialInfo(id)));
+  }
+
+  /** The credential's chain and key length, after checking that it may sign. */
+  async signingCredential(credentialID: string): Promise<SigningCredential> {
+    const info = await this.credentialInfo(credentialID);
+    if (info.status !== 'enabled') {
+      throw new EsignError('CREDENTIAL_DISABLED', `The credential ${credentialID} is disabled and cannot sign.`, {
+        hint: 'Choose an enabled credential: esign credentials list, then esign credentials use ID.',
+        details: { credentialID },
+      });
+    }
+    return { credentialID, certificates: info.certificates, keyLengthBits: info.keyLengthBits };
+  }
+
+  /**
+   * Signs SHA-256 hashes: per batch of at most 50, one browser step (scope credential) for the
+   * SAD and one signHash call. Every signature is checked against the signer certificate.
+   */
+  async signHashes(credential: SigningCredential, hashes: Uint8Array[]): Promise<Uint8Array[]> {
+    const signatures: Uint8Array[] = [];
+    for (let start = 0; start < hashes.length; start += MAX_HASHES_PER_AUTHORIZATION) {
+      const batch = hashes.slice(start, start + MAX_HASHES_PER_AUTHORIZATION);
+      await this.serviceToken();
+      const sad = await this.browserStep(
+        { scope: 'credential', credentialID: credential.credentialID, hashes: batch },
+        'SAD',
+        `approval of ${batch.length} signature${batch.length === 1 ? '' : 's'} with ${credential.credentialID}`,
+      );
+      const signed = await this.signWithSad(credential, batch, sad.accessToken, start);
+      signatures.push(...signed);
+    }
+    return signatures;
+  }
+
+  /**
+   * The authorization URL for a credential step that completes in a later run (`sign --prepare`):
+   * no PKCE, since the verifier would have to outlive this process.
+   */
+  credentialAuthorizationUrl(credentialID: string, hashes: Uint8Array[], redirectUri: string, state: string): string {
+    const { baseUrl, clientId, lang } = this.options;
+    return buildAuthorizeUrl({ baseUrl, clientId, redirectUri, state, scope: 'credential', credentialID, hashes, ...(lang ? { lang } : {}) });
+  }
+
+  /** Completes a step begun with `credentialAuthorizationUrl`: code → SAD → signHash, each signature checked. */
+  async signWithAuthorizationCode(credential: SigningCredential, hashes: Uint8Array[], code: string, redirectUri: string): Promise<Uint8Array[]> {
+    await this.serviceToken();
+    const { baseUrl, clientId, clientSecret } = this.options;
+    const request = buildTokenRequest({ baseUrl, code, redirectUri, clientId, clientSecret, clientSecretInBody: this.options.clientSecretInBody ?? false });
+    const sad = await this.call(request, 'never', (status, body) => processTokenResponse(status, body, 'SAD'));
+    return this.signWithSad(credential, hashes, sad.accessToken, 0);
+  }
+
+  /** One signHash call for hashes covered by `sad`; every signature is verified before it is returned. */
+  private async signWithSad(credential: SigningCredential, hashes: Uint8Array[], sad: string, offset: number): Promise<Uint8Array[]> {
+    const signer = credential.certificates[0];
+    if (!signer) throw new EsignError('CSC_BAD_RESPONSE', `The signing service gave no certificate for ${credential.credentialID}.`);
+    const signed = await this.withServiceToken((token) =>
+      this.call(
+        buildSignHashRequest({ baseUrl: this.options.baseUrl, accessToken: token, credentialID: credential.credentialID, sad, hashes }),
+        'never',
+        (status, body) => processSignHashResponse(status, body, hashes.length),
+      ),
+    );
+    signed.forEach((signature, index) => {
+      if (!verifyDigestSignature(signer, hashes[index] as Uint8Array, signature)) {
+        throw new EsignError('CSC_SIGNATURE_INVALID', `The signing service returned a signature that does not verify with the certificate of ${credential.credentialID}.`, {
+          hint: 'Nothing was written. Try again; if it repeats, report it to the service operator.',
+          details: { credentialID: credential.credentialID, index: offset + index },
+        });
+      }
+    });
+    return signed;
+  }
+
+  /** Forgets the cached service token. */
+  async forgetServiceToken(): Promise<void> {
+    await this.options.tokens.delete(this.options.tokenKey);
+  }
+
+  /** The cached service token while fresh; otherwise one browser step (scope service). */
+  async serviceToken(): Promise<string> {
+    const cached = await this.options.tokens.get(this.options.tokenKey);
+    if (isFresh(cached, this.options.clock.now().getTime())) return cached.accessToken;
+    const token = await this.browserStep({ scope: 'service' }, 'Bearer', 'sign-in to the signing service');
+    const expiresIn = token.expiresIn ?? SERVICE_TOKEN_LIFETIME_S;
+    await this.options.tokens.set(this.options.tokenKey, {
+      accessToken: token.accessToken,
+      tokenType: 'Bearer',
+      expiresAt: this.options.clock.now().getTime() + expiresIn * 1000,
+    });
+    return token.accessToken;
+  }
+
+  /** Runs a call with the service token; after a 401, signs in once more and repeats it once. */
+  private async withServiceToken<T>(call: (token: string) => Promise<T>): Promise<T> {
+    try {
+      return await call(await this.serviceToken());
+    } catch (error) {
+      if (!isEsignError(error, 'CSC_UNAUTHORIZED')) throw error;
+      await this.forgetServiceToken();
+      return call(await this.serviceToken());
+    }
+  }
+
+  private async browserStep(
+    scoped: { scope: 'service' } | { scope: 'credential'; credentialID: string; hashes: Uint8Array[] },
+    expected: 'Bearer' | 'SAD',
+    purpose: string,
+  ) {
+    const { baseUrl, clientId, clientSecret, lang } = this.options;
+    const codeVerifier = randomBytes(32).toString('base64url');
+    const codeChallenge = createHash('sha256').update(codeVerifier).digest('base64url');
+    const common = { baseUrl, clientId, codeChallenge, ...(lang ? { lang } : {}) };
+    // Built once up front so that a request that cannot be sent (51 hashes) fails before the browser opens.
+    buildAuthorizeUrl({ ...common, ...scoped, redirectUri: 'http://127.0.0.1/', state: 'check' } as AuthorizeParams);
+    const { code, redirectUri } = await this.options.authorize({
+      purpose,
+      buildAuthorizeUrl: (redirect, state) => buildAuthorizeUrl({ ...common, ...scoped, redirectUri: redirect, state } as AuthorizeParams),
+    });
+    const request = buildTokenRequest({
+      baseUrl,
+      code,
+      redirectUri,
+      clientId,
+      clientSecret,
+      codeVerifier,
+      clientSecretInBody: this.options.clientSecretInBody ?? false,
+    });
+    return this.call(request, 'never', (status, body) => processTokenResponse(status, body, expected));
+  }
+
+  private async call<T>(request: PreparedRequest, retry: 'idempotent' | 'never', process: (status: number, body: Buffer) => T): Promise<T> {
+    const response: HttpResponse = await this.options.http.request({ ...request, retry, service: SERVICE });
+    return process(response.status, response.body);
+  }
+}
+
+/**
+ * The CSC client for a profile (default: the active one), its service token cached per profile
+ * and service URL. Composition only; it belongs with the other factories in `cli/context.ts`.
+ */
+export async function createCscClient(ctx: Context, profile?: ResolvedProfile): Promise<CscClient> {
+  const resolved = profile ?? (await ctx.profile());
+  const baseUrl = ctx.require(resolved, 'signingBaseUrl');
+  const clientSecret = resolved.secrets.clientSecret;
+  if (!clientSecret) {
+    throw new EsignError('CONFIG_MISSING', `The profile ${JSON.stringify(resolved.name)} has no client secret for the signing service.`, {
+      hint: 'Set ESIGN_CLIENT_SECRET, or CLIENT_SECRET= in the secrets file (esign config set secretsFile PATH).',
+    });
+  }
+  return new CscClient({
+    baseUrl,
+    clientId: ctx.require(resolved, 'clientId'),
+    clientSecret,
+    clientSecretInBody: resolved.settings.clientSecretInBody ?? false,
+    ...(resolved.settings.lang ? { lang: resolved.settings.lang } : {}),
+    http: ctx.http,
+    tokens: ctx.tokens,
+    tokenKey: `${resolved.name}:signing-service:${baseUrl}`,
+    clock: ctx.clock,
+    authorize: (request) => ctx.authorize(request),
+  });
+}

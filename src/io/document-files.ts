@@ -1,0 +1,168 @@
+import { randomBytes } from 'node:crypto';
+import type { Hash } from 'node:crypto';
+import type { Stats } from 'node:fs';
+import { chmod, copyFile, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { EsignError } from '../core/errors.js';
+import { READ_CHUNK_BYTES, type DocumentFiles, type DocumentSource, type OutputFile } from '../core/sign-workflow.js';
+import { assertAbsent, outputError, writeBytesAtomically } from './atomic-write.js';
+import { FileByteSource, inputError } from './file-source.js';
+import { pendingTempFiles } from './pending-temp-files.js';
+
+/** DocumentFiles over the file system: inputs opened read-only, outputs through temp files. */
+export const fileSystemDocuments: DocumentFiles = {
+  open: (path) => FileByteSource.open(path) as Promise<DocumentSource>,
+  createOutput: (path, { overwrite }) => TempOutput.create(path, overwrite),
+};
+
+export async function writeDetachedSignature(path: string, bytes: Uint8Array, overwrite: boolean): Promise<void> {
+  await writeBytesAtomically(path, bytes, { overwrite });
+}
+
+// Copies at least this large start their flush to disk at once, while the signature is being made.
+const EARLY_SYNC_BYTES = 8 * 1024 * 1024;
+
+function sameFile(a: Stats, b: Stats | undefined): boolean {
+  return b !== undefined && a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
+}
+
+class TempOutput implements OutputFile {
+  private handle: FileHandle | undefined;
+  private finished = false;
+  private earlySync: Promise<void> | undefined;
+
+  private constructor(
+    private readonly target: string,
+    private readonly temp: string,
+    private readonly overwrite: boolean,
+  ) {}
+
+  static async create(target: string, overwrite: boolean): Promise<TempOutput> {
+    if (!overwrite) await assertAbsent(target);
+    const temp = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+    pendingTempFiles.add(temp);
+    const output = new TempOutput(target, temp, overwrite);
+    try {
+      output.handle = await open(temp, 'wx', 0o644);
+    } catch (error) {
+      pendingTempFiles.delete(temp);
+      throw outputError(target, error);
+    }
+    return output;
+  }
+
+  /**
+   * The kernel copies the input (copy_file_range/sendfile, as `cp` does): half the memory copies of
+   * a read-and-write loop and, on this kind of VM, none of its erratic system time. The copy is then
+   * read back from the page cache for the hash, so a change to the input cannot slip in between.
+   * The kernel copies by name; when the name no longer leads to the file that was opened and parsed
+   * (replaced by an editor's atomic save, say), the copy goes through the open handle instead.
+   */
+  async copyFrom(source: DocumentSource, hash: Hash): Promise<void> {
+    await this.suspend();
+    const opened = source instanceof FileByteSource ? await source.fileStat() : undefined;
+    const nameLeadsToOpened = async (): Promise<boolean> => opened !== undefined && sameFile(opened, await stat(source.path).catch(() => undefined));
+    if (!(await nameLeadsToOpened()) || !(await this.kernelCopy(source)) || !(await nameLeadsToOpened())) {
+      return this.copyThroughHandle(source, hash);
+    }
+    const copy = await FileByteSource.open(this.temp);
+    try {
+      if (copy.size !== source.size) {
+        throw new EsignError('INPUT_UNREADABLE', `${source.path} changed size while being read.`, { hint: 'Do not modify files while esign signs them.' });
+      }
+      for await (const chunk of copy.chunks(0, copy.size)) hash.update(chunk);
+    } finally {
+      await copy.close();
+    }
+    if (source.size >= EARLY_SYNC_BYTES) {
+      this.earlySync = this.syncCopy();
+      // Handled here so that a failure waits for commit (which reports it) instead of crashing the run.
+      this.earlySync.catch(() => undefined);
+    }
+  }
+
+  /** copyFile onto the temp file, keeping the temp file's mode (copyFile copies the input's). */
+  private async kernelCopy(source: DocumentSource): Promise<boolean> {
+    try {
+      const { mode } = await stat(this.temp);
+      await copyFile(source.path, this.temp);
+      await chmod(this.temp, mode & 0o777).catch((error: NodeJS.ErrnoException) => {
+        // Some network file systems refuse chmod; the mode is then what the share gives.
+        if (error.code !== 'EPERM' && error.code !== 'ENOTSUP') throw error;
+      });
+      return true;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR') return false; // the name, not the file we hold
+      throw outputError(this.target, error);
+    }
+  }
+
+  /** The read-and-write loop through the open handle: every chunk into the hash and the temp file. */
+  private async copyThroughHandle(source: DocumentSource, hash: Hash): Promise<void> {
+    this.handle = await open(this.temp, 'w').catch((error: unknown) => {
+      throw outputError(this.target, error);
+    });
+    let pendingWrite: Promise<void> = Promise.resolve();
+    for (let offset = 0; offset < source.size; offset += READ_CHUNK_BYTES) {
+      const chunk = await source.read(offset, READ_CHUNK_BYTES).catch((error: unknown) => {
+        throw inputError(source.path, error);
+      });
+      hash.update(chunk);
+      await pendingWrite;
+      pendingWrite = this.write(chunk);
+    }
+    await pendingWrite;
+  }
+
+  /** fsync of the copied original on its own handle; commit then only waits for what is left. */
+  private async syncCopy(): Promise<void> {
+    // Writable: Windows refuses to flush through a read-only handle.
+    const handle = await open(this.temp, 'r+');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async write(bytes: Uint8Array): Promise<void> {
+    this.handle ??= await open(this.temp, 'a');
+    try {
+      await this.handle.write(bytes);
+    } catch (error) {
+      throw outputError(this.target, error);
+    }
+  }
+
+  async suspend(): Promise<void> {
+    await this.handle?.close();
+    this.handle = undefined;
+  }
+
+  async commit(tail: Uint8Array): Promise<void> {
+    try {
+      await this.earlySync;
+      await this.write(tail);
+      await this.handle?.sync();
+      await this.suspend();
+      if (!this.overwrite) await assertAbsent(this.target);
+      await rename(this.temp, this.target);
+      this.finished = true;
+      pendingTempFiles.delete(this.temp);
+    } catch (error) {
+      await this.abort();
+      throw error instanceof EsignError ? error : outputError(this.target, error);
+    }
+  }
+
+  async abort(): Promise<void> {
+    if (this.finished) return;
+    this.finished = true;
+    await this.earlySync?.catch(() => undefined);
+    await this.handle?.close().catch(() => undefined);
+    this.handle = undefined;
+    await rm(this.temp, { force: true });
+    pendingTempFiles.delete(this.temp);
+  }
+}

@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { isEsignError } from '../core/errors.js';
+import { authorizeInBrowser, checkRedirect } from './loopback.js';
+import { assertSecureUrl } from './http.js';
+
+describe('checkRedirect', () => {
+  it('returns the code when the state matches', () => {
+    expect(checkRedirect(new URLSearchParams('code=abc&state=s1'), 's1', 'test')).toEqual({ code: 'abc', state: 's1' });
+  });
+
+  it('rejects a state it did not send, before looking at anything else', () => {
+    for (const query of ['code=abc&state=other', 'code=abc', 'error=access_denied&state=other']) {
+      expect(() => checkRedirect(new URLSearchParams(query), 's1', 'test')).toThrowError(expect.objectContaining({ code: 'AUTH_STATE_MISMATCH' }));
+    }
+  });
+
+  it('maps redirect errors to typed errors', () => {
+    const cases: Array<[string, string]> = [
+      ['access_denied', 'AUTH_DENIED'],
+      ['server_error', 'AUTH_SERVER_ERROR'],
+      ['invalid_request', 'AUTH_INVALID_REQUEST'],
+    ];
+    for (const [error, code] of cases) {
+      try {
+        checkRedirect(new URLSearchParams({ error, error_description: 'why', state: 's1' }), 's1', 'test');
+        expect.unreachable();
+      } catch (thrown) {
+        expect(isEsignError(thrown)).toBe(true);
+        expect((thrown as { code: string }).code).toBe(code);
+        expect((thrown as { details: unknown }).details).toEqual({ error, error_description: 'why' });
+      }
+    }
+  });
+});
+
+describe('authorizeInBrowser', () => {
+  it('listens on 127.0.0.1 only, answers the exact path once, and times out cleanly', async () => {
+    let opened = '';
+    const pending = authorizeInBrowser({
+      buildAuthorizeUrl: (redirectUri, state) => `https://idp.example/authorize?redirect_uri=${encodeURIComponent(redirectUri)}&state=${state}`,
+      redirectUri: 'http://127.0.0.1:0/callback',
+      browser: { open: async (url) => void (opened = url) },
+      timeoutMs: 1500,
+      purpose: 'test step',
+      terminal: { say: () => undefined },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const redirectUri = new URL(new URL(opened).searchParams.get('redirect_uri')!);
+    expect(redirectUri.hostname).toBe('127.0.0.1');
+    const wrongPath = await fetch(`http://127.0.0.1:${redirectUri.port}/other`);
+    expect(wrongPath.status).toBe(404);
+    await expect(pending).rejects.toMatchObject({ code: 'AUTH_TIMEOUT' });
+    await expect(fetch(`http://127.0.0.1:${redirectUri.port}/callback`)).rejects.toThrow();
+  });
+
+  it('refuses a redirect URI that is not loopback http', async () => {
+    await expect(
+      authorizeInBrowser({
+        buildAuthorizeUrl: () => 'https://idp.example',
+        redirectUri: 'http://192.168.1.2:8765/callback',
+        browser: { open: async () => undefined },
+        timeoutMs: 1000,
+        purpose: 'test',
+        terminal: { say: () => undefined },
+      }),
+    ).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
+  });
+});
+
+describe('assertSecureUrl', () => {
+  it('allows https anywhere and http on loopback only', () => {
+    expect(assertSecureUrl('https://sign.example/csc', 'x').host).toBe('sign.example');
+    expect(assertSecureUrl('http://127.0.0.1:8799/signing', 'x').port).toBe('8799');
+    expect(assertSecureUrl('http://localhost/x', 'x').hostname).toBe('localhost');
+    expect(() => assertSecureUrl('http://sign.example/csc', 'x')).toThrowError(expect.objectContaining({ code: 'CONFIG_INSECURE_URL' }));
+    expect(() => assertSecureUrl('http://10.0.0.1/csc', 'x')).toThrowError(expect.objectContaining({ code: 'CONFIG_INSECURE_URL' }));
+  });
+});

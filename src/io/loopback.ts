@@ -1,0 +1,237 @@
+import { createServer, type Server } from 'node:http';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Socket } from 'node:net';
+import { EsignError } from '../core/errors.js';
+import type { BrowserLauncher } from '../core/ports.js';
+import { assertSecureUrl } from './http.js';
+
+/** How the receiver talks to the person at the terminal (stderr lines, an optional pasted URL). */
+export interface ReceiverTerminal {
+  /** Prints one line for the user (stderr). */
+  say(line: string): void;
+  /** Reads one pasted line when stdin is a TTY; undefined when pasting is not possible. */
+  readLine?: (signal: AbortSignal) => Promise<string>;
+}
+
+export interface AuthorizeInBrowserOptions {
+  /** Builds the authorization URL for the redirect URI the receiver listens on and the state. */
+  buildAuthorizeUrl(redirectUri: string, state: string): string;
+  /** The profile's redirect URI; port 0 picks a free port (RFC 8252 §7.3). */
+  redirectUri: string;
+  browser: BrowserLauncher;
+  /** Do not launch anything: print the URL (and accept a pasted redirect URL on a TTY). */
+  noBrowser?: boolean;
+  /** The browser is a command or esign itself (--browser, --auto-approve): no URL for a person to copy. */
+  browserIsScripted?: boolean;
+  /** A CI run without a terminal: nobody will approve in a system browser, so fail at once. */
+  unattended?: boolean;
+  timeoutMs: number;
+  /** Names the step in messages, e.g. "approval of 3 signatures". */
+  purpose: string;
+  terminal: ReceiverTerminal;
+  signal?: AbortSignal;
+}
+
+export interface AuthorizationResponse {
+  code: string;
+  state: string;
+  /** The redirect URI actually used (with the chosen port): the token request must repeat it. */
+  redirectUri: string;
+}
+
+/** Random, URL-safe value for `state` (and usable for nonces). */
+export function randomState(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/**
+ * The loopback redirect receiver of RFC 8252: listens on 127.0.0.1 only, answers exactly the
+ * redirect path once, checks `state`, and turns `error` on the redirect into an EsignError.
+ */
+export async function authorizeInBrowser(options: AuthorizeInBrowserOptions): Promise<AuthorizationResponse> {
+  const wanted = new URL(options.redirectUri);
+  if (wanted.protocol !== 'http:' || !['127.0.0.1', 'localhost', '[::1]'].includes(wanted.hostname)) {
+    throw new EsignError('CONFIG_INVALID', `The redirect URI ${options.redirectUri} is not a loopback http:// URI.`, {
+      hint: 'Use http://127.0.0.1:PORT/PATH (RFC 8252); set it with `esign config set redirectUri …`.',
+    });
+  }
+  const state = randomState();
+  const receiver = await startReceiver(Number(wanted.port || 0), wanted.pathname);
+  const redirectUri = `http://127.0.0.1:${receiver.port}${wanted.pathname}`;
+  const url = options.buildAuthorizeUrl(redirectUri, state);
+  const abort = new AbortController();
+  const cleanup = () => {
+    abort.abort();
+    receiver.close();
+  };
+  try {
+    // The browser must not be sent to a plain-http page of a remote service (credentials, consent).
+    assertSecureUrl(url, `authorization page (${options.purpose})`);
+    if (options.unattended && !options.noBrowser && !options.browserIsScripted) {
+      throw new EsignError('AUTH_BROWSER_FAILED', `The ${options.purpose} needs a person at a browser, and this is a CI run without a terminal.`, {
+        hint: 'Sign in CI with the split flow (esign sign --prepare, approve elsewhere, esign sign --complete), or pass --browser CMD; on the sandbox, --auto-approve.',
+      });
+    }
+    const pasted = options.terminal.readLine;
+    const waits: Promise<URLSearchParams>[] = [receiver.params, timeout(options.timeoutMs, options.purpose, abort.signal)];
+    if (options.signal) waits.push(aborted(options.signal));
+    if (options.noBrowser) {
+      options.terminal.say(`Open this URL in a browser to continue (${options.purpose}):`);
+      options.terminal.say(url);
+      if (pasted) {
+        options.terminal.say('Then paste the address your browser was sent to, or wait here.');
+        waits.push(pasted(abort.signal).then(parsePastedRedirect));
+      }
+    } else {
+      options.terminal.say(`Opening your browser for the ${options.purpose}…`);
+      try {
+        await options.browser.open(url);
+        if (!options.browserIsScripted) options.terminal.say(`If it does not open, visit: ${url}`);
+      } catch (error) {
+        options.terminal.say(`Could not open a browser (${(error as Error).message}). Open this URL yourself:`);
+        options.terminal.say(url);
+        if (pasted) waits.push(pasted(abort.signal).then(parsePastedRedirect));
+      }
+    }
+    const params = await Promise.race(waits);
+    return { ...checkRedirect(params, state, options.purpose), redirectUri };
+  } finally {
+    cleanup();
+  }
+}
+
+/** Validates the redirect's query: state first, then error or code. */
+export function checkRedirect(params: URLSearchParams, expectedState: string, purpose: string): { code: string; state: string } {
+  const state = params.get('state') ?? '';
+  if (!constantTimeEqual(state, expectedState)) {
+    throw new EsignError('AUTH_STATE_MISMATCH', `The redirect for the ${purpose} carried a state that esign did not send; it was ignored.`, {
+      hint: 'Start again; if it repeats, something is tampering with the browser step.',
+    });
+  }
+  const error = params.get('error');
+  if (error) throw redirectError(error, params.get('error_description'), purpose);
+  const code = params.get('code');
+  if (!code) {
+    throw new EsignError('AUTH_REDIRECT_INVALID', `The redirect for the ${purpose} carried neither a code nor an error.`, {
+      hint: 'Start again; if it repeats, report it to the service operator.',
+    });
+  }
+  return { code, state };
+}
+
+/** Maps the `error` of an authorization redirect (RFC 6749 §4.1.2.1) to an EsignError. */
+export function redirectError(error: string, description: string | null, purpose: string): EsignError {
+  const said = description && description !== 'n/a' ? `: ${description}` : '';
+  const details = { error, error_description: description ?? undefined };
+  if (error === 'access_denied') {
+    return new EsignError('AUTH_DENIED', `The ${purpose} was refused or did not complete (${error}${said}).`, {
+      hint: 'Run the command again and approve the request in the browser.',
+      details,
+    });
+  }
+  if (error === 'server_error' || error === 'temporarily_unavailable') {
+    return new EsignError('AUTH_SERVER_ERROR', `The service reported a technical problem during the ${purpose} (${error}${said}).`, {
+      hint: 'Try again in a moment.',
+      details,
+    });
+  }
+  return new EsignError('AUTH_INVALID_REQUEST', `The service rejected the ${purpose} request (${error}${said}).`, {
+    hint: 'Check the profile (client id, redirect URI) with `esign config list`.',
+    details,
+  });
+}
+
+function parsePastedRedirect(line: string): URLSearchParams {
+  try {
+    return new URL(line.trim()).searchParams;
+  } catch {
+    throw new EsignError('AUTH_REDIRECT_INVALID', 'The pasted text is not a URL.', { hint: 'Paste the whole address from the browser bar.' });
+  }
+}
+
+function constantTimeEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+function timeout(ms: number, purpose: string, signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    const timer = setTimeout(
+      () =>
+        reject(
+          new EsignError('AUTH_TIMEOUT', `Gave up waiting for the ${purpose} after ${Math.round(ms / 1000)} s.`, {
+            hint: 'Run the command again and finish the browser step in time, or raise --timeout.',
+          }),
+        ),
+      ms,
+    );
+    signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
+  });
+}
+
+function aborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    const fail = () => reject(new EsignError('INTERRUPTED', 'Interrupted while waiting for the browser step.'));
+    if (signal.aborted) fail();
+    else signal.addEventListener('abort', fail, { once: true });
+  });
+}
+
+interface Receiver {
+  port: number;
+  params: Promise<URLSearchParams>;
+  close(): void;
+}
+
+const DONE_PAGE = (ok: boolean) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>esign</title>
+<style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;color:#1d2330}</style></head>
+<body><h1>${ok ? 'Done' : 'Not completed'}</h1><p>${
+  ok ? 'esign received the answer. You can close this tab and return to the terminal.' : 'esign received an error. Return to the terminal for details.'
+}</p></body></html>`;
+
+function startReceiver(port: number, path: string): Promise<Receiver> {
+  const sockets = new Set<Socket>();
+  let resolveParams!: (params: URLSearchParams) => void;
+  const params = new Promise<URLSearchParams>((resolve) => (resolveParams = resolve));
+  let answered = false;
+  const server: Server = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://127.0.0.1');
+    if (request.method !== 'GET' || url.pathname !== path || answered) {
+      response.writeHead(404, { 'content-type': 'text/plain' }).end('Not found');
+      return;
+    }
+    answered = true;
+    const ok = url.searchParams.has('code') && !url.searchParams.has('error');
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', connection: 'close' }).end(DONE_PAGE(ok));
+    resolveParams(url.searchParams);
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new EsignError('AUTH_PORT_IN_USE', `Port ${port} on 127.0.0.1, needed for the browser redirect, is in use.`, {
+              hint: 'Close the program using it, or register another redirect URI and set it with `esign config set redirectUri`.',
+              cause: error,
+            })
+          : error,
+      );
+    });
+    server.listen(port, '127.0.0.1', () => {
+      const address = server.address();
+      const actual = typeof address === 'object' && address ? address.port : port;
+      resolve({
+        port: actual,
+        params,
+        close() {
+          server.close();
+          setTimeout(() => sockets.forEach((socket) => socket.destroy()), 100).unref();
+        },
+      });
+    });
+  });
+}

@@ -1,0 +1,19 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+/** The platform's config dir for esign, or ESIGN_CONFIG_DIR. */
+export function configDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env['ESIGN_CONFIG_DIR']) return env['ESIGN_CONFIG_DIR'];
+  if (process.platform === 'win32') return join(env['APPDATA'] ?? join(homedir(), 'AppData', 'Roaming'), 'esign');
+  if (process.platform === 'darwin') return join(homedir(), 'Library', 'Preferences', 'esign');
+  return join(env['XDG_CONFIG_HOME'] ?? join(homedir(), '.config'), 'esign');
+}
+
+/** Where the sandbox keeps its PKI and state: ESIGN_SANDBOX_DIR, else the platform's data dir. */
+export function sandboxDataDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env['ESIGN_SANDBOX_DIR']) return env['ESIGN_SANDBOX_DIR'];
+  if (env['ESIGN_CONFIG_DIR']) return join(env['ESIGN_CONFIG_DIR'], 'sandbox');
+  if (process.platform === 'win32') return join(env['LOCALAPPDATA'] ?? join(homedir(), 'AppData', 'Local'), 'esign', 'sandbox');
+  if (process.platform === 'darwin') return join(homedir(), 'Library', 'Application Support', 'esign', 'sandbox');
+  return join(env['XDG_DATA_HOME'] ?? join(homedir(), '.local', 'share'), 'esign', 'sandbox');
+}

@@ -1,0 +1,225 @@
+import { createServer, type Server } from 'node:http';
+import { mkdir } from 'node:fs/promises';
+import type { Socket } from 'node:net';
+import { SandboxClock } from './clock.js';
+import { SANDBOX_SECRETS, type CloseFn, type SandboxDeps, type SandboxSecrets, type SandboxUrls, type SharedServices } from './deps.js';
+import { FaultInjector, isFaultRule, type Fault } from './faults.js';
+import { json, readRequest, Router, writeResponse, type SandboxRequest, type SandboxResponse } from './http.js';
+import { loadOrCreatePki, type SandboxPki } from './pki.js';
+import { mountPki } from './pki-routes.js';
+import { mountSigning } from './signing/routes.js';
+import { mountIdentity, mountIdentityLegacy } from './identity/routes.js';
+import { mountStorage } from './storage/routes.js';
+import { mountTsa } from './tsa/routes.js';
+
+export type { SandboxUrls, SandboxDeps } from './deps.js';
+export { SANDBOX_SECRETS } from './deps.js';
+
+export interface SandboxOptions {
+  /** Where the PKI, serial counters and stored objects live; created if missing. */
+  dataDir: string;
+  /** 0 (default) picks a free port. */
+  port?: number;
+  autoApprove?: boolean;
+  clock?: SandboxClock;
+  secrets?: Partial<SandboxSecrets>;
+  /** Start the S3-compatible server (default true). */
+  s3?: boolean;
+}
+
+export interface Sandbox {
+  urls: SandboxUrls;
+  pki: SandboxPki;
+  clock: SandboxClock;
+  faults: FaultInjector;
+  secrets: SandboxSecrets;
+  shared: SharedServices;
+  autoApprove: boolean;
+  /** Route ids (`signing GET /oauth2/authorize`) of every call served, for tests to count steps. */
+  readonly requestLog: string[];
+  close(): Promise<void>;
+}
+
+type Mount = (router: Router, deps: SandboxDeps) => void | CloseFn | Promise<void | CloseFn>;
+
+const SERVICES: ReadonlyArray<[prefix: string, mount: Mount]> = [
+  ['pki', mountPki],
+  ['signing', mountSigning],
+  ['identity', mountIdentity],
+  ['identity-legacy', mountIdentityLegacy],
+  ['tsa', mountTsa],
+  ['storage', mountStorage],
+];
+
+/**
+ * Starts the emulated services on 127.0.0.1 (never another interface): one HTTP host with a path
+ * prefix per service, plus control routes under `/_sandbox` for faults and the clock.
+ */
+export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
+  await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
+  const clock = options.clock ?? new SandboxClock();
+  const faults = new FaultInjector();
+  const secrets = { ...SANDBOX_SECRETS, ...options.secrets };
+  const routers = new Map<string, Router>();
+  const sockets = new Set<Socket>();
+  const requestLog: string[] = [];
+
+  const server = createServer((message, response) => {
+    void handle(message.url ?? '/', message.method ?? 'GET')
+      .then(async (found) => {
+        if (found === 'reset') {
+          message.socket.destroy();
+          return;
+        }
+        writeResponse(response, found);
+      })
+      .catch((error: unknown) => {
+        writeResponse(response, json(500, { error: 'server_error', error_description: String((error as Error)?.message ?? error) }));
+      });
+
+    async function handle(rawUrl: string, method: string): Promise<SandboxResponse | 'reset'> {
+      const url = new URL(rawUrl, 'http://127.0.0.1');
+      const [, prefix = '', ...rest] = url.pathname.split('/');
+      const path = '/' + rest.join('/');
+      if (prefix === '_sandbox') return control(await readRequest(message, path, `${urls.base}/_sandbox`));
+      const router = routers.get(prefix);
+      const route = router?.find(method, path);
+      if (!router || !route) {
+        await readRequest(message, path, '');
+        return router?.hasPath(path)
+          ? json(405, { error: 'invalid_request', error_description: `method ${method} not allowed` })
+          : json(404, { error: 'not_found', error_description: `no such endpoint: ${url.pathname}` });
+      }
+      const request = await readRequest(message, path, `${urls.base}/${prefix}`);
+      const routeId = `${prefix} ${route.method} ${path}`;
+      requestLog.push(routeId);
+      const fault = faults.take(routeId);
+      const applied = fault ? await applyFault(fault) : undefined;
+      if (applied) return applied;
+      return route.handler(request);
+    }
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await listen(server, options.port ?? 0);
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('sandbox: no TCP address');
+  const base = `http://127.0.0.1:${address.port}`;
+  const urls: SandboxUrls = {
+    base,
+    signing: `${base}/signing`,
+    identity: `${base}/identity`,
+    identityLegacy: `${base}/identity-legacy`,
+    storage: `${base}/storage`,
+    tsa: `${base}/tsa`,
+    tsaEndpoint: `${base}/tsa/tss03`,
+    pki: `${base}/pki`,
+  };
+
+  const closers: CloseFn[] = [];
+  let pki: SandboxPki;
+  try {
+    pki = await loadOrCreatePki(options.dataDir, { baseUrl: urls.pki, now: clock.now() });
+  } catch (error) {
+    await closeServer(server, sockets);
+    throw error;
+  }
+  const state = { autoApprove: options.autoApprove ?? false };
+  const shared: SharedServices = {};
+  const deps: SandboxDeps = {
+    pki,
+    clock,
+    dataDir: options.dataDir,
+    urls,
+    secrets,
+    shared,
+    get autoApprove() {
+      return state.autoApprove;
+    },
+  };
+  try {
+    for (const [prefix, mount] of SERVICES) {
+      if (prefix === 'storage' && options.s3 === false) continue;
+      const router = new Router(prefix);
+      routers.set(prefix, router);
+      const close = await mount(router, deps);
+      if (close) closers.push(close);
+    }
+  } catch (error) {
+    await Promise.allSettled(closers.map((close) => close()));
+    await closeServer(server, sockets);
+    throw error;
+  }
+
+  function control(request: SandboxRequest): SandboxResponse {
+    if (request.method === 'POST' && request.path === '/faults') {
+      const rule: unknown = JSON.parse(request.body.toString('utf8') || 'null');
+      if (!isFaultRule(rule)) return json(400, { error: 'invalid_request', error_description: 'expected {route, fault, times?}' });
+      faults.inject(rule);
+      return json(200, { ok: true });
+    }
+    if (request.method === 'DELETE' && request.path === '/faults') {
+      faults.clear();
+      return json(200, { ok: true });
+    }
+    if (request.method === 'POST' && request.path === '/clock') {
+      const body = JSON.parse(request.body.toString('utf8') || '{}') as { advanceSeconds?: number; reset?: boolean };
+      if (body.reset) clock.reset();
+      if (typeof body.advanceSeconds === 'number') clock.advance(body.advanceSeconds * 1000);
+      return json(200, { now: clock.now().toISOString() });
+    }
+    if (request.method === 'GET' && request.path === '/health') return json(200, { ok: true, urls });
+    return json(404, { error: 'not_found', error_description: 'unknown control endpoint' });
+  }
+
+  return {
+    urls,
+    pki,
+    clock,
+    faults,
+    secrets,
+    shared,
+    requestLog,
+    get autoApprove() {
+      return state.autoApprove;
+    },
+    set autoApprove(value: boolean) {
+      state.autoApprove = value;
+    },
+    async close() {
+      await Promise.allSettled(closers.map((close) => close()));
+      await closeServer(server, sockets);
+    },
+  };
+}
+
+async function applyFault(fault: Fault): Promise<SandboxResponse | 'reset' | undefined> {
+  switch (fault.kind) {
+    case 'delay':
+      await new Promise((resolve) => setTimeout(resolve, fault.ms));
+      return undefined;
+    case 'status':
+      return { status: fault.status, headers: { 'content-type': 'application/json', ...fault.headers }, body: fault.body ?? JSON.stringify({ error: 'injected_fault', error_description: `injected HTTP ${fault.status}` }) };
+    case 'malformed':
+      return { status: 200, headers: { 'content-type': fault.contentType ?? 'application/json' }, body: fault.body ?? '{"truncated": ' };
+    case 'reset':
+      return 'reset';
+  }
+}
+
+function listen(server: Server, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+function closeServer(server: Server, sockets: Set<Socket>): Promise<void> {
+  for (const socket of sockets) socket.destroy();
+  return new Promise((resolve) => server.close(() => resolve()));
+}

@@ -1,0 +1,165 @@
+import { X509Certificate, createPublicKey, verify } from 'node:crypto';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as asn1js from 'asn1js';
+import * as pkijs from 'pkijs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildCrl, buildOcspResponse } from './pki-routes.js';
+import { loadOrCreatePki, pkiUrls } from './pki.js';
+import type { SandboxPki } from './pki.js';
+
+const BASE_URL = 'http://127.0.0.1:4321';
+const NOW = new Date('2026-03-01T12:00:00Z');
+
+let dataDir: string;
+let pki: SandboxPki;
+let creationMs: number;
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'esign-pki-'));
+  const started = performance.now();
+  pki = await loadOrCreatePki(dataDir, { baseUrl: BASE_URL, now: NOW });
+  creationMs = performance.now() - started;
+});
+
+afterAll(async () => {
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+function x509(der: Uint8Array): X509Certificate {
+  return new X509Certificate(der);
+}
+
+function extension(der: Uint8Array, oid: string): pkijs.Extension | undefined {
+  return pkijs.Certificate.fromBER(der).extensions?.find((e) => e.extnID === oid);
+}
+
+describe('loadOrCreatePki', () => {
+  it('creates the whole PKI within a few seconds (keys generated concurrently)', () => {
+    expect(creationMs).toBeLessThan(15_000);
+  });
+
+  it('builds root → issuing CA → signer chains that verify', () => {
+    const root = x509(pki.root.certificate);
+    const issuing = x509(pki.issuingCa.certificate);
+    expect(root.subject).toContain('CN=esign Sandbox TEST Root CA');
+    expect(root.verify(root.publicKey)).toBe(true);
+    expect(issuing.subject).toContain('CN=esign Sandbox TEST Issuing CA');
+    expect(issuing.checkIssued(root) && issuing.verify(root.publicKey)).toBe(true);
+    expect(root.ca && issuing.ca).toBe(true);
+    for (const credential of pki.credentials) {
+      const [signerDer, caDer, rootDer] = credential.chain;
+      const signer = x509(signerDer as Uint8Array);
+      expect(signer.subject).toContain('TEST — NOT A QUALIFIED SIGNATURE');
+      expect(signer.subject).toContain('O=esign sandbox');
+      expect(signer.ca).toBe(false);
+      expect(signer.verify(issuing.publicKey)).toBe(true);
+      expect(Buffer.from(caDer as Uint8Array).equals(Buffer.from(pki.issuingCa.certificate))).toBe(true);
+      expect(Buffer.from(rootDer as Uint8Array).equals(Buffer.from(pki.root.certificate))).toBe(true);
+      const publicKey = createPublicKey(credential.signer.privateKey);
+      expect(publicKey.asymmetricKeyDetails?.modulusLength).toBe(credential.keyBits);
+      expect(signer.publicKey.equals(publicKey)).toBe(true);
+    }
+  });
+
+  it('reports the credentials and their states', () => {
+    const summary = pki.credentials.map((c) => [c.credentialID, c.owner, c.keyBits, c.status, c.statusReason]);
+    expect(summary).toEqual([
+      ['alice-rsa2048', 'alice', 2048, 'enabled', undefined],
+      ['alice-rsa3072', 'alice', 3072, 'enabled', undefined],
+      ['alice-disabled', 'alice', 2048, 'disabled', 'disabled by owner'],
+      ['alice-expired', 'alice', 2048, 'disabled', 'certificate expired'],
+      ['alice-revoked', 'alice', 2048, 'disabled', 'certificate revoked'],
+      ['bob-rsa2048', 'bob', 2048, 'enabled', undefined],
+    ]);
+    const expired = pki.credentials.find((c) => c.credentialID === 'alice-expired');
+    expect(expired?.signer.notAfter.getTime()).toBeLessThan(NOW.getTime() - 300 * 86_400_000);
+    const revoked = pki.credentials.find((c) => c.credentialID === 'alice-revoked');
+    expect(pki.revokedSerials).toEqual([revoked?.signer.serialNumberHex]);
+  });
+
+  it('gives signers key usage digitalSignature + nonRepudiation, CRL and OCSP locations', () => {
+    const der = pki.credentials[0]?.signer.certificate as Uint8Array;
+    const keyUsage = extension(der, '2.5.29.15');
+    expect(keyUsage?.critical).toBe(true);
+    const bits = asn1js.fromBER(keyUsage?.extnValue.valueBlock.valueHexView ?? new Uint8Array()).result as asn1js.BitString;
+    expect(bits.valueBlock.valueHexView[0]).toBe(0xc0);
+    const info = x509(der).infoAccess ?? '';
+    const urls = pkiUrls(BASE_URL);
+    expect(info).toContain(`OCSP - URI:${urls.ocsp}`);
+    expect(info).toContain(`CA Issuers - URI:${urls.issuingCa}`);
+    expect(Buffer.from(extension(der, '2.5.29.31')?.extnValue.valueBlock.valueHexView ?? []).toString('latin1')).toContain(urls.crl);
+  });
+
+  it('issues a TSA certificate with critical extendedKeyUsage timeStamping only', () => {
+    const tsa = x509(pki.tsa.certificate);
+    expect(tsa.verify(x509(pki.root.certificate).publicKey)).toBe(true);
+    expect(tsa.keyUsage).toEqual(['1.3.6.1.5.5.7.3.8']);
+    expect(extension(pki.tsa.certificate, '2.5.29.37')?.critical).toBe(true);
+    expect(pki.tsaChain.length).toBe(2);
+  });
+
+  it('issues an OCSP responder certificate with OCSPSigning and ocsp-nocheck', () => {
+    const responder = x509(pki.ocspResponder.certificate);
+    expect(responder.verify(x509(pki.issuingCa.certificate).publicKey)).toBe(true);
+    expect(responder.keyUsage).toEqual(['1.3.6.1.5.5.7.3.9']);
+    expect(extension(pki.ocspResponder.certificate, '1.3.6.1.5.5.7.48.1.5')).toBeDefined();
+  });
+
+  it('keeps private keys with mode 0600 and loads the same PKI afterwards', async () => {
+    const mode = (await stat(join(dataDir, 'pki', 'alice-rsa2048.key.pem'))).mode & 0o777;
+    expect(mode).toBe(0o600);
+    expect(await readFile(join(dataDir, 'pki', 'index.json'), 'utf8')).toContain(BASE_URL);
+    const again = await loadOrCreatePki(dataDir, { baseUrl: BASE_URL, now: NOW });
+    expect(again.root.serialNumberHex).toBe(pki.root.serialNumberHex);
+    expect(again.credentials.map((c) => c.signer.serialNumberHex)).toEqual(pki.credentials.map((c) => c.signer.serialNumberHex));
+    expect(again.revokedSerials).toEqual(pki.revokedSerials);
+    expect(again.rootPem).toBe(pki.rootPem);
+  });
+
+  it('keeps the root, re-issues the issuing CA with the same key and name (its CRL URL follows the port) and the end entities', async () => {
+    const otherBase = 'http://127.0.0.1:5555';
+    const moved = await loadOrCreatePki(dataDir, { baseUrl: otherBase, now: NOW });
+    expect(moved.root.certificatePem).toBe(pki.root.certificatePem);
+    expect(x509(moved.issuingCa.certificate).subject).toBe(x509(pki.issuingCa.certificate).subject);
+    expect(createPublicKey(moved.issuingCa.privateKey).equals(createPublicKey(pki.issuingCa.privateKey))).toBe(true);
+    expect(x509(pki.issuingCa.certificate).checkIssued(x509(moved.root.certificate))).toBe(true);
+    expect(Buffer.from(moved.issuingCa.certificate).toString('latin1')).toContain(pkiUrls(otherBase).rootCrl);
+    const before = pki.credentials[0];
+    const after = moved.credentials[0];
+    expect(after?.signer.serialNumberHex).not.toBe(before?.signer.serialNumberHex);
+    expect(createPublicKey(after!.signer.privateKey).equals(createPublicKey(before!.signer.privateKey))).toBe(true);
+    expect(x509(after!.signer.certificate).infoAccess).toContain(pkiUrls(otherBase).ocsp);
+    const revoked = moved.credentials.find((c) => c.credentialID === 'alice-revoked');
+    expect(moved.revokedSerials).toEqual([revoked?.signer.serialNumberHex]);
+    expect(revoked?.status).toBe('disabled');
+  });
+});
+
+describe('CRL and OCSP', () => {
+  it('publishes a CRL signed by the issuing CA that lists the revoked signer', () => {
+    const crl = pkijs.CertificateRevocationList.fromBER(buildCrl(pki, NOW));
+    const issuingKey = x509(pki.issuingCa.certificate).publicKey;
+    expect(verify('sha256', crl.tbsView, issuingKey, Buffer.from(crl.signatureValue.valueBlock.valueHexView))).toBe(true);
+    const serials = (crl.revokedCertificates ?? []).map((entry) => Buffer.from(entry.userCertificate.valueBlock.valueHexView).toString('hex'));
+    expect(serials).toEqual(pki.revokedSerials);
+  });
+
+  it('answers OCSP good, revoked and unknown, signed by the responder certificate', async () => {
+    const issuerCertificate = pkijs.Certificate.fromBER(pki.issuingCa.certificate);
+    const statusOf = async (der: Uint8Array): Promise<number> => {
+      const reqCert = await pkijs.CertID.create(pkijs.Certificate.fromBER(der), { hashAlgorithm: 'SHA-256', issuerCertificate });
+      const request = new pkijs.OCSPRequest({ tbsRequest: new pkijs.TBSRequest({ requestList: [new pkijs.Request({ reqCert })] }) });
+      const response = pkijs.OCSPResponse.fromBER(buildOcspResponse(pki, new Uint8Array(request.toSchema(true).toBER(false)), NOW));
+      const basic = pkijs.BasicOCSPResponse.fromBER(response.responseBytes?.response.valueBlock.valueHexView ?? new Uint8Array());
+      const signer = x509(pki.ocspResponder.certificate).publicKey;
+      expect(verify('sha256', basic.tbsResponseData.tbsView, signer, Buffer.from(basic.signature.valueBlock.valueHexView))).toBe(true);
+      return (basic.tbsResponseData.responses[0]?.certStatus as asn1js.BaseBlock).idBlock.tagNumber;
+    };
+    const byId = (id: string) => pki.credentials.find((c) => c.credentialID === id)?.signer.certificate as Uint8Array;
+    expect(await statusOf(byId('alice-rsa2048'))).toBe(0);
+    expect(await statusOf(byId('alice-revoked'))).toBe(1);
+    expect(await statusOf(pki.tsa.certificate)).toBe(2);
+  });
+});

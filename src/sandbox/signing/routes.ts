@@ -1,0 +1,210 @@
+/**
+ * HTTP routes of the sandbox signing service under `/signing` (seed: remote signing service):
+ * `/oauth2/authorize` with its sign-in and approval pages, `/oauth2/token`, and `/csc/v1/*`.
+ *
+ * Errors of `/csc/v1/*` are HTTP statuses with JSON `{error, error_description}`; the codes are
+ * `invalid_request`, `invalid_token` (401), `unknown_credential`, `credential_disabled`,
+ * `invalid_sad` and `expired_sad`. Authorization errors go back on the redirect, except for an
+ * unknown client or redirect URI, which get an error page and are never redirected.
+ */
+import type { SandboxDeps } from '../deps.js';
+import { basicCredentials, bearerToken, formBody, html, json, jsonBody, redirect, type Router, type SandboxRequest, type SandboxResponse } from '../http.js';
+import { pickLang } from '../pages.js';
+import { consentPage, errorPage, expiredPage, signInPage } from './pages.js';
+import { SANDBOX_USERS, SigningService, SigningServiceError, type AuthorizationRequest, type RegisteredClient, type ServiceTokenHolder } from './service.js';
+
+/** The redirect URI registered for the CLI; any loopback port is accepted with it (RFC 8252 §7.3). */
+export const REGISTERED_REDIRECT_URI = 'http://127.0.0.1:8765/callback';
+const DEFAULT_USER = 'alice';
+const TOKEN_HEADERS = { 'cache-control': 'no-store', pragma: 'no-cache' };
+
+export function mountSigning(router: Router, deps: SandboxDeps): void {
+  const clients: RegisteredClient[] = [{ clientId: deps.secrets.clientId, clientSecret: deps.secrets.clientSecret, redirectUris: [REGISTERED_REDIRECT_URI] }];
+  const service = new SigningService(deps.pki, deps.clock, clients);
+
+  router.get('/oauth2/authorize', (request) => {
+    const check = service.checkAuthorizeRequest(request.query);
+    const lang = pickLang(request.query.get('lang'), 'en');
+    if (check.kind === 'fatal') return html(400, errorPage(lang, check.description));
+    if (check.kind === 'redirect-error') return redirectError(check.redirectUri, check.state, check.error, check.description);
+    if (deps.autoApprove) return approveAtOnce(service, check.request);
+    return html(200, signInPage(lang, `${request.baseUrl}/oauth2/authorize/login`, request.query, SANDBOX_USERS));
+  });
+
+  router.post('/oauth2/authorize/login', (request) => {
+    const form = formBody(request);
+    const user = form.get('user') ?? '';
+    const action = form.get('action');
+    form.delete('user');
+    form.delete('action');
+    const check = service.checkAuthorizeRequest(form);
+    const lang = pickLang(form.get('lang'), 'en');
+    if (check.kind === 'fatal') return html(400, errorPage(lang, check.description));
+    if (check.kind === 'redirect-error') return redirectError(check.redirectUri, check.state, check.error, check.description);
+    if (action === 'cancel') return redirectError(check.request.redirectUri, check.request.state, 'access_denied', 'The signer cancelled the sign-in.');
+    try {
+      const ticket = service.signIn(check.request, user);
+      return html(200, consentPage(lang, `${request.baseUrl}/oauth2/authorize/decision`, ticket, check.request, user));
+    } catch (error) {
+      return onRedirectError(check.request, error);
+    }
+  });
+
+  router.post('/oauth2/authorize/decision', (request) => {
+    const form = formBody(request);
+    const approval = service.takeApproval(form.get('ticket') ?? '');
+    if (!approval) return html(400, expiredPage('en'));
+    const { request: authorization, user } = approval;
+    if (form.get('decision') !== 'approve') {
+      return redirectError(authorization.redirectUri, authorization.state, 'access_denied', 'The signer refused the request.');
+    }
+    return redirectCode(authorization, service.issueCode(authorization, user));
+  });
+
+  router.post('/oauth2/token', (request) => token(service, request));
+
+  router.post('/csc/v1/credentials/list', (request) =>
+    csc(service, request, (body, holder) => {
+      const maxResults = optionalPositiveInteger(body['maxResults'], 'maxResults');
+      const pageToken = optionalString(body['pageToken'], 'pageToken');
+      optionalString(body['clientData'], 'clientData');
+      return service.listCredentials(holder.user, { maxResults, pageToken });
+    }),
+  );
+
+  router.post('/csc/v1/credentials/info', (request) =>
+    csc(service, request, (body, holder) => {
+      return service.credentialInfo(holder.user, requiredString(body['credentialID'], 'credentialID'));
+    }),
+  );
+
+  router.post('/csc/v1/signatures/signHash', (request) =>
+    csc(service, request, (body, holder) => {
+      const credentialID = requiredString(body['credentialID'], 'credentialID');
+      const sad = requiredString(body['SAD'], 'SAD');
+      const hashes = standardBase64Hashes(body['hash']);
+      const hashAlgo = requiredString(body['hashAlgo'], 'hashAlgo');
+      const signAlgo = requiredString(body['signAlgo'], 'signAlgo');
+      optionalString(body['clientData'], 'clientData');
+      return { signatures: service.signHash(holder, { credentialID, sad, hashes, hashAlgo, signAlgo }) };
+    }),
+  );
+}
+
+function approveAtOnce(service: SigningService, request: AuthorizationRequest): SandboxResponse {
+  try {
+    service.takeApproval(service.signIn(request, DEFAULT_USER));
+    return redirectCode(request, service.issueCode(request, DEFAULT_USER));
+  } catch (error) {
+    return onRedirectError(request, error);
+  }
+}
+
+function onRedirectError(request: AuthorizationRequest, error: unknown): SandboxResponse {
+  if (!(error instanceof SigningServiceError)) throw error;
+  return redirectError(request.redirectUri, request.state, error.error, error.description);
+}
+
+function redirectCode(request: AuthorizationRequest, code: string): SandboxResponse {
+  const url = new URL(request.redirectUri);
+  url.searchParams.set('code', code);
+  url.searchParams.set('state', request.state);
+  return redirect(url.toString());
+}
+
+function redirectError(redirectUri: string, state: string | undefined, error: string, description: string): SandboxResponse {
+  const url = new URL(redirectUri);
+  url.searchParams.set('error', error);
+  url.searchParams.set('error_description', description);
+  if (state !== undefined) url.searchParams.set('state', state);
+  return redirect(url.toString());
+}
+
+function token(service: SigningService, request: SandboxRequest): SandboxResponse {
+  const fail = (error: SigningServiceError): SandboxResponse =>
+    json(error.status, { error: error.error, error_description: error.description }, {
+      ...TOKEN_HEADERS,
+      ...(error.status === 401 ? { 'www-authenticate': 'Basic realm="esign sandbox signing service"' } : {}),
+    });
+  if (!(request.headers['content-type'] ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded')) {
+    return fail(new SigningServiceError(400, 'invalid_request', 'The token request must be application/x-www-form-urlencoded.'));
+  }
+  const basic = basicCredentials(request);
+  if (!basic) return fail(new SigningServiceError(401, 'invalid_client', 'Client authentication with HTTP Basic is required.'));
+  const client = service.authenticateClient(basic.user, basic.password);
+  if (!client) return fail(new SigningServiceError(401, 'invalid_client', 'Client authentication failed.'));
+  const form = formBody(request);
+  for (const name of new Set(form.keys())) {
+    if (form.getAll(name).length > 1) return fail(new SigningServiceError(400, 'invalid_request', `The parameter ${name} is repeated.`));
+  }
+  const clientId = form.get('client_id');
+  if (!clientId) return fail(new SigningServiceError(400, 'invalid_request', 'The client_id parameter is required.'));
+  if (clientId !== client.clientId) return fail(new SigningServiceError(401, 'invalid_client', 'The client_id differs from the authenticated client.'));
+  const secretInBody = form.get('client_secret');
+  if (secretInBody !== null && !service.authenticateClient(clientId, secretInBody)) {
+    return fail(new SigningServiceError(401, 'invalid_client', 'Client authentication failed.'));
+  }
+  const grantType = form.get('grant_type');
+  if (!grantType) return fail(new SigningServiceError(400, 'invalid_request', 'The grant_type parameter is required.'));
+  if (grantType !== 'authorization_code') return fail(new SigningServiceError(400, 'unsupported_grant_type', 'Only grant_type=authorization_code is supported.'));
+  try {
+    const grant = service.exchangeCode(client, {
+      code: form.get('code') ?? undefined,
+      redirectUri: form.get('redirect_uri') ?? undefined,
+      codeVerifier: form.get('code_verifier') ?? undefined,
+    });
+    return json(200, grant, TOKEN_HEADERS);
+  } catch (error) {
+    if (error instanceof SigningServiceError) return fail(error);
+    throw error;
+  }
+}
+
+/** Runs a `/csc/v1/*` handler on the JSON body; SigningServiceErrors become status + JSON. */
+function csc(service: SigningService, request: SandboxRequest, handle: (body: Record<string, unknown>, holder: ServiceTokenHolder) => object): SandboxResponse {
+  try {
+    const holder = service.authenticate(bearerToken(request));
+    if (!(request.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) {
+      throw new SigningServiceError(400, 'invalid_request', 'The request body must be application/json.');
+    }
+    const body = jsonBody(request);
+    if (!body) throw new SigningServiceError(400, 'invalid_request', 'The request body must be a JSON object.');
+    return json(200, handle(body, holder));
+  } catch (error) {
+    if (!(error instanceof SigningServiceError)) throw error;
+    const headers: Record<string, string> = error.status === 401 ? { 'www-authenticate': `Bearer error="invalid_token", error_description="${error.description}"` } : {};
+    return json(error.status, { error: error.error, error_description: error.description }, headers);
+  }
+}
+
+function requiredString(value: unknown, name: string): string {
+  if (typeof value !== 'string' || value === '') throw new SigningServiceError(400, 'invalid_request', `Missing or invalid string parameter ${name}.`);
+  return value;
+}
+
+function optionalString(value: unknown, name: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw new SigningServiceError(400, 'invalid_request', `Invalid parameter ${name}: a string is expected.`);
+  return value;
+}
+
+/** maxResults is documented once as a string and sent as a number in the samples: both are read. */
+function optionalPositiveInteger(value: unknown, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const number = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isInteger(number) || number < 1) throw new SigningServiceError(400, 'invalid_request', `Invalid parameter ${name}: a positive integer is expected.`);
+  return number;
+}
+
+function standardBase64Hashes(value: unknown): Uint8Array[] {
+  if (!Array.isArray(value) || value.length === 0) throw new SigningServiceError(400, 'invalid_request', 'Missing or invalid array parameter hash.');
+  return value.map((item) => {
+    if (typeof item !== 'string' || !/^[A-Za-z0-9+/]+={0,2}$/.test(item) || item.length % 4 !== 0) {
+      throw new SigningServiceError(400, 'invalid_request', 'Invalid parameter hash: standard base64 (not base64url) is expected.');
+    }
+    const hash = Buffer.from(item, 'base64');
+    if (hash.length !== 32) throw new SigningServiceError(400, 'invalid_request', 'Invalid parameter hash: a SHA-256 value of 32 bytes is expected.');
+    return new Uint8Array(hash);
+  });
+}
+

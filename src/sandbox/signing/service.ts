@@ -1,0 +1,407 @@
+/**
+ * The sandbox signing service as a domain object: registered clients, authorization codes,
+ * service tokens, SADs and signHash with the test keys. No HTTP here; `routes.ts` maps requests
+ * onto it. It enforces every rule of the service document: a lenient emulator would prove nothing.
+ */
+import { X509Certificate, constants, createHash, privateEncrypt, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Clock } from '../../core/ports.js';
+import {
+  CSC_HASH_ALGO_SHA256,
+  CSC_SIGN_ALGO_RSA,
+  MAX_HASHES_PER_AUTHORIZATION,
+  MAX_STATE_BYTES,
+  SAD_LIFETIME_S,
+  SERVICE_TOKEN_LIFETIME_S,
+  SHA256_LENGTH,
+} from '../../core/csc/shapes.js';
+import { sha256DigestInfo } from '../../core/csc/signature.js';
+import type { SandboxCredential, SandboxPki } from '../pki.js';
+
+export const CODE_LIFETIME_S = 60;
+const APPROVAL_LIFETIME_S = 600;
+const DEFAULT_PAGE_SIZE = 20;
+
+export interface RegisteredClient {
+  clientId: string;
+  clientSecret: string;
+  redirectUris: string[];
+}
+
+/** An error the service answers with: on the redirect (authorize) or as HTTP status + JSON. */
+export class SigningServiceError extends Error {
+  constructor(
+    readonly status: number,
+    readonly error: string,
+    readonly description: string,
+  ) {
+    super(description);
+  }
+}
+
+export type AuthorizationScope = 'service' | 'credential';
+
+/** A validated authorization request. */
+export interface AuthorizationRequest {
+  clientId: string;
+  redirectUri: string;
+  state: string;
+  scope: AuthorizationScope;
+  lang?: string;
+  codeChallenge?: string;
+  credentialID?: string;
+  /** Raw SHA-256 values, for scope credential. */
+  hashes?: Uint8Array[];
+}
+
+/** What validating `GET /oauth2/authorize` gives: a request, an error for the redirect, or a page-only error. */
+export type AuthorizeCheck =
+  | { kind: 'ok'; request: AuthorizationRequest }
+  | { kind: 'redirect-error'; redirectUri: string; state: string | undefined; error: string; description: string }
+  | { kind: 'fatal'; description: string };
+
+interface CodeRecord {
+  request: AuthorizationRequest;
+  user: string;
+  expiresAt: number;
+  used: boolean;
+  issuedToken?: string;
+}
+
+export interface ServiceTokenHolder {
+  user: string;
+  clientId: string;
+  expiresAt: number;
+}
+
+interface SadRecord {
+  user: string;
+  clientId: string;
+  credentialID: string;
+  hashes: string[];
+  expiresAt: number;
+}
+
+interface Approval {
+  request: AuthorizationRequest;
+  user: string;
+  expiresAt: number;
+}
+
+export interface TokenGrant {
+  access_token: string;
+  token_type: 'Bearer' | 'SAD';
+  expires_in: number;
+}
+
+export interface CredentialInfoBody {
+  key: { status: 'enabled' | 'disabled'; algo: string[]; len: number };
+  cert: { status: 'valid' | 'expired' | 'revoked'; certificates: string[]; subjectDN: string; issuerDN: string; serialNumber: string; validTo: string };
+  authMode: 'oauth2code';
+}
+
+export const SANDBOX_USERS = ['alice', 'bob'] as const;
+
+export class SigningService {
+  private readonly codes = new Map<string, CodeRecord>();
+  private readonly tokens = new Map<string, ServiceTokenHolder>();
+  private readonly sads = new Map<string, SadRecord>();
+  private readonly approvals = new Map<string, Approval>();
+  private readonly pageTokens = new Map<string, { user: string; offset: number }>();
+  /** Fault switch: the next N signatures returned by signHash are corrupted. */
+  corruptSignatures = 0;
+
+  constructor(
+    private readonly pki: SandboxPki,
+    private readonly clock: Clock,
+    private readonly clients: RegisteredClient[],
+  ) {}
+
+  private nowMs(): number {
+    return this.clock.now().getTime();
+  }
+
+  // ---- authorization -------------------------------------------------------------------------
+
+  /** Validates the query of `GET /oauth2/authorize` (seed §4.1). */
+  checkAuthorizeRequest(query: URLSearchParams): AuthorizeCheck {
+    const clientId = single(query, 'client_id');
+    const client = this.clients.find((candidate) => candidate.clientId === clientId);
+    if (!clientId || !client) return { kind: 'fatal', description: 'The client_id is missing or not registered with this service.' };
+    const redirectUri = single(query, 'redirect_uri');
+    if (!redirectUri || !redirectUriAllowed(client, redirectUri)) {
+      return { kind: 'fatal', description: 'The redirect_uri is missing or not registered for this client.' };
+    }
+    const state = single(query, 'state');
+    const fail = (error: string, description: string): AuthorizeCheck => ({ kind: 'redirect-error', redirectUri, state, error, description });
+    for (const name of new Set(query.keys())) if (query.getAll(name).length > 1) return fail('invalid_request', `The parameter ${name} is repeated.`);
+    if (state === undefined || state === '') return fail('invalid_request', 'The state parameter is required.');
+    if (Buffer.byteLength(state, 'utf8') > MAX_STATE_BYTES) return fail('invalid_request', `The state is longer than ${MAX_STATE_BYTES} bytes.`);
+    const responseType = single(query, 'response_type');
+    if (!responseType) return fail('invalid_request', 'The response_type parameter is required.');
+    if (responseType !== 'code') return fail('unsupported_response_type', 'Only response_type=code is supported.');
+    const scope = single(query, 'scope');
+    if (!scope) return fail('invalid_request', 'The scope parameter is required.');
+    if (scope !== 'service' && scope !== 'credential') {
+      const words = scope.split(/\s+/);
+      return fail(
+        'invalid_scope',
+        words.includes('service') && words.includes('credential')
+          ? 'The scopes service and credential are used separately, never together.'
+          : `Unknown scope ${JSON.stringify(scope)}; use service or credential.`,
+      );
+    }
+    const request: AuthorizationRequest = { clientId, redirectUri, state, scope };
+    const lang = single(query, 'lang');
+    if (lang) request.lang = lang;
+    const challenge = single(query, 'code_challenge');
+    if (challenge !== undefined) {
+      if (single(query, 'code_challenge_method') !== 'S256') return fail('invalid_request', 'Only code_challenge_method=S256 is supported.');
+      if (!/^[A-Za-z0-9_-]{43,128}$/.test(challenge)) return fail('invalid_request', 'The code_challenge is malformed.');
+      request.codeChallenge = challenge;
+    }
+    if (scope === 'credential') {
+      const credentialID = single(query, 'credentialID');
+      if (!credentialID) return fail('invalid_request', 'The credentialID parameter is required with scope credential.');
+      const numText = single(query, 'numSignatures');
+      if (numText === undefined) return fail('invalid_request', 'The numSignatures parameter is required with scope credential.');
+      if (!/^\d+$/.test(numText)) return fail('invalid_request', 'numSignatures must be an integer.');
+      const numSignatures = Number(numText);
+      if (numSignatures < 1 || numSignatures > MAX_HASHES_PER_AUTHORIZATION) {
+        return fail('invalid_request', `numSignatures must be between 1 and ${MAX_HASHES_PER_AUTHORIZATION}, got ${numSignatures}.`);
+      }
+      const hashText = single(query, 'hash');
+      if (!hashText) return fail('invalid_request', 'The hash parameter is required with scope credential.');
+      const entries = hashText.split(',');
+      if (entries.length !== numSignatures) {
+        return fail('invalid_request', `numSignatures is ${numSignatures} but ${entries.length} hashes were listed.`);
+      }
+      const hashes: Uint8Array[] = [];
+      for (const entry of entries) {
+        const hash = decodeBase64Url(entry);
+        if (!hash) return fail('invalid_request', 'Every hash must be base64url-encoded (not standard base64).');
+        if (hash.length !== SHA256_LENGTH) return fail('invalid_request', `Every hash must be a SHA-256 value of ${SHA256_LENGTH} bytes.`);
+        hashes.push(hash);
+      }
+      if (!this.pki.credentials.some((credential) => credential.credentialID === credentialID)) {
+        return fail('invalid_request', `Unknown credentialID ${JSON.stringify(credentialID)}.`);
+      }
+      request.credentialID = credentialID;
+      request.hashes = hashes;
+    }
+    return { kind: 'ok', request };
+  }
+
+  /**
+   * The signer signed in as `user`. For scope credential the credential must be theirs and usable.
+   * Returns the approval ticket for the consent page.
+   */
+  signIn(request: AuthorizationRequest, user: string): string {
+    if (!(SANDBOX_USERS as readonly string[]).includes(user)) throw new SigningServiceError(400, 'access_denied', 'Unknown test user.');
+    if (request.scope === 'credential') {
+      const credential = this.credentialOf(user, request.credentialID ?? '');
+      if (!credential) throw new SigningServiceError(400, 'invalid_request', `The credential ${request.credentialID ?? ''} does not belong to the signed-in user.`);
+      const status = this.statusOf(credential);
+      if (status.status === 'disabled') {
+        throw new SigningServiceError(400, 'invalid_request', `The credential ${credential.credentialID} is disabled (${status.reason}).`);
+      }
+    }
+    const ticket = randomToken();
+    this.approvals.set(ticket, { request, user, expiresAt: this.nowMs() + APPROVAL_LIFETIME_S * 1000 });
+    return ticket;
+  }
+
+  /** The approval behind a consent-page ticket; single use. */
+  takeApproval(ticket: string): Approval | undefined {
+    const approval = this.approvals.get(ticket);
+    this.approvals.delete(ticket);
+    return approval && approval.expiresAt > this.nowMs() ? approval : undefined;
+  }
+
+  peekApproval(ticket: string): Approval | undefined {
+    const approval = this.approvals.get(ticket);
+    return approval && approval.expiresAt > this.nowMs() ? approval : undefined;
+  }
+
+  /** The signer approved: a single-use code, valid 60 s, bound to the whole request and the user. */
+  issueCode(request: AuthorizationRequest, user: string): string {
+    const code = randomToken();
+    this.codes.set(code, { request, user, expiresAt: this.nowMs() + CODE_LIFETIME_S * 1000, used: false });
+    return code;
+  }
+
+  // ---- token endpoint ------------------------------------------------------------------------
+
+  authenticateClient(clientId: string, clientSecret: string): RegisteredClient | undefined {
+    const client = this.clients.find((candidate) => candidate.clientId === clientId);
+    return client && timingSafeEqualText(client.clientSecret, clientSecret) ? client : undefined;
+  }
+
+  /** Exchanges a code (seed §4.2): `Bearer` 3600 s for scope service, `SAD` 300 s for scope credential. */
+  exchangeCode(client: RegisteredClient, form: { code?: string; redirectUri?: string; codeVerifier?: string }): TokenGrant {
+    if (!form.code) throw new SigningServiceError(400, 'invalid_request', 'The code parameter is required.');
+    if (!form.redirectUri) throw new SigningServiceError(400, 'invalid_request', 'The redirect_uri parameter is required.');
+    const record = this.codes.get(form.code);
+    if (!record) throw new SigningServiceError(400, 'invalid_grant', 'The authorization code is unknown.');
+    if (record.used) {
+      // RFC 6749 §4.1.2: a code used twice revokes what it gave.
+      if (record.issuedToken) {
+        this.tokens.delete(record.issuedToken);
+        this.sads.delete(record.issuedToken);
+      }
+      throw new SigningServiceError(400, 'invalid_grant', 'The authorization code was already used.');
+    }
+    record.used = true;
+    if (record.expiresAt <= this.nowMs()) throw new SigningServiceError(400, 'invalid_grant', 'The authorization code has expired.');
+    if (record.request.clientId !== client.clientId) throw new SigningServiceError(400, 'invalid_grant', 'The authorization code was issued to another client.');
+    if (record.request.redirectUri !== form.redirectUri) {
+      throw new SigningServiceError(400, 'invalid_grant', 'The redirect_uri differs from the one in the authorization request.');
+    }
+    if (record.request.codeChallenge) {
+      const expected = form.codeVerifier ? createHash('sha256').update(form.codeVerifier).digest('base64url') : undefined;
+      if (expected !== record.request.codeChallenge) throw new SigningServiceError(400, 'invalid_grant', 'The code_verifier does not match the code_challenge.');
+    }
+    const token = randomToken();
+    record.issuedToken = token;
+    if (record.request.scope === 'service') {
+      this.tokens.set(token, { user: record.user, clientId: client.clientId, expiresAt: this.nowMs() + SERVICE_TOKEN_LIFETIME_S * 1000 });
+      return { access_token: token, token_type: 'Bearer', expires_in: SERVICE_TOKEN_LIFETIME_S };
+    }
+    this.sads.set(token, {
+      user: record.user,
+      clientId: client.clientId,
+      credentialID: record.request.credentialID ?? '',
+      hashes: hashSet(record.request.hashes ?? []),
+      expiresAt: this.nowMs() + SAD_LIFETIME_S * 1000,
+    });
+    return { access_token: token, token_type: 'SAD', expires_in: SAD_LIFETIME_S };
+  }
+
+  // ---- /csc/v1 -------------------------------------------------------------------------------
+
+  /** The service token's holder, or a 401 `invalid_token`. */
+  authenticate(accessToken: string | undefined): ServiceTokenHolder {
+    const token = accessToken ? this.tokens.get(accessToken) : undefined;
+    if (!accessToken || !token) throw new SigningServiceError(401, 'invalid_token', 'A valid Bearer access token of scope service is required.');
+    if (token.expiresAt <= this.nowMs()) {
+      this.tokens.delete(accessToken);
+      throw new SigningServiceError(401, 'invalid_token', 'The access token has expired.');
+    }
+    return token;
+  }
+
+  listCredentials(user: string, options: { maxResults?: number; pageToken?: string }): { credentialIDs: string[]; nextPageToken?: string } {
+    const owned = this.pki.credentials.filter((credential) => credential.owner === user).map((credential) => credential.credentialID);
+    let offset = 0;
+    if (options.pageToken !== undefined) {
+      const page = this.pageTokens.get(options.pageToken);
+      if (!page || page.user !== user) throw new SigningServiceError(400, 'invalid_request', 'Invalid parameter pageToken.');
+      offset = page.offset;
+    }
+    const size = options.maxResults ?? DEFAULT_PAGE_SIZE;
+    const credentialIDs = owned.slice(offset, offset + size);
+    if (offset + size >= owned.length) return { credentialIDs };
+    const nextPageToken = randomToken();
+    this.pageTokens.set(nextPageToken, { user, offset: offset + size });
+    return { credentialIDs, nextPageToken };
+  }
+
+  credentialInfo(user: string, credentialID: string): CredentialInfoBody {
+    const credential = this.requireCredential(user, credentialID);
+    const status = this.statusOf(credential);
+    const certificate = new X509Certificate(credential.signer.certificate);
+    return {
+      key: { status: status.status, algo: [CSC_SIGN_ALGO_RSA], len: credential.keyBits },
+      cert: {
+        status: status.certStatus,
+        certificates: credential.chain.map((der) => Buffer.from(der).toString('base64')),
+        subjectDN: certificate.subject.replace(/\n/g, ', '),
+        issuerDN: certificate.issuer.replace(/\n/g, ', '),
+        serialNumber: credential.signer.serialNumberHex,
+        validTo: certificate.validTo,
+      },
+      authMode: 'oauth2code',
+    };
+  }
+
+  /** Signs exactly the hashes the SAD was issued for, with the credential's key (PKCS#1 v1.5). */
+  signHash(token: ServiceTokenHolder, request: { credentialID: string; sad: string; hashes: Uint8Array[]; hashAlgo: string; signAlgo: string }): string[] {
+    if (request.hashAlgo !== CSC_HASH_ALGO_SHA256) throw new SigningServiceError(400, 'invalid_request', `Unsupported hashAlgo ${request.hashAlgo}; only SHA-256 (${CSC_HASH_ALGO_SHA256}).`);
+    if (request.signAlgo !== CSC_SIGN_ALGO_RSA) throw new SigningServiceError(400, 'invalid_request', `Unsupported signAlgo ${request.signAlgo}; only rsaEncryption (${CSC_SIGN_ALGO_RSA}).`);
+    const credential = this.requireCredential(token.user, request.credentialID);
+    const status = this.statusOf(credential);
+    if (status.status === 'disabled') throw new SigningServiceError(400, 'credential_disabled', `The credential is disabled (${status.reason}).`);
+    const sad = this.sads.get(request.sad);
+    if (!sad || sad.user !== token.user || sad.clientId !== token.clientId) throw new SigningServiceError(400, 'invalid_sad', 'The SAD is not valid.');
+    if (sad.expiresAt <= this.nowMs()) throw new SigningServiceError(400, 'expired_sad', 'The SAD has expired.');
+    if (sad.credentialID !== request.credentialID) throw new SigningServiceError(400, 'invalid_sad', 'The SAD was issued for another credential.');
+    const wanted = hashSet(request.hashes);
+    if (wanted.length !== sad.hashes.length || wanted.some((hash, index) => hash !== sad.hashes[index])) {
+      throw new SigningServiceError(400, 'invalid_sad', 'The SAD was issued for other hashes.');
+    }
+    return request.hashes.map((hash) => {
+      const signature = privateEncrypt({ key: credential.signer.privateKey, padding: constants.RSA_PKCS1_PADDING }, sha256DigestInfo(hash));
+      if (this.corruptSignatures > 0) {
+        this.corruptSignatures -= 1;
+        signature[signature.length - 1] = (signature[signature.length - 1] ?? 0) ^ 0xff;
+      }
+      return signature.toString('base64');
+    });
+  }
+
+  /** The status `credentials/info` reports; the certificate's dates are judged with the service clock. */
+  statusOf(credential: SandboxCredential): { status: 'enabled' | 'disabled'; reason?: string; certStatus: 'valid' | 'expired' | 'revoked' } {
+    if (this.pki.revokedSerials.includes(credential.signer.serialNumberHex)) return { status: 'disabled', reason: 'certificate revoked', certStatus: 'revoked' };
+    if (credential.signer.notAfter.getTime() <= this.nowMs()) return { status: 'disabled', reason: 'certificate expired', certStatus: 'expired' };
+    if (credential.status === 'disabled') return { status: 'disabled', reason: credential.statusReason ?? 'disabled by owner', certStatus: 'valid' };
+    return { status: 'enabled', certStatus: 'valid' };
+  }
+
+  credentialOf(user: string, credentialID: string): SandboxCredential | undefined {
+    return this.pki.credentials.find((credential) => credential.credentialID === credentialID && credential.owner === user);
+  }
+
+  private requireCredential(user: string, credentialID: string): SandboxCredential {
+    const credential = this.credentialOf(user, credentialID);
+    if (!credential) throw new SigningServiceError(400, 'unknown_credential', `Unknown credentialID ${JSON.stringify(credentialID)}.`);
+    return credential;
+  }
+}
+
+function single(query: URLSearchParams, name: string): string | undefined {
+  return query.get(name) ?? undefined;
+}
+
+/** RFC 8252 §7.3: a loopback redirect URI matches a registered one with any port. */
+export function redirectUriAllowed(client: RegisteredClient, candidate: string): boolean {
+  if (client.redirectUris.includes(candidate)) return true;
+  let url: URL;
+  try {
+    url = new URL(candidate);
+  } catch {
+    return false;
+  }
+  if (url.protocol !== 'http:' || !['127.0.0.1', '[::1]'].includes(url.hostname) || url.hash || url.username || url.password) return false;
+  return client.redirectUris.some((registered) => {
+    const known = new URL(registered);
+    return known.protocol === 'http:' && ['127.0.0.1', '[::1]'].includes(known.hostname) && known.pathname === url.pathname && known.search === url.search;
+  });
+}
+
+function decodeBase64Url(text: string): Uint8Array | undefined {
+  if (!/^[A-Za-z0-9_-]+={0,2}$/.test(text)) return undefined;
+  return new Uint8Array(Buffer.from(text, 'base64url'));
+}
+
+function hashSet(hashes: Uint8Array[]): string[] {
+  return hashes.map((hash) => Buffer.from(hash).toString('hex')).sort();
+}
+
+function randomToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+function timingSafeEqualText(a: string, b: string): boolean {
+  const left = createHash('sha256').update(a).digest();
+  const right = createHash('sha256').update(b).digest();
+  return timingSafeEqual(left, right);
+}

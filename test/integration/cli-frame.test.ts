@@ -1,0 +1,103 @@
+import { spawnSync } from 'node:child_process';
+import { stat, writeFile, chmod } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/run-cli.js';
+import { tempDir } from '../helpers/tmp.js';
+
+
+function timeRuns(args: string[], runs: number): number {
+  const times: number[] = [];
+  for (let index = 0; index < runs; index++) {
+    const started = process.hrtime.bigint();
+    const result = spawnSync(process.execPath, args, { stdio: 'ignore' });
+    expect(result.status).toBe(0);
+    times.push(Number(process.hrtime.bigint() - started) / 1e6);
+  }
+  // The fastest run is the one least disturbed by whatever else the machine is doing.
+  return Math.min(...times);
+}
+
+describe('esign CLI frame', () => {
+  it('prints help and version from the built package', async () => {
+    const help = await runCli(['--help']);
+    expect(help.code).toBe(0);
+    for (const command of ['sign', 'verify', 'timestamp', 'credentials', 'login', 'whoami', 'logout', 'upload', 'sandbox', 'config']) {
+      expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
+    }
+    const version = await runCli(['--version']);
+    expect(version.code).toBe(0);
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+
+  it('answers --version and --help within node -e 0 plus 30 ms (fastest of 7)', () => {
+    const bin = join(import.meta.dirname, '../../bin/esign.js');
+    const floor = timeRuns(['-e', '0'], 7);
+    const versionMs = timeRuns([bin, '--version'], 7);
+    const helpMs = timeRuns([bin, '--help'], 7);
+    // Loaded machines add noise to every process alike; the budget is on the difference.
+    expect(versionMs - floor).toBeLessThan(30 + floor * 0.25);
+    expect(helpMs - floor).toBeLessThan(30 + floor * 0.25);
+  });
+
+  it('rejects unknown options with the usage exit code', async () => {
+    const result = await runCli(['--no-such-flag']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("unknown option '--no-such-flag'");
+  });
+
+  it('keeps profiles in ESIGN_CONFIG_DIR and resolves flag > env > profile > default', async () => {
+    const dir = await tempDir();
+    const env = { ESIGN_CONFIG_DIR: dir };
+    expect((await runCli(['config', 'init', 'work', '--set', 'signingBaseUrl=https://sign.example/api', '--set', 'credential=profile-cred'], { env })).code).toBe(0);
+    const fromProfile = await runCli(['--json', 'config', 'get', 'credential'], { env });
+    expect(fromProfile.json()).toMatchObject({ profile: 'work', value: 'profile-cred', source: 'profile' });
+    const fromEnv = await runCli(['--json', 'config', 'get', 'credential'], { env: { ...env, ESIGN_CREDENTIAL: 'env-cred' } });
+    expect(fromEnv.json()).toMatchObject({ value: 'env-cred', source: 'env' });
+    const fromDefault = await runCli(['--json', 'config', 'get', 'redirectUri'], { env });
+    expect(fromDefault.json()).toMatchObject({ value: 'http://127.0.0.1:8765/callback', source: 'default' });
+    const path = await runCli(['config', 'path'], { env });
+    expect(path.stdout.trim()).toBe(join(dir, 'config.json'));
+  });
+
+  it('refuses a plain http:// service URL that is not loopback when it is used', async () => {
+    const dir = await tempDir();
+    const result = await runCli(['config', 'set', 'signingBaseUrl', 'not-a-url'], { env: { ESIGN_CONFIG_DIR: dir, ESIGN_PROFILE: 'x' } });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toMatch(/^esign: Invalid value for signingBaseUrl/);
+  });
+
+  it('never shows secrets, and refuses a secrets file others can read', async () => {
+    const dir = await tempDir();
+    const secrets = join(dir, 'secrets.env');
+    await writeFile(secrets, 'CLIENT_SECRET=super-secret-value\nTSA_PASSWORD=tsa-secret-value\n');
+    await chmod(secrets, 0o644);
+    const env = { ESIGN_CONFIG_DIR: dir };
+    expect((await runCli(['config', 'init', 'p', '--set', `secretsFile=${secrets}`], { env })).code).toBe(0);
+    const loose = await runCli(['config', 'list'], { env });
+    expect(loose.code).toBe(3);
+    expect(loose.stderr).toContain('chmod 600');
+    await chmod(secrets, 0o600);
+    const listed = await runCli(['config', 'list'], { env: { ...env, ESIGN_CLIENT_SECRET: 'env-secret-value' } });
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain('client secret: set');
+    for (const secret of ['super-secret-value', 'tsa-secret-value', 'env-secret-value']) {
+      expect(listed.stdout + listed.stderr).not.toContain(secret);
+    }
+    expect((await stat(join(dir, 'config.json'))).isFile()).toBe(true);
+  });
+
+  it('says when a command is not implemented yet and exits non-zero', async () => {
+    const result = await runCli(['verify', 'x.pdf']);
+    if (result.code === 12) expect(result.stderr).toMatch(/not implemented yet/);
+    else expect(result.stderr).not.toMatch(/not implemented yet/);
+    expect(result.code).not.toBe(0);
+  });
+
+  it('prints errors as JSON with --json', async () => {
+    const dir = await tempDir();
+    const result = await runCli(['--json', '--profile', 'missing', 'config', 'get', 'clientId'], { env: { ESIGN_CONFIG_DIR: dir } });
+    expect(result.code).toBe(3);
+    expect(result.json()).toMatchObject({ error: { code: 'CONFIG_UNKNOWN_PROFILE', exitCode: 3 } });
+  });
+});

@@ -1,0 +1,67 @@
+/** `esign credentials list|info|use` as a user runs them: the built CLI against the in-process sandbox. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/run-cli.js';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+
+let sandbox: TestSandbox;
+
+beforeAll(async () => {
+  sandbox = await startTestSandbox({ autoApprove: true });
+});
+
+afterAll(async () => {
+  await sandbox.close();
+});
+
+interface Listed {
+  credentials: Array<{ credentialID: string; status: string; statusReason?: string; keyLength: number; isDefault: boolean; signer: { subjectCN: string; issuerCN: string } }>;
+}
+
+describe('esign credentials', () => {
+  it('lists every credential with status, names, validity and key (--json)', async () => {
+    const result = await runCli(['--auto-approve', '--json', 'credentials', 'list'], { env: sandbox.env });
+    expect(result.code, result.stderr).toBe(0);
+    const listed = result.json<Listed>();
+    expect(listed.credentials.map((c) => [c.credentialID, c.status, c.statusReason ?? null, c.keyLength])).toEqual([
+      ['alice-rsa2048', 'enabled', null, 2048],
+      ['alice-rsa3072', 'enabled', null, 3072],
+      ['alice-disabled', 'disabled', null, 2048],
+      ['alice-expired', 'disabled', 'certificate expired', 2048],
+      ['alice-revoked', 'disabled', 'certificate revoked', 2048],
+    ]);
+    expect(listed.credentials[0]?.signer.subjectCN).toContain('TEST');
+    expect(listed.credentials[0]?.signer.issuerCN).toBe('esign Sandbox TEST Issuing CA');
+    expect(listed.credentials[0]?.isDefault).toBe(true);
+  });
+
+  it('prints a table for people, and never a token', async () => {
+    const result = await runCli(['--auto-approve', 'credentials', 'list'], { env: sandbox.env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/id\s+status\s+subject\s+issuer\s+valid until\s+key/);
+    expect(result.stdout).toContain('disabled (certificate expired)');
+    expect(result.stdout).toContain('RSA 3072');
+    expect(result.stdout + result.stderr).not.toMatch(/access_token|Bearer [A-Za-z0-9_-]{20,}/);
+  });
+
+  it('shows a credential with its chain and key usage', async () => {
+    const result = await runCli(['--auto-approve', '--json', 'credentials', 'info', 'alice-rsa3072'], { env: sandbox.env });
+    expect(result.code, result.stderr).toBe(0);
+    const info = result.json<{ chain: Array<{ subjectCN: string }>; keyUsage: string[]; status: string }>();
+    expect(info.chain.map((c) => c.subjectCN)).toEqual([expect.stringContaining('Alice Test'), 'esign Sandbox TEST Issuing CA', 'esign Sandbox TEST Root CA']);
+    expect(info.keyUsage).toEqual(['digitalSignature', 'nonRepudiation']);
+    const human = await runCli(['--auto-approve', 'credentials', 'info', 'alice-expired'], { env: sandbox.env });
+    expect(human.stdout).toContain('disabled (certificate expired)');
+  });
+
+  it('sets the default credential, and refuses a disabled or unknown one', async () => {
+    const used = await runCli(['--auto-approve', 'credentials', 'use', 'alice-rsa3072'], { env: sandbox.env });
+    expect(used.code, used.stderr).toBe(0);
+    const got = await runCli(['--json', 'config', 'get', 'credential'], { env: sandbox.env });
+    expect(got.json<{ value: string }>().value).toBe('alice-rsa3072');
+    const disabled = await runCli(['--auto-approve', '--json', 'credentials', 'use', 'alice-disabled'], { env: sandbox.env });
+    expect(disabled.code).toBe(11);
+    expect(disabled.stdout).toContain('CREDENTIAL_DISABLED');
+    const unknown = await runCli(['--auto-approve', '--json', 'credentials', 'use', 'nobody'], { env: sandbox.env });
+    expect(unknown.stdout).toContain('CREDENTIAL_NOT_FOUND');
+  });
+});

@@ -1,0 +1,449 @@
+/**
+ * The fault matrix (issue 9, item 2): every remote call esign makes, against the sandbox's fault
+ * injection, with each transport and content fault. Every case asserts the documented exit code and
+ * message (README "Exit codes"), the number of tries (DESIGN §4: idempotent calls at most 3, signHash
+ * and token exchanges once), the input untouched and no output or temp file left. The results are
+ * written to test/artifacts/fault-matrix.json; `node scripts/reliability-table.mjs` turns them into
+ * the table in docs/reliability.md.
+ */
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { PDFDocument, StandardFonts } from 'pdf-lib';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Fault } from '../../src/sandbox/faults.js';
+import { storageControl } from '../../src/sandbox/storage/routes.js';
+import { startFaultProxy, type FaultProxy } from '../helpers/fault-proxy.js';
+import { runCli, type CliResult } from '../helpers/run-cli.js';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { tempDir, tempDirForFile } from '../helpers/tmp.js';
+
+process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
+
+/** The client's HTTP time-out in the time-out cases, and the delay that exceeds it. */
+const TIMEOUT_MS = 700;
+const DELAY_MS = 1_500;
+
+const ROUTES = {
+  discovery: 'identity GET /.well-known/openid-configuration',
+  jwks: 'identity GET /jwks',
+  identityToken: 'identity POST /oauth2/token',
+  userinfo: 'identity-legacy GET /userinfo',
+  signingToken: 'signing POST /oauth2/token',
+  list: 'signing POST /csc/v1/credentials/list',
+  info: 'signing POST /csc/v1/credentials/info',
+  authorize: 'signing GET /oauth2/authorize',
+  signHash: 'signing POST /csc/v1/signatures/signHash',
+  tsa: 'tsa POST /tss03',
+  storageCredentials: 'storage POST /v1/credentials',
+  s3Put: 's3 PUT /{bucket}/{key}',
+} as const;
+type CallName = keyof typeof ROUTES;
+
+interface MatrixRow {
+  call: CallName;
+  route: string;
+  fault: string;
+  command: string;
+  exitCode: number | null;
+  errorCode: string | undefined;
+  message: string;
+  tries: number;
+  maxTries: number;
+  inputUntouched: boolean;
+  leftovers: string[];
+  pass: boolean;
+}
+
+const matrix: MatrixRow[] = [];
+let t: TestSandbox;
+let s3Proxy: FaultProxy;
+let realS3Url: string;
+let work: { dir: string; remove: () => Promise<void> };
+let pdfBytes: Buffer;
+
+beforeAll(async () => {
+  t = await startTestSandbox({ autoApprove: true, s3: true });
+  work = await tempDirForFile('esign-faults-');
+  const control = storageControl(t.sandbox);
+  realS3Url = control.s3.url;
+  s3Proxy = await startFaultProxy(realS3Url);
+  control.s3.url = s3Proxy.url;
+  const document = await PDFDocument.create();
+  const font = await document.embedFont(StandardFonts.Helvetica);
+  document.addPage([595, 842]).drawText('fault matrix', { x: 72, y: 760, size: 14, font });
+  pdfBytes = Buffer.from(await document.save({ useObjectStreams: false }));
+});
+
+afterEach(async () => {
+  t.sandbox.faults.clear();
+  s3Proxy.faults.length = 0;
+  // Switches a case armed but did not use must not reach the next case.
+  await postJson(`${t.sandbox.urls.identity}/_sandbox/switches/clear`, {});
+  await postJson(`${t.sandbox.urls.tsa}/_faults/clear`, {});
+});
+
+afterAll(async () => {
+  const artifacts = new URL('../artifacts/', import.meta.url);
+  await mkdir(artifacts, { recursive: true });
+  const sorted = [...matrix].sort((a, b) => Object.keys(ROUTES).indexOf(a.call) - Object.keys(ROUTES).indexOf(b.call));
+  await writeFile(new URL('fault-matrix.json', artifacts), JSON.stringify({ generatedBy: 'test/integration/faults.test.ts', timeoutMs: TIMEOUT_MS, cases: sorted }, null, 2) + '\n');
+  if (s3Proxy) {
+    storageControl(t.sandbox).s3.url = realS3Url;
+    await s3Proxy.close();
+  }
+  await t?.close();
+  await work?.remove();
+});
+
+// ---- one case ------------------------------------------------------------------------------
+
+interface FaultCase {
+  call: CallName;
+  fault: string;
+  /** Arms the fault (sandbox injector, TSA or identity switches, S3 proxy, runtime file). */
+  arm: (env: Record<string, string>) => Promise<void> | void;
+  /** The CLI run that makes the call. */
+  command: 'sign' | 'sign (browser)' | 'sign B-T' | 'credentials list' | 'login' | 'upload' | 'timestamp';
+  errorCode: string | RegExp;
+  exitCode: number;
+  message: RegExp;
+  /** Calls of the faulted route expected (exactly, or a range). */
+  tries: number | [number, number];
+  /** Runs with the short HTTP time-out. */
+  shortTimeout?: boolean;
+}
+
+const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
+async function runCase(c: FaultCase): Promise<void> {
+  const dir = await tempDir('esign-fault-');
+  const configDir = join(dir, '.config');
+  const docs = join(dir, 'docs');
+  await mkdir(docs);
+  const input = join(docs, 'contract.pdf');
+  await writeFile(input, pdfBytes);
+  const before = sha256(await readFile(input));
+  const env: Record<string, string> = { ...t.env, ESIGN_CONFIG_DIR: configDir, ...(c.shortTimeout ? { ESIGN_HTTP_TIMEOUT_MS: String(TIMEOUT_MS) } : {}) };
+  const prefix = `case-${matrix.length}`;
+  if (c.command === 'upload') {
+    const login = await runCli(['--auto-approve', 'login', '--scope', 'com.vendor.storage'], { env: { ...t.env, ESIGN_CONFIG_DIR: configDir } });
+    expect(login.code, login.stderr).toBe(0);
+  }
+  await c.arm(env);
+  const route = ROUTES[c.call];
+  const logStart = t.sandbox.requestLog.length;
+  const putsStart = s3Proxy.puts;
+  const args: Record<FaultCase['command'], string[]> = {
+    sign: ['--auto-approve', '--json', 'sign', '--level', 'B-B', input],
+    'sign (browser)': ['--json', '--timeout', '20', 'sign', '--level', 'B-B', input],
+    'sign B-T': ['--auto-approve', '--json', 'sign', '--level', 'B-T', input],
+    'credentials list': ['--auto-approve', '--json', 'credentials', 'list'],
+    login: ['--auto-approve', '--json', 'login'],
+    upload: ['--json', 'upload', '--prefix', prefix, input],
+    timestamp: ['--json', 'timestamp', input],
+  };
+  const result: CliResult = await runCli(args[c.command], { env, timeoutMs: 60_000 });
+  // A delayed request reaches its handler after the client gave up on it; the last one was sent at
+  // least TIMEOUT_MS before the CLI exited. Let it finish before the next case arms a switch it could
+  // otherwise consume (an ID token fault, a spoiled TSA token).
+  if (c.shortTimeout) await new Promise((resolve) => setTimeout(resolve, DELAY_MS - TIMEOUT_MS + 200));
+  const tries = c.call === 's3Put' ? s3Proxy.puts - putsStart : t.sandbox.requestLog.slice(logStart).filter((id) => id === route).length;
+  const errorLine = result.stdout.trim().split('\n').at(-1) ?? '';
+  let errorCode: string | undefined;
+  try {
+    errorCode = (JSON.parse(errorLine) as { error?: { code?: string } }).error?.code;
+  } catch {
+    errorCode = undefined;
+  }
+  const message = result.stderr.trim().split('\n').at(-1) ?? '';
+  const leftovers = (await readdir(docs)).filter((name) => name !== 'contract.pdf');
+  const untouched = sha256(await readFile(input)) === before;
+  const [minTries, maxTries] = typeof c.tries === 'number' ? [c.tries, c.tries] : c.tries;
+  const row: MatrixRow = {
+    call: c.call,
+    route,
+    fault: c.fault,
+    command: `esign ${args[c.command].filter((arg) => !arg.startsWith('/')).join(' ')}`,
+    exitCode: result.code,
+    errorCode,
+    message: message.replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:PORT').replace(/case-\d+/g, 'case-N'),
+    tries,
+    maxTries,
+    inputUntouched: untouched,
+    leftovers,
+    pass: false,
+  };
+  matrix.push(row);
+  expect({ exit: result.code, errorCode }, result.stderr).toEqual({ exit: c.exitCode, errorCode: typeof c.errorCode === 'string' ? c.errorCode : expect.stringMatching(c.errorCode) });
+  expect(message).toMatch(c.message);
+  expect(message).toMatch(/^esign: /);
+  expect(tries).toBeGreaterThanOrEqual(minTries);
+  expect(tries).toBeLessThanOrEqual(maxTries);
+  expect(untouched).toBe(true);
+  expect(leftovers).toEqual([]);
+  row.pass = true;
+}
+
+// ---- the matrix ------------------------------------------------------------------------------
+
+const inject = (call: CallName, fault: Fault, times = 1) => () => t.sandbox.faults.inject({ route: ROUTES[call], fault, times });
+const status = (code: number, headers: Record<string, string> = {}): Fault => ({ kind: 'status', status: code, headers });
+const malformed = (body: string, contentType = 'application/json'): Fault => ({ kind: 'malformed', body, contentType });
+
+/** Transport and status faults, with what each yields for a call retried (idempotent) or sent once. */
+function standardCases(call: CallName, command: FaultCase['command'], idempotent: boolean, service: RegExp): FaultCase[] {
+  const retried = idempotent ? 3 : 1;
+  return [
+    { call, command, fault: 'connection reset', arm: inject(call, { kind: 'reset' }, 3), errorCode: 'HTTP_UNREACHABLE', exitCode: 5, message: /Could not reach the/, tries: retried },
+    { call, command, fault: 'time-out', arm: inject(call, { kind: 'delay', ms: DELAY_MS }, 3), errorCode: 'HTTP_TIMEOUT', exitCode: 5, message: /did not answer within/, tries: retried, shortTimeout: true },
+    { call, command, fault: 'HTTP 429', arm: inject(call, status(429, { 'retry-after': '0' }), 3), errorCode: 'HTTP_RATE_LIMITED', exitCode: 5, message: service, tries: retried },
+    { call, command, fault: 'HTTP 500', arm: inject(call, status(500), 3), errorCode: 'HTTP_SERVER_ERROR', exitCode: 5, message: service, tries: 1 },
+    { call, command, fault: 'HTTP 502', arm: inject(call, status(502), 3), errorCode: 'HTTP_SERVER_ERROR', exitCode: 5, message: service, tries: retried },
+    { call, command, fault: 'HTTP 503', arm: inject(call, status(503), 3), errorCode: 'HTTP_SERVER_ERROR', exitCode: 5, message: service, tries: retried },
+  ];
+}
+
+const CASES: FaultCase[] = [
+  // identity metadata: discovery document and JWKS (idempotent), through `esign login`
+  ...standardCases('discovery', 'login', true, /identity service/),
+  { call: 'discovery', command: 'login', fault: 'malformed JSON', arm: inject('discovery', malformed('{"issuer": ')), errorCode: 'OIDC_DISCOVERY_FAILED', exitCode: 4, message: /discovery document .* is not a JSON object/, tries: 1 },
+  { call: 'discovery', command: 'login', fault: 'wrong field types', arm: inject('discovery', malformed('{"issuer": 42, "jwks_uri": []}')), errorCode: 'OIDC_DISCOVERY_FAILED', exitCode: 4, message: /issuer/, tries: 1 },
+  ...standardCases('jwks', 'login', true, /identity service/),
+  { call: 'jwks', command: 'login', fault: 'malformed JSON', arm: inject('jwks', malformed('{"keys": ')), errorCode: 'OIDC_DISCOVERY_FAILED', exitCode: 4, message: /JWKS/, tries: 1 },
+  { call: 'jwks', command: 'login', fault: 'wrong field types', arm: inject('jwks', malformed('{"keys": [{"kty": 7, "n": true}]}')), errorCode: /^OIDC_(BAD_RESPONSE|SIGNATURE_INVALID)$/, exitCode: 4, message: /identity service/, tries: 1 },
+
+  // identity: token exchange (never retried) and userinfo (idempotent), through `esign login`
+  ...standardCases('identityToken', 'login', false, /identity service/),
+  { call: 'identityToken', command: 'login', fault: 'malformed JSON', arm: inject('identityToken', malformed('{"access_token": ')), errorCode: 'OIDC_BAD_RESPONSE', exitCode: 4, message: /identity service/, tries: 1 },
+  { call: 'identityToken', command: 'login', fault: 'wrong field types', arm: inject('identityToken', malformed('{"access_token": 42, "token_type": "Bearer", "id_token": 7, "expires_in": "soon"}')), errorCode: 'OIDC_BAD_RESPONSE', exitCode: 4, message: /identity service/, tries: 1 },
+  {
+    call: 'identityToken',
+    command: 'login',
+    fault: 'signature does not verify (ID token)',
+    arm: () => postJson(`${t.sandbox.urls.identity}/_sandbox/switches`, { idToken: 'bad-signature', times: 1 }),
+    errorCode: 'OIDC_SIGNATURE_INVALID',
+    exitCode: 4,
+    message: /does not carry a valid signature/,
+    tries: 1,
+  },
+  ...standardCases('userinfo', 'login', true, /identity service/),
+  { call: 'userinfo', command: 'login', fault: 'malformed JSON', arm: inject('userinfo', malformed('{"sub": ')), errorCode: 'OIDC_BAD_RESPONSE', exitCode: 4, message: /identity service/, tries: 1 },
+  { call: 'userinfo', command: 'login', fault: 'wrong field types', arm: inject('userinfo', malformed('{"sub": 42, "email_verified": "yes"}')), errorCode: /^OIDC_(BAD_RESPONSE|SUB_MISMATCH)$/, exitCode: 4, message: /identity service/, tries: 1 },
+  {
+    call: 'userinfo',
+    command: 'login',
+    fault: 'sub differs from the ID token',
+    arm: () => postJson(`${t.sandbox.urls.identity}/_sandbox/switches`, { idToken: 'userinfo-sub', times: 1 }),
+    errorCode: 'OIDC_SUB_MISMATCH',
+    exitCode: 4,
+    message: /sub/i,
+    tries: 1,
+  },
+
+  // signing service: service-token exchange (first token call of a run; never retried)
+  ...standardCases('signingToken', 'credentials list', false, /signing service/),
+  { call: 'signingToken', command: 'credentials list', fault: 'malformed JSON', arm: inject('signingToken', malformed('{"access_token": ')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /signing service/, tries: 1 },
+  { call: 'signingToken', command: 'credentials list', fault: 'wrong field types', arm: inject('signingToken', malformed('{"access_token": 42, "token_type": "Bearer"}')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /access_token/, tries: 1 },
+
+  // credentials/list (idempotent)
+  ...standardCases('list', 'credentials list', true, /signing service/),
+  { call: 'list', command: 'credentials list', fault: 'malformed JSON', arm: inject('list', malformed('{"credentialIDs": [')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /credentials\/list/, tries: 1 },
+  { call: 'list', command: 'credentials list', fault: 'wrong field types', arm: inject('list', malformed('{"credentialIDs": "alice-rsa2048"}')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /credentials\/list/, tries: 1 },
+
+  // credentials/info (idempotent), through `esign sign`
+  ...standardCases('info', 'sign', true, /signing service/),
+  { call: 'info', command: 'sign', fault: 'malformed JSON', arm: inject('info', malformed('{"key": {')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /credentials\/info/, tries: 1 },
+  {
+    call: 'info',
+    command: 'sign',
+    fault: 'wrong field types',
+    arm: inject('info', malformed('{"key": {"status": "enabled", "algo": "1.2.840.113549.1.1.1", "len": "many"}, "cert": {"certificates": "MII="}, "authMode": "oauth2code"}')),
+    errorCode: 'CSC_BAD_RESPONSE',
+    exitCode: 6,
+    message: /credentials\/info/,
+    tries: 1,
+  },
+
+  // the credential authorization redirect (browser step): error redirects, through `esign sign`
+  ...['access_denied', 'server_error', 'temporarily_unavailable', 'invalid_scope'].map(
+    (error): FaultCase => ({
+      call: 'authorize',
+      command: 'sign (browser)',
+      fault: `redirect error=${error}`,
+      arm: (env) => {
+        env['ESIGN_BROWSER'] = `${process.execPath} ${fileUrlPath('redirect-error-browser.js')} ${error}`;
+      },
+      errorCode: error === 'access_denied' ? 'AUTH_DENIED' : error === 'invalid_scope' ? 'AUTH_INVALID_REQUEST' : 'AUTH_SERVER_ERROR',
+      exitCode: 4,
+      message: new RegExp(error),
+      tries: [0, 0],
+    }),
+  ),
+  {
+    call: 'authorize',
+    command: 'sign (browser)',
+    fault: 'redirect with a foreign state',
+    arm: (env) => {
+      env['ESIGN_BROWSER'] = `${process.execPath} ${fileUrlPath('redirect-error-browser.js')} wrong-state`;
+    },
+    errorCode: 'AUTH_STATE_MISMATCH',
+    exitCode: 4,
+    message: /state/,
+    tries: [0, 0],
+  },
+
+  // signHash (never retried after sending)
+  ...standardCases('signHash', 'sign', false, /signing service/),
+  { call: 'signHash', command: 'sign', fault: 'malformed JSON', arm: inject('signHash', malformed('{"signatures": [')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /signHash/, tries: 1 },
+  { call: 'signHash', command: 'sign', fault: 'wrong field types', arm: inject('signHash', malformed('{"signatures": [42]}')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /signHash/, tries: 1 },
+  {
+    call: 'signHash',
+    command: 'sign',
+    fault: 'signature does not verify',
+    arm: inject('signHash', malformed(JSON.stringify({ signatures: [Buffer.alloc(256, 7).toString('base64')] }))),
+    errorCode: 'CSC_SIGNATURE_INVALID',
+    exitCode: 6,
+    message: /does not verify/,
+    tries: 1,
+  },
+
+  // TSA (idempotent: its own retry loop), through `esign sign --level B-T`
+  ...standardCases('tsa', 'sign B-T', true, /timestamp authority/).map((c): FaultCase => {
+    if (c.fault === 'HTTP 429' || c.fault.startsWith('HTTP 5')) return { ...c, errorCode: 'TSA_HTTP_ERROR', exitCode: 5, tries: c.fault === 'HTTP 500' ? 1 : 3 };
+    return c;
+  }),
+  { call: 'tsa', command: 'sign B-T', fault: 'malformed DER', arm: inject('tsa', malformed('\x30\x7f\x02\x01', 'application/timestamp-reply')), errorCode: 'TSA_BAD_RESPONSE', exitCode: 6, message: /timestamp/, tries: 1 },
+  { call: 'tsa', command: 'sign B-T', fault: 'wrong ASN.1 types', arm: inject('tsa', malformed('\x30\x03\x02\x01\x00', 'application/timestamp-reply')), errorCode: 'TSA_BAD_RESPONSE', exitCode: 6, message: /timestamp/, tries: 1 },
+  { call: 'tsa', command: 'sign B-T', fault: 'wrong content type', arm: inject('tsa', malformed('{}', 'application/json')), errorCode: 'TSA_BAD_RESPONSE', exitCode: 6, message: /Content-Type/, tries: 1 },
+  {
+    call: 'tsa',
+    command: 'sign B-T',
+    fault: 'failInfo timeNotAvailable',
+    arm: () => postJson(`${t.sandbox.urls.tsa}/_faults`, { failInfo: 'timeNotAvailable', times: 3 }),
+    errorCode: 'TSA_REJECTED',
+    exitCode: 6,
+    message: /timeNotAvailable/,
+    tries: 3,
+  },
+  ...(
+    [
+      ['signature', 'signature does not verify', 'TSA_SIGNATURE_INVALID', /not validly signed/],
+      ['imprint', 'token for other data (imprint)', 'TSA_IMPRINT_MISMATCH', /message imprint mismatch/],
+      ['nonce', 'nonce not echoed', 'TSA_NONCE_MISMATCH', /does not echo the nonce/],
+    ] as const
+  ).map(
+    ([tamper, fault, errorCode, message]): FaultCase => ({
+      call: 'tsa',
+      command: 'sign B-T',
+      fault,
+      arm: () => postJson(`${t.sandbox.urls.tsa}/_faults`, { tamper, times: 1 }),
+      errorCode,
+      exitCode: 6,
+      message,
+      tries: 1,
+    }),
+  ),
+
+  // storage credentials (idempotent), through `esign upload` after `esign login --scope com.vendor.storage`
+  ...standardCases('storageCredentials', 'upload', true, /storage service/).map((c): FaultCase =>
+    c.fault === 'HTTP 429' || c.fault.startsWith('HTTP 5') ? { ...c, errorCode: c.fault === 'HTTP 429' ? /^(HTTP_RATE_LIMITED|STORAGE_UNAVAILABLE)$/ : 'STORAGE_UNAVAILABLE' } : c,
+  ),
+  { call: 'storageCredentials', command: 'upload', fault: 'malformed JSON', arm: inject('storageCredentials', malformed('{"bucket": ')), errorCode: 'STORAGE_BAD_RESPONSE', exitCode: 6, message: /storage service/, tries: 1 },
+  {
+    call: 'storageCredentials',
+    command: 'upload',
+    fault: 'wrong field types',
+    arm: inject('storageCredentials', malformed('{"bucket": 42, "endpoint": true, "credentials": {"accessKeyId": 1, "secretAccessKey": [], "sessionToken": null, "expiration": "never"}}')),
+    errorCode: 'STORAGE_BAD_RESPONSE',
+    exitCode: 6,
+    message: /storage service/,
+    tries: 1,
+  },
+
+  // S3 PUT (the SDK retries 3 times; PutObject of a whole object is idempotent)
+  ...(['connection reset', 'time-out', 'HTTP 429', 'HTTP 500', 'HTTP 502', 'HTTP 503', 'malformed XML'] as const).map(
+    (fault): FaultCase => ({
+      call: 's3Put',
+      command: 'upload',
+      fault,
+      arm: () => {
+        const armed: Fault =
+          fault === 'connection reset'
+            ? { kind: 'reset' }
+            : fault === 'time-out'
+              ? { kind: 'delay', ms: DELAY_MS }
+              : fault === 'malformed XML'
+                ? { kind: 'malformed', body: '<Error><Code>', contentType: 'application/xml' }
+                : status(Number(fault.slice(5)));
+        for (let index = 0; index < 3; index++) s3Proxy.faults.push(armed);
+      },
+      errorCode: fault === 'malformed XML' ? /^STORAGE_(UNAVAILABLE|BAD_RESPONSE)$/ : 'STORAGE_UNAVAILABLE',
+      exitCode: fault === 'malformed XML' ? 5 : 5,
+      message: fault === 'time-out' ? /storage server.*\(no answer in time\)/ : /storage server/,
+      tries: [1, 3],
+      shortTimeout: fault === 'time-out',
+    }),
+  ),
+];
+
+describe('fault matrix: every remote call, every fault', () => {
+  it.each(CASES.map((c) => [`${c.call} × ${c.fault}`, c] as const))('%s', async (_name, c) => {
+    await runCase(c);
+  });
+});
+
+describe('connection refused (a service URL on a closed port)', () => {
+  it.each([
+    ['identity', 'identity', 'login', /Could not reach the identity service/],
+    ['tsa', 'tsaEndpoint', 'sign B-T', /Could not reach the timestamp authority/],
+    ['storage credentials', 'storage', 'upload', /Could not reach the storage authorization service/],
+    ['s3', 's3', 'upload', /storage server/],
+  ] as const)('%s', async (name, key, command, message) => {
+    const closed = await closedPort();
+    const call: CallName = name === 'identity' ? 'identityToken' : name === 'tsa' ? 'tsa' : name === 's3' ? 's3Put' : 'storageCredentials';
+    await runCase({
+      call,
+      command,
+      fault: 'connection refused',
+      arm: async (env) => {
+        if (key === 's3') {
+          storageControl(t.sandbox).s3.url = `http://127.0.0.1:${closed}`;
+          return;
+        }
+        // A second sandbox data dir whose runtime.json names a closed port for one service.
+        const dataDir = join(env['ESIGN_CONFIG_DIR']!, '..', 'sandbox-refused');
+        await mkdir(dataDir, { recursive: true });
+        const runtime = JSON.parse(await readFile(join(t.dataDir, 'runtime.json'), 'utf8')) as { urls: Record<string, string> };
+        runtime.urls[key] = `http://127.0.0.1:${closed}${key === 'tsaEndpoint' ? '/tsa/tss03' : `/${key}`}`;
+        await writeFile(join(dataDir, 'runtime.json'), JSON.stringify(runtime));
+        env['ESIGN_SANDBOX_DIR'] = dataDir;
+      },
+      errorCode: key === 's3' ? 'STORAGE_UNAVAILABLE' : 'HTTP_UNREACHABLE',
+      exitCode: 5,
+      message,
+      tries: [0, 0],
+    }).finally(() => {
+      storageControl(t.sandbox).s3.url = s3Proxy.url;
+    });
+  });
+});
+
+async function postJson(url: string, body: unknown): Promise<void> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  expect(response.status).toBe(200);
+}
+
+function fileUrlPath(name: string): string {
+  return new URL(`../helpers/${name}`, import.meta.url).pathname;
+}
+
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}

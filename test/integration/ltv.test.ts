@@ -1,0 +1,226 @@
+/**
+ * PAdES B-LT and B-LTA against the sandbox: `esign sign --level B-LT|B-LTA` and `esign extend`
+ * (B-T → B-LTA, refreshing an LTA), with the DSS read back through the PDF core and its contents
+ * checked with pkijs; a failing OCSP responder leaves no output behind.
+ */
+import { createHash, X509Certificate } from 'node:crypto';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import * as pkijs from 'pkijs';
+import { PDFDocument, StandardFonts } from 'pdf-lib';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { bytesSource, readPdf } from '../../src/core/pdf/index.js';
+import { decodeStream } from '../../src/core/pdf/filters.js';
+import { PdfStream } from '../../src/core/pdf/objects.js';
+import { findSignatures } from '../../src/core/ltv/index.js';
+import { parseTimeStampToken } from '../../src/core/tsp/response.js';
+import { runCli } from '../helpers/run-cli.js';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { tempDir } from '../helpers/tmp.js';
+
+let sandbox: TestSandbox;
+beforeAll(async () => {
+  sandbox = await startTestSandbox({ autoApprove: true });
+});
+afterAll(async () => sandbox?.close());
+afterEach(() => sandbox?.sandbox.faults.clear());
+
+const sha256 = (bytes: Uint8Array): Buffer => createHash('sha256').update(bytes).digest();
+
+async function makePdf(path: string): Promise<Buffer> {
+  const document = await PDFDocument.create();
+  const font = await document.embedFont(StandardFonts.Helvetica);
+  document.addPage([595, 842]).drawText('Long-term', { x: 72, y: 760, size: 14, font });
+  const bytes = Buffer.from(await document.save({ useObjectStreams: false }));
+  await writeFile(path, bytes);
+  return bytes;
+}
+
+async function sign(input: string, level: string): Promise<{ output: string; result: Record<string, unknown> }> {
+  const result = await runCli(['--auto-approve', '--json', 'sign', '--level', level, input], { env: sandbox.env });
+  expect(result.code, result.stderr).toBe(0);
+  const json = result.json<Record<string, unknown>>();
+  return { output: json['output'] as string, result: json };
+}
+
+interface Dss {
+  certs: X509Certificate[];
+  ocsps: pkijs.BasicOCSPResponse[];
+  crls: pkijs.CertificateRevocationList[];
+}
+
+async function dssOf(pdf: Uint8Array): Promise<Dss> {
+  const doc = await readPdf(bytesSource(pdf));
+  const { dict: catalog } = await doc.catalog();
+  const dss = await doc.resolveDict(catalog.get('DSS'));
+  expect(dss, 'the catalog has a /DSS').toBeDefined();
+  const items = async (key: string): Promise<Uint8Array[]> => {
+    const out: Uint8Array[] = [];
+    for (const ref of (await doc.resolveArray(dss!.get(key))) ?? []) {
+      const stream = await doc.resolve(ref);
+      if (stream instanceof PdfStream) out.push(decodeStream(stream));
+    }
+    return out;
+  };
+  return {
+    certs: (await items('Certs')).map((der) => new X509Certificate(der)),
+    ocsps: (await items('OCSPs')).map((der) => {
+      const response = pkijs.OCSPResponse.fromBER(der);
+      expect(response.responseStatus.valueBlock.valueDec).toBe(0);
+      return pkijs.BasicOCSPResponse.fromBER(response.responseBytes!.response.valueBlock.valueHexView);
+    }),
+    crls: (await items('CRLs')).map((der) => pkijs.CertificateRevocationList.fromBER(der)),
+  };
+}
+
+const cn = (certificate: X509Certificate): string => /CN=([^\n]+)/.exec(certificate.subject)?.[1] ?? '';
+
+function expectCompleteDss(dss: Dss): void {
+  const names = dss.certs.map(cn);
+  expect(names.some((name) => name.startsWith('Alice Test'))).toBe(true);
+  for (const expected of ['esign Sandbox TEST Issuing CA', 'esign Sandbox TEST Root CA', 'esign Sandbox TEST Time-Stamping Authority', 'esign Sandbox TEST OCSP Responder']) {
+    expect(names).toContain(expected);
+  }
+  expect(new Set(dss.certs.map((c) => c.fingerprint256)).size).toBe(dss.certs.length);
+  // One OCSP response: "good" for the signer; two CRLs: the issuing CA's (for the signer's chain) and
+  // the root's (covering the issuing CA and the TSA certificate).
+  expect(dss.ocsps).toHaveLength(1);
+  const single = dss.ocsps[0]!.tbsResponseData.responses[0]!;
+  expect(single.certStatus.idBlock.tagNumber).toBe(0);
+  const signer = dss.certs.find((c) => cn(c).startsWith('Alice Test'))!;
+  expect(Buffer.from(single.certID.serialNumber.valueBlock.valueHexView).toString('hex').replace(/^0+/, '')).toBe(signer.serialNumber.toLowerCase().replace(/^0+/, ''));
+  expect(dss.crls).toHaveLength(2);
+  const subjectDer = (name: string) => {
+    const certificate = dss.certs.find((c) => cn(c) === name)!;
+    return Buffer.from(pkijs.Certificate.fromBER(certificate.raw).subject.toSchema().toBER(false));
+  };
+  const crlIssuers = dss.crls.map((crl) => Buffer.from(crl.issuer.toSchema().toBER(false)));
+  for (const ca of ['esign Sandbox TEST Issuing CA', 'esign Sandbox TEST Root CA']) {
+    expect(crlIssuers.some((issuer) => issuer.equals(subjectDer(ca)))).toBe(true);
+  }
+}
+
+function byteRanges(pdf: Buffer): number[][] {
+  return [...pdf.toString('latin1').matchAll(/\/ByteRange\s*\[\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\]/g)].map((m) => m.slice(1, 5).map(Number));
+}
+
+/** The last document timestamp: its token's imprint equals the SHA-256 of its ByteRange, which ends at `end`. */
+async function expectDocTimestampCovers(pdf: Buffer, count: number): Promise<void> {
+  const signatures = await findSignatures(await readPdf(bytesSource(pdf)));
+  const stamps = signatures.filter((s) => s.kind === 'docTimeStamp');
+  expect(stamps).toHaveLength(count);
+  const ranges = byteRanges(pdf);
+  const last = ranges.at(-1)!;
+  const [, a = 0, b = 0, c = 0] = last;
+  const signed = Buffer.concat([pdf.subarray(0, a), pdf.subarray(b, b + c)]);
+  const token = parseTimeStampToken(stamps.at(-1)!.cms);
+  expect(Buffer.from(token.tstInfo.messageImprint.hashedMessage).equals(sha256(signed))).toBe(true);
+  expect(pdf.toString('latin1', a - 400, a)).toMatch(/\/Type \/DocTimeStamp[\s\S]*\/SubFilter \/ETSI\.RFC3161/);
+  expect(b + c).toBe(pdf.length);
+}
+
+describe('PAdES B-LT and B-LTA', () => {
+  it('sign --level B-LT: a DSS update after the signature with the signer and TSA chains, OCSP and CRL', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'lt.pdf');
+    const original = await makePdf(input);
+    const { output, result } = await sign(input, 'B-LT');
+    expect(result).toMatchObject({ level: 'B-LT', dss: { ocsps: 1, crls: 2 } });
+    const pdf = await readFile(output);
+    expect(await readFile(input)).toEqual(original);
+    expect(pdf.subarray(0, original.length).equals(original)).toBe(true);
+    expectCompleteDss(await dssOf(pdf));
+    // The signature is the only one and the DSS comes after its ByteRange's end.
+    const ranges = byteRanges(pdf);
+    expect(ranges).toHaveLength(1);
+    const [, , b = 0, c = 0] = ranges[0]!;
+    expect(b + c).toBeLessThan(pdf.length);
+    expect(pdf.toString('latin1', b + c)).toContain('/DSS');
+    expect(result['sha256']).toBe(sha256(pdf).toString('hex'));
+    expect(result['bytes']).toBe(pdf.length);
+  });
+
+  it('sign --level B-LTA: DSS, then a document timestamp over everything before it', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'lta.pdf');
+    await makePdf(input);
+    const { output, result } = await sign(input, 'B-LTA');
+    expect(result).toMatchObject({ level: 'B-LTA' });
+    expect(typeof result['archiveTimestamp']).toBe('string');
+    const pdf = await readFile(output);
+    expectCompleteDss(await dssOf(pdf));
+    await expectDocTimestampCovers(pdf, 1);
+    expect(pdf.toString('latin1').indexOf('/Type /DSS')).toBeLessThan(pdf.toString('latin1').indexOf('/DocTimeStamp'));
+    expect(result['sha256']).toBe(sha256(pdf).toString('hex'));
+    expect((await readdir(dir)).sort()).toEqual(['lta-signed.pdf', 'lta.pdf']);
+  });
+
+  it('extend: B-T → B-LTA beside the input, then an LTA refresh in place adds a second archive timestamp', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'bt.pdf');
+    await makePdf(input);
+    const { output: signed } = await sign(input, 'B-T');
+    const bt = await readFile(signed);
+
+    const extended = await runCli(['--json', 'extend', '--level', 'B-LTA', signed], { env: sandbox.env });
+    expect(extended.code, extended.stderr).toBe(0);
+    const first = extended.json<Record<string, unknown>>();
+    expect(first).toMatchObject({ output: join(dir, 'bt-signed-lta.pdf'), level: 'B-LTA', signatures: 1, documentTimestamps: 1, dss: { ocsps: 1, crls: 2 } });
+    expect(await readFile(signed)).toEqual(bt);
+    const lta = await readFile(join(dir, 'bt-signed-lta.pdf'));
+    expect(lta.subarray(0, bt.length).equals(bt)).toBe(true);
+    expectCompleteDss(await dssOf(lta));
+    await expectDocTimestampCovers(lta, 1);
+
+    const refreshed = await runCli(['--json', 'extend', '--in-place', join(dir, 'bt-signed-lta.pdf')], { env: sandbox.env });
+    expect(refreshed.code, refreshed.stderr).toBe(0);
+    expect(refreshed.json()).toMatchObject({ level: 'B-LTA', signatures: 1, documentTimestamps: 2 });
+    const twice = await readFile(join(dir, 'bt-signed-lta.pdf'));
+    expect(twice.subarray(0, lta.length).equals(lta)).toBe(true);
+    await expectDocTimestampCovers(twice, 2);
+    // The DSS holds no duplicates after the refresh.
+    const dss = await dssOf(twice);
+    expect(new Set(dss.certs.map((c) => c.fingerprint256)).size).toBe(dss.certs.length);
+    expect((await readdir(dir)).sort()).toEqual(['bt-signed-lta.pdf', 'bt-signed.pdf', 'bt.pdf']);
+  });
+
+  it('extend --level B-LT writes NAME-lt.pdf; refuses an unsigned PDF and an existing output', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'x.pdf');
+    await makePdf(input);
+    const { output: signed } = await sign(input, 'B-T');
+    const lt = await runCli(['extend', '--level', 'B-LT', signed], { env: sandbox.env });
+    expect(lt.code, lt.stderr).toBe(0);
+    expectCompleteDss(await dssOf(await readFile(join(dir, 'x-signed-lt.pdf'))));
+    const again = await runCli(['--json', 'extend', '--level', 'B-LT', signed], { env: sandbox.env });
+    expect(again.code).toBe(8);
+    expect(again.json<{ error: { code: string } }>().error.code).toBe('OUTPUT_EXISTS');
+    const unsigned = await runCli(['--json', 'extend', input], { env: sandbox.env });
+    expect(unsigned.code).toBe(7);
+    expect(unsigned.json<{ error: { code: string } }>().error.code).toBe('PDF_NOT_SIGNED');
+    expect((await readdir(dir)).sort()).toEqual(['x-signed-lt.pdf', 'x-signed.pdf', 'x.pdf']);
+  });
+
+  it('an OCSP responder that is down: a clear error naming it, and no output or temp file left', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'down.pdf');
+    await makePdf(input);
+    sandbox.sandbox.faults.inject({ route: 'pki POST /ocsp', fault: { kind: 'status', status: 503 }, times: 10 });
+    const failed = await runCli(['--auto-approve', '--json', 'sign', '--level', 'B-LTA', input], { env: sandbox.env });
+    expect(failed.code).toBe(5);
+    const error = failed.json<{ error: { code: string; message: string; hint: string } }>().error;
+    expect(error.code).toBe('REVOCATION_UNAVAILABLE');
+    expect(error.message).toMatch(/OCSP responder at http:\/\/127\.0\.0\.1:\d+\/pki\/ocsp answered HTTP 503/);
+    expect(error.hint).toContain('esign extend');
+    expect(await readdir(dir)).toEqual(['down.pdf']);
+
+    sandbox.sandbox.faults.clear();
+    const { output: signed } = await sign(input, 'B-T');
+    const before = await readFile(signed);
+    sandbox.sandbox.faults.inject({ route: 'pki POST /ocsp', fault: { kind: 'status', status: 503 }, times: 10 });
+    const inPlace = await runCli(['--json', 'extend', '--in-place', signed], { env: sandbox.env });
+    expect(inPlace.code).toBe(5);
+    expect(await readFile(signed)).toEqual(before);
+    expect((await readdir(dir)).sort()).toEqual(['down-signed.pdf', 'down.pdf']);
+  });
+});

@@ -1,0 +1,211 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { chmod, readdir, readFile, stat, writeFile, copyFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PDFDocument, StandardFonts } from 'pdf-lib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseSignedData } from '../../src/core/cms/parse.js';
+import { runCli } from '../helpers/run-cli.js';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { tempDir } from '../helpers/tmp.js';
+
+let sandbox: TestSandbox;
+beforeAll(async () => {
+  sandbox = await startTestSandbox({ autoApprove: true });
+});
+afterAll(async () => sandbox?.close());
+
+async function makePdf(path: string, text = 'Hello', objectStreams = false): Promise<Buffer> {
+  const document = await PDFDocument.create();
+  const font = await document.embedFont(StandardFonts.Helvetica);
+  document.addPage([595, 842]).drawText(text, { x: 72, y: 760, size: 14, font });
+  const bytes = Buffer.from(await document.save({ useObjectStreams: objectStreams }));
+  await writeFile(path, bytes);
+  return bytes;
+}
+
+const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
+interface SignResult {
+  input: string;
+  output: string;
+  level: string;
+  credential: string;
+  bytes: number;
+  sha256: string;
+}
+
+function byteRangeOf(pdf: Buffer): number[] {
+  const text = pdf.toString('latin1');
+  const matches = [...text.matchAll(/\/ByteRange\s*\[\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\]/g)];
+  const last = matches.at(-1);
+  if (!last) throw new Error('no ByteRange');
+  return last.slice(1, 5).map(Number);
+}
+
+function cmsOf(pdf: Buffer): Uint8Array {
+  const [, a = 0, b = 0] = byteRangeOf(pdf);
+  const hex = pdf.subarray(a + 1, b - 1).toString('latin1');
+  return Buffer.from(hex.replace(/(00)+$/, ''), 'hex');
+}
+
+describe('esign sign (PAdES and CAdES against the sandbox)', () => {
+  it('signs a PDF with an incremental update, leaving the input untouched', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'contract.pdf');
+    const original = await makePdf(input);
+    const result = await runCli(['--auto-approve', '--json', 'sign', input], { env: sandbox.env });
+    expect(result.stderr).toContain('TEST signatures');
+    expect(result.code, result.stderr).toBe(0);
+    const [line] = result.jsonLines<SignResult>();
+    expect(line).toMatchObject({ input, output: join(dir, 'contract-signed.pdf'), level: 'B-T', credential: 'alice-rsa2048' });
+    const signed = await readFile(join(dir, 'contract-signed.pdf'));
+    expect(await readFile(input)).toEqual(original);
+    expect(signed.subarray(0, original.length)).toEqual(original);
+    expect(line!.sha256).toBe(sha256(signed));
+    expect(line!.bytes).toBe(signed.length);
+    const [start, a, b, c] = byteRangeOf(signed);
+    expect(start).toBe(0);
+    expect(b! + c!).toBe(signed.length);
+    const signedData = parseSignedData(cmsOf(signed));
+    expect(signedData.signatureAlgorithm).toBe('1.2.840.113549.1.1.11');
+    const digest = createHash('sha256').update(signed.subarray(0, a)).update(signed.subarray(b!, b! + c!)).digest();
+    expect(Buffer.from(signedData.signedAttributes!.messageDigest!)).toEqual(digest);
+    expect(signedData.signedAttributes!.signingTime).toBeUndefined();
+    expect(signedData.signatureTimeStampToken).toBeDefined();
+    expect((await readdir(dir)).sort()).toEqual(['contract-signed.pdf', 'contract.pdf']);
+  });
+
+  it('signs a large read-only PDF (kernel copy, early flush): output owner-writable, input untouched', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'large.pdf');
+    const pdf = await PDFDocument.create();
+    pdf.addPage().drawText('large');
+    await pdf.attach(randomBytes(9 * 1024 * 1024), 'blob.bin', { mimeType: 'application/octet-stream' });
+    const original = Buffer.from(await pdf.save());
+    await writeFile(input, original);
+    await chmod(input, 0o400);
+    const result = await runCli(['--auto-approve', '--json', 'sign', '--level', 'B-B', input], { env: sandbox.env });
+    expect(result.code, result.stderr).toBe(0);
+    const output = join(dir, 'large-signed.pdf');
+    const signed = await readFile(output);
+    // Digests, not toEqual: a deep comparison of 9 MB takes vitest minutes.
+    expect(sha256(signed.subarray(0, original.length))).toBe(sha256(original));
+    expect(result.jsonLines<SignResult>()[0]!.sha256).toBe(sha256(signed));
+    expect((await stat(output)).mode & 0o600).toBe(0o600);
+    expect((await stat(input)).mode & 0o777).toBe(0o400);
+    expect(sha256(await readFile(input))).toBe(sha256(original));
+    expect((await readdir(dir)).sort()).toEqual(['large-signed.pdf', 'large.pdf']);
+  });
+
+  it('in CI without a terminal or a scripted browser, fails at once naming the split flow; nothing written', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'ci.pdf');
+    await makePdf(input);
+    const started = Date.now();
+    const result = await runCli(['sign', input], { env: { ...sandbox.env, ESIGN_BROWSER: undefined } });
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(result.code, result.stderr).toBe(4);
+    expect(result.stderr.trim().split('\n').at(-1)).toMatch(/^esign: The .* needs a person at a browser, and this is a CI run without a terminal\..*--prepare.*--auto-approve/);
+    expect(await readdir(dir)).toEqual(['ci.pdf']);
+  });
+
+  it('with no display to open a browser on, prints the URL to open elsewhere and waits', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'headless.pdf');
+    await makePdf(input);
+    const env = { ...sandbox.env, CI: '', DISPLAY: undefined, WAYLAND_DISPLAY: undefined, WSL_DISTRO_NAME: undefined, ESIGN_BROWSER: undefined };
+    const result = await runCli(['--timeout', '2', 'sign', input], { env });
+    expect(result.stderr).toMatch(/Could not open a browser \(No graphical display here.*\)\. Open this URL yourself:\nhttp:\/\/127\.0\.0\.1:\d+\/signing\/oauth2\/authorize\?/);
+    expect(result.code, result.stderr).toBe(4);
+    expect(result.stderr.trim().split('\n').at(-1)).toMatch(/Gave up waiting for the .* after 2 s/);
+    expect(await readdir(dir)).toEqual(['headless.pdf']);
+  });
+
+  it('signs other files as detached CAdES .p7s with signing-time', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'notes.txt');
+    await writeFile(input, 'release notes\n');
+    const result = await runCli(['--auto-approve', '--json', 'sign', '--level', 'B-B', input], { env: sandbox.env });
+    expect(result.code, result.stderr).toBe(0);
+    const p7s = await readFile(join(dir, 'notes.txt.p7s'));
+    const parsed = parseSignedData(p7s);
+    expect(parsed.signedAttributes!.signingTime).toBeInstanceOf(Date);
+    expect(Buffer.from(parsed.signedAttributes!.messageDigest!)).toEqual(createHash('sha256').update('release notes\n').digest());
+    expect(parsed.signatureTimeStampToken).toBeUndefined();
+  });
+
+  it('signs a batch of 120 files in three browser steps and three signHash calls', async () => {
+    const dir = await tempDir();
+    const first = join(dir, 'doc-000.pdf');
+    await makePdf(first);
+    for (let index = 1; index < 120; index++) await copyFile(first, join(dir, `doc-${String(index).padStart(3, '0')}.pdf`));
+    const before = sandbox.sandbox.requestLog.length;
+    const result = await runCli(['--auto-approve', '--json', 'sign', '--level', 'B-B', dir], { env: sandbox.env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.jsonLines()).toHaveLength(120);
+    const calls = sandbox.sandbox.requestLog.slice(before);
+    expect(calls.filter((call) => call === 'signing POST /csc/v1/signatures/signHash')).toHaveLength(3);
+    const credentialSteps = calls.filter((call) => call === 'signing GET /oauth2/authorize').length;
+    expect(credentialSteps).toBeGreaterThanOrEqual(3);
+    expect(credentialSteps).toBeLessThanOrEqual(4);
+  });
+
+  it('refuses to overwrite an output without --force and leaves no temp file', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'a.pdf');
+    await makePdf(input);
+    await writeFile(join(dir, 'a-signed.pdf'), 'keep me');
+    const refused = await runCli(['--auto-approve', 'sign', input], { env: sandbox.env });
+    expect(refused.code).toBe(8);
+    expect(refused.stderr).toMatch(/already exists.*--force/);
+    expect(await readFile(join(dir, 'a-signed.pdf'), 'utf8')).toBe('keep me');
+    expect((await readdir(dir)).sort()).toEqual(['a-signed.pdf', 'a.pdf']);
+    const forced = await runCli(['--auto-approve', 'sign', '--force', input], { env: sandbox.env });
+    expect(forced.code, forced.stderr).toBe(0);
+    expect((await readFile(join(dir, 'a-signed.pdf'))).subarray(0, 5).toString()).toBe('%PDF-');
+  });
+
+  it('reports each failure with --continue-on-error and exits 10 when only some succeed', async () => {
+    const dir = await tempDir();
+    await makePdf(join(dir, 'good.pdf'));
+    await writeFile(join(dir, 'bad.pdf'), 'this is not a PDF at all');
+    const result = await runCli(['--auto-approve', '--json', 'sign', '--continue-on-error', join(dir, 'bad.pdf'), join(dir, 'good.pdf')], { env: sandbox.env });
+    expect(result.code).toBe(10);
+    const lines = result.jsonLines<{ input: string; error?: { code: string } }>();
+    expect(lines.find((line) => line.input.endsWith('bad.pdf'))?.error?.code).toBe('PDF_NOT_PDF');
+    expect((await readdir(dir)).sort()).toEqual(['bad.pdf', 'good-signed.pdf', 'good.pdf']);
+  });
+
+  it('stops at the first bad input without --continue-on-error, writing nothing', async () => {
+    const dir = await tempDir();
+    await makePdf(join(dir, 'good.pdf'));
+    await writeFile(join(dir, 'bad.pdf'), 'not a pdf');
+    const result = await runCli(['--auto-approve', 'sign', join(dir, 'good.pdf'), join(dir, 'bad.pdf')], { env: sandbox.env });
+    expect(result.code).toBe(7);
+    expect(result.stderr.trim().split('\n').at(-1)).toMatch(/^esign: .*bad\.pdf/);
+    expect((await readdir(dir)).sort()).toEqual(['bad.pdf', 'good.pdf']);
+  });
+
+  it('refuses a disabled credential with the credential exit code', async () => {
+    const dir = await tempDir();
+    await makePdf(join(dir, 'x.pdf'));
+    const result = await runCli(['--auto-approve', 'sign', '--credential', 'alice-disabled', join(dir, 'x.pdf')], { env: sandbox.env });
+    expect(result.code).toBe(11);
+    expect(result.stderr).toMatch(/alice-disabled is disabled/);
+  });
+
+  it('splits prepare and complete for CI, with the approval done elsewhere', async () => {
+    const dir = await tempDir();
+    await makePdf(join(dir, 'ci.pdf'));
+    const state = join(dir, 'state.json');
+    const prepared = await runCli(['--json', 'sign', '--prepare', '--state', state, join(dir, 'ci.pdf')], { env: sandbox.env });
+    expect(prepared.code, prepared.stderr).toBe(0);
+    const { authorizationUrl } = prepared.json<{ authorizationUrl: string }>();
+    const approval = await fetch(authorizationUrl, { redirect: 'manual' });
+    expect(approval.status).toBe(302);
+    const redirectUrl = approval.headers.get('location')!;
+    const completed = await runCli(['--json', 'sign', '--complete', '--state', state, '--redirect-url', redirectUrl], { env: sandbox.env });
+    expect(completed.code, completed.stderr).toBe(0);
+    expect((await readdir(dir)).sort()).toEqual(['ci-signed.pdf', 'ci.pdf', 'state.json']);
+  });
+});

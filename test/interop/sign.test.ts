@@ -1,0 +1,186 @@
+/**
+ * esign's signed outputs judged by tools we did not write: pdfsig (poppler, with the sandbox root
+ * trusted in an NSS database), qpdf --check, openssl cms -verify and openssl ts -verify.
+ */
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseSignedData } from '../../src/core/cms/parse.js';
+import { emptySignatureFieldPdf, ghostscriptPdf, linearizedPdf, multiRevisionPdf, pdfLibPdf, qpdfObjectStreamsPdf } from '../helpers/pdf-fixtures.js';
+import { runCli } from '../helpers/run-cli.js';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { tempDirForFile } from '../helpers/tmp.js';
+
+const has = (tool: string) => spawnSync('which', [tool]).status === 0;
+const tools = ['pdfsig', 'qpdf', 'openssl', 'gs', 'certutil'];
+const missing = tools.filter((tool) => !has(tool));
+if (missing.length > 0) console.warn(`interop sign tests skipped: missing ${missing.join(', ')} (.ci/run installs them)`);
+
+let sandbox: TestSandbox;
+let work: { dir: string; remove: () => Promise<void> };
+let nssDir: string;
+let tsaRootPem: string;
+
+beforeAll(async () => {
+  if (missing.length > 0) return;
+  sandbox = await startTestSandbox({ autoApprove: true });
+  work = await tempDirForFile('esign-interop-sign-');
+  nssDir = join(work.dir, 'nss');
+  await mkdir(nssDir);
+  execFileSync('certutil', ['-N', '-d', `sql:${nssDir}`, '--empty-password']);
+  execFileSync('certutil', ['-A', '-d', `sql:${nssDir}`, '-n', 'esign-sandbox-root', '-t', 'CT,C,C', '-i', sandbox.rootPemPath]);
+  tsaRootPem = sandbox.rootPemPath;
+});
+afterAll(async () => {
+  await sandbox?.close();
+  await work?.remove();
+});
+
+interface Pdfsig {
+  signatures: Array<{ valid: boolean; trusted: boolean; totalDocument: boolean; type: string }>;
+  raw: string;
+}
+
+/**
+ * Tools run asynchronously: pdfsig asks the sandbox's OCSP responder (in this process) about the
+ * signer, so a synchronous spawn would block the very server it waits for.
+ */
+function run(tool: string, args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(tool, args, { encoding: 'utf8', timeout: 60_000 }, (error, stdout, stderr) => {
+      const status = error ? (typeof (error as { code?: unknown }).code === 'number' ? ((error as { code: number }).code) : -1) : 0;
+      resolve({ status, stdout, stderr });
+    });
+  });
+}
+
+async function pdfsig(path: string): Promise<Pdfsig> {
+  const result = await run('pdfsig', ['-nssdir', `sql:${nssDir}`, path]);
+  const raw = result.stdout + result.stderr;
+  const blocks = raw.split(/^Signature #\d+:$/m).slice(1);
+  return {
+    raw,
+    signatures: blocks.map((block) => ({
+      valid: /Signature Validation: Signature is Valid\./.test(block),
+      trusted: /Certificate Validation: Certificate is Trusted\./.test(block),
+      totalDocument: /Total document signed/.test(block),
+      type: /Signature Type: (\S+)/.exec(block)?.[1] ?? '',
+    })),
+  };
+}
+
+async function qpdfCheck(path: string): Promise<number> {
+  return (await run('qpdf', ['--check', path])).status;
+}
+
+function lastCms(pdf: Buffer): { cms: Buffer; signedBytes: Buffer } {
+  const text = pdf.toString('latin1');
+  const match = [...text.matchAll(/\/ByteRange\s*\[\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\]/g)].at(-1)!;
+  const [a, b, c] = [Number(match[2]), Number(match[3]), Number(match[4])];
+  const hex = pdf.subarray(a + 1, b - 1).toString('latin1');
+  const cms = Buffer.from(hex, 'hex');
+  // DER length of the outer SEQUENCE tells where the zero padding starts.
+  const length = cms[1]! & 0x80 ? cms.subarray(2, 2 + (cms[1]! & 0x7f)).reduce((sum, byte) => sum * 256 + byte, 0) + 2 + (cms[1]! & 0x7f) : cms[1]! + 2;
+  return { cms: cms.subarray(0, length), signedBytes: Buffer.concat([pdf.subarray(0, a), pdf.subarray(b, b + c)]) };
+}
+
+async function sign(input: string, extra: string[] = []): Promise<string> {
+  const output = input.replace(/\.pdf$/, '-signed.pdf');
+  const result = await runCli(['--auto-approve', '--quiet', 'sign', '--force', '-o', output, ...extra, input], { env: sandbox.env });
+  expect(result.code, result.stderr).toBe(0);
+  return output;
+}
+
+async function opensslVerifiesCms(pdfPath: string): Promise<void> {
+  const { cms, signedBytes } = lastCms(await readFile(pdfPath));
+  const cmsPath = `${pdfPath}.p7s`;
+  const dataPath = `${pdfPath}.signed-bytes`;
+  await writeFile(cmsPath, cms);
+  await writeFile(dataPath, signedBytes);
+  const verify = await run('openssl', ['cms', '-verify', '-binary', '-inform', 'DER', '-in', cmsPath, '-content', dataPath, '-CAfile', sandbox.rootPemPath, '-purpose', 'any', '-out', '/dev/null']);
+  expect(verify.status, verify.stderr).toBe(0);
+  expect(verify.stderr).toContain('Verification successful');
+}
+
+describe.skipIf(missing.length > 0)('signed PDFs judged by pdfsig, qpdf and openssl', () => {
+  const producers: Array<[string, (dir: string) => Promise<string>]> = [
+    ['ghostscript', ghostscriptPdf],
+    ['qpdf --object-streams=generate', qpdfObjectStreamsPdf],
+    ['qpdf --linearize', (dir) => linearizedPdf(dir)],
+    ['qpdf --linearize with object streams', (dir) => linearizedPdf(dir, { objectStreams: true })],
+    ['pdf-lib (classic xref)', (dir) => pdfLibPdf(dir, { objectStreams: false })],
+    ['pdf-lib (xref stream)', (dir) => pdfLibPdf(dir, { objectStreams: true })],
+    ['a multi-revision file', multiRevisionPdf],
+    ['the sample contract', async (dir) => {
+      const path = join(dir, 'contract.pdf');
+      await copyFile(join(import.meta.dirname, '../../samples/contract.pdf'), path);
+      return path;
+    }],
+  ];
+
+  for (const [producer, make] of producers) {
+    it(`signs a PDF from ${producer}: pdfsig valid and trusted, qpdf clean, openssl cms verifies`, async () => {
+      const dir = join(work.dir, producer.replace(/\W+/g, '-'));
+      await mkdir(dir, { recursive: true });
+      const output = await sign(await make(dir));
+      const report = await pdfsig(output);
+      expect(report.signatures, report.raw).toHaveLength(1);
+      expect(report.signatures[0], report.raw).toMatchObject({ valid: true, trusted: true, totalDocument: true, type: 'ETSI.CAdES.detached' });
+      expect(await qpdfCheck(output)).toBe(0);
+      await opensslVerifiesCms(output);
+    });
+  }
+
+  it('signs into an existing empty signature field', async () => {
+    const dir = join(work.dir, 'field');
+    await mkdir(dir, { recursive: true });
+    const output = await sign(await emptySignatureFieldPdf(dir), ['--field', 'Approval']);
+    const report = await pdfsig(output);
+    expect(report.raw).toContain('Signature Field Name: Approval');
+    expect(report.signatures[0]).toMatchObject({ valid: true, trusted: true, totalDocument: true });
+    expect(await qpdfCheck(output)).toBe(0);
+  });
+
+  it('signs a signed file again: both signatures stay valid, the last covers the whole file', async () => {
+    const dir = join(work.dir, 'twice');
+    await mkdir(dir, { recursive: true });
+    const once = await sign(await pdfLibPdf(dir));
+    const twice = await sign(once, ['--visible', '--reason', 'Approved']);
+    const report = await pdfsig(twice);
+    expect(report.signatures, report.raw).toHaveLength(2);
+    expect(report.signatures.every((signature) => signature.valid && signature.trusted)).toBe(true);
+    expect(report.signatures[0]!.totalDocument).toBe(false);
+    expect(report.signatures[1]!.totalDocument).toBe(true);
+    expect(await qpdfCheck(twice)).toBe(0);
+  });
+
+  it('embeds a B-T signature timestamp that openssl ts -verify accepts against the sandbox TSA root', async () => {
+    const dir = join(work.dir, 'bt');
+    await mkdir(dir, { recursive: true });
+    const output = await sign(await pdfLibPdf(dir), ['--level', 'B-T']);
+    const { cms } = lastCms(await readFile(output));
+    const parsed = parseSignedData(cms);
+    expect(parsed.signatureTimeStampToken).toBeDefined();
+    const tokenPath = join(dir, 'token.der');
+    const valuePath = join(dir, 'signature-value.bin');
+    await writeFile(tokenPath, parsed.signatureTimeStampToken!);
+    await writeFile(valuePath, parsed.signatureValue);
+    const verify = await run('openssl', ['ts', '-verify', '-token_in', '-in', tokenPath, '-data', valuePath, '-CAfile', tsaRootPem]);
+    expect(verify.stdout + verify.stderr).toContain('Verification: OK');
+  });
+
+  it('writes CAdES .p7s files that openssl cms -verify accepts with the content', async () => {
+    const dir = join(work.dir, 'cades');
+    await mkdir(dir, { recursive: true });
+    const input = join(dir, 'release-notes.txt');
+    await copyFile(join(import.meta.dirname, '../../samples/release-notes.txt'), input);
+    const result = await runCli(['--auto-approve', '--quiet', 'sign', input], { env: sandbox.env });
+    expect(result.code, result.stderr).toBe(0);
+    const verify = await run('openssl', ['cms', '-verify', '-binary', '-content', input, '-inform', 'DER', '-in', `${input}.p7s`, '-CAfile', sandbox.rootPemPath, '-purpose', 'any', '-out', '/dev/null']);
+    expect(verify.status, verify.stderr).toBe(0);
+    await writeFile(input, 'tampered\n');
+    const tampered = await run('openssl', ['cms', '-verify', '-binary', '-content', input, '-inform', 'DER', '-in', `${input}.p7s`, '-CAfile', sandbox.rootPemPath, '-purpose', 'any', '-out', '/dev/null']);
+    expect(tampered.status).not.toBe(0);
+  });
+});
