@@ -6,16 +6,25 @@ import { runCli } from '../helpers/run-cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 
-function timeRuns(args: string[], runs: number): number {
-  const times: number[] = [];
-  for (let index = 0; index < runs; index++) {
-    const started = process.hrtime.bigint();
-    const result = spawnSync(process.execPath, args, { stdio: 'ignore' });
-    expect(result.status).toBe(0);
-    times.push(Number(process.hrtime.bigint() - started) / 1e6);
+function timeRun(args: string[]): number {
+  const started = process.hrtime.bigint();
+  const result = spawnSync(process.execPath, args, { stdio: 'ignore' });
+  expect(result.status).toBe(0);
+  return Number(process.hrtime.bigint() - started) / 1e6;
+}
+
+/**
+ * Fastest of `rounds` runs of each command, interleaved so that a burst of load from the tests
+ * running beside this one slows all of them alike. The fastest run is the least disturbed one.
+ */
+function fastestInterleaved(commands: string[][], rounds: number): number[] {
+  const fastest = commands.map(() => Infinity);
+  for (let round = 0; round < rounds; round++) {
+    commands.forEach((args, index) => {
+      fastest[index] = Math.min(fastest[index] ?? Infinity, timeRun(args));
+    });
   }
-  // The fastest run is the one least disturbed by whatever else the machine is doing.
-  return Math.min(...times);
+  return fastest;
 }
 
 describe('esign CLI frame', () => {
@@ -30,14 +39,19 @@ describe('esign CLI frame', () => {
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
 
-  it('answers --version and --help within node -e 0 plus 30 ms (fastest of 7)', () => {
+  it('answers --version and --help within node -e 0 plus 30 ms (fastest of 7, interleaved)', () => {
     const bin = join(import.meta.dirname, '../../bin/esign.js');
-    const floor = timeRuns(['-e', '0'], 7);
-    const versionMs = timeRuns([bin, '--version'], 7);
-    const helpMs = timeRuns([bin, '--help'], 7);
-    // Loaded machines add noise to every process alike; the budget is on the difference.
-    expect(versionMs - floor).toBeLessThan(30 + floor * 0.25);
-    expect(helpMs - floor).toBeLessThan(30 + floor * 0.25);
+    const withinBudget = (): { ok: boolean; figures: string } => {
+      const [floor = 0, versionMs = 0, helpMs = 0] = fastestInterleaved([['-e', '0'], [bin, '--version'], [bin, '--help']], 7);
+      // Loaded machines add noise to every process alike; the budget is on the difference.
+      const budget = 30 + floor * 0.25;
+      return { ok: versionMs - floor < budget && helpMs - floor < budget, figures: `node -e 0 ${floor.toFixed(1)} ms, --version ${versionMs.toFixed(1)} ms, --help ${helpMs.toFixed(1)} ms` };
+    };
+    // Noise only ever adds time, so a slow sample may be measured again (at most twice more); a
+    // real regression is slow every time.
+    let attempt = withinBudget();
+    for (let retry = 0; retry < 2 && !attempt.ok; retry++) attempt = withinBudget();
+    expect(attempt.ok, attempt.figures).toBe(true);
   });
 
   it('rejects unknown options with the usage exit code', async () => {
