@@ -132,7 +132,7 @@ export function createContext(io: Io, globals: GlobalOptions, overrides: Context
         unattended: Boolean(env['CI']) && !io.canPrompt,
         timeoutMs: (globals.timeout ?? DEFAULT_BROWSER_TIMEOUT_S) * 1000,
         purpose: request.purpose,
-        terminal: { say: (line) => io.info(line), readLine: io.canPrompt ? (signal) => io.readLine(signal) : undefined },
+        terminal: { say: (line) => io.error(line), note: (line) => io.info(line), readLine: io.canPrompt ? (signal) => io.readLine(signal) : undefined },
         signal: ctx.signal,
       });
     },
@@ -186,7 +186,8 @@ async function resolveProfile(ctx: Context, options: { storage?: boolean }): Pro
   const env = sandbox ? withoutServiceUrls(ctx.env) : ctx.env;
   const { settings, sources } = resolveSettings({ env, stored, defaults });
   const secrets = sandbox ? await sandboxSecrets() : await readSecrets(ctx.env, settings.secretsFile);
-  if (isSandbox) ctx.io.info(ctx.io.paint('33', 'esign: sandbox profile — signatures made here are TEST signatures with no legal effect.'));
+  // Not silenced by --quiet: nobody should mistake a TEST signature for a real one.
+  if (isSandbox) ctx.io.error(ctx.io.paint('33', 'esign: sandbox profile — signatures made here are TEST signatures with no legal effect.'));
   return { name, isSandbox, settings, sources, secrets, sandbox };
 }
 

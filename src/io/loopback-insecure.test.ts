@@ -12,7 +12,7 @@ describe('authorizeInBrowser and insecure authorization pages', () => {
       browser: { open: async () => void (opened = true) },
       timeoutMs: 2_000,
       purpose: 'sign-in to the signing service',
-      terminal: { say: () => undefined },
+      terminal: { say: () => undefined, note: () => undefined },
     }).catch((e: unknown) => e);
     expect(isEsignError(error, 'CONFIG_INSECURE_URL')).toBe(true);
     expect(opened).toBe(false);

@@ -42,7 +42,7 @@ describe('authorizeInBrowser', () => {
       browser: { open: async (url) => void (opened = url) },
       timeoutMs: 1500,
       purpose: 'test step',
-      terminal: { say: () => undefined },
+      terminal: { say: () => undefined, note: () => undefined },
     });
     await new Promise((resolve) => setTimeout(resolve, 100));
     const redirectUri = new URL(new URL(opened).searchParams.get('redirect_uri')!);
@@ -53,17 +53,57 @@ describe('authorizeInBrowser', () => {
     await expect(fetch(`http://127.0.0.1:${redirectUri.port}/callback`)).rejects.toThrow();
   });
 
-  it('refuses a redirect URI that is not loopback http', async () => {
-    await expect(
-      authorizeInBrowser({
-        buildAuthorizeUrl: () => 'https://idp.example',
-        redirectUri: 'http://192.168.1.2:8765/callback',
-        browser: { open: async () => undefined },
-        timeoutMs: 1000,
-        purpose: 'test',
-        terminal: { say: () => undefined },
-      }),
-    ).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
+  it('refuses a redirect URI that is not loopback http on 127.0.0.1', async () => {
+    for (const redirectUri of ['http://192.168.1.2:8765/callback', 'https://127.0.0.1:8765/callback', 'http://[::1]:8765/callback']) {
+      await expect(
+        authorizeInBrowser({
+          buildAuthorizeUrl: () => 'https://idp.example',
+          redirectUri,
+          browser: { open: async () => undefined },
+          timeoutMs: 1000,
+          purpose: 'test',
+          terminal: { say: () => undefined, note: () => undefined },
+        }),
+      ).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
+    }
+  });
+
+  it('keeps a registered localhost redirect URI as it is, and shows the failure page for a wrong state', async () => {
+    let opened = '';
+    const pending = authorizeInBrowser({
+      buildAuthorizeUrl: (redirectUri, state) => `https://idp.example/authorize?redirect_uri=${encodeURIComponent(redirectUri)}&state=${state}`,
+      redirectUri: 'http://localhost:0/cb',
+      browser: { open: async (url) => void (opened = url) },
+      timeoutMs: 5000,
+      purpose: 'test step',
+      terminal: { say: () => undefined, note: () => undefined },
+    });
+    pending.catch(() => undefined);
+    while (!opened) await new Promise((resolve) => setTimeout(resolve, 10));
+    const redirectUri = new URL(new URL(opened).searchParams.get('redirect_uri')!);
+    expect(redirectUri.hostname).toBe('localhost');
+    expect(redirectUri.pathname).toBe('/cb');
+    const page = await fetch(`http://127.0.0.1:${redirectUri.port}/cb?code=abc&state=forged`);
+    expect(await page.text()).toContain('Not completed');
+    await expect(pending).rejects.toMatchObject({ code: 'AUTH_STATE_MISMATCH' });
+  });
+
+  it('shows the success page only for the state it sent', async () => {
+    let opened = '';
+    const pending = authorizeInBrowser({
+      buildAuthorizeUrl: (redirectUri, state) => `https://idp.example/authorize?redirect_uri=${encodeURIComponent(redirectUri)}&state=${state}`,
+      redirectUri: 'http://127.0.0.1:0/callback',
+      browser: { open: async (url) => void (opened = url) },
+      timeoutMs: 5000,
+      purpose: 'test step',
+      terminal: { say: () => undefined, note: () => undefined },
+    });
+    while (!opened) await new Promise((resolve) => setTimeout(resolve, 10));
+    const authorize = new URL(opened);
+    const redirectUri = new URL(authorize.searchParams.get('redirect_uri')!);
+    const page = await fetch(`${redirectUri.href}?code=abc&state=${authorize.searchParams.get('state')}`);
+    expect(await page.text()).toContain('Done');
+    await expect(pending).resolves.toMatchObject({ code: 'abc', redirectUri: redirectUri.href });
   });
 });
 

@@ -7,8 +7,10 @@ import { assertSecureUrl } from './http.js';
 
 /** How the receiver talks to the person at the terminal (stderr lines, an optional pasted URL). */
 export interface ReceiverTerminal {
-  /** Prints one line for the user (stderr). */
+  /** Prints a line the user needs to go on (the URL to open, what to paste), even with --quiet. */
   say(line: string): void;
+  /** Prints a progress notice (stderr), which --quiet silences. */
+  note(line: string): void;
   /** Reads one pasted line when stdin is a TTY; undefined when pasting is not possible. */
   readLine?: (signal: AbortSignal) => Promise<string>;
 }
@@ -50,14 +52,18 @@ export function randomState(): string {
  */
 export async function authorizeInBrowser(options: AuthorizeInBrowserOptions): Promise<AuthorizationResponse> {
   const wanted = new URL(options.redirectUri);
-  if (wanted.protocol !== 'http:' || !['127.0.0.1', 'localhost', '[::1]'].includes(wanted.hostname)) {
-    throw new EsignError('CONFIG_INVALID', `The redirect URI ${options.redirectUri} is not a loopback http:// URI.`, {
+  // The receiver binds 127.0.0.1 only, so `localhost` (which resolves there) is kept as registered,
+  // and an IPv6 literal, which it would never receive, is refused.
+  if (wanted.protocol !== 'http:' || !['127.0.0.1', 'localhost'].includes(wanted.hostname)) {
+    throw new EsignError('CONFIG_INVALID', `The redirect URI ${options.redirectUri} is not a loopback http:// URI on 127.0.0.1.`, {
       hint: 'Use http://127.0.0.1:PORT/PATH (RFC 8252); set it with `esign config set redirectUri …`.',
     });
   }
   const state = randomState();
-  const receiver = await startReceiver(Number(wanted.port || 0), wanted.pathname);
-  const redirectUri = `http://127.0.0.1:${receiver.port}${wanted.pathname}`;
+  const receiver = await startReceiver(Number(wanted.port || 0), wanted.pathname, state);
+  const redirect = new URL(wanted);
+  redirect.port = String(receiver.port);
+  const redirectUri = redirect.href;
   const url = options.buildAuthorizeUrl(redirectUri, state);
   const abort = new AbortController();
   const cleanup = () => {
@@ -83,7 +89,7 @@ export async function authorizeInBrowser(options: AuthorizeInBrowserOptions): Pr
         waits.push(pasted(abort.signal).then(parsePastedRedirect));
       }
     } else {
-      options.terminal.say(`Opening your browser for the ${options.purpose}…`);
+      options.terminal.note(`Opening your browser for the ${options.purpose}…`);
       try {
         await options.browser.open(url);
         if (!options.browserIsScripted) options.terminal.say(`If it does not open, visit: ${url}`);
@@ -190,7 +196,7 @@ const DONE_PAGE = (ok: boolean) => `<!doctype html><html lang="en"><head><meta c
   ok ? 'esign received the answer. You can close this tab and return to the terminal.' : 'esign received an error. Return to the terminal for details.'
 }</p></body></html>`;
 
-function startReceiver(port: number, path: string): Promise<Receiver> {
+function startReceiver(port: number, path: string, expectedState: string): Promise<Receiver> {
   const sockets = new Set<Socket>();
   let resolveParams!: (params: URLSearchParams) => void;
   const params = new Promise<URLSearchParams>((resolve) => (resolveParams = resolve));
@@ -202,7 +208,7 @@ function startReceiver(port: number, path: string): Promise<Receiver> {
       return;
     }
     answered = true;
-    const ok = url.searchParams.has('code') && !url.searchParams.has('error');
+    const ok = constantTimeEqual(url.searchParams.get('state') ?? '', expectedState) && url.searchParams.has('code') && !url.searchParams.has('error');
     response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', connection: 'close' }).end(DONE_PAGE(ok));
     resolveParams(url.searchParams);
   });

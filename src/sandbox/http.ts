@@ -94,7 +94,18 @@ export function basicCredentials(request: SandboxRequest): { user: string; passw
   const decoded = Buffer.from(match[1], 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon < 0) return undefined;
-  return { user: decodeURIComponent(decoded.slice(0, colon)), password: decodeURIComponent(decoded.slice(colon + 1)) };
+  const user = formDecode(decoded.slice(0, colon));
+  const password = formDecode(decoded.slice(colon + 1));
+  return user === undefined || password === undefined ? undefined : { user, password };
+}
+
+/** Undoes the form encoding RFC 6749 §2.3.1 applies to client credentials ('+' is a space); undefined if malformed. */
+function formDecode(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text.replaceAll('+', ' '));
+  } catch {
+    return undefined;
+  }
 }
 
 /** The token of `Authorization: Bearer …`, or undefined. */

@@ -503,7 +503,7 @@ const followBrowser: BrowserLauncher = {
 
 function loopbackAuthorize(browser: BrowserLauncher): IdentityBrowserAuthorize {
   return (request) =>
-    authorizeInBrowser({ buildAuthorizeUrl: request.buildAuthorizeUrl, redirectUri: 'http://127.0.0.1:0/callback', browser, timeoutMs: 20_000, purpose: request.purpose, terminal: { say: () => undefined } });
+    authorizeInBrowser({ buildAuthorizeUrl: request.buildAuthorizeUrl, redirectUri: 'http://127.0.0.1:0/callback', browser, timeoutMs: 20_000, purpose: request.purpose, terminal: { say: () => undefined, note: () => undefined } });
 }
 
 function sandboxClient(browser: BrowserLauncher = pageBrowser(), extra: Partial<ConstructorParameters<typeof IdentityClient>[0]> = {}): IdentityClient {

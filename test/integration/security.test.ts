@@ -122,7 +122,7 @@ function allFiles(dir: string): Promise<string[]> {
 
 // ---- state, nonce, PKCE, code replay ---------------------------------------------------------
 
-const silent = { say: () => undefined };
+const silent = { say: () => undefined, note: () => undefined };
 
 /** A browser that fetches the authorization URL (sandbox auto-approve) and hands back the redirect, maybe altered. */
 function interceptingBrowser(deliver: (redirect: URL) => Promise<void>): BrowserLauncher & { seen: URL[] } {

@@ -49,6 +49,16 @@ function cmsOf(pdf: Buffer): Uint8Array {
 }
 
 describe('esign sign (PAdES and CAdES against the sandbox)', () => {
+  it('says the signatures are TEST signatures even with --quiet, and prints nothing else', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'quiet.pdf');
+    await makePdf(input);
+    const result = await runCli(['--auto-approve', '--quiet', 'sign', '--level', 'B-B', input], { env: sandbox.env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr.trim().split('\n')).toEqual([expect.stringContaining('TEST signatures')]);
+    expect(result.stdout).toBe('');
+  });
+
   it('signs a PDF with an incremental update, leaving the input untouched', async () => {
     const dir = await tempDir();
     const input = join(dir, 'contract.pdf');

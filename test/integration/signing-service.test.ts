@@ -160,7 +160,7 @@ async function makeClient(browser: BrowserLauncher = pageBrowser(), pageSize?: n
       browser,
       timeoutMs: 20_000,
       purpose: request.purpose,
-      terminal: { say: () => undefined },
+      terminal: { say: () => undefined, note: () => undefined },
     });
   };
   const client = new CscClient({
