@@ -1,6 +1,12 @@
 /** `esign credentials list|info|use` as a user runs them: the built CLI against the in-process sandbox. */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SANDBOX_SECRETS } from '../../src/sandbox/deps.js';
 import { runCli } from '../helpers/run-cli.js';
+import { buildClassicPdf } from '../helpers/pdf-fixtures.js';
+import { tempDir } from '../helpers/tmp.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 
 let sandbox: TestSandbox;
@@ -63,5 +69,21 @@ describe('esign credentials', () => {
     expect(disabled.stdout).toContain('CREDENTIAL_DISABLED');
     const unknown = await runCli(['--auto-approve', '--json', 'credentials', 'use', 'nobody'], { env: sandbox.env });
     expect(unknown.stdout).toContain('CREDENTIAL_NOT_FOUND');
+  });
+
+  it('off a terminal, with several enabled credentials and no default, asks for --credential instead of guessing', async () => {
+    // A profile of the user's own (no built-in default credential) against the sandbox's services.
+    const env = { ...sandbox.env, ESIGN_CONFIG_DIR: await tempDir(), ESIGN_CLIENT_SECRET: SANDBOX_SECRETS.clientSecret };
+    const browser = `node ${fileURLToPath(new URL('../helpers/follow-redirects-browser.js', import.meta.url))}`;
+    const init = await runCli(['config', 'init', 'lab', '--set', `signingBaseUrl=${sandbox.sandbox.urls.signing}`, '--set', 'clientId=esign-cli', '--set', 'redirectUri=http://127.0.0.1:0/callback'], { env });
+    expect(init.code, init.stderr).toBe(0);
+    const dir = await tempDir();
+    await writeFile(join(dir, 'a.pdf'), buildClassicPdf());
+    const result = await runCli(['--browser', browser, 'sign', join(dir, 'a.pdf')], { env });
+    expect(result.code, result.stderr).toBe(11);
+    expect(result.stderr).toMatch(/2 enabled credentials and no default.*--credential ID \(one of alice-rsa2048, alice-rsa3072\)/);
+    const chosen = await runCli(['--browser', browser, '--json', 'sign', '--credential', 'alice-rsa3072', join(dir, 'a.pdf')], { env });
+    expect(chosen.code, chosen.stderr).toBe(0);
+    expect(chosen.json()).toMatchObject({ credential: 'alice-rsa3072', level: 'B-B' });
   });
 });

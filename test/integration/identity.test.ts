@@ -9,6 +9,7 @@ import { generateKeyPairSync, randomBytes, createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { SignJWT, createRemoteJWKSet, exportJWK, jwtVerify, decodeProtectedHeader, type JWK } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EsignError } from '../../src/core/errors.js';
@@ -25,6 +26,7 @@ import { tempDir, tempDirForFile } from '../helpers/tmp.js';
 const CLIENT_ID = 'esign-cli';
 const CLIENT_SECRET = 'sandbox-secret';
 const REDIRECT = 'http://127.0.0.1:8765/callback';
+const followRedirects = fileURLToPath(new URL('../helpers/follow-redirects-browser.js', import.meta.url));
 
 /** Seed 001 §7, written out again here so that the sandbox is checked against the document. */
 const SEED_CASES: ReadonlyArray<[name: string, user: string, error: string, description: string | null]> = [
@@ -728,12 +730,12 @@ describe('identity client against a provider of the test (ID tokens built with j
 
 describe('esign login / whoami / logout (built CLI)', () => {
   const cli = (args: string[]) => runCli(args, { env: t.env });
-  const curl = ['--browser', 'curl -sfL'];
+  const follow = ['--browser', `node ${followRedirects}`];
   const as = (user: string, decision = 'approve') => ['--browser', `node ${driver} ${user} ${decision}`];
 
   it('logs in with --scope com.vendor.storage, stores the session 0600, prints no secret', async () => {
     t.sandbox.autoApprove = true;
-    const result = await cli(['login', ...curl, '--scope', 'com.vendor.storage', '--json']);
+    const result = await cli(['login', ...follow, '--scope', 'com.vendor.storage', '--json']);
     expect(result.code, result.stderr).toBe(0);
     const out = result.json<{ sub: string; scope: string[]; expiresAt: string; sessionFile: string }>();
     expect(out.scope).toEqual(['openid', 'com.vendor.storage']);
@@ -777,7 +779,7 @@ describe('esign login / whoami / logout (built CLI)', () => {
   it('--save-proof writes each item named by id with its extension, and an index with size and SHA-256', async () => {
     const dir = await tempDir('esign-proof-');
     t.sandbox.autoApprove = true;
-    const result = await cli(['login', ...curl, '--save-proof', dir, '--json']);
+    const result = await cli(['login', ...follow, '--save-proof', dir, '--json']);
     expect(result.code, result.stderr).toBe(0);
     const index = JSON.parse(await readFile(join(dir, 'index.json'), 'utf8')) as { items: Array<{ id: string; content_type: string; file: string; size: number; sha256: string }> };
     expect(index.items.map((item) => item.file)).toEqual(['identity-report.pdf', 'portrait.png']);
@@ -788,7 +790,7 @@ describe('esign login / whoami / logout (built CLI)', () => {
     }
     expect((await readFile(join(dir, 'identity-report.pdf'))).subarray(0, 5).toString()).toBe('%PDF-');
     // A second login with the same proof leaves the archive as it is.
-    expect((await cli(['login', ...curl, '--save-proof', dir])).code).toBe(0);
+    expect((await cli(['login', ...follow, '--save-proof', dir])).code).toBe(0);
   });
 
   it.each(SEED_CASES)('prints an English line for %s and exits 4', async (name, user, error) => {
@@ -804,7 +806,7 @@ describe('esign login / whoami / logout (built CLI)', () => {
     await cli(['logout']);
     t.sandbox.autoApprove = true;
     await arm({ idToken: fault });
-    const result = await cli(['login', ...curl, '--json']);
+    const result = await cli(['login', ...follow, '--json']);
     expect(result.code).toBe(4);
     expect(result.json<{ error: { code: string } }>().error.code).toBe(code);
     expect((await cli(['whoami'])).code).toBe(4);
