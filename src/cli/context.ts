@@ -231,7 +231,14 @@ const RUNTIME_FILE = 'runtime.json';
 async function findOrStartSandbox(ctx: Context, options: { storage?: boolean }): Promise<SandboxRuntime> {
   const dataDir = sandboxDataDir(ctx.env);
   const running = await readRuntime(dataDir);
-  if (running && (await answers(running.urls.base))) return { ...running, embedded: false };
+  if (running && (await answers(running.urls.base))) {
+    if (ctx.globals.autoApprove && running.autoApprove === false) {
+      throw new EsignError('USAGE', `The running sandbox (${running.urls.base}) was started without --auto-approve, so it waits for approval in the browser.`, {
+        hint: 'Approve in the browser without --auto-approve, or restart the sandbox with `esign --auto-approve sandbox start`.',
+      });
+    }
+    return { ...running, embedded: false };
+  }
   const { startSandbox } = await import('../sandbox/index.js');
   const sandbox = await startSandbox({ dataDir, autoApprove: ctx.globals.autoApprove ?? false, s3: options.storage ?? false });
   ctx.onClose(() => sandbox.close());
@@ -247,14 +254,21 @@ export async function writeRootPem(dataDir: string, pem: string): Promise<string
   return path;
 }
 
-export async function writeRuntime(dataDir: string, runtime: Omit<SandboxRuntime, 'embedded'> & { pid: number }): Promise<void> {
+/** What `esign sandbox start` publishes in runtime.json for the commands that use it. */
+interface PublishedSandbox extends Omit<SandboxRuntime, 'embedded'> {
+  pid: number;
+  /** Whether browser steps are approved at once; absent for a sandbox that tests publish. */
+  autoApprove?: boolean;
+}
+
+export async function writeRuntime(dataDir: string, runtime: PublishedSandbox): Promise<void> {
   await mkdir(dataDir, { recursive: true });
   await writeFile(join(dataDir, RUNTIME_FILE), JSON.stringify(runtime, null, 2) + '\n');
 }
 
-async function readRuntime(dataDir: string): Promise<(Omit<SandboxRuntime, 'embedded'> & { pid: number }) | undefined> {
+async function readRuntime(dataDir: string): Promise<PublishedSandbox | undefined> {
   try {
-    const runtime = JSON.parse(await readFile(join(dataDir, RUNTIME_FILE), 'utf8')) as Omit<SandboxRuntime, 'embedded'> & { pid: number };
+    const runtime = JSON.parse(await readFile(join(dataDir, RUNTIME_FILE), 'utf8')) as PublishedSandbox;
     process.kill(runtime.pid, 0);
     return runtime;
   } catch {

@@ -29,8 +29,11 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         const { startSandbox } = await import('../../sandbox/index.js');
         const started = await startSandbox({ dataDir, port: options.port, autoApprove: ctx.globals.autoApprove ?? false });
         const rootPemPath = await writeRootPem(dataDir, started.pki.rootPem);
-        await writeRuntime(dataDir, { pid: process.pid, urls: started.urls, rootPemPath });
-        exitHooks.add(() => rmSync(join(dataDir, 'runtime.json'), { force: true }));
+        // Commands look for a running sandbox in the default data dir, so announce it there as well.
+        for (const dir of new Set([dataDir, sandboxDataDir(ctx.env)])) {
+          await writeRuntime(dir, { pid: process.pid, urls: started.urls, rootPemPath, autoApprove: started.autoApprove });
+          exitHooks.add(() => rmSync(join(dir, 'runtime.json'), { force: true }));
+        }
         const urls = started.urls;
         ctx.io.result({ urls, dataDir, rootPem: rootPemPath, autoApprove: started.autoApprove }, () =>
           [
