@@ -8,6 +8,8 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
+          setupFiles: ['test/helpers/secret-scan.setup.ts'],
+          globalSetup: ['test/helpers/secret-scan.global.ts'],
           testTimeout: 120_000,
           hookTimeout: 120_000,
         },
@@ -16,6 +18,8 @@ export default defineConfig({
         test: {
           name: 'interop',
           include: ['test/interop/**/*.test.ts'],
+          setupFiles: ['test/helpers/secret-scan.setup.ts'],
+          globalSetup: ['test/helpers/secret-scan.global.ts'],
           testTimeout: 300_000,
           hookTimeout: 300_000,
         },

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { recordCliOutput } from './secret-ledger.js';
 
 export const ESIGN_BIN = fileURLToPath(new URL('../../bin/esign.js', import.meta.url));
 
@@ -35,6 +36,7 @@ export function runCli(args: string[], options: RunCliOptions = {}): Promise<Cli
     child.once('error', reject);
     child.once('close', (code, signal) => {
       clearTimeout(timer);
+      recordCliOutput(args, stdout, stderr);
       resolve({
         code,
         signal,
@@ -75,6 +77,7 @@ export function spawnCli(args: string[], options: RunCliOptions = {}): SpawnedCl
     child.once('error', reject);
     child.once('close', (code, signal) => {
       clearTimeout(timer);
+      recordCliOutput(args, stdout, stderr);
       for (const check of waiters) check();
       resolve({
         code,

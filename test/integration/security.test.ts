@@ -8,12 +8,13 @@
  * - plain http:// is refused for a non-loopback service URL before any request;
  * - no token, SAD, code, client secret or TSA password in any output, even with --verbose: every
  *   secret the in-process sandbox issues is recorded at its HTTP responses and searched for in the
- *   captured stdout/stderr of representative commands (and their failures);
- * - the SAD is never written to disk (config dir, working dir, outputs).
+ *   captured stdout/stderr of representative commands (and their failures); the same scan runs
+ *   over the output of the whole suite at its end (test/helpers/secret-scan.global.ts);
+ * - the SAD is never written to disk (config dir, working dir, outputs; and every test's temp dirs,
+ *   checked as they are removed).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
@@ -24,70 +25,10 @@ import { authorizeInBrowser } from '../../src/io/loopback.js';
 import { buildClassicPdf } from '../helpers/pdf-fixtures.js';
 import { runCli, type CliResult } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { authorizeRequests, CONFIGURED_SECRETS, issuedSecrets as issued, recordSandboxResponses } from '../helpers/secret-ledger.js';
 import { tempDirForFile } from '../helpers/tmp.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
-
-// ---- what the sandbox issues: recorded at its HTTP responses (it runs in this process) ---------
-
-type SecretKind = 'service token' | 'SAD' | 'identity access token' | 'ID token' | 'code' | 'storage secret' | 'configured secret';
-const issued = new Map<string, SecretKind>();
-/** The query of every authorization request the sandbox served. */
-const authorizeRequests: URLSearchParams[] = [];
-const restore: Array<() => void> = [];
-
-function recordBody(text: string): void {
-  for (const match of text.matchAll(/"(access_token|id_token|refresh_token|secretAccessKey|sessionToken)"\s*:\s*"([^"]{8,})"/g)) {
-    const [, field, value] = match as unknown as [string, string, string];
-    const kind: SecretKind =
-      field === 'id_token' ? 'ID token' : field === 'access_token' ? (/"token_type"\s*:\s*"SAD"/.test(text) ? 'SAD' : /"id_token"/.test(text) ? 'identity access token' : 'service token') : 'storage secret';
-    issued.set(value, kind);
-  }
-}
-
-function recordLocation(location: unknown): void {
-  if (typeof location !== 'string') return;
-  const code = /[?&]code=([^&#]+)/.exec(location)?.[1];
-  if (code) issued.set(decodeURIComponent(code), 'code');
-}
-
-function chunkText(chunk: unknown): string {
-  if (typeof chunk === 'string') return chunk;
-  if (chunk instanceof Uint8Array && chunk.length < 1_000_000) return Buffer.from(chunk).toString('utf8');
-  return '';
-}
-
-/** Wraps ServerResponse so that every body and redirect the sandbox sends is scanned for secrets. */
-function recordSandboxResponses(): void {
-  const proto = ServerResponse.prototype as unknown as Record<string, (...args: unknown[]) => unknown>;
-  const originalWrite = proto['write'] as (...args: unknown[]) => unknown;
-  const originalEnd = proto['end'] as (...args: unknown[]) => unknown;
-  const originalWriteHead = proto['writeHead'] as (...args: unknown[]) => unknown;
-  const bodies = new WeakMap<object, string>();
-  proto['write'] = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]) {
-    bodies.set(this, (bodies.get(this) ?? '') + chunkText(chunk));
-    return originalWrite.call(this, chunk, ...rest);
-  };
-  proto['end'] = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]) {
-    recordBody((bodies.get(this) ?? '') + (typeof chunk === 'function' ? '' : chunkText(chunk)));
-    recordLocation(this.getHeader('location'));
-    const url = new URL(this.req?.url ?? '/', 'http://127.0.0.1');
-    if (url.pathname.endsWith('/oauth2/authorize')) authorizeRequests.push(url.searchParams);
-    return originalEnd.call(this, chunk, ...rest);
-  };
-  proto['writeHead'] = function (this: ServerResponse, ...args: unknown[]) {
-    for (const arg of args) {
-      if (arg && typeof arg === 'object' && !Array.isArray(arg)) for (const [name, value] of Object.entries(arg)) if (name.toLowerCase() === 'location') recordLocation(value);
-      if (Array.isArray(arg)) for (let i = 0; i + 1 < arg.length; i += 2) if (String(arg[i]).toLowerCase() === 'location') recordLocation(arg[i + 1]);
-    }
-    return originalWriteHead.apply(this, args);
-  };
-  restore.push(() => {
-    proto['write'] = originalWrite;
-    proto['end'] = originalEnd;
-    proto['writeHead'] = originalWriteHead;
-  });
-}
 
 // ---- fixture ----------------------------------------------------------------------------------
 
@@ -111,7 +52,6 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const undo of restore) undo();
   await t?.close();
   await work?.remove();
 });
@@ -362,8 +302,7 @@ describe('secrets at rest and in transit', () => {
   });
 
   it('no token, SAD, code, client secret or TSA password appears in any output, even with --verbose', () => {
-    const configured = ['sandbox-secret', 'sandbox-tsa', Buffer.from('esign-cli:sandbox-secret').toString('base64'), Buffer.from('esign:sandbox-tsa').toString('base64'), 'remote-secret-value'];
-    const secrets = [...[...issued.keys()].map((value) => [value, issued.get(value) as string] as const), ...configured.map((value) => [value, 'configured secret'] as const)];
+    const secrets = [...[...issued.keys()].map((value) => [value, issued.get(value) as string] as const), ...CONFIGURED_SECRETS.map((value) => [value, 'configured secret'] as const)];
     expect(outputs.length).toBeGreaterThan(10);
     const leaks: string[] = [];
     for (const { args, result } of outputs) {

@@ -1,0 +1,112 @@
+/**
+ * The whole-suite secret scan (issue 9 item 4). Every secret an in-process sandbox hands out is
+ * recorded where it leaves the HTTP server (token and SAD bodies, codes on redirects, S3
+ * credentials), and everything a CLI run prints is kept; `secret-scan.global.ts` then searches all
+ * of the suite's output for all of its secrets, and the temp dirs are searched for SADs before they
+ * are removed. Both land in the folder named by ESIGN_TEST_LEDGER, one file per worker.
+ */
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import { threadId } from 'node:worker_threads';
+
+export type SecretKind = 'service token' | 'SAD' | 'identity access token' | 'ID token' | 'code' | 'storage secret' | 'configured secret';
+
+/** What the sandboxes of this worker issued, value → kind. */
+export const issuedSecrets = new Map<string, SecretKind>();
+/** The query of every authorization request the sandboxes of this worker served. */
+export const authorizeRequests: URLSearchParams[] = [];
+
+/** Fixed secrets of the sandbox profile and of the tests' own profiles. */
+export const CONFIGURED_SECRETS = [
+  'sandbox-secret',
+  'sandbox-tsa',
+  Buffer.from('esign-cli:sandbox-secret').toString('base64'),
+  Buffer.from('esign:sandbox-tsa').toString('base64'),
+  'remote-secret-value',
+];
+
+const ledgerDir = process.env['ESIGN_TEST_LEDGER'];
+const workerFile = (kind: 'secrets' | 'outputs') => join(ledgerDir ?? '', `${kind}-${process.pid}-${threadId}.jsonl`);
+if (ledgerDir) mkdirSync(ledgerDir, { recursive: true });
+
+function remember(value: string, kind: SecretKind): void {
+  if (issuedSecrets.has(value)) return;
+  issuedSecrets.set(value, kind);
+  if (ledgerDir) appendFileSync(workerFile('secrets'), JSON.stringify({ value, kind }) + '\n');
+}
+
+/** Keeps what a CLI run printed, for the scan at the end of the suite. */
+export function recordCliOutput(args: readonly string[], stdout: string, stderr: string): void {
+  if (ledgerDir) appendFileSync(workerFile('outputs'), JSON.stringify({ args, text: `${stdout}\n${stderr}` }) + '\n');
+}
+
+function recordBody(text: string): void {
+  for (const match of text.matchAll(/"(access_token|id_token|refresh_token|secretAccessKey|sessionToken)"\s*:\s*"([^"]{8,})"/g)) {
+    const [, field, value] = match as unknown as [string, string, string];
+    const kind: SecretKind =
+      field === 'id_token' ? 'ID token' : field === 'access_token' ? (/"token_type"\s*:\s*"SAD"/.test(text) ? 'SAD' : /"id_token"/.test(text) ? 'identity access token' : 'service token') : 'storage secret';
+    remember(value, kind);
+  }
+}
+
+function recordLocation(location: unknown): void {
+  if (typeof location !== 'string') return;
+  const code = /[?&]code=([^&#]+)/.exec(location)?.[1];
+  if (code) remember(decodeURIComponent(code), 'code');
+}
+
+function chunkText(chunk: unknown): string {
+  if (typeof chunk === 'string') return chunk;
+  if (chunk instanceof Uint8Array && chunk.length < 1_000_000) return Buffer.from(chunk).toString('utf8');
+  return '';
+}
+
+/** What the wrapped ServerResponse reports to: this module instance (a worker may load it again per file). */
+interface Recorder {
+  body(text: string): void;
+  location(value: unknown): void;
+  authorize(query: URLSearchParams): void;
+}
+const RECORDER = Symbol.for('esign.test.secretRecorder');
+type WithRecorder = typeof globalThis & { [RECORDER]?: Recorder };
+
+/** Wraps ServerResponse (once per process) so that every body and redirect a sandbox sends is recorded. */
+export function recordSandboxResponses(): void {
+  const holder = globalThis as WithRecorder;
+  const wrapped = holder[RECORDER] !== undefined;
+  holder[RECORDER] = { body: recordBody, location: recordLocation, authorize: (query) => authorizeRequests.push(query) };
+  if (wrapped) return;
+  const recorder = () => holder[RECORDER]!;
+  const proto = ServerResponse.prototype as unknown as Record<string, (...args: unknown[]) => unknown>;
+  const originalWrite = proto['write'] as (...args: unknown[]) => unknown;
+  const originalEnd = proto['end'] as (...args: unknown[]) => unknown;
+  const originalWriteHead = proto['writeHead'] as (...args: unknown[]) => unknown;
+  const bodies = new WeakMap<object, string>();
+  proto['write'] = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]) {
+    // Secrets travel in small JSON bodies; a streamed S3 object need not be kept.
+    const sofar = bodies.get(this) ?? '';
+    if (sofar.length < 256 * 1024) bodies.set(this, sofar + chunkText(chunk));
+    return originalWrite.call(this, chunk, ...rest);
+  };
+  proto['end'] = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]) {
+    recorder().body((bodies.get(this) ?? '') + (typeof chunk === 'function' ? '' : chunkText(chunk)));
+    recorder().location(this.getHeader('location'));
+    const url = new URL(this.req?.url ?? '/', 'http://127.0.0.1');
+    if (url.pathname.endsWith('/oauth2/authorize')) recorder().authorize(url.searchParams);
+    return originalEnd.call(this, chunk, ...rest);
+  };
+  proto['writeHead'] = function (this: ServerResponse, ...args: unknown[]) {
+    for (const arg of args) {
+      if (arg && typeof arg === 'object' && !Array.isArray(arg)) for (const [name, value] of Object.entries(arg)) if (name.toLowerCase() === 'location') recorder().location(value);
+      if (Array.isArray(arg)) for (let i = 0; i + 1 < arg.length; i += 2) if (String(arg[i]).toLowerCase() === 'location') recorder().location(arg[i + 1]);
+    }
+    return originalWriteHead.apply(this, args);
+  };
+}
+
+/** The SADs issued so far in this worker that appear in `bytes`. */
+export function sadsIn(bytes: Buffer): string[] {
+  const text = bytes.toString('latin1');
+  return [...issuedSecrets].filter(([value, kind]) => kind === 'SAD' && text.includes(value)).map(([value]) => value);
+}

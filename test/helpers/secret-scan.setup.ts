@@ -1,0 +1,4 @@
+// Loaded before every integration and interop test file: see secret-ledger.ts.
+import { recordSandboxResponses } from './secret-ledger.js';
+
+recordSandboxResponses();
