@@ -1,9 +1,12 @@
 import { defineConfig } from 'vitest/config';
 
+// ESIGN_FUZZ_RUNS=N runs N times as many fuzz cases (test/helpers/fuzz.ts), so it gets N times the time.
+const fuzzMultiplier = Math.max(1, Number(process.env['ESIGN_FUZZ_RUNS'] ?? '1') || 1);
+
 export default defineConfig({
   test: {
     projects: [
-      { test: { name: 'unit', include: ['src/**/*.test.ts'], testTimeout: 30_000 } },
+      { test: { name: 'unit', include: ['src/**/*.test.ts'], testTimeout: 30_000 * fuzzMultiplier } },
       {
         test: {
           name: 'integration',
