@@ -36,6 +36,20 @@ function extension(der: Uint8Array, oid: string): pkijs.Extension | undefined {
 }
 
 describe('loadOrCreatePki', () => {
+  it('creates one PKI when two starts on a fresh data dir race (as parallel commands would)', async () => {
+    const fresh = await mkdtemp(join(tmpdir(), 'esign-pki-race-'));
+    try {
+      const [a, b] = await Promise.all([
+        loadOrCreatePki(fresh, { baseUrl: BASE_URL, now: NOW }),
+        loadOrCreatePki(fresh, { baseUrl: 'http://127.0.0.1:4322', now: NOW }),
+      ]);
+      expect(a.rootPem).toBe(b.rootPem);
+      expect((await loadOrCreatePki(fresh, { baseUrl: BASE_URL, now: NOW })).rootPem).toBe(a.rootPem);
+    } finally {
+      await rm(fresh, { recursive: true, force: true });
+    }
+  });
+
   it('creates the whole PKI within a few seconds (keys generated concurrently)', () => {
     expect(creationMs).toBeLessThan(15_000);
   });

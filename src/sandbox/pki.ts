@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
+import { withFileLock } from './file-lock.js';
 
 export interface IssuedCertificate {
   name: string;
@@ -134,6 +135,12 @@ const SERVICE_NAMES = ['tsa', 'ocsp-responder'] as const;
 /** Loads the PKI from `dataDir/pki/`, creating it on first use and re-issuing end-entity certificates when needed. */
 export async function loadOrCreatePki(dataDir: string, options: PkiOptions): Promise<SandboxPki> {
   const dir = join(dataDir, 'pki');
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  // Two processes starting on a fresh data dir would otherwise each create a root of their own.
+  return withFileLock(join(dir, '.lock'), () => loadOrCreateLocked(dir, options));
+}
+
+async function loadOrCreateLocked(dir: string, options: PkiOptions): Promise<SandboxPki> {
   const index = await readIndex(dir);
   if (!index) return createPki(dir, options);
   const stored = await readEntities(dir, index.entities);

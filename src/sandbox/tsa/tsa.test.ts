@@ -116,15 +116,19 @@ describe('FileSerialNumbers', () => {
   const dir = mkdtempSync(join(tmpdir(), 'esign-tsa-serial-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('continues after a restart', () => {
+  it('continues after a restart, and never repeats a number between processes sharing the file', () => {
     const file = join(dir, 'tsa', 'serial');
     const first = new FileSerialNumbers(file);
     const a = first.next();
     const b = first.next();
+    // A second process on the same data dir while the first still runs, then a restart.
+    const beside = new FileSerialNumbers(file);
+    const fromBoth = [a, b, first.next(), beside.next(), first.next(), beside.next()];
     const again = new FileSerialNumbers(file);
     const c = again.next();
     expect(b).toBe(a + 1n);
-    expect(c).toBe(b + 1n);
+    expect(new Set(fromBoth).size).toBe(fromBoth.length);
+    expect(c > fromBoth.reduce((max, value) => (value > max ? value : max))).toBe(true);
     expect(new FileSerialNumbers(join(dir, 'other')).next()).not.toBe(c);
   });
 });
