@@ -8,6 +8,9 @@ import { ByteWriter, PdfRef, PdfStream, dict, name, writeObject } from './object
 import type { PdfHexPlaceholder, PdfObject } from './objects.js';
 
 /** The serialized update and, for each placeholder in it, the absolute offset of its `<`. */
+/** More than the table, trailer and startxref of any update take, so that its offsets are known to fit. */
+const TABLE_ROOM = 1_000_000;
+
 export interface SerializedUpdate {
   bytes: Uint8Array;
   placeholders: Map<PdfHexPlaceholder, number>;
@@ -63,7 +66,9 @@ export class IncrementalUpdate {
       writeObject(w, value);
       w.ascii('\nendobj\n');
     }
-    if (this.doc.xrefStyle === 'table') this.writeTable(w, base, offsets);
+    // A classic table has exactly 10 digits per offset; an update past them needs an xref stream.
+    const tableFits = base + w.length + TABLE_ROOM < 10_000_000_000;
+    if (this.doc.xrefStyle === 'table' && tableFits) this.writeTable(w, base, offsets);
     else this.writeXrefStream(w, base, offsets);
     const placeholders = new Map<PdfHexPlaceholder, number>();
     for (const [placeholder, at] of w.placeholders) placeholders.set(placeholder, base + at);

@@ -10,9 +10,9 @@ const GAP = 5 * 2 ** 30;
  * A 5 GiB document that exists only as a header, a gap of spaces and a real tail: its objects and
  * cross-reference data sit beyond 2^32, so every offset is wider than 32 bits.
  */
-function virtualLargePdf(style: 'table' | 'stream'): ByteSource & { bytesRead: number } {
+function virtualLargePdf(style: 'table' | 'stream', gap = GAP): ByteSource & { bytesRead: number } {
   const head = Buffer.from('%PDF-1.7\n', 'latin1');
-  const base = head.length + GAP;
+  const base = head.length + gap;
   let tail = '';
   const offsets: number[] = [];
   minimalObjects().forEach((body, i) => {
@@ -73,4 +73,32 @@ describe('documents beyond 4 GiB', () => {
     const acroForm = await after.resolveDict((await after.catalog()).dict.get('AcroForm'));
     expect(acroForm?.get('SigFlags')).toBe(3);
   });
+
+  it('writes an xref stream for an update whose offsets a classic table cannot hold (past 10^10 bytes)', async () => {
+    // The original's objects end just below 10^10 bytes, so its own table is valid; the update's are not.
+    const source = virtualLargePdf('table', 9_999_999_000);
+    const doc = await readPdf(source);
+    expect(doc.xrefStyle).toBe('table');
+    const pu = await prepareSignature(doc, { signingTime: new Date(0), contentsSize: 16 });
+    const update = Buffer.from(pu.update).toString('latin1');
+    expect(update).toContain('/Type /XRef');
+    expect(update).not.toMatch(/^xref$/m);
+    const reread = await readPdf(concatenated(source, pu.update));
+    expect(reread.startxref).toBeGreaterThan(source.size);
+    expect(reread.xrefStyle).toBe('stream');
+  });
 });
+
+/** The source followed by `tail`, as the signed file would read. */
+function concatenated(source: ByteSource, tail: Uint8Array): ByteSource {
+  return {
+    size: source.size + tail.length,
+    read: async (offset: number, length: number) => {
+      const end = Math.min(offset + length, source.size + tail.length);
+      const out = new Uint8Array(Math.max(0, end - offset));
+      if (offset < source.size) out.set(await source.read(offset, Math.min(end, source.size) - offset), 0);
+      if (end > source.size) out.set(tail.subarray(Math.max(0, offset - source.size), end - source.size), Math.max(0, source.size - offset));
+      return out;
+    },
+  };
+}
