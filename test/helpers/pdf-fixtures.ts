@@ -155,6 +155,17 @@ export async function pdfLibBytes(options: { pages?: number; objectStreams?: boo
   return doc.save({ useObjectStreams: options.objectStreams ?? false });
 }
 
+/** A one-page pdf-lib document (classic xref) whose page draws a Form XObject (an embedded page with text). */
+export async function formXObjectPdfBytes(): Promise<Uint8Array> {
+  const source = await PDFDocument.create();
+  const font = await source.embedFont(StandardFonts.Helvetica);
+  source.addPage([200, 100]).drawText('In a Form XObject', { x: 10, y: 40, size: 14, font });
+  const doc = await PDFDocument.create();
+  const [form] = await doc.embedPdf(source);
+  doc.addPage([595, 842]).drawPage(form!, { x: 50, y: 600 });
+  return doc.save({ useObjectStreams: false });
+}
+
 /** A pdf-lib document (classic xref) with an empty, visible signature field named `fieldName`. */
 export async function emptySignatureFieldBytes(fieldName = 'Approval'): Promise<Uint8Array> {
   const doc = await PDFDocument.create();

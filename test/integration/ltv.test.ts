@@ -43,6 +43,17 @@ async function sign(input: string, level: string): Promise<{ output: string; res
   return { output: json['output'] as string, result: json };
 }
 
+/** `esign verify --level LEVEL` on `path`: exit 0, every signature valid at exactly that level. */
+async function expectVerifiedAt(path: string, level: 'B-LT' | 'B-LTA'): Promise<void> {
+  const result = await runCli(['--json', 'verify', '--level', level, path], { env: sandbox.env });
+  expect(result.code, result.stdout).toBe(0);
+  const report = result.json<{ status: string; signatures: Array<{ kind: string; status: string; level?: string }> }>();
+  expect(report.status).toBe('valid');
+  const signatures = report.signatures.filter((s) => s.kind === 'signature');
+  expect(signatures.length).toBeGreaterThan(0);
+  for (const signature of signatures) expect(signature, result.stdout).toMatchObject({ status: 'valid', level });
+}
+
 interface Dss {
   certs: X509Certificate[];
   ocsps: pkijs.BasicOCSPResponse[];
@@ -138,6 +149,7 @@ describe('PAdES B-LT and B-LTA', () => {
     expect(pdf.toString('latin1', b + c)).toContain('/DSS');
     expect(result['sha256']).toBe(sha256(pdf).toString('hex'));
     expect(result['bytes']).toBe(pdf.length);
+    await expectVerifiedAt(output, 'B-LT');
   });
 
   it('sign --level B-LTA: DSS, then a document timestamp over everything before it', async () => {
@@ -153,6 +165,7 @@ describe('PAdES B-LT and B-LTA', () => {
     expect(pdf.toString('latin1').indexOf('/Type /DSS')).toBeLessThan(pdf.toString('latin1').indexOf('/DocTimeStamp'));
     expect(result['sha256']).toBe(sha256(pdf).toString('hex'));
     expect((await readdir(dir)).sort()).toEqual(['lta-signed.pdf', 'lta.pdf']);
+    await expectVerifiedAt(output, 'B-LTA');
   });
 
   it('extend: B-T → B-LTA beside the input, then an LTA refresh in place adds a second archive timestamp', async () => {
@@ -171,6 +184,7 @@ describe('PAdES B-LT and B-LTA', () => {
     expect(lta.subarray(0, bt.length).equals(bt)).toBe(true);
     expectCompleteDss(await dssOf(lta));
     await expectDocTimestampCovers(lta, 1);
+    await expectVerifiedAt(join(dir, 'bt-signed-lta.pdf'), 'B-LTA');
 
     const refreshed = await runCli(['--json', 'extend', '--in-place', join(dir, 'bt-signed-lta.pdf')], { env: sandbox.env });
     expect(refreshed.code, refreshed.stderr).toBe(0);
@@ -181,6 +195,7 @@ describe('PAdES B-LT and B-LTA', () => {
     // The DSS holds no duplicates after the refresh.
     const dss = await dssOf(twice);
     expect(new Set(dss.certs.map((c) => c.fingerprint256)).size).toBe(dss.certs.length);
+    await expectVerifiedAt(join(dir, 'bt-signed-lta.pdf'), 'B-LTA');
     expect((await readdir(dir)).sort()).toEqual(['bt-signed-lta.pdf', 'bt-signed.pdf', 'bt.pdf']);
   });
 

@@ -18,7 +18,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .description(
       'Check every signature and document timestamp in FILE.pdf: signer, claimed time (/M), signature timestamp, ' +
         'integrity of the signed bytes, the signature value, what the signature covers and what was appended after it, ' +
-        "the chain to the trust anchors (--trust, else the profile's trustAnchors), revocation status from the DSS, " +
+        "the chain to the trust anchors (--trust, else the profile's trustAnchors), revocation status from the DSS and the CMS, " +
         'and the PAdES level reached. With --signature FILE.p7s, check a detached CAdES signature of FILE.\n\n' +
         'Exit 0 only when every signature is valid and trusted (and reaches --level). Otherwise exit 9; the JSON ' +
         'code says why: VERIFY_FAILED (invalid: changed bytes, bad signature, revoked or expired certificate, page ' +

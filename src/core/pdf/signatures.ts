@@ -217,50 +217,6 @@ export async function readDss(doc: PdfDocument): Promise<PdfDss | undefined> {
   return result;
 }
 
-/** Page objects and the content stream objects they draw, keyed by object number. */
-export interface PageContents {
-  /** Page object number → its `/Contents` as text (e.g. `12 0 R` or `[12 0 R 13 0 R]`). */
-  pages: Map<number, string>;
-  /** Object numbers of content streams (and of `/Contents` arrays). */
-  contentObjects: Set<number>;
-}
-
-/** Walks the page tree and records each page's `/Contents`. */
-export async function readPageContents(doc: PdfDocument, maxPages = 100_000): Promise<PageContents> {
-  const { dict: catalog } = await doc.catalog();
-  const pages = new Map<number, string>();
-  const contentObjects = new Set<number>();
-  const seen = new Set<number>();
-  const visit = async (value: PdfObject | undefined, depth: number): Promise<void> => {
-    if (!(value instanceof PdfRef) || seen.has(value.num) || depth > 64 || pages.size >= maxPages) return;
-    seen.add(value.num);
-    const node = await doc.resolveDict(value);
-    if (!node) return;
-    const kids = node.get('Kids');
-    if (isName(node.get('Type'), 'Pages') || (!isName(node.get('Type'), 'Page') && kids !== undefined)) {
-      for (const kid of (await doc.resolveArray(kids)) ?? []) await visit(kid, depth + 1);
-      return;
-    }
-    const contents = node.get('Contents');
-    pages.set(value.num, describe(contents));
-    if (contents instanceof PdfRef) {
-      contentObjects.add(contents.num);
-      const resolved = await doc.resolve(contents);
-      if (Array.isArray(resolved)) for (const item of resolved) if (item instanceof PdfRef) contentObjects.add(item.num);
-    } else if (Array.isArray(contents)) {
-      for (const item of contents) if (item instanceof PdfRef) contentObjects.add(item.num);
-    }
-  };
-  await visit(catalog.get('Pages'), 0);
-  return { pages, contentObjects };
-}
-
-function describe(value: PdfObject | undefined): string {
-  if (value instanceof PdfRef) return value.toString();
-  if (Array.isArray(value)) return `[${value.map((item) => describe(item)).join(' ')}]`;
-  return value === undefined || value === null ? 'null' : typeof value;
-}
-
 /** Opens the document as it was at the end of `revisionEnd` bytes. */
 export function readRevision(source: ByteSource, revisionEnd: number): Promise<PdfDocument> {
   return readPdf(sliceSource(source, revisionEnd));

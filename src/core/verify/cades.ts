@@ -14,6 +14,7 @@ export async function verifyCades(
   digestOf: (hashName: string) => Promise<Uint8Array>,
   options: VerifyOptions,
 ): Promise<VerificationReport> {
+  // Revocation data can only come from the .p7s itself; checkSignatureCms reads it there.
   const ctx = { anchors: options.trustAnchors.map((der) => new X509Certificate(der)), extraCerts: [], revocation: revocationMaterial([], []), now: options.now };
   const checks = await checkSignatureCms(p7s, digestOf, ctx);
   const signingTime = checks.parsed?.signedAttributes?.signingTime;

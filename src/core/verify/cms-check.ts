@@ -12,7 +12,7 @@ import { isEsignError } from '../errors.js';
 import { parseTimeStampToken, verifyTimeStampTokenSignature, checkTimeStampingUsage } from '../tsp/response.js';
 import type { ParsedTimeStampToken } from '../tsp/response.js';
 import { buildChain, certificate, certificatePool, summarize } from './chain.js';
-import { revocationStatus } from './revocation.js';
+import { combineMaterial, embeddedRevocation, revocationStatus } from './revocation.js';
 import type { RevocationMaterial } from './revocation.js';
 import type { ChainReport, SignatureReport, TimestampReport } from './types.js';
 
@@ -23,6 +23,7 @@ export interface CmsContext {
   anchors: X509Certificate[];
   /** Extra certificates (the DSS's) to build chains through. */
   extraCerts: Uint8Array[];
+  /** Revocation data from outside the CMS (the DSS); what a CMS carries itself is added to it. */
   revocation: RevocationMaterial;
   now: Date;
 }
@@ -55,6 +56,7 @@ export async function checkSignatureCms(cmsDer: Uint8Array, digestOf: (hashName:
     return result;
   }
   result.parsed = parsed;
+  const context = withEmbeddedRevocation(ctx, cmsDer, parsed);
   const hashName = HASH_NAME_BY_OID[parsed.digestAlgorithm];
   result.integrity.digestAlgorithm = hashName ?? parsed.digestAlgorithm;
   result.signatureValue.algorithm = parsed.signatureAlgorithm;
@@ -91,7 +93,7 @@ export async function checkSignatureCms(cmsDer: Uint8Array, digestOf: (hashName:
   let validationTime = ctx.now;
   if (parsed.signatureTimeStampToken) {
     const imprint = new Uint8Array(createHash('sha256').update(parsed.signatureValue).digest());
-    result.timestamp = checkTimestampToken(parsed.signatureTimeStampToken, imprint, ctx);
+    result.timestamp = checkTimestampToken(parsed.signatureTimeStampToken, imprint, context);
     if (!result.timestamp.valid) result.problems.push(...result.timestamp.problems.map((p) => `signature timestamp: ${p}`));
     else {
       validationTime = new Date(result.timestamp.time);
@@ -99,10 +101,15 @@ export async function checkSignatureCms(cmsDer: Uint8Array, digestOf: (hashName:
     }
   }
   if (signerCert) {
-    result.chain = chainReport(signerCert, [...parsed.certificates, ...ctx.extraCerts], ctx, validationTime);
+    result.chain = chainReport(signerCert, [...parsed.certificates, ...ctx.extraCerts], context, validationTime);
     collectChainProblems(result.chain, result, 'signer');
   }
   return result;
+}
+
+/** `ctx` with the revocation data the CMS carries, which is consulted first. */
+function withEmbeddedRevocation(ctx: CmsContext, cmsDer: Uint8Array, parsed: ParsedSignedData): CmsContext {
+  return { ...ctx, revocation: combineMaterial(embeddedRevocation(cmsDer, parsed), ctx.revocation) };
 }
 
 function collectChainProblems(chain: ChainReport, into: { problems: string[]; untrusted: string[] }, who: string): void {
@@ -154,7 +161,7 @@ export function checkTimestampToken(tokenDer: Uint8Array, imprint: Uint8Array | 
     problems.push((error as Error).message.replace(/\.$/, ''));
   }
   const tsaCert = token.signerCertificate ? certificate(token.signerCertificate) : undefined;
-  const chain = tsaCert ? chainReport(tsaCert, [...token.certificates, ...ctx.extraCerts], ctx, tstInfo.genTime) : undefined;
+  const chain = tsaCert ? chainReport(tsaCert, [...token.certificates, ...ctx.extraCerts], withEmbeddedRevocation(ctx, tokenDer, token.signedData), tstInfo.genTime) : undefined;
   if (chain?.trusted) problems.push(...chain.problems);
   for (const entry of chain?.revocation ?? []) if (entry.status === 'revoked') problems.push(`${entry.subject} was revoked on ${entry.revokedAt ?? '?'}`);
   return {

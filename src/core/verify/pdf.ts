@@ -1,9 +1,9 @@
 /**
  * PAdES verification of a whole PDF: every signature and document timestamp, what each covers,
- * what was appended after it, chains and revocation from the DSS, and the baseline level reached.
- * Pure: the document comes through a ByteSource, time and trust anchors are passed in.
+ * what was appended after it, chains and revocation (from the DSS and the CMS), and the baseline
+ * level reached. Pure: the document comes through a ByteSource, time and trust anchors are passed in.
  */
-import { X509Certificate } from 'node:crypto';
+import { createHash, X509Certificate } from 'node:crypto';
 import { parseTimeStampToken } from '../tsp/response.js';
 import { HASH_NAME_BY_OID } from '../cms/oids.js';
 import type { ByteSource } from '../ports.js';
@@ -15,14 +15,15 @@ import {
   listSignatureFields,
   parsePdfDate,
   readDss,
-  readPageContents,
   readRevision,
   trimDer,
 } from '../pdf/signatures.js';
-import type { PageContents, PdfDss, PdfRevision, PdfSignatureField } from '../pdf/signatures.js';
+import type { PdfDss, PdfRevision, PdfSignatureField } from '../pdf/signatures.js';
 import { checkSignatureCms, checkTimestampToken } from './cms-check.js';
 import type { CmsContext } from './cms-check.js';
+import { PageContentComparison } from './page-content.js';
 import { revocationMaterial } from './revocation.js';
+import type { RevocationItem } from './revocation.js';
 import { codeOf, worst } from './types.js';
 import type { AppendedUpdate, ChainReport, PadesLevel, SignatureReport, SignatureStatus, VerificationReport, VerifyOptions } from './types.js';
 
@@ -42,18 +43,33 @@ export async function verifyPdf(source: ByteSource, file: string, options: Verif
 
   const revisions = await listRevisions(doc);
   const dss = await readDss(doc);
-  const ctx: CmsContext = {
-    anchors: options.trustAnchors.map((der) => new X509Certificate(der)),
-    extraCerts: dss?.certs ?? [],
-    revocation: revocationMaterial(dss?.ocsps ?? [], dss?.crls ?? []),
-    now: options.now,
-  };
   const revisionAt = (end: number): PdfRevision | undefined => revisions.find((revision) => revision.eofEnd <= end && end <= revision.end);
   const docs = new Map<number, Promise<PdfDocument>>();
   const docAt = (revision: PdfRevision): Promise<PdfDocument> => {
     let pending = docs.get(revision.end);
     if (!pending) docs.set(revision.end, (pending = revision.end >= source.size ? Promise.resolve(doc) : readRevision(source, revision.end)));
     return pending;
+  };
+  // Each update is compared once with the revision before it, whichever signatures it follows.
+  const pages = new PageContentComparison();
+  const pageChanges = new Map<number, Promise<string[]>>();
+  const pageChangesOf = (update: PdfRevision): Promise<string[]> => {
+    let pending = pageChanges.get(update.number);
+    if (!pending) {
+      const previous = revisions[update.number - 2] as PdfRevision; // an update always has one
+      pending = Promise.all([docAt(previous), docAt(update)]).then(([before, after]) =>
+        pages.changes({ doc: before, revision: previous.number }, { doc: after, revision: update.number }, update.objects),
+      );
+      pageChanges.set(update.number, pending);
+    }
+    return pending;
+  };
+  const held = dss ? await dssRevocationItems(doc, dss, revisions, docAt) : { ocsps: [], crls: [] };
+  const ctx: CmsContext = {
+    anchors: options.trustAnchors.map((der) => new X509Certificate(der)),
+    extraCerts: dss?.certs ?? [],
+    revocation: revocationMaterial(held.ocsps, held.crls),
+    now: options.now,
   };
   const dssRevision = dss ? await findDssRevision(doc, dss, revisions) : undefined;
   if (dss) base.dss = { certs: dss.certs.length, ocsps: dss.ocsps.length, crls: dss.crls.length, revision: dssRevision?.number ?? 0 };
@@ -68,13 +84,17 @@ export async function verifyPdf(source: ByteSource, file: string, options: Verif
 
   const reports: SignatureReport[] = [];
   for (const [index, item] of located.entries()) {
-    reports.push(await verifyOne(index + 1, item, { source, ctx, revisions, located, docAt, dss, dssRevision, options }));
+    reports.push(await verifyOne(index + 1, item, { source, ctx, revisions, located, docAt, pageChangesOf, dss, dssRevision, options }));
   }
-  // B-LTA: a valid document timestamp covering the DSS revision raises B-LT signatures.
-  if (dssRevision) {
-    const archived = reports.some((report, i) => report.kind === 'docTimeStamp' && report.status === 'valid' && (located[i]?.signedEnd ?? 0) >= dssRevision.eofEnd);
-    for (const report of reports) if (report.level === 'B-LT' && archived) report.level = 'B-LTA';
-  }
+  // B-LTA: a valid document timestamp over the revision that completed a B-LT signature's
+  // validation data. DSS updates after it (e.g. for the timestamp's own TSA) do not matter.
+  const stamped = located.filter((item, i) => item.kind === 'docTimeStamp' && reports[i]?.status === 'valid').map((item) => item.signedEnd);
+  reports.forEach((report, i) => {
+    if (report.level !== 'B-LT') return;
+    const used = [...(report.chain?.revocation ?? []), ...(report.timestamp?.chain?.revocation ?? [])].map((entry) => entry.revision ?? 0);
+    const complete = revisions[Math.max(located[i]?.revision?.number ?? 0, ...used) - 1];
+    if (complete && stamped.some((signedEnd) => signedEnd >= complete.eofEnd)) report.level = 'B-LTA';
+  });
   const status: SignatureStatus = worst(reports.map((report) => report.status));
   return { ...base, signatures: reports, status, code: codeOf(status) };
 }
@@ -85,6 +105,7 @@ interface Shared {
   revisions: PdfRevision[];
   located: Located[];
   docAt: (revision: PdfRevision) => Promise<PdfDocument>;
+  pageChangesOf: (update: PdfRevision) => Promise<string[]>;
   dss: PdfDss | undefined;
   dssRevision: PdfRevision | undefined;
   options: VerifyOptions;
@@ -183,12 +204,8 @@ async function coverage(item: Located, shared: Shared, report: SignatureReport):
   }
   const later = revisions.filter((candidate) => candidate.number > revision.number);
   const appended: AppendedUpdate[] = [];
-  let before: PageContents | undefined;
   let modified = false;
-  for (const update of later) {
-    before ??= await readPageContents(await shared.docAt(revision));
-    appended.push(await classify(update, before, shared));
-  }
+  for (const update of later) appended.push(await classify(update, shared));
   for (const update of appended) {
     if (update.pageContentChanged) report.problems.push(`revision ${update.revision}, appended after this signature, changes page content: ${update.details.join('; ')}`);
     if (update.kind === 'unsigned') {
@@ -200,36 +217,47 @@ async function coverage(item: Located, shared: Shared, report: SignatureReport):
   return modified;
 }
 
-async function classify(update: PdfRevision, before: PageContents, shared: Shared): Promise<AppendedUpdate> {
+async function classify(update: PdfRevision, shared: Shared): Promise<AppendedUpdate> {
   const objects = update.objects.filter((num) => num !== update.xrefStreamObject);
   const signedHere = shared.located.find((other) => other.revision === update);
-  const after = await shared.docAt(update);
-  const details: string[] = [];
-  let pageContentChanged = false;
-  const touched = objects.filter((num) => before.pages.has(num) || before.contentObjects.has(num));
-  if (touched.length > 0) {
-    const now = await readPageContents(after);
-    for (const num of touched) {
-      if (before.contentObjects.has(num)) {
-        pageContentChanged = true;
-        details.push(`content stream object ${num} redefined`);
-      } else if (now.pages.get(num) !== before.pages.get(num)) {
-        pageContentChanged = true;
-        details.push(`page object ${num} has new /Contents (${now.pages.get(num) ?? 'removed'})`);
-      }
-    }
-  }
+  const details = await shared.pageChangesOf(update);
   let kind: AppendedUpdate['kind'];
   if (signedHere) kind = signedHere.kind;
   else {
-    const catalog = (await after.catalog()).ref.num;
+    const catalog = (await (await shared.docAt(update)).catalog()).ref.num;
     const dss = shared.dss;
     const allowed = new Set<number>([catalog, ...(dss?.objects ?? [])]);
     if (dss?.objectNumber !== undefined) allowed.add(dss.objectNumber);
     const touchesDss = dss !== undefined && objects.some((num) => num === dss.objectNumber || dss.objects.has(num));
     kind = touchesDss && objects.every((num) => allowed.has(num)) ? 'dss' : 'unsigned';
   }
-  return { revision: update.number, kind, objects: objects.length, pageContentChanged, details };
+  return { revision: update.number, kind, objects: objects.length, pageContentChanged: details.length > 0, details };
+}
+
+/**
+ * The final DSS's OCSP responses and CRLs, oldest first, each with the revision whose DSS first
+ * held it: the DSS is read as it was after each revision that rewrote it or the catalog.
+ */
+async function dssRevocationItems(doc: PdfDocument, dss: PdfDss, revisions: PdfRevision[], docAt: (revision: PdfRevision) => Promise<PdfDocument>): Promise<{ ocsps: RevocationItem[]; crls: RevocationItem[] }> {
+  const digest = (der: Uint8Array): string => createHash('sha256').update(der).digest('hex');
+  const kept = new Set([...dss.ocsps, ...dss.crls].map(digest));
+  const structure = new Set([(await doc.catalog()).ref.num, ...dss.objects]);
+  if (dss.objectNumber !== undefined) structure.add(dss.objectNumber);
+  const held = { ocsps: [] as RevocationItem[], crls: [] as RevocationItem[] };
+  const seen = new Set<string>();
+  for (const revision of revisions) {
+    if (!revision.objects.some((num) => structure.has(num))) continue;
+    const then = await readDss(await docAt(revision));
+    for (const key of ['ocsps', 'crls'] as const) {
+      for (const der of then?.[key] ?? []) {
+        const id = digest(der);
+        if (!kept.has(id) || seen.has(id)) continue;
+        seen.add(id);
+        held[key].push({ der, store: 'dss', revision: revision.number });
+      }
+    }
+  }
+  return held;
 }
 
 async function findDssRevision(doc: PdfDocument, dss: PdfDss, revisions: PdfRevision[]): Promise<PdfRevision | undefined> {

@@ -1,20 +1,34 @@
 /**
- * Revocation data as a PAdES DSS holds it: OCSP responses (RFC 6960 OCSPResponse, or a bare
- * BasicOCSPResponse) and CRLs (RFC 5280). Each is parsed, its signature checked (OCSP: by the
- * issuer or a responder it delegated to; CRL: by the issuer), then asked about one certificate.
+ * Revocation data as a PAdES DSS or a CMS signature holds it: OCSP responses (RFC 6960
+ * OCSPResponse, or a bare BasicOCSPResponse) and CRLs (RFC 5280). Each is parsed, its signature
+ * checked (OCSP: by the issuer or a responder it delegated to; CRL: by the issuer), then asked
+ * about one certificate.
  */
 import { createHash } from 'node:crypto';
 import type { X509Certificate } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
+import { decode, encoded, explicitInner, isContext, isUniversal, oid, sequenceItems } from '../cms/der.js';
+import type { Block } from '../cms/der.js';
 import { HASH_NAME_BY_OID } from '../cms/oids.js';
+import type { ParsedSignedData } from '../cms/parse.js';
 import { verifySignature } from '../cms/verify-signer.js';
 import { certificate, issuedBy, normalizeSerial, oneLine } from './chain.js';
-import type { RevocationResult } from './types.js';
+import type { RevocationResult, RevocationStore } from './types.js';
 
 const OID_OCSP_BASIC = '1.3.6.1.5.5.7.48.1.1';
 const OID_OCSP_NOCHECK = '1.3.6.1.5.5.7.48.1.5';
 const OID_OCSP_SIGNING = '1.3.6.1.5.5.7.3.9';
+const OID_RI_OCSP_RESPONSE = '1.3.6.1.5.5.7.16.2';
+const OID_ADBE_REVOCATION_INFO_ARCHIVAL = '1.2.840.113583.1.1.8';
+
+/** One OCSP response or CRL, DER, and where it was found. */
+export interface RevocationItem {
+  der: Uint8Array;
+  store: RevocationStore;
+  /** DSS items: the revision whose DSS first held it. */
+  revision?: number;
+}
 
 interface OcspEntry {
   serial: string;
@@ -26,7 +40,7 @@ interface OcspEntry {
 }
 
 export interface ParsedOcsp {
-  der: Uint8Array;
+  item: RevocationItem;
   producedAt: Date;
   entries: OcspEntry[];
   tbs: Uint8Array;
@@ -36,7 +50,7 @@ export interface ParsedOcsp {
 }
 
 export interface ParsedCrl {
-  der: Uint8Array;
+  item: RevocationItem;
   issuer: Uint8Array;
   thisUpdate: Date;
   revoked: Map<string, Date>;
@@ -46,7 +60,8 @@ export interface ParsedCrl {
 }
 
 /** Reads an OCSPResponse or a BasicOCSPResponse; undefined when it is neither. */
-export function parseOcsp(der: Uint8Array): ParsedOcsp | undefined {
+export function parseOcsp(item: RevocationItem): ParsedOcsp | undefined {
+  const { der } = item;
   try {
     let basic: pkijs.BasicOCSPResponse;
     try {
@@ -58,7 +73,7 @@ export function parseOcsp(der: Uint8Array): ParsedOcsp | undefined {
     }
     const data = basic.tbsResponseData;
     return {
-      der,
+      item,
       producedAt: data.producedAt,
       entries: data.responses.map((single) => {
         const status = single.certStatus as asn1js.BaseBlock;
@@ -88,15 +103,15 @@ export function parseOcsp(der: Uint8Array): ParsedOcsp | undefined {
 }
 
 /** Reads a DER CRL; undefined when it is not one. */
-export function parseCrl(der: Uint8Array): ParsedCrl | undefined {
+export function parseCrl(item: RevocationItem): ParsedCrl | undefined {
   try {
-    const crl = pkijs.CertificateRevocationList.fromBER(der);
+    const crl = pkijs.CertificateRevocationList.fromBER(item.der);
     const revoked = new Map<string, Date>();
     for (const entry of crl.revokedCertificates ?? []) {
       revoked.set(normalizeSerial(Buffer.from(entry.userCertificate.valueBlock.valueHexView).toString('hex')), entry.revocationDate.value);
     }
     return {
-      der,
+      item,
       issuer: new Uint8Array(crl.issuer.toSchema().toBER(false)),
       thisUpdate: crl.thisUpdate.value,
       revoked,
@@ -114,11 +129,54 @@ export interface RevocationMaterial {
   crls: ParsedCrl[];
 }
 
-export function revocationMaterial(ocsps: readonly Uint8Array[], crls: readonly Uint8Array[]): RevocationMaterial {
+export function revocationMaterial(ocsps: readonly RevocationItem[], crls: readonly RevocationItem[]): RevocationMaterial {
   return {
     ocsps: ocsps.map(parseOcsp).filter((item): item is ParsedOcsp => item !== undefined),
     crls: crls.map(parseCrl).filter((item): item is ParsedCrl => item !== undefined),
   };
+}
+
+/** Both, `first`'s answers taking precedence. */
+export function combineMaterial(first: RevocationMaterial, then: RevocationMaterial): RevocationMaterial {
+  return { ocsps: [...first.ocsps, ...then.ocsps], crls: [...first.crls, ...then.crls] };
+}
+
+/**
+ * The revocation data a CMS SignedData carries: its `crls` field (CRLs, and OCSP responses as
+ * id-ri-ocsp-response, RFC 5940) and the signer's adbe-revocationInfoArchival signed attribute
+ * (`SEQUENCE { crl [0] EXPLICIT SEQUENCE OF CRL, ocsp [1] EXPLICIT SEQUENCE OF OCSPResponse, … }`).
+ * What does not parse is left out.
+ */
+export function embeddedRevocation(cmsDer: Uint8Array, parsed: ParsedSignedData): RevocationMaterial {
+  const ocsps: RevocationItem[] = [];
+  const crls: RevocationItem[] = [];
+  const add = (into: RevocationItem[], block: Block | undefined, store: RevocationStore): void => {
+    if (block) into.push({ der: Uint8Array.from(encoded(block)), store });
+  };
+  try {
+    const [, content] = sequenceItems(decode(cmsDer, 'ContentInfo'), 'ContentInfo');
+    const choices = sequenceItems(explicitInner(content, 0, 'SignedData'), 'SignedData').find((field) => isContext(field, 1));
+    for (const choice of choices?.items ?? []) {
+      if (isUniversal(choice, 16)) add(crls, choice, 'cms');
+      else if (isContext(choice, 1) && oid(choice.items[0], 'otherRevInfoFormat') === OID_RI_OCSP_RESPONSE) add(ocsps, choice.items[1], 'cms');
+    }
+  } catch {
+    // an unreadable crls field carries nothing usable
+  }
+  for (const attribute of parsed.signedAttributes?.attributes ?? []) {
+    if (attribute.type !== OID_ADBE_REVOCATION_INFO_ARCHIVAL) continue;
+    for (const value of attribute.values) {
+      try {
+        for (const part of sequenceItems(decode(value, 'RevocationInfoArchival'), 'RevocationInfoArchival')) {
+          const into = isContext(part, 0) ? crls : isContext(part, 1) ? ocsps : undefined;
+          if (into) for (const item of sequenceItems(part.items[0], 'RevocationInfoArchival item')) add(into, item, 'adbe');
+        }
+      } catch {
+        // an unreadable attribute value carries nothing usable
+      }
+    }
+  }
+  return revocationMaterial(ocsps, crls);
 }
 
 function hasExtension(cert: X509Certificate, oid: string): boolean {
@@ -157,8 +215,14 @@ export function revocationStatus(cert: X509Certificate, issuer: X509Certificate 
   const issuerName = new Uint8Array(issuerInfo.subject.toSchema().toBER(false));
   const issuerKey = issuerInfo.subjectPublicKeyInfo.subjectPublicKey.valueBlock.valueHexView;
   const same = (a: Uint8Array, b: Uint8Array | Buffer): boolean => Buffer.from(a).equals(Buffer.from(b));
-  const judge = (state: 'good' | 'revoked' | 'unknown', revokedAt: Date | undefined, source: RevocationResult['source'], issuedAt: Date): RevocationResult => {
-    const base = { subject, source, issuedAt: issuedAt.toISOString(), ...(revokedAt ? { revokedAt: revokedAt.toISOString() } : {}) };
+  const judge = (state: 'good' | 'revoked' | 'unknown', revokedAt: Date | undefined, item: RevocationItem, kind: 'ocsp' | 'crl', issuedAt: Date): RevocationResult => {
+    const base = {
+      subject,
+      source: `${item.store}-${kind}` as const,
+      ...(item.revision !== undefined ? { revision: item.revision } : {}),
+      issuedAt: issuedAt.toISOString(),
+      ...(revokedAt ? { revokedAt: revokedAt.toISOString() } : {}),
+    };
     if (state === 'revoked' && revokedAt && revokedAt.getTime() > at.getTime()) return { ...base, status: 'good' };
     return { ...base, status: state };
   };
@@ -170,13 +234,13 @@ export function revocationStatus(cert: X509Certificate, issuer: X509Certificate 
       if (!same(entry.issuerKeyHash, keyHash) || !same(entry.issuerNameHash, nameHash)) continue;
       const responders = [issuer, ...ocsp.certs.map(certificate).filter((c): c is X509Certificate => c !== undefined && issuedBy(c, issuer) && allowsOcspSigning(c))];
       if (!responders.some((responder) => signedBy(ocsp.tbs, ocsp.signatureAlgorithm, ocsp.signature, responder))) continue;
-      return judge(entry.status, entry.revokedAt, 'dss-ocsp', ocsp.producedAt);
+      return judge(entry.status, entry.revokedAt, ocsp.item, 'ocsp', ocsp.producedAt);
     }
   }
   for (const crl of material.crls) {
     if (!same(crl.issuer, issuerName) || !signedBy(crl.tbs, crl.signatureAlgorithm, crl.signature, issuer)) continue;
     const revokedAt = crl.revoked.get(serial);
-    return judge(revokedAt ? 'revoked' : 'good', revokedAt, 'dss-crl', crl.thisUpdate);
+    return judge(revokedAt ? 'revoked' : 'good', revokedAt, crl.item, 'crl', crl.thisUpdate);
   }
   return { subject, status: 'unknown', source: 'none' };
 }

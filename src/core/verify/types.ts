@@ -11,11 +11,19 @@ export interface CertificateSummary {
 
 export type RevocationState = 'good' | 'revoked' | 'unknown' | 'not-checked';
 
+/** Where revocation data is kept: the PDF's DSS, the CMS SignedData's `crls` field, or its adbe-revocationInfoArchival signed attribute. */
+export type RevocationStore = 'dss' | 'cms' | 'adbe';
+
 export interface RevocationResult {
   subject: string;
   status: RevocationState;
-  /** Where the answer came from: `dss-ocsp`, `dss-crl`, `ocsp-nocheck`, `trust-anchor` or `none`. */
-  source: 'dss-ocsp' | 'dss-crl' | 'ocsp-nocheck' | 'trust-anchor' | 'none';
+  /**
+   * Where the answer came from: an OCSP response or CRL in a store (`dss-ocsp`, `cms-crl`,
+   * `adbe-ocsp`, …), `ocsp-nocheck`, `trust-anchor` or `none`.
+   */
+  source: `${RevocationStore}-${'ocsp' | 'crl'}` | 'ocsp-nocheck' | 'trust-anchor' | 'none';
+  /** DSS data: the revision whose DSS first held it. */
+  revision?: number;
   revokedAt?: string;
   /** OCSP producedAt or CRL thisUpdate. */
   issuedAt?: string;
@@ -48,7 +56,7 @@ export interface AppendedUpdate {
   kind: UpdateKind;
   /** Object numbers the update defines or frees. */
   objects: number;
-  /** A page's `/Contents` or a content stream was redefined. */
+  /** What a page shows changed: the pages, their order, or a page's contents, resources or boxes (not its annotations). */
   pageContentChanged: boolean;
   details: string[];
 }
