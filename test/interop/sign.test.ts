@@ -140,6 +140,7 @@ describe.skipIf(missing.length > 0)('signed PDFs judged by pdfsig, qpdf and open
     expect(report.raw).toContain('Signature Field Name: Approval');
     expect(report.signatures[0]).toMatchObject({ valid: true, trusted: true, totalDocument: true });
     expect(await qpdfCheck(output)).toBe(0);
+    await opensslVerifiesCms(output);
   });
 
   it('signs a signed file again: both signatures stay valid, the last covers the whole file', async () => {
@@ -153,6 +154,8 @@ describe.skipIf(missing.length > 0)('signed PDFs judged by pdfsig, qpdf and open
     expect(report.signatures[0]!.totalDocument).toBe(false);
     expect(report.signatures[1]!.totalDocument).toBe(true);
     expect(await qpdfCheck(twice)).toBe(0);
+    await opensslVerifiesCms(once);
+    await opensslVerifiesCms(twice);
   });
 
   it('embeds a B-T signature timestamp that openssl ts -verify accepts against the sandbox TSA root', async () => {
@@ -179,8 +182,29 @@ describe.skipIf(missing.length > 0)('signed PDFs judged by pdfsig, qpdf and open
     expect(result.code, result.stderr).toBe(0);
     const verify = await run('openssl', ['cms', '-verify', '-binary', '-content', input, '-inform', 'DER', '-in', `${input}.p7s`, '-CAfile', sandbox.rootPemPath, '-purpose', 'any', '-out', '/dev/null']);
     expect(verify.status, verify.stderr).toBe(0);
+    // The default level on the sandbox is B-T: the .p7s carries a signature timestamp openssl accepts.
+    const parsed = parseSignedData(await readFile(`${input}.p7s`));
+    expect(parsed.signatureTimeStampToken).toBeDefined();
+    await writeFile(join(dir, 'p7s-token.der'), parsed.signatureTimeStampToken!);
+    await writeFile(join(dir, 'p7s-signature-value.bin'), parsed.signatureValue);
+    const stamped = await run('openssl', ['ts', '-verify', '-token_in', '-in', join(dir, 'p7s-token.der'), '-data', join(dir, 'p7s-signature-value.bin'), '-CAfile', tsaRootPem]);
+    expect(stamped.stdout + stamped.stderr).toContain('Verification: OK');
     await writeFile(input, 'tampered\n');
     const tampered = await run('openssl', ['cms', '-verify', '-binary', '-content', input, '-inform', 'DER', '-in', `${input}.p7s`, '-CAfile', sandbox.rootPemPath, '-purpose', 'any', '-out', '/dev/null']);
     expect(tampered.status).not.toBe(0);
+  });
+
+  it('writes .tsr replies with esign timestamp that openssl ts -verify accepts for the file', async () => {
+    const dir = join(work.dir, 'tsr');
+    await mkdir(dir, { recursive: true });
+    const input = join(dir, 'artifact.tar.gz');
+    await writeFile(input, 'pretend release artifact\n');
+    const result = await runCli(['--quiet', 'timestamp', input], { env: sandbox.env });
+    expect(result.code, result.stderr).toBe(0);
+    const verify = await run('openssl', ['ts', '-verify', '-data', input, '-in', `${input}.tsr`, '-CAfile', tsaRootPem]);
+    expect(verify.stdout + verify.stderr).toContain('Verification: OK');
+    await writeFile(input, 'another artifact\n');
+    const tampered = await run('openssl', ['ts', '-verify', '-data', input, '-in', `${input}.tsr`, '-CAfile', tsaRootPem]);
+    expect(tampered.stdout + tampered.stderr).not.toContain('Verification: OK');
   });
 });

@@ -63,4 +63,33 @@ describe.skipIf(missing.length > 0)('sandbox TSA with openssl ts and curl', () =
     const wrongType = await run('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-u', `${tsaUser}:${tsaPassword}`, '-H', 'Content-Type: application/octet-stream', '--data-binary', `@${query}`, url]);
     expect(wrongType.stdout).toBe('400');
   });
+
+  it('rejects what the interface forbids with the failInfo bit openssl ts -reply -text names', async () => {
+    const data = join(work.dir, 'data3.txt');
+    await writeFile(data, 'reject me\n');
+    const { tsaUser, tsaPassword } = sandbox.sandbox.secrets;
+    const url = sandbox.sandbox.urls.tsaEndpoint;
+    const replyText = async (name: string, queryArgs: string[]): Promise<string> => {
+      const query = join(work.dir, `${name}.tsq`);
+      const reply = join(work.dir, `${name}.tsr`);
+      expect((await run('openssl', ['ts', '-query', '-data', data, ...queryArgs, '-out', query])).status).toBe(0);
+      const sent = await run('curl', ['-sS', '--fail', '-u', `${tsaUser}:${tsaPassword}`, '-H', 'Content-Type: application/timestamp-query', '--data-binary', `@${query}`, '-o', reply, url]);
+      expect(sent.status, sent.stderr).toBe(0);
+      return (await run('openssl', ['ts', '-reply', '-in', reply, '-text'])).stdout;
+    };
+    const inject = (failInfo: string) => fetch(`${sandbox.sandbox.urls.tsa}/_faults`, { method: 'POST', body: JSON.stringify({ failInfo }) });
+    const cases: Array<[string, string[], RegExp, (() => Promise<unknown>)?]> = [
+      ['sha1', ['-sha1'], /unrecognized or unsupported algorithm/i],
+      ['md5', ['-md5'], /unrecognized or unsupported algorithm/i],
+      ['policy', ['-sha256', '-tspolicy', '1.2.3.4'], /requested TSA policy is not supported/i],
+      ['time', ['-sha256'], /time source is not available/i, () => inject('timeNotAvailable')],
+      ['system', ['-sha256'], /system failure/i, () => inject('systemFailure')],
+    ];
+    for (const [name, args, failure, before] of cases) {
+      await before?.();
+      const text = await replyText(name, args);
+      expect(text, name).toContain('Status: Rejected.');
+      expect(text, name).toMatch(failure);
+    }
+  });
 });
