@@ -218,7 +218,7 @@ export function createTsaClient(ctx: Context, profile: ResolvedProfile): TsaClie
     password: profile.secrets.tsaPassword,
     http: ctx.http,
     trustAnchors: async () => {
-      if (anchorPaths.length === 0) ctx.io.debug('no trustAnchors in the profile: the TSA certificate chain is not checked');
+      if (anchorPaths.length === 0) ctx.io.warn(`the profile ${JSON.stringify(profile.name)} has no trustAnchors, so the TSA's certificate chain is not checked; set them with \`esign config set trustAnchors PEM\`.`);
       return loadTrustAnchors(anchorPaths);
     },
     trace: (line) => ctx.io.debug(line),

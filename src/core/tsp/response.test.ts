@@ -108,7 +108,18 @@ describe('processTimeStampResp', () => {
   it('names several failure bits and statuses 3..5', () => {
     const both = codeOf(() => processTimeStampResp(buildTimeStampResp({ status: 2, failInfo: ['badAlg', 'badDataFormat'] }), expected));
     expect(both.details?.['failInfo']).toEqual(['badAlg', 'badDataFormat']);
-    for (const status of [3, 4, 5]) expect(codeOf(() => processTimeStampResp(buildTimeStampResp({ status }), expected)).code).toBe('TSA_REJECTED');
+    const said: Array<[number, RegExp]> = [
+      [2, /rejection, without a reason/],
+      [3, /waiting/],
+      [4, /revocationWarning: a revocation of the TSA certificate is imminent/],
+      [5, /revocationNotification: the TSA certificate has been revoked/],
+      [9, /PKIStatus 9, which RFC 3161 does not define/],
+    ];
+    for (const [status, message] of said) {
+      const error = codeOf(() => processTimeStampResp(buildTimeStampResp({ status }), expected));
+      expect(error.code).toBe('TSA_REJECTED');
+      expect(error.message).toMatch(message);
+    }
   });
 
   it('reports undecodable responses as TSA_BAD_RESPONSE', () => {

@@ -245,10 +245,18 @@ function isUniversalSequence(block: Block): boolean {
   return isUniversal(block, 16);
 }
 
+/** What a PKIStatus other than granted says when the TSA gives no failure bits (RFC 3161 §2.4.2). */
+const STATUS_WITHOUT_REASON: Readonly<Record<number, string>> = {
+  [PKIStatus.rejection]: 'rejection, without a reason',
+  [PKIStatus.waiting]: 'the request is waiting (esign does not poll)',
+  [PKIStatus.revocationWarning]: 'revocationWarning: a revocation of the TSA certificate is imminent',
+  [PKIStatus.revocationNotification]: 'revocationNotification: the TSA certificate has been revoked',
+};
+
 /** The TSA_REJECTED error for a PKIStatus other than granted, naming every failure bit in plain English. */
 export function rejection(status: number, statusString: string | undefined, failInfo: string[]): EsignError {
   const reasons = failInfo.map((name) => `${FAILURE_INFO_TEXT[name as FailureInfoName] ?? 'unknown failure'} (${name})`);
-  const what = reasons.length > 0 ? reasons.join('; ') : status === PKIStatus.waiting ? 'the request is waiting' : `status ${status}`;
+  const what = reasons.length > 0 ? reasons.join('; ') : (STATUS_WITHOUT_REASON[status] ?? `PKIStatus ${status}, which RFC 3161 does not define`);
   const retryable = failInfo.includes('timeNotAvailable');
   const hint = retryable
     ? 'This is temporary; try again in a moment.'
