@@ -75,6 +75,8 @@ export interface Context {
   require<K extends ProfileKey>(profile: ResolvedProfile, key: K): NonNullable<ProfileSettings[K]>;
   /** One browser step through the loopback receiver. */
   authorize(request: AuthorizeRequest): Promise<AuthorizationResponse>;
+  /** Whether a browser step can happen in this run: a terminal, a --browser command, or --auto-approve. */
+  canAuthorizeHere(): boolean;
   /** Registers work to run when the command ends (closing an embedded sandbox). */
   onClose(close: () => Promise<void>): void;
   close(): Promise<void>;
@@ -94,6 +96,8 @@ export function createContext(io: Io, globals: GlobalOptions, overrides: Context
   let configPromise: Promise<ConfigStore> | undefined;
   let profilePromise: Promise<ResolvedProfile> | undefined;
   const http = new HttpClient({ userAgent: 'esign/0.1', timeoutMs: httpTimeoutMs(env), trace: globals.verbose ? (line) => io.debug(line) : undefined });
+
+  const browserIsScripted = () => overrides.browser !== undefined || Boolean(globals.autoApprove) || typeof globals.browser === 'string' || env['ESIGN_BROWSER'] !== undefined;
 
   const ctx: Context = {
     io,
@@ -118,10 +122,13 @@ export function createContext(io: Io, globals: GlobalOptions, overrides: Context
       }
       return value as NonNullable<ProfileSettings[typeof key]>;
     },
+    canAuthorizeHere() {
+      return io.canPrompt || browserIsScripted();
+    },
     async authorize(request) {
       const profile = await ctx.profile();
       const browserCommand = typeof globals.browser === 'string' ? globals.browser : env['ESIGN_BROWSER'];
-      const scripted = overrides.browser !== undefined || globals.autoApprove || browserCommand !== undefined;
+      const scripted = browserIsScripted();
       const browser = overrides.browser ?? (globals.autoApprove ? followRedirectsBrowser : createBrowserLauncher(browserCommand, env));
       return authorizeInBrowser({
         buildAuthorizeUrl: request.buildAuthorizeUrl,

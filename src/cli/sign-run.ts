@@ -28,7 +28,7 @@ import { createTsaClient } from '../io/tsa-client.js';
 import type { Context, ResolvedProfile } from './context.js';
 import { expandInputs, planJobs } from './inputs.js';
 import { batchExitCode, type SignCommandOptions } from './commands/sign.js';
-import { runSplitPrepare, runSplitComplete } from './sign-split.js';
+import { runSplitComplete, runSplitPrepare, splitServiceSignIn } from './sign-split.js';
 
 interface Failure {
   input: string;
@@ -59,6 +59,7 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
   const longTerm = level === 'B-LT' || level === 'B-LTA';
   if (longTerm) refuseLongTermFor(jobs, level, options);
   const signing = await createCscClient(ctx, profile);
+  if (options.prepare && (await splitServiceSignIn(signing, options, ctx))) return;
   const credential = await chooseCredential(options.credential ?? profile.settings.credential, signing, ctx);
   const signOptions = signOptionsFrom(options, level, ctx.clock.now(), signerName(credential));
   if (options.prepare) return runSplitPrepare(jobs, credential, signOptions, signing, options, ctx);

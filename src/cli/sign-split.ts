@@ -1,8 +1,11 @@
 /**
  * The split flow for CI and remote approval: `--prepare` computes the hashes and prints the
  * approval URL, saving what is needed to finish; `--complete` re-reads the inputs, checks they
- * still give the same hashes, exchanges the code for the SAD and writes the outputs. The state
- * file holds no token and no SAD (mode 0600 all the same: it names the files and the `state`).
+ * still give the same hashes, exchanges the code for the SAD and writes the outputs. Where no
+ * person can sign in to the signing service during `--prepare` (CI) and no service token is
+ * cached, `--prepare` first saves a pending sign-in and prints its URL; the same command with
+ * `--redirect-url` finishes it and goes on. The state file holds no token and no SAD; it does hold
+ * the `state` and PKCE verifier of the pending step, so it is mode 0600.
  */
 import { chmod, readFile } from 'node:fs/promises';
 import { EsignError } from '../core/errors.js';
@@ -19,10 +22,28 @@ import type { Context } from './context.js';
 import { DEFAULT_REDIRECT_URI } from './context.js';
 import type { SignCommandOptions } from './commands/sign.js';
 
-const STATE_VERSION = 1;
+const STATE_VERSION = 2;
 
+/** A browser step begun in one run and finished in another. */
+interface PendingAuthorization {
+  state: string;
+  redirectUri: string;
+  codeVerifier: string;
+}
+
+/** The state file while the service sign-in is pending. */
+interface SignInState {
+  version: number;
+  kind: 'service-sign-in';
+  profile: string;
+  signIn: PendingAuthorization;
+  createdAt: string;
+}
+
+/** The state file once the hashes wait for approval. */
 interface SplitState {
   version: number;
+  kind: 'approval';
   profile: string;
   credentialID: string;
   level: SignatureLevel;
@@ -30,7 +51,7 @@ interface SplitState {
   pdf: SignOptions['pdf'];
   overwrite: boolean;
   jobs: Array<SignJob & { hash: string }>;
-  authorization: { state: string; redirectUri: string };
+  authorization: PendingAuthorization;
   createdAt: string;
 }
 
@@ -46,6 +67,39 @@ const hashOnlyDocuments: DocumentFiles = {
   }),
 };
 
+/**
+ * The service sign-in of `--prepare` when nobody can do it in this run: saves it as pending, prints
+ * its URL and returns true (the run ends there). Given `--redirect-url` (or `--code`) for a pending
+ * sign-in, finishes it and returns false, so `--prepare` goes on; likewise when a token is cached
+ * or a browser step can happen here.
+ */
+export async function splitServiceSignIn(signing: CscClient, command: SignCommandOptions, ctx: Context): Promise<boolean> {
+  const pending = await readStateFile(command.state!, { missingOk: true });
+  if (pending?.kind === 'service-sign-in' && (command.redirectUrl || command.code)) {
+    const { signIn } = pending;
+    await signing.finishServiceSignIn(codeFrom(command, signIn.state, 'sign-in to the signing service'), signIn.redirectUri, signIn.codeVerifier);
+    return false;
+  }
+  if ((await signing.hasServiceToken()) || ctx.canAuthorizeHere()) return false;
+  const profile = await ctx.profile();
+  const redirectUri = splitRedirectUri(profile.settings.redirectUri);
+  const state = randomState();
+  const { url, codeVerifier } = signing.startServiceSignIn(redirectUri, state);
+  const saved: SignInState = { version: STATE_VERSION, kind: 'service-sign-in', profile: profile.name, signIn: { state, redirectUri, codeVerifier }, createdAt: ctx.clock.now().toISOString() };
+  await saveState(command.state!, saved);
+  const next = `esign sign --prepare --state ${command.state} --redirect-url "<the URL the browser was sent to>" FILES…`;
+  ctx.io.result({ state: command.state, signInUrl: url, redirectUri, next }, () =>
+    [
+      'No one can sign in to the signing service in this run, and no sign-in is cached here.',
+      'Sign in at:',
+      url,
+      '',
+      `Then run the same command again with the address the browser was sent to: ${next}`,
+    ].join('\n'),
+  );
+  return true;
+}
+
 export async function runSplitPrepare(
   jobs: SignJob[],
   credential: CredentialInfo,
@@ -57,10 +111,13 @@ export async function runSplitPrepare(
   if (jobs.length > 50) throw new EsignError('CSC_TOO_MANY_HASHES', `One approval covers at most 50 signatures; ${jobs.length} files were given.`, { hint: 'Split the files over several --prepare runs.' });
   const prepared = await mapConcurrently(jobs, 2, (job) => prepareDocument(job, credential, hashOnlyDocuments, options));
   const profile = await ctx.profile();
-  const configured = profile.settings.redirectUri ?? DEFAULT_REDIRECT_URI;
-  const redirectUri = new URL(configured).port === '0' ? DEFAULT_REDIRECT_URI : configured;
+  const redirectUri = splitRedirectUri(profile.settings.redirectUri);
+  const hashes = prepared.map((document) => document.signedAttributes.toBeSignedHash);
+  const authorizationState = randomState();
+  const { url, codeVerifier } = signing.credentialAuthorizationUrl(credential.credentialID, hashes, redirectUri, authorizationState);
   const state: SplitState = {
     version: STATE_VERSION,
+    kind: 'approval',
     profile: profile.name,
     credentialID: credential.credentialID,
     level: options.level,
@@ -68,33 +125,54 @@ export async function runSplitPrepare(
     pdf: options.pdf,
     overwrite: options.overwrite,
     jobs: prepared.map((document) => ({ ...document.job, hash: Buffer.from(document.signedAttributes.toBeSignedHash).toString('base64') })),
-    authorization: { state: randomState(), redirectUri },
+    authorization: { state: authorizationState, redirectUri, codeVerifier },
     createdAt: ctx.clock.now().toISOString(),
   };
-  const hashes = prepared.map((document) => document.signedAttributes.toBeSignedHash);
-  const url = signing.credentialAuthorizationUrl(credential.credentialID, hashes, redirectUri, state.authorization.state);
-  await writeBytesAtomically(command.state!, JSON.stringify(state, null, 2) + '\n', { overwrite: true, mode: 0o600 });
-  await chmod(command.state!, 0o600);
+  await saveState(command.state!, state);
   ctx.io.result({ state: command.state, authorizationUrl: url, redirectUri, credential: credential.credentialID, hashes: state.jobs.map((job) => ({ input: job.input, hash: job.hash })) }, () =>
     [
       `Prepared ${jobs.length} file${jobs.length === 1 ? '' : 's'}; state saved in ${command.state}.`,
       `Approve ${jobs.length} signature${jobs.length === 1 ? '' : 's'} with credential ${credential.credentialID} at:`,
       url,
       '',
+      'The SHA-256 values to be signed (base64), as the approval page lists them:',
+      ...state.jobs.map((job) => `  ${job.hash}  ${job.input}`),
+      '',
       `Then, within 5 minutes of approving, run: esign sign --complete --state ${command.state} --redirect-url "<the URL the browser was sent to>"`,
     ].join('\n'),
   );
 }
 
+/** A fixed port: the redirect is pasted back, and nothing needs to listen on it. */
+function splitRedirectUri(configured = DEFAULT_REDIRECT_URI): string {
+  return new URL(configured).port === '0' ? DEFAULT_REDIRECT_URI : configured;
+}
+
+async function saveState(path: string, state: SignInState | SplitState): Promise<void> {
+  await writeBytesAtomically(path, JSON.stringify(state, null, 2) + '\n', { overwrite: true, mode: 0o600 });
+  await chmod(path, 0o600);
+}
+
 export async function runSplitComplete(command: SignCommandOptions, ctx: Context): Promise<void> {
-  const state = await readState(command.state!);
+  const state = await readStateFile(command.state!);
+  if (state.kind !== 'approval') {
+    throw new EsignError('STATE_FILE_INVALID', `${command.state} holds a pending sign-in, not prepared signatures.`, {
+      hint: `Finish it first: esign sign --prepare --state ${command.state} --redirect-url URL FILES…`,
+    });
+  }
   const profile = await ctx.profile();
   if (profile.name !== state.profile) {
     throw new EsignError('STATE_FILE_INVALID', `The state file was prepared with profile ${state.profile}, not ${profile.name}.`, { hint: `Pass --profile ${state.profile}.` });
   }
-  const code = codeFrom(command, state);
+  const code = codeFrom(command, state.authorization.state, 'approval of the prepared signatures');
   const { createCscClient } = await import('../io/csc-client.js');
   const signing = await createCscClient(ctx, profile);
+  // Checked before the code is spent: it can be exchanged for a SAD only once.
+  if (!(await signing.hasServiceToken()) && !ctx.canAuthorizeHere()) {
+    throw new EsignError('AUTH_BROWSER_FAILED', 'The sign-in to the signing service that --prepare used is not on this machine or has expired (it lasts an hour).', {
+      hint: 'Run --complete where --prepare ran (the same ESIGN_CONFIG_DIR) within the hour, or run --prepare again.',
+    });
+  }
   const credential = await signing.credentialInfo(state.credentialID);
   const options: SignOptions = { level: state.level, signingTime: new Date(state.signingTime), pdf: state.pdf, overwrite: state.overwrite || command.force };
   const prepared: PreparedDocument[] = [];
@@ -107,7 +185,7 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
       }
     }
     const hashes = prepared.map((document) => document.signedAttributes.toBeSignedHash);
-    const signatures = await signing.signWithAuthorizationCode(credential, hashes, code, state.authorization.redirectUri);
+    const signatures = await signing.signWithAuthorizationCode(credential, hashes, code, state.authorization.redirectUri, state.authorization.codeVerifier);
     const tsa = options.level === 'B-B' ? undefined : createTsaClient(ctx, profile);
     const values = await mapConcurrently(signatures, 4, async (signature) => {
       if (!tsa) return { signature };
@@ -124,7 +202,7 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
   }
 }
 
-function codeFrom(command: SignCommandOptions, state: SplitState): string {
+function codeFrom(command: SignCommandOptions, expectedState: string, purpose: string): string {
   if (command.code && command.redirectUrl) throw new EsignError('USAGE', 'Pass either --code or --redirect-url, not both.');
   if (command.code) return command.code;
   if (!command.redirectUrl) throw new EsignError('USAGE', '--complete needs --redirect-url URL (or --code CODE).', { hint: 'Paste the address the browser was sent to after approving.' });
@@ -134,26 +212,41 @@ function codeFrom(command: SignCommandOptions, state: SplitState): string {
   } catch {
     throw new EsignError('USAGE', 'The --redirect-url is not a URL.', { hint: 'Paste the whole address from the browser bar.' });
   }
-  return checkRedirect(params, state.authorization.state, 'approval of the prepared signatures').code;
+  return checkRedirect(params, expectedState, purpose).code;
 }
 
-async function readState(path: string): Promise<SplitState> {
-  let parsed: unknown;
+function readStateFile(path: string): Promise<SignInState | SplitState>;
+function readStateFile(path: string, options: { missingOk: true }): Promise<SignInState | SplitState | undefined>;
+async function readStateFile(path: string, options: { missingOk?: boolean } = {}): Promise<SignInState | SplitState | undefined> {
+  let text: string;
   try {
-    parsed = JSON.parse(await readFile(path, 'utf8'));
+    text = await readFile(path, 'utf8');
   } catch (error) {
+    if (options.missingOk && (error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new EsignError('STATE_FILE_INVALID', `Could not read the state file ${path}.`, { hint: 'Pass the file written by `esign sign --prepare`.', cause: error });
   }
-  const state = parsed as Partial<SplitState>;
-  if (
-    state?.version !== STATE_VERSION ||
-    typeof state.credentialID !== 'string' ||
-    !Array.isArray(state.jobs) ||
-    !state.authorization ||
-    !SIGNATURE_LEVELS.includes(state.level as SignatureLevel) ||
-    typeof state.signingTime !== 'string'
-  ) {
-    throw new EsignError('STATE_FILE_INVALID', `${path} is not an esign state file of this version.`, { hint: 'Run `esign sign --prepare` again.' });
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new EsignError('STATE_FILE_INVALID', `The state file ${path} is not JSON.`, { hint: 'Run `esign sign --prepare` again.', cause: error });
   }
-  return state as SplitState;
+  const state = parsed as Partial<Omit<SignInState, 'kind'> & Omit<SplitState, 'kind'>> & { kind?: string };
+  const pending = (value: unknown): boolean => {
+    const step = value as Partial<PendingAuthorization> | undefined;
+    return typeof step?.state === 'string' && typeof step.redirectUri === 'string' && typeof step.codeVerifier === 'string';
+  };
+  const valid =
+    state?.version === STATE_VERSION &&
+    typeof state.profile === 'string' &&
+    (state.kind === 'service-sign-in'
+      ? pending(state.signIn)
+      : state.kind === 'approval' &&
+        typeof state.credentialID === 'string' &&
+        Array.isArray(state.jobs) &&
+        pending(state.authorization) &&
+        SIGNATURE_LEVELS.includes(state.level as SignatureLevel) &&
+        typeof state.signingTime === 'string');
+  if (!valid) throw new EsignError('STATE_FILE_INVALID', `${path} is not an esign state file of this version.`, { hint: 'Run `esign sign --prepare` again.' });
+  return state as SignInState | SplitState;
 }

@@ -50,6 +50,13 @@ export interface CscClientOptions {
 }
 
 const SERVICE = 'signing service';
+
+type AuthorizationScope = { scope: 'service' } | { scope: 'credential'; credentialID: string; hashes: Uint8Array[] };
+
+function newPkce(): { codeVerifier: string; codeChallenge: string } {
+  const codeVerifier = randomBytes(32).toString('base64url');
+  return { codeVerifier, codeChallenge: createHash('sha256').update(codeVerifier).digest('base64url') };
+}
 const MAX_PAGES = 1000;
 
 export class CscClient implements RemoteSigner {
@@ -123,20 +130,18 @@ export class CscClient implements RemoteSigner {
   }
 
   /**
-   * The authorization URL for a credential step that completes in a later run (`sign --prepare`):
-   * no PKCE, since the verifier would have to outlive this process.
+   * The authorization URL for a credential step that completes in a later run (`sign --prepare`),
+   * and the PKCE verifier that run will need with the code.
    */
-  credentialAuthorizationUrl(credentialID: string, hashes: Uint8Array[], redirectUri: string, state: string): string {
-    const { baseUrl, clientId, lang } = this.options;
-    return buildAuthorizeUrl({ baseUrl, clientId, redirectUri, state, scope: 'credential', credentialID, hashes, ...(lang ? { lang } : {}) });
+  credentialAuthorizationUrl(credentialID: string, hashes: Uint8Array[], redirectUri: string, state: string): { url: string; codeVerifier: string } {
+    const pkce = newPkce();
+    return { url: this.authorizeUrl({ scope: 'credential', credentialID, hashes }, redirectUri, state, pkce.codeChallenge), codeVerifier: pkce.codeVerifier };
   }
 
   /** Completes a step begun with `credentialAuthorizationUrl`: code → SAD → signHash, each signature checked. */
-  async signWithAuthorizationCode(credential: SigningCredential, hashes: Uint8Array[], code: string, redirectUri: string): Promise<Uint8Array[]> {
+  async signWithAuthorizationCode(credential: SigningCredential, hashes: Uint8Array[], code: string, redirectUri: string, codeVerifier: string): Promise<Uint8Array[]> {
     await this.serviceToken();
-    const { baseUrl, clientId, clientSecret } = this.options;
-    const request = buildTokenRequest({ baseUrl, code, redirectUri, clientId, clientSecret, clientSecretInBody: this.options.clientSecretInBody ?? false });
-    const sad = await this.call(request, 'never', (status, body) => processTokenResponse(status, body, 'SAD'));
+    const sad = await this.exchangeCode(code, redirectUri, codeVerifier, 'SAD');
     return this.signWithSad(credential, hashes, sad.accessToken, 0);
   }
 
@@ -167,11 +172,33 @@ export class CscClient implements RemoteSigner {
     await this.options.tokens.delete(this.options.tokenKey);
   }
 
+  /** Whether a fresh service token is cached (so no browser step is needed for the next call). */
+  async hasServiceToken(): Promise<boolean> {
+    return isFresh(await this.options.tokens.get(this.options.tokenKey), this.options.clock.now().getTime());
+  }
+
   /** The cached service token while fresh; otherwise one browser step (scope service). */
   async serviceToken(): Promise<string> {
     const cached = await this.options.tokens.get(this.options.tokenKey);
     if (isFresh(cached, this.options.clock.now().getTime())) return cached.accessToken;
-    const token = await this.browserStep({ scope: 'service' }, 'Bearer', 'sign-in to the signing service');
+    return this.cacheServiceToken(await this.browserStep({ scope: 'service' }, 'Bearer', 'sign-in to the signing service'));
+  }
+
+  /**
+   * A service sign-in that a person finishes elsewhere (the split flow in CI): the URL to open,
+   * and the PKCE verifier `finishServiceSignIn` will need with the code from the redirect.
+   */
+  startServiceSignIn(redirectUri: string, state: string): { url: string; codeVerifier: string } {
+    const pkce = newPkce();
+    return { url: this.authorizeUrl({ scope: 'service' }, redirectUri, state, pkce.codeChallenge), codeVerifier: pkce.codeVerifier };
+  }
+
+  /** Exchanges the code of a sign-in begun with `startServiceSignIn`, and caches the service token. */
+  async finishServiceSignIn(code: string, redirectUri: string, codeVerifier: string): Promise<void> {
+    await this.cacheServiceToken(await this.exchangeCode(code, redirectUri, codeVerifier, 'Bearer'));
+  }
+
+  private async cacheServiceToken(token: { accessToken: string; expiresIn?: number }): Promise<string> {
     const expiresIn = token.expiresIn ?? SERVICE_TOKEN_LIFETIME_S;
     await this.options.tokens.set(this.options.tokenKey, {
       accessToken: token.accessToken,
@@ -192,30 +219,25 @@ export class CscClient implements RemoteSigner {
     }
   }
 
-  private async browserStep(
-    scoped: { scope: 'service' } | { scope: 'credential'; credentialID: string; hashes: Uint8Array[] },
-    expected: 'Bearer' | 'SAD',
-    purpose: string,
-  ) {
-    const { baseUrl, clientId, clientSecret, lang } = this.options;
-    const codeVerifier = randomBytes(32).toString('base64url');
-    const codeChallenge = createHash('sha256').update(codeVerifier).digest('base64url');
-    const common = { baseUrl, clientId, codeChallenge, ...(lang ? { lang } : {}) };
+  private authorizeUrl(scoped: AuthorizationScope, redirectUri: string, state: string, codeChallenge: string): string {
+    const { baseUrl, clientId, lang } = this.options;
+    return buildAuthorizeUrl({ baseUrl, clientId, codeChallenge, ...(lang ? { lang } : {}), ...scoped, redirectUri, state } as AuthorizeParams);
+  }
+
+  private async browserStep(scoped: AuthorizationScope, expected: 'Bearer' | 'SAD', purpose: string) {
+    const { codeVerifier, codeChallenge } = newPkce();
     // Built once up front so that a request that cannot be sent (51 hashes) fails before the browser opens.
-    buildAuthorizeUrl({ ...common, ...scoped, redirectUri: 'http://127.0.0.1/', state: 'check' } as AuthorizeParams);
+    this.authorizeUrl(scoped, 'http://127.0.0.1/', 'check', codeChallenge);
     const { code, redirectUri } = await this.options.authorize({
       purpose,
-      buildAuthorizeUrl: (redirect, state) => buildAuthorizeUrl({ ...common, ...scoped, redirectUri: redirect, state } as AuthorizeParams),
+      buildAuthorizeUrl: (redirect, state) => this.authorizeUrl(scoped, redirect, state, codeChallenge),
     });
-    const request = buildTokenRequest({
-      baseUrl,
-      code,
-      redirectUri,
-      clientId,
-      clientSecret,
-      codeVerifier,
-      clientSecretInBody: this.options.clientSecretInBody ?? false,
-    });
+    return this.exchangeCode(code, redirectUri, codeVerifier, expected);
+  }
+
+  private exchangeCode(code: string, redirectUri: string, codeVerifier: string, expected: 'Bearer' | 'SAD') {
+    const { baseUrl, clientId, clientSecret } = this.options;
+    const request = buildTokenRequest({ baseUrl, code, redirectUri, clientId, clientSecret, codeVerifier, clientSecretInBody: this.options.clientSecretInBody ?? false });
     return this.call(request, 'never', (status, body) => processTokenResponse(status, body, expected));
   }
 

@@ -204,18 +204,55 @@ describe('esign sign (PAdES and CAdES against the sandbox)', () => {
     expect(result.stderr).toMatch(/alice-disabled is disabled/);
   });
 
-  it('splits prepare and complete for CI, with the approval done elsewhere', async () => {
+  it('--visible draws the signer named in the certificate, the date and the reason on the page', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'visible.pdf');
+    const original = await makePdf(input);
+    const result = await runCli(['--auto-approve', '--quiet', 'sign', '--level', 'B-B', '--visible', '--reason', 'Approved by QA', input], { env: sandbox.env });
+    expect(result.code, result.stderr).toBe(0);
+    const update = (await readFile(join(dir, 'visible-signed.pdf'))).subarray(original.length).toString('latin1');
+    const appearance = /stream\r?\n([\s\S]*?Digitally signed by[\s\S]*?)endstream/.exec(update)?.[1] ?? '';
+    expect(appearance).toContain('(Digitally signed by Alice Test');
+    expect(appearance).toMatch(/\(Date: \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC\)/);
+    expect(appearance).toContain('(Reason: Approved by QA)');
+    expect(update).toMatch(/\/Subtype \/Widget [^>]*\/Rect \[[\d.]+ [\d.]+ [\d.]+ [\d.]+\][^>]*\/AP << \/N \d+ 0 R >>/);
+  });
+
+  it('splits prepare and complete for CI, with the sign-in and the approval done elsewhere', async () => {
     const dir = await tempDir();
     await makePdf(join(dir, 'ci.pdf'));
     const state = join(dir, 'state.json');
-    const prepared = await runCli(['--json', 'sign', '--prepare', '--state', state, join(dir, 'ci.pdf')], { env: sandbox.env });
+    // A fresh CI machine: no terminal, no browser, no cached sign-in.
+    const env = { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'config') };
+    const prepare = (...extra: string[]) => runCli(['--json', 'sign', '--prepare', '--state', state, ...extra, join(dir, 'ci.pdf')], { env });
+    const pending = await prepare();
+    expect(pending.code, pending.stderr).toBe(0);
+    const { signInUrl } = pending.json<{ signInUrl: string }>();
+    expect((await stat(state)).mode & 0o777).toBe(0o600);
+    const signedIn = (await fetch(signInUrl, { redirect: 'manual' })).headers.get('location')!;
+    const prepared = await prepare('--redirect-url', signedIn);
     expect(prepared.code, prepared.stderr).toBe(0);
-    const { authorizationUrl } = prepared.json<{ authorizationUrl: string }>();
+    const { authorizationUrl, hashes } = prepared.json<{ authorizationUrl: string; hashes: Array<{ hash: string }> }>();
+    expect(hashes).toHaveLength(1);
     const approval = await fetch(authorizationUrl, { redirect: 'manual' });
     expect(approval.status).toBe(302);
-    const redirectUrl = approval.headers.get('location')!;
-    const completed = await runCli(['--json', 'sign', '--complete', '--state', state, '--redirect-url', redirectUrl], { env: sandbox.env });
+    const code = new URL(approval.headers.get('location')!).searchParams.get('code')!;
+    const completed = await runCli(['--json', 'sign', '--complete', '--state', state, '--code', code], { env });
     expect(completed.code, completed.stderr).toBe(0);
-    expect((await readdir(dir)).sort()).toEqual(['ci-signed.pdf', 'ci.pdf', 'state.json']);
+    expect((await readdir(dir)).sort()).toEqual(['ci-signed.pdf', 'ci.pdf', 'config', 'state.json']);
+  });
+
+  it('in the split flow, --complete without the sign-in of --prepare says so before spending the code', async () => {
+    const dir = await tempDir();
+    await makePdf(join(dir, 'ci.pdf'));
+    const state = join(dir, 'state.json');
+    const prepared = await runCli(['--auto-approve', '--json', 'sign', '--prepare', '--state', state, join(dir, 'ci.pdf')], { env: { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'here') } });
+    expect(prepared.code, prepared.stderr).toBe(0);
+    const location = (await fetch(prepared.json<{ authorizationUrl: string }>().authorizationUrl, { redirect: 'manual' })).headers.get('location')!;
+    const elsewhere = await runCli(['sign', '--complete', '--state', state, '--redirect-url', location], { env: { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'elsewhere') } });
+    expect(elsewhere.code).toBe(4);
+    expect(elsewhere.stderr).toContain('is not on this machine or has expired');
+    const here = await runCli(['sign', '--complete', '--state', state, '--redirect-url', location], { env: { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'here') } });
+    expect(here.code, here.stderr).toBe(0);
   });
 });

@@ -253,10 +253,25 @@ describe('full flow through the CSC client', () => {
     const credential = await client.signingCredential('alice-rsa2048');
     const hashes = [digest('split')];
     const redirect = 'http://127.0.0.1:45678/callback';
-    const location = (await fetch(client.credentialAuthorizationUrl('alice-rsa2048', hashes, redirect, 'later'), { redirect: 'manual' })).headers.get('location') ?? '';
+    const { url, codeVerifier } = client.credentialAuthorizationUrl('alice-rsa2048', hashes, redirect, 'later');
+    const location = (await fetch(url, { redirect: 'manual' })).headers.get('location') ?? '';
     const code = new URL(location).searchParams.get('code') ?? '';
-    const [signature] = await client.signWithAuthorizationCode(credential, hashes, code, redirect);
+    const [signature] = await client.signWithAuthorizationCode(credential, hashes, code, redirect, codeVerifier);
     expect(verifyDigestSignature(credential.certificates[0] as Uint8Array, hashes[0] as Uint8Array, signature as Uint8Array)).toBe(true);
+  });
+
+  it('finishes a service sign-in begun in another run, with its PKCE verifier', async () => {
+    const { client } = await makeClient();
+    await client.forgetServiceToken();
+    const redirect = 'http://127.0.0.1:45678/callback';
+    const { url } = client.startServiceSignIn(redirect, 'later');
+    expect(new URL(url).searchParams.get('code_challenge_method')).toBe('S256');
+    const code = new URL((await fetch(url, { redirect: 'manual' })).headers.get('location') ?? '').searchParams.get('code') ?? '';
+    expect(await codeOf(client.finishServiceSignIn(code, redirect, 'a-verifier-of-someone-else'.padEnd(43, 'x')))).toBe('AUTH_TOKEN_REJECTED');
+    const again = client.startServiceSignIn(redirect, 'later');
+    const code2 = new URL((await fetch(again.url, { redirect: 'manual' })).headers.get('location') ?? '').searchParams.get('code') ?? '';
+    await client.finishServiceSignIn(code2, redirect, again.codeVerifier);
+    expect(await client.hasServiceToken()).toBe(true);
   });
 
   it("another user's credential is CREDENTIAL_NOT_FOUND", async () => {

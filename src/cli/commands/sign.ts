@@ -57,8 +57,8 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .option('--prepare', 'split flow: prepare, print the approval URL, save --state, and stop')
     .option('--complete', 'split flow: finish a --prepare run with --redirect-url or --code')
     .option('--state <file>', 'state file of the split flow')
-    .option('--redirect-url <url>', 'with --complete: the URL the browser was redirected to')
-    .option('--code <code>', 'with --complete: the authorization code from that URL')
+    .option('--redirect-url <url>', 'with --complete, or --prepare after its sign-in step: the URL the browser was sent to')
+    .option('--code <code>', 'instead of --redirect-url: the authorization code from that URL')
     .addHelpText(
       'after',
       '\nExamples:\n  esign sign contract.pdf\n  esign sign --output-dir signed/ invoices/\n  esign sign --auto-approve samples/contract.pdf      (sandbox)\n  esign sign --prepare --state s.json a.pdf b.pdf     (CI: prints the approval URL)\n  esign sign --complete --state s.json --redirect-url "http://127.0.0.1:8765/callback?code=…&state=…"',
