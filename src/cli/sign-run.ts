@@ -38,8 +38,10 @@ interface Failure {
 export async function runSign(files: string[], options: SignCommandOptions, ctx: Context): Promise<void> {
   if (options.prepare && options.complete) throw new EsignError('USAGE', '--prepare and --complete are two separate runs.', { hint: 'Run --prepare first, then --complete with the same --state.' });
   if ((options.prepare || options.complete) && !options.state) throw new EsignError('USAGE', 'The split flow needs --state FILE.', { hint: 'Add --state sign-state.json.' });
+  if ((options.prepare || options.complete) && options.upload) throw new EsignError('USAGE', '--upload does not go with the split flow.', { hint: 'Upload the outputs of --complete with `esign upload FILE…`.' });
   if (options.complete) return runSplitComplete(options, ctx);
   if (files.length === 0) throw new EsignError('USAGE', 'Name at least one file to sign.', { hint: 'esign sign contract.pdf' });
+  if (options.overwrite && !options.upload) throw new EsignError('USAGE', '--overwrite replaces objects in your bucket, so it goes with --upload.', { hint: 'Add --upload, or use --force to replace local outputs.' });
 
   const profile = await ctx.profile({ storage: options.upload });
   const failures: Failure[] = [];
@@ -65,6 +67,8 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
   if (options.prepare) return runSplitPrepare(jobs, credential, signOptions, signing, options, ctx);
   const tsa = level === 'B-B' ? undefined : createTsaClient(ctx, profile);
   const extender = longTerm ? await longTermExtender(ctx, level, tsa) : undefined;
+  // Storage is opened before anyone approves anything, so a missing login shows at once.
+  const upload = options.upload ? await outputUploader(ctx, jobs, options.overwrite) : undefined;
 
   const spinner = await ctx.io.spinner(`Preparing ${jobs.length} file${jobs.length === 1 ? '' : 's'}…`);
   const prepared: PreparedDocument[] = [];
@@ -88,8 +92,9 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
       for (const [index, document] of batch.entries()) {
         try {
           const result = await completeDocument(document, credential, values[index]!, signOptions, writeDetachedSignature, extender?.extend);
-          signed.push(result);
           report(ctx, result, credential.credentialID, extender?.results.get(result.input));
+          await upload?.(result.output);
+          signed.push(result);
         } catch (error) {
           await document.output?.abort();
           if (!options.continueOnError) throw error;
@@ -103,7 +108,6 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
     throw error;
   }
   spinner.stop();
-  if (options.upload && signed.length > 0) await uploadOutputs(ctx, signed, options.force);
   for (const failure of failures) {
     ctx.io.result({ input: failure.input, error: { code: failure.error.code, message: failure.error.message, hint: failure.error.hint } }, () => `✗ ${failure.input}: ${failure.error.message}`);
   }
@@ -248,10 +252,23 @@ export function formatBytes(bytes: number): string {
   return `${(bytes / 1024 / 1024 / 1024).toFixed(2)} GiB`;
 }
 
-/** Uploads the outputs; --force, which replaced the local outputs, also replaces the stored objects. */
-async function uploadOutputs(ctx: Context, signed: readonly SignedDocument[], overwrite: boolean): Promise<void> {
-  const { uploadFiles } = await import('../io/storage-client.js');
-  await uploadFiles(ctx, signed.map((document) => document.output), { overwrite });
+/**
+ * `--upload`: each output is uploaded as soon as it is written (as `esign upload` would, `--overwrite`
+ * to replace an object), so a later failure loses no upload. A failed upload fails its document; its
+ * local output stays.
+ */
+async function outputUploader(ctx: Context, jobs: readonly SignJob[], overwrite: boolean): Promise<(output: string) => Promise<void>> {
+  const { assertDistinctKeys, openUploader } = await import('../io/storage-client.js');
+  assertDistinctKeys(jobs.map((job) => job.output), undefined);
+  const upload = await openUploader(ctx, { overwrite });
+  return async (output) => {
+    try {
+      await upload(output);
+    } catch (error) {
+      if (!isEsignError(error)) throw error;
+      throw new EsignError(error.code, `${output} was written but not uploaded: ${error.message}`, { hint: error.hint, exitCode: error.exitCode, details: error.details, cause: error });
+    }
+  };
 }
 
 export function sha256Hex(bytes: Uint8Array): string {

@@ -42,7 +42,9 @@ export interface HttpClientOptions {
   trace?: (line: string) => void;
 }
 
-const RETRYABLE_STATUS = new Set([429, 502, 503]);
+/** DESIGN §4: idempotent calls are tried at most this often, again only after these answers (or none). */
+export const MAX_TRIES = 3;
+export const RETRYABLE_STATUS: ReadonlySet<number> = new Set([429, 502, 503]);
 const MAX_RETRY_AFTER_MS = 30_000;
 
 /** fetch with a time-out, retries where they are safe, and failures mapped to EsignErrors. */
@@ -54,7 +56,7 @@ export class HttpClient {
 
   constructor(private readonly options: HttpClientOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? 30_000;
-    this.maxTries = options.maxTries ?? 3;
+    this.maxTries = options.maxTries ?? MAX_TRIES;
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
   }
 
@@ -166,7 +168,8 @@ function transportError(error: unknown, request: HttpRequest, timeoutMs: number)
   });
 }
 
-function backoffMs(attempt: number): number {
+/** The pause before try `attempt + 1` when the server names none. */
+export function backoffMs(attempt: number): number {
   return 250 * 2 ** (attempt - 1);
 }
 

@@ -10,15 +10,15 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
-import type { S3Client } from '@aws-sdk/client-s3';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import type { Context } from '../cli/context.js';
 import { EsignError, ExitCode, isEsignError } from '../core/errors.js';
 import type { Clock } from '../core/ports.js';
 import { writeFileAtomically } from './atomic-write.js';
 import { inputError } from './file-source.js';
-import { responseJson, type HttpClient } from './http.js';
+import { backoffMs, MAX_TRIES, responseJson, RETRYABLE_STATUS, retryAfterMs, type HttpClient } from './http.js';
 import { readIdentitySession } from './identity-client.js';
-import { STORAGE_SCOPE, processStorageCredentialsResponse, type StorageGrant } from './storage-grant.js';
+import { STORAGE_SCOPE, processStorageCredentialsResponse, sentence, type StorageGrant } from './storage-grant.js';
 
 export { STORAGE_SCOPE, type StorageGrant };
 
@@ -117,7 +117,8 @@ export class StorageSession {
         endpoint: this.grant.endpoint,
         region: this.region,
         forcePathStyle: !/\.amazonaws\.com(\.cn)?$/i.test(host),
-        maxAttempts: 3,
+        maxAttempts: MAX_TRIES,
+        retryStrategy: S3_RETRY_STRATEGY,
         // Idle, not total: a multi-gigabyte upload may take long, but a silent server is a failure.
         requestHandler: { connectionTimeout: this.timeoutMs, socketTimeout: this.timeoutMs },
         credentials: async () => {
@@ -129,19 +130,29 @@ export class StorageSession {
     return this.clientPromise;
   }
 
+  /**
+   * Renews the credentials now and starts a new S3 client with them: the SDK keeps the credentials
+   * it holds until they near their expiration by this computer's clock, which the server may not share.
+   */
+  private async renewedClient(): Promise<S3Client> {
+    await this.credentials(true);
+    const previous = this.clientPromise;
+    this.clientPromise = undefined;
+    (await previous)?.destroy();
+    return this.client();
+  }
+
   /** Runs an S3 call; on ExpiredToken renews the credentials once and runs it again. */
   private async call<T>(what: string, key: string | undefined, run: (client: S3Client) => Promise<T>): Promise<T> {
-    const client = await this.client();
     try {
-      return await run(client);
+      return await run(await this.client());
     } catch (error) {
       if (errorName(error) !== 'ExpiredToken') throw s3Error(error, what, this.bucket, key);
-      await this.credentials(true);
-      try {
-        return await run(client);
-      } catch (again) {
-        throw s3Error(again, what, this.bucket, key);
-      }
+    }
+    try {
+      return await run(await this.renewedClient());
+    } catch (again) {
+      throw s3Error(again, what, this.bucket, key);
     }
   }
 
@@ -192,11 +203,13 @@ export class StorageSession {
       });
       source.on('error', (error) => hashing.destroy(error));
       source.pipe(hashing);
+      // Parts are left on failure: AbortMultipartUpload is outside the session policy, and asking for it
+      // would replace the part's own error (an expired token, a 503) with AccessDenied.
       const upload = new Upload({
         client,
         queueSize: QUEUE_SIZE,
         partSize: PART_SIZE,
-        leavePartsOnError: false,
+        leavePartsOnError: true,
         params: { Bucket: this.bucket, Key: key, Body: hashing, ContentType: options.contentType ?? contentTypeFor(path), ContentLength: size <= PART_SIZE ? size : undefined },
       });
       upload.on('httpUploadProgress', (progress) => options.onProgress?.(Math.min(progress.loaded ?? 0, size), size));
@@ -276,33 +289,43 @@ export function objectKey(prefix: string | undefined, path: string): string {
   return clean ? `${clean}/${basename(path)}` : basename(path);
 }
 
-/**
- * Uploads files as `PREFIX/BASENAME`, one after the other, with a progress line on a TTY, and prints
- * bucket, key, size and SHA-256 of each (one JSON value each with --json). `esign upload` and
- * `esign sign --upload` both use it. Stops at the first failure (objects already stored stay).
- */
-export async function uploadFiles(ctx: Context, paths: readonly string[], options: { prefix?: string; overwrite?: boolean }): Promise<StoredObject[]> {
-  const keys = paths.map((path) => objectKey(options.prefix, path));
+/** Refuses files that would be stored under the same key (`PREFIX/BASENAME`), before anything is uploaded. */
+export function assertDistinctKeys(paths: readonly string[], prefix: string | undefined): void {
+  const keys = paths.map((path) => objectKey(prefix, path));
   const duplicate = keys.find((key, index) => keys.indexOf(key) !== index);
-  if (duplicate) throw new EsignError('USAGE', `Two of the files would be stored under the same key ${duplicate}.`, { hint: 'Upload them in separate runs with different --prefix values.' });
+  if (duplicate) throw new EsignError('USAGE', `Two of the files would be stored under the same key ${duplicate}.`, { hint: 'Store them in separate runs (esign upload --prefix gives each run its own keys).' });
+}
+
+/**
+ * Opens storage and returns what uploads one file as `PREFIX/BASENAME`, with a progress line on a
+ * TTY, and prints bucket, key, size and SHA-256 (one JSON value with --json). An existing object
+ * is replaced only with `overwrite`. `esign upload` and `esign sign --upload` both use it.
+ */
+export async function openUploader(ctx: Context, options: { prefix?: string; overwrite?: boolean }): Promise<(path: string) => Promise<StoredObject>> {
   const session = await openStorage(ctx);
-  const stored: StoredObject[] = [];
-  for (const [index, path] of paths.entries()) {
-    const key = keys[index] as string;
+  return async (path) => {
     const spinner = await ctx.io.spinner(`uploading ${basename(path)}`);
     try {
-      const object = await session.upload(path, key, {
+      const object = await session.upload(path, objectKey(options.prefix, path), {
         overwrite: options.overwrite,
         onProgress: (loaded, total) => spinner.update(`uploading ${basename(path)} ${progressBar(loaded, total)}`),
       });
       spinner.stop();
-      stored.push(object);
       ctx.io.result({ file: path, ...object }, () => `✓ ${path} → s3://${object.bucket}/${object.key} (${formatSize(object.size)}, sha256 ${object.sha256})`);
+      return object;
     } catch (error) {
       spinner.fail(`${basename(path)} not uploaded`);
       throw error;
     }
-  }
+  };
+}
+
+/** Uploads files one after the other; stops at the first failure (objects already stored stay). */
+export async function uploadFiles(ctx: Context, paths: readonly string[], options: { prefix?: string; overwrite?: boolean }): Promise<StoredObject[]> {
+  assertDistinctKeys(paths, options.prefix);
+  const upload = await openUploader(ctx, options);
+  const stored: StoredObject[] = [];
+  for (const path of paths) stored.push(await upload(path));
   return stored;
 }
 
@@ -341,27 +364,67 @@ function errorName(error: unknown): string {
   return String((error as { name?: string; Code?: string })?.Code ?? (error as { name?: string })?.name ?? '');
 }
 
+function httpStatus(error: unknown): number | undefined {
+  return (error as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
+}
+
+/** What went wrong below HTTP (a time-out, a refused or reset connection), when no answer came. */
+function transportFailure(error: unknown): string | undefined {
+  if (httpStatus(error) !== undefined) return undefined;
+  if (errorName(error) === 'TimeoutError') return 'no answer in time';
+  return (error as { code?: string })?.code ?? (error as { cause?: { code?: string } })?.cause?.code;
+}
+
+type RetryStrategyV2 = Extract<NonNullable<S3ClientConfig['retryStrategy']>, { acquireInitialRetryToken: unknown }>;
+type RetryToken = Awaited<ReturnType<RetryStrategyV2['acquireInitialRetryToken']>>;
+
+/**
+ * The SDK's retries narrowed to DESIGN §4 (its own also retry 500, 504 and more): 429, 502 and 503
+ * answers, time-outs and connection failures, at most MAX_TRIES tries, Retry-After honoured — and
+ * a request refused for this computer's clock once the SDK has corrected its clock offset.
+ */
+const S3_RETRY_STRATEGY: RetryStrategyV2 = {
+  acquireInitialRetryToken: async () => retryToken(0, 0),
+  refreshRetryTokenForRetry: async (token, info) => {
+    const retries = token.getRetryCount() + 1;
+    const status = httpStatus(info.error);
+    const clockCorrected = (info.error as { $metadata?: { clockSkewCorrected?: boolean } } | undefined)?.$metadata?.clockSkewCorrected === true;
+    const retryable = clockCorrected || (status === undefined ? transportFailure(info.error) !== undefined : RETRYABLE_STATUS.has(status));
+    // Refusing the token makes the SDK throw the request's own error.
+    if (!retryable || retries >= MAX_TRIES) throw new Error('not retried');
+    return retryToken(retries, retryAfterMs(info.retryAfterHint?.toUTCString() ?? null) ?? backoffMs(retries));
+  },
+  recordSuccess: () => undefined,
+};
+
+function retryToken(count: number, delayMs: number): RetryToken {
+  return { getRetryCount: () => count, getRetryDelay: () => delayMs };
+}
+
 /** Maps an S3 failure (SDK service exception or transport error) to an EsignError. */
 export function s3Error(error: unknown, what: string, bucket: string, key: string | undefined): EsignError {
   if (isEsignError(error)) return error;
   const name = errorName(error);
-  const status = (error as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
+  const status = httpStatus(error);
   const message = (error as Error)?.message ?? String(error);
   const target = key ? `${key} in bucket ${bucket}` : `bucket ${bucket}`;
   const details = { bucket, ...(key ? { key } : {}), s3Code: name, ...(status ? { status } : {}) };
   if (name === 'NoSuchKey' || name === 'NotFound' || (status === 404 && name !== 'NoSuchBucket')) return notFound(bucket, key ?? '');
   if (name === 'AccessDenied' || name === 'Forbidden') {
-    return new EsignError('STORAGE_ACCESS_DENIED', `The storage server refused the ${what} of ${target}: ${message}`, { hint: 'Your storage credentials allow only your own bucket; run `esign login --scope openid --scope com.vendor.storage` if this persists.', exitCode: ExitCode.auth, details, cause: error });
+    return new EsignError('STORAGE_ACCESS_DENIED', sentence(`The storage server refused the ${what} of ${target}: ${message}`), { hint: 'Your storage credentials allow only your own bucket; run `esign login --scope openid --scope com.vendor.storage` if this persists.', exitCode: ExitCode.auth, details, cause: error });
   }
   if (name === 'ExpiredToken') {
     return new EsignError('STORAGE_UNAUTHORIZED', `The temporary storage credentials expired during the ${what} of ${target}, and renewed ones expired too.`, { hint: "Check this computer's clock, then run the command again.", exitCode: ExitCode.auth, details, cause: error });
   }
   if (['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'InvalidToken', 'RequestTimeTooSkewed', 'AuthorizationHeaderMalformed'].includes(name)) {
-    return new EsignError('STORAGE_UNAUTHORIZED', `The storage server did not accept the temporary credentials for the ${what} of ${target} (${name}): ${message}`, { hint: 'Run the command again; if it repeats, log in again.', exitCode: ExitCode.auth, details, cause: error });
+    return new EsignError('STORAGE_UNAUTHORIZED', sentence(`The storage server did not accept the temporary credentials for the ${what} of ${target} (${name}): ${message}`), { hint: 'Run the command again; if it repeats, log in again.', exitCode: ExitCode.auth, details, cause: error });
   }
-  const transport = name === 'TimeoutError' ? 'no answer in time' : ((error as { code?: string })?.code ?? (error as { cause?: { code?: string } })?.cause?.code);
-  if ((status !== undefined && status >= 500) || name === 'ServiceUnavailable' || name === 'SlowDown' || (status === undefined && transport)) {
-    return new EsignError('STORAGE_UNAVAILABLE', `The storage server is unavailable for the ${what} of ${target}${status ? ` (HTTP ${status})` : transport ? ` (${transport})` : ''}: ${message}`, { hint: 'Try again in a moment.', details, cause: error });
+  if (status === 429 || name === 'SlowDown') {
+    return new EsignError('HTTP_RATE_LIMITED', sentence(`The storage server is rate limiting the ${what} of ${target} (HTTP ${status ?? 503}): ${message}`), { hint: 'Try again in a moment.', details, cause: error });
   }
-  return new EsignError('STORAGE_BAD_RESPONSE', `The ${what} of ${target} failed (${name || 'unknown error'}): ${message}`, { hint: 'Run with --verbose for details; report it if it repeats.', details, cause: error });
+  const transport = transportFailure(error);
+  if ((status !== undefined && status >= 500) || name === 'ServiceUnavailable' || transport) {
+    return new EsignError('STORAGE_UNAVAILABLE', sentence(`The storage server is unavailable for the ${what} of ${target} (${status ? `HTTP ${status}` : (transport ?? name)}): ${message}`), { hint: 'Try again in a moment.', details, cause: error });
+  }
+  return new EsignError('STORAGE_BAD_RESPONSE', sentence(`The ${what} of ${target} failed (${name || 'unknown error'}): ${message}`), { hint: 'Run with --verbose for details; report it if it repeats.', details, cause: error });
 }

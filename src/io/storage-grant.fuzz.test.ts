@@ -22,7 +22,7 @@ describe('storage credentials answer under mutation', () => {
         (answer, wwwAuthenticate) => {
           const result = outcome('processStorageCredentialsResponse', () => processStorageCredentialsResponse(answer.status, wwwAuthenticate, answer.json));
           if (!result.ok) {
-            expect(result.error.code).toMatch(/^(STORAGE_|CONFIG_)/);
+            expect(result.error.code).toMatch(/^(STORAGE_|CONFIG_|HTTP_RATE_LIMITED$)/);
             return;
           }
           const grant = result.value;

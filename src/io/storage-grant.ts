@@ -21,20 +21,24 @@ export interface StorageGrant {
 /** Maps the answer to a grant or an EsignError (RFC 9457 bodies read for the detail). */
 export function processStorageCredentialsResponse(status: number, wwwAuthenticate: string | null, json: unknown): StorageGrant {
   const body = asObject(json);
-  const detail = typeof body?.['detail'] === 'string' ? (body['detail'] as string) : typeof body?.['title'] === 'string' ? (body['title'] as string) : `HTTP ${status}`;
+  const detail = typeof body?.['detail'] === 'string' ? body['detail'] : typeof body?.['title'] === 'string' ? body['title'] : undefined;
+  const said = (what: string) => sentence(detail ? `${what}: ${detail}` : what);
   if (status === 401) {
-    const insufficientScope = /insufficient_scope/i.test(wwwAuthenticate ?? '') || detail.includes(STORAGE_SCOPE);
-    throw new EsignError('STORAGE_UNAUTHORIZED', `The storage service did not accept your login session: ${detail}`, {
+    const insufficientScope = /insufficient_scope/i.test(wwwAuthenticate ?? '') || (detail ?? '').includes(STORAGE_SCOPE);
+    throw new EsignError('STORAGE_UNAUTHORIZED', said('The storage service did not accept your login session'), {
       hint: insufficientScope ? 'Log in again with the storage scope: esign login --scope openid --scope com.vendor.storage' : LOGIN_HINT,
       exitCode: ExitCode.auth,
       details: { status: 401 },
     });
   }
   if (status === 400) {
-    throw new EsignError('STORAGE_BAD_REQUEST', `The storage service refused the login token: ${detail}`, { hint: `The identity service issued a token without the claims storage needs. ${LOGIN_HINT}`, exitCode: ExitCode.auth, details: { status: 400 } });
+    throw new EsignError('STORAGE_BAD_REQUEST', said('The storage service refused the login token'), { hint: `The identity service issued a token without the claims storage needs. ${LOGIN_HINT}`, exitCode: ExitCode.auth, details: { status: 400 } });
   }
-  if (status >= 500 || status === 429) {
-    throw new EsignError('STORAGE_UNAVAILABLE', `The storage service is unavailable (HTTP ${status}): ${detail}`, { hint: 'Try again in a moment.', details: { status } });
+  if (status === 429) {
+    throw new EsignError('HTTP_RATE_LIMITED', said('The storage service is rate limiting credential requests (HTTP 429)'), { hint: 'Try again in a moment.', details: { status } });
+  }
+  if (status >= 500) {
+    throw new EsignError('STORAGE_UNAVAILABLE', said(`The storage service ${status === 500 ? 'failed' : 'is unavailable'} (HTTP ${status})`), { hint: 'Try again in a moment.', details: { status } });
   }
   if (status !== 200 || !body) throw new EsignError('STORAGE_BAD_RESPONSE', `The storage service answered HTTP ${status} with no credentials.`, { hint: 'Check storageAuthUrl in the profile (esign config list).' });
   const credentials = asObject(body['credentials']);
@@ -53,6 +57,11 @@ export function processStorageCredentialsResponse(status: number, wwwAuthenticat
   }
   assertSecureUrl(fields.endpoint as string, 'storage server');
   return { ...(fields as Record<keyof typeof fields, string>), expiration };
+}
+
+/** Ends a message with a full stop (unless it ends in one already), so the hint after it reads as a new sentence. */
+export function sentence(text: string): string {
+  return /[.!?]$/.test(text.trimEnd()) ? text.trimEnd() : `${text.trimEnd()}.`;
 }
 
 function asObject(value: unknown): Record<string, unknown> | undefined {

@@ -11,7 +11,7 @@ import type { TimestampAuthority, TimestampResult } from '../core/ports.js';
 import { TSA_POLICY, buildTimeStampReq } from '../core/tsp/request.js';
 import { processTimeStampResp } from '../core/tsp/response.js';
 import type { TstInfo } from '../core/tsp/tst-info.js';
-import { retryAfterMs } from './http.js';
+import { MAX_TRIES, RETRYABLE_STATUS, retryAfterMs } from './http.js';
 import type { HttpClient, HttpResponse } from './http.js';
 
 export const TIMESTAMP_QUERY = 'application/timestamp-query';
@@ -52,12 +52,12 @@ export class TsaClient implements TimestampAuthority {
 
   constructor(private readonly options: TsaClientOptions) {
     if (options.urls.length === 0) throw new EsignError('TSA_NOT_CONFIGURED', 'No timestamp authority URL is configured.', { hint: 'Set tsaUrls (or ESIGN_TSA_URL).' });
-    this.maxTries = options.maxTries ?? 3;
+    this.maxTries = options.maxTries ?? MAX_TRIES;
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
   }
 
   /**
-   * Gets a verified token for a SHA-256 imprint. Transient failures (connection, HTTP 429/5xx,
+   * Gets a verified token for a SHA-256 imprint. Transient failures (connection, HTTP 429/502/503,
    * timeNotAvailable) are retried with backoff, at most `maxTries` times per URL; after those, and
    * on systemFailure, the next URL is tried. Anything else fails at once.
    */
@@ -166,7 +166,7 @@ function checkHttp(response: HttpResponse): void {
     });
   }
   // DESIGN §4: 429, 502 and 503 are retried; any 5xx or 429 is the service being unavailable (exit 5).
-  const retryable = status === 429 || status === 502 || status === 503;
+  const retryable = RETRYABLE_STATUS.has(status);
   const unavailable = status === 429 || status >= 500;
   const why =
     status === 400

@@ -1,15 +1,16 @@
-import { createServer, type Server } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { createServer, STATUS_CODES, type Server } from 'node:http';
 import { mkdir } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { SandboxClock } from './clock.js';
 import { SANDBOX_SECRETS, type CloseFn, type SandboxDeps, type SandboxSecrets, type SandboxUrls, type SharedServices } from './deps.js';
 import { FaultInjector, isFaultRule, type Fault } from './faults.js';
-import { json, readRequest, Router, writeResponse, type SandboxRequest, type SandboxResponse } from './http.js';
+import { json, jsonBody, problem, readRequest, Router, writeResponse, type SandboxRequest, type SandboxResponse } from './http.js';
 import { loadOrCreatePki, type SandboxPki } from './pki.js';
 import { mountPki } from './pki-routes.js';
 import { mountSigning } from './signing/routes.js';
 import { mountIdentity, mountIdentityLegacy } from './identity/routes.js';
-import { mountStorage } from './storage/routes.js';
+import { clearStorageSwitches, mountStorage, storageSwitch, type StorageHostHooks } from './storage/routes.js';
 import { mountTsa } from './tsa/routes.js';
 
 export type { SandboxUrls, SandboxDeps } from './deps.js';
@@ -50,6 +51,8 @@ const SERVICES: ReadonlyArray<[prefix: string, mount: Mount]> = [
   ['tsa', mountTsa],
   ['storage', mountStorage],
 ];
+/** Services whose errors are RFC 9457 Problem Details (seed 002 part A), injected ones included. */
+const PROBLEM_DETAILS_SERVICES = new Set(['storage']);
 
 /**
  * Starts the emulated services on 127.0.0.1 (never another interface): one HTTP host with a path
@@ -94,7 +97,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       const routeId = `${prefix} ${route.method} ${path}`;
       requestLog.push(routeId);
       const fault = faults.take(routeId);
-      const applied = fault ? await applyFault(fault) : undefined;
+      const applied = fault ? await applyFault(fault, PROBLEM_DETAILS_SERVICES.has(prefix) ? `${request.baseUrl}${path}#${randomUUID()}` : undefined) : undefined;
       if (applied) return applied;
       return route.handler(request);
     }
@@ -128,7 +131,9 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   }
   const state = { autoApprove: options.autoApprove ?? false };
   const shared: SharedServices = {};
-  const deps: SandboxDeps = {
+  const deps: SandboxDeps & StorageHostHooks = {
+    faults,
+    requestLog,
     pki,
     clock,
     dataDir: options.dataDir,
@@ -162,8 +167,10 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     }
     if (request.method === 'DELETE' && request.path === '/faults') {
       faults.clear();
+      clearStorageSwitches(shared);
       return json(200, { ok: true });
     }
+    if (request.method === 'POST' && request.path === '/storage') return storageSwitch(shared, jsonBody(request));
     if (request.method === 'POST' && request.path === '/clock') {
       const body = JSON.parse(request.body.toString('utf8') || '{}') as { advanceSeconds?: number; reset?: boolean };
       if (body.reset) clock.reset();
@@ -195,13 +202,18 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   };
 }
 
-async function applyFault(fault: Fault): Promise<SandboxResponse | 'reset' | undefined> {
+/** Applies an armed fault; a status fault answers Problem Details at `problemInstance` when given (else an OAuth-style error). */
+async function applyFault(fault: Fault, problemInstance?: string): Promise<SandboxResponse | 'reset' | undefined> {
   switch (fault.kind) {
     case 'delay':
       await new Promise((resolve) => setTimeout(resolve, fault.ms));
       return undefined;
-    case 'status':
-      return { status: fault.status, headers: { 'content-type': 'application/json', ...fault.headers }, body: fault.body ?? JSON.stringify({ error: 'injected_fault', error_description: `injected HTTP ${fault.status}` }) };
+    case 'status': {
+      const answer: SandboxResponse = problemInstance
+        ? problem(fault.status, STATUS_CODES[fault.status] ?? 'Error', `Injected HTTP ${fault.status} (sandbox fault).`, problemInstance)
+        : { status: fault.status, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: 'injected_fault', error_description: `injected HTTP ${fault.status}` }) };
+      return { ...answer, headers: { ...answer.headers, ...fault.headers }, body: fault.body ?? answer.body };
+    }
     case 'malformed':
       return { status: 200, headers: { 'content-type': fault.contentType ?? 'application/json' }, body: fault.body ?? '{"truncated": ' };
     case 'reset':

@@ -6,7 +6,7 @@
  * written to test/artifacts/fault-matrix.json; `node scripts/reliability-table.mjs` turns them into
  * the table in docs/reliability.md.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -39,6 +39,8 @@ const ROUTES = {
   tsa: 'tsa POST /tss03',
   storageCredentials: 'storage POST /v1/credentials',
   s3Put: 's3 PUT /{bucket}/{key}',
+  /** UploadPart of part 2 (a multipart upload; the S3 gateway logs its requests in the host's log). */
+  s3Part: 's3 PUT /{bucket}/{key}?partNumber=2&uploadId',
 } as const;
 type CallName = keyof typeof ROUTES;
 
@@ -63,6 +65,8 @@ let s3Proxy: FaultProxy;
 let realS3Url: string;
 let work: { dir: string; remove: () => Promise<void> };
 let pdfBytes: Buffer;
+/** The input of the multipart cases: three parts of at most 8 MiB. */
+const multipartBytes = randomBytes(20 * 1024 * 1024);
 
 beforeAll(async () => {
   t = await startTestSandbox({ autoApprove: true, s3: true });
@@ -80,6 +84,7 @@ beforeAll(async () => {
 afterEach(async () => {
   t.sandbox.faults.clear();
   s3Proxy.faults.length = 0;
+  storageControl(t.sandbox).s3.url = s3Proxy.url;
   // Switches a case armed but did not use must not reach the next case.
   await postJson(`${t.sandbox.urls.identity}/_sandbox/switches/clear`, {});
   await postJson(`${t.sandbox.urls.tsa}/_faults/clear`, {});
@@ -106,7 +111,7 @@ interface FaultCase {
   /** Arms the fault (sandbox injector, TSA or identity switches, S3 proxy, runtime file). */
   arm: (env: Record<string, string>) => Promise<void> | void;
   /** The CLI run that makes the call. */
-  command: 'sign' | 'sign (browser)' | 'sign B-T' | 'credentials list' | 'login' | 'upload' | 'timestamp';
+  command: 'sign' | 'sign (browser)' | 'sign B-T' | 'credentials list' | 'login' | 'upload' | 'upload (multipart)' | 'timestamp';
   errorCode: string | RegExp;
   exitCode: number;
   message: RegExp;
@@ -124,11 +129,11 @@ async function runCase(c: FaultCase): Promise<void> {
   const docs = join(dir, 'docs');
   await mkdir(docs);
   const input = join(docs, 'contract.pdf');
-  await writeFile(input, pdfBytes);
+  await writeFile(input, c.command === 'upload (multipart)' ? multipartBytes : pdfBytes);
   const before = sha256(await readFile(input));
   const env: Record<string, string> = { ...t.env, ESIGN_CONFIG_DIR: configDir, ...(c.shortTimeout ? { ESIGN_HTTP_TIMEOUT_MS: String(TIMEOUT_MS) } : {}) };
   const prefix = `case-${matrix.length}`;
-  if (c.command === 'upload') {
+  if (c.command.startsWith('upload')) {
     const login = await runCli(['--auto-approve', 'login', '--scope', 'com.vendor.storage'], { env: { ...t.env, ESIGN_CONFIG_DIR: configDir } });
     expect(login.code, login.stderr).toBe(0);
   }
@@ -143,6 +148,7 @@ async function runCase(c: FaultCase): Promise<void> {
     'credentials list': ['--auto-approve', '--json', 'credentials', 'list'],
     login: ['--auto-approve', '--json', 'login'],
     upload: ['--json', 'upload', '--prefix', prefix, input],
+    'upload (multipart)': ['--json', 'upload', '--prefix', prefix, input],
     timestamp: ['--json', 'timestamp', input],
   };
   const result: CliResult = await runCli(args[c.command], { env, timeoutMs: 60_000 });
@@ -348,9 +354,7 @@ const CASES: FaultCase[] = [
   ),
 
   // storage credentials (idempotent), through `esign upload` after `esign login --scope com.vendor.storage`
-  ...standardCases('storageCredentials', 'upload', true, /storage service/).map((c): FaultCase =>
-    c.fault === 'HTTP 429' || c.fault.startsWith('HTTP 5') ? { ...c, errorCode: c.fault === 'HTTP 429' ? /^(HTTP_RATE_LIMITED|STORAGE_UNAVAILABLE)$/ : 'STORAGE_UNAVAILABLE' } : c,
-  ),
+  ...standardCases('storageCredentials', 'upload', true, /storage service/).map((c): FaultCase => (c.fault.startsWith('HTTP 5') ? { ...c, errorCode: 'STORAGE_UNAVAILABLE' } : c)),
   { call: 'storageCredentials', command: 'upload', fault: 'malformed JSON', arm: inject('storageCredentials', malformed('{"bucket": ')), errorCode: 'STORAGE_BAD_RESPONSE', exitCode: 6, message: /storage service/, tries: 1 },
   {
     call: 'storageCredentials',
@@ -363,7 +367,8 @@ const CASES: FaultCase[] = [
     tries: 1,
   },
 
-  // S3 PUT (the SDK retries 3 times; PutObject of a whole object is idempotent)
+  // S3 PUT, through a fault proxy: the SDK's retries follow DESIGN §4 (PutObject of a whole object is
+  // idempotent): 3 tries on reset, time-out, 429, 502 and 503; a 500 (the malformed XML comes with one) once.
   ...(['connection reset', 'time-out', 'HTTP 429', 'HTTP 500', 'HTTP 502', 'HTTP 503', 'malformed XML'] as const).map(
     (fault): FaultCase => ({
       call: 's3Put',
@@ -380,11 +385,32 @@ const CASES: FaultCase[] = [
                 : status(Number(fault.slice(5)));
         for (let index = 0; index < 3; index++) s3Proxy.faults.push(armed);
       },
-      errorCode: fault === 'malformed XML' ? /^STORAGE_(UNAVAILABLE|BAD_RESPONSE)$/ : 'STORAGE_UNAVAILABLE',
-      exitCode: fault === 'malformed XML' ? 5 : 5,
-      message: fault === 'time-out' ? /storage server.*\(no answer in time\)/ : /storage server/,
-      tries: [1, 3],
+      errorCode: fault === 'HTTP 429' ? 'HTTP_RATE_LIMITED' : 'STORAGE_UNAVAILABLE',
+      exitCode: 5,
+      message: fault === 'time-out' ? /storage server.*\(no answer in time\)/ : fault === 'HTTP 429' ? /storage server is rate limiting the upload/ : /storage server is unavailable/,
+      tries: fault === 'HTTP 500' || fault === 'malformed XML' ? 1 : 3,
       shortTimeout: fault === 'time-out',
+    }),
+  ),
+
+  // S3 UploadPart (part 2 of a 20 MiB upload), through the sandbox gateway's own fault injection (not
+  // the proxy: it forwards the SDK's `Connection: close` and then reuses the socket): the part's own
+  // error is reported (no AbortMultipartUpload, which the session policy does not allow).
+  ...([429, 500, 503] as const).map(
+    (code): FaultCase => ({
+      call: 's3Part',
+      command: 'upload (multipart)',
+      fault: `HTTP ${code}`,
+      arm: () => {
+        storageControl(t.sandbox).s3.url = realS3Url;
+        inject('s3Part', status(code, { 'retry-after': '0' }), 3)();
+      },
+      errorCode: code === 429 ? 'HTTP_RATE_LIMITED' : 'STORAGE_UNAVAILABLE',
+      exitCode: 5,
+      message: new RegExp(
+        `The storage server ${code === 429 ? 'is rate limiting' : 'is unavailable for'} the upload of case-\\d+/contract\\.pdf in bucket esign-\\w+ \\(HTTP ${code}\\): Injected HTTP ${code} \\(sandbox fault\\)\\. Try again in a moment\\.$`,
+      ),
+      tries: code === 500 ? 1 : 3,
     }),
   ),
 ];

@@ -1,19 +1,21 @@
 /**
  * Storage (seed 002 part A) end to end over real HTTP: the sandbox's `POST /v1/credentials` with a
  * token from the real `esign login --scope com.vendor.storage`, the S3 gateway in front of s3rver,
- * and the built CLI (`esign upload`, `esign storage ls|get|rm`) as a user runs it. Round trips for a
- * small and a 200 MB file (peak RSS of the CLI measured), and the refusals the seed implies.
+ * and the built CLI (`esign upload`, `esign sign --upload`, `esign storage ls|get|rm`) as a user runs
+ * it. Round trips for a small and a 200 MB file (peak RSS of the CLI measured), renewal of
+ * credentials during a multipart upload, and the refusals the seed implies.
  */
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DeleteBucketCommand, GetObjectAclCommand, ListBucketsCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { DeleteBucketCommand, GetObjectAclCommand, GetObjectCommand, ListBucketsCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { bucketNameFor } from '../../src/sandbox/storage/credentials.js';
 import { storageControl } from '../../src/sandbox/storage/routes.js';
-import { ESIGN_BIN, runCli, type CliResult } from '../helpers/run-cli.js';
+import { pdfLibBytes } from '../helpers/pdf-fixtures.js';
+import { ESIGN_BIN, runCli, spawnCli, type CliResult } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDir, tempDirForFile } from '../helpers/tmp.js';
 
@@ -31,6 +33,11 @@ interface Grant {
 
 const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, { env: { ...t.env, ...env }, cwd: work.dir, timeoutMs: 240_000 });
 const credentialCalls = () => t.sandbox.requestLog.filter((id) => id === 'storage POST /v1/credentials').length;
+/** S3 request ids in the sandbox's request log (see src/sandbox/storage/s3.ts). */
+const S3_CREATE_MULTIPART = 's3 POST /{bucket}/{key}?uploads';
+const s3Part = (part: number) => `s3 PUT /{bucket}/{key}?partNumber=${part}&uploadId`;
+const lastLine = (text: string) => text.trim().split('\n').at(-1);
+const loggedSince = (start: number, id: string) => t.sandbox.requestLog.slice(start).filter((entry) => entry === id).length;
 
 async function postCredentials(token?: string): Promise<{ status: number; contentType: string; body: Record<string, unknown> }> {
   const response = await fetch(`${t.sandbox.urls.storage}/v1/credentials`, { method: 'POST', headers: token ? { authorization: `Bearer ${token}` } : {} });
@@ -86,10 +93,14 @@ async function writeBigFile(path: string, size: number): Promise<string> {
   return hash.digest('hex');
 }
 
-/** The built CLI under /usr/bin/time: its result and its peak RSS in MiB. */
+const MAX_RSS_PRELOAD = new URL('../helpers/max-rss.js', import.meta.url).href;
+let measuredRuns = 0;
+
+/** The built CLI with a preload that records its peak RSS (Node only): its result and that peak in MiB. */
 function runCliMeasured(args: string[]): Promise<CliResult & { peakRssMiB: number }> {
-  const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', CI: 'true', ...t.env };
-  const child = spawn('/usr/bin/time', ['-f', 'PEAK_RSS_KB=%M', process.execPath, ESIGN_BIN, ...args], { cwd: work.dir, env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const rssFile = join(work.dir, `max-rss-${++measuredRuns}.txt`);
+  const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', CI: 'true', ...t.env, ESIGN_TEST_MAX_RSS_FILE: rssFile };
+  const child = spawn(process.execPath, ['--import', MAX_RSS_PRELOAD, ESIGN_BIN, ...args], { cwd: work.dir, env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -97,18 +108,27 @@ function runCliMeasured(args: string[]): Promise<CliResult & { peakRssMiB: numbe
   return new Promise((resolve, reject) => {
     child.once('error', reject);
     child.once('close', (code, signal) => {
-      const match = /PEAK_RSS_KB=(\d+)/.exec(stderr);
-      resolve({
-        code,
-        signal,
-        stdout,
-        stderr: stderr.replace(/PEAK_RSS_KB=\d+\n?/, ''),
-        peakRssMiB: match ? Number(match[1]) / 1024 : NaN,
-        json: <T>() => JSON.parse(stdout) as T,
-        jsonLines: <T>() => stdout.split('\n').filter((line) => line.trim()).map((line) => JSON.parse(line) as T),
-      });
+      readFile(rssFile, 'utf8').then(
+        (kib) =>
+          resolve({
+            code,
+            signal,
+            stdout,
+            stderr,
+            peakRssMiB: Number(kib) / 1024,
+            json: <T>() => JSON.parse(stdout) as T,
+            jsonLines: <T>() => stdout.split('\n').filter((line) => line.trim()).map((line) => JSON.parse(line) as T),
+          }),
+        reject,
+      );
     });
   });
+}
+
+/** SHA-256 of an object, read with the SDK (not through esign). */
+async function storedSha256(g: Grant, key: string): Promise<string> {
+  const answer = await s3For(g).send(new GetObjectCommand({ Bucket: g.bucket, Key: key }));
+  return createHash('sha256').update(await answer.Body!.transformToByteArray()).digest('hex');
 }
 
 function expectNoSecrets(result: CliResult, ...secrets: string[]): void {
@@ -188,6 +208,59 @@ describe('sandbox storage authorization: POST /v1/credentials', () => {
     expect(down.body['detail']).toMatch(/storage side unavailable/);
   });
 
+  it('answers the seed\'s 500 and both 502 causes, switched on through the control endpoint, as Problem Details', async () => {
+    const arm = async (body: unknown) => {
+      const response = await fetch(`${t.sandbox.urls.base}/_sandbox/storage`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return response.status;
+    };
+    expect(await arm({ fail: 'disk-full' })).toBe(400);
+    const instance = expect.stringMatching(new RegExp(`^${t.sandbox.urls.storage}/v1/credentials#[0-9a-f-]{36}$`));
+    const cases = [
+      ['internal-error', 500, 'Internal Server Error', 'An unexpected error occurred while issuing storage credentials.'],
+      ['identity-unavailable', 502, 'Bad Gateway', 'The identification service is unavailable: identity service unavailable.'],
+      ['storage-unavailable', 502, 'Bad Gateway', 'The storage service is unavailable: storage side unavailable.'],
+    ] as const;
+    for (const [fail, status, title, detail] of cases) {
+      expect(await arm({ fail })).toBe(200);
+      const answer = await postCredentials(accessToken);
+      expect(answer.contentType).toBe('application/problem+json');
+      expect(answer.body).toEqual({ type: `https://esign.invalid/problems/${status}`, title, status, detail, instance });
+      expect((await postCredentials(accessToken)).status).toBe(200); // one request each (times: 1)
+    }
+    // What the CLI says (a 502 is retried: three tries, so three switched answers).
+    expect(await arm({ fail: 'internal-error' })).toBe(200);
+    const internal = await cli(['storage', 'ls']);
+    expect(internal.code).toBe(5);
+    expect(lastLine(internal.stderr)).toBe('esign: The storage service failed (HTTP 500): An unexpected error occurred while issuing storage credentials. Try again in a moment.');
+    for (const [fail, detail] of [
+      ['identity-unavailable', 'The identification service is unavailable: identity service unavailable.'],
+      ['storage-unavailable', 'The storage service is unavailable: storage side unavailable.'],
+    ] as const) {
+      expect(await arm({ fail, times: 3 })).toBe(200);
+      const result = await cli(['storage', 'ls']);
+      expect(result.code).toBe(5);
+      expect(lastLine(result.stderr)).toBe(`esign: The storage service is unavailable (HTTP 502): ${detail} Try again in a moment.`);
+    }
+  });
+
+  it('answers an injected status fault as Problem Details too', async () => {
+    t.sandbox.faults.inject({ route: 'storage POST /v1/credentials', fault: { kind: 'status', status: 503 } });
+    const answer = await postCredentials(accessToken);
+    expect(answer).toMatchObject({ status: 503, contentType: 'application/problem+json' });
+    expect(answer.body).toEqual({
+      type: 'https://esign.invalid/problems/503',
+      title: 'Service Unavailable',
+      status: 503,
+      detail: 'Injected HTTP 503 (sandbox fault).',
+      instance: expect.stringMatching(new RegExp(`^${t.sandbox.urls.storage}/v1/credentials#`)),
+    });
+    t.sandbox.faults.inject({ route: 'storage POST /v1/credentials', fault: { kind: 'status', status: 429, headers: { 'retry-after': '0' } }, times: 3 });
+    const limited = await cli(['storage', 'ls', '--json']);
+    expect(limited.code).toBe(5);
+    expect(limited.json<{ error: { code: string } }>().error.code).toBe('HTTP_RATE_LIMITED');
+    expect(lastLine(limited.stderr)).toBe('esign: The storage service is rate limiting credential requests (HTTP 429): Injected HTTP 429 (sandbox fault). Try again in a moment.');
+  });
+
   it('serves a Swagger UI page and an OpenAPI document', async () => {
     const page = await fetch(`${t.sandbox.urls.storage}/swagger-ui/index.html`);
     expect(page.status).toBe(200);
@@ -214,6 +287,15 @@ describe('sandbox S3 gateway: the temporary credentials, enforced', () => {
       expect(error.status).toBe(403);
     }
     expect((await s3ErrorOf(s3.send(new ListObjectsV2Command({ Bucket: other })))).message).toMatch(new RegExp(`only .* on bucket ${g.bucket}`));
+  });
+
+  it('refuses a PutObject that sets an ACL (AccessDenied: it needs s3:PutObjectAcl) and stores nothing', async () => {
+    const g = await grant();
+    const error = await s3ErrorOf(s3For(g).send(new PutObjectCommand({ Bucket: g.bucket, Key: 'public.txt', Body: 'x', ACL: 'public-read' })));
+    expect(error).toMatchObject({ name: 'AccessDenied', status: 403 });
+    expect(error.message).toMatch(/asked: s3:PutObjectAcl/);
+    const listed = await s3For(g).send(new ListObjectsV2Command({ Bucket: g.bucket, Prefix: 'public.txt' }));
+    expect(listed.KeyCount ?? 0).toBe(0);
   });
 
   it('requires the session token, the right secret, and unexpired credentials', async () => {
@@ -294,16 +376,22 @@ describe('esign upload / storage ls|get|rm (built CLI)', () => {
 
     const big = join(work.dir, 'big.bin');
     const digest = await writeBigFile(big, 200 * 1024 * 1024);
-    storageControl(t.sandbox).issuer.lifetimeSeconds = 2;
+    // Credentials that live 4 s (renewed once 2 s are left), and an upload that surely outlives them:
+    // the server holds part 1 for 5 s, so the last parts and the completion are signed after that.
+    storageControl(t.sandbox).issuer.lifetimeSeconds = 4;
+    t.sandbox.faults.inject({ route: s3Part(1), fault: { kind: 'delay', ms: 5_000 } });
     const before = credentialCalls();
+    const logStart = t.sandbox.requestLog.length;
     const started = Date.now();
     const upload = await runCliMeasured(['upload', big, '--prefix', 'big', '--json']);
     const seconds = (Date.now() - started) / 1000;
     expect(upload.code, upload.stderr).toBe(0);
     expect(upload.json<{ sha256: string; size: number }>()).toMatchObject({ sha256: digest, size: 200 * 1024 * 1024 });
+    expect(seconds).toBeGreaterThan(5);
     const grants = credentialCalls() - before;
-    // Credentials that live 2 s were renewed as the upload went on (one grant could not have lasted).
-    if (seconds > 3) expect(grants).toBeGreaterThan(1);
+    // Renewed before they ran out, within the one multipart upload (not a restart after ExpiredToken).
+    expect(grants).toBeGreaterThan(1);
+    expect(loggedSince(logStart, S3_CREATE_MULTIPART)).toBe(1);
     storageControl(t.sandbox).issuer.lifetimeSeconds = 3600;
 
     const target = join(work.dir, 'big-back.bin');
@@ -317,6 +405,26 @@ describe('esign upload / storage ls|get|rm (built CLI)', () => {
     expect(download.peakRssMiB).toBeLessThan(200);
     // Flat: ten times the data does not cost ten times the memory.
     expect(upload.peakRssMiB - smallRun.peakRssMiB).toBeLessThan(80);
+  });
+
+  it('renews credentials that expire during a multipart upload (ExpiredToken) and uploads again', async () => {
+    const file = join(work.dir, 'expires-midway.bin');
+    const digest = await writeBigFile(file, 20 * 1024 * 1024); // three parts of at most 8 MiB
+    // Ten-minute credentials; part 1 is held for 1.5 s, and meanwhile the server's clock passes their
+    // expiration: what is signed with them after that (at least the completion) is refused.
+    storageControl(t.sandbox).issuer.lifetimeSeconds = 600;
+    t.sandbox.faults.inject({ route: s3Part(1), fault: { kind: 'delay', ms: 1_500 } });
+    const before = credentialCalls();
+    const logStart = t.sandbox.requestLog.length;
+    const run = spawnCli(['upload', file, '--prefix', 'midway', '--json'], { env: t.env, cwd: work.dir });
+    while (loggedSince(logStart, s3Part(1)) === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    t.sandbox.clock.advance(601_000);
+    const result = await run.result;
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.json<{ key: string; sha256: string }>()).toMatchObject({ key: 'midway/expires-midway.bin', sha256: digest });
+    expect(credentialCalls() - before).toBe(2); // the first grant and its renewal
+    expect(loggedSince(logStart, S3_CREATE_MULTIPART)).toBe(2); // the upload ran again with the new grant
+    expect(await storedSha256(await grant(), 'midway/expires-midway.bin')).toBe(digest);
   });
 
   it('gives a clear message and exit code when credentials expire and renewal cannot help', async () => {
@@ -342,6 +450,45 @@ describe('esign upload / storage ls|get|rm (built CLI)', () => {
     const notLoggedIn = await cli(['storage', 'ls'], { ESIGN_CONFIG_DIR: await tempDir() });
     expect(notLoggedIn.code).toBe(4);
     expect(notLoggedIn.stderr).toMatch(/Not signed in/);
+  });
+
+  it('esign sign --upload uploads each output as soon as it is written, and replaces an object only with --overwrite', async () => {
+    const dir = await tempDir();
+    const sha256Of = async (path: string) => createHash('sha256').update(await readFile(path)).digest('hex');
+    for (const name of ['upload-a.pdf', 'upload-b.pdf']) await writeFile(join(dir, name), await pdfLibBytes({ title: name }));
+    const sign = (args: string[]) => cli(['--auto-approve', '--json', 'sign', '--level', 'B-B', '--upload', ...args]);
+
+    const signed = await sign([join(dir, 'upload-a.pdf'), join(dir, 'upload-b.pdf')]);
+    expect(signed.code, signed.stderr).toBe(0);
+    // Each output is uploaded right after it is written (before the next one is), so a later failure loses no upload.
+    expect(signed.jsonLines<{ output?: string; key?: string }>().map((line) => line.output ?? line.key)).toEqual([
+      join(dir, 'upload-a-signed.pdf'),
+      'upload-a-signed.pdf',
+      join(dir, 'upload-b-signed.pdf'),
+      'upload-b-signed.pdf',
+    ]);
+    const listed = await cli(['storage', 'ls', 'upload-', '--json']);
+    expect(listed.code, listed.stderr).toBe(0);
+    const objects = listed.json<{ objects: Array<{ key: string; size: number }> }>().objects;
+    expect(objects.map((object) => object.key)).toEqual(['upload-a-signed.pdf', 'upload-b-signed.pdf']);
+    const g = await grant();
+    for (const object of objects) {
+      const local = join(dir, object.key);
+      expect(object.size).toBe((await readFile(local)).length);
+      expect(await storedSha256(g, object.key)).toBe(await sha256Of(local));
+    }
+
+
+    // --force replaces the local output only; the object is replaced with --overwrite alone.
+    const refused = await sign(['--force', join(dir, 'upload-a.pdf')]);
+    expect(refused.code).toBe(8);
+    expect(refused.stderr).toMatch(/upload-a-signed\.pdf was written but not uploaded: upload-a-signed\.pdf already exists in bucket esign-\w+; esign does not replace objects unasked\. Pass --overwrite/);
+    const replaced = await sign(['--force', '--overwrite', join(dir, 'upload-a.pdf')]);
+    expect(replaced.code, replaced.stderr).toBe(0);
+    expect(await storedSha256(g, 'upload-a-signed.pdf')).toBe(await sha256Of(join(dir, 'upload-a-signed.pdf')));
+    const misused = await cli(['sign', '--overwrite', join(dir, 'upload-a.pdf')]);
+    expect(misused.code).toBe(2);
+    expect(misused.stderr).toMatch(/--overwrite .* goes with --upload/);
   });
 
   it('says so when the storage service answers 502', async () => {

@@ -27,6 +27,7 @@ export interface SignCommandOptions {
   redirectUrl?: string;
   code?: string;
   upload: boolean;
+  overwrite: boolean;
 }
 
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
@@ -42,7 +43,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .option('-c, --credential <id>', 'signing credential (default: the profile\'s, see `esign credentials use`)')
     .option('-o, --output <file>', 'output file (one input only)')
     .option('--output-dir <dir>', 'write outputs into this directory')
-    .option('-f, --force', 'replace existing outputs')
+    .option('-f, --force', 'replace existing local outputs')
     .addOption(new Option('--level <level>', 'PAdES/CAdES baseline level (default: B-T when a TSA is configured, else B-B)').choices(SIGNATURE_LEVELS))
     .option('--reason <text>', 'reason for signing (PDF)')
     .option('--location <text>', 'place of signing (PDF)')
@@ -53,7 +54,8 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .option('--page <n>', 'page for --visible (1 = first, -1 = last)', (text) => (text === '-1' ? -1 : positiveNumber(text)))
     .option('--rect <x1,y1,x2,y2>', 'rectangle for --visible in PDF points', parseRect)
     .option('--continue-on-error', 'sign the other files when one fails; report each failure')
-    .option('--upload', 'upload each signed output to your storage bucket')
+    .option('--upload', 'upload each output to your storage bucket as soon as it is written (needs `esign login --scope com.vendor.storage`)')
+    .option('--overwrite', 'with --upload: replace objects that already exist in the bucket (never without it)')
     .option('--prepare', 'split flow: prepare, print the approval URL, save --state, and stop')
     .option('--complete', 'split flow: finish a --prepare run with --redirect-url or --code')
     .option('--state <file>', 'state file of the split flow')
@@ -61,7 +63,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .option('--code <code>', 'instead of --redirect-url: the authorization code from that URL')
     .addHelpText(
       'after',
-      '\nExamples:\n  esign sign contract.pdf\n  esign sign --output-dir signed/ invoices/\n  esign sign --auto-approve samples/contract.pdf      (sandbox)\n  esign sign --prepare --state s.json a.pdf b.pdf     (CI: prints the approval URL)\n  esign sign --complete --state s.json --redirect-url "http://127.0.0.1:8765/callback?code=…&state=…"',
+      '\nExamples:\n  esign sign contract.pdf\n  esign sign --output-dir signed/ invoices/\n  esign sign --auto-approve samples/contract.pdf      (sandbox)\n  esign sign --upload invoices/*.pdf                  (each output to your bucket as BASENAME)\n  esign sign --prepare --state s.json a.pdf b.pdf     (CI: prints the approval URL)\n  esign sign --complete --state s.json --redirect-url "http://127.0.0.1:8765/callback?code=…&state=…"',
     )
     .action((files: string[], options: SignCommandOptions, command: Command) =>
       run(command, async (ctx) => {

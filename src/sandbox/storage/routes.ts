@@ -2,12 +2,26 @@
  * The storage authorization service (seed 002 part A) under `/storage`: `POST /v1/credentials`
  * turns an identity access token with scope `com.vendor.storage` into temporary credentials for the
  * caller's own bucket on the sandbox S3 server, which this mount starts (and stops on close).
+ *
+ * Test switches (sandbox only), through the host's control endpoint `POST /_sandbox/storage` with
+ * `{"fail": "internal-error" | "identity-unavailable" | "storage-unavailable", "times"?: n}`: the
+ * next n credential requests answer the seed's 500 or one of its two 502 causes, as Problem Details.
+ * `DELETE /_sandbox/faults` clears them with the other faults.
  */
 import { randomUUID } from 'node:crypto';
 import type { CloseFn, SandboxDeps, SharedServices } from '../deps.js';
+import type { FaultInjector } from '../faults.js';
 import { bearerToken, html, json, problem, type Router, type SandboxRequest, type SandboxResponse } from '../http.js';
 import { CredentialIssuer, S3_REGION, STORAGE_SCOPE } from './credentials.js';
 import { startS3Server, type S3Server } from './s3.js';
+
+/** The seed's error causes of `POST /v1/credentials` beyond the token checks, as the switches name them. */
+export const STORAGE_FAILURES = {
+  'internal-error': { status: 500, title: 'Internal Server Error', detail: 'An unexpected error occurred while issuing storage credentials.' },
+  'identity-unavailable': { status: 502, title: 'Bad Gateway', detail: 'The identification service is unavailable: identity service unavailable.' },
+  'storage-unavailable': { status: 502, title: 'Bad Gateway', detail: 'The storage service is unavailable: storage side unavailable.' },
+} as const;
+export type StorageFailure = keyof typeof STORAGE_FAILURES;
 
 /** Test and operator handles on a running storage service (see `storageControl`). */
 export interface StorageControl {
@@ -15,6 +29,14 @@ export interface StorageControl {
   s3: S3Server;
   /** Makes the service answer 502 "storage side unavailable" (and the S3 endpoint 503) until reset. */
   storageUnavailable: boolean;
+  /** Failures armed by the switches, one per coming credential request. */
+  armed: StorageFailure[];
+}
+
+/** What the host lends the storage mount: its fault injector and request log, which then cover S3 too. */
+export interface StorageHostHooks {
+  faults?: FaultInjector;
+  requestLog?: string[];
 }
 
 const controls = new WeakMap<SharedServices, StorageControl>();
@@ -26,10 +48,29 @@ export function storageControl(sandbox: { shared: SharedServices }): StorageCont
   return control;
 }
 
-export async function mountStorage(router: Router, deps: SandboxDeps): Promise<CloseFn> {
+/** `POST /_sandbox/storage`: arms `{fail, times?}` (see the top of this file). */
+export function storageSwitch(shared: SharedServices, body: Record<string, unknown> | undefined): SandboxResponse {
+  const control = controls.get(shared);
+  const fail = body?.['fail'];
+  const times = body?.['times'] ?? 1;
+  if (!control) return json(409, { error: 'invalid_request', error_description: 'the storage service is not running in this sandbox' });
+  if (typeof fail !== 'string' || !(fail in STORAGE_FAILURES) || typeof times !== 'number' || !Number.isInteger(times) || times < 1) {
+    return json(400, { error: 'invalid_request', error_description: `expected {"fail": ${Object.keys(STORAGE_FAILURES).join(' | ')}, "times"?: n}` });
+  }
+  for (let index = 0; index < times; index++) control.armed.push(fail as StorageFailure);
+  return json(200, { ok: true });
+}
+
+/** Clears the armed switches (with the host's other faults). */
+export function clearStorageSwitches(shared: SharedServices): void {
+  const control = controls.get(shared);
+  if (control) control.armed = [];
+}
+
+export async function mountStorage(router: Router, deps: SandboxDeps & StorageHostHooks): Promise<CloseFn> {
   const issuer = new CredentialIssuer();
-  const control = { issuer, storageUnavailable: false } as StorageControl;
-  const s3 = await startS3Server({ dataDir: deps.dataDir, clock: deps.clock, issuer, region: S3_REGION, isUnavailable: () => control.storageUnavailable });
+  const control = { issuer, storageUnavailable: false, armed: [] as StorageFailure[] } as StorageControl;
+  const s3 = await startS3Server({ dataDir: deps.dataDir, clock: deps.clock, issuer, region: S3_REGION, isUnavailable: () => control.storageUnavailable, faults: deps.faults, requestLog: deps.requestLog });
   control.s3 = s3;
   controls.set(deps.shared, control);
   deps.urls.s3 = s3.url;
@@ -39,7 +80,7 @@ export async function mountStorage(router: Router, deps: SandboxDeps): Promise<C
     try {
       return await issueCredentials(request, deps, control, instance);
     } catch {
-      return problem(500, 'Internal Server Error', 'An unexpected error occurred while issuing storage credentials.', instance);
+      return failed('internal-error', instance);
     }
   });
   router.get('/swagger-ui/index.html', () => html(200, SWAGGER_PAGE));
@@ -55,8 +96,10 @@ async function issueCredentials(request: SandboxRequest, deps: SandboxDeps, cont
   const challenge = { 'www-authenticate': `Bearer realm="storage", scope="${STORAGE_SCOPE}"` };
   const token = bearerToken(request);
   if (!token) return withHeaders(problem(401, 'Unauthorized', 'The Authorization header is absent; send "Authorization: Bearer <access token>".', instance), challenge);
+  const armed = control.armed.shift();
+  if (armed === 'internal-error') throw new Error('switched');
   const introspect = deps.shared.introspectIdentityToken;
-  if (!introspect) return problem(502, 'Bad Gateway', 'The identification service is unavailable: identity service unavailable.', instance);
+  if (!introspect || armed === 'identity-unavailable') return failed('identity-unavailable', instance);
   const info = introspect(token);
   const nowSeconds = Math.floor(deps.clock.now().getTime() / 1000);
   if (!info || !info.active || (info.exp !== undefined && info.exp <= nowSeconds)) {
@@ -69,7 +112,7 @@ async function issueCredentials(request: SandboxRequest, deps: SandboxDeps, cont
   }
   const missing = (['sub', 'client_id'] as const).filter((claim) => !info[claim]);
   if (missing.length > 0) return problem(400, 'Bad Request', `The access token lacks the required claim${missing.length > 1 ? 's' : ''} ${missing.join(' and ')}.`, instance);
-  if (control.storageUnavailable) return problem(502, 'Bad Gateway', 'The storage service is unavailable: storage side unavailable.', instance);
+  if (control.storageUnavailable || armed === 'storage-unavailable') return failed('storage-unavailable', instance);
 
   const issued = control.issuer.issue(info.client_id as string, info.sub as string, deps.clock.now());
   await control.s3.ensureBucket(issued.bucket);
@@ -83,6 +126,11 @@ async function issueCredentials(request: SandboxRequest, deps: SandboxDeps, cont
       expiration: issued.expiration.toISOString(),
     },
   });
+}
+
+function failed(cause: StorageFailure, instance: string): SandboxResponse {
+  const { status, title, detail } = STORAGE_FAILURES[cause];
+  return problem(status, title, detail, instance);
 }
 
 function withHeaders(response: SandboxResponse, headers: Record<string, string>): SandboxResponse {

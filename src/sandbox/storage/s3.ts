@@ -4,7 +4,13 @@
  * enforces the temporary credentials as the storage seed says — SigV4 (header and presigned forms,
  * `aws-chunked` bodies) checked with the temporary secret, the session token required and matching,
  * expired credentials refused, and only GetObject, PutObject, DeleteObject and ListBucket on the
- * assigned bucket. Bodies stream through; nothing is buffered whole.
+ * assigned bucket (a write that sets ACLs, tags or Object Lock needs more, so it is refused too).
+ * Bodies stream through; nothing is buffered whole.
+ *
+ * Each request is logged in the host's request log as `s3 METHOD /{bucket}/{key}?QUERY` (query
+ * parameter names, sorted; `partNumber` with its value), e.g. `s3 PUT /{bucket}/{key}` (PutObject)
+ * or `s3 PUT /{bucket}/{key}?partNumber=2&uploadId` (UploadPart); the host's faults armed for that
+ * id apply to the request once it is authenticated.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
@@ -14,6 +20,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream';
 import type { Clock } from '../../core/ports.js';
+import type { Fault, FaultInjector } from '../faults.js';
 import { ALLOWED_ACTIONS, type CredentialIssuer } from './credentials.js';
 import { announcedChecksum, PayloadVerifier, S3RequestError, type PayloadMode } from './payload.js';
 import { AuthParseError, canonicalRequest, headerMap, parseAmzDate, parseAuth, sameSignature, sign, signingKey, stringToSign } from './sigv4.js';
@@ -33,6 +40,9 @@ export interface S3ServerOptions {
   region: string;
   /** When set, every S3 call answers 503 SlowDown-style "storage side unavailable". */
   isUnavailable?: () => boolean;
+  /** The host's fault injector and request log (see above). */
+  faults?: FaultInjector;
+  requestLog?: string[];
 }
 
 interface S3rverInstance {
@@ -65,6 +75,14 @@ const LIST_PARAMS = new Set(['list-type', 'prefix', 'delimiter', 'marker', 'max-
 const GET_OBJECT_PARAMS = new Set(['partNumber', 'x-id', 'response-content-type', 'response-content-language', 'response-expires', 'response-cache-control', 'response-content-disposition', 'response-content-encoding']);
 const PUT_OBJECT_PARAMS = new Set(['partNumber', 'uploadId', 'x-id']);
 const POST_OBJECT_PARAMS = new Set(['uploads', 'uploadId', 'x-id']);
+/** Request headers with which a write needs another permission on AWS than s3:PutObject. */
+const HEADER_PERMISSIONS: ReadonlyArray<[RegExp, string]> = [
+  [/^x-amz-(acl|grant-.+)$/, 's3:PutObjectAcl'],
+  [/^x-amz-tagging$/, 's3:PutObjectTagging'],
+  [/^x-amz-object-lock-legal-hold$/, 's3:PutObjectLegalHold'],
+  [/^x-amz-object-lock-/, 's3:PutObjectRetention'],
+];
+const FAULT_CODES: Record<number, string> = { 429: 'SlowDown', 500: 'InternalError', 502: 'BadGateway', 503: 'ServiceUnavailable', 504: 'GatewayTimeout' };
 
 export async function startS3Server(options: S3ServerOptions): Promise<S3Server> {
   const storeDir = join(options.dataDir, 's3');
@@ -99,8 +117,12 @@ export async function startS3Server(options: S3ServerOptions): Promise<S3Server>
 
   async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
     try {
+      const id = routeId(request.method ?? 'GET', request.url ?? '/');
+      options.requestLog?.push(id);
       if (options.isUnavailable?.()) throw failure(503, 'ServiceUnavailable', 'The storage side is unavailable (sandbox fault). Please retry later.');
       const admitted = authenticate(request, options);
+      const fault = options.faults?.take(id);
+      if (fault && (await applyFault(fault, request, response))) return;
       proxy(request, response, admitted, target, options.clock);
     } catch (error) {
       if (error instanceof S3RequestError) {
@@ -194,7 +216,7 @@ function authenticate(request: IncomingMessage, options: S3ServerOptions): Admit
   const objectKey = rawKey.map(safeDecode).join('/');
   const query = new URLSearchParams(rawQuery);
   const headers = headerMap(request.rawHeaders);
-  const action = actionFor(method, bucket, objectKey, query);
+  const action = withHeaderPermissions(actionFor(method, bucket, objectKey, query), headers);
   if (!ALLOWED_ACTIONS.has(action) || bucket !== session.bucket) {
     throw failure(403, 'AccessDenied', `Access Denied: these credentials allow only GetObject, PutObject, DeleteObject and ListBucket on bucket ${session.bucket} (asked: ${action} on ${bucket || 'the service'}).`);
   }
@@ -265,6 +287,57 @@ export function actionFor(method: string, bucket: string, key: string, query: UR
     default:
       return `s3:${method}Object`;
   }
+}
+
+/** A write that sets ACLs, tags or Object Lock settings needs those permissions too (AWS's rule). */
+function withHeaderPermissions(action: string, headers: Map<string, string>): string {
+  if (action !== 's3:PutObject') return action;
+  for (const name of headers.keys()) {
+    const needed = HEADER_PERMISSIONS.find(([pattern]) => pattern.test(name));
+    if (needed) return needed[1];
+  }
+  return action;
+}
+
+/** The request's id in the request log and for faults: `s3 METHOD /{bucket}/{key}?names`. */
+export function routeId(method: string, rawUrl: string): string {
+  const url = new URL(rawUrl, 'http://s3.invalid');
+  const [, bucket = '', ...key] = url.pathname.split('/');
+  const names = [...new Set(url.searchParams.keys())]
+    .filter((name) => name !== 'x-id' && !AUTH_QUERY_PARAMS.has(name.toLowerCase()))
+    .sort()
+    .map((name) => (name === 'partNumber' ? `partNumber=${url.searchParams.get(name)}` : name));
+  return `s3 ${method} /${bucket ? '{bucket}' : ''}${key.join('') ? '/{key}' : ''}${names.length > 0 ? `?${names.join('&')}` : ''}`;
+}
+
+/** Applies an armed fault; true when it answered (or dropped) the request, false to go on (after a delay). */
+async function applyFault(fault: Fault, request: IncomingMessage, response: ServerResponse): Promise<boolean> {
+  switch (fault.kind) {
+    case 'delay':
+      await new Promise((resolve) => setTimeout(resolve, fault.ms));
+      return false;
+    case 'reset':
+      request.socket.destroy();
+      return true;
+    case 'status':
+      await drained(request);
+      for (const [name, value] of Object.entries(fault.headers ?? {})) response.setHeader(name, value);
+      sendError(request, response, { status: fault.status, code: FAULT_CODES[fault.status] ?? 'InternalError', message: `Injected HTTP ${fault.status} (sandbox fault).` });
+      return true;
+    case 'malformed':
+      await drained(request);
+      response.writeHead(200, { 'content-type': fault.contentType ?? 'application/xml' });
+      response.end(fault.body ?? '<Error><Code>');
+      return true;
+  }
+}
+
+/** Reads and drops the rest of a request body, so that the client reads the answer, not a broken pipe. */
+function drained(request: IncomingMessage): Promise<void> {
+  return new Promise((resolve) => {
+    if (request.complete) return resolve();
+    request.once('end', resolve).once('error', () => resolve()).resume();
+  });
 }
 
 function proxy(request: IncomingMessage, response: ServerResponse, admitted: Admitted, target: { socketPath: string } | { host: string; port: number }, clock: Clock): void {
