@@ -15,6 +15,7 @@ import {
   naming,
   prepareDocument,
   signBatch,
+  type BatchResult,
   type PreparedDocument,
   type SignJob,
   type SignOptions,
@@ -22,7 +23,7 @@ import {
   type ExtendSigned,
 } from '../core/sign-workflow.js';
 import { readPdf } from '../core/pdf/index.js';
-import { fileSystemDocuments, writeDetachedSignature } from '../io/document-files.js';
+import { createOutputDir, fileSystemDocuments, writeDetachedSignature } from '../io/document-files.js';
 import { createCscClient, type CscClient } from '../io/csc-client.js';
 import { createTsaClient } from '../io/tsa-client.js';
 import type { Context, ResolvedProfile } from './context.js';
@@ -46,6 +47,7 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
   const profile = await ctx.profile({ storage: options.upload });
   const failures: Failure[] = [];
   const planned = planJobs(await expandInputs(files), options);
+  if (options.outputDir && !options.prepare) await createOutputDir(options.outputDir);
   // Check every PDF's structure before anyone is asked to approve anything.
   const jobs: SignJob[] = [];
   for (const job of planned) {
@@ -70,9 +72,15 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
   // Storage is opened before anyone approves anything, so a missing login shows at once.
   const upload = options.upload ? await outputUploader(ctx, jobs, options.overwrite) : undefined;
 
-  const spinner = await ctx.io.spinner(`Preparing ${jobs.length} file${jobs.length === 1 ? '' : 's'}…`);
+  let spinner = await ctx.io.spinner(`Preparing ${jobs.length} file${jobs.length === 1 ? '' : 's'}…`);
   const prepared: PreparedDocument[] = [];
   const signed: SignedDocument[] = [];
+  /** A document that did not make it: its temp output goes; the run stops unless --continue-on-error. */
+  const fail = async (document: PreparedDocument, error: unknown): Promise<void> => {
+    await document.output?.abort();
+    if (!options.continueOnError) throw error;
+    failures.push(failureOf(document.job, error));
+  };
   try {
     for (const [index, job] of jobs.entries()) {
       spinner.update(`Hashing ${index + 1}/${jobs.length}: ${job.input}`);
@@ -85,20 +93,34 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
     }
     const steps = batches(prepared);
     for (const [stepIndex, batch] of steps.entries()) {
-      spinner.update(`Waiting for approval ${stepIndex + 1}/${steps.length} (${batch.length} signature${batch.length === 1 ? '' : 's'})…`);
+      // The browser step prints its own lines; the spinner comes back once the service has answered.
       spinner.stop();
-      const values = await signBatch(batch, credential, signing, tsa, level);
-      spinner.update(`Writing ${batch.length} file${batch.length === 1 ? '' : 's'}…`);
+      let results: BatchResult[];
+      try {
+        results = await signBatch(batch, credential, signing, tsa, level, {
+          signed: async () => {
+            spinner = await ctx.io.spinner(`Signed ${batch.length} (step ${stepIndex + 1}/${steps.length}); timestamping…`);
+          },
+          timestamped: (done, total) => spinner.update(`Timestamping ${done}/${total} (step ${stepIndex + 1}/${steps.length})`),
+        });
+      } catch (error) {
+        for (const document of batch) await fail(document, error);
+        continue;
+      }
       for (const [index, document] of batch.entries()) {
+        const result = results[index]!;
+        spinner.update(`Writing ${index + 1}/${batch.length}: ${document.job.output}`);
+        if (result.status === 'rejected') {
+          await fail(document, result.reason);
+          continue;
+        }
         try {
-          const result = await completeDocument(document, credential, values[index]!, signOptions, writeDetachedSignature, extender?.extend);
-          report(ctx, result, credential.credentialID, extender?.results.get(result.input));
-          await upload?.(result.output);
-          signed.push(result);
+          const written = await completeDocument(document, credential, result.value, signOptions, writeDetachedSignature, extender?.extend);
+          report(ctx, written, credential.credentialID, extender?.results.get(written.input));
+          await upload?.(written.output);
+          signed.push(written);
         } catch (error) {
-          await document.output?.abort();
-          if (!options.continueOnError) throw error;
-          failures.push(failureOf(document.job, error));
+          await fail(document, error);
         }
       }
     }
@@ -274,3 +296,4 @@ async function outputUploader(ctx: Context, jobs: readonly SignJob[], overwrite:
 export function sha256Hex(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
+

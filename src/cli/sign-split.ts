@@ -8,16 +8,16 @@
  * the `state` and PKCE verifier of the pending step, so it is mode 0600.
  */
 import { chmod, readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { EsignError } from '../core/errors.js';
 import type { CredentialInfo } from '../core/csc/shapes.js';
 import { SIGNATURE_LEVELS, type SignatureLevel } from '../core/profile.js';
-import { completeDocument, hashSource, mapConcurrently, prepareDocument, type DocumentFiles, type PreparedDocument, type SignJob, type SignOptions } from '../core/sign-workflow.js';
+import { completeDocument, hashSource, mapConcurrently, prepareDocument, timestampSignatures, type DocumentFiles, type PreparedDocument, type SignJob, type SignOptions } from '../core/sign-workflow.js';
 import { writeBytesAtomically } from '../io/atomic-write.js';
 import type { CscClient } from '../io/csc-client.js';
-import { fileSystemDocuments, writeDetachedSignature } from '../io/document-files.js';
+import { createOutputDir, fileSystemDocuments, writeDetachedSignature } from '../io/document-files.js';
 import { checkRedirect, randomState } from '../io/loopback.js';
 import { createTsaClient } from '../io/tsa-client.js';
-import { createHash } from 'node:crypto';
 import type { Context } from './context.js';
 import { DEFAULT_REDIRECT_URI } from './context.js';
 import type { SignCommandOptions } from './commands/sign.js';
@@ -175,6 +175,7 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
   }
   const credential = await signing.credentialInfo(state.credentialID);
   const options: SignOptions = { level: state.level, signingTime: new Date(state.signingTime), pdf: state.pdf, overwrite: state.overwrite || command.force };
+  for (const dir of new Set(state.jobs.map((job) => dirname(job.output)))) await createOutputDir(dir);
   const prepared: PreparedDocument[] = [];
   try {
     for (const job of state.jobs) {
@@ -187,13 +188,11 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
     const hashes = prepared.map((document) => document.signedAttributes.toBeSignedHash);
     const signatures = await signing.signWithAuthorizationCode(credential, hashes, code, state.authorization.redirectUri, state.authorization.codeVerifier);
     const tsa = options.level === 'B-B' ? undefined : createTsaClient(ctx, profile);
-    const values = await mapConcurrently(signatures, 4, async (signature) => {
-      if (!tsa) return { signature };
-      const stamp = await tsa.timestamp(new Uint8Array(createHash('sha256').update(signature).digest()));
-      return { signature, timestampToken: stamp.token, timestampTime: stamp.genTime };
-    });
+    const values = await timestampSignatures(signatures, tsa, options.level);
     for (const [index, document] of prepared.entries()) {
-      const result = await completeDocument(document, credential, values[index]!, options, writeDetachedSignature);
+      const value = values[index]!;
+      if (value.status === 'rejected') throw value.reason;
+      const result = await completeDocument(document, credential, value.value, options, writeDetachedSignature);
       ctx.io.result({ input: result.input, output: result.output, credential: credential.credentialID, level: result.level, bytes: result.bytes, sha256: result.sha256 }, () => `✓ ${result.input} → ${result.output} (${result.level})`);
     }
   } catch (error) {

@@ -233,15 +233,28 @@ export function batches<T>(items: readonly T[], size = MAX_HASHES_PER_AUTHORIZAT
   return result;
 }
 
-/** Signs the prepared hashes of one batch (one browser step, one signHash) and timestamps them. */
+/** What a document of a batch got: its signature value (with its timestamp at B-T and above), or why not. */
+export type BatchResult = PromiseSettledResult<SignedValue>;
+
+export interface BatchProgress {
+  /** The signing service answered (after the browser step): signatures are being timestamped. */
+  signed?(count: number): void | Promise<void>;
+  timestamped?(done: number, total: number): void;
+}
+
+/**
+ * One signHash call for a batch (≤ 50 hashes, one browser step), then one timestamp per signature
+ * value at B-T and above (at most `concurrency` at once). A failed signHash fails the batch; a failed
+ * timestamp fails only its document.
+ */
 export async function signBatch(
   prepared: readonly PreparedDocument[],
   credential: SigningCredential,
   signer: RemoteSigner,
   tsa: TimestampAuthority | undefined,
   level: SignatureLevel,
-  concurrency = 4,
-): Promise<SignedValue[]> {
+  progress: BatchProgress = {},
+): Promise<BatchResult[]> {
   const signatures = await signer.signHashes(
     credential,
     prepared.map((document) => document.signedAttributes.toBeSignedHash),
@@ -249,12 +262,24 @@ export async function signBatch(
   if (signatures.length !== prepared.length) {
     throw new EsignError('CSC_BAD_RESPONSE', `The signing service returned ${signatures.length} signatures for ${prepared.length} hashes.`);
   }
-  if (level === 'B-B') return signatures.map((signature) => ({ signature }));
+  await progress.signed?.(signatures.length);
+  return timestampSignatures(signatures, tsa, level, progress);
+}
+
+/** The timestamps of B-T and above for signature values, each settled on its own. */
+export async function timestampSignatures(signatures: readonly Uint8Array[], tsa: TimestampAuthority | undefined, level: SignatureLevel, progress: BatchProgress = {}, concurrency = 4): Promise<BatchResult[]> {
+  if (level === 'B-B') return signatures.map((signature) => ({ status: 'fulfilled', value: { signature } }));
   if (!tsa) throw new EsignError('TSA_NOT_CONFIGURED', `Level ${level} needs a timestamping service, and the profile has none.`, { hint: 'Set tsaUrls, or sign with --level B-B.' });
-  return mapConcurrently(signatures, concurrency, async (signature) => {
-    const imprint = new Uint8Array(createHash('sha256').update(signature).digest());
-    const stamp = await tsa.timestamp(imprint);
-    return { signature, timestampToken: stamp.token, timestampTime: stamp.genTime };
+  let done = 0;
+  return mapConcurrently(signatures, concurrency, async (signature): Promise<BatchResult> => {
+    try {
+      const stamp = await tsa.timestamp(new Uint8Array(createHash('sha256').update(signature).digest()));
+      return { status: 'fulfilled', value: { signature, timestampToken: stamp.token, timestampTime: stamp.genTime } };
+    } catch (reason) {
+      return { status: 'rejected', reason };
+    } finally {
+      progress.timestamped?.(++done, signatures.length);
+    }
   });
 }
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Hash } from 'node:crypto';
 import type { Stats } from 'node:fs';
-import { chmod, copyFile, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { EsignError } from '../core/errors.js';
 import { READ_CHUNK_BYTES, type DocumentFiles, type DocumentSource, type OutputFile } from '../core/sign-workflow.js';
@@ -164,5 +164,14 @@ class TempOutput implements OutputFile {
     this.handle = undefined;
     await rm(this.temp, { force: true });
     pendingTempFiles.delete(this.temp);
+  }
+}
+
+/** `--output-dir` is created when missing, as `mkdir -p` would. */
+export async function createOutputDir(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true });
+  } catch (error) {
+    throw new EsignError('OUTPUT_WRITE_FAILED', `Could not create the output directory ${dir} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, { hint: 'Check the path and its permissions.', cause: error });
   }
 }

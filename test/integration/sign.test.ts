@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { chmod, readdir, readFile, stat, writeFile, copyFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, stat, writeFile, copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -202,6 +202,30 @@ describe('esign sign (PAdES and CAdES against the sandbox)', () => {
     const result = await runCli(['--auto-approve', 'sign', '--credential', 'alice-disabled', join(dir, 'x.pdf')], { env: sandbox.env });
     expect(result.code).toBe(11);
     expect(result.stderr).toMatch(/alice-disabled is disabled/);
+  });
+
+  it('--continue-on-error keeps going when a timestamp or a whole signHash step fails, and says which files failed', async () => {
+    const dir = await tempDir();
+    const inputs = join(dir, 'in');
+    await mkdir(inputs);
+    await makePdf(join(inputs, 'doc-00.pdf'));
+    for (let index = 1; index < 60; index++) await copyFile(join(inputs, 'doc-00.pdf'), join(inputs, `doc-${String(index).padStart(2, '0')}.pdf`));
+    const out = join(dir, 'out');
+    // The first step's signHash fails (50 files); then the TSA refuses one token of the second step.
+    sandbox.sandbox.faults.inject({ route: 'signing POST /csc/v1/signatures/signHash', fault: { kind: 'status', status: 500, body: '{"error":"server_error"}' } });
+    await fetch(`${sandbox.sandbox.urls.tsa}/_faults`, { method: 'POST', body: JSON.stringify({ failInfo: 'systemFailure' }) });
+    const result = await runCli(['--auto-approve', '--json', 'sign', '--level', 'B-T', '--continue-on-error', '--output-dir', out, inputs], { env: sandbox.env });
+    sandbox.sandbox.faults.clear();
+    expect(result.code, result.stdout + result.stderr).toBe(10);
+    const lines = result.jsonLines<{ input: string; output?: string; error?: { code: string } }>();
+    const failed = lines.filter((line) => line.error);
+    expect(lines.filter((line) => line.output)).toHaveLength(9);
+    expect(failed).toHaveLength(51);
+    expect(failed.filter((line) => line.error!.code === 'TSA_REJECTED')).toHaveLength(1);
+    expect(failed.filter((line) => line.error!.code !== 'TSA_REJECTED').every((line) => /^CSC_|^HTTP_/.test(line.error!.code))).toBe(true);
+    expect((await readdir(out)).filter((name) => name.endsWith('-signed.pdf'))).toHaveLength(9);
+    expect((await readdir(out)).filter((name) => !name.endsWith('-signed.pdf'))).toEqual([]);
+    expect(result.stderr).toContain('9 of 60 files signed; 51 failed');
   });
 
   it('--visible draws the signer named in the certificate, the date and the reason on the page', async () => {

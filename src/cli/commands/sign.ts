@@ -42,7 +42,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .argument('[files...]', 'files, directories (their files) or quoted glob patterns')
     .option('-c, --credential <id>', 'signing credential (default: the profile\'s, see `esign credentials use`)')
     .option('-o, --output <file>', 'output file (one input only)')
-    .option('--output-dir <dir>', 'write outputs into this directory')
+    .option('--output-dir <dir>', 'write outputs into this directory (created when missing)')
     .option('-f, --force', 'replace existing local outputs')
     .addOption(new Option('--level <level>', 'PAdES/CAdES baseline level (default: B-T when a TSA is configured, else B-B)').choices(SIGNATURE_LEVELS))
     .option('--reason <text>', 'reason for signing (PDF)')
