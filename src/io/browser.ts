@@ -51,10 +51,20 @@ export function splitCommand(command: string): string[] {
 
 /**
  * The browser for `--auto-approve` on the sandbox: fetches the authorization URL and follows its
- * redirects to the loopback receiver, as `curl -sfL` would.
+ * redirects to the loopback receiver, as `curl -sfL` would. An authorization page it cannot reach
+ * fails the step at once.
  */
 export const followRedirectsBrowser: BrowserLauncher = {
   async open(url: string) {
-    void getFollowingRedirects(url, 60_000).catch(() => undefined);
+    try {
+      await getFollowingRedirects(url, 60_000);
+    } catch (error) {
+      if (error instanceof EsignError) throw error;
+      const reason = (error as NodeJS.ErrnoException)?.code ?? (error as Error)?.message ?? String(error);
+      throw new EsignError('HTTP_UNREACHABLE', `Could not reach the authorization page at ${new URL(url).host} (${reason}).`, {
+        hint: 'Check the service URL in your profile (esign config list); for the sandbox run `esign sandbox start`.',
+        cause: error,
+      });
+    }
   },
 };

@@ -94,6 +94,8 @@ export async function authorizeInBrowser(options: AuthorizeInBrowserOptions): Pr
         await options.browser.open(url);
         if (!options.browserIsScripted) options.terminal.say(`If it does not open, visit: ${url}`);
       } catch (error) {
+        // A browser that is a command or esign itself has no person behind it to fall back on.
+        if (options.browserIsScripted) throw error;
         options.terminal.say(`Could not open a browser (${(error as Error).message}). Open this URL yourself:`);
         options.terminal.say(url);
         if (pasted) waits.push(pasted(abort.signal).then(parsePastedRedirect));
