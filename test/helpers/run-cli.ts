@@ -23,30 +23,7 @@ export interface RunCliOptions {
 
 /** Runs the built CLI (`npm run build` first) as a child process, as a user's shell would. */
 export function runCli(args: string[], options: RunCliOptions = {}): Promise<CliResult> {
-  const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', CI: 'true', ...options.env };
-  for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
-  const child = spawn(process.execPath, [ESIGN_BIN, ...args], { cwd: options.cwd, env: env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  child.stdin.end(options.input ?? '');
-  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000);
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      recordCliOutput(args, stdout, stderr);
-      resolve({
-        code,
-        signal,
-        stdout,
-        stderr,
-        json: <T>() => JSON.parse(stdout) as T,
-        jsonLines: <T>() => stdout.split('\n').filter((line) => line.trim()).map((line) => JSON.parse(line) as T),
-      });
-    });
-  });
+  return spawnCli(args, options).result;
 }
 
 export interface SpawnedCli {
