@@ -86,4 +86,15 @@ describe('esign credentials', () => {
     expect(chosen.code, chosen.stderr).toBe(0);
     expect(chosen.json()).toMatchObject({ credential: 'alice-rsa3072', level: 'B-B' });
   });
+
+  it('signs in to the signing service once and reuses the cached service token in later commands', async () => {
+    const env = { ...sandbox.env, ESIGN_CONFIG_DIR: await tempDir() };
+    const serviceSignIns = () => sandbox.sandbox.requestLog.filter((id) => id === 'signing GET /oauth2/authorize').length;
+    const before = serviceSignIns();
+    for (const args of [['credentials', 'list'], ['credentials', 'info', 'alice-rsa3072'], ['credentials', 'list']]) {
+      const result = await runCli(['--auto-approve', '--json', ...args], { env });
+      expect(result.code, result.stderr).toBe(0);
+    }
+    expect(serviceSignIns() - before).toBe(1);
+  });
 });

@@ -457,9 +457,11 @@ describe('/csc/v1', () => {
     expect(valid.status).toBe(200);
   });
 
-  it('refuses to sign with a disabled credential (credential_disabled)', async () => {
+  it('refuses to sign with a disabled, expired or revoked credential (credential_disabled)', async () => {
     const sad = await exchange(credentialParams('alice-rsa2048', [digest('d')]));
-    const result = await csc('signatures/signHash', bearer, signHashBody('alice-disabled', sad, [digest('d')]));
-    expect([result.status, result.body['error']]).toEqual([400, 'credential_disabled']);
+    for (const id of ['alice-disabled', 'alice-expired', 'alice-revoked']) {
+      const result = await csc('signatures/signHash', bearer, signHashBody(id, sad, [digest('d')]));
+      expect([id, result.status, result.body['error']]).toEqual([id, 400, 'credential_disabled']);
+    }
   });
 });
