@@ -159,7 +159,7 @@ export class StorageSession {
   /** Whether `key` exists (ListObjectsV2 on the key as prefix: within the session policy, and errors carry their code). */
   async exists(key: string): Promise<StoredObject | undefined> {
     const { ListObjectsV2Command } = await import('@aws-sdk/client-s3');
-    const page = await this.call('list', key, (client) => client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: key, MaxKeys: 1 })));
+    const page = await this.call('existence check', key, (client) => client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: key, MaxKeys: 1 })));
     const first = page.Contents?.[0];
     return first?.Key === key ? toStored(this.bucket, first) : undefined;
   }
