@@ -89,9 +89,10 @@ export class Io {
     return this.paint('1', text);
   }
 
-  /** A spinner on a TTY; silent (no output at all) off a TTY, with --quiet or --json. */
+  /** A spinner on a TTY; silent (no output at all) off a TTY, with --quiet or --json, or on a terminal of no width. */
   async spinner(text: string): Promise<Spinner> {
-    if (!this.stderrIsTTY || this.quiet || this.json) return SILENT_SPINNER;
+    // A terminal that reports no width (a pseudo-terminal nobody sized) would make ora clear lines without end.
+    if (!this.stderrIsTTY || this.quiet || this.json || !(this.stderr.columns > 0)) return SILENT_SPINNER;
     const { default: ora } = await import('ora');
     const spinner = ora({ text, stream: this.stderr, color: 'cyan', isEnabled: true }).start();
     return {

@@ -1,0 +1,74 @@
+/**
+ * esign on a real terminal: `script` (util-linux) gives it a pseudo-terminal, as a person's shell
+ * would, so the progress it shows only on a TTY can be seen — and the same commands off a TTY
+ * (every other test) show none of it.
+ */
+import { execFile, spawnSync } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildClassicPdf } from '../helpers/pdf-fixtures.js';
+import { ESIGN_BIN, runCli } from '../helpers/run-cli.js';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { tempDirForFile } from '../helpers/tmp.js';
+
+const missing = spawnSync('which', ['script']).status !== 0;
+
+let t: TestSandbox;
+let work: { dir: string; remove: () => Promise<void> };
+
+beforeAll(async () => {
+  if (missing) return;
+  t = await startTestSandbox({ s3: true, autoApprove: true });
+  work = await tempDirForFile('esign-terminal-');
+  const login = await runCli(['--auto-approve', 'login', '--scope', 'com.vendor.storage'], { env: t.env });
+  expect(login.code, login.stderr).toBe(0);
+});
+afterAll(async () => {
+  await t?.close();
+  await work?.remove();
+});
+
+/** Runs esign under `script`, on a pseudo-terminal; resolves with everything the terminal showed. */
+function onTerminal(args: string[], columns = 120): Promise<{ status: number; screen: string }> {
+  const quoted = [process.execPath, ESIGN_BIN, ...args].map((arg) => `'${arg.replaceAll("'", "'\\''")}'`).join(' ');
+  // A pseudo-terminal made by `script` without a terminal around it is 0 columns wide; give it a size.
+  const command = `stty cols ${columns} rows 40; ${quoted}`;
+  const env = { ...process.env, ...t.env, NO_COLOR: '1', CI: '', TERM: 'xterm' };
+  return new Promise((resolve) => {
+    // Async: the sandbox answering esign runs in this process.
+    execFile('script', ['-qefc', command, '/dev/null'], { env, encoding: 'utf8', timeout: 120_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout) => {
+      resolve({ status: error ? Number((error as { code?: unknown }).code ?? -1) : 0, screen: stdout });
+    });
+  });
+}
+
+describe.skipIf(missing)('on a terminal', () => {
+  it('esign upload draws a progress bar for a large file', async () => {
+    const file = join(work.dir, 'big.bin');
+    await writeFile(file, Buffer.alloc(24 * 1024 * 1024, 7));
+    const { status, screen } = await onTerminal(['upload', '--prefix', 'tty', file]);
+    expect(status, screen.slice(-2000)).toBe(0);
+    expect(screen).toMatch(/uploading big\.bin \[█*░*\] \d+% /);
+    expect(screen).toContain('→ s3://');
+  });
+
+  it('esign sign shows what it is doing, then the result', async () => {
+    const pdf = join(work.dir, 'contract.pdf');
+    await writeFile(pdf, buildClassicPdf());
+    const { status, screen } = await onTerminal(['--auto-approve', 'sign', '--level', 'B-T', pdf]);
+    expect(status, screen.slice(-2000)).toBe(0);
+    expect(screen).toMatch(/Hashing 1\/1|Preparing 1 file/);
+    expect(screen).toMatch(/Timestamping 1\/1|Writing 1\/1/);
+    expect(screen).toContain('✓ ');
+  });
+
+  it('on a terminal that reports no width, shows no spinner rather than clearing lines without end', async () => {
+    const pdf = join(work.dir, 'narrow.pdf');
+    await writeFile(pdf, buildClassicPdf());
+    const { status, screen } = await onTerminal(['--auto-approve', 'sign', '--level', 'B-B', pdf], 0);
+    expect(status, screen.slice(-2000)).toBe(0);
+    expect(screen.length).toBeLessThan(2000);
+    expect(screen).toContain('✓ ');
+  });
+});
