@@ -12,11 +12,11 @@ import { dirname } from 'node:path';
 import { EsignError } from '../core/errors.js';
 import type { CredentialInfo } from '../core/csc/shapes.js';
 import { SIGNATURE_LEVELS, type SignatureLevel } from '../core/profile.js';
-import { completeDocument, hashSource, mapConcurrently, prepareDocument, timestampSignatures, type DocumentFiles, type PreparedDocument, type SignJob, type SignOptions } from '../core/sign-workflow.js';
+import { batches, completeDocument, hashSource, mapConcurrently, prepareDocument, timestampSignatures, type DocumentFiles, type PreparedDocument, type SignJob, type SignOptions } from '../core/sign-workflow.js';
 import { writeBytesAtomically } from '../io/atomic-write.js';
 import type { CscClient } from '../io/csc-client.js';
 import { createOutputDir, fileSystemDocuments, writeDetachedSignature } from '../io/document-files.js';
-import { checkRedirect, randomState } from '../io/loopback.js';
+import { checkRedirect, constantTimeEqual, randomState } from '../io/loopback.js';
 import { createTsaClient } from '../io/tsa-client.js';
 import type { Context } from './context.js';
 import { DEFAULT_REDIRECT_URI } from './context.js';
@@ -50,9 +50,14 @@ interface SplitState {
   signingTime: string;
   pdf: SignOptions['pdf'];
   overwrite: boolean;
-  jobs: Array<SignJob & { hash: string }>;
-  authorization: PendingAuthorization;
+  /** One browser approval per ≤ 50 documents. */
+  steps: ApprovalStep[];
   createdAt: string;
+}
+
+interface ApprovalStep {
+  authorization: PendingAuthorization;
+  jobs: Array<SignJob & { hash: string }>;
 }
 
 /** A DocumentFiles whose outputs go nowhere: `--prepare` only needs the hashes. */
@@ -75,9 +80,10 @@ const hashOnlyDocuments: DocumentFiles = {
  */
 export async function splitServiceSignIn(signing: CscClient, command: SignCommandOptions, ctx: Context): Promise<boolean> {
   const pending = await readStateFile(command.state!, { missingOk: true });
-  if (pending?.kind === 'service-sign-in' && (command.redirectUrl || command.code)) {
+  if (pending?.kind === 'service-sign-in' && (command.redirectUrl.length > 0 || command.code)) {
     const { signIn } = pending;
-    await signing.finishServiceSignIn(codeFrom(command, signIn.state, 'sign-in to the signing service'), signIn.redirectUri, signIn.codeVerifier);
+    const [code] = codesFor(command, [signIn], 'sign-in to the signing service');
+    await signing.finishServiceSignIn(code!, signIn.redirectUri, signIn.codeVerifier);
     return false;
   }
   if ((await signing.hasServiceToken()) || ctx.canAuthorizeHere()) return false;
@@ -108,14 +114,18 @@ export async function runSplitPrepare(
   command: SignCommandOptions,
   ctx: Context,
 ): Promise<void> {
-  if (jobs.length > 50) throw new EsignError('CSC_TOO_MANY_HASHES', `One approval covers at most 50 signatures; ${jobs.length} files were given.`, { hint: 'Split the files over several --prepare runs.' });
   const prepared = await mapConcurrently(jobs, 2, (job) => prepareDocument(job, credential, hashOnlyDocuments, options));
   const profile = await ctx.profile();
   const redirectUri = splitRedirectUri(profile.settings.redirectUri);
-  const hashes = prepared.map((document) => document.signedAttributes.toBeSignedHash);
-  const authorizationState = randomState();
-  const { url, codeVerifier } = signing.credentialAuthorizationUrl(credential.credentialID, hashes, redirectUri, authorizationState);
-  const state: SplitState = {
+  const urls: string[] = [];
+  const steps = batches(prepared).map((batch): ApprovalStep => {
+    const hashes = batch.map((document) => document.signedAttributes.toBeSignedHash);
+    const state = randomState();
+    const { url, codeVerifier } = signing.credentialAuthorizationUrl(credential.credentialID, hashes, redirectUri, state);
+    urls.push(url);
+    return { authorization: { state, redirectUri, codeVerifier }, jobs: batch.map((document, index) => ({ ...document.job, hash: Buffer.from(hashes[index]!).toString('base64') })) };
+  });
+  const saved: SplitState = {
     version: STATE_VERSION,
     kind: 'approval',
     profile: profile.name,
@@ -124,21 +134,24 @@ export async function runSplitPrepare(
     signingTime: options.signingTime.toISOString(),
     pdf: options.pdf,
     overwrite: options.overwrite,
-    jobs: prepared.map((document) => ({ ...document.job, hash: Buffer.from(document.signedAttributes.toBeSignedHash).toString('base64') })),
-    authorization: { state: authorizationState, redirectUri, codeVerifier },
+    steps,
     createdAt: ctx.clock.now().toISOString(),
   };
-  await saveState(command.state!, state);
-  ctx.io.result({ state: command.state, authorizationUrl: url, redirectUri, credential: credential.credentialID, hashes: state.jobs.map((job) => ({ input: job.input, hash: job.hash })) }, () =>
+  await saveState(command.state!, saved);
+  const approvals = steps.map((step, index) => ({ authorizationUrl: urls[index]!, hashes: step.jobs.map((job) => ({ input: job.input, hash: job.hash })) }));
+  const redirectArgs = steps.map((_, index) => `--redirect-url "<URL ${index + 1}>"`).join(' ');
+  ctx.io.result({ state: command.state, redirectUri, credential: credential.credentialID, approvals }, () =>
     [
       `Prepared ${jobs.length} file${jobs.length === 1 ? '' : 's'}; state saved in ${command.state}.`,
-      `Approve ${jobs.length} signature${jobs.length === 1 ? '' : 's'} with credential ${credential.credentialID} at:`,
-      url,
+      ...approvals.flatMap((approval, index) => [
+        '',
+        `${steps.length > 1 ? `Approval ${index + 1} of ${steps.length}: approve` : 'Approve'} ${approval.hashes.length} signature${approval.hashes.length === 1 ? '' : 's'} with credential ${credential.credentialID} at:`,
+        approval.authorizationUrl,
+        'The SHA-256 values to be signed (base64), as the approval page lists them:',
+        ...approval.hashes.map((entry) => `  ${entry.hash}  ${entry.input}`),
+      ]),
       '',
-      'The SHA-256 values to be signed (base64), as the approval page lists them:',
-      ...state.jobs.map((job) => `  ${job.hash}  ${job.input}`),
-      '',
-      `Then, within 5 minutes of approving, run: esign sign --complete --state ${command.state} --redirect-url "<the URL the browser was sent to>"`,
+      `Then, within 5 minutes of approving, run with the address${steps.length > 1 ? ' each approval' : ' the browser'} was sent to: esign sign --complete --state ${command.state} ${redirectArgs}`,
     ].join('\n'),
   );
 }
@@ -164,10 +177,10 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
   if (profile.name !== state.profile) {
     throw new EsignError('STATE_FILE_INVALID', `The state file was prepared with profile ${state.profile}, not ${profile.name}.`, { hint: `Pass --profile ${state.profile}.` });
   }
-  const code = codeFrom(command, state.authorization.state, 'approval of the prepared signatures');
+  const codes = codesFor(command, state.steps.map((step) => step.authorization), 'approval of the prepared signatures');
   const { createCscClient } = await import('../io/csc-client.js');
   const signing = await createCscClient(ctx, profile);
-  // Checked before the code is spent: it can be exchanged for a SAD only once.
+  // Checked before the codes are spent: each can be exchanged for a SAD only once.
   if (!(await signing.hasServiceToken()) && !ctx.canAuthorizeHere()) {
     throw new EsignError('AUTH_BROWSER_FAILED', 'The sign-in to the signing service that --prepare used is not on this machine or has expired (it lasts an hour).', {
       hint: 'Run --complete where --prepare ran (the same ESIGN_CONFIG_DIR) within the hour, or run --prepare again.',
@@ -175,25 +188,31 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
   }
   const credential = await signing.credentialInfo(state.credentialID);
   const options: SignOptions = { level: state.level, signingTime: new Date(state.signingTime), pdf: state.pdf, overwrite: state.overwrite || command.force };
-  for (const dir of new Set(state.jobs.map((job) => dirname(job.output)))) await createOutputDir(dir);
+  const jobs = state.steps.flatMap((step) => step.jobs);
+  for (const dir of new Set(jobs.map((job) => dirname(job.output)))) await createOutputDir(dir);
   const prepared: PreparedDocument[] = [];
   try {
-    for (const job of state.jobs) {
+    // Every input is read again and must give the hash that was approved, before any code is spent.
+    for (const job of jobs) {
       const document = await prepareDocument({ input: job.input, output: job.output, kind: job.kind }, credential, fileSystemDocuments, options);
       prepared.push(document);
       if (Buffer.from(document.signedAttributes.toBeSignedHash).toString('base64') !== job.hash) {
         throw new EsignError('STATE_FILE_INVALID', `${job.input} changed since --prepare: its hash is different now.`, { hint: 'Run --prepare again and approve the new hashes.' });
       }
     }
-    const hashes = prepared.map((document) => document.signedAttributes.toBeSignedHash);
-    const signatures = await signing.signWithAuthorizationCode(credential, hashes, code, state.authorization.redirectUri, state.authorization.codeVerifier);
     const tsa = options.level === 'B-B' ? undefined : createTsaClient(ctx, profile);
-    const values = await timestampSignatures(signatures, tsa, options.level);
-    for (const [index, document] of prepared.entries()) {
-      const value = values[index]!;
-      if (value.status === 'rejected') throw value.reason;
-      const result = await completeDocument(document, credential, value.value, options, writeDetachedSignature);
-      ctx.io.result({ input: result.input, output: result.output, credential: credential.credentialID, level: result.level, bytes: result.bytes, sha256: result.sha256 }, () => `✓ ${result.input} → ${result.output} (${result.level})`);
+    let offset = 0;
+    for (const [index, step] of state.steps.entries()) {
+      const documents = prepared.slice(offset, (offset += step.jobs.length));
+      const hashes = documents.map((document) => document.signedAttributes.toBeSignedHash);
+      const signatures = await signing.signWithAuthorizationCode(credential, hashes, codes[index]!, step.authorization.redirectUri, step.authorization.codeVerifier);
+      const values = await timestampSignatures(signatures, tsa, options.level);
+      for (const [position, document] of documents.entries()) {
+        const value = values[position]!;
+        if (value.status === 'rejected') throw value.reason;
+        const result = await completeDocument(document, credential, value.value, options, writeDetachedSignature);
+        ctx.io.result({ input: result.input, output: result.output, credential: credential.credentialID, level: result.level, bytes: result.bytes, sha256: result.sha256 }, () => `✓ ${result.input} → ${result.output} (${result.level})`);
+      }
     }
   } catch (error) {
     await Promise.all(prepared.map((document) => document.output?.abort()));
@@ -201,17 +220,34 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
   }
 }
 
-function codeFrom(command: SignCommandOptions, expectedState: string, purpose: string): string {
-  if (command.code && command.redirectUrl) throw new EsignError('USAGE', 'Pass either --code or --redirect-url, not both.');
-  if (command.code) return command.code;
-  if (!command.redirectUrl) throw new EsignError('USAGE', '--complete needs --redirect-url URL (or --code CODE).', { hint: 'Paste the address the browser was sent to after approving.' });
-  let params: URLSearchParams;
-  try {
-    params = new URL(command.redirectUrl).searchParams;
-  } catch {
-    throw new EsignError('USAGE', 'The --redirect-url is not a URL.', { hint: 'Paste the whole address from the browser bar.' });
+/**
+ * The authorization code for each pending step, in their order: `--code` when there is one step,
+ * else one `--redirect-url` per step, matched to its step by `state` (any order).
+ */
+function codesFor(command: SignCommandOptions, steps: readonly PendingAuthorization[], purpose: string): string[] {
+  if (command.code && command.redirectUrl.length > 0) throw new EsignError('USAGE', 'Pass either --code or --redirect-url, not both.');
+  if (command.code) {
+    if (steps.length > 1) throw new EsignError('USAGE', `There are ${steps.length} approvals to finish; --code covers one.`, { hint: 'Pass --redirect-url once for each approval instead.' });
+    return [command.code];
   }
-  return checkRedirect(params, expectedState, purpose).code;
+  if (command.redirectUrl.length === 0) throw new EsignError('USAGE', 'The split flow needs --redirect-url URL (or --code CODE).', { hint: 'Paste the address the browser was sent to after approving.' });
+  const codes: Array<string | undefined> = steps.map(() => undefined);
+  for (const raw of command.redirectUrl) {
+    let params: URLSearchParams;
+    try {
+      params = new URL(raw).searchParams;
+    } catch {
+      throw new EsignError('USAGE', 'A --redirect-url is not a URL.', { hint: 'Paste the whole address from the browser bar.' });
+    }
+    const index = steps.findIndex((step) => constantTimeEqual(params.get('state') ?? '', step.state));
+    // A state of no step is refused by checkRedirect (AUTH_STATE_MISMATCH), as is an `error` redirect.
+    codes[Math.max(index, 0)] = checkRedirect(params, steps[Math.max(index, 0)]!.state, purpose).code;
+  }
+  const missing = codes.flatMap((code, index) => (code === undefined ? [index + 1] : []));
+  if (missing.length > 0) {
+    throw new EsignError('USAGE', `No --redirect-url for approval ${missing.join(', ')} of ${steps.length}.`, { hint: 'Approve every URL --prepare printed, and pass each address the browser was sent to.' });
+  }
+  return codes as string[];
 }
 
 function readStateFile(path: string): Promise<SignInState | SplitState>;
@@ -242,8 +278,9 @@ async function readStateFile(path: string, options: { missingOk?: boolean } = {}
       ? pending(state.signIn)
       : state.kind === 'approval' &&
         typeof state.credentialID === 'string' &&
-        Array.isArray(state.jobs) &&
-        pending(state.authorization) &&
+        Array.isArray(state.steps) &&
+        state.steps.length > 0 &&
+        state.steps.every((step) => Array.isArray(step?.jobs) && pending(step.authorization)) &&
         SIGNATURE_LEVELS.includes(state.level as SignatureLevel) &&
         typeof state.signingTime === 'string');
   if (!valid) throw new EsignError('STATE_FILE_INVALID', `${path} is not an esign state file of this version.`, { hint: 'Run `esign sign --prepare` again.' });

@@ -256,9 +256,10 @@ describe('esign sign (PAdES and CAdES against the sandbox)', () => {
     const signedIn = (await fetch(signInUrl, { redirect: 'manual' })).headers.get('location')!;
     const prepared = await prepare('--redirect-url', signedIn);
     expect(prepared.code, prepared.stderr).toBe(0);
-    const { authorizationUrl, hashes } = prepared.json<{ authorizationUrl: string; hashes: Array<{ hash: string }> }>();
-    expect(hashes).toHaveLength(1);
-    const approval = await fetch(authorizationUrl, { redirect: 'manual' });
+    const { approvals } = prepared.json<{ approvals: Array<{ authorizationUrl: string; hashes: Array<{ hash: string }> }> }>();
+    expect(approvals).toHaveLength(1);
+    expect(approvals[0]!.hashes).toHaveLength(1);
+    const approval = await fetch(approvals[0]!.authorizationUrl, { redirect: 'manual' });
     expect(approval.status).toBe(302);
     const code = new URL(approval.headers.get('location')!).searchParams.get('code')!;
     const completed = await runCli(['--json', 'sign', '--complete', '--state', state, '--code', code], { env });
@@ -272,11 +273,32 @@ describe('esign sign (PAdES and CAdES against the sandbox)', () => {
     const state = join(dir, 'state.json');
     const prepared = await runCli(['--auto-approve', '--json', 'sign', '--prepare', '--state', state, join(dir, 'ci.pdf')], { env: { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'here') } });
     expect(prepared.code, prepared.stderr).toBe(0);
-    const location = (await fetch(prepared.json<{ authorizationUrl: string }>().authorizationUrl, { redirect: 'manual' })).headers.get('location')!;
+    const location = (await fetch(prepared.json<{ approvals: Array<{ authorizationUrl: string }> }>().approvals[0]!.authorizationUrl, { redirect: 'manual' })).headers.get('location')!;
     const elsewhere = await runCli(['sign', '--complete', '--state', state, '--redirect-url', location], { env: { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'elsewhere') } });
     expect(elsewhere.code).toBe(4);
     expect(elsewhere.stderr).toContain('is not on this machine or has expired');
     const here = await runCli(['sign', '--complete', '--state', state, '--redirect-url', location], { env: { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'here') } });
     expect(here.code, here.stderr).toBe(0);
+  });
+
+  it('splits more than 50 files into several approvals, completed with one --redirect-url each, in any order', async () => {
+    const dir = await tempDir();
+    const inputs = join(dir, 'in');
+    await mkdir(inputs);
+    await makePdf(join(inputs, 'doc-00.pdf'));
+    for (let index = 1; index < 55; index++) await copyFile(join(inputs, 'doc-00.pdf'), join(inputs, `doc-${String(index).padStart(2, '0')}.pdf`));
+    const state = join(dir, 'state.json');
+    const prepared = await runCli(['--auto-approve', '--json', 'sign', '--prepare', '--state', state, '--level', 'B-B', '--output-dir', join(dir, 'out'), inputs], { env: sandbox.env });
+    expect(prepared.code, prepared.stderr).toBe(0);
+    const { approvals } = prepared.json<{ approvals: Array<{ authorizationUrl: string; hashes: unknown[] }> }>();
+    expect(approvals.map((approval) => approval.hashes.length)).toEqual([50, 5]);
+    const redirects = await Promise.all(approvals.map(async (approval) => (await fetch(approval.authorizationUrl, { redirect: 'manual' })).headers.get('location')!));
+    const onlyOne = await runCli(['sign', '--complete', '--state', state, '--redirect-url', redirects[0]!], { env: sandbox.env });
+    expect(onlyOne.code, onlyOne.stderr).toBe(2);
+    expect(onlyOne.stderr).toContain('No --redirect-url for approval 2 of 2');
+    const completed = await runCli(['--json', 'sign', '--complete', '--state', state, '--redirect-url', redirects[1]!, '--redirect-url', redirects[0]!], { env: sandbox.env });
+    expect(completed.code, completed.stderr).toBe(0);
+    expect(completed.jsonLines()).toHaveLength(55);
+    expect((await readdir(join(dir, 'out'))).filter((name) => name.endsWith('-signed.pdf'))).toHaveLength(55);
   });
 });

@@ -24,7 +24,8 @@ export interface SignCommandOptions {
   prepare: boolean;
   complete: boolean;
   state?: string;
-  redirectUrl?: string;
+  /** Repeatable: one per approval step with --complete; one for the sign-in with --prepare. */
+  redirectUrl: string[];
   code?: string;
   upload: boolean;
   overwrite: boolean;
@@ -56,11 +57,11 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .option('--continue-on-error', 'sign the other files when one fails; report each failure')
     .option('--upload', 'upload each output to your storage bucket as soon as it is written (needs `esign login --scope com.vendor.storage`)')
     .option('--overwrite', 'with --upload: replace objects that already exist in the bucket (never without it)')
-    .option('--prepare', 'split flow: prepare, print the approval URL, save --state, and stop')
+    .option('--prepare', 'split flow: prepare, print the approval URL (one per 50 files), save --state, and stop')
     .option('--complete', 'split flow: finish a --prepare run with --redirect-url or --code')
     .option('--state <file>', 'state file of the split flow')
-    .option('--redirect-url <url>', 'with --complete, or --prepare after its sign-in step: the URL the browser was sent to')
-    .option('--code <code>', 'instead of --redirect-url: the authorization code from that URL')
+    .option('--redirect-url <url>', 'with --complete (once per approval step), or --prepare after its sign-in step: the URL the browser was sent to', (url: string, urls: string[]) => [...urls, url], [] as string[])
+    .option('--code <code>', 'instead of --redirect-url, when there is one step: the authorization code from that URL')
     .addHelpText(
       'after',
       '\nExamples:\n  esign sign contract.pdf\n  esign sign --output-dir signed/ invoices/\n  esign sign --auto-approve samples/contract.pdf      (sandbox)\n  esign sign --upload invoices/*.pdf                  (each output to your bucket as BASENAME)\n  esign sign --prepare --state s.json a.pdf b.pdf     (CI: prints the approval URL)\n  esign sign --complete --state s.json --redirect-url "http://127.0.0.1:8765/callback?code=…&state=…"',
