@@ -23,7 +23,11 @@ export function createBrowserLauncher(command: string | undefined, env: NodeJS.P
   };
 }
 
-/** Runs a command with the URL as its last argument, e.g. `curl -sfL` in scripts and tests. */
+/**
+ * Runs a command with the URL as its last argument, e.g. `curl -sfL` in scripts and tests. Settles
+ * when the command ends: a non-zero exit is a failed browser step (the caller races this with the
+ * redirect, so a command that keeps running, like a browser window, blocks nothing).
+ */
 class CommandBrowser implements BrowserLauncher {
   constructor(private readonly command: string) {}
 
@@ -37,7 +41,10 @@ class CommandBrowser implements BrowserLauncher {
       child.once('error', (error) =>
         reject(new EsignError('AUTH_BROWSER_FAILED', `Could not run the browser command ${JSON.stringify(program)}.`, { hint: 'Check --browser / ESIGN_BROWSER.', cause: error })),
       );
-      child.once('spawn', () => resolve());
+      child.once('exit', (code, signal) => {
+        if (code === 0) resolve();
+        else reject(new EsignError('AUTH_BROWSER_FAILED', `The browser command ${JSON.stringify(program)} failed (${signal ?? `exit ${code}`}) before the browser step was done.`, { hint: 'Check --browser / ESIGN_BROWSER and the service URL.' }));
+      });
     });
   }
 }
@@ -56,14 +63,21 @@ export function splitCommand(command: string): string[] {
  */
 export const followRedirectsBrowser: BrowserLauncher = {
   async open(url: string) {
+    let response;
     try {
-      await getFollowingRedirects(url, 60_000);
+      response = await getFollowingRedirects(url, 60_000);
     } catch (error) {
       if (error instanceof EsignError) throw error;
       const reason = (error as NodeJS.ErrnoException)?.code ?? (error as Error)?.message ?? String(error);
       throw new EsignError('HTTP_UNREACHABLE', `Could not reach the authorization page at ${new URL(url).host} (${reason}).`, {
         hint: 'Check the service URL in your profile (esign config list); for the sandbox run `esign sandbox start`.',
         cause: error,
+      });
+    }
+    // As `curl -f`: an error page where the approval should have redirected ends the step.
+    if (response.status >= 400) {
+      throw new EsignError('AUTH_SERVER_ERROR', `The authorization page at ${new URL(url).host} answered HTTP ${response.status}.`, {
+        hint: 'Check the service URL and client id in your profile (esign config list).',
       });
     }
   },

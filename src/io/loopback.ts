@@ -41,6 +41,9 @@ export interface AuthorizationResponse {
   redirectUri: string;
 }
 
+/** A promise that never settles: a wait that has nothing more to say. */
+const NEVER = new Promise<never>(() => undefined);
+
 /** Random, URL-safe value for `state` (and usable for nonces). */
 export function randomState(): string {
   return randomBytes(32).toString('base64url');
@@ -90,16 +93,23 @@ export async function authorizeInBrowser(options: AuthorizeInBrowserOptions): Pr
       }
     } else {
       options.terminal.note(`Opening your browser for the ${options.purpose}…`);
-      try {
-        await options.browser.open(url);
-        if (!options.browserIsScripted) options.terminal.say(`If it does not open, visit: ${url}`);
-      } catch (error) {
-        // A browser that is a command or esign itself has no person behind it to fall back on.
-        if (options.browserIsScripted) throw error;
-        options.terminal.say(`Could not open a browser (${(error as Error).message}). Open this URL yourself:`);
-        options.terminal.say(url);
-        if (pasted) waits.push(pasted(abort.signal).then(parsePastedRedirect));
-      }
+      // Raced with the redirect, the time-out and Ctrl-C rather than awaited: opening may take long.
+      // A browser that opened only means the page is on its way; one that failed ends the step
+      // when it is a command or esign itself, with no person behind it to fall back on.
+      waits.push(
+        options.browser.open(url).then(
+          () => {
+            if (!options.browserIsScripted) options.terminal.say(`If it does not open, visit: ${url}`);
+            return NEVER;
+          },
+          (error: unknown) => {
+            if (options.browserIsScripted) throw error;
+            options.terminal.say(`Could not open a browser (${(error as Error).message}). Open this URL yourself:`);
+            options.terminal.say(url);
+            return pasted ? pasted(abort.signal).then(parsePastedRedirect) : NEVER;
+          },
+        ),
+      );
     }
     const params = await Promise.race(waits);
     return { ...checkRedirect(params, state, options.purpose), redirectUri };

@@ -228,6 +228,30 @@ describe('esign sign (PAdES and CAdES against the sandbox)', () => {
     expect(result.stderr).toContain('9 of 60 files signed; 51 failed');
   });
 
+  it('a browser step that outlasts --timeout ends in AUTH_TIMEOUT (exit 4), leaving no temp file, even while the page loads', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'slow.pdf');
+    await makePdf(input);
+    sandbox.sandbox.faults.inject({ route: 'signing GET /oauth2/authorize', fault: { kind: 'delay', ms: 3_000 }, times: 2 });
+    const result = await runCli(['--auto-approve', '--timeout', '1', 'sign', '--level', 'B-B', input], { env: { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'config') } });
+    sandbox.sandbox.faults.clear();
+    expect(result.code, result.stderr).toBe(4);
+    expect(result.stderr).toMatch(/Gave up waiting for the sign-in to the signing service after 1 s/);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect((await readdir(dir)).filter((name) => name !== 'config')).toEqual(['slow.pdf']);
+  });
+
+  it('a --browser command that fails ends the browser step at once (exit 4)', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'cmd.pdf');
+    await makePdf(input);
+    const started = Date.now();
+    const result = await runCli(['--browser', 'node -e process.exit(3)', 'sign', '--level', 'B-B', input], { env: { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'config') } });
+    expect(result.code, result.stderr).toBe(4);
+    expect(result.stderr).toMatch(/The browser command "node" failed \(exit 3\)/);
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
+
   it('--visible draws the signer named in the certificate, the date and the reason on the page', async () => {
     const dir = await tempDir();
     const input = join(dir, 'visible.pdf');
