@@ -59,6 +59,11 @@ export class Io {
     else if (!this.quiet) this.stdout.write(human() + '\n');
   }
 
+  /** A result a person must act on (a URL to open): like `result`, but printed even with --quiet. */
+  essential(data: unknown, human: () => string): void {
+    this.stdout.write((this.json ? JSON.stringify(data) : human()) + '\n');
+  }
+
   /** Plain output that is the point of the command (e.g. a path); printed even with --quiet. */
   print(text: string): void {
     this.stdout.write(text + '\n');

@@ -40,9 +40,9 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
   if (options.prepare && options.complete) throw new EsignError('USAGE', '--prepare and --complete are two separate runs.', { hint: 'Run --prepare first, then --complete with the same --state.' });
   if ((options.prepare || options.complete) && !options.state) throw new EsignError('USAGE', 'The split flow needs --state FILE.', { hint: 'Add --state sign-state.json.' });
   if ((options.prepare || options.complete) && options.upload) throw new EsignError('USAGE', '--upload does not go with the split flow.', { hint: 'Upload the outputs of --complete with `esign upload FILE…`.' });
+  if (options.overwrite && !options.upload) throw new EsignError('USAGE', '--overwrite replaces objects in your bucket, so it goes with --upload.', { hint: 'Add --upload, or use --force to replace local outputs.' });
   if (options.complete) return runSplitComplete(options, ctx);
   if (files.length === 0) throw new EsignError('USAGE', 'Name at least one file to sign.', { hint: 'esign sign contract.pdf' });
-  if (options.overwrite && !options.upload) throw new EsignError('USAGE', '--overwrite replaces objects in your bucket, so it goes with --upload.', { hint: 'Add --upload, or use --force to replace local outputs.' });
 
   const profile = await ctx.profile({ storage: options.upload });
   const failures: Failure[] = [];

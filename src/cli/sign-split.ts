@@ -79,8 +79,14 @@ const hashOnlyDocuments: DocumentFiles = {
  * or a browser step can happen here.
  */
 export async function splitServiceSignIn(signing: CscClient, command: SignCommandOptions, ctx: Context): Promise<boolean> {
-  const pending = await readStateFile(command.state!, { missingOk: true });
-  if (pending?.kind === 'service-sign-in' && (command.redirectUrl.length > 0 || command.code)) {
+  // The state file is read only to finish a sign-in; otherwise it is about to be written afresh.
+  if (command.redirectUrl.length > 0 || command.code) {
+    const pending = await readStateFile(command.state!);
+    if (pending.kind !== 'service-sign-in') {
+      throw new EsignError('USAGE', `${command.state} holds prepared signatures, not a pending sign-in: --redirect-url goes with --complete.`, {
+        hint: `Run: esign sign --complete --state ${command.state} --redirect-url URL`,
+      });
+    }
     const { signIn } = pending;
     const [code] = codesFor(command, [signIn], 'sign-in to the signing service');
     await signing.finishServiceSignIn(code!, signIn.redirectUri, signIn.codeVerifier);
@@ -88,13 +94,18 @@ export async function splitServiceSignIn(signing: CscClient, command: SignComman
   }
   if ((await signing.hasServiceToken()) || ctx.canAuthorizeHere()) return false;
   const profile = await ctx.profile();
+  if (profile.sandbox?.embedded) {
+    throw new EsignError('USAGE', 'The split flow on the sandbox needs a running sandbox: the sign-in would go to emulators that stop with this command.', {
+      hint: 'Start one with `esign sandbox start` (or pass --auto-approve).',
+    });
+  }
   const redirectUri = splitRedirectUri(profile.settings.redirectUri);
   const state = randomState();
   const { url, codeVerifier } = signing.startServiceSignIn(redirectUri, state);
   const saved: SignInState = { version: STATE_VERSION, kind: 'service-sign-in', profile: profile.name, signIn: { state, redirectUri, codeVerifier }, createdAt: ctx.clock.now().toISOString() };
   await saveState(command.state!, saved);
   const next = `esign sign --prepare --state ${command.state} --redirect-url "<the URL the browser was sent to>" FILES…`;
-  ctx.io.result({ state: command.state, signInUrl: url, redirectUri, next }, () =>
+  ctx.io.essential({ state: command.state, signInUrl: url, redirectUri, next }, () =>
     [
       'No one can sign in to the signing service in this run, and no sign-in is cached here.',
       'Sign in at:',
@@ -140,7 +151,7 @@ export async function runSplitPrepare(
   await saveState(command.state!, saved);
   const approvals = steps.map((step, index) => ({ authorizationUrl: urls[index]!, hashes: step.jobs.map((job) => ({ input: job.input, hash: job.hash })) }));
   const redirectArgs = steps.map((_, index) => `--redirect-url "<URL ${index + 1}>"`).join(' ');
-  ctx.io.result({ state: command.state, redirectUri, credential: credential.credentialID, approvals }, () =>
+  ctx.io.essential({ state: command.state, redirectUri, credential: credential.credentialID, approvals }, () =>
     [
       `Prepared ${jobs.length} file${jobs.length === 1 ? '' : 's'}; state saved in ${command.state}.`,
       ...approvals.flatMap((approval, index) => [
@@ -250,14 +261,11 @@ function codesFor(command: SignCommandOptions, steps: readonly PendingAuthorizat
   return codes as string[];
 }
 
-function readStateFile(path: string): Promise<SignInState | SplitState>;
-function readStateFile(path: string, options: { missingOk: true }): Promise<SignInState | SplitState | undefined>;
-async function readStateFile(path: string, options: { missingOk?: boolean } = {}): Promise<SignInState | SplitState | undefined> {
+async function readStateFile(path: string): Promise<SignInState | SplitState> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    if (options.missingOk && (error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new EsignError('STATE_FILE_INVALID', `Could not read the state file ${path}.`, { hint: 'Pass the file written by `esign sign --prepare`.', cause: error });
   }
   let parsed: unknown;

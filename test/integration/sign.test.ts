@@ -291,6 +291,25 @@ describe('esign sign (PAdES and CAdES against the sandbox)', () => {
     expect((await readdir(dir)).sort()).toEqual(['ci-signed.pdf', 'ci.pdf', 'config', 'state.json']);
   });
 
+  it('--prepare prints what a person must open even with --quiet, and overwrites an old state file it does not need', async () => {
+    const dir = await tempDir();
+    await makePdf(join(dir, 'q.pdf'));
+    const state = join(dir, 'state.json');
+    await writeFile(state, '{"version": 1}');
+    const env = { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'config') };
+    const pending = await runCli(['--quiet', 'sign', '--prepare', '--state', state, join(dir, 'q.pdf')], { env });
+    expect(pending.code, pending.stderr).toBe(0);
+    expect(pending.stdout).toMatch(/^Sign in at:\n.*\/signing\/oauth2\/authorize\?.*scope=service/m);
+    const signedIn = (await fetch(/(http:\S+\/oauth2\/authorize\S+)/.exec(pending.stdout)![1]!, { redirect: 'manual' })).headers.get('location')!;
+    const prepared = await runCli(['--quiet', 'sign', '--prepare', '--state', state, '--redirect-url', signedIn, join(dir, 'q.pdf')], { env });
+    expect(prepared.code, prepared.stderr).toBe(0);
+    expect(prepared.stdout).toMatch(/scope=credential/);
+    // Once signatures are prepared, a --redirect-url belongs to --complete.
+    const misplaced = await runCli(['sign', '--prepare', '--state', state, '--redirect-url', signedIn, join(dir, 'q.pdf')], { env });
+    expect(misplaced.code).toBe(2);
+    expect(misplaced.stderr).toContain('--redirect-url goes with --complete');
+  });
+
   it('in the split flow, --complete without the sign-in of --prepare says so before spending the code', async () => {
     const dir = await tempDir();
     await makePdf(join(dir, 'ci.pdf'));
