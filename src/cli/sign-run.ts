@@ -75,10 +75,14 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
   let spinner = await ctx.io.spinner(`Preparing ${jobs.length} file${jobs.length === 1 ? '' : 's'}…`);
   const prepared: PreparedDocument[] = [];
   const signed: SignedDocument[] = [];
-  /** A document that did not make it: its temp output goes; the run stops unless --continue-on-error. */
+  /**
+   * A document that did not make it: its temp output goes; the run stops unless --continue-on-error,
+   * and even then when the failure would only repeat for every later step (the person refused or
+   * did not answer, the profile is wrong, Ctrl-C).
+   */
   const fail = async (document: PreparedDocument, error: unknown): Promise<void> => {
     await document.output?.abort();
-    if (!options.continueOnError) throw error;
+    if (!options.continueOnError || (isEsignError(error) && /^(AUTH_|CONFIG_|USAGE$|INTERRUPTED$)/.test(error.code))) throw error;
     failures.push(failureOf(document.job, error));
   };
   try {
@@ -99,7 +103,7 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
       try {
         results = await signBatch(batch, credential, signing, tsa, level, {
           signed: async () => {
-            spinner = await ctx.io.spinner(`Signed ${batch.length} (step ${stepIndex + 1}/${steps.length}); timestamping…`);
+            spinner = await ctx.io.spinner(`Signed ${batch.length} (step ${stepIndex + 1}/${steps.length})${level === 'B-B' ? '' : '; timestamping…'}`);
           },
           timestamped: (done, total) => spinner.update(`Timestamping ${done}/${total} (step ${stepIndex + 1}/${steps.length})`),
         });
@@ -107,9 +111,10 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
         for (const document of batch) await fail(document, error);
         continue;
       }
+      // From here each written file prints its own line (and an upload may draw its progress bar).
+      spinner.stop();
       for (const [index, document] of batch.entries()) {
         const result = results[index]!;
-        spinner.update(`Writing ${index + 1}/${batch.length}: ${document.job.output}`);
         if (result.status === 'rejected') {
           await fail(document, result.reason);
           continue;

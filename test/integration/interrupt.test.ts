@@ -148,7 +148,7 @@ describe.each(SIGNALS)('%s at each phase', (signal, exitCode) => {
 
   it('waiting for approval (a browser that never approves)', async () => {
     const { dir, inputs } = await onePageDir(1);
-    const run = spawnCli(['--browser', 'sleep 20', 'sign', '--level', 'B-B', join(dir, 'doc-0000.pdf')], { env: env() });
+    const run = spawnCli(['--browser', 'node -e setTimeout(()=>{},20000)', 'sign', '--level', 'B-B', join(dir, 'doc-0000.pdf')], { env: env() });
     await run.waitForStderr(/Opening your browser|open this address|browser/i);
     await new Promise((resolve) => setTimeout(resolve, 200));
     await expectCleanInterrupt(run, signal, exitCode, dir, inputs);

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { chmod, mkdir, readdir, readFile, stat, writeFile, copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSignedData } from '../../src/core/cms/parse.js';
@@ -250,6 +251,19 @@ describe('esign sign (PAdES and CAdES against the sandbox)', () => {
     expect(result.code, result.stderr).toBe(4);
     expect(result.stderr).toMatch(/The browser command "node" failed \(exit 3\)/);
     expect(Date.now() - started).toBeLessThan(20_000);
+  });
+
+  it('--continue-on-error still stops when the signer refuses an approval: the next ones would only be refused too', async () => {
+    const dir = await tempDir();
+    await makePdf(join(dir, 'a.pdf'));
+    await copyFile(join(dir, 'a.pdf'), join(dir, 'b.pdf'));
+    // The service sign-in is cached by an earlier run; the approval is refused (access_denied).
+    expect((await runCli(['--auto-approve', 'credentials', 'list'], { env: sandbox.env })).code).toBe(0);
+    const refuse = `${process.execPath} ${fileURLToPath(new URL('../helpers/redirect-error-browser.js', import.meta.url))} access_denied`;
+    const result = await runCli(['--browser', refuse, 'sign', '--level', 'B-B', '--continue-on-error', join(dir, 'a.pdf'), join(dir, 'b.pdf')], { env: sandbox.env });
+    expect(result.code, result.stderr).toBe(4);
+    expect(result.stderr).toMatch(/refused or did not complete \(access_denied/);
+    expect((await readdir(dir)).sort()).toEqual(['a.pdf', 'b.pdf']);
   });
 
   it('--visible draws the signer named in the certificate, the date and the reason on the page', async () => {

@@ -59,7 +59,7 @@ describe.skipIf(missing)('on a terminal', () => {
     const { status, screen } = await onTerminal(['--auto-approve', 'sign', '--level', 'B-T', pdf]);
     expect(status, screen.slice(-2000)).toBe(0);
     expect(screen).toMatch(/Hashing 1\/1|Preparing 1 file/);
-    expect(screen).toMatch(/Timestamping 1\/1|Writing 1\/1/);
+    expect(screen).toMatch(/Signed 1 \(step 1\/1\); timestamping…|Timestamping 1\/1/);
     expect(screen).toContain('✓ ');
   });
 
@@ -70,5 +70,14 @@ describe.skipIf(missing)('on a terminal', () => {
     expect(status, screen.slice(-2000)).toBe(0);
     expect(screen.length).toBeLessThan(2000);
     expect(screen).toContain('✓ ');
+  });
+
+  it('sign --upload shows one thing at a time: no two spinners at once', async () => {
+    const pdf = join(work.dir, 'up.pdf');
+    await writeFile(pdf, buildClassicPdf());
+    const { status, screen } = await onTerminal(['--auto-approve', 'sign', '--level', 'B-T', '--upload', '--force', '--overwrite', pdf]);
+    expect(status, screen.slice(-2000)).toBe(0);
+    expect(screen).not.toContain('Multiple concurrent spinners');
+    expect(screen).toContain('→ s3://');
   });
 });

@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { sandboxDataDir } from '../../io/paths.js';
@@ -32,7 +32,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         // Commands look for a running sandbox in the default data dir, so announce it there as well.
         for (const dir of new Set([dataDir, sandboxDataDir(ctx.env)])) {
           await writeRuntime(dir, { pid: process.pid, urls: started.urls, rootPemPath, autoApprove: started.autoApprove });
-          exitHooks.add(() => rmSync(join(dir, 'runtime.json'), { force: true }));
+          exitHooks.add(() => removeOwnRuntime(join(dir, 'runtime.json')));
         }
         const urls = started.urls;
         ctx.io.result({ urls, dataDir, rootPem: rootPemPath, autoApprove: started.autoApprove }, () =>
@@ -61,3 +61,12 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
       }),
     );
 };
+
+/** Removes runtime.json only while it still announces this process: another sandbox may have replaced it. */
+function removeOwnRuntime(path: string): void {
+  try {
+    if ((JSON.parse(readFileSync(path, 'utf8')) as { pid?: number }).pid === process.pid) rmSync(path, { force: true });
+  } catch {
+    // Gone already, or not ours to judge.
+  }
+}
