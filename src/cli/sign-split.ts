@@ -7,7 +7,7 @@
  * `--redirect-url` finishes it and goes on. The state file holds no token and no SAD; it does hold
  * the `state` and PKCE verifier of the pending step, so it is mode 0600.
  */
-import { chmod, readFile } from 'node:fs/promises';
+import { chmod, readFile, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { EsignError } from '../core/errors.js';
 import type { CredentialInfo } from '../core/csc/shapes.js';
@@ -188,7 +188,9 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
   if (profile.name !== state.profile) {
     throw new EsignError('STATE_FILE_INVALID', `The state file was prepared with profile ${state.profile}, not ${profile.name}.`, { hint: `Pass --profile ${state.profile}.` });
   }
+  // The steps approved so far; the others stay in the state file for a later --complete.
   const codes = codesFor(command, state.steps.map((step) => step.authorization), 'approval of the prepared signatures');
+  const chosen = state.steps.flatMap((step, index) => (codes[index] === undefined ? [] : [{ step, code: codes[index] }]));
   const { createCscClient } = await import('../io/csc-client.js');
   const signing = await createCscClient(ctx, profile);
   // Checked before the codes are spent: each can be exchanged for a SAD only once.
@@ -199,9 +201,10 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
   }
   const credential = await signing.credentialInfo(state.credentialID);
   const options: SignOptions = { level: state.level, signingTime: new Date(state.signingTime), pdf: state.pdf, overwrite: state.overwrite || command.force };
-  const jobs = state.steps.flatMap((step) => step.jobs);
+  const jobs = chosen.flatMap(({ step }) => step.jobs);
   for (const dir of new Set(jobs.map((job) => dirname(job.output)))) await createOutputDir(dir);
   const prepared: PreparedDocument[] = [];
+  let remaining = state.steps;
   try {
     // Every input is read again and must give the hash that was approved, before any code is spent.
     for (const job of jobs) {
@@ -213,10 +216,10 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
     }
     const tsa = options.level === 'B-B' ? undefined : createTsaClient(ctx, profile);
     let offset = 0;
-    for (const [index, step] of state.steps.entries()) {
+    for (const { step, code } of chosen) {
       const documents = prepared.slice(offset, (offset += step.jobs.length));
       const hashes = documents.map((document) => document.signedAttributes.toBeSignedHash);
-      const signatures = await signing.signWithAuthorizationCode(credential, hashes, codes[index]!, step.authorization.redirectUri, step.authorization.codeVerifier);
+      const signatures = await signing.signWithAuthorizationCode(credential, hashes, code!, step.authorization.redirectUri, step.authorization.codeVerifier);
       const values = await timestampSignatures(signatures, tsa, options.level);
       for (const [position, document] of documents.entries()) {
         const value = values[position]!;
@@ -224,21 +227,33 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
         const result = await completeDocument(document, credential, value.value, options, writeDetachedSignature);
         ctx.io.result({ input: result.input, output: result.output, credential: credential.credentialID, level: result.level, bytes: result.bytes, sha256: result.sha256 }, () => `✓ ${result.input} → ${result.output} (${result.level})`);
       }
+      // A finished step leaves the state file, so that completing the others later never redoes it.
+      remaining = remaining.filter((other) => other !== step);
+      if (remaining.length > 0) await saveState(command.state!, { ...state, steps: remaining });
     }
   } catch (error) {
     await Promise.all(prepared.map((document) => document.output?.abort()));
     throw error;
   }
+  if (remaining.length === 0) {
+    // Done: the pending verifiers go with it.
+    await rm(command.state!, { force: true });
+  } else {
+    ctx.io.essential({ state: command.state, remainingApprovals: remaining.length }, () =>
+      `${remaining.length} approval${remaining.length === 1 ? '' : 's'} of ${state.steps.length} still to complete: run esign sign --complete --state ${command.state} with their --redirect-url.`,
+    );
+  }
 }
 
 /**
- * The authorization code for each pending step, in their order: `--code` when there is one step,
- * else one `--redirect-url` per step, matched to its step by `state` (any order).
+ * The authorization code of each pending step, in their order (undefined for a step not given):
+ * `--code` when there is one step, else a `--redirect-url` per approved step, matched to it by
+ * `state`, in any order. At least one step must be given.
  */
-function codesFor(command: SignCommandOptions, steps: readonly PendingAuthorization[], purpose: string): string[] {
+function codesFor(command: SignCommandOptions, steps: readonly PendingAuthorization[], purpose: string): Array<string | undefined> {
   if (command.code && command.redirectUrl.length > 0) throw new EsignError('USAGE', 'Pass either --code or --redirect-url, not both.');
   if (command.code) {
-    if (steps.length > 1) throw new EsignError('USAGE', `There are ${steps.length} approvals to finish; --code covers one.`, { hint: 'Pass --redirect-url once for each approval instead.' });
+    if (steps.length > 1) throw new EsignError('USAGE', `There are ${steps.length} approvals to finish; --code covers one.`, { hint: 'Pass --redirect-url for each approval instead.' });
     return [command.code];
   }
   if (command.redirectUrl.length === 0) throw new EsignError('USAGE', 'The split flow needs --redirect-url URL (or --code CODE).', { hint: 'Paste the address the browser was sent to after approving.' });
@@ -254,11 +269,7 @@ function codesFor(command: SignCommandOptions, steps: readonly PendingAuthorizat
     // A state of no step is refused by checkRedirect (AUTH_STATE_MISMATCH), as is an `error` redirect.
     codes[Math.max(index, 0)] = checkRedirect(params, steps[Math.max(index, 0)]!.state, purpose).code;
   }
-  const missing = codes.flatMap((code, index) => (code === undefined ? [index + 1] : []));
-  if (missing.length > 0) {
-    throw new EsignError('USAGE', `No --redirect-url for approval ${missing.join(', ')} of ${steps.length}.`, { hint: 'Approve every URL --prepare printed, and pass each address the browser was sent to.' });
-  }
-  return codes as string[];
+  return codes;
 }
 
 async function readStateFile(path: string): Promise<SignInState | SplitState> {

@@ -302,7 +302,8 @@ describe('esign sign (PAdES and CAdES against the sandbox)', () => {
     const code = new URL(approval.headers.get('location')!).searchParams.get('code')!;
     const completed = await runCli(['--json', 'sign', '--complete', '--state', state, '--code', code], { env });
     expect(completed.code, completed.stderr).toBe(0);
-    expect((await readdir(dir)).sort()).toEqual(['ci-signed.pdf', 'ci.pdf', 'config', 'state.json']);
+    // Done: the state file (with its PKCE verifiers) goes.
+    expect((await readdir(dir)).sort()).toEqual(['ci-signed.pdf', 'ci.pdf', 'config']);
   });
 
   it('--prepare prints what a person must open even with --quiet, and overwrites an old state file it does not need', async () => {
@@ -338,7 +339,7 @@ describe('esign sign (PAdES and CAdES against the sandbox)', () => {
     expect(here.code, here.stderr).toBe(0);
   });
 
-  it('splits more than 50 files into several approvals, completed with one --redirect-url each, in any order', async () => {
+  it('splits more than 50 files into several approvals, each completed when its redirect URL is given', async () => {
     const dir = await tempDir();
     const inputs = join(dir, 'in');
     await mkdir(inputs);
@@ -350,12 +351,18 @@ describe('esign sign (PAdES and CAdES against the sandbox)', () => {
     const { approvals } = prepared.json<{ approvals: Array<{ authorizationUrl: string; hashes: unknown[] }> }>();
     expect(approvals.map((approval) => approval.hashes.length)).toEqual([50, 5]);
     const redirects = await Promise.all(approvals.map(async (approval) => (await fetch(approval.authorizationUrl, { redirect: 'manual' })).headers.get('location')!));
-    const onlyOne = await runCli(['sign', '--complete', '--state', state, '--redirect-url', redirects[0]!], { env: sandbox.env });
-    expect(onlyOne.code, onlyOne.stderr).toBe(2);
-    expect(onlyOne.stderr).toContain('No --redirect-url for approval 2 of 2');
-    const completed = await runCli(['--json', 'sign', '--complete', '--state', state, '--redirect-url', redirects[1]!, '--redirect-url', redirects[0]!], { env: sandbox.env });
-    expect(completed.code, completed.stderr).toBe(0);
-    expect(completed.jsonLines()).toHaveLength(55);
+    // The second approval first: its 5 files are signed, the first approval stays pending.
+    const second = await runCli(['--json', 'sign', '--complete', '--state', state, '--redirect-url', redirects[1]!], { env: sandbox.env });
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.jsonLines().filter((line) => (line as { output?: string }).output)).toHaveLength(5);
+    expect(second.jsonLines().at(-1)).toMatchObject({ remainingApprovals: 1 });
+    const again = await runCli(['sign', '--complete', '--state', state, '--redirect-url', redirects[1]!], { env: sandbox.env });
+    expect(again.code).toBe(4);
+    expect(again.stderr).toContain('state that esign did not send');
+    const first = await runCli(['--json', 'sign', '--complete', '--state', state, '--redirect-url', redirects[0]!], { env: sandbox.env });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.jsonLines()).toHaveLength(50);
+    await expect(stat(state)).rejects.toThrow();
     expect((await readdir(join(dir, 'out'))).filter((name) => name.endsWith('-signed.pdf'))).toHaveLength(55);
   });
 });
