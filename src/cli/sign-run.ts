@@ -47,7 +47,6 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
   const profile = await ctx.profile({ storage: options.upload });
   const failures: Failure[] = [];
   const planned = planJobs(await expandInputs(files), options);
-  if (options.outputDir && !options.prepare) await createOutputDir(options.outputDir);
   // Check every PDF's structure before anyone is asked to approve anything.
   const jobs: SignJob[] = [];
   for (const job of planned) {
@@ -59,6 +58,7 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
       failures.push(failureOf(job, error));
     }
   }
+  if (options.outputDir && !options.prepare && jobs.length > 0) await createOutputDir(options.outputDir);
   const level = chooseLevel(options.level, profile);
   const longTerm = level === 'B-LT' || level === 'B-LTA';
   if (longTerm) refuseLongTermFor(jobs, level, options);

@@ -7,10 +7,10 @@ import type { PdfDocument } from './document.js';
 import { ByteWriter, PdfRef, PdfStream, dict, name, writeObject } from './objects.js';
 import type { PdfHexPlaceholder, PdfObject } from './objects.js';
 
-/** The serialized update and, for each placeholder in it, the absolute offset of its `<`. */
 /** More than the table, trailer and startxref of any update take, so that its offsets are known to fit. */
 const TABLE_ROOM = 1_000_000;
 
+/** The serialized update and, for each placeholder in it, the absolute offset of its `<`. */
 export interface SerializedUpdate {
   bytes: Uint8Array;
   placeholders: Map<PdfHexPlaceholder, number>;
