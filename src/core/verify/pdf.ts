@@ -213,8 +213,23 @@ async function coverage(item: Located, shared: Shared, report: SignatureReport):
       report.warnings.push(`revision ${update.revision} was appended after this signature without a signature (${update.objects} object(s))`);
     }
   }
+  // Bytes after the last revision the cross-reference data leads to belong to no revision: damaged
+  // cross-reference data, or something appended without any. Either way they are not covered.
+  const knownEnd = Math.max(item.signedEnd, ...later.map((update) => update.end));
+  if (!(await onlyWhitespaceAfter(source, knownEnd))) {
+    modified = true;
+    report.warnings.push(`${source.size - knownEnd} bytes after revision ${later.at(-1)?.number ?? revision.number} belong to no revision esign could read (damaged cross-reference data, or data appended without any)`);
+  }
   report.coverage = { wholeFile, revision: revision.number, revisions: revisions.length, signedBytes: item.signedEnd, appended };
   return modified;
+}
+
+/** Whether nothing but white space (an editor's trailing newlines) follows `offset`. */
+async function onlyWhitespaceAfter(source: ByteSource, offset: number): Promise<boolean> {
+  const rest = source.size - offset;
+  if (rest <= 0) return true;
+  if (rest > 1024) return false;
+  return (await source.read(offset, rest)).every((byte) => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09 || byte === 0x00 || byte === 0x0c);
 }
 
 async function classify(update: PdfRevision, shared: Shared): Promise<AppendedUpdate> {

@@ -1,8 +1,8 @@
 /**
  * Mutation fuzzing of `verifyPdf` on signed PDFs: damaged copies of files signed in the test (a
  * classic-table file and a pdf-lib file with object streams, each with one signature, one signed
- * twice) end in a report or a typed EsignError, never another exception or a hang. A report on a
- * damaged file must not call it valid unless the damage missed every signed byte and structure.
+ * twice) end in a report or a typed EsignError, never another exception or a hang. A file whose
+ * signed bytes were changed in place is never reported valid.
  * `ESIGN_FUZZ_RUNS=N` runs N times as many cases.
  */
 import { sign } from 'node:crypto';
@@ -35,14 +35,32 @@ async function signed(pdf: Uint8Array): Promise<Uint8Array> {
   return concatBytes(pdf, spliceContents(pu, cms));
 }
 
+/** Per seed, the `/Contents` hex string of the last signature: the only bytes no signature covers. */
+let unsignedGaps: Array<[number, number]> = [];
+
 beforeAll(async () => {
   const once = await signed(buildClassicPdf());
   seeds = [once, await signed(await pdfLibBytes({ pages: 2, objectStreams: true })), await signed(once)];
+  unsignedGaps = seeds.map((seed) => {
+    const ranges = [...Buffer.from(seed).toString('latin1').matchAll(/\/ByteRange \[0 (\d+) (\d+) \d+\]/g)];
+    const [, a, b] = ranges.at(-1)!;
+    return [Number(a), Number(b)];
+  });
 });
 
 describe('verifyPdf under mutation', () => {
   it('the seeds verify as valid (the property below starts from good signatures)', async () => {
     for (const seed of seeds) expect((await verifyPdf(bytesSource(seed), 'seed.pdf', { trustAnchors: [root.der], now })).status).toBe('valid');
+  });
+
+  it('regression: a file signed twice whose last `startxref` keyword is damaged is not valid (found by this fuzzer)', async () => {
+    // "rtartxref": the reader falls back to the first revision's startxref and sees one signature.
+    const twice = Buffer.from(seeds[2]!);
+    const at = twice.lastIndexOf('startxref');
+    twice[at] = twice[at]! ^ 1;
+    const report = await verifyPdf(bytesSource(twice), 'damaged.pdf', { trustAnchors: [root.der], now });
+    expect(report.status).not.toBe('valid');
+    expect(JSON.stringify(report)).toMatch(/belong to no revision esign could read/);
   });
 
   it.each([
@@ -56,6 +74,11 @@ describe('verifyPdf under mutation', () => {
         if (!result.ok) outcomes.refused++;
         else if (result.value.status === 'valid') outcomes.valid++;
         else outcomes.other++;
+        // Bytes changed in place outside the last signature's /Contents are signed bytes: never valid.
+        const seed = seeds[input.seedIndex]!;
+        const [gapStart, gapEnd] = unsignedGaps[input.seedIndex]!;
+        const signedByteChanged = seed.length === input.bytes.length && seed.some((byte, at) => byte !== input.bytes[at] && (at < gapStart || at >= gapEnd));
+        if (signedByteChanged && result.ok) expect(result.value.status, JSON.stringify(input.mutations)).not.toBe('valid');
       }),
       fuzzParams(300),
     );
