@@ -299,21 +299,21 @@ describe('GET /oauth2/authorize', () => {
   });
 
   it.each([
-    ['scope service credential together', serviceParams({ scope: 'service credential' }), 'invalid_scope'],
-    ['no state', { ...serviceParams(), state: '' }, 'invalid_request'],
-    ['state over 255 bytes', serviceParams({ state: 'y'.repeat(256) }), 'invalid_request'],
-    ['response_type token', serviceParams({ response_type: 'token' }), 'unsupported_response_type'],
-    ['51 hashes', credentialParams('alice-rsa2048', Array.from({ length: 51 }, (_, i) => digest(`h${i}`))), 'invalid_request'],
-    ['numSignatures not the hash count', credentialParams('alice-rsa2048', [digest('1'), digest('2')], { numSignatures: '3' }), 'invalid_request'],
-    ['hashes in standard base64', credentialParams('alice-rsa2048', [digest('1')], { hash: Buffer.from(digest('1')).toString('base64') }), 'invalid_request'],
-    ['no credentialID', credentialParams('', [digest('1')]), 'invalid_request'],
-    ['a disabled credential', credentialParams('alice-disabled', [digest('1')]), 'invalid_request'],
-    ['an expired credential', credentialParams('alice-expired', [digest('1')]), 'invalid_request'],
-  ])('answers %s with error on the redirect', async (_name, params, error) => {
+    ['scope service credential together', serviceParams({ scope: 'service credential' }), 'invalid_scope', /never together/],
+    ['no state', { ...serviceParams(), state: '' }, 'invalid_request', /state parameter is required/],
+    ['state over 255 bytes', serviceParams({ state: 'y'.repeat(256) }), 'invalid_request', /longer than 255 bytes/],
+    ['response_type token', serviceParams({ response_type: 'token' }), 'unsupported_response_type', /Only response_type=code/],
+    ['51 hashes', credentialParams('alice-rsa2048', Array.from({ length: 51 }, (_, i) => digest(`h${i}`))), 'invalid_request', /between 1 and 50, got 51/],
+    ['numSignatures not the hash count', credentialParams('alice-rsa2048', [digest('1'), digest('2')], { numSignatures: '3' }), 'invalid_request', /numSignatures is 3 but 2 hashes/],
+    ['hashes in standard base64', credentialParams('alice-rsa2048', [digest('1')], { hash: Buffer.from(digest('1')).toString('base64') }), 'invalid_request', /base64url-encoded/],
+    ['no credentialID', credentialParams('', [digest('1')]), 'invalid_request', /credentialID parameter is required/],
+    ['a disabled credential', credentialParams('alice-disabled', [digest('1')]), 'invalid_request', /alice-disabled is disabled \(disabled by owner\)/],
+    ['an expired credential', credentialParams('alice-expired', [digest('1')]), 'invalid_request', /alice-expired is disabled \(certificate expired\)/],
+  ])('answers %s with error on the redirect', async (_name, params, error, description) => {
     const result = await authorize(params as Record<string, string>);
     expect(result.status).toBe(302);
     expect(result.params?.get('error')).toBe(error);
-    expect(result.params?.get('error_description')).toBeTruthy();
+    expect(result.params?.get('error_description')).toMatch(description);
     expect(result.params?.get('code')).toBeNull();
     const state = (params as Record<string, string>)['state'];
     if (state) expect(result.params?.get('state')).toBe(state);
