@@ -260,6 +260,16 @@ describe('full flow through the CSC client', () => {
     expect(verifyDigestSignature(credential.certificates[0] as Uint8Array, hashes[0] as Uint8Array, signature as Uint8Array)).toBe(true);
   });
 
+  it('a SAD approved for other hashes is CSC_SAD_INVALID at the client, and nothing is signed', async () => {
+    const { client } = await makeClient();
+    const credential = await client.signingCredential('alice-rsa2048');
+    const redirect = 'http://127.0.0.1:45678/callback';
+    const { url, codeVerifier } = client.credentialAuthorizationUrl('alice-rsa2048', [digest('approved')], redirect, 'other');
+    const code = new URL((await fetch(url, { redirect: 'manual' })).headers.get('location') ?? '').searchParams.get('code') ?? '';
+    const error = await codeOf(client.signWithAuthorizationCode(credential, [digest('something else')], code, redirect, codeVerifier));
+    expect(error).toBe('CSC_SAD_INVALID');
+  });
+
   it('finishes a service sign-in begun in another run, with its PKCE verifier', async () => {
     const { client } = await makeClient();
     await client.forgetServiceToken();
