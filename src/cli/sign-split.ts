@@ -79,6 +79,12 @@ const hashOnlyDocuments: DocumentFiles = {
  * or a browser step can happen here.
  */
 export async function splitServiceSignIn(signing: CscClient, command: SignCommandOptions, ctx: Context): Promise<boolean> {
+  const profile = await ctx.profile();
+  if (profile.sandbox?.embedded) {
+    throw new EsignError('USAGE', 'The split flow on the sandbox needs a running sandbox: its URLs would point at emulators that stop with this command.', {
+      hint: 'Start one with `esign sandbox start`, then run this again.',
+    });
+  }
   // The state file is read only to finish a sign-in; otherwise it is about to be written afresh.
   if (command.redirectUrl.length > 0 || command.code) {
     const pending = await readStateFile(command.state!);
@@ -87,18 +93,15 @@ export async function splitServiceSignIn(signing: CscClient, command: SignComman
         hint: `Run: esign sign --complete --state ${command.state} --redirect-url URL`,
       });
     }
+    if (pending.profile !== profile.name) {
+      throw new EsignError('STATE_FILE_INVALID', `The sign-in in ${command.state} was started with profile ${pending.profile}, not ${profile.name}.`, { hint: `Pass --profile ${pending.profile}.` });
+    }
     const { signIn } = pending;
     const [code] = codesFor(command, [signIn], 'sign-in to the signing service');
     await signing.finishServiceSignIn(code!, signIn.redirectUri, signIn.codeVerifier);
     return false;
   }
   if ((await signing.hasServiceToken()) || ctx.canAuthorizeHere()) return false;
-  const profile = await ctx.profile();
-  if (profile.sandbox?.embedded) {
-    throw new EsignError('USAGE', 'The split flow on the sandbox needs a running sandbox: the sign-in would go to emulators that stop with this command.', {
-      hint: 'Start one with `esign sandbox start` (or pass --auto-approve).',
-    });
-  }
   const redirectUri = splitRedirectUri(profile.settings.redirectUri);
   const state = randomState();
   const { url, codeVerifier } = signing.startServiceSignIn(redirectUri, state);

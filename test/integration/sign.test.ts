@@ -325,6 +325,15 @@ describe('esign sign (PAdES and CAdES against the sandbox)', () => {
     expect(misplaced.stderr).toContain('--redirect-url goes with --complete');
   });
 
+  it('refuses the split flow on a sandbox started inside the command: its URLs would die with it', async () => {
+    const dir = await tempDir();
+    await makePdf(join(dir, 'e.pdf'));
+    const result = await runCli(['--auto-approve', 'sign', '--prepare', '--state', join(dir, 's.json'), join(dir, 'e.pdf')], { env: { ESIGN_CONFIG_DIR: join(dir, 'config'), ESIGN_SANDBOX_DIR: join(dir, 'sandbox') } });
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toContain('needs a running sandbox');
+    expect((await readdir(dir)).filter((name) => name.endsWith('.json'))).toEqual([]);
+  });
+
   it('in the split flow, --complete without the sign-in of --prepare says so before spending the code', async () => {
     const dir = await tempDir();
     await makePdf(join(dir, 'ci.pdf'));
