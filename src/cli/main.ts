@@ -2,9 +2,8 @@
  * The esign entry point and its only error boundary: every failure becomes one line on stderr
  * (or a JSON error with --json) and a documented exit code; stack traces only with --verbose.
  */
-import { rmSync } from 'node:fs';
 import { ExitCode } from '../core/errors.js';
-import { pendingTempFiles } from '../io/pending-temp-files.js';
+import { removePendingTempFilesSync } from '../io/pending-temp-files.js';
 import { exitHooks } from './exit-hooks.js';
 import { renderError } from './render-error.js';
 import { version } from './version.js';
@@ -42,7 +41,7 @@ function isCommanderError(error: unknown): error is { code: string; exitCode: nu
 
 function onSignal(signal: NodeJS.Signals, code: number): void {
   process.once(signal, () => {
-    for (const temp of pendingTempFiles) rmSync(temp, { force: true });
+    removePendingTempFilesSync();
     for (const hook of exitHooks) hook();
     process.stderr.write(`\nesign: interrupted (${signal}); no output was left half-written.\n`);
     process.exit(code);

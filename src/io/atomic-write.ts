@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { access, open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
+import { access, open, rename, rm, rmdir, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { EsignError } from '../core/errors.js';
 
 import { pendingTempFiles } from './pending-temp-files.js';
 
-export { pendingTempFiles };
 
 export interface AtomicWriteOptions {
   /** Replace an existing target (default: refuse with OUTPUT_EXISTS). */
@@ -14,17 +14,51 @@ export interface AtomicWriteOptions {
 }
 
 /**
+ * A temp file for `target`, alone in a fresh hidden directory beside it: same file system, so the
+ * final rename is atomic, and one directory to remove on interruption (pending-temp-files.ts says
+ * why a directory). Created synchronously, so a signal handler never runs while it is half made.
+ */
+export class TempPath {
+  private constructor(
+    readonly dir: string,
+    readonly file: string,
+  ) {}
+
+  static create(target: string): TempPath {
+    const dir = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+    try {
+      mkdirSync(dir, { mode: 0o700 });
+    } catch (error) {
+      throw outputError(target, error);
+    }
+    pendingTempFiles.add(dir);
+    return new TempPath(dir, join(dir, basename(target)));
+  }
+
+  /** Renames the temp file onto `target` and removes the emptied directory. */
+  async moveTo(target: string): Promise<void> {
+    await rename(this.file, target);
+    await rmdir(this.dir).catch(() => undefined);
+    pendingTempFiles.delete(this.dir);
+  }
+
+  async discard(): Promise<void> {
+    await rm(this.dir, { recursive: true, force: true });
+    pendingTempFiles.delete(this.dir);
+  }
+}
+
+/**
  * Writes through a temp file in the target's directory, fsyncs, then renames into place, so a
  * reader never sees a partial file and a failure leaves nothing behind. `write` gets the handle.
  */
 export async function writeFileAtomically(target: string, write: (handle: FileHandle) => Promise<void>, options: AtomicWriteOptions = {}): Promise<void> {
   if (!options.overwrite) await assertAbsent(target);
-  const temp = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
-  pendingTempFiles.add(temp);
+  const temp = TempPath.create(target);
   let handle: FileHandle | undefined;
   try {
     try {
-      handle = await open(temp, 'wx', options.mode ?? 0o644);
+      handle = await open(temp.file, 'wx', options.mode ?? 0o644);
     } catch (error) {
       throw outputError(target, error);
     }
@@ -33,13 +67,11 @@ export async function writeFileAtomically(target: string, write: (handle: FileHa
     await handle.close();
     handle = undefined;
     if (!options.overwrite) await assertAbsent(target);
-    await rename(temp, target);
+    await temp.moveTo(target);
   } catch (error) {
     await handle?.close().catch(() => undefined);
-    await rm(temp, { force: true });
+    await temp.discard();
     throw error instanceof EsignError ? error : outputError(target, error);
-  } finally {
-    pendingTempFiles.delete(temp);
   }
 }
 

@@ -1,13 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import type { Hash } from 'node:crypto';
 import type { Stats } from 'node:fs';
-import { chmod, copyFile, mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { chmod, copyFile, mkdir, open, stat, type FileHandle } from 'node:fs/promises';
 import { EsignError } from '../core/errors.js';
 import { READ_CHUNK_BYTES, type DocumentFiles, type DocumentSource, type OutputFile } from '../core/sign-workflow.js';
-import { assertAbsent, outputError, writeBytesAtomically } from './atomic-write.js';
+import { assertAbsent, outputError, TempPath, writeBytesAtomically } from './atomic-write.js';
 import { FileByteSource, inputError } from './file-source.js';
-import { pendingTempFiles } from './pending-temp-files.js';
 
 /** DocumentFiles over the file system: inputs opened read-only, outputs through temp files. */
 export const fileSystemDocuments: DocumentFiles = {
@@ -33,19 +30,22 @@ class TempOutput implements OutputFile {
 
   private constructor(
     private readonly target: string,
-    private readonly temp: string,
+    private readonly tempPath: TempPath,
     private readonly overwrite: boolean,
   ) {}
 
+  private get temp(): string {
+    return this.tempPath.file;
+  }
+
   static async create(target: string, overwrite: boolean): Promise<TempOutput> {
     if (!overwrite) await assertAbsent(target);
-    const temp = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
-    pendingTempFiles.add(temp);
+    const temp = TempPath.create(target);
     const output = new TempOutput(target, temp, overwrite);
     try {
-      output.handle = await open(temp, 'wx', 0o644);
+      output.handle = await open(temp.file, 'wx', 0o644);
     } catch (error) {
-      pendingTempFiles.delete(temp);
+      await temp.discard();
       throw outputError(target, error);
     }
     return output;
@@ -147,9 +147,8 @@ class TempOutput implements OutputFile {
       await this.handle?.sync();
       await this.suspend();
       if (!this.overwrite) await assertAbsent(this.target);
-      await rename(this.temp, this.target);
+      await this.tempPath.moveTo(this.target);
       this.finished = true;
-      pendingTempFiles.delete(this.temp);
     } catch (error) {
       await this.abort();
       throw error instanceof EsignError ? error : outputError(this.target, error);
@@ -162,8 +161,7 @@ class TempOutput implements OutputFile {
     await this.earlySync?.catch(() => undefined);
     await this.handle?.close().catch(() => undefined);
     this.handle = undefined;
-    await rm(this.temp, { force: true });
-    pendingTempFiles.delete(this.temp);
+    await this.tempPath.discard();
   }
 }
 
