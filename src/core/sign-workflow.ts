@@ -50,8 +50,8 @@ export interface DocumentSource extends ByteSource {
 /** An output being written through a temp file: nothing is visible at `path` until commit. */
 export interface OutputFile {
   /**
-   * Puts a copy of `source` at the start of the output and feeds the copy's bytes into `hash`, so
-   * that what is signed is what was written. Fails if the source changed size meanwhile.
+   * Puts a copy of `source` at the start of the output and feeds the same bytes into `hash`, so
+   * that what is signed is what was written. Fails if the source changed since it was opened.
    */
   copyFrom(source: DocumentSource, hash: Hash): Promise<void>;
   write(bytes: Uint8Array): Promise<void>;

@@ -44,4 +44,17 @@ describe('TempOutput.copyFrom', () => {
     expect(written).toBe('AAAA the document that was parsed AAAA');
     expect(hash.digest('hex')).toBe(sha256(Buffer.from(written)));
   });
+
+  it('refuses a file written to after it was opened (and parsed), same size or not', async () => {
+    const input = join(dir, 'in.pdf');
+    await writeFile(input, 'AAAA the document that was parsed AAAA');
+    const source = await fileSystemDocuments.open(input);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await writeFile(input, 'CCCC rewritten in place, same size! CCCC'.slice(0, 38));
+    const output = await fileSystemDocuments.createOutput(join(dir, 'out.pdf'), { overwrite: false });
+    await expect(output.copyFrom(source, createHash('sha256'))).rejects.toMatchObject({ code: 'INPUT_UNREADABLE', message: expect.stringContaining('changed while esign was signing it') });
+    await output.abort();
+    await source.close();
+    expect(await readdir(dir)).toEqual(['in.pdf']);
+  });
 });

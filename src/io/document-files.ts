@@ -19,8 +19,18 @@ export async function writeDetachedSignature(path: string, bytes: Uint8Array, ov
 // Copies at least this large start their flush to disk at once, while the signature is being made.
 const EARLY_SYNC_BYTES = 8 * 1024 * 1024;
 
+/**
+ * The same file with the same content as far as the inode tells: ctime catches a write whose mtime
+ * was set back, unless the link count changed too (a rename over its name or an unlink also changes
+ * ctime, not the content).
+ */
 function sameFile(a: Stats, b: Stats | undefined): boolean {
-  return b !== undefined && a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
+  if (b === undefined || a.dev !== b.dev || a.ino !== b.ino || a.size !== b.size || a.mtimeMs !== b.mtimeMs) return false;
+  return a.ctimeMs === b.ctimeMs || a.nlink !== b.nlink;
+}
+
+function changedWhileRead(path: string): EsignError {
+  return new EsignError('INPUT_UNREADABLE', `${path} changed while esign was signing it.`, { hint: 'Let whatever writes to it finish, then sign again.' });
 }
 
 class TempOutput implements OutputFile {
@@ -52,28 +62,30 @@ class TempOutput implements OutputFile {
   }
 
   /**
-   * The kernel copies the input (copy_file_range/sendfile, as `cp` does): half the memory copies of
-   * a read-and-write loop and, on this kind of VM, none of its erratic system time. The copy is then
-   * read back from the page cache for the hash, so a change to the input cannot slip in between.
-   * The kernel copies by name; when the name no longer leads to the file that was opened and parsed
-   * (replaced by an editor's atomic save, say), the copy goes through the open handle instead.
+   * Two things at once, on two cores: the kernel copies the input into the temp file by name
+   * (copy_file_range/sendfile, as `cp` does: half the memory copies of a read-and-write loop), while
+   * the open handle is read for the hash. The bytes hashed are the bytes copied because the file
+   * cannot have changed meanwhile: the name leads to the opened file before and after the copy, and
+   * its size, mtime and ctime (which no one can set back) are what they were when it was opened to
+   * be parsed.
+   * When the name leads elsewhere (an editor's atomic save, say), the copy goes through the handle.
    */
   async copyFrom(source: DocumentSource, hash: Hash): Promise<void> {
     await this.suspend();
-    const opened = source instanceof FileByteSource ? await source.fileStat() : undefined;
-    const nameLeadsToOpened = async (): Promise<boolean> => opened !== undefined && sameFile(opened, await stat(source.path).catch(() => undefined));
-    if (!(await nameLeadsToOpened()) || !(await this.kernelCopy(source)) || !(await nameLeadsToOpened())) {
-      return this.copyThroughHandle(source, hash);
-    }
-    const copy = await FileByteSource.open(this.temp);
+    if (!(source instanceof FileByteSource)) return this.copyThroughHandle(source, hash);
+    const opened = source.openedStat;
+    if (!sameFile(opened, await source.fileStat())) throw changedWhileRead(source.path);
+    const nameLeadsToOpened = async (): Promise<boolean> => sameFile(opened, await stat(source.path).catch(() => undefined));
+    if (!(await nameLeadsToOpened())) return this.copyThroughHandle(source, hash);
+    const copying = this.kernelCopy(source);
     try {
-      if (copy.size !== source.size) {
-        throw new EsignError('INPUT_UNREADABLE', `${source.path} changed size while being read.`, { hint: 'Do not modify files while esign signs them.' });
-      }
-      for await (const chunk of copy.chunks(0, copy.size)) hash.update(chunk);
-    } finally {
-      await copy.close();
+      for await (const chunk of source.chunks(0, source.size)) hash.update(chunk);
+    } catch (error) {
+      await copying.catch(() => undefined);
+      throw inputError(source.path, error);
     }
+    if (!(await copying) || !(await nameLeadsToOpened())) await this.copyThroughHandle(source);
+    if (!sameFile(opened, await source.fileStat())) throw changedWhileRead(source.path);
     if (source.size >= EARLY_SYNC_BYTES) {
       this.earlySync = this.syncCopy();
       // Handled here so that a failure waits for commit (which reports it) instead of crashing the run.
@@ -98,8 +110,8 @@ class TempOutput implements OutputFile {
     }
   }
 
-  /** The read-and-write loop through the open handle: every chunk into the hash and the temp file. */
-  private async copyThroughHandle(source: DocumentSource, hash: Hash): Promise<void> {
+  /** The read-and-write loop through the open handle: every chunk into the temp file (and the hash, if given). */
+  private async copyThroughHandle(source: DocumentSource, hash?: Hash): Promise<void> {
     this.handle = await open(this.temp, 'w').catch((error: unknown) => {
       throw outputError(this.target, error);
     });
@@ -108,7 +120,7 @@ class TempOutput implements OutputFile {
       const chunk = await source.read(offset, READ_CHUNK_BYTES).catch((error: unknown) => {
         throw inputError(source.path, error);
       });
-      hash.update(chunk);
+      hash?.update(chunk);
       await pendingWrite;
       pendingWrite = this.write(chunk);
     }

@@ -9,6 +9,8 @@ export class FileByteSource implements ByteSource {
     private readonly handle: FileHandle,
     readonly size: number,
     readonly path: string,
+    /** The file as it was when opened, before anything was read: what every later check compares with. */
+    readonly openedStat: Stats,
   ) {}
 
   static async open(path: string): Promise<FileByteSource> {
@@ -23,7 +25,7 @@ export class FileByteSource implements ByteSource {
       await handle.close();
       throw new EsignError('INPUT_UNREADABLE', `${path} is not a regular file.`, { hint: 'Name a file, or a directory to sign all files in it.' });
     }
-    return new FileByteSource(handle, stat.size, path);
+    return new FileByteSource(handle, stat.size, path, stat);
   }
 
   async read(offset: number, length: number): Promise<Uint8Array> {
@@ -38,14 +40,31 @@ export class FileByteSource implements ByteSource {
     return done === wanted ? buffer : buffer.subarray(0, done);
   }
 
-  /** Reads [start, end) in chunks of `chunkSize` (1 MiB or more keeps hashing near disk speed). */
+  /**
+   * Reads [start, end) in chunks of `chunkSize` (1 MiB or more keeps hashing near disk speed), the
+   * next chunk read into a second buffer while the caller works on this one. A chunk is valid until
+   * the caller asks for the one after the next.
+   */
   async *chunks(start: number, end: number, chunkSize = 4 * 1024 * 1024): AsyncGenerator<Uint8Array> {
-    const buffer = Buffer.allocUnsafe(Math.min(chunkSize, Math.max(end - start, 1)));
-    for (let offset = start; offset < end; ) {
-      const { bytesRead } = await this.handle.read(buffer, 0, Math.min(buffer.length, end - offset), offset);
-      if (bytesRead === 0) throw new EsignError('INPUT_UNREADABLE', `${this.path} changed size while being read.`, { hint: 'Do not modify files while esign signs them.' });
-      yield buffer.subarray(0, bytesRead);
-      offset += bytesRead;
+    const size = Math.min(chunkSize, Math.max(end - start, 1));
+    let filling = Buffer.allocUnsafe(size);
+    let spare = Buffer.allocUnsafe(size);
+    const readInto = (buffer: Buffer, offset: number) => this.handle.read(buffer, 0, Math.min(size, end - offset), offset);
+    let pending = start < end ? readInto(filling, start) : undefined;
+    try {
+      for (let offset = start; pending; ) {
+        const { bytesRead } = await pending;
+        pending = undefined;
+        if (bytesRead === 0) throw new EsignError('INPUT_UNREADABLE', `${this.path} changed size while being read.`, { hint: 'Do not modify files while esign signs them.' });
+        const chunk = filling.subarray(0, bytesRead);
+        [filling, spare] = [spare, filling];
+        offset += bytesRead;
+        if (offset < end) pending = readInto(filling, offset);
+        yield chunk;
+      }
+    } finally {
+      // A caller that stops early must not leave a read in flight into a buffer (or a closed handle).
+      await pending?.catch(() => undefined);
     }
   }
 
