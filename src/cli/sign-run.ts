@@ -22,14 +22,12 @@ import {
   type SignedDocument,
   type ExtendSigned,
 } from '../core/sign-workflow.js';
-import { readPdf } from '../core/pdf/index.js';
+import { readPdf } from '../core/pdf/document.js';
 import { createOutputDir, fileSystemDocuments, writeDetachedSignature } from '../io/document-files.js';
 import { createCscClient, type CscClient } from '../io/csc-client.js';
-import { createTsaClient } from '../io/tsa-client.js';
 import type { Context, ResolvedProfile } from './context.js';
 import { expandInputs, planJobs } from './inputs.js';
 import { batchExitCode, type SignCommandOptions } from './commands/sign.js';
-import { runSplitComplete, runSplitPrepare, splitServiceSignIn } from './sign-split.js';
 
 interface Failure {
   input: string;
@@ -41,7 +39,7 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
   if ((options.prepare || options.complete) && !options.state) throw new EsignError('USAGE', 'The split flow needs --state FILE.', { hint: 'Add --state sign-state.json.' });
   if ((options.prepare || options.complete) && options.upload) throw new EsignError('USAGE', '--upload does not go with the split flow.', { hint: 'Upload the outputs of --complete with `esign upload FILE…`.' });
   if (options.overwrite && !options.upload) throw new EsignError('USAGE', '--overwrite replaces objects in your bucket, so it goes with --upload.', { hint: 'Add --upload, or use --force to replace local outputs.' });
-  if (options.complete) return runSplitComplete(options, ctx);
+  if (options.complete) return (await import('./sign-split.js')).runSplitComplete(options, ctx);
   if (files.length === 0) throw new EsignError('USAGE', 'Name at least one file to sign.', { hint: 'esign sign contract.pdf' });
 
   const profile = await ctx.profile({ storage: options.upload });
@@ -63,11 +61,13 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
   const longTerm = level === 'B-LT' || level === 'B-LTA';
   if (longTerm) refuseLongTermFor(jobs, level, options);
   const signing = await createCscClient(ctx, profile);
-  if (options.prepare && (await splitServiceSignIn(signing, options, ctx))) return;
+  // The split flow and the TSA client load only when used: a plain B-B run is the one to keep quick.
+  const split = options.prepare ? await import('./sign-split.js') : undefined;
+  if (split && (await split.splitServiceSignIn(signing, options, ctx))) return;
   const credential = await chooseCredential(options.credential ?? profile.settings.credential, signing, ctx);
   const signOptions = signOptionsFrom(options, level, ctx.clock.now(), signerName(credential));
-  if (options.prepare) return runSplitPrepare(jobs, credential, signOptions, signing, options, ctx);
-  const tsa = level === 'B-B' ? undefined : createTsaClient(ctx, profile);
+  if (split) return split.runSplitPrepare(jobs, credential, signOptions, signing, options, ctx);
+  const tsa = level === 'B-B' ? undefined : (await import('../io/tsa-client.js')).createTsaClient(ctx, profile);
   const extender = longTerm ? await longTermExtender(ctx, level, tsa) : undefined;
   // Storage is opened before anyone approves anything, so a missing login shows at once.
   const upload = options.upload ? await outputUploader(ctx, jobs, options.overwrite) : undefined;

@@ -8,7 +8,8 @@ import { buildSignedAttributes, type SignedAttributes } from './cms/signed-attri
 import { buildSignedData } from './cms/signed-data.js';
 import { MAX_HASHES_PER_AUTHORIZATION } from './csc/shapes.js';
 import { EsignError } from './errors.js';
-import { byteRangeChunks, prepareSignature, readPdf, spliceContents, type PreparedUpdate } from './pdf/index.js';
+import { readPdf } from './pdf/document.js';
+import { byteRangeChunks, prepareSignature, spliceContents, type PreparedUpdate } from './pdf/placeholder.js';
 import type { ByteSource, RemoteSigner, SigningCredential, TimestampAuthority } from './ports.js';
 import type { SignatureLevel } from './profile.js';
 
