@@ -39,16 +39,24 @@ function isCommanderError(error: unknown): error is { code: string; exitCode: nu
   return typeof (error as { code?: unknown })?.code === 'string' && (error as { code: string }).code.startsWith('commander.');
 }
 
-function onSignal(signal: NodeJS.Signals, code: number): void {
-  process.once(signal, () => {
-    removePendingTempFilesSync();
-    for (const hook of exitHooks) hook();
-    process.stderr.write(`\nesign: interrupted (${signal}); no output was left half-written.\n`);
-    process.exit(code);
-  });
+/** Removes what is half-written, runs the exit hooks, and exits at once. */
+function exitNow(code: number, line?: string): never {
+  removePendingTempFilesSync();
+  for (const hook of exitHooks) hook();
+  if (line) process.stderr.write(line);
+  process.exit(code);
 }
 
-onSignal('SIGINT', ExitCode.interrupted);
-onSignal('SIGTERM', ExitCode.terminated);
-
-process.exitCode = await main(process.argv);
+/** What bin/esign.js runs: signal handlers first, then the command. */
+export async function start(): Promise<void> {
+  process.once('SIGINT', () => exitNow(ExitCode.interrupted, '\nesign: interrupted (SIGINT); no output was left half-written.\n'));
+  process.once('SIGTERM', () => exitNow(ExitCode.terminated, '\nesign: interrupted (SIGTERM); no output was left half-written.\n'));
+  // A reader that stops early (`esign … | head -1`): end quietly, as a Unix tool ends on SIGPIPE.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') exitNow(ExitCode.brokenPipe);
+      throw error;
+    });
+  }
+  process.exitCode = await main(process.argv);
+}

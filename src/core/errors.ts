@@ -23,6 +23,8 @@ export const ExitCode = {
   credential: 11,
   notImplemented: 12,
   interrupted: 130,
+  /** stdout or stderr closed by its reader (128 + SIGPIPE, as a shell reports a tool ended by it). */
+  brokenPipe: 141,
   terminated: 143,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

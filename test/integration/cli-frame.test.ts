@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { stat, writeFile, chmod } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -52,6 +52,16 @@ describe('esign CLI frame', () => {
     let attempt = withinBudget();
     for (let retry = 0; retry < 2 && !attempt.ok; retry++) attempt = withinBudget();
     expect(attempt.ok, attempt.figures).toBe(true);
+  });
+
+  it('ends quietly with 141 when the reader of its output goes away (esign … | head -1)', async () => {
+    const child = spawn(process.execPath, [join(import.meta.dirname, '../../bin/esign.js'), '--help'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.destroy(); // the reader is gone before esign writes anything
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code).toBe(141);
+    expect(stderr).toBe('');
   });
 
   it('rejects unknown options with the usage exit code', async () => {
