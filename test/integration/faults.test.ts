@@ -178,7 +178,7 @@ async function runCase(c: FaultCase): Promise<void> {
     command: `esign ${args[c.command].filter((arg) => !arg.startsWith('/')).join(' ')}`,
     exitCode: result.code,
     errorCode,
-    message: message.replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:PORT').replace(/case-\d+/g, 'case-N'),
+    message: message.replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:PORT').replace(/case-\d+/g, 'case-N').replace(/esign-[0-9a-f]{40}/g, 'esign-BUCKET'),
     tries,
     maxTries,
     inputUntouched: untouched,
