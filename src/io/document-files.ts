@@ -82,7 +82,7 @@ class TempOutput implements OutputFile {
       for await (const chunk of source.chunks(0, source.size)) hash.update(chunk);
     } catch (error) {
       await copying.catch(() => undefined);
-      throw inputError(source.path, error);
+      throw error instanceof EsignError ? error : inputError(source.path, error);
     }
     if (!(await copying) || !(await nameLeadsToOpened())) await this.copyThroughHandle(source);
     if (!sameFile(opened, await source.fileStat())) throw changedWhileRead(source.path);

@@ -43,7 +43,7 @@ export class FileByteSource implements ByteSource {
   /**
    * Reads [start, end) in chunks of `chunkSize` (1 MiB or more keeps hashing near disk speed), the
    * next chunk read into a second buffer while the caller works on this one. A chunk is valid until
-   * the caller asks for the one after the next.
+   * the caller asks for the next one.
    */
   async *chunks(start: number, end: number, chunkSize = 4 * 1024 * 1024): AsyncGenerator<Uint8Array> {
     const size = Math.min(chunkSize, Math.max(end - start, 1));
