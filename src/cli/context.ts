@@ -97,7 +97,8 @@ export function createContext(io: Io, globals: GlobalOptions, overrides: Context
   let profilePromise: Promise<ResolvedProfile> | undefined;
   const http = new HttpClient({ userAgent: 'esign/0.1', timeoutMs: httpTimeoutMs(env), trace: globals.verbose ? (line) => io.debug(line) : undefined });
 
-  const browserIsScripted = () => overrides.browser !== undefined || Boolean(globals.autoApprove) || typeof globals.browser === 'string' || env['ESIGN_BROWSER'] !== undefined;
+  const browserCommand = typeof globals.browser === 'string' ? globals.browser : env['ESIGN_BROWSER'];
+  const browserIsScripted = () => overrides.browser !== undefined || Boolean(globals.autoApprove) || browserCommand !== undefined;
 
   const ctx: Context = {
     io,
@@ -127,7 +128,6 @@ export function createContext(io: Io, globals: GlobalOptions, overrides: Context
     },
     async authorize(request) {
       const profile = await ctx.profile();
-      const browserCommand = typeof globals.browser === 'string' ? globals.browser : env['ESIGN_BROWSER'];
       const scripted = browserIsScripted();
       const browser = overrides.browser ?? (globals.autoApprove ? followRedirectsBrowser : createBrowserLauncher(browserCommand, env));
       return authorizeInBrowser({
@@ -268,9 +268,12 @@ interface PublishedSandbox extends Omit<SandboxRuntime, 'embedded'> {
   autoApprove?: boolean;
 }
 
-export async function writeRuntime(dataDir: string, runtime: PublishedSandbox): Promise<void> {
+/** Announces a running sandbox in `dataDir`; returns the file written. */
+export async function writeRuntime(dataDir: string, runtime: PublishedSandbox): Promise<string> {
   await mkdir(dataDir, { recursive: true });
-  await writeFile(join(dataDir, RUNTIME_FILE), JSON.stringify(runtime, null, 2) + '\n');
+  const path = join(dataDir, RUNTIME_FILE);
+  await writeFile(path, JSON.stringify(runtime, null, 2) + '\n');
+  return path;
 }
 
 async function readRuntime(dataDir: string): Promise<PublishedSandbox | undefined> {

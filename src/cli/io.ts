@@ -55,8 +55,7 @@ export class Io {
 
   /** A result: the human text, or the JSON value with --json (one line per value). */
   result(data: unknown, human: () => string): void {
-    if (this.json) this.stdout.write(JSON.stringify(data) + '\n');
-    else if (!this.quiet) this.stdout.write(human() + '\n');
+    if (this.json || !this.quiet) this.essential(data, human);
   }
 
   /** A result a person must act on (a URL to open): like `result`, but printed even with --quiet. */

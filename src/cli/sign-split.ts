@@ -72,6 +72,11 @@ const hashOnlyDocuments: DocumentFiles = {
   }),
 };
 
+/** A cached service sign-in, or one that can happen in this run (a person at a browser). */
+async function signedInOrCanSignIn(signing: CscClient, ctx: Context): Promise<boolean> {
+  return (await signing.hasServiceToken()) || ctx.canAuthorizeHere();
+}
+
 /**
  * The service sign-in of `--prepare` when nobody can do it in this run: saves it as pending, prints
  * its URL and returns true (the run ends there). Given `--redirect-url` (or `--code`) for a pending
@@ -101,7 +106,7 @@ export async function splitServiceSignIn(signing: CscClient, command: SignComman
     await signing.finishServiceSignIn(code!, signIn.redirectUri, signIn.codeVerifier);
     return false;
   }
-  if ((await signing.hasServiceToken()) || ctx.canAuthorizeHere()) return false;
+  if (await signedInOrCanSignIn(signing, ctx)) return false;
   const redirectUri = splitRedirectUri(profile.settings.redirectUri);
   const state = randomState();
   const { url, codeVerifier } = signing.startServiceSignIn(redirectUri, state);
@@ -197,7 +202,7 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
   const { createCscClient } = await import('../io/csc-client.js');
   const signing = await createCscClient(ctx, profile);
   // Checked before the codes are spent: each can be exchanged for a SAD only once.
-  if (!(await signing.hasServiceToken()) && !ctx.canAuthorizeHere()) {
+  if (!(await signedInOrCanSignIn(signing, ctx))) {
     throw new EsignError('AUTH_BROWSER_FAILED', 'The sign-in to the signing service that --prepare used is not on this machine or has expired (it lasts an hour).', {
       hint: 'Run --complete where --prepare ran (the same ESIGN_CONFIG_DIR) within the hour, or run --prepare again.',
     });

@@ -217,3 +217,8 @@ export function asEsignError(
   if (error instanceof EsignError) return error;
   return new EsignError(code, message, { ...options, cause: error });
 }
+
+/** Ends a message with a full stop (unless it ends in one already), so the hint after it reads as a new sentence. */
+export function sentence(text: string): string {
+  return /[.!?]$/.test(text.trimEnd()) ? text.trimEnd() : `${text.trimEnd()}.`;
+}

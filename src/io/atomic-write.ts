@@ -35,6 +35,17 @@ export class TempPath {
     return new TempPath(dir, join(dir, basename(target)));
   }
 
+  /** A new temp file for `target`, opened for writing; nothing is left behind when that fails. */
+  static async open(target: string, mode: number): Promise<{ temp: TempPath; handle: FileHandle }> {
+    const temp = TempPath.create(target);
+    try {
+      return { temp, handle: await open(temp.file, 'wx', mode) };
+    } catch (error) {
+      await temp.discard();
+      throw outputError(target, error);
+    }
+  }
+
   /** Renames the temp file onto `target` and removes the emptied directory. */
   async moveTo(target: string): Promise<void> {
     await rename(this.file, target);
@@ -54,14 +65,10 @@ export class TempPath {
  */
 export async function writeFileAtomically(target: string, write: (handle: FileHandle) => Promise<void>, options: AtomicWriteOptions = {}): Promise<void> {
   if (!options.overwrite) await assertAbsent(target);
-  const temp = TempPath.create(target);
-  let handle: FileHandle | undefined;
+  const opened = await TempPath.open(target, options.mode ?? 0o644);
+  const temp = opened.temp;
+  let handle: FileHandle | undefined = opened.handle;
   try {
-    try {
-      handle = await open(temp.file, 'wx', options.mode ?? 0o644);
-    } catch (error) {
-      throw outputError(target, error);
-    }
     await write(handle);
     await handle.sync();
     await handle.close();

@@ -4,7 +4,7 @@
  * the browser steps, the cached service token and the check of every returned signature.
  * Tokens and SADs are never logged or printed.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { EsignError, isEsignError } from '../core/errors.js';
 import type { Clock, RemoteSigner, SigningCredential } from '../core/ports.js';
 import {
@@ -22,6 +22,7 @@ import {
   processTokenResponse,
 } from '../core/csc/responses.js';
 import { MAX_HASHES_PER_AUTHORIZATION, SERVICE_TOKEN_LIFETIME_S, type CredentialInfo, type PreparedRequest } from '../core/csc/shapes.js';
+import { codeChallengeS256, verifierFromBytes } from '../core/oidc/pkce.js';
 import { verifyDigestSignature } from '../core/csc/signature.js';
 import type { Context, ResolvedProfile } from '../cli/context.js';
 import type { HttpClient, HttpResponse } from './http.js';
@@ -54,8 +55,8 @@ const SERVICE = 'signing service';
 type AuthorizationScope = { scope: 'service' } | { scope: 'credential'; credentialID: string; hashes: Uint8Array[] };
 
 function newPkce(): { codeVerifier: string; codeChallenge: string } {
-  const codeVerifier = randomBytes(32).toString('base64url');
-  return { codeVerifier, codeChallenge: createHash('sha256').update(codeVerifier).digest('base64url') };
+  const codeVerifier = verifierFromBytes(randomBytes(32));
+  return { codeVerifier, codeChallenge: codeChallengeS256(codeVerifier) };
 }
 const MAX_PAGES = 1000;
 
@@ -174,14 +175,17 @@ export class CscClient implements RemoteSigner {
 
   /** Whether a fresh service token is cached (so no browser step is needed for the next call). */
   async hasServiceToken(): Promise<boolean> {
-    return isFresh(await this.options.tokens.get(this.options.tokenKey), this.options.clock.now().getTime());
+    return (await this.cachedServiceToken()) !== undefined;
   }
 
   /** The cached service token while fresh; otherwise one browser step (scope service). */
   async serviceToken(): Promise<string> {
+    return (await this.cachedServiceToken()) ?? this.cacheServiceToken(await this.browserStep({ scope: 'service' }, 'Bearer', 'sign-in to the signing service'));
+  }
+
+  private async cachedServiceToken(): Promise<string | undefined> {
     const cached = await this.options.tokens.get(this.options.tokenKey);
-    if (isFresh(cached, this.options.clock.now().getTime())) return cached.accessToken;
-    return this.cacheServiceToken(await this.browserStep({ scope: 'service' }, 'Bearer', 'sign-in to the signing service'));
+    return isFresh(cached, this.options.clock.now().getTime()) ? cached.accessToken : undefined;
   }
 
   /**

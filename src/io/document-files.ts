@@ -44,20 +44,11 @@ class TempOutput implements OutputFile {
     private readonly overwrite: boolean,
   ) {}
 
-  private get temp(): string {
-    return this.tempPath.file;
-  }
-
   static async create(target: string, overwrite: boolean): Promise<TempOutput> {
     if (!overwrite) await assertAbsent(target);
-    const temp = TempPath.create(target);
+    const { temp, handle } = await TempPath.open(target, 0o644);
     const output = new TempOutput(target, temp, overwrite);
-    try {
-      output.handle = await open(temp.file, 'wx', 0o644);
-    } catch (error) {
-      await temp.discard();
-      throw outputError(target, error);
-    }
+    output.handle = handle;
     return output;
   }
 
@@ -96,9 +87,9 @@ class TempOutput implements OutputFile {
   /** copyFile onto the temp file, keeping the temp file's mode (copyFile copies the input's). */
   private async kernelCopy(source: DocumentSource): Promise<boolean> {
     try {
-      const { mode } = await stat(this.temp);
-      await copyFile(source.path, this.temp);
-      await chmod(this.temp, mode & 0o777).catch((error: NodeJS.ErrnoException) => {
+      const { mode } = await stat(this.tempPath.file);
+      await copyFile(source.path, this.tempPath.file);
+      await chmod(this.tempPath.file, mode & 0o777).catch((error: NodeJS.ErrnoException) => {
         // Some network file systems refuse chmod; the mode is then what the share gives.
         if (error.code !== 'EPERM' && error.code !== 'ENOTSUP') throw error;
       });
@@ -112,7 +103,7 @@ class TempOutput implements OutputFile {
 
   /** The read-and-write loop through the open handle: every chunk into the temp file (and the hash, if given). */
   private async copyThroughHandle(source: DocumentSource, hash?: Hash): Promise<void> {
-    this.handle = await open(this.temp, 'w').catch((error: unknown) => {
+    this.handle = await open(this.tempPath.file, 'w').catch((error: unknown) => {
       throw outputError(this.target, error);
     });
     let pendingWrite: Promise<void> = Promise.resolve();
@@ -130,7 +121,7 @@ class TempOutput implements OutputFile {
   /** fsync of the copied original on its own handle; commit then only waits for what is left. */
   private async syncCopy(): Promise<void> {
     // Writable: Windows refuses to flush through a read-only handle.
-    const handle = await open(this.temp, 'r+');
+    const handle = await open(this.tempPath.file, 'r+');
     try {
       await handle.sync();
     } finally {
@@ -139,7 +130,7 @@ class TempOutput implements OutputFile {
   }
 
   async write(bytes: Uint8Array): Promise<void> {
-    this.handle ??= await open(this.temp, 'a');
+    this.handle ??= await open(this.tempPath.file, 'a');
     try {
       await this.handle.write(bytes);
     } catch (error) {

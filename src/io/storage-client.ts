@@ -12,13 +12,13 @@ import { basename } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import type { Context } from '../cli/context.js';
-import { EsignError, ExitCode, isEsignError } from '../core/errors.js';
+import { EsignError, ExitCode, isEsignError, sentence } from '../core/errors.js';
 import type { Clock } from '../core/ports.js';
 import { writeFileAtomically } from './atomic-write.js';
 import { inputError } from './file-source.js';
 import { backoffMs, MAX_TRIES, responseJson, RETRYABLE_STATUS, retryAfterMs, type HttpClient } from './http.js';
 import { readIdentitySession } from './identity-client.js';
-import { STORAGE_SCOPE, processStorageCredentialsResponse, sentence, type StorageGrant } from './storage-grant.js';
+import { STORAGE_SCOPE, processStorageCredentialsResponse, type StorageGrant } from './storage-grant.js';
 
 export { STORAGE_SCOPE, type StorageGrant };
 

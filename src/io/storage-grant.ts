@@ -3,7 +3,7 @@
  * the WWW-Authenticate header and the parsed JSON body in; a grant or an EsignError out), so it can
  * be tested and fuzzed without a server.
  */
-import { EsignError, ExitCode } from '../core/errors.js';
+import { EsignError, ExitCode, sentence } from '../core/errors.js';
 import { assertSecureUrl } from './http.js';
 
 export const STORAGE_SCOPE = 'com.vendor.storage';
@@ -57,11 +57,6 @@ export function processStorageCredentialsResponse(status: number, wwwAuthenticat
   }
   assertSecureUrl(fields.endpoint as string, 'storage server');
   return { ...(fields as Record<keyof typeof fields, string>), expiration };
-}
-
-/** Ends a message with a full stop (unless it ends in one already), so the hint after it reads as a new sentence. */
-export function sentence(text: string): string {
-  return /[.!?]$/.test(text.trimEnd()) ? text.trimEnd() : `${text.trimEnd()}.`;
 }
 
 function asObject(value: unknown): Record<string, unknown> | undefined {

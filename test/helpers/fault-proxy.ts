@@ -2,7 +2,11 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Fault } from '../../src/sandbox/faults.js';
 
-/** A fault proxy for the sandbox S3 endpoint (the sandbox host's fault injector does not see S3 traffic). */
+/**
+ * A fault proxy in front of the sandbox S3 endpoint. The S3 gateway takes the host's faults too;
+ * the proxy is for faults at the connection (a delayed answer that closes, a reset) and for the
+ * S3 PUT rows of the fault matrix, counted by `puts`.
+ */
 export interface FaultProxy {
   url: string;
   faults: Fault[];

@@ -9,6 +9,7 @@ import { appendFileSync, mkdirSync } from 'node:fs';
 import { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
+import { SANDBOX_SECRETS } from '../../src/sandbox/deps.js';
 
 export type SecretKind = 'service token' | 'SAD' | 'identity access token' | 'ID token' | 'code' | 'storage secret' | 'configured secret';
 
@@ -18,11 +19,12 @@ export const issuedSecrets = new Map<string, SecretKind>();
 export const authorizeRequests: URLSearchParams[] = [];
 
 /** Fixed secrets of the sandbox profile and of the tests' own profiles. */
+const basic = (user: string, password: string) => Buffer.from(`${user}:${password}`).toString('base64');
 export const CONFIGURED_SECRETS = [
-  'sandbox-secret',
-  'sandbox-tsa',
-  Buffer.from('esign-cli:sandbox-secret').toString('base64'),
-  Buffer.from('esign:sandbox-tsa').toString('base64'),
+  SANDBOX_SECRETS.clientSecret,
+  SANDBOX_SECRETS.tsaPassword,
+  basic(SANDBOX_SECRETS.clientId, SANDBOX_SECRETS.clientSecret),
+  basic(SANDBOX_SECRETS.tsaUser, SANDBOX_SECRETS.tsaPassword),
   'remote-secret-value',
 ];
 

@@ -15,6 +15,7 @@ const JUDGES: Record<string, string> = {
   certutil: 'libnss3-tools',
   chromium: 'chromium',
   aws: 'awscli',
+  script: 'bsdutils',
 };
 
 describe('independent judges', () => {

@@ -1,5 +1,4 @@
 import { readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Command } from 'commander';
 import { sandboxDataDir } from '../../io/paths.js';
 import { writeRootPem, writeRuntime } from '../context.js';
@@ -31,8 +30,8 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         const rootPemPath = await writeRootPem(dataDir, started.pki.rootPem);
         // Commands look for a running sandbox in the default data dir, so announce it there as well.
         for (const dir of new Set([dataDir, sandboxDataDir(ctx.env)])) {
-          await writeRuntime(dir, { pid: process.pid, urls: started.urls, rootPemPath, autoApprove: started.autoApprove });
-          exitHooks.add(() => removeOwnRuntime(join(dir, 'runtime.json')));
+          const runtimeFile = await writeRuntime(dir, { pid: process.pid, urls: started.urls, rootPemPath, autoApprove: started.autoApprove });
+          exitHooks.add(() => removeOwnRuntime(runtimeFile));
         }
         const urls = started.urls;
         ctx.io.result({ urls, dataDir, rootPem: rootPemPath, autoApprove: started.autoApprove }, () =>

@@ -57,6 +57,8 @@ export interface ParsedSignedData {
   unsignedAttributes: CmsAttribute[];
   /** The first signature-time-stamp unsigned attribute (a TimeStampToken ContentInfo), if any. */
   signatureTimeStampToken: Uint8Array | undefined;
+  /** The RevocationInfoChoices of the `crls` field, DER, in the order given (unchecked). */
+  revocationChoices: Uint8Array[];
 }
 
 /**
@@ -95,6 +97,7 @@ function readSignedData(cmsDer: Uint8Array): ParsedSignedData {
         .filter((choice) => isUniversal(choice, 16))
         .map(encoded)
     : [];
+  const revocationChoices = (rest.find((block) => isContext(block, 1))?.items ?? []).map((choice) => Uint8Array.from(encoded(choice)));
   const signerInfos = setItems(signerInfosBlock, 'signerInfos');
   if (signerInfos.length !== 1) throw new Asn1StructureError(`signerInfos: expected one SignerInfo, found ${signerInfos.length}`);
   const signer = readSignerInfo(signerInfos[0]);
@@ -105,6 +108,7 @@ function readSignedData(cmsDer: Uint8Array): ParsedSignedData {
     certificates: certificates.map((der) => Uint8Array.from(der)),
     signerCertificate: findSignerCertificate(certificates, signer.signerIdentifier),
     ...signer,
+    revocationChoices,
   };
 }
 

@@ -217,7 +217,8 @@ export class PdfDocument {
   }
 }
 
-function isPagesNode(dict: PdfDict): boolean {
+/** An intermediate node of the page tree (some writers leave out its /Type). */
+export function isPagesNode(dict: PdfDict): boolean {
   return isName(dict.get('Type'), 'Pages') || (!isName(dict.get('Type'), 'Page') && dict.has('Kids'));
 }
 

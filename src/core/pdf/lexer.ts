@@ -24,6 +24,11 @@ export class Keyword {
 type Token = PdfObject | Keyword | '[' | ']' | '<<' | '>>';
 
 const WHITESPACE = new Set([0x00, 0x09, 0x0a, 0x0c, 0x0d, 0x20]);
+
+/** PDF white space (ISO 32000-1, 7.2.2). */
+export function isPdfWhitespace(byte: number): boolean {
+  return WHITESPACE.has(byte);
+}
 const DELIMITER = new Set([0x28, 0x29, 0x3c, 0x3e, 0x5b, 0x5d, 0x7b, 0x7d, 0x2f, 0x25]);
 
 function isRegular(byte: number | undefined): byte is number {

@@ -56,7 +56,7 @@ export async function checkSignatureCms(cmsDer: Uint8Array, digestOf: (hashName:
     return result;
   }
   result.parsed = parsed;
-  const context = withEmbeddedRevocation(ctx, cmsDer, parsed);
+  const context = withEmbeddedRevocation(ctx, parsed);
   const hashName = HASH_NAME_BY_OID[parsed.digestAlgorithm];
   result.integrity.digestAlgorithm = hashName ?? parsed.digestAlgorithm;
   result.signatureValue.algorithm = parsed.signatureAlgorithm;
@@ -108,8 +108,8 @@ export async function checkSignatureCms(cmsDer: Uint8Array, digestOf: (hashName:
 }
 
 /** `ctx` with the revocation data the CMS carries, which is consulted first. */
-function withEmbeddedRevocation(ctx: CmsContext, cmsDer: Uint8Array, parsed: ParsedSignedData): CmsContext {
-  return { ...ctx, revocation: combineMaterial(embeddedRevocation(cmsDer, parsed), ctx.revocation) };
+function withEmbeddedRevocation(ctx: CmsContext, parsed: ParsedSignedData): CmsContext {
+  return { ...ctx, revocation: combineMaterial(embeddedRevocation(parsed), ctx.revocation) };
 }
 
 function collectChainProblems(chain: ChainReport, into: { problems: string[]; untrusted: string[] }, who: string): void {
@@ -161,7 +161,7 @@ export function checkTimestampToken(tokenDer: Uint8Array, imprint: Uint8Array | 
     problems.push((error as Error).message.replace(/\.$/, ''));
   }
   const tsaCert = token.signerCertificate ? certificate(token.signerCertificate) : undefined;
-  const chain = tsaCert ? chainReport(tsaCert, [...token.certificates, ...ctx.extraCerts], withEmbeddedRevocation(ctx, tokenDer, token.signedData), tstInfo.genTime) : undefined;
+  const chain = tsaCert ? chainReport(tsaCert, [...token.certificates, ...ctx.extraCerts], withEmbeddedRevocation(ctx, token.signedData), tstInfo.genTime) : undefined;
   if (chain?.trusted) problems.push(...chain.problems);
   for (const entry of chain?.revocation ?? []) if (entry.status === 'revoked') problems.push(`${entry.subject} was revoked on ${entry.revokedAt ?? '?'}`);
   return {

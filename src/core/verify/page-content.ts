@@ -12,8 +12,8 @@
  */
 import { bytesEqual } from '../cms/parse.js';
 import { parseWindowed } from '../pdf/byte-source.js';
-import type { PdfDocument } from '../pdf/document.js';
-import { PdfDict, PdfRef, PdfStream, PdfString, isName } from '../pdf/objects.js';
+import { isPagesNode, type PdfDocument } from '../pdf/document.js';
+import { PdfDict, PdfRef, PdfStream, PdfString } from '../pdf/objects.js';
 import type { PdfObject } from '../pdf/objects.js';
 
 const INHERITED = ['Resources', 'MediaBox', 'CropBox', 'Rotate'];
@@ -76,7 +76,7 @@ async function reachedByPages(doc: PdfDocument): Promise<Reached> {
     const value = await withoutData(doc, ref);
     const node = !known && role === 'node' ? asDict(value) : undefined;
     if (!node) reach(value);
-    else if (!isTreeNode(node)) for (const key of COMPARED) reach(node.get(key));
+    else if (!isPagesNode(node)) for (const key of COMPARED) reach(node.get(key));
     else {
       for (const key of INHERITED) reach(node.get(key));
       let kids = node.get('Kids');
@@ -104,8 +104,8 @@ async function keepsReached(before: PdfDocument, after: PdfDocument, changed: Re
       continue;
     }
     const [a, b] = [asDict(x), asDict(y)];
-    if (!a || !b || isTreeNode(a) !== isTreeNode(b)) return false;
-    if (!(isTreeNode(a) ? TREE_NODE_KEYS : PAGE_KEYS).every((key) => same(a.get(key), b.get(key)))) return false;
+    if (!a || !b || isPagesNode(a) !== isPagesNode(b)) return false;
+    if (!(isPagesNode(a) ? TREE_NODE_KEYS : PAGE_KEYS).every((key) => same(a.get(key), b.get(key)))) return false;
   }
   return true;
 }
@@ -139,7 +139,7 @@ async function* pagesOf(node: PdfObject | undefined, read: Read, inherited = new
   seen.add(node.num);
   const dict = asDict(await read(node));
   if (!dict) return;
-  const treeNode = isTreeNode(dict);
+  const treeNode = isPagesNode(dict);
   const attributes = new Map(inherited);
   for (const key of treeNode ? INHERITED : COMPARED) {
     const value = dict.get(key);
@@ -230,8 +230,4 @@ function referencesIn(value: PdfObject | undefined): PdfRef[] {
 function asDict(value: PdfObject): PdfDict | undefined {
   if (value instanceof PdfStream) return value.dict;
   return value instanceof PdfDict ? value : undefined;
-}
-
-function isTreeNode(dict: PdfDict): boolean {
-  return isName(dict.get('Type'), 'Pages') || (!isName(dict.get('Type'), 'Page') && dict.has('Kids'));
 }

@@ -9,6 +9,7 @@ import { HASH_NAME_BY_OID } from '../cms/oids.js';
 import type { ByteSource } from '../ports.js';
 import type { PdfDocument } from '../pdf/document.js';
 import { readPdf } from '../pdf/document.js';
+import { isPdfWhitespace } from '../pdf/lexer.js';
 import {
   hashByteRange,
   listRevisions,
@@ -229,7 +230,7 @@ async function onlyWhitespaceAfter(source: ByteSource, offset: number): Promise<
   const rest = source.size - offset;
   if (rest <= 0) return true;
   if (rest > 1024) return false;
-  return (await source.read(offset, rest)).every((byte) => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09 || byte === 0x00 || byte === 0x0c);
+  return (await source.read(offset, rest)).every(isPdfWhitespace);
 }
 
 async function classify(update: PdfRevision, shared: Shared): Promise<AppendedUpdate> {
@@ -262,7 +263,8 @@ async function dssRevocationItems(doc: PdfDocument, dss: PdfDss, revisions: PdfR
   const seen = new Set<string>();
   for (const revision of revisions) {
     if (!revision.objects.some((num) => structure.has(num))) continue;
-    const then = await readDss(await docAt(revision));
+    const at = await docAt(revision);
+    const then = at === doc ? dss : await readDss(at);
     for (const key of ['ocsps', 'crls'] as const) {
       for (const der of then?.[key] ?? []) {
         const id = digest(der);

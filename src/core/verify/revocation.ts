@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type { X509Certificate } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
-import { decode, encoded, explicitInner, isContext, isUniversal, oid, sequenceItems } from '../cms/der.js';
+import { decode, encoded, isContext, isUniversal, oid, sequenceItems } from '../cms/der.js';
 import type { Block } from '../cms/der.js';
 import { HASH_NAME_BY_OID } from '../cms/oids.js';
 import type { ParsedSignedData } from '../cms/parse.js';
@@ -147,16 +147,14 @@ export function combineMaterial(first: RevocationMaterial, then: RevocationMater
  * (`SEQUENCE { crl [0] EXPLICIT SEQUENCE OF CRL, ocsp [1] EXPLICIT SEQUENCE OF OCSPResponse, … }`).
  * What does not parse is left out.
  */
-export function embeddedRevocation(cmsDer: Uint8Array, parsed: ParsedSignedData): RevocationMaterial {
+export function embeddedRevocation(parsed: ParsedSignedData): RevocationMaterial {
   const ocsps: RevocationItem[] = [];
   const crls: RevocationItem[] = [];
   const add = (into: RevocationItem[], block: Block | undefined, store: RevocationStore): void => {
     if (block) into.push({ der: Uint8Array.from(encoded(block)), store });
   };
   try {
-    const [, content] = sequenceItems(decode(cmsDer, 'ContentInfo'), 'ContentInfo');
-    const choices = sequenceItems(explicitInner(content, 0, 'SignedData'), 'SignedData').find((field) => isContext(field, 1));
-    for (const choice of choices?.items ?? []) {
+    for (const choice of parsed.revocationChoices.map((der) => decode(der, 'RevocationInfoChoice'))) {
       if (isUniversal(choice, 16)) add(crls, choice, 'cms');
       else if (isContext(choice, 1) && oid(choice.items[0], 'otherRevInfoFormat') === OID_RI_OCSP_RESPONSE) add(ocsps, choice.items[1], 'cms');
     }
