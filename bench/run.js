@@ -9,7 +9,7 @@ import { generatePdf } from './generate.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const out = join(root, 'bench', 'out');
-const bin = join(root, 'bin', 'esign.js');
+const bin = join(root, 'bin', 'esign.cjs');
 const MB = 1024 * 1024;
 const runs = Number(process.env.BENCH_RUNS ?? 5);
 const sizes = (process.env.BENCH_SIZES ?? (process.env.BENCH_QUICK ? '1,50' : '1,50,500,560')).split(',').map(Number);

@@ -2,6 +2,8 @@
  * The terminal: results to stdout (human text, or one JSON value per result with --json), notices
  * and progress to stderr, colour only when wanted, spinners only on a TTY.
  */
+import { isatty } from 'node:tty';
+
 export interface IoOptions {
   json: boolean;
   quiet: boolean;
@@ -28,7 +30,7 @@ export class Io {
   readonly color: boolean;
   private readonly stdout: NodeJS.WriteStream;
   private readonly stderr: NodeJS.WriteStream;
-  readonly stdin: NodeJS.ReadStream;
+  private readonly stdinOption: NodeJS.ReadStream | undefined;
 
   constructor(options: IoOptions) {
     this.json = options.json;
@@ -37,7 +39,12 @@ export class Io {
     this.color = options.color;
     this.stdout = options.stdout ?? process.stdout;
     this.stderr = options.stderr ?? process.stderr;
-    this.stdin = options.stdin ?? process.stdin;
+    this.stdinOption = options.stdin;
+  }
+
+  /** Taken only when needed: process.stdin sets up a stream (about 1 ms) that most runs never read. */
+  get stdin(): NodeJS.ReadStream {
+    return this.stdinOption ?? process.stdin;
   }
 
   get stdoutIsTTY(): boolean {
@@ -50,7 +57,8 @@ export class Io {
 
   /** Interactive prompts are allowed only with a TTY on both ends and outside CI. */
   get canPrompt(): boolean {
-    return Boolean(this.stdin.isTTY) && this.stderrIsTTY && !process.env['CI'];
+    const stdinIsTTY = this.stdinOption ? Boolean(this.stdinOption.isTTY) : isatty(0);
+    return stdinIsTTY && this.stderrIsTTY && !process.env['CI'];
   }
 
   /** A result: the human text, or the JSON value with --json (one line per value). */

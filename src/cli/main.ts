@@ -47,7 +47,7 @@ function exitNow(code: number, line?: string): never {
   process.exit(code);
 }
 
-/** What bin/esign.js runs: signal handlers first, then the command. */
+/** What bin/esign.cjs runs: signal handlers first, then the command. */
 export async function start(): Promise<void> {
   process.once('SIGINT', () => exitNow(ExitCode.interrupted, '\nesign: interrupted (SIGINT); no output was left half-written.\n'));
   process.once('SIGTERM', () => exitNow(ExitCode.terminated, '\nesign: interrupted (SIGTERM); no output was left half-written.\n'));

@@ -12,17 +12,18 @@ import type { TimestampAuthority } from '../core/ports.js';
 import {
   batches,
   completeDocument,
-  naming,
+  MAX_HASHES_PER_AUTHORIZATION,
+  openDocument,
   prepareDocument,
   signBatch,
   type BatchResult,
+  type OpenedDocument,
   type PreparedDocument,
   type SignJob,
   type SignOptions,
   type SignedDocument,
   type ExtendSigned,
 } from '../core/sign-workflow.js';
-import { readPdf } from '../core/pdf/document.js';
 import { createOutputDir, fileSystemDocuments, writeDetachedSignature } from '../io/document-files.js';
 import { createCscClient, type CscClient } from '../io/csc-client.js';
 import type { Context, ResolvedProfile } from './context.js';
@@ -45,17 +46,38 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
   const profile = await ctx.profile({ storage: options.upload });
   const failures: Failure[] = [];
   const planned = planJobs(await expandInputs(files), options);
-  // Check every PDF's structure before anyone is asked to approve anything.
+  // Check every PDF's structure before anyone is asked to approve anything. The first approval's
+  // documents stay open and parsed for prepare; the rest are opened again then (a batch of
+  // thousands would hold as many file handles).
   const jobs: SignJob[] = [];
-  for (const job of planned) {
-    try {
-      await checkReadable(job);
-      jobs.push(job);
-    } catch (error) {
-      if (!options.continueOnError) throw error;
-      failures.push(failureOf(job, error));
+  const held = new Map<SignJob, OpenedDocument>();
+  try {
+    for (const job of planned) {
+      try {
+        const opened = await openDocument(job, fileSystemDocuments);
+        if (held.size < MAX_HASHES_PER_AUTHORIZATION) held.set(job, opened);
+        else await opened.source.close();
+        jobs.push(job);
+      } catch (error) {
+        if (!options.continueOnError) throw error;
+        failures.push(failureOf(job, error));
+      }
     }
+    await signChecked(jobs, held, planned, failures, profile, options, ctx);
+  } finally {
+    await Promise.all([...held.values()].map((opened) => opened.source.close()));
   }
+}
+
+async function signChecked(
+  jobs: SignJob[],
+  held: Map<SignJob, OpenedDocument>,
+  planned: SignJob[],
+  failures: Failure[],
+  profile: ResolvedProfile,
+  options: SignCommandOptions,
+  ctx: Context,
+): Promise<void> {
   if (options.outputDir && !options.prepare && jobs.length > 0) await createOutputDir(options.outputDir);
   const level = chooseLevel(options.level, profile);
   const longTerm = level === 'B-LT' || level === 'B-LTA';
@@ -89,7 +111,9 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
     for (const [index, job] of jobs.entries()) {
       spinner.update(`Hashing ${index + 1}/${jobs.length}: ${job.input}`);
       try {
-        prepared.push(await prepareDocument(job, credential, fileSystemDocuments, signOptions));
+        const opened = held.get(job);
+        held.delete(job);
+        prepared.push(await prepareDocument(job, credential, fileSystemDocuments, signOptions, opened));
       } catch (error) {
         if (!options.continueOnError) throw error;
         failures.push(failureOf(job, error));
@@ -141,18 +165,6 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
   if (failures.length > 0) {
     process.exitCode = batchExitCode(signed.length, failures.map((failure) => failure.error));
     ctx.io.error(`esign: ${signed.length} of ${planned.length} files signed; ${failures.length} failed (see above).`);
-  }
-}
-
-/** Opens an input and, for a PDF, reads its cross-reference data: cheap, and fails before approval. */
-async function checkReadable(job: SignJob): Promise<void> {
-  const source = await fileSystemDocuments.open(job.input);
-  try {
-    if (job.kind === 'pdf') await readPdf(source);
-  } catch (error) {
-    throw naming(job.input, error);
-  } finally {
-    await source.close();
   }
 }
 

@@ -8,7 +8,7 @@ import { buildSignedAttributes, type SignedAttributes } from './cms/signed-attri
 import { buildSignedData } from './cms/signed-data.js';
 import { MAX_HASHES_PER_AUTHORIZATION } from './csc/shapes.js';
 import { EsignError } from './errors.js';
-import { readPdf } from './pdf/document.js';
+import { readPdf, type PdfDocument } from './pdf/document.js';
 import { byteRangeChunks, prepareSignature, spliceContents, type PreparedUpdate } from './pdf/placeholder.js';
 import type { ByteSource, RemoteSigner, SigningCredential, TimestampAuthority } from './ports.js';
 import type { SignatureLevel } from './profile.js';
@@ -110,15 +110,38 @@ export function contentsSizeFor(credential: SigningCredential, level: SignatureL
   return chain + signature + 2_048 + timestamp + 2_048;
 }
 
-/** Prepares one document: reads it once, hashing it (and, for a PDF, copying it to the temp output). */
+/** An input opened and, for a PDF, its structure read: what checking it before approval leaves for prepare. */
+export interface OpenedDocument {
+  source: DocumentSource;
+  pdf?: PdfDocument;
+}
+
+/** Opens an input and, for a PDF, reads its cross-reference data: cheap, and fails before approval. */
+export async function openDocument(job: SignJob, files: DocumentFiles): Promise<OpenedDocument> {
+  const source = await files.open(job.input).catch((error: unknown) => {
+    throw naming(job.input, error);
+  });
+  try {
+    return { source, pdf: job.kind === 'pdf' ? await readPdf(source) : undefined };
+  } catch (error) {
+    await source.close();
+    throw naming(job.input, error);
+  }
+}
+
+/**
+ * Prepares one document: reads it once, hashing it (and, for a PDF, copying it to the temp output).
+ * `opened` (from openDocument) is taken over and closed; without it the input is opened here.
+ */
 export async function prepareDocument(
   job: SignJob,
   credential: SigningCredential,
   files: DocumentFiles,
   options: SignOptions,
+  opened?: OpenedDocument,
 ): Promise<PreparedDocument> {
   try {
-    return await prepareOne(job, credential, files, options);
+    return await prepareOne(job, credential, files, options, opened);
   } catch (error) {
     throw naming(job.input, error);
   }
@@ -130,11 +153,11 @@ export function naming(input: string, error: unknown): unknown {
   return new EsignError(error.code, `${input}: ${error.message}`, { hint: error.hint, cause: error, exitCode: error.exitCode, details: error.details });
 }
 
-async function prepareOne(job: SignJob, credential: SigningCredential, files: DocumentFiles, options: SignOptions): Promise<PreparedDocument> {
-  const signer = credential.certificates[0];
-  if (!signer) throw new EsignError('CREDENTIAL_UNSUPPORTED_KEY', `The credential ${credential.credentialID} has no certificate.`);
-  const source = await files.open(job.input);
+async function prepareOne(job: SignJob, credential: SigningCredential, files: DocumentFiles, options: SignOptions, opened?: OpenedDocument): Promise<PreparedDocument> {
+  const source = opened?.source ?? (await files.open(job.input));
   try {
+    const signer = credential.certificates[0];
+    if (!signer) throw new EsignError('CREDENTIAL_UNSUPPORTED_KEY', `The credential ${credential.credentialID} has no certificate.`);
     if (job.kind === 'cades') {
       const hash = createHash('sha256');
       await hashSource(source, hash);
@@ -142,7 +165,7 @@ async function prepareOne(job: SignJob, credential: SigningCredential, files: Do
       const signedAttributes = buildSignedAttributes({ contentDigest, signerCertificate: signer, signingTime: options.signingTime });
       return { job, signedAttributes, inputSize: source.size, contentDigest };
     }
-    const document = await readPdf(source);
+    const document = opened?.pdf ?? (await readPdf(source));
     const update = await prepareSignature(document, {
       kind: 'signature',
       signingTime: options.signingTime,

@@ -17,3 +17,16 @@ export function sandboxDataDir(env: NodeJS.ProcessEnv = process.env): string {
   if (process.platform === 'darwin') return join(homedir(), 'Library', 'Application Support', 'esign', 'sandbox');
   return join(env['XDG_DATA_HOME'] ?? join(homedir(), '.local', 'share'), 'esign', 'sandbox');
 }
+
+/**
+ * Where esign keeps what it can rebuild (the V8 code cache): ESIGN_CACHE_DIR, else inside
+ * ESIGN_CONFIG_DIR when that is set (so a test's or CI job's esign stays in its own dir), else the
+ * platform's cache dir.
+ */
+export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env['ESIGN_CACHE_DIR']) return env['ESIGN_CACHE_DIR'];
+  if (env['ESIGN_CONFIG_DIR']) return join(env['ESIGN_CONFIG_DIR'], 'cache');
+  if (process.platform === 'win32') return join(env['LOCALAPPDATA'] ?? join(homedir(), 'AppData', 'Local'), 'esign', 'cache');
+  if (process.platform === 'darwin') return join(homedir(), 'Library', 'Caches', 'esign');
+  return join(env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache'), 'esign');
+}

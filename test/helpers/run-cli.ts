@@ -2,7 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { recordCliOutput } from './secret-ledger.js';
 
-export const ESIGN_BIN = fileURLToPath(new URL('../../bin/esign.js', import.meta.url));
+export const ESIGN_BIN = fileURLToPath(new URL('../../bin/esign.cjs', import.meta.url));
 
 export interface CliResult {
   code: number | null;

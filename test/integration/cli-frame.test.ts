@@ -40,7 +40,7 @@ describe('esign CLI frame', () => {
   });
 
   it('answers --version and --help within node -e 0 plus 30 ms (fastest of 7, interleaved)', () => {
-    const bin = join(import.meta.dirname, '../../bin/esign.js');
+    const bin = join(import.meta.dirname, '../../bin/esign.cjs');
     const withinBudget = (): { ok: boolean; figures: string } => {
       const [floor = 0, versionMs = 0, helpMs = 0] = fastestInterleaved([['-e', '0'], [bin, '--version'], [bin, '--help']], 7);
       // Loaded machines add noise to every process alike; the budget is on the difference.
@@ -55,7 +55,7 @@ describe('esign CLI frame', () => {
   });
 
   it('ends quietly with 141 when the reader of its output goes away (esign … | head -1)', async () => {
-    const child = spawn(process.execPath, [join(import.meta.dirname, '../../bin/esign.js'), '--help'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [join(import.meta.dirname, '../../bin/esign.cjs'), '--help'], { stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.destroy(); // the reader is gone before esign writes anything
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));

@@ -11,6 +11,7 @@ import { PdfDict, PdfRef, PdfStream, isName } from './objects.js';
 import type { PdfObject } from './objects.js';
 import { readObjectAt } from './object-reader.js';
 import { readXrefChain } from './xref.js';
+import { highestObjectNumber } from './xref-entries.js';
 import type { XrefEntry, XrefIndex, XrefStyle } from './xref.js';
 
 const REPAIR_HINT = 'Repair it first, e.g. `qpdf input.pdf repaired.pdf`, and sign the repaired file.';
@@ -33,7 +34,6 @@ interface ObjectStream {
 export class PdfDocument {
   private readonly cache = new Map<number, Promise<PdfObject>>();
   private readonly objectStreams = new Map<number, Promise<ObjectStream>>();
-  private sortedOffsets: Float64Array | undefined;
 
   constructor(
     readonly source: ByteSource,
@@ -61,9 +61,7 @@ export class PdfDocument {
   /** The first object number an update may allocate. */
   get nextObjectNumber(): number {
     const size = this.trailer.get('Size');
-    let next = typeof size === 'number' ? size : 1;
-    for (const num of this.xref.entries.keys()) if (num >= next) next = num + 1;
-    return next;
+    return Math.max(typeof size === 'number' ? size : 1, highestObjectNumber(this.xref.entries) + 1);
   }
 
   /** The generation to use when rewriting object `num`. */
@@ -159,7 +157,7 @@ export class PdfDocument {
   private async load(num: number, entry: XrefEntry | undefined): Promise<PdfObject> {
     if (entry === undefined || entry.kind === 'free') return null;
     if (entry.kind === 'offset') {
-      const object = await readObjectAt(this.source, entry.offset, (ref) => this.getObject(ref), this.extentAt(entry.offset));
+      const object = await readObjectAt(this.source, entry.offset, (ref) => this.getObject(ref));
       if (object.num !== num) throw new Error(`found object ${object.num} where the xref says ${num} is`);
       return object.value;
     }
@@ -169,27 +167,6 @@ export class PdfDocument {
     const lexer = new Lexer(stream.data);
     lexer.pos = stream.first + offset;
     return lexer.parseObject();
-  }
-
-  /**
-   * Bytes from `offset` to the next object or xref section the index knows of: how much to read
-   * at once so that a large object (a page tree node with thousands of kids) parses in one pass.
-   */
-  private extentAt(offset: number): number {
-    if (this.sortedOffsets === undefined) {
-      const offsets = [this.source.size, ...this.xref.sections.map((section) => section.offset)];
-      for (const entry of this.xref.entries.values()) if (entry.kind === 'offset') offsets.push(entry.offset);
-      this.sortedOffsets = Float64Array.from(offsets).sort();
-    }
-    const sorted = this.sortedOffsets;
-    let low = 0;
-    let high = sorted.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if ((sorted[middle] as number) <= offset) low = middle + 1;
-      else high = middle;
-    }
-    return (sorted[low] ?? this.source.size) - offset;
   }
 
   private objectStream(num: number): Promise<ObjectStream> {

@@ -23,16 +23,25 @@ export class Keyword {
 
 type Token = PdfObject | Keyword | '[' | ']' | '<<' | '>>';
 
-const WHITESPACE = new Set([0x00, 0x09, 0x0a, 0x0c, 0x0d, 0x20]);
+// Byte classes (ISO 32000-1, 7.2.2), looked up per byte: a page tree node or an xref table is
+// thousands of tokens, parsed while the code is still cold.
+const WHITE = 1;
+const DELIMITER = 2;
+const BYTE_CLASS = new Uint8Array(256);
+for (const byte of [0x00, 0x09, 0x0a, 0x0c, 0x0d, 0x20]) BYTE_CLASS[byte] = WHITE;
+for (const byte of [0x28, 0x29, 0x3c, 0x3e, 0x5b, 0x5d, 0x7b, 0x7d, 0x2f, 0x25]) BYTE_CLASS[byte] = DELIMITER;
+
+// `num gen R …]`, each R followed by white space or the `]`.
+const REFERENCE_ARRAY = /(?:\d{1,15}[\0\t\n\f\r ]+\d{1,15}[\0\t\n\f\r ]+R(?=[\0\t\n\f\r \]])[\0\t\n\f\r ]*)*\]/y;
+const WHITE_RUN = /[\0\t\n\f\r ]+/;
 
 /** PDF white space (ISO 32000-1, 7.2.2). */
 export function isPdfWhitespace(byte: number): boolean {
-  return WHITESPACE.has(byte);
+  return BYTE_CLASS[byte] === WHITE;
 }
-const DELIMITER = new Set([0x28, 0x29, 0x3c, 0x3e, 0x5b, 0x5d, 0x7b, 0x7d, 0x2f, 0x25]);
 
 function isRegular(byte: number | undefined): byte is number {
-  return byte !== undefined && !WHITESPACE.has(byte) && !DELIMITER.has(byte);
+  return byte !== undefined && BYTE_CLASS[byte] === 0;
 }
 
 function hexValue(byte: number): number {
@@ -76,7 +85,7 @@ export class Lexer {
     for (;;) {
       const byte = this.byteAt(this.pos);
       if (byte === undefined) return;
-      if (WHITESPACE.has(byte)) this.pos++;
+      if (BYTE_CLASS[byte] === WHITE) this.pos++;
       else if (byte === 0x25) {
         while (this.byteAt(this.pos) !== undefined && this.bytes[this.pos] !== 0x0a && this.bytes[this.pos] !== 0x0d) this.pos++;
       } else return;
@@ -98,6 +107,22 @@ export class Lexer {
       this.pos++;
     }
     return digits === 0 ? undefined : value;
+  }
+
+  /**
+   * The whole word at `pos` when it is plain decimal digits (a count, an object number), consumed;
+   * otherwise `undefined` with nothing consumed (`1.5`, `12abc` and long numbers take the general path).
+   */
+  private unsignedInteger(): number | undefined {
+    let at = this.pos;
+    let value = 0;
+    for (let byte = this.byteAt(at); byte !== undefined && byte >= 0x30 && byte <= 0x39; byte = this.byteAt(at)) {
+      value = value * 10 + (byte - 0x30);
+      at++;
+    }
+    if (at === this.pos || at - this.pos > 15 || isRegular(this.byteAt(at))) return undefined;
+    this.pos = at;
+    return value;
   }
 
   /** A one-letter keyword after whitespace (such as an xref entry's `n` or `f`), or `undefined`. */
@@ -148,6 +173,10 @@ export class Lexer {
       case 0x7d:
         return this.fail(`unexpected "${String.fromCharCode(byte)}"`);
     }
+    if (byte >= 0x30 && byte <= 0x39) {
+      const integer = this.unsignedInteger();
+      if (integer !== undefined) return integer;
+    }
     const start = this.pos;
     while (isRegular(this.byteAt(this.pos))) this.pos++;
     const word = String.fromCharCode(...this.bytes.subarray(start, this.pos));
@@ -188,7 +217,7 @@ export class Lexer {
       if (byte === 0x3e) break;
       const value = hexValue(byte);
       if (value < 0) {
-        if (WHITESPACE.has(byte)) continue;
+        if (BYTE_CLASS[byte] === WHITE) continue;
         this.fail('bad hex digit');
       }
       if (pending < 0) pending = value;
@@ -249,6 +278,8 @@ export class Lexer {
   private objectFrom(token: Token | undefined): PdfObject {
     if (token === undefined) return this.fail('unexpected end of data');
     if (token === '[') {
+      const references = this.referenceArray();
+      if (references) return references;
       const items: PdfObject[] = [];
       for (;;) {
         const next = this.nextToken();
@@ -272,12 +303,41 @@ export class Lexer {
     return token;
   }
 
+  /**
+   * After `[`: an array of references only (a page tree node's /Kids, /Annots, /Fields), consumed
+   * with its `]`, read by one regular expression and a split instead of a tokenizer call per number;
+   * a /Kids of thousands of pages otherwise makes the parser hot enough for the JIT to spend more
+   * time than the parse. Undefined, with nothing consumed, for any other array.
+   */
+  private referenceArray(): PdfRef[] | undefined {
+    let start = this.pos;
+    while (start < this.bytes.length && BYTE_CLASS[this.bytes[start] as number] === WHITE) start++;
+    const first = this.bytes[start];
+    if (first === undefined || first < 0x30 || first > 0x39) return undefined;
+    const close = this.bytes.indexOf(0x5d, start);
+    if (close < 0) return undefined;
+    const text = Buffer.from(this.bytes.buffer, this.bytes.byteOffset, this.bytes.length).toString('latin1', start, close + 1);
+    REFERENCE_ARRAY.lastIndex = 0;
+    if (REFERENCE_ARRAY.exec(text)?.[0].length !== text.length) return undefined;
+    const words = text.slice(0, -1).split(WHITE_RUN);
+    if (words.at(-1) === '') words.pop();
+    const references: PdfRef[] = [];
+    for (let i = 0; i + 2 < words.length; i += 3) references.push(new PdfRef(Number(words[i]), Number(words[i + 1])));
+    this.pos = close + 1;
+    return references;
+  }
+
+  /** `num gen R` as a PdfRef, read byte by byte (no tokens allocated); otherwise `num`, nothing consumed. */
   private maybeRef(num: number): PdfObject {
     const save = this.pos;
-    const gen = this.nextToken();
-    if (typeof gen === 'number' && Number.isInteger(gen) && gen >= 0) {
-      const r = this.nextToken();
-      if (r instanceof Keyword && r.value === 'R') return new PdfRef(num, gen);
+    this.skipSpace();
+    const gen = this.unsignedInteger();
+    if (gen !== undefined) {
+      this.skipSpace();
+      if (this.byteAt(this.pos) === 0x52 && !isRegular(this.byteAt(this.pos + 1))) {
+        this.pos++;
+        return new PdfRef(num, gen);
+      }
     }
     this.pos = save;
     return num;

@@ -17,16 +17,20 @@ export interface IndirectObject {
 /** Resolves an indirect `/Length` (it may live anywhere in the file). */
 export type LengthResolver = (ref: PdfRef) => Promise<PdfObject>;
 
-// A first read covers objects up to this size in one pass; longer ones (streams) grow the window.
-const MIN_WINDOW = 4096;
-const MAX_FIRST_WINDOW = 256 * 1024;
+// A first read covers most objects in one pass.
+const FIRST_WINDOW = 4096;
+// How far a longer object (a page tree node with thousands of kids) is searched for its end.
+const EXTENT_SEARCH = 256 * 1024;
 
-/**
- * Parses the indirect object at `offset`; a stream's data is read by its `/Length`. `extent`, when
- * known, is the distance to the next object: the size of the first read.
- */
-export async function readObjectAt(source: ByteSource, offset: number, resolveLength?: LengthResolver, extent?: number): Promise<IndirectObject> {
-  const window = Math.min(MAX_FIRST_WINDOW, Math.max(MIN_WINDOW, extent ?? 0));
+/** Parses the indirect object at `offset`; a stream's data is read by its `/Length`. */
+export async function readObjectAt(source: ByteSource, offset: number, resolveLength?: LengthResolver): Promise<IndirectObject> {
+  // A longer object is read again up to its `endobj` (or `stream`), found by a byte search, so
+  // that it parses in one more pass.
+  const grow = async (): Promise<number | undefined> => {
+    const bytes = await source.read(offset, EXTENT_SEARCH);
+    const ends = [indexOf(bytes, 'endobj'), indexOf(bytes, 'stream')].filter((at) => at >= 0);
+    return ends.length > 0 ? Math.min(...ends) + 16 : undefined;
+  };
   const parsed = await parseWindowed(source, offset, (lexer) => {
     const { num, gen } = lexer.objectHeader();
     const value = lexer.parseObject();
@@ -40,7 +44,7 @@ export async function readObjectAt(source: ByteSource, offset: number, resolveLe
       } else lexer.pos = save;
     }
     return { num, gen, value, dataStart };
-  }, window);
+  }, FIRST_WINDOW, grow);
   if (parsed.dataStart === undefined || !(parsed.value instanceof PdfDict)) return parsed;
   let length: PdfObject | undefined = parsed.value.get('Length');
   if (length instanceof PdfRef && resolveLength) length = await resolveLength(length);

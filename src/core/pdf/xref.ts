@@ -5,10 +5,11 @@
 import type { ByteSource } from '../ports.js';
 import { parseWindowed } from './byte-source.js';
 import { decodeStream } from './filters.js';
-import { Keyword, PdfSyntaxError } from './lexer.js';
+import { Keyword, PdfSyntaxError, type Lexer } from './lexer.js';
 import { PdfDict, PdfStream, isName } from './objects.js';
 import type { PdfObject } from './objects.js';
 import { readObjectAt } from './object-reader.js';
+import { XrefEntries, type XrefRun } from './xref-entries.js';
 
 /** Where an object lives: at a byte offset, inside an object stream, or nowhere (free). */
 export type XrefEntry =
@@ -24,7 +25,7 @@ export interface XrefSection {
   offset: number;
   style: XrefStyle;
   trailer: PdfDict;
-  entries: Map<number, XrefEntry>;
+  entries: ReadonlyMap<number, XrefEntry>;
 }
 
 /** All revisions merged: the newest trailer and, per object number, its newest entry. */
@@ -32,34 +33,42 @@ export interface XrefIndex {
   style: XrefStyle;
   /** The newest trailer (a classic trailer, or the newest xref stream's dictionary). */
   trailer: PdfDict;
-  entries: Map<number, XrefEntry>;
+  entries: ReadonlyMap<number, XrefEntry>;
   sections: XrefSection[];
 }
 
 /** Reads the section at `startxref` and every section its `/Prev` chain reaches. */
 export async function readXrefChain(source: ByteSource, startxref: number): Promise<XrefIndex> {
   const sections: XrefSection[] = [];
-  const entries = new Map<number, XrefEntry>();
   const seen = new Set<number>();
   let next: number | undefined = startxref;
   while (next !== undefined) {
     if (seen.has(next)) throw new PdfSyntaxError(`the /Prev chain loops back to offset ${next}`);
     seen.add(next);
-    const section = await readSection(source, next);
+    // The newest section usually runs to the end of the file: one read then holds all of it.
+    let section = await readSection(source, next, sections.length === 0 ? newestSectionWindow(source, next) : undefined);
     const stmOffset = section.trailer.get('XRefStm');
     if (section.style === 'table' && typeof stmOffset === 'number') {
       // Hybrid file: the table's in-use entries win over the stream's; its free ones do not.
       const stm = await readSection(source, stmOffset);
+      const merged = new Map(section.entries);
       for (const [num, entry] of stm.entries) {
-        if (section.entries.get(num)?.kind !== 'offset') section.entries.set(num, entry);
+        if (merged.get(num)?.kind !== 'offset') merged.set(num, entry);
       }
+      section = { ...section, entries: merged };
     }
-    for (const [num, entry] of section.entries) if (!entries.has(num)) entries.set(num, entry);
     sections.push(section);
     const prev: PdfObject | undefined = section.trailer.get('Prev');
     next = typeof prev === 'number' ? prev : undefined;
   }
   const newest = sections[0] as XrefSection;
+  // One revision (most files): its entries are the index, not copied into a Map.
+  let entries = newest.entries;
+  if (sections.length > 1) {
+    const merged = new Map<number, XrefEntry>();
+    for (const section of sections) for (const [num, entry] of section.entries) if (!merged.has(num)) merged.set(num, entry);
+    entries = merged;
+  }
   // Some writers leave /Info or /ID out of later trailers; the newest one that has them counts.
   const trailer = newest.trailer.clone();
   for (const key of ['Root', 'Info', 'ID']) {
@@ -69,8 +78,18 @@ export async function readXrefChain(source: ByteSource, startxref: number): Prom
   return { style: newest.style, trailer, entries, sections };
 }
 
-/** Reads one section, a table (`xref … trailer <<…>>`) or a cross-reference stream. */
-export async function readSection(source: ByteSource, offset: number): Promise<XrefSection> {
+const MIN_SECTION_WINDOW = 4096;
+const MAX_SECTION_WINDOW = 4 * 1024 * 1024;
+
+function newestSectionWindow(source: ByteSource, offset: number): number {
+  return Math.min(MAX_SECTION_WINDOW, Math.max(MIN_SECTION_WINDOW, source.size - offset));
+}
+
+/**
+ * Reads one section, a table (`xref … trailer <<…>>`) or a cross-reference stream. `window` is the
+ * first read's size; a longer table grows it (and is parsed again).
+ */
+export async function readSection(source: ByteSource, offset: number, window = MIN_SECTION_WINDOW): Promise<XrefSection> {
   const table = await parseWindowed(source, offset, (lexer) => {
     const save = lexer.pos;
     const first = lexer.nextToken();
@@ -78,7 +97,7 @@ export async function readSection(source: ByteSource, offset: number): Promise<X
       lexer.pos = save;
       return undefined;
     }
-    const entries = new Map<number, XrefEntry>();
+    const runs: XrefRun[] = [];
     for (;;) {
       const start = lexer.unsignedDigits();
       if (start === undefined) {
@@ -88,21 +107,12 @@ export async function readSection(source: ByteSource, offset: number): Promise<X
       }
       const count = lexer.unsignedDigits();
       if (count === undefined) throw new PdfSyntaxError(`bad xref subsection at ${lexer.offset}`);
-      for (let i = 0; i < count; i++) {
-        const field1 = lexer.unsignedDigits();
-        const field2 = lexer.unsignedDigits();
-        const type = lexer.letter();
-        if (field1 === undefined || field2 === undefined || field2 > 65535) throw new PdfSyntaxError(`bad xref entry at ${lexer.offset}`);
-        const num = start + i;
-        if (type === 'n') entries.set(num, { kind: 'offset', offset: field1, gen: field2 });
-        else if (type === 'f') entries.set(num, { kind: 'free' });
-        else throw new PdfSyntaxError(`bad xref entry type at ${lexer.offset}`);
-      }
+      runs.push(standardRun(lexer, start, count) ?? tokenizedRun(lexer, start, count));
     }
     const trailer = lexer.parseObject();
     if (!(trailer instanceof PdfDict)) throw new PdfSyntaxError('trailer is not a dictionary');
-    return { offset, style: 'table' as const, trailer, entries };
-  });
+    return { offset, style: 'table' as const, trailer, entries: XrefEntries.of(runs) };
+  }, window);
   if (table) return table;
   const { value } = await readObjectAt(source, offset);
   if (!(value instanceof PdfStream) || !isName(value.dict.get('Type'), 'XRef')) {
@@ -111,37 +121,91 @@ export async function readSection(source: ByteSource, offset: number): Promise<X
   return { offset, style: 'stream', trailer: value.dict, entries: xrefStreamEntries(value) };
 }
 
-function xrefStreamEntries(stream: PdfStream): Map<number, XrefEntry> {
+const FREE_ENTRY: XrefEntry = { kind: 'free' };
+const ENTRY_BYTES = 20;
+// Entries in the standard fixed-width form (ISO 32000-1, 7.5.4), `nnnnnnnnnn ggggg n` and a
+// two-byte end of line, as nearly every writer makes them, with a generation up to 65535.
+const STANDARD_ENTRIES = /(?:\d{10} (?:[0-5]\d{4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5]) [fn](?: \r| \n|\r\n))*/y;
+
+/**
+ * A subsection whose entries all have the standard form, checked at once by a regular expression
+ * (so that a decoded entry is always valid) and decoded one by one when looked up; undefined for
+ * any other layout.
+ */
+function standardRun(lexer: Lexer, first: number, count: number): XrefRun | undefined {
+  lexer.skipSpace();
+  const start = lexer.pos;
+  const end = start + count * ENTRY_BYTES;
+  if (end > lexer.bytes.length) return undefined;
+  const text = Buffer.from(lexer.bytes.buffer, lexer.bytes.byteOffset, lexer.bytes.length).toString('latin1', start, end);
+  STANDARD_ENTRIES.lastIndex = 0;
+  if (STANDARD_ENTRIES.exec(text)?.[0].length !== text.length) return undefined;
+  lexer.pos = end;
+  return {
+    first,
+    count,
+    entry: (k) => {
+      const at = k * ENTRY_BYTES;
+      if (text.charCodeAt(at + 17) === 0x66) return FREE_ENTRY;
+      return { kind: 'offset', offset: Number(text.slice(at, at + 10)), gen: Number(text.slice(at + 11, at + 16)) };
+    },
+  };
+}
+
+/** A subsection in any other layout the tokenizer accepts, decoded at once. */
+function tokenizedRun(lexer: Lexer, first: number, count: number): XrefRun {
+  const entries: XrefEntry[] = [];
+  for (let i = 0; i < count; i++) {
+    const field1 = lexer.unsignedDigits();
+    const field2 = lexer.unsignedDigits();
+    const type = lexer.letter();
+    if (field1 === undefined || field2 === undefined || field2 > 65535) throw new PdfSyntaxError(`bad xref entry at ${lexer.offset}`);
+    if (type === 'n') entries.push({ kind: 'offset', offset: field1, gen: field2 });
+    else if (type === 'f') entries.push(FREE_ENTRY);
+    else throw new PdfSyntaxError(`bad xref entry type at ${lexer.offset}`);
+  }
+  return { first, count, entry: (k) => entries[k] };
+}
+
+function xrefStreamEntries(stream: PdfStream): ReadonlyMap<number, XrefEntry> {
   const widths = stream.dict.get('W');
   const size = stream.dict.get('Size');
   if (!Array.isArray(widths) || widths.length < 3 || !widths.every((w) => typeof w === 'number') || typeof size !== 'number') {
     throw new PdfSyntaxError('cross-reference stream without /W or /Size');
   }
   const [w0, w1, w2] = widths as [number, number, number];
+  if (![w0, w1, w2].every((w) => Number.isInteger(w) && w >= 0 && w <= 8) || w0 + w1 + w2 === 0) throw new PdfSyntaxError(`bad /W [${w0} ${w1} ${w2}]`);
   const index = stream.dict.get('Index') ?? [0, size];
   if (!Array.isArray(index) || !index.every((n) => typeof n === 'number')) throw new PdfSyntaxError('bad /Index');
   const data = decodeStream(stream);
   const rowLength = w0 + w1 + w2;
-  const entries = new Map<number, XrefEntry>();
-  let at = 0;
-  const field = (width: number, fallback: number): number => {
+  const field = (at: number, width: number, fallback: number): number => {
     if (width === 0) return fallback;
     let value = 0;
-    for (let i = 0; i < width; i++) value = value * 256 + (data[at++] ?? 0);
+    for (let i = 0; i < width; i++) value = value * 256 + (data[at + i] ?? 0);
     return value;
   };
+  const runs: XrefRun[] = [];
+  let rows = 0;
   for (let i = 0; i + 1 < index.length; i += 2) {
     const first = index[i] as number;
     const count = index[i + 1] as number;
-    for (let n = 0; n < count; n++) {
-      if (at + rowLength > data.length) throw new PdfSyntaxError('cross-reference stream is shorter than its /Index');
-      const type = field(w0, 1);
-      const f2 = field(w1, 0);
-      const f3 = field(w2, 0);
-      if (type === 1) entries.set(first + n, { kind: 'offset', offset: f2, gen: f3 });
-      else if (type === 2) entries.set(first + n, { kind: 'compressed', stream: f2, index: f3 });
-      else if (type === 0) entries.set(first + n, { kind: 'free' });
-    }
+    const firstRow = rows;
+    rows += count;
+    if (rows * rowLength > data.length) throw new PdfSyntaxError('cross-reference stream is shorter than its /Index');
+    runs.push({
+      first,
+      count,
+      entry: (k) => {
+        const at = (firstRow + k) * rowLength;
+        const type = field(at, w0, 1);
+        const f2 = field(at + w0, w1, 0);
+        const f3 = field(at + w0 + w1, w2, 0);
+        if (type === 1) return { kind: 'offset', offset: f2, gen: f3 };
+        if (type === 2) return { kind: 'compressed', stream: f2, index: f3 };
+        return type === 0 ? FREE_ENTRY : undefined;
+      },
+    });
   }
-  return entries;
+  return XrefEntries.of(runs);
 }
