@@ -34,6 +34,10 @@ await build({
   // of functions restored from a code cache.
   supported: { 'dynamic-import': false },
 });
+const bundle = readFileSync('dist/cli/esign.cjs');
+// esbuild escapes every non-ASCII character (its default charset), so the launcher reads the
+// bundle as latin1; a byte above 0x7f would change its meaning.
+if (bundle.some((byte) => byte > 0x7f)) throw new Error('dist/cli/esign.cjs is not ASCII; the launcher reads it as latin1');
 // The launcher keys the code cache by the bundle's content, fixed here rather than hashed per run.
-const bundleId = createHash('sha256').update(readFileSync('dist/cli/esign.cjs')).digest('hex').slice(0, 20);
+const bundleId = createHash('sha256').update(bundle).digest('hex').slice(0, 20);
 await build({ ...common, entryPoints: ['src/cli/launch.ts'], outfile: 'dist/cli/launch.cjs', define: { ...common.define, BUNDLE_ID: JSON.stringify(bundleId) } });

@@ -4,6 +4,7 @@
  */
 import { Command, Option } from 'commander';
 import type { Context, ContextOverrides, GlobalOptions } from './context.js';
+import { commandNameIn } from './command-name.js';
 import { wantsColor } from './io.js';
 import { version } from './version.js';
 
@@ -34,23 +35,6 @@ export const COMMANDS: CommandEntry[] = [
   { name: 'sandbox', summary: 'run the local emulators of all services (test signatures)', load: () => import('./commands/sandbox.js') },
   { name: 'config', summary: 'manage profiles and settings', load: () => import('./commands/config.js') },
 ];
-
-const GLOBAL_OPTIONS_WITH_VALUE = new Set(['--profile', '--timeout', '--browser']);
-
-
-/** The subcommand named in argv (skipping global options and their values), if any. */
-export function commandNameIn(args: string[]): string | undefined {
-  for (let index = 0; index < args.length; index++) {
-    const arg = args[index] ?? '';
-    if (arg === '--') return undefined;
-    if (arg.startsWith('-')) {
-      if (GLOBAL_OPTIONS_WITH_VALUE.has(arg)) index++;
-      continue;
-    }
-    return arg === 'help' ? args[index + 1] : arg;
-  }
-  return undefined;
-}
 
 export async function buildProgram(args: string[], overrides: ContextOverrides = {}): Promise<Command> {
   const program = new Command('esign')
