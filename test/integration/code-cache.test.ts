@@ -56,6 +56,14 @@ async function identity(path: string): Promise<string> {
   return `${info.ino}:${info.mtimeMs}:${info.size}`;
 }
 
+/** `esign --help` in a fresh config dir: its output, and the cache file the run left. */
+async function helpWithCache(): Promise<{ config: string; first: CliResult; file: string }> {
+  const config = await tempDir();
+  const first = await runCli(['--help'], { env: envFor(config) });
+  expectOk(first);
+  return { config, first, file: join(config, 'cache', 'v8', cacheKey(), 'help.cache') };
+}
+
 function expectOk(result: CliResult): void {
   expect(result.signal, result.stderr).toBeNull();
   expect(result.code, result.stderr).toBe(0);
@@ -99,10 +107,7 @@ describe.skipIf(nodeCachesItself)(suiteName, () => {
   });
 
   it('prints the same when restored from the cache, and keeps a cache it could use', async () => {
-    const config = await tempDir();
-    const first = await runCli(['--help'], { env: envFor(config) });
-    expectOk(first);
-    const file = join(config, 'cache', 'v8', cacheKey(), 'help.cache');
+    const { config, first, file } = await helpWithCache();
     const written = await identity(file);
 
     const second = await runCli(['--help'], { env: envFor(config) });
@@ -115,10 +120,7 @@ describe.skipIf(nodeCachesItself)(suiteName, () => {
   });
 
   it('survives a cache file of garbage bytes: same output, exit 0, and the cache rewritten', async () => {
-    const config = await tempDir();
-    const first = await runCli(['--help'], { env: envFor(config) });
-    expectOk(first);
-    const file = join(config, 'cache', 'v8', cacheKey(), 'help.cache');
+    const { config, first, file } = await helpWithCache();
     const garbage = randomBytes((await stat(file)).size);
     await writeFile(file, garbage);
 
@@ -141,10 +143,7 @@ describe.skipIf(nodeCachesItself)(suiteName, () => {
   // deserializing (SIGSEGV or SIGTRAP "Check failed"), and every later run of that command with
   // it. launch.ts now keeps a SHA-256 of the data in front of it.
   it('survives a cache whose V8 payload was zeroed behind an intact header', async () => {
-    const config = await tempDir();
-    const first = await runCli(['--help'], { env: envFor(config) });
-    expectOk(first);
-    const file = join(config, 'cache', 'v8', cacheKey(), 'help.cache');
+    const { config, first, file } = await helpWithCache();
     const damaged = await readFile(file);
     damaged.fill(0, 32 + 64); // the digest and V8's header stay
     await writeFile(file, damaged);
@@ -156,9 +155,7 @@ describe.skipIf(nodeCachesItself)(suiteName, () => {
   });
 
   it('ignores a cache that others may write (group- or world-writable), and replaces it with a private one', async () => {
-    const config = await tempDir();
-    expectOk(await runCli(['--help'], { env: envFor(config) }));
-    const file = join(config, 'cache', 'v8', cacheKey(), 'help.cache');
+    const { config, file } = await helpWithCache();
     await chmod(file, 0o666);
     const shared = await identity(file);
     expectOk(await runCli(['--help'], { env: envFor(config) }));
