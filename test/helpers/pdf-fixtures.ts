@@ -10,6 +10,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { PDFDocument, PDFName, PDFString, StandardFonts } from 'pdf-lib';
+import { bytesSource } from '../../src/core/pdf/byte-source.js';
+import { readPdf } from '../../src/core/pdf/document.js';
+import { isEsignError } from '../../src/core/errors.js';
 
 /** An object body: PDF source text, or a stream given as its dictionary text (no /Length) and data. */
 export type ObjectBody = string | { dict: string; data: Uint8Array | string };
@@ -241,4 +244,15 @@ export async function emptySignatureFieldPdf(dir: string): Promise<string> {
 /** Reads a file as bytes (for tests that generated a fixture on disk). */
 export function readBytes(path: string): Uint8Array {
   return new Uint8Array(readFileSync(path));
+}
+
+/** The error code readPdf refuses `pdf` with, or undefined when it opens. */
+export async function refusal(pdf: Uint8Array): Promise<string | undefined> {
+  try {
+    await readPdf(bytesSource(pdf));
+    return undefined;
+  } catch (error) {
+    if (!isEsignError(error)) throw error;
+    return error.code;
+  }
 }

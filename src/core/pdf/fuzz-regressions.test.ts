@@ -3,23 +3,11 @@
  * error or a broken output, and must now be a typed PDF_XREF_BROKEN refusal.
  */
 import { describe, expect, it } from 'vitest';
-import { buildClassicPdf } from '../../../test/helpers/pdf-fixtures.js';
-import { isEsignError } from '../errors.js';
-import { bytesSource } from './byte-source.js';
-import { readPdf } from './document.js';
+import { buildClassicPdf, refusal } from '../../../test/helpers/pdf-fixtures.js';
 
 const latin1 = (bytes: Uint8Array): string => Buffer.from(bytes).toString('latin1');
 const bytes = (text: string): Uint8Array => Uint8Array.from(text, (ch) => ch.charCodeAt(0));
 
-async function refusal(pdf: Uint8Array): Promise<string | undefined> {
-  try {
-    await readPdf(bytesSource(pdf));
-    return undefined;
-  } catch (error) {
-    if (!isEsignError(error)) throw error;
-    return error.code;
-  }
-}
 
 describe('PDF reader: fuzz regressions', () => {
   it('damage right after "startxref" (a "<" that is no hex string) is PDF_XREF_BROKEN, not a lexer exception', async () => {

@@ -331,7 +331,12 @@ export class Lexer {
   private maybeRef(num: number): PdfObject {
     const save = this.pos;
     this.skipSpace();
-    const gen = this.unsignedInteger();
+    let gen = this.unsignedInteger();
+    if (gen === undefined) {
+      // Rarer spellings of a generation (`0.0`, `+0`), accepted as any non-negative integer value.
+      const token = this.nextToken();
+      gen = typeof token === 'number' && Number.isInteger(token) && token >= 0 ? token : undefined;
+    }
     if (gen !== undefined) {
       this.skipSpace();
       if (this.byteAt(this.pos) === 0x52 && !isRegular(this.byteAt(this.pos + 1))) {

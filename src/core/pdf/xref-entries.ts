@@ -38,6 +38,7 @@ export class XrefEntries implements ReadonlyMap<number, XrefEntry> {
   }
 
   get(num: number): XrefEntry | undefined {
+    if (!Number.isInteger(num)) return undefined;
     const runs = this.byFirst;
     let low = 0;
     let high = runs.length - 1;

@@ -176,7 +176,7 @@ function xrefStreamEntries(stream: PdfStream): ReadonlyMap<number, XrefEntry> {
   const [w0, w1, w2] = widths as [number, number, number];
   if (![w0, w1, w2].every((w) => Number.isInteger(w) && w >= 0 && w <= 8) || w0 + w1 + w2 === 0) throw new PdfSyntaxError(`bad /W [${w0} ${w1} ${w2}]`);
   const index = stream.dict.get('Index') ?? [0, size];
-  if (!Array.isArray(index) || !index.every((n) => typeof n === 'number')) throw new PdfSyntaxError('bad /Index');
+  if (!Array.isArray(index) || !index.every((n) => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0)) throw new PdfSyntaxError('bad /Index');
   const data = decodeStream(stream);
   const rowLength = w0 + w1 + w2;
   const field = (at: number, width: number, fallback: number): number => {
