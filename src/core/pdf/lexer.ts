@@ -315,7 +315,11 @@ export class Lexer {
     const first = this.bytes[start];
     if (first === undefined || first < 0x30 || first > 0x39) return undefined;
     const close = this.bytes.indexOf(0x5d, start);
-    if (close < 0) return undefined;
+    // Past the end of a partial window: read more now rather than tokenize the part read so far.
+    if (close < 0) {
+      if (!this.complete) throw new NeedMoreBytes();
+      return undefined;
+    }
     const text = Buffer.from(this.bytes.buffer, this.bytes.byteOffset, this.bytes.length).toString('latin1', start, close + 1);
     REFERENCE_ARRAY.lastIndex = 0;
     if (REFERENCE_ARRAY.exec(text)?.[0].length !== text.length) return undefined;
