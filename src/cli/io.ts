@@ -3,6 +3,7 @@
  * and progress to stderr, colour only when wanted, spinners only on a TTY.
  */
 import { isatty } from 'node:tty';
+import { defaultExport } from '../io/default-export.js';
 
 export interface IoOptions {
   json: boolean;
@@ -105,7 +106,7 @@ export class Io {
   async spinner(text: string): Promise<Spinner> {
     // A terminal that reports no width (a pseudo-terminal nobody sized) would make ora clear lines without end.
     if (!this.stderrIsTTY || this.quiet || this.json || !(this.stderr.columns > 0)) return SILENT_SPINNER;
-    const { default: ora } = await import('ora');
+    const ora = defaultExport(await import('ora'));
     const spinner = ora({ text, stream: this.stderr, color: 'cyan', isEnabled: true }).start();
     return {
       update: (next) => void (spinner.text = next),

@@ -1,5 +1,6 @@
 import { EsignError } from '../core/errors.js';
 import type { BrowserLauncher } from '../core/ports.js';
+import { defaultExport } from './default-export.js';
 import { getFollowingRedirects } from './http.js';
 
 /** Opens URLs with the system browser (`open`), or with `--browser CMD` / ESIGN_BROWSER. */
@@ -11,7 +12,7 @@ export function createBrowserLauncher(command: string | undefined, env: NodeJS.P
       if (process.platform === 'linux' && !env['DISPLAY'] && !env['WAYLAND_DISPLAY'] && !env['WSL_DISTRO_NAME']) {
         throw new EsignError('AUTH_BROWSER_FAILED', 'No graphical display here (DISPLAY and WAYLAND_DISPLAY are unset).');
       }
-      const { default: open } = await import('open');
+      const open = defaultExport(await import('open'));
       const child = await open(url, { wait: false });
       await new Promise<void>((resolve, reject) => {
         child.once('error', (error) => reject(new EsignError('AUTH_BROWSER_FAILED', 'Could not open a web browser.', { cause: error })));

@@ -134,6 +134,28 @@ describe('esign sign (PAdES and CAdES against the sandbox)', () => {
     expect(await readdir(dir)).toEqual(['headless.pdf']);
   });
 
+  // The system browser is opened by the `open` package, which in the CommonJS bundle is loaded by
+  // require (an ES module's default export one level further down: "open is not a function" once).
+  // Its xdg-open on an XFCE desktop runs `exo-open URL`; a fake one first on PATH follows the URL
+  // as a browser would, to the sandbox's auto-approval and back to esign's loopback receiver.
+  it('with a display, opens the system browser through the open package and completes the step', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'desktop.pdf');
+    await makePdf(input);
+    const bin = join(dir, 'bin');
+    await mkdir(bin);
+    const opened = join(dir, 'opened.txt');
+    const exoOpen = join(bin, 'exo-open');
+    await writeFile(exoOpen, `#!/bin/sh\n[ "$1" = --help ] && exit 0\necho "$1" >> '${opened}'\nexec curl -sfL -o /dev/null "$1"\n`, { mode: 0o755 });
+    const env = { ...sandbox.env, CI: '', DISPLAY: ':0', XDG_CURRENT_DESKTOP: 'XFCE', PATH: `${bin}:${process.env['PATH']}`, ESIGN_BROWSER: undefined };
+    const result = await runCli(['--timeout', '20', 'sign', input], { env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain('Opening your browser for the');
+    expect(result.stderr).not.toMatch(/Could not open a browser/);
+    expect(await readFile(opened, 'utf8')).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/signing\/oauth2\/authorize\?/);
+    expect((await readdir(dir)).sort()).toEqual(['bin', 'desktop-signed.pdf', 'desktop.pdf', 'opened.txt']);
+  });
+
   it('signs other files as detached CAdES .p7s with signing-time', async () => {
     const dir = await tempDir();
     const input = join(dir, 'notes.txt');
