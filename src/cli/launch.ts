@@ -38,16 +38,25 @@ export async function launch(bundlePath: string, argv = process.argv, env = proc
   const verbose = argv.includes('--verbose') || argv.includes('-v');
   // Stack traces (printed only with --verbose) then name the TypeScript sources, not bundle lines.
   if (verbose) process.setSourceMapsEnabled(true);
-  const disabled = verbose || Boolean(env['NODE_DISABLE_COMPILE_CACHE']);
+  const dir = verbose || env['NODE_DISABLE_COMPILE_CACHE'] ? undefined : cacheDirOrNone(env);
   // Node 22.1+ (its types are not those of Node 20, the oldest supported).
   const { enableCompileCache } = module as { enableCompileCache?: (dir?: string) => void };
-  if (enableCompileCache && !disabled) enableCompileCache(join(cacheDir(env), 'node'));
-  const cached = enableCompileCache || disabled ? undefined : loadWithCodeCache(bundlePath, argv, env);
+  if (enableCompileCache && dir) enableCompileCache(join(dir, 'node'));
+  const cached = enableCompileCache || !dir ? undefined : loadWithCodeCache(bundlePath, argv, join(dir, 'v8'));
   const bundle = cached ?? (createRequire(bundlePath)(bundlePath) as Bundle);
   await bundle.start();
 }
 
-function loadWithCodeCache(bundlePath: string, argv: string[], env: NodeJS.ProcessEnv): Bundle | undefined {
+/** The cache dir, or none where there is no home to put it in (a user without one, HOME unset). */
+function cacheDirOrNone(env: NodeJS.ProcessEnv): string | undefined {
+  try {
+    return cacheDir(env);
+  } catch {
+    return undefined;
+  }
+}
+
+function loadWithCodeCache(bundlePath: string, argv: string[], root: string): Bundle | undefined {
   let source: string;
   let key: string;
   try {
@@ -58,7 +67,6 @@ function loadWithCodeCache(bundlePath: string, argv: string[], env: NodeJS.Proce
   } catch {
     return undefined;
   }
-  const root = join(cacheDir(env), 'v8');
   const file = join(root, key, `${cacheName(argv)}.cache`);
   const cachedData = readCache(file);
   const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, { filename: bundlePath, cachedData });
@@ -73,9 +81,14 @@ function loadWithCodeCache(bundlePath: string, argv: string[], env: NodeJS.Proce
   return bundleModule.exports;
 }
 
-/** Which cache a run uses: its command, or `version` / `help` for a run without one. */
+/**
+ * Which cache a run uses: its command; `help` for any help (a cache written by `sign --help` would
+ * hold little of what a sign needs, and is never replaced); `version` for --version.
+ */
 function cacheName(argv: string[]): string {
   const args = argv.slice(2);
+  const firstWord = args.find((arg) => !arg.startsWith('-'));
+  if (args.includes('--help') || args.includes('-h') || firstWord === 'help') return 'help';
   const command = commandNameIn(args);
   if (command !== undefined) return /^[a-z][a-z-]{0,23}$/.test(command) ? command : 'other';
   return args.includes('--version') || args.includes('-V') ? 'version' : 'help';
@@ -87,8 +100,9 @@ function readCache(file: string): Buffer | undefined {
   try {
     fd = openSync(file, 'r');
     const { uid, mode } = fstatSync(fd);
-    // Code that runs as this user: only from a file this user owns and nobody else may write.
-    if ((process.getuid && uid !== process.getuid()) || (mode & 0o022) !== 0) return undefined;
+    // Code that runs as this user: only from a file this user owns and nobody else may write
+    // (POSIX; Windows reports every file as 0666 and has no uid).
+    if (process.platform !== 'win32' && ((process.getuid && uid !== process.getuid()) || (mode & 0o022) !== 0)) return undefined;
     const content = readFileSync(fd);
     const data = content.subarray(DIGEST_BYTES);
     return content.length > DIGEST_BYTES && hash('sha256', data, 'buffer').equals(content.subarray(0, DIGEST_BYTES)) ? data : undefined;
@@ -119,6 +133,10 @@ function writeCache(script: vm.Script, root: string, key: string, file: string):
     }
   } catch {
     // A cache is only ever a speed-up; a read-only or full disk costs the next run a compile.
-    rmSync(temp, { force: true });
+    try {
+      rmSync(temp, { force: true });
+    } catch {
+      // nothing was written there either
+    }
   }
 }

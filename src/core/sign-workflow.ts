@@ -45,6 +45,8 @@ export interface SignOptions {
 /** A source document opened for reading. */
 export interface DocumentSource extends ByteSource {
   readonly path: string;
+  /** Whether its path still leads to the file opened, with the content it had then (as the inode tells). */
+  unchanged(): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -147,6 +149,10 @@ export async function prepareDocument(
   }
 }
 
+export function changedWhileSigning(path: string): EsignError {
+  return new EsignError('INPUT_UNREADABLE', `${path} changed while esign was signing it.`, { hint: 'Let whatever writes to it finish, then sign again.' });
+}
+
 /** The same error, with the file it is about at the front of the message (batches name their failures). */
 export function naming(input: string, error: unknown): unknown {
   if (!(error instanceof EsignError) || error.message.includes(input)) return error;
@@ -154,18 +160,27 @@ export function naming(input: string, error: unknown): unknown {
 }
 
 async function prepareOne(job: SignJob, credential: SigningCredential, files: DocumentFiles, options: SignOptions, opened?: OpenedDocument): Promise<PreparedDocument> {
-  const source = opened?.source ?? (await files.open(job.input));
+  // A document checked before the sign-in may have been saved again since (minutes, with a person
+  // at the browser): then it is read as it is now, as one opened only here would be.
+  let held = opened;
+  if (held && !(await held.source.unchanged())) {
+    await held.source.close();
+    held = undefined;
+  }
+  const source = held?.source ?? (await files.open(job.input));
   try {
     const signer = credential.certificates[0];
     if (!signer) throw new EsignError('CREDENTIAL_UNSUPPORTED_KEY', `The credential ${credential.credentialID} has no certificate.`);
     if (job.kind === 'cades') {
       const hash = createHash('sha256');
       await hashSource(source, hash);
+      // What was hashed is the file as it was opened; a write meanwhile would make a false signature.
+      if (!(await source.unchanged())) throw changedWhileSigning(source.path);
       const contentDigest = new Uint8Array(hash.digest());
       const signedAttributes = buildSignedAttributes({ contentDigest, signerCertificate: signer, signingTime: options.signingTime });
       return { job, signedAttributes, inputSize: source.size, contentDigest };
     }
-    const document = opened?.pdf ?? (await readPdf(source));
+    const document = held?.pdf ?? (await readPdf(source));
     const update = await prepareSignature(document, {
       kind: 'signature',
       signingTime: options.signingTime,

@@ -1,10 +1,9 @@
 import type { Hash } from 'node:crypto';
-import type { Stats } from 'node:fs';
 import { chmod, copyFile, mkdir, open, stat, type FileHandle } from 'node:fs/promises';
 import { EsignError } from '../core/errors.js';
-import { READ_CHUNK_BYTES, type DocumentFiles, type DocumentSource, type OutputFile } from '../core/sign-workflow.js';
+import { changedWhileSigning, READ_CHUNK_BYTES, type DocumentFiles, type DocumentSource, type OutputFile } from '../core/sign-workflow.js';
 import { assertAbsent, outputError, TempPath, writeBytesAtomically } from './atomic-write.js';
-import { FileByteSource, inputError } from './file-source.js';
+import { FileByteSource, inputError, sameFile } from './file-source.js';
 
 /** DocumentFiles over the file system: inputs opened read-only, outputs through temp files. */
 export const fileSystemDocuments: DocumentFiles = {
@@ -18,20 +17,6 @@ export async function writeDetachedSignature(path: string, bytes: Uint8Array, ov
 
 // Copies at least this large start their flush to disk at once, while the signature is being made.
 const EARLY_SYNC_BYTES = 8 * 1024 * 1024;
-
-/**
- * The same file with the same content as far as the inode tells: ctime catches a write whose mtime
- * was set back, unless the link count changed too (a rename over its name or an unlink also changes
- * ctime, not the content).
- */
-function sameFile(a: Stats, b: Stats | undefined): boolean {
-  if (b === undefined || a.dev !== b.dev || a.ino !== b.ino || a.size !== b.size || a.mtimeMs !== b.mtimeMs) return false;
-  return a.ctimeMs === b.ctimeMs || a.nlink !== b.nlink;
-}
-
-function changedWhileRead(path: string): EsignError {
-  return new EsignError('INPUT_UNREADABLE', `${path} changed while esign was signing it.`, { hint: 'Let whatever writes to it finish, then sign again.' });
-}
 
 class TempOutput implements OutputFile {
   private handle: FileHandle | undefined;
@@ -65,7 +50,7 @@ class TempOutput implements OutputFile {
     await this.suspend();
     if (!(source instanceof FileByteSource)) return this.copyThroughHandle(source, hash);
     const opened = source.openedStat;
-    if (!sameFile(opened, await source.fileStat())) throw changedWhileRead(source.path);
+    if (!sameFile(opened, await source.fileStat())) throw changedWhileSigning(source.path);
     const nameLeadsToOpened = async (): Promise<boolean> => sameFile(opened, await stat(source.path).catch(() => undefined));
     if (!(await nameLeadsToOpened())) return this.copyThroughHandle(source, hash);
     const copying = this.kernelCopy(source);
@@ -76,7 +61,7 @@ class TempOutput implements OutputFile {
       throw error instanceof EsignError ? error : inputError(source.path, error);
     }
     if (!(await copying) || !(await nameLeadsToOpened())) await this.copyThroughHandle(source);
-    if (!sameFile(opened, await source.fileStat())) throw changedWhileRead(source.path);
+    if (!sameFile(opened, await source.fileStat())) throw changedWhileSigning(source.path);
     if (source.size >= EARLY_SYNC_BYTES) {
       this.earlySync = this.syncCopy();
       // Handled here so that a failure waits for commit (which reports it) instead of crashing the run.

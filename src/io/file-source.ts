@@ -1,5 +1,5 @@
 import type { Stats } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { open, stat, type FileHandle } from 'node:fs/promises';
 import { EsignError } from '../core/errors.js';
 import type { ByteSource } from '../core/ports.js';
 
@@ -73,6 +73,10 @@ export class FileByteSource implements ByteSource {
     return this.handle.stat();
   }
 
+  async unchanged(): Promise<boolean> {
+    return sameFile(this.openedStat, await this.fileStat()) && sameFile(this.openedStat, await stat(this.path).catch(() => undefined));
+  }
+
   close(): Promise<void> {
     return this.handle.close();
   }
@@ -82,4 +86,14 @@ export function inputError(path: string, error: unknown): EsignError {
   const code = (error as NodeJS.ErrnoException)?.code;
   if (code === 'ENOENT') return new EsignError('INPUT_NOT_FOUND', `${path} does not exist.`, { hint: 'Check the file name.', cause: error });
   return new EsignError('INPUT_UNREADABLE', `Could not read ${path}${code ? ` (${code})` : ''}.`, { hint: 'Check the file permissions.', cause: error });
+}
+
+/**
+ * The same file with the same content as far as the inode tells: ctime catches a write whose mtime
+ * was set back, unless the link count changed too (a rename over its name or an unlink also changes
+ * ctime, not the content).
+ */
+export function sameFile(a: Stats, b: Stats | undefined): boolean {
+  if (b === undefined || a.dev !== b.dev || a.ino !== b.ino || a.size !== b.size || a.mtimeMs !== b.mtimeMs) return false;
+  return a.ctimeMs === b.ctimeMs || a.nlink !== b.nlink;
 }

@@ -1,12 +1,12 @@
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 
 /** The platform's config dir for esign, or ESIGN_CONFIG_DIR. */
 export function configDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env['ESIGN_CONFIG_DIR']) return env['ESIGN_CONFIG_DIR'];
   if (process.platform === 'win32') return join(env['APPDATA'] ?? join(homedir(), 'AppData', 'Roaming'), 'esign');
   if (process.platform === 'darwin') return join(homedir(), 'Library', 'Preferences', 'esign');
-  return join(env['XDG_CONFIG_HOME'] ?? join(homedir(), '.config'), 'esign');
+  return join(xdgBase(env, 'XDG_CONFIG_HOME', '.config'), 'esign');
 }
 
 /** Where the sandbox keeps its PKI and state: ESIGN_SANDBOX_DIR, else the platform's data dir. */
@@ -15,7 +15,7 @@ export function sandboxDataDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env['ESIGN_CONFIG_DIR']) return join(env['ESIGN_CONFIG_DIR'], 'sandbox');
   if (process.platform === 'win32') return join(env['LOCALAPPDATA'] ?? join(homedir(), 'AppData', 'Local'), 'esign', 'sandbox');
   if (process.platform === 'darwin') return join(homedir(), 'Library', 'Application Support', 'esign', 'sandbox');
-  return join(env['XDG_DATA_HOME'] ?? join(homedir(), '.local', 'share'), 'esign', 'sandbox');
+  return join(xdgBase(env, 'XDG_DATA_HOME', join('.local', 'share')), 'esign', 'sandbox');
 }
 
 /**
@@ -28,5 +28,11 @@ export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env['ESIGN_CONFIG_DIR']) return join(env['ESIGN_CONFIG_DIR'], 'cache');
   if (process.platform === 'win32') return join(env['LOCALAPPDATA'] ?? join(homedir(), 'AppData', 'Local'), 'esign', 'cache');
   if (process.platform === 'darwin') return join(homedir(), 'Library', 'Caches', 'esign');
-  return join(env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache'), 'esign');
+  return join(xdgBase(env, 'XDG_CACHE_HOME', '.cache'), 'esign');
+}
+
+/** An XDG base directory: the variable when it is an absolute path (the spec ignores any other value), else its default under home. */
+function xdgBase(env: NodeJS.ProcessEnv, name: string, underHome: string): string {
+  const value = env[name];
+  return value && isAbsolute(value) ? value : join(homedir(), underHome);
 }

@@ -195,12 +195,28 @@ describe.skipIf(nodeCachesItself)(suiteName, () => {
     expectOk(await runCli(['--verbose', 'config', 'path'], { env: envFor(disabled) }));
     expect(await listTree(join(disabled, 'cache'))).toEqual([]);
 
-    // A cache dir that cannot be made costs only the cache.
+    // A cache dir that cannot be made costs only the cache: not a word about it.
     const blocker = join(dir, 'a-file');
     await writeFile(blocker, '');
     const unwritable = await runCli(['--version'], { env: envFor(config, { ESIGN_CACHE_DIR: join(blocker, 'cache') }) });
     expectOk(unwritable);
     expect(unwritable.stdout).toBe(off.stdout);
+    expect(unwritable.stderr).toBe('');
+  });
+
+  it('keeps help in its own cache, so that `sign --help` does not make the cache a sign runs from', async () => {
+    const config = await tempDir();
+    for (const args of [['sign', '--help'], ['help', 'sign'], ['sign', '-h']]) expectOk(await runCli(args, { env: envFor(config) }));
+    expect(await listTree(join(config, 'cache', 'v8', cacheKey()))).toEqual(['help.cache']);
+  });
+
+  it('takes an XDG_CACHE_HOME that is not an absolute path as unset (never a cache in the working directory)', async () => {
+    const home = await tempDir();
+    const cwd = await tempDir();
+    const env = { HOME: home, XDG_CACHE_HOME: 'relative', XDG_CONFIG_HOME: join(home, 'config'), ESIGN_CONFIG_DIR: undefined, ESIGN_CACHE_DIR: undefined, NODE_DISABLE_COMPILE_CACHE: undefined };
+    expectOk(await runCli(['--version'], { env, cwd }));
+    expect(await listTree(cwd)).toEqual([]);
+    expect(await listTree(join(home, '.cache', 'esign', 'v8'))).toEqual([cacheKey(), join(cacheKey(), 'version.cache')]);
   });
 
   describe('commands that load packages lazily, restored from the cache (against the sandbox)', () => {

@@ -156,6 +156,36 @@ describe('esign sign (PAdES and CAdES against the sandbox)', () => {
     expect((await readdir(dir)).sort()).toEqual(['bin', 'desktop-signed.pdf', 'desktop.pdf', 'opened.txt']);
   });
 
+  // The documents of the first approval stay open from the check before the sign-in to prepare;
+  // one saved again while the person was at the browser is signed as it is then, never as it was.
+  it('signs a file saved again during the sign-in as it is then: appended to (CAdES), or replaced by rename (PDF)', async () => {
+    const dir = await tempDir();
+    const text = join(dir, 'notes.txt');
+    await writeFile(text, 'first draft\n');
+    const pdf = join(dir, 'draft.pdf');
+    await makePdf(pdf, 'first draft');
+    const saved = join(dir, 'saved.pdf');
+    const savedBytes = await makePdf(saved, 'second draft, saved while signing in');
+    // The browser of the first step (the service sign-in, before any document is prepared) is
+    // where the editor saves: once, then it follows the URL as a browser would.
+    const browser = join(dir, 'browser.sh');
+    const script = [
+      '#!/bin/sh',
+      `if [ ! -e '${dir}/saved' ]; then touch '${dir}/saved'; printf 'second draft\\n' >> '${text}'; mv '${saved}' '${pdf}'; fi`,
+      'exec curl -sfL -o /dev/null "$1"',
+    ];
+    await writeFile(browser, script.join('\n') + '\n', { mode: 0o755 });
+    const env = { ...sandbox.env, ESIGN_CONFIG_DIR: await tempDir() };
+    const result = await runCli(['--browser', browser, '--json', 'sign', '--level', 'B-B', text, pdf], { env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(await readFile(text, 'utf8')).toBe('first draft\nsecond draft\n');
+    const verified = await runCli(['--json', 'verify', text, '--signature', `${text}.p7s`], { env });
+    expect(verified.code, verified.stdout).toBe(0);
+    const signed = await readFile(join(dir, 'draft-signed.pdf'));
+    expect(sha256(signed.subarray(0, savedBytes.length))).toBe(sha256(savedBytes));
+    expect((await runCli(['verify', join(dir, 'draft-signed.pdf')], { env })).code).toBe(0);
+  });
+
   it('signs other files as detached CAdES .p7s with signing-time', async () => {
     const dir = await tempDir();
     const input = join(dir, 'notes.txt');
