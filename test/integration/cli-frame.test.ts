@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { stat, writeFile, chmod } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/run-cli.js';
+import { ESIGN_BIN, runCli } from '../helpers/run-cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 
@@ -37,6 +37,17 @@ describe('esign CLI frame', () => {
     const version = await runCli(['--version']);
     expect(version.code).toBe(0);
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+
+  // `npx esign` and npm's link of an installed package run the bin itself: it must be executable
+  // in git (a clone takes the mode from there) and start node through its #! line.
+  it('runs as a program of its own, as npx and npm install run it', () => {
+    const result = spawnSync(ESIGN_BIN, ['--version'], { encoding: 'utf8' });
+    expect(result.error, 'bin/esign.cjs is not executable').toBeUndefined();
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+    const tracked = spawnSync('git', ['ls-files', '-s', 'bin/esign.cjs'], { cwd: join(import.meta.dirname, '../..'), encoding: 'utf8' });
+    if (tracked.status === 0 && tracked.stdout) expect(tracked.stdout).toMatch(/^100755 /);
   });
 
   it('answers --version and --help within node -e 0 plus 30 ms (fastest of 7, interleaved)', () => {
