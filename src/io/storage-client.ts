@@ -201,7 +201,11 @@ export class StorageSession {
           callback(null, chunk);
         },
       });
-      source.on('error', (error) => hashing.destroy(error));
+      let readFailure: unknown;
+      source.on('error', (error) => {
+        readFailure = error;
+        hashing.destroy(error);
+      });
       source.pipe(hashing);
       // Parts are left on failure: AbortMultipartUpload is outside the session policy, and asking for it
       // would replace the part's own error (an expired token, a 503) with AccessDenied.
@@ -217,8 +221,8 @@ export class StorageSession {
         await upload.done();
       } catch (error) {
         source.destroy();
-        const code = (error as NodeJS.ErrnoException).code;
-        if (code && /^E[A-Z]+$/.test(code) && (error as { syscall?: string }).syscall) throw inputError(path, error);
+        // Only a failure of the file's own reads is about the file; a socket's EPIPE is the network's.
+        if (readFailure !== undefined) throw inputError(path, readFailure);
         throw error;
       }
       return hash.digest('hex');

@@ -393,16 +393,18 @@ function sendError(request: IncomingMessage, response: ServerResponse, failureBo
   const xml =
     '<?xml version="1.0" encoding="UTF-8"?>\n' +
     `<Error><Code>${escapeXml(failureBody.code)}</Code><Message>${escapeXml(failureBody.message)}</Message><Resource>${escapeXml(resource)}</Resource><RequestId>${requestId}</RequestId></Error>`;
-  const bodyPending = !request.complete;
-  response.writeHead(failureBody.status, {
-    'content-type': 'application/xml',
-    'x-amz-request-id': requestId,
-    ...(request.method === 'HEAD' ? {} : { 'content-length': String(Buffer.byteLength(xml)) }),
-    ...(bodyPending ? { connection: 'close' } : {}),
-  });
-  response.end(request.method === 'HEAD' ? undefined : xml);
-  // Let a client still sending its body finish writing (it reads the error after), then close.
-  if (bodyPending) request.resume();
+  const answer = () => {
+    response.writeHead(failureBody.status, {
+      'content-type': 'application/xml',
+      'x-amz-request-id': requestId,
+      ...(request.method === 'HEAD' ? {} : { 'content-length': String(Buffer.byteLength(xml)) }),
+    });
+    response.end(request.method === 'HEAD' ? undefined : xml);
+  };
+  // The answer waits for the rest of the body: answering first and closing made a client still
+  // writing a part see a broken pipe (EPIPE) instead of the error, at random.
+  if (request.complete) answer();
+  else void drained(request).then(answer);
 }
 
 function escapeXml(text: string): string {
