@@ -14,7 +14,7 @@
  * even when one is given ("A dynamic import callback was not specified").
  */
 import { hash } from 'node:crypto';
-import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import module, { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import vm from 'node:vm';
@@ -31,8 +31,9 @@ interface Bundle {
 // A cache file is the SHA-256 of the V8 data, then the data: V8 (release builds) does not check
 // the data itself, and a damaged payload behind an intact header crashes the process.
 const DIGEST_BYTES = 32;
-// Caches of other builds or Node versions not written to for this long are removed.
-const STALE_MS = 30 * 24 * 3600 * 1000;
+// Caches of other builds or Node versions unused for this long are removed.
+const DAY_MS = 24 * 3600 * 1000;
+const STALE_MS = 30 * DAY_MS;
 
 export async function launch(bundlePath: string, argv = process.argv, env = process.env): Promise<void> {
   const verbose = argv.includes('--verbose') || argv.includes('-v');
@@ -74,7 +75,7 @@ function loadWithCodeCache(bundlePath: string, argv: string[], root: string): Bu
     process.once('exit', (code) => {
       if (code === 0) writeCache(script, root, key, file);
     });
-  }
+  } else markUsed(dirname(file));
   const wrapper = script.runInThisContext() as (...args: unknown[]) => void;
   const bundleModule = { exports: {} as Bundle };
   wrapper.call(bundleModule.exports, bundleModule.exports, createRequire(bundlePath), bundleModule, bundlePath, dirname(bundlePath));
@@ -110,6 +111,15 @@ function readCache(file: string): Buffer | undefined {
     return undefined;
   } finally {
     if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** Keeps a cache in use from looking stale to another build's clean-up (its mtime, at most daily). */
+function markUsed(dir: string): void {
+  try {
+    if (Date.now() - statSync(dir).mtimeMs > DAY_MS) utimesSync(dir, new Date(), new Date());
+  } catch {
+    // only the clean-up's view of it
   }
 }
 

@@ -180,6 +180,17 @@ describe.skipIf(nodeCachesItself)(suiteName, () => {
     expect(await readdir(join(v8, key))).toEqual(['version.cache']);
   });
 
+  it('marks a cache it runs from as used, so that another build does not take it for stale', async () => {
+    const { config, file } = await helpWithCache();
+    const keyDir = join(config, 'cache', 'v8', cacheKey());
+    const longAgo = new Date(Date.now() - 31 * 24 * 3600 * 1000);
+    await utimes(keyDir, longAgo, longAgo);
+    const written = await identity(file);
+    expectOk(await runCli(['--help'], { env: envFor(config) }));
+    expect(await identity(file)).toBe(written); // read, not rewritten
+    expect(Date.now() - (await stat(keyDir)).mtimeMs).toBeLessThan(3600 * 1000);
+  });
+
   it('keeps its cache in ESIGN_CACHE_DIR when set, and in none with NODE_DISABLE_COMPILE_CACHE=1 or --verbose', async () => {
     const dir = await tempDir();
     const config = join(dir, 'config');
