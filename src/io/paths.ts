@@ -13,7 +13,7 @@ export function configDir(env: NodeJS.ProcessEnv = process.env): string {
 export function sandboxDataDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env['ESIGN_SANDBOX_DIR']) return env['ESIGN_SANDBOX_DIR'];
   if (env['ESIGN_CONFIG_DIR']) return join(env['ESIGN_CONFIG_DIR'], 'sandbox');
-  if (process.platform === 'win32') return join(env['LOCALAPPDATA'] ?? join(homedir(), 'AppData', 'Local'), 'esign', 'sandbox');
+  if (process.platform === 'win32') return join(windowsLocalAppData(env), 'esign', 'sandbox');
   if (process.platform === 'darwin') return join(homedir(), 'Library', 'Application Support', 'esign', 'sandbox');
   return join(xdgBase(env, 'XDG_DATA_HOME', join('.local', 'share')), 'esign', 'sandbox');
 }
@@ -26,7 +26,7 @@ export function sandboxDataDir(env: NodeJS.ProcessEnv = process.env): string {
 export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env['ESIGN_CACHE_DIR']) return env['ESIGN_CACHE_DIR'];
   if (env['ESIGN_CONFIG_DIR']) return join(env['ESIGN_CONFIG_DIR'], 'cache');
-  if (process.platform === 'win32') return join(env['LOCALAPPDATA'] ?? join(homedir(), 'AppData', 'Local'), 'esign', 'cache');
+  if (process.platform === 'win32') return join(windowsLocalAppData(env), 'esign', 'cache');
   if (process.platform === 'darwin') return join(homedir(), 'Library', 'Caches', 'esign');
   return join(xdgBase(env, 'XDG_CACHE_HOME', '.cache'), 'esign');
 }
@@ -35,4 +35,8 @@ export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
 function xdgBase(env: NodeJS.ProcessEnv, name: string, underHome: string): string {
   const value = env[name];
   return value && isAbsolute(value) ? value : join(homedir(), underHome);
+}
+
+function windowsLocalAppData(env: NodeJS.ProcessEnv): string {
+  return env['LOCALAPPDATA'] ?? join(homedir(), 'AppData', 'Local');
 }

@@ -125,6 +125,11 @@ export class Lexer {
     return value;
   }
 
+  /** Bytes [start, end) of the window as a string of one character per byte, for a regular expression to check. */
+  latin1(start: number, end: number): string {
+    return Buffer.from(this.bytes.buffer, this.bytes.byteOffset, this.bytes.length).toString('latin1', start, end);
+  }
+
   /** A one-letter keyword after whitespace (such as an xref entry's `n` or `f`), or `undefined`. */
   letter(): string | undefined {
     this.skipSpace();
@@ -320,7 +325,7 @@ export class Lexer {
       if (!this.complete) throw new NeedMoreBytes();
       return undefined;
     }
-    const text = Buffer.from(this.bytes.buffer, this.bytes.byteOffset, this.bytes.length).toString('latin1', start, close + 1);
+    const text = this.latin1(start, close + 1);
     REFERENCE_ARRAY.lastIndex = 0;
     if (REFERENCE_ARRAY.exec(text)?.[0].length !== text.length) return undefined;
     const words = text.slice(0, -1).split(WHITE_RUN);

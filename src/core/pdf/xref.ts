@@ -137,7 +137,7 @@ function standardRun(lexer: Lexer, first: number, count: number): XrefRun | unde
   const start = lexer.pos;
   const end = start + count * ENTRY_BYTES;
   if (end > lexer.bytes.length) return undefined;
-  const text = Buffer.from(lexer.bytes.buffer, lexer.bytes.byteOffset, lexer.bytes.length).toString('latin1', start, end);
+  const text = lexer.latin1(start, end);
   STANDARD_ENTRIES.lastIndex = 0;
   if (STANDARD_ENTRIES.exec(text)?.[0].length !== text.length) return undefined;
   lexer.pos = end;
