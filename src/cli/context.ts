@@ -69,6 +69,8 @@ export interface Context {
   tokens: TokenStore;
   signal: AbortSignal;
   config(): Promise<ConfigStore>;
+  /** The name of the active profile, without resolving it (no sandbox started, nothing checked). */
+  profileName(): Promise<string>;
   /** The active profile; on the sandbox profile, starts or finds the sandbox. */
   profile(options?: { storage?: boolean }): Promise<ResolvedProfile>;
   /** A setting that must be present, or a CONFIG_MISSING error naming how to set it. */
@@ -110,6 +112,9 @@ export function createContext(io: Io, globals: GlobalOptions, overrides: Context
     tokens: new TokenStore(dir),
     signal: overrides.signal ?? new AbortController().signal,
     config: () => (configPromise ??= ConfigStore.open(dir)),
+    async profileName() {
+      return chooseProfileName(ctx, await ctx.config());
+    },
     profile(options = {}) {
       profilePromise ??= resolveProfile(ctx, options);
       return profilePromise;
@@ -159,9 +164,14 @@ function httpTimeoutMs(env: NodeJS.ProcessEnv): number | undefined {
   return Number.isInteger(value) && value > 0 ? value : undefined;
 }
 
+/** --profile, else ESIGN_PROFILE, else the current profile, else the sandbox. */
+function chooseProfileName(ctx: Context, config: ConfigStore): string {
+  return ctx.globals.profile ?? ctx.env['ESIGN_PROFILE'] ?? config.currentProfile ?? SANDBOX_PROFILE;
+}
+
 async function resolveProfile(ctx: Context, options: { storage?: boolean }): Promise<ResolvedProfile> {
   const config = await ctx.config();
-  const name = ctx.globals.profile ?? ctx.env['ESIGN_PROFILE'] ?? config.currentProfile ?? SANDBOX_PROFILE;
+  const name = chooseProfileName(ctx, config);
   const stored = config.profile(name);
   const isSandbox = name === SANDBOX_PROFILE;
   if (!stored && !isSandbox) {

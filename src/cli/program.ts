@@ -3,17 +3,12 @@
  * listed by name and summary, so `esign --help` and `--version` load almost nothing.
  */
 import { Command, Option } from 'commander';
-import type { Context, ContextOverrides, GlobalOptions } from './context.js';
+import { positiveNumber, type CommandModule, type RunInContext } from './command.js';
+import type { ContextOverrides, GlobalOptions } from './context.js';
 import { commandNameIn } from './command-name.js';
 import { wantsColor } from './io.js';
 import { version } from './version.js';
 
-export interface CommandModule {
-  defineCommand(program: Command, run: RunInContext): void;
-}
-
-/** Runs a command body with a Context built from the global options, and closes it after. */
-export type RunInContext = (command: Command, body: (ctx: Context) => Promise<void>) => Promise<void>;
 
 interface CommandEntry {
   name: string;
@@ -56,7 +51,7 @@ export async function buildProgram(args: string[], overrides: ContextOverrides =
     .configureHelp({ sortSubcommands: false })
     .addHelpText(
       'after',
-      '\nExamples:\n  esign sign contract.pdf                 sign on the sandbox (opens the approval page)\n  esign sign --auto-approve samples/*.pdf sandbox: approve without a browser\n  esign verify contract-signed.pdf\n\nExit codes: see README.md "Exit codes" (0 ok, 2 usage, 3 config, 4 auth, 5 unavailable, 6 protocol, 7 input, 8 output, 9 verification, 10 partial, 11 credential, 12 not implemented).',
+      '\nExamples:\n  esign sign contract.pdf                 sign on the sandbox (opens the approval page)\n  esign sign --auto-approve samples/*.pdf sandbox: approve without a browser\n  esign verify contract-signed.pdf\n\nExit codes: see README.md "Exit codes" (0 ok, 2 usage, 3 config, 4 auth, 5 unavailable, 6 protocol, 7 input, 8 output, 9 verification, 10 partial, 11 credential).',
     );
 
   const run: RunInContext = async (command, body) => {
@@ -91,10 +86,4 @@ export function globalOptions(command: Command): GlobalOptions {
     browser: options['browser'] as string | false | undefined,
     autoApprove: Boolean(options['autoApprove']),
   };
-}
-
-export function positiveNumber(text: string): number {
-  const value = Number(text);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`expected a positive number, got ${JSON.stringify(text)}`);
-  return value;
 }

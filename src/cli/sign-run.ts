@@ -28,7 +28,8 @@ import { createOutputDir, fileSystemDocuments, writeDetachedSignature } from '..
 import { createCscClient, type CscClient } from '../io/csc-client.js';
 import type { Context, ResolvedProfile } from './context.js';
 import { expandInputs, planJobs } from './inputs.js';
-import { batchExitCode, type SignCommandOptions } from './commands/sign.js';
+import { batchExitCode } from './command.js';
+import type { SignCommandOptions } from './sign-options.js';
 
 interface Failure {
   input: string;

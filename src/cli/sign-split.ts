@@ -20,7 +20,7 @@ import { checkRedirect, constantTimeEqual, randomState } from '../io/loopback.js
 import { createTsaClient } from '../io/tsa-client.js';
 import type { Context } from './context.js';
 import { DEFAULT_REDIRECT_URI } from './context.js';
-import type { SignCommandOptions } from './commands/sign.js';
+import type { SignCommandOptions } from './sign-options.js';
 
 const STATE_VERSION = 2;
 

@@ -21,7 +21,6 @@ export const ExitCode = {
   verification: 9,
   partial: 10,
   credential: 11,
-  notImplemented: 12,
   interrupted: 130,
   /** stdout or stderr closed by its reader (128 + SIGPIPE, as a shell reports a tool ended by it). */
   brokenPipe: 141,
@@ -32,7 +31,6 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 export type EsignErrorCode =
   // usage and configuration
   | 'USAGE'
-  | 'NOT_IMPLEMENTED'
   | 'CONFIG_INVALID'
   | 'CONFIG_UNKNOWN_PROFILE'
   | 'CONFIG_UNKNOWN_KEY'
@@ -134,7 +132,6 @@ export type EsignErrorCode =
 const EXIT_CODE_BY_CODE: Partial<Record<EsignErrorCode, ExitCode>> = {
   USAGE: ExitCode.usage,
   PROMPT_NEEDS_TTY: ExitCode.usage,
-  NOT_IMPLEMENTED: ExitCode.notImplemented,
   STATE_FILE_INVALID: ExitCode.input,
   CMS_BAD_STRUCTURE: ExitCode.input,
   INPUT_NOT_FOUND: ExitCode.input,

@@ -3,7 +3,7 @@ import { EsignError } from '../../core/errors.js';
 import { isProfileKey, PROFILE_KEYS, type ProfileKey } from '../../core/profile.js';
 import { SANDBOX_PROFILE, type Context } from '../context.js';
 import { table } from '../io.js';
-import type { CommandModule } from '../program.js';
+import type { CommandModule } from '../command.js';
 
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
   const keys = Object.entries(PROFILE_KEYS)

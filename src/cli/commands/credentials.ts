@@ -5,7 +5,7 @@ import type { CredentialInfo } from '../../core/csc/shapes.js';
 import { createCscClient } from '../../io/csc-client.js';
 import type { Context } from '../context.js';
 import { table } from '../io.js';
-import type { CommandModule } from '../program.js';
+import type { CommandModule } from '../command.js';
 
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
   const credentials = program

@@ -11,8 +11,7 @@ import { EsignError, isEsignError } from '../../core/errors.js';
 import type { ExtensionResult, LongTermLevel } from '../../core/ltv/index.js';
 import { copyOriginal } from '../../core/sign-workflow.js';
 import type { Context } from '../context.js';
-import type { CommandModule } from '../program.js';
-import { batchExitCode } from './sign.js';
+import { batchExitCode, type CommandModule } from '../command.js';
 
 export interface ExtendCommandOptions {
   level: LongTermLevel;

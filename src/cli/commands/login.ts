@@ -6,7 +6,7 @@ import { EsignError } from '../../core/errors.js';
 import { CLAIM_LABELS, KNOWN_SCOPES, notSharedClaims, proofFileName, SCOPE_PROOF, type ProofItem } from '../../core/oidc/claims.js';
 import { writeBytesAtomically } from '../../io/atomic-write.js';
 import type { Context } from '../context.js';
-import type { CommandModule } from '../program.js';
+import type { CommandModule } from '../command.js';
 
 interface LoginOptions {
   scope: string[];

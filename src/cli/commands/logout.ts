@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
-import type { CommandModule } from '../program.js';
-import { activeProfileName } from './whoami.js';
+import type { CommandModule } from '../command.js';
 
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
   program
@@ -12,7 +11,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
 };
 
 async function logout(ctx: Context): Promise<void> {
-  const profile = await activeProfileName(ctx);
+  const profile = await ctx.profileName();
   const { identitySessionKey } = await import('../../io/identity-client.js');
   const removed = await ctx.tokens.delete(identitySessionKey(profile));
   ctx.io.result({ profile, signedOut: removed }, () =>

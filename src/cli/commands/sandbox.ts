@@ -3,8 +3,7 @@ import type { Command } from 'commander';
 import { sandboxDataDir } from '../../io/paths.js';
 import { writeRootPem, writeRuntime } from '../context.js';
 import { exitHooks } from '../exit-hooks.js';
-import type { CommandModule } from '../program.js';
-import { positiveNumber } from '../program.js';
+import { positiveNumber, type CommandModule } from '../command.js';
 
 export const DEFAULT_SANDBOX_PORT = 8799;
 

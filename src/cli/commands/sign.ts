@@ -1,35 +1,7 @@
 import { Option, type Command } from 'commander';
-import type { EsignError} from '../../core/errors.js';
-import { ExitCode } from '../../core/errors.js';
-import { SIGNATURE_LEVELS, type SignatureLevel } from '../../core/profile.js';
-import type { Context } from '../context.js';
-import type { CommandModule } from '../program.js';
-import { positiveNumber } from '../program.js';
-
-export interface SignCommandOptions {
-  credential?: string;
-  output?: string;
-  outputDir?: string;
-  force: boolean;
-  level?: SignatureLevel;
-  reason?: string;
-  location?: string;
-  contactInfo?: string;
-  name?: string;
-  field?: string;
-  visible: boolean;
-  page?: number;
-  rect?: [number, number, number, number];
-  continueOnError: boolean;
-  prepare: boolean;
-  complete: boolean;
-  state?: string;
-  /** Repeatable: one per approval step with --complete; one for the sign-in with --prepare. */
-  redirectUrl: string[];
-  code?: string;
-  upload: boolean;
-  overwrite: boolean;
-}
+import { SIGNATURE_LEVELS } from '../../core/profile.js';
+import { positiveNumber, type CommandModule } from '../command.js';
+import type { SignCommandOptions } from '../sign-options.js';
 
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
   program
@@ -80,11 +52,3 @@ function parseRect(text: string): [number, number, number, number] {
   return parts as [number, number, number, number];
 }
 
-/** Exit code of a batch: 0 when all succeeded, 10 when some did, the first failure's code when none did. */
-export function batchExitCode(succeeded: number, failures: readonly EsignError[]): number {
-  if (failures.length === 0) return ExitCode.ok;
-  if (succeeded > 0) return ExitCode.partial;
-  return failures[0]?.exitCode ?? ExitCode.internal;
-}
-
-export type { Context };

@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import type { Command } from 'commander';
 import type { StoredObject } from '../../io/storage-client.js';
 import { table } from '../io.js';
-import type { CommandModule } from '../program.js';
+import type { CommandModule } from '../command.js';
 
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
   const storage = program

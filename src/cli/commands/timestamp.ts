@@ -13,8 +13,7 @@ import { inputError } from '../../io/file-source.js';
 import { createTsaClient, loadTrustAnchors } from '../../io/tsa-client.js';
 import type { TsaTimestamp } from '../../io/tsa-client.js';
 import type { Context } from '../context.js';
-import type { CommandModule } from '../program.js';
-import { batchExitCode } from './sign.js';
+import { batchExitCode, type CommandModule } from '../command.js';
 
 export interface TimestampCommandOptions {
   verify: boolean;

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { CommandModule } from '../program.js';
+import type { CommandModule } from '../command.js';
 
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
   program

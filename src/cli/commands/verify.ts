@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { VerificationReport, SignatureReport, ChainReport, PadesLevel } from '../../core/verify/types.js';
 import type { Context } from '../context.js';
-import type { CommandModule } from '../program.js';
+import type { CommandModule } from '../command.js';
 
 export interface VerifyCommandOptions {
   trust: string[];

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { EsignError } from '../../core/errors.js';
 import { CLAIM_LABELS, notSharedClaims, requestedClaims } from '../../core/oidc/claims.js';
-import { SANDBOX_PROFILE, type Context } from '../context.js';
+import type { Context } from '../context.js';
 import { table } from '../io.js';
-import type { CommandModule } from '../program.js';
+import type { CommandModule } from '../command.js';
 
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
   program
@@ -13,16 +13,8 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .action((_options: unknown, command: Command) => run(command, whoami));
 };
 
-/**
- * The active profile's name without resolving the profile (which on the sandbox would start one):
- * the same precedence as Context.profile().
- */
-export async function activeProfileName(ctx: Context): Promise<string> {
-  return ctx.globals.profile ?? ctx.env['ESIGN_PROFILE'] ?? (await ctx.config()).currentProfile ?? SANDBOX_PROFILE;
-}
-
 async function whoami(ctx: Context): Promise<void> {
-  const profile = await activeProfileName(ctx);
+  const profile = await ctx.profileName();
   const { readIdentitySession } = await import('../../io/identity-client.js');
   const session = await readIdentitySession(ctx.tokens, profile);
   if (!session) {

@@ -1,0 +1,27 @@
+/** The options of `esign sign`, as commander parses them; shared by the command, the batch run and the split flow. */
+import type { SignatureLevel } from '../core/profile.js';
+
+export interface SignCommandOptions {
+  credential?: string;
+  output?: string;
+  outputDir?: string;
+  force: boolean;
+  level?: SignatureLevel;
+  reason?: string;
+  location?: string;
+  contactInfo?: string;
+  name?: string;
+  field?: string;
+  visible: boolean;
+  page?: number;
+  rect?: [number, number, number, number];
+  continueOnError: boolean;
+  prepare: boolean;
+  complete: boolean;
+  state?: string;
+  /** Repeatable: one per approval step with --complete; one for the sign-in with --prepare. */
+  redirectUrl: string[];
+  code?: string;
+  upload: boolean;
+  overwrite: boolean;
+}
