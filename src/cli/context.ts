@@ -6,8 +6,8 @@ import { readFile, stat, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EsignError } from '../core/errors.js';
 import { systemClock, type BrowserLauncher, type Clock } from '../core/ports.js';
-import { parseSecretsFile, resolveSettings, type ProfileKey, type ProfileSettings, type ValueSource } from '../core/profile.js';
-import { createBrowserLauncher, followRedirectsBrowser } from '../io/browser.js';
+import { parseSecretsFile, PROFILE_KEYS, resolveSettings, type ProfileKey, type ProfileSettings, type ValueSource } from '../core/profile.js';
+import { createBrowserLauncher, followRedirectsBrowser, systemBrowserUnavailable } from '../io/browser.js';
 import { ConfigStore } from '../io/config-store.js';
 import { getFollowingRedirects, HttpClient } from '../io/http.js';
 import { authorizeInBrowser, type AuthorizationResponse } from '../io/loopback.js';
@@ -16,6 +16,10 @@ import { TokenStore } from '../io/token-store.js';
 import type { Io } from './io.js';
 
 export const SANDBOX_PROFILE = 'sandbox';
+/** The profile made from ESIGN_* variables alone, with no file on disk. */
+export const ENV_PROFILE = 'env';
+/** Names that `esign config init` may not take. */
+export const BUILT_IN_PROFILES: readonly string[] = [SANDBOX_PROFILE, ENV_PROFILE];
 export const DEFAULT_REDIRECT_URI = 'http://127.0.0.1:8765/callback';
 export const DEFAULT_BROWSER_TIMEOUT_S = 300;
 
@@ -46,6 +50,7 @@ export interface SandboxRuntime {
 
 export interface ResolvedProfile {
   name: string;
+  choice: ProfileChoice;
   isSandbox: boolean;
   settings: ProfileSettings;
   sources: Partial<Record<ProfileKey, ValueSource>>;
@@ -56,6 +61,8 @@ export interface ResolvedProfile {
 export interface AuthorizeRequest {
   buildAuthorizeUrl(redirectUri: string, state: string): string;
   purpose: string;
+  /** Whether the split flow (sign --prepare/--complete) can stand in for this step; not for the identity sign-in. */
+  splitFlow?: boolean;
   redirectUri?: string;
 }
 
@@ -71,10 +78,14 @@ export interface Context {
   config(): Promise<ConfigStore>;
   /** The name of the active profile, without resolving it (no sandbox started, nothing checked). */
   profileName(): Promise<string>;
+  /** Checks the profile choice and every ESIGN_* value without starting anything; profile() does it first. */
+  checkProfile(): Promise<CheckedProfile>;
   /** The active profile; on the sandbox profile, starts or finds the sandbox. */
   profile(options?: { storage?: boolean }): Promise<ResolvedProfile>;
   /** A setting that must be present, or a CONFIG_MISSING error naming how to set it. */
   require<K extends ProfileKey>(profile: ResolvedProfile, key: K): NonNullable<ProfileSettings[K]>;
+  /** For a signing run: fails at once (exit 4, naming the ways that work) when nobody can finish a browser step here. */
+  assertBrowserStepPossible(purpose: string): Promise<void>;
   /** One browser step through the loopback receiver. */
   authorize(request: AuthorizeRequest): Promise<AuthorizationResponse>;
   /** Whether a browser step can happen in this run: a terminal, a --browser command, or --auto-approve. */
@@ -97,10 +108,17 @@ export function createContext(io: Io, globals: GlobalOptions, overrides: Context
   const closers: Array<() => Promise<void>> = [];
   let configPromise: Promise<ConfigStore> | undefined;
   let profilePromise: Promise<ResolvedProfile> | undefined;
+  let checkedPromise: Promise<CheckedProfile> | undefined;
   const http = new HttpClient({ userAgent: 'esign/0.1', timeoutMs: httpTimeoutMs(env), trace: globals.verbose ? (line) => io.debug(line) : undefined });
 
   const browserCommand = typeof globals.browser === 'string' ? globals.browser : env['ESIGN_BROWSER'];
   const browserIsScripted = () => overrides.browser !== undefined || Boolean(globals.autoApprove) || browserCommand !== undefined;
+  /** Wait only where a person can finish a browser step: a terminal, a browser that opens, a command. */
+  const whyNobodyCanFinish = (): string | undefined => {
+    if (browserIsScripted() || globals.browser === false || io.canPrompt) return undefined;
+    if (env['CI']) return 'this is a CI run without a terminal';
+    return systemBrowserUnavailable(env) ? 'no graphical display (DISPLAY and WAYLAND_DISPLAY are unset) and no terminal' : undefined;
+  };
 
   const ctx: Context = {
     io,
@@ -113,7 +131,7 @@ export function createContext(io: Io, globals: GlobalOptions, overrides: Context
     signal: overrides.signal ?? new AbortController().signal,
     config: () => (configPromise ??= ConfigStore.open(dir)),
     async profileName() {
-      return chooseProfileName(ctx, await ctx.config());
+      return chooseProfile(ctx, await ctx.config()).name;
     },
     profile(options = {}) {
       profilePromise ??= resolveProfile(ctx, options);
@@ -121,19 +139,26 @@ export function createContext(io: Io, globals: GlobalOptions, overrides: Context
     },
     require(profile, key) {
       const value = profile.settings[key];
-      if (value === undefined || value === '' || (Array.isArray(value) && value.length === 0)) {
-        throw new EsignError('CONFIG_MISSING', `The profile ${JSON.stringify(profile.name)} has no ${key}.`, {
-          hint: `Set it with \`esign config set ${key} VALUE\` (or the ESIGN_* variable, see esign config --help).`,
-        });
-      }
+      if (value === undefined || value === '' || (Array.isArray(value) && value.length === 0)) throw missingSetting(profile.name, key);
       return value as NonNullable<ProfileSettings[typeof key]>;
     },
     canAuthorizeHere() {
       return io.canPrompt || browserIsScripted();
     },
+    checkProfile() {
+      checkedPromise ??= checkProfile(ctx);
+      return checkedPromise;
+    },
+    async assertBrowserStepPossible(purpose) {
+      const { isSandbox } = await ctx.checkProfile();
+      const why = whyNobodyCanFinish();
+      if (why) throw nobodyCanFinish(purpose, why, { onSandbox: isSandbox, splitFlow: true });
+    },
     async authorize(request) {
       const profile = await ctx.profile();
       const scripted = browserIsScripted();
+      const stuck = (why: string) => nobodyCanFinish(request.purpose, why, { onSandbox: profile.isSandbox, splitFlow: request.splitFlow ?? true });
+      const why = whyNobodyCanFinish();
       const browser = overrides.browser ?? (globals.autoApprove ? followRedirectsBrowser : createBrowserLauncher(browserCommand, env));
       return authorizeInBrowser({
         buildAuthorizeUrl: request.buildAuthorizeUrl,
@@ -141,7 +166,8 @@ export function createContext(io: Io, globals: GlobalOptions, overrides: Context
         browser,
         noBrowser: globals.browser === false,
         browserIsScripted: scripted,
-        unattended: Boolean(env['CI']) && !io.canPrompt,
+        nobodyCanFinish: io.canPrompt ? undefined : stuck,
+        nobodyHere: why ? stuck(why) : undefined,
         timeoutMs: (globals.timeout ?? DEFAULT_BROWSER_TIMEOUT_S) * 1000,
         purpose: request.purpose,
         terminal: { say: (line) => io.error(line), note: (line) => io.info(line), readLine: io.canPrompt ? (signal) => io.readLine(signal) : undefined },
@@ -158,30 +184,106 @@ export function createContext(io: Io, globals: GlobalOptions, overrides: Context
   return ctx;
 }
 
+/** A browser step that nobody can finish in this run, with every way that works here. */
+export function nobodyCanFinish(purpose: string, why: string, where: { onSandbox: boolean; splitFlow: boolean }): EsignError {
+  const ways = [
+    ...(where.onSandbox ? ['--auto-approve (sandbox only)'] : []),
+    '--browser CMD (a command that opens the URL)',
+    '--no-browser from a terminal (then paste the address the browser was sent to)',
+    ...(where.splitFlow ? ['the split flow (esign sign --prepare --state FILE …, approve anywhere, esign sign --complete --state FILE --redirect-url URL)'] : []),
+  ];
+  return new EsignError('AUTH_BROWSER_FAILED', `The ${purpose} needs a person at a browser, and nobody can finish it here (${why}).`, {
+    hint: `Ways that work here: ${ways.join('; ')}.`,
+  });
+}
+
+/** A setting the command needs and the profile lacks; on the env profile, the variable to set. */
+export function missingSetting(profileName: string, key: ProfileKey): EsignError {
+  const variable = PROFILE_KEYS[key].env;
+  if (profileName === ENV_PROFILE) {
+    return new EsignError('CONFIG_MISSING', `The env profile (made from ESIGN_* variables) has no ${key}.`, { hint: `Set ${variable}.` });
+  }
+  return new EsignError('CONFIG_MISSING', `The profile ${JSON.stringify(profileName)} has no ${key}.`, {
+    hint: `Set it with \`esign config set ${key} VALUE\` (or ${variable}).`,
+  });
+}
+
 /** ESIGN_HTTP_TIMEOUT_MS: the per-call HTTP time-out (default 30 s); tests shorten it to provoke time-outs. */
 function httpTimeoutMs(env: NodeJS.ProcessEnv): number | undefined {
   const value = Number(env['ESIGN_HTTP_TIMEOUT_MS']);
   return Number.isInteger(value) && value > 0 ? value : undefined;
 }
 
-/** --profile, else ESIGN_PROFILE, else the current profile, else the sandbox. */
-function chooseProfileName(ctx: Context, config: ConfigStore): string {
-  return ctx.globals.profile ?? ctx.env['ESIGN_PROFILE'] ?? config.currentProfile ?? SANDBOX_PROFILE;
+/** Where the active profile's name came from; errors name it so the user knows what to change. */
+export type ProfileChoiceSource = 'flag' | 'ESIGN_PROFILE' | 'current' | 'environment' | 'default';
+
+export interface ProfileChoice {
+  name: string;
+  from: ProfileChoiceSource;
 }
 
-async function resolveProfile(ctx: Context, options: { storage?: boolean }): Promise<ResolvedProfile> {
+const CHOICE_WORDS: Record<ProfileChoiceSource, string> = {
+  flag: '--profile',
+  ESIGN_PROFILE: 'ESIGN_PROFILE',
+  current: 'the current profile (esign config use)',
+  environment: 'ESIGN_* service variables',
+  default: 'no profile configured',
+};
+
+/** The service URL settings: any of them in the environment makes a run with no profile chosen an env-profile run. */
+export const SERVICE_URL_KEYS = ['signingBaseUrl', 'identityBaseUrl', 'identityLegacyBaseUrl', 'storageAuthUrl', 'tsaUrls'] as const satisfies readonly ProfileKey[];
+
+/** The service URL variables set (non-empty) in the environment. */
+export function serviceUrlVariables(env: NodeJS.ProcessEnv): string[] {
+  return SERVICE_URL_KEYS.map((key) => PROFILE_KEYS[key].env).filter((variable) => Boolean(env[variable]));
+}
+
+/**
+ * --profile, else ESIGN_PROFILE, else the current profile; with none of them, the env profile when
+ * the environment names a service (as gh, cosign and the AWS CLI are configured), else the sandbox.
+ */
+function chooseProfile(ctx: Context, config: ConfigStore): ProfileChoice {
+  if (ctx.globals.profile !== undefined) return { name: ctx.globals.profile, from: 'flag' };
+  const fromEnv = ctx.env['ESIGN_PROFILE'];
+  if (fromEnv) return { name: fromEnv, from: 'ESIGN_PROFILE' };
+  if (config.currentProfile) return { name: config.currentProfile, from: 'current' };
+  if (serviceUrlVariables(ctx.env).length > 0) return { name: ENV_PROFILE, from: 'environment' };
+  return { name: SANDBOX_PROFILE, from: 'default' };
+}
+
+interface CheckedProfile {
+  choice: ProfileChoice;
+  stored: ProfileSettings | undefined;
+  isSandbox: boolean;
+}
+
+/**
+ * Everything about the profile that can be wrong, checked without side effects (no sandbox
+ * started, nothing written): its name, the service variables beside it, every ESIGN_* value.
+ */
+async function checkProfile(ctx: Context): Promise<CheckedProfile> {
   const config = await ctx.config();
-  const name = chooseProfileName(ctx, config);
-  const stored = config.profile(name);
-  const isSandbox = name === SANDBOX_PROFILE;
-  if (!stored && !isSandbox) {
-    throw new EsignError('CONFIG_UNKNOWN_PROFILE', `There is no profile named ${JSON.stringify(name)}.`, {
-      hint: `Create it with \`esign config init ${name}\`, or list profiles with \`esign config list\`.`,
+  const choice = chooseProfile(ctx, config);
+  const stored = config.profile(choice.name);
+  const isSandbox = choice.name === SANDBOX_PROFILE;
+  const serviceVariables = serviceUrlVariables(ctx.env);
+  if (!stored && !isSandbox && choice.name !== ENV_PROFILE) throw unknownProfile(choice, serviceVariables);
+  if (isSandbox && serviceVariables.length > 0) {
+    // A pipeline that names its services must never sign with the sandbox's TEST keys by accident.
+    throw new EsignError('CONFIG_INVALID', `${serviceVariables.join(', ')} ${serviceVariables.length === 1 ? 'is' : 'are'} set, but the sandbox profile (chosen by ${CHOICE_WORDS[choice.from]}) only talks to its own emulators.`, {
+      hint: `Unset ${serviceVariables.join(' and ')} to use the sandbox, or drop the sandbox choice to run on the env profile made from ESIGN_* variables.`,
     });
   }
   if (ctx.globals.autoApprove && !isSandbox) {
     throw new EsignError('USAGE', '--auto-approve works only on the sandbox profile.', { hint: 'Approve the request in the browser instead.' });
   }
+  resolveSettings({ env: ctx.env }); // throws on a malformed ESIGN_* value, naming the variable
+  return { choice, stored, isSandbox };
+}
+
+async function resolveProfile(ctx: Context, options: { storage?: boolean }): Promise<ResolvedProfile> {
+  const { choice, stored, isSandbox } = await ctx.checkProfile();
+  const { name } = choice;
   const sandbox = isSandbox ? await findOrStartSandbox(ctx, options) : undefined;
   const defaults: ProfileSettings = sandbox
     ? {
@@ -199,19 +301,37 @@ async function resolveProfile(ctx: Context, options: { storage?: boolean }): Pro
         region: 'us-east-1',
       }
     : { redirectUri: DEFAULT_REDIRECT_URI, lang: 'en', region: 'us-east-1' };
-  // On the sandbox the service URLs follow the running sandbox, whatever the environment says.
-  const env = sandbox ? withoutServiceUrls(ctx.env) : ctx.env;
-  const { settings, sources } = resolveSettings({ env, stored, defaults });
+  const { settings, sources } = resolveSettings({ env: ctx.env, stored, defaults });
   const secrets = sandbox ? await sandboxSecrets() : await readSecrets(ctx.env, settings.secretsFile);
+  if (ctx.globals.verbose) ctx.io.debug(describeProfile(choice, sources));
   // Not silenced by --quiet: nobody should mistake a TEST signature for a real one.
   if (isSandbox) ctx.io.error(ctx.io.paint('33', 'esign: sandbox profile — signatures made here are TEST signatures with no legal effect.'));
-  return { name, isSandbox, settings, sources, secrets, sandbox };
+  return { name, choice, isSandbox, settings, sources, secrets, sandbox };
 }
 
-function withoutServiceUrls(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const copy = { ...env };
-  for (const key of ['ESIGN_SIGNING_URL', 'ESIGN_IDENTITY_URL', 'ESIGN_IDENTITY_LEGACY_URL', 'ESIGN_STORAGE_URL', 'ESIGN_TSA_URL']) delete copy[key];
-  return copy;
+function unknownProfile(choice: ProfileChoice, serviceVariables: string[]): EsignError {
+  const fix =
+    choice.from === 'ESIGN_PROFILE'
+      ? `Unset ESIGN_PROFILE or create the profile with \`esign config init ${choice.name}\``
+      : choice.from === 'current'
+        ? `Choose another with \`esign config use NAME\` or create it with \`esign config init ${choice.name}\``
+        : `Create it with \`esign config init ${choice.name}\``;
+  const envProfile = serviceVariables.length > 0 && choice.from !== 'current' ? `, or drop ${CHOICE_WORDS[choice.from]} to run on the env profile made from ${serviceVariables.join(', ')}` : '';
+  return new EsignError('CONFIG_UNKNOWN_PROFILE', `There is no profile named ${JSON.stringify(choice.name)} (from ${CHOICE_WORDS[choice.from]}).`, {
+    hint: `${fix}${envProfile}; \`esign config list\` lists the profiles.`,
+  });
+}
+
+/** The --verbose line: which profile, why, and where each setting came from. */
+function describeProfile(choice: ProfileChoice, sources: Partial<Record<ProfileKey, ValueSource>>): string {
+  const origins = (Object.keys(sources) as ProfileKey[]).map((key) => `${key} from ${settingOrigin(key, sources[key])}`);
+  return `profile ${choice.name} (chosen by ${CHOICE_WORDS[choice.from]}): ${origins.join(', ') || 'no settings'}`;
+}
+
+/** Where a setting's value came from, in words a user can act on (the variable's name for env). */
+export function settingOrigin(key: ProfileKey, source: ValueSource | undefined): string {
+  if (source === 'env') return PROFILE_KEYS[key].env;
+  return source ?? '';
 }
 
 async function sandboxSecrets(): Promise<Secrets> {

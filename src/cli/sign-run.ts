@@ -43,6 +43,8 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
   if (options.overwrite && !options.upload) throw new EsignError('USAGE', '--overwrite replaces objects in your bucket, so it goes with --upload.', { hint: 'Add --upload, or use --force to replace local outputs.' });
   if (options.complete) return (await import('./sign-split.js')).runSplitComplete(options, ctx);
   if (files.length === 0) throw new EsignError('USAGE', 'Name at least one file to sign.', { hint: 'esign sign contract.pdf' });
+  // Every signing run outside the split flow has an approval step: no work before it is known to be possible.
+  if (!options.prepare) await ctx.assertBrowserStepPossible('approval of the signatures');
 
   const profile = await ctx.profile({ storage: options.upload });
   const failures: Failure[] = [];

@@ -83,7 +83,7 @@ export function resolveSettings({ flags = {}, env = {}, stored = {}, defaults = 
     const envText = env[PROFILE_KEYS[key].env];
     const candidates: Array<[ValueSource, unknown]> = [
       ['flag', flags[key]],
-      ['env', envText === undefined || envText === '' ? undefined : parseSettingValue(key, envText)],
+      ['env', envText === undefined || envText === '' ? undefined : parseEnvValue(key, envText)],
       ['profile', stored[key]],
       ['default', defaults[key]],
     ];
@@ -94,6 +94,19 @@ export function resolveSettings({ flags = {}, env = {}, stored = {}, defaults = 
     }
   }
   return { settings: settings as ProfileSettings, sources };
+}
+
+/** Parses a setting's ESIGN_* variable; a bad value is reported under the variable's name. */
+function parseEnvValue(key: ProfileKey, text: string): ProfileSettings[ProfileKey] {
+  try {
+    return parseSettingValue(key, text);
+  } catch (error) {
+    if (!(error instanceof EsignError)) throw error;
+    const variable = PROFILE_KEYS[key].env;
+    throw new EsignError('CONFIG_INVALID', error.message.replace(`Invalid value for ${key}`, `Invalid ${variable}`), {
+      hint: `Fix or unset ${variable} (expected ${PROFILE_KEYS[key].description}).`,
+    });
+  }
 }
 
 /** Parses the text form of a setting (from `esign config set` or an env var). */

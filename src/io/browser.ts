@@ -3,15 +3,22 @@ import type { BrowserLauncher } from '../core/ports.js';
 import { defaultExport } from './default-export.js';
 import { getFollowingRedirects } from './http.js';
 
+/**
+ * Why the system browser cannot be opened here, or undefined when it may be: xdg-open on a Linux
+ * machine without a display "succeeds" and shows nothing, so that is known before trying.
+ */
+export function systemBrowserUnavailable(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): string | undefined {
+  if (platform === 'linux' && !env['DISPLAY'] && !env['WAYLAND_DISPLAY'] && !env['WSL_DISTRO_NAME']) return 'No graphical display here (DISPLAY and WAYLAND_DISPLAY are unset)';
+  return undefined;
+}
+
 /** Opens URLs with the system browser (`open`), or with `--browser CMD` / ESIGN_BROWSER. */
 export function createBrowserLauncher(command: string | undefined, env: NodeJS.ProcessEnv = process.env): BrowserLauncher {
   if (command) return new CommandBrowser(command);
   return {
     async open(url: string) {
-      // xdg-open on a machine without a display "succeeds" and shows nothing; say so at once instead.
-      if (process.platform === 'linux' && !env['DISPLAY'] && !env['WAYLAND_DISPLAY'] && !env['WSL_DISTRO_NAME']) {
-        throw new EsignError('AUTH_BROWSER_FAILED', 'No graphical display here (DISPLAY and WAYLAND_DISPLAY are unset).');
-      }
+      const unavailable = systemBrowserUnavailable(env);
+      if (unavailable) throw new EsignError('AUTH_BROWSER_FAILED', `${unavailable}.`);
       const open = defaultExport(await import('open'));
       const child = await open(url, { wait: false });
       await new Promise<void>((resolve, reject) => {

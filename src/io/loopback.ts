@@ -25,8 +25,13 @@ export interface AuthorizeInBrowserOptions {
   noBrowser?: boolean;
   /** The browser is a command or esign itself (--browser, --auto-approve): no URL for a person to copy. */
   browserIsScripted?: boolean;
-  /** A CI run without a terminal: nobody will approve in a system browser, so fail at once. */
-  unattended?: boolean;
+  /**
+   * The error for a step nobody can finish here (the system browser failed to open and there is
+   * no terminal to paste into): the step ends at once with it instead of waiting for the time-out.
+   */
+  nobodyCanFinish?: (why: string) => EsignError;
+  /** Set when it is known before trying that nobody can finish the step here: thrown once the URL is checked. */
+  nobodyHere?: EsignError;
   timeoutMs: number;
   /** Names the step in messages, e.g. "approval of 3 signatures". */
   purpose: string;
@@ -76,11 +81,7 @@ export async function authorizeInBrowser(options: AuthorizeInBrowserOptions): Pr
   try {
     // The browser must not be sent to a plain-http page of a remote service (credentials, consent).
     assertSecureUrl(url, `authorization page (${options.purpose})`);
-    if (options.unattended && !options.noBrowser && !options.browserIsScripted) {
-      throw new EsignError('AUTH_BROWSER_FAILED', `The ${options.purpose} needs a person at a browser, and this is a CI run without a terminal.`, {
-        hint: 'Sign in CI with the split flow (esign sign --prepare, approve elsewhere, esign sign --complete), or pass --browser CMD; on the sandbox, --auto-approve.',
-      });
-    }
+    if (options.nobodyHere) throw options.nobodyHere;
     const pasted = options.terminal.readLine;
     const waits: Promise<URLSearchParams>[] = [receiver.params, timeout(options.timeoutMs, options.purpose, abort.signal)];
     if (options.signal) waits.push(aborted(options.signal));
@@ -104,6 +105,7 @@ export async function authorizeInBrowser(options: AuthorizeInBrowserOptions): Pr
           },
           (error: unknown) => {
             if (options.browserIsScripted) throw error;
+            if (!pasted && options.nobodyCanFinish) throw options.nobodyCanFinish(`could not open a browser: ${(error as Error).message.replace(/\.$/, '')}`);
             options.terminal.say(`Could not open a browser (${(error as Error).message}). Open this URL yourself:`);
             options.terminal.say(url);
             return pasted ? pasted(abort.signal).then(parsePastedRedirect) : NEVER;

@@ -118,20 +118,60 @@ describe('esign sign (PAdES and CAdES against the sandbox)', () => {
     const result = await runCli(['sign', input], { env: { ...sandbox.env, ESIGN_BROWSER: undefined } });
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(result.code, result.stderr).toBe(4);
-    expect(result.stderr.trim().split('\n').at(-1)).toMatch(/^esign: The .* needs a person at a browser, and this is a CI run without a terminal\..*--prepare.*--auto-approve/);
+    expect(result.stderr.trim().split('\n').at(-1)).toMatch(/^esign: The .* needs a person at a browser, and nobody can finish it here \(this is a CI run without a terminal\)\..*--auto-approve.*--prepare/);
     expect(await readdir(dir)).toEqual(['ci.pdf']);
   });
 
-  it('with no display to open a browser on, prints the URL to open elsewhere and waits', async () => {
+  it('with no display, no terminal and no CI variable (a container, ssh host cmd, cron), fails within 2 s listing the ways out; nothing written', async () => {
     const dir = await tempDir();
     const input = join(dir, 'headless.pdf');
     await makePdf(input);
-    const env = { ...sandbox.env, CI: '', DISPLAY: undefined, WAYLAND_DISPLAY: undefined, WSL_DISTRO_NAME: undefined, ESIGN_BROWSER: undefined };
-    const result = await runCli(['--timeout', '2', 'sign', input], { env });
-    expect(result.stderr).toMatch(/Could not open a browser \(No graphical display here.*\)\. Open this URL yourself:\nhttp:\/\/127\.0\.0\.1:\d+\/signing\/oauth2\/authorize\?/);
+    const env = { ...sandbox.env, CI: undefined, DISPLAY: undefined, WAYLAND_DISPLAY: undefined, WSL_DISTRO_NAME: undefined, ESIGN_BROWSER: undefined };
+    const started = Date.now();
+    const result = await runCli(['sign', input], { env });
+    expect(Date.now() - started).toBeLessThan(2_000);
     expect(result.code, result.stderr).toBe(4);
-    expect(result.stderr.trim().split('\n').at(-1)).toMatch(/Gave up waiting for the .* after 2 s/);
+    const last = result.stderr.trim().split('\n').at(-1)!;
+    expect(last).toMatch(/^esign: The approval of the signatures needs a person at a browser, and nobody can finish it here \(no graphical display .* and no terminal\)\./);
+    for (const way of ['--auto-approve', '--browser CMD', '--no-browser from a terminal', '--prepare', '--complete']) expect(last).toContain(way);
+    expect(result.stderr).not.toContain('/oauth2/authorize');
     expect(await readdir(dir)).toEqual(['headless.pdf']);
+  });
+
+  it('headless, each way out named by the message works: --auto-approve, --browser CMD, the split flow; --no-browser waits as asked', async () => {
+    const dir = await tempDir();
+    const headless = { ...sandbox.env, CI: undefined, DISPLAY: undefined, WAYLAND_DISPLAY: undefined, WSL_DISTRO_NAME: undefined, ESIGN_BROWSER: undefined };
+    const browser = `node ${fileURLToPath(new URL('../helpers/follow-redirects-browser.js', import.meta.url))}`;
+    for (const [name, args] of [
+      ['auto', ['--auto-approve', 'sign']],
+      ['command', ['--browser', browser, 'sign']],
+    ] as const) {
+      const input = join(dir, `${name}.pdf`);
+      await makePdf(input);
+      const result = await runCli([...args, input], { env: headless });
+      expect(result.code, `${name}: ${result.stderr}`).toBe(0);
+    }
+    const split = join(dir, 'split.pdf');
+    await makePdf(split);
+    const state = join(dir, 'state.json');
+    const fresh = { ...headless, ESIGN_CONFIG_DIR: join(dir, 'config') };
+    const pending = await runCli(['--json', 'sign', '--prepare', '--state', state, split], { env: fresh });
+    expect(pending.code, pending.stderr).toBe(0);
+    const signedIn = (await fetch(pending.json<{ signInUrl: string }>().signInUrl, { redirect: 'manual' })).headers.get('location')!;
+    const prepared = await runCli(['--json', 'sign', '--prepare', '--state', state, '--redirect-url', signedIn, split], { env: fresh });
+    expect(prepared.code, prepared.stderr).toBe(0);
+    const { approvals } = prepared.json<{ approvals: Array<{ authorizationUrl: string }> }>();
+    const approved = (await fetch(approvals[0]!.authorizationUrl, { redirect: 'manual' })).headers.get('location')!;
+    const completed = await runCli(['sign', '--complete', '--state', state, '--redirect-url', approved], { env: fresh });
+    expect(completed.code, completed.stderr).toBe(0);
+    // --no-browser is the user's word that they will open the URL: esign prints it and waits.
+    const waited = join(dir, 'waited.pdf');
+    await makePdf(waited);
+    const result = await runCli(['--no-browser', '--timeout', '1', 'sign', waited], { env: headless });
+    expect(result.code, result.stderr).toBe(4);
+    expect(result.stderr).toMatch(/Open this URL in a browser to continue/);
+    expect(result.stderr).toMatch(/Gave up waiting for the .* after 1 s/);
+    expect((await readdir(dir)).sort()).toEqual(['auto-signed.pdf', 'auto.pdf', 'command-signed.pdf', 'command.pdf', 'config', 'split-signed.pdf', 'split.pdf', 'waited.pdf']);
   });
 
   // The system browser is opened by the `open` package, which in the CommonJS bundle is loaded by

@@ -3,8 +3,8 @@
  * would, so the progress it shows only on a TTY can be seen — and the same commands off a TTY
  * (every other test) show none of it.
  */
-import { execFile, spawnSync } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { execFile, spawn, spawnSync } from 'node:child_process';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildClassicPdf } from '../helpers/pdf-fixtures.js';
@@ -79,5 +79,40 @@ describe.skipIf(missing)('on a terminal', () => {
     expect(status, screen.slice(-2000)).toBe(0);
     expect(screen).not.toContain('Multiple concurrent spinners');
     expect(screen).toContain('→ s3://');
+  });
+
+  // The way out a headless machine's message names for a person at a terminal with no display:
+  // print each URL, and take the address the browser was sent to, pasted back.
+  it('esign --no-browser sign, with no display: prints each URL and finishes with the pasted redirect address', async () => {
+    const dir = join(work.dir, 'paste');
+    await mkdir(dir);
+    const pdf = join(dir, 'pasted.pdf');
+    await writeFile(pdf, buildClassicPdf());
+    const quoted = [process.execPath, ESIGN_BIN, '--no-browser', 'sign', '--level', 'B-B', pdf].map((arg) => `'${arg.replaceAll("'", "'\\''")}'`).join(' ');
+    const env = { ...process.env, ...t.env, ESIGN_CONFIG_DIR: join(dir, 'config'), NO_COLOR: '1', CI: '', TERM: 'xterm', DISPLAY: '', WAYLAND_DISPLAY: '' };
+    const child = spawn('script', ['-qefc', `stty cols 400 rows 40; ${quoted}`, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let screen = '';
+    const answered = new Set<string>();
+    child.stdout.on('data', async (chunk: Buffer) => {
+      screen += chunk.toString();
+      for (const [url] of screen.matchAll(/http:\/\/127\.0\.0\.1:\d+\/signing\/oauth2\/authorize\?\S+/g)) {
+        if (answered.has(url)) continue;
+        answered.add(url);
+        // The person's browser: approve, and copy the address it is sent to (nothing needs to open it).
+        const sentTo = (await fetch(url, { redirect: 'manual' })).headers.get('location')!;
+        child.stdin.write(`${sentTo}\n`);
+      }
+    });
+    const status = await new Promise<number | null>((resolve) => {
+      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+      child.once('close', (code) => {
+        clearTimeout(timer);
+        resolve(code);
+      });
+    });
+    expect(status, screen.slice(-2000)).toBe(0);
+    expect(screen).toContain('Then paste the address your browser was sent to');
+    expect(answered.size).toBeGreaterThanOrEqual(1);
+    expect((await readdir(dir)).sort()).toEqual(['config', 'pasted-signed.pdf', 'pasted.pdf']);
   });
 });

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { EsignError } from '../../core/errors.js';
 import { isProfileKey, PROFILE_KEYS, type ProfileKey } from '../../core/profile.js';
-import { SANDBOX_PROFILE, type Context } from '../context.js';
+import { BUILT_IN_PROFILES, ENV_PROFILE, SANDBOX_PROFILE, SERVICE_URL_KEYS, settingOrigin, type Context, type ResolvedProfile } from '../context.js';
 import { table } from '../io.js';
 import type { CommandModule } from '../command.js';
 
@@ -24,7 +24,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .option('--set <key=value...>', 'initial settings, e.g. --set signingBaseUrl=https://…')
     .action((name: string, options: { set?: string[] }, command: Command) =>
       run(command, async (ctx) => {
-        if (name === SANDBOX_PROFILE) throw new EsignError('USAGE', 'The sandbox profile is built in.', { hint: 'Pick another name.' });
+        if (BUILT_IN_PROFILES.includes(name)) throw new EsignError('USAGE', `The ${name} profile is built in.`, { hint: 'Pick another name.' });
         const store = await ctx.config();
         store.createProfile(name, {});
         for (const pair of options.set ?? []) {
@@ -42,7 +42,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .description('set a setting in the profile (--profile, else the current one)')
     .action((key: string, value: string, _options: unknown, command: Command) =>
       run(command, async (ctx) => {
-        const name = await targetProfile(ctx);
+        const name = await targetProfile(ctx, key);
         const stored = (await ctx.config()).set(name, key, value);
         ctx.io.result({ profile: name, key, value: stored }, () => `${name}: ${key} = ${JSON.stringify(stored)}`);
       }),
@@ -53,7 +53,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .description('remove a setting from the profile')
     .action((key: string, _options: unknown, command: Command) =>
       run(command, async (ctx) => {
-        const name = await targetProfile(ctx);
+        const name = await targetProfile(ctx, key);
         (await ctx.config()).unset(name, key);
         ctx.io.result({ profile: name, key, removed: true }, () => `${name}: ${key} removed`);
       }),
@@ -80,15 +80,17 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
       run(command, async (ctx) => {
         const store = await ctx.config();
         const profile = await ctx.profile();
-        const names = [...new Set([SANDBOX_PROFILE, ...store.profileNames()])];
+        const names = [...new Set([...BUILT_IN_PROFILES, ...store.profileNames()])];
         const rows = (Object.keys(PROFILE_KEYS) as ProfileKey[]).map((key) => {
           const value = profile.settings[key];
-          return [key, value === undefined ? '' : Array.isArray(value) ? value.join(',') : String(value), profile.sources[key] ?? ''];
+          return [key, value === undefined ? '' : Array.isArray(value) ? value.join(',') : String(value), settingOrigin(key, profile.sources[key])];
         });
         const secrets = { clientSecret: profile.secrets.clientSecret ? 'set' : 'not set', tsaPassword: profile.secrets.tsaPassword ? 'set' : 'not set' };
-        ctx.io.result({ profile: profile.name, profiles: names, current: store.currentProfile ?? SANDBOX_PROFILE, settings: profile.settings, sources: profile.sources, secrets }, () =>
+        const chosenBy = profile.choice.from;
+        ctx.io.result({ profile: profile.name, chosenBy, profiles: names, current: store.currentProfile ?? null, settings: profile.settings, sources: profile.sources, secrets }, () =>
           [
             `Profiles: ${names.map((name) => (name === profile.name ? `${name} (active)` : name)).join(', ')}`,
+            `Active: ${profile.name}, ${ACTIVE_BECAUSE[chosenBy]}`,
             '',
             table(['setting', 'value', 'from'], rows),
             '',
@@ -104,7 +106,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .action((name: string, _options: unknown, command: Command) =>
       run(command, async (ctx) => {
         const store = await ctx.config();
-        if (name !== SANDBOX_PROFILE && !store.hasProfile(name)) {
+        if (!BUILT_IN_PROFILES.includes(name) && !store.hasProfile(name)) {
           throw new EsignError('CONFIG_UNKNOWN_PROFILE', `There is no profile named ${JSON.stringify(name)}.`, { hint: `Create it with \`esign config init ${name}\`.` });
         }
         store.use(name);
@@ -123,7 +125,27 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     );
 };
 
-async function targetProfile(ctx: Context): Promise<string> {
-  const store = await ctx.config();
-  return ctx.globals.profile ?? ctx.env['ESIGN_PROFILE'] ?? store.currentProfile ?? SANDBOX_PROFILE;
+const ACTIVE_BECAUSE: Record<ResolvedProfile['choice']['from'], string> = {
+  flag: 'chosen by --profile',
+  ESIGN_PROFILE: 'chosen by ESIGN_PROFILE',
+  current: 'the current profile',
+  environment: 'made from ESIGN_* variables (no profile chosen; the environment names a service)',
+  default: 'the built-in default (no profile configured)',
+};
+
+/**
+ * The profile that `config set/unset` change: the active one. The env profile lives in the
+ * environment only, and the sandbox's services are its own emulators.
+ */
+async function targetProfile(ctx: Context, key: string): Promise<string> {
+  const name = await ctx.profileName();
+  if (name === ENV_PROFILE) {
+    throw new EsignError('USAGE', 'The env profile is made from ESIGN_* variables and has no file to change.', {
+      hint: `Set ${isProfileKey(key) ? PROFILE_KEYS[key].env : 'its ESIGN_* variable'} instead, or create a profile with \`esign config init NAME\`.`,
+    });
+  }
+  if (name === SANDBOX_PROFILE && (SERVICE_URL_KEYS as readonly string[]).includes(key)) {
+    throw new EsignError('USAGE', `The sandbox profile's ${key} is its own emulator's.`, { hint: `Create a profile for another service: \`esign config init NAME --set ${key}=URL\`.` });
+  }
+  return name;
 }

@@ -58,7 +58,7 @@ async function login(ctx: Context, options: LoginOptions): Promise<void> {
     jwksUri: profile.settings.jwksUri,
     http: ctx.http,
     clock: ctx.clock,
-    authorize: (request) => ctx.authorize(request),
+    authorize: (request) => ctx.authorize({ ...request, splitFlow: false }),
   });
   const result = await client.login({ scopes, lang: options.lang ?? profile.settings.lang });
   await ctx.tokens.set(identitySessionKey(profile.name), result.session);
