@@ -4,6 +4,7 @@
  */
 import { isatty } from 'node:tty';
 import { defaultExport } from '../io/default-export.js';
+import { SCHEMA_VERSION } from './schema-version.js';
 
 export interface IoOptions {
   json: boolean;
@@ -63,13 +64,13 @@ export class Io {
   }
 
   /** A result: the human text, or the JSON value with --json (one line per value). */
-  result(data: unknown, human: () => string): void {
+  result(data: object, human: () => string): void {
     if (this.json || !this.quiet) this.essential(data, human);
   }
 
   /** A result a person must act on (a URL to open): like `result`, but printed even with --quiet. */
-  essential(data: unknown, human: () => string): void {
-    this.stdout.write((this.json ? JSON.stringify(data) : human()) + '\n');
+  essential(data: object, human: () => string): void {
+    this.stdout.write((this.json ? JSON.stringify({ schemaVersion: SCHEMA_VERSION, ...data }) : human()) + '\n');
   }
 
   /** Plain output that is the point of the command (e.g. a path); printed even with --quiet. */

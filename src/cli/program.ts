@@ -33,9 +33,11 @@ export const COMMANDS: CommandEntry[] = [
 
 export async function buildProgram(args: string[], overrides: ContextOverrides = {}): Promise<Command> {
   const program = new Command('esign')
-    .description('Sign documents with a remote qualified-signature service (CSC API).\nWith no profile configured, esign uses its built-in sandbox: TEST signatures.')
+    .description(
+      'Sign documents with a remote qualified-signature service (CSC API).\nWith no profile chosen, esign runs on the env profile when ESIGN_* variables name a service\n(ESIGN_SIGNING_URL, ESIGN_TSA_URL, …; see docs/ci.md), else on its built-in sandbox: TEST signatures.',
+    )
     .version(version(), '-V, --version')
-    .option('--profile <name>', 'profile to use (default: ESIGN_PROFILE, the current profile, else "sandbox")')
+    .option('--profile <name>', 'profile to use (default: ESIGN_PROFILE, the current profile, else "env" when a service URL is in the environment, else "sandbox")')
     .option('--json', 'print machine-readable JSON results on stdout')
     .option('-q, --quiet', 'print only results and errors')
     .option('-v, --verbose', 'print progress details and error traces (never secrets)')

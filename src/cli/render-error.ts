@@ -1,10 +1,11 @@
 import { EsignError, ExitCode, type EsignErrorCode } from '../core/errors.js';
+import { SCHEMA_VERSION } from './schema-version.js';
 
 export interface RenderedError {
   /** One line for stderr: what failed and why, then what to do. */
   line: string;
   exitCode: number;
-  json: { error: { code: EsignErrorCode; message: string; hint?: string; exitCode: number; details?: Record<string, unknown> } };
+  json: { schemaVersion: number; error: { code: EsignErrorCode; message: string; hint?: string; exitCode: number; details?: Record<string, unknown> } };
   /** The stack and causes, for --verbose only. */
   trace: string;
 }
@@ -24,6 +25,7 @@ export function renderError(error: unknown): RenderedError {
     line: `esign: ${oneLine(esignError.message)}${hint}`,
     exitCode: esignError.exitCode,
     json: {
+      schemaVersion: SCHEMA_VERSION,
       error: {
         code: esignError.code,
         message: esignError.message,

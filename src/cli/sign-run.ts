@@ -29,6 +29,7 @@ import { createCscClient, type CscClient } from '../io/csc-client.js';
 import type { Context, ResolvedProfile } from './context.js';
 import { expandInputs, planJobs } from './inputs.js';
 import { batchExitCode } from './command.js';
+import { outputUploader } from './output-uploader.js';
 import type { SignCommandOptions } from './sign-options.js';
 
 interface Failure {
@@ -39,7 +40,7 @@ interface Failure {
 export async function runSign(files: string[], options: SignCommandOptions, ctx: Context): Promise<void> {
   if (options.prepare && options.complete) throw new EsignError('USAGE', '--prepare and --complete are two separate runs.', { hint: 'Run --prepare first, then --complete with the same --state.' });
   if ((options.prepare || options.complete) && !options.state) throw new EsignError('USAGE', 'The split flow needs --state FILE.', { hint: 'Add --state sign-state.json.' });
-  if ((options.prepare || options.complete) && options.upload) throw new EsignError('USAGE', '--upload does not go with the split flow.', { hint: 'Upload the outputs of --complete with `esign upload FILE…`.' });
+  if (options.prepare && options.upload) throw new EsignError('USAGE', '--upload goes with --complete, where the outputs are written, not with --prepare.', { hint: 'Run --prepare without it, then esign sign --complete --upload …' });
   if (options.overwrite && !options.upload) throw new EsignError('USAGE', '--overwrite replaces objects in your bucket, so it goes with --upload.', { hint: 'Add --upload, or use --force to replace local outputs.' });
   if (options.complete) return (await import('./sign-split.js')).runSplitComplete(options, ctx);
   if (files.length === 0) throw new EsignError('USAGE', 'Name at least one file to sign.', { hint: 'esign sign contract.pdf' });
@@ -294,24 +295,6 @@ export function formatBytes(bytes: number): string {
   return `${(bytes / 1024 / 1024 / 1024).toFixed(2)} GiB`;
 }
 
-/**
- * `--upload`: each output is uploaded as soon as it is written (as `esign upload` would, `--overwrite`
- * to replace an object), so a later failure loses no upload. A failed upload fails its document; its
- * local output stays.
- */
-async function outputUploader(ctx: Context, jobs: readonly SignJob[], overwrite: boolean): Promise<(output: string) => Promise<void>> {
-  const { assertDistinctKeys, openUploader } = await import('../io/storage-client.js');
-  assertDistinctKeys(jobs.map((job) => job.output), undefined);
-  const upload = await openUploader(ctx, { overwrite });
-  return async (output) => {
-    try {
-      await upload(output);
-    } catch (error) {
-      if (!isEsignError(error)) throw error;
-      throw new EsignError(error.code, `${output} was written but not uploaded: ${error.message}`, { hint: error.hint, exitCode: error.exitCode, details: error.details, cause: error });
-    }
-  };
-}
 
 export function sha256Hex(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');

@@ -20,6 +20,7 @@ import { checkRedirect, constantTimeEqual, randomState } from '../io/loopback.js
 import { createTsaClient } from '../io/tsa-client.js';
 import type { Context } from './context.js';
 import { DEFAULT_REDIRECT_URI } from './context.js';
+import { outputUploader } from './output-uploader.js';
 import type { SignCommandOptions } from './sign-options.js';
 
 const STATE_VERSION = 2;
@@ -208,6 +209,8 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
     });
   }
   const credential = await signing.credentialInfo(state.credentialID);
+  // Storage is opened before any code is spent, so a missing login shows at once.
+  const upload = command.upload ? await outputUploader(ctx, chosen.flatMap(({ step }) => step.jobs), command.overwrite) : undefined;
   const options: SignOptions = { level: state.level, signingTime: new Date(state.signingTime), pdf: state.pdf, overwrite: state.overwrite || command.force };
   const jobs = chosen.flatMap(({ step }) => step.jobs);
   for (const dir of new Set(jobs.map((job) => dirname(job.output)))) await createOutputDir(dir);
@@ -233,7 +236,11 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
         const value = values[position]!;
         if (value.status === 'rejected') throw value.reason;
         const result = await completeDocument(document, credential, value.value, options, writeDetachedSignature);
-        ctx.io.result({ input: result.input, output: result.output, credential: credential.credentialID, level: result.level, bytes: result.bytes, sha256: result.sha256 }, () => `✓ ${result.input} → ${result.output} (${result.level})`);
+        ctx.io.result(
+          { input: result.input, output: result.output, format: result.kind === 'pdf' ? 'PAdES' : 'CAdES', credential: credential.credentialID, level: result.level, bytes: result.bytes, sha256: result.sha256 },
+          () => `✓ ${result.input} → ${result.output} (${result.level})`,
+        );
+        await upload?.(result.output);
       }
       // A finished step leaves the state file, so that completing the others later never redoes it.
       remaining = remaining.filter((other) => other !== step);

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { recordCliOutput } from './secret-ledger.js';
+import { checkJsonOutput } from './json-schemas.js';
+import { recordCliOutput, recordSchemaCheck } from './secret-ledger.js';
 
 export const ESIGN_BIN = fileURLToPath(new URL('../../bin/esign.cjs', import.meta.url));
 
@@ -56,6 +57,18 @@ export function spawnCli(args: string[], options: RunCliOptions = {}): SpawnedCl
       clearTimeout(timer);
       recordCliOutput(args, stdout, stderr);
       for (const check of waiters) check();
+      let schema;
+      try {
+        schema = checkJsonOutput(args, stdout);
+      } catch (error) {
+        reject(error as Error);
+        return;
+      }
+      if (schema) recordSchemaCheck(schema);
+      if (schema && schema.problems.length > 0) {
+        reject(new Error(`esign ${args.join(' ')}: --json output does not match docs/schemas/${schema.command}.schema.json:\n${schema.problems.join('\n')}`));
+        return;
+      }
       resolve({
         code,
         signal,

@@ -29,7 +29,7 @@ export const CONFIGURED_SECRETS = [
 ];
 
 const ledgerDir = process.env['ESIGN_TEST_LEDGER'];
-const workerFile = (kind: 'secrets' | 'outputs') => join(ledgerDir ?? '', `${kind}-${process.pid}-${threadId}.jsonl`);
+const workerFile = (kind: 'secrets' | 'outputs' | 'schemas') => join(ledgerDir ?? '', `${kind}-${process.pid}-${threadId}.jsonl`);
 if (ledgerDir) mkdirSync(ledgerDir, { recursive: true });
 
 function remember(value: string, kind: SecretKind): void {
@@ -41,6 +41,11 @@ function remember(value: string, kind: SecretKind): void {
 /** Keeps what a CLI run printed, for the scan at the end of the suite. */
 export function recordCliOutput(args: readonly string[], stdout: string, stderr: string): void {
   if (ledgerDir) appendFileSync(workerFile('outputs'), JSON.stringify({ args, text: `${stdout}\n${stderr}` }) + '\n');
+}
+
+/** A --json run checked against its schema, for the suite's summary line. */
+export function recordSchemaCheck(check: { command: string; checked: number; problems: string[] }): void {
+  if (ledgerDir) appendFileSync(workerFile('schemas'), JSON.stringify({ command: check.command, checked: check.checked, failed: check.problems.length }) + '\n');
 }
 
 function recordBody(text: string): void {

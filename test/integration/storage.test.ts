@@ -491,6 +491,33 @@ describe('esign upload / storage ls|get|rm (built CLI)', () => {
     expect(misused.stderr).toMatch(/--overwrite .* goes with --upload/);
   });
 
+  it('esign sign --complete --upload uploads each output of the split flow as it is written; --prepare --upload is refused', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'split-up.pdf'), await pdfLibBytes({ title: 'split-up' }));
+    await writeFile(join(dir, 'split-up.txt'), 'manifest\n');
+    const state = join(dir, 'state.json');
+    const inputs = [join(dir, 'split-up.pdf'), join(dir, 'split-up.txt')];
+    const misplaced = await cli(['sign', '--prepare', '--upload', '--state', state, ...inputs]);
+    expect(misplaced.code).toBe(2);
+    expect(misplaced.stderr).toContain('--upload goes with --complete');
+    // This config dir has a cached service sign-in (login above), so --prepare goes straight to the approval.
+    await cli(['--auto-approve', 'credentials', 'list']);
+    const prepared = await cli(['--json', 'sign', '--prepare', '--level', 'B-B', '--state', state, ...inputs]);
+    expect(prepared.code, prepared.stderr).toBe(0);
+    const { approvals } = prepared.json<{ approvals: Array<{ authorizationUrl: string }> }>();
+    const approved = (await fetch(approvals[0]!.authorizationUrl, { redirect: 'manual' })).headers.get('location')!;
+    const completed = await cli(['--json', 'sign', '--complete', '--upload', '--state', state, '--redirect-url', approved]);
+    expect(completed.code, completed.stderr).toBe(0);
+    expect(completed.jsonLines<{ output?: string; key?: string }>().map((line) => line.output ?? line.key)).toEqual([
+      join(dir, 'split-up-signed.pdf'),
+      'split-up-signed.pdf',
+      join(dir, 'split-up.txt.p7s'),
+      'split-up.txt.p7s',
+    ]);
+    const g = await grant();
+    expect(await storedSha256(g, 'split-up.txt.p7s')).toBe(createHash('sha256').update(await readFile(join(dir, 'split-up.txt.p7s'))).digest('hex'));
+  });
+
   it('says so when the storage service answers 502', async () => {
     storageControl(t.sandbox).storageUnavailable = true;
     const result = await cli(['storage', 'ls']);

@@ -27,7 +27,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .option('--page <n>', 'page for --visible (1 = first, -1 = last)', (text) => (text === '-1' ? -1 : positiveNumber(text)))
     .option('--rect <x1,y1,x2,y2>', 'rectangle for --visible in PDF points', parseRect)
     .option('--continue-on-error', 'sign the other files when one fails; report each failure')
-    .option('--upload', 'upload each output to your storage bucket as soon as it is written (needs `esign login --scope com.vendor.storage`)')
+    .option('--upload', 'upload each output to your storage bucket as soon as it is written, also with --complete (needs `esign login --scope com.vendor.storage`)')
     .option('--overwrite', 'with --upload: replace objects that already exist in the bucket (never without it)')
     .option('--prepare', 'split flow: prepare, print the approval URL (one per 50 files), save --state, and stop')
     .option('--complete', 'split flow: finish a --prepare run with --redirect-url or --code')

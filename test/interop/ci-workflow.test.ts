@@ -1,0 +1,250 @@
+/**
+ * docs/ci/release-signing.yml, run as GitHub Actions would run it: every `run:` step of both jobs
+ * in order, in bash, with the workflow's environment, against `esign sandbox start` (reached through
+ * the env profile, as a real service would be). The `uses:` steps GitHub provides (checkout, cache,
+ * artifacts) are done by small stand-ins that copy files; `npm install --global esign` and the
+ * `gh release upload` that needs GitHub are skipped. A person's part (sign in, approve) is a fetch
+ * of the URL the job summary shows. Every output is judged by `openssl cms -verify`.
+ */
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmod, cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { SANDBOX_SECRETS } from '../../src/sandbox/deps.js';
+import { ESIGN_BIN } from '../helpers/run-cli.js';
+import { tempDirForFile } from '../helpers/tmp.js';
+
+const WORKFLOW = fileURLToPath(new URL('../../docs/ci/release-signing.yml', import.meta.url));
+
+interface Step {
+  name?: string;
+  id?: string;
+  uses?: string;
+  run?: string;
+  if?: string;
+  env?: Record<string, string>;
+  with?: Record<string, string>;
+}
+interface Job {
+  needs?: string;
+  if?: string;
+  environment?: string;
+  steps: Step[];
+  outputs?: Record<string, string>;
+}
+interface Workflow {
+  env: Record<string, string>;
+  jobs: Record<string, Job>;
+}
+
+const workflow = parse(await readFile(WORKFLOW, 'utf8')) as Workflow;
+
+let root: { dir: string; remove: () => Promise<void> };
+let sandbox: ChildProcessWithoutNullStreams;
+let urls: Record<string, string>;
+let rootPem: string;
+/** The repository a checkout gives: a tiny package, and the trust anchor committed beside it. */
+let repo: string;
+/** What actions/cache keeps between runs, and actions/upload-artifact between jobs. */
+let cacheDir: string;
+let artifactDir: string;
+let bin: string;
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+beforeAll(async () => {
+  root = await tempDirForFile('esign-ci-workflow-');
+  const port = await freePort();
+  const sandboxDir = join(root.dir, 'sandbox');
+  sandbox = spawn(process.execPath, [ESIGN_BIN, '--auto-approve', '--json', 'sandbox', 'start', '--port', String(port), '--data-dir', sandboxDir], {
+    env: { ...process.env, ESIGN_CONFIG_DIR: join(root.dir, 'sandbox-config'), ESIGN_SANDBOX_DIR: sandboxDir, NO_COLOR: '1' },
+  });
+  const started = await new Promise<{ urls: Record<string, string>; rootPem: string }>((resolve, reject) => {
+    let out = '';
+    sandbox.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const line = out.split('\n').find((candidate) => candidate.startsWith('{'));
+      if (line && out.includes('\n')) resolve(JSON.parse(line) as { urls: Record<string, string>; rootPem: string });
+    });
+    sandbox.once('exit', (code) => reject(new Error(`esign sandbox start ended (${code})`)));
+  });
+  urls = started.urls;
+  rootPem = started.rootPem;
+  repo = join(root.dir, 'repo');
+  await mkdir(join(repo, '.github'), { recursive: true });
+  await writeFile(join(repo, 'package.json'), JSON.stringify({ name: 'app', version: '1.2.3', files: ['index.js'] }));
+  await writeFile(join(repo, 'index.js'), 'console.log("app 1.2.3");\n');
+  await cp(rootPem, join(repo, '.github', 'esign-root.pem'));
+  cacheDir = join(root.dir, 'actions-cache');
+  artifactDir = join(root.dir, 'actions-artifact');
+  bin = join(root.dir, 'bin');
+  await Promise.all([mkdir(cacheDir), mkdir(artifactDir), mkdir(bin)]);
+  // `esign` on PATH, as `npm install --global esign` leaves it.
+  await writeFile(join(bin, 'esign'), `#!/bin/sh\nexec '${process.execPath}' '${ESIGN_BIN}' "$@"\n`);
+  await chmod(join(bin, 'esign'), 0o755);
+});
+
+afterAll(async () => {
+  sandbox?.kill('SIGTERM');
+  await root?.remove();
+});
+
+/** GitHub's `${{ … }}` expressions, for the few forms the workflow uses. */
+function expand(text: string, context: Record<string, Record<string, string>>): string {
+  return text.replace(/\$\{\{\s*([\w-]+)\.([\w-]+)(?:\.([\w-]+)\.([\w-]+))?\s*\}\}/g, (_, scope: string, key: string, sub?: string, leaf?: string) =>
+    sub ? (context[`${scope}.${key}.${sub}`]?.[leaf!] ?? '') : (context[scope]?.[key] ?? ''),
+  );
+}
+
+/** `if:` conditions of the form `a.b.c.d == 'x'`. */
+function condition(text: string | undefined, context: Record<string, Record<string, string>>): boolean {
+  if (!text) return true;
+  const match = /^(.+?)\s*==\s*'([^']*)'$/.exec(text.trim());
+  if (!match) throw new Error(`unsupported if: ${text}`);
+  return expand(`\${{ ${match[1]} }}`, context) === match[2];
+}
+
+interface JobRun {
+  workspace: string;
+  outputs: Record<string, string>;
+  summary: string;
+  log: string;
+}
+
+/** Runs one job of the workflow in a fresh workspace; throws with the log when a step fails. */
+async function runJob(name: string, context: Record<string, Record<string, string>>): Promise<JobRun> {
+  const job = workflow.jobs[name]!;
+  const workspace = join(root.dir, `run-${randomBytes(4).toString('hex')}`, name);
+  await mkdir(workspace, { recursive: true });
+  const githubOutput = join(workspace, '..', 'GITHUB_OUTPUT');
+  const summaryFile = join(workspace, '..', 'GITHUB_STEP_SUMMARY');
+  await writeFile(githubOutput, '');
+  await writeFile(summaryFile, '');
+  const jobContext = { ...context, github: { workspace, run_id: '1', ref_name: 'v1.2.3' } };
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(workflow.env)) env[key] = expand(String(value), jobContext);
+  const stepOutputs: Record<string, Record<string, string>> = {};
+  let log = '';
+  for (const step of job.steps) {
+    const stepContext: Record<string, Record<string, string>> = { ...jobContext };
+    for (const [id, outputs] of Object.entries(stepOutputs)) stepContext[`steps.${id}.outputs`] = outputs;
+    if (!condition(step.if?.replace(/^\$\{\{\s*|\s*\}\}$/g, ''), stepContext)) continue;
+    if (step.uses) {
+      await standIn(step, workspace);
+      continue;
+    }
+    if (!step.run || /npm install --global esign/.test(step.run) || /^gh /.test(step.run.trim())) continue;
+    await writeFile(githubOutput, '');
+    const stepEnv: Record<string, string> = { ...env };
+    for (const [key, value] of Object.entries(step.env ?? {})) stepEnv[key] = expand(String(value), stepContext);
+    const result = spawnSync('bash', ['-eo', 'pipefail', '-c', step.run], {
+      cwd: workspace,
+      encoding: 'utf8',
+      timeout: 120_000,
+      env: { PATH: `${bin}:${process.env['PATH']}`, HOME: process.env['HOME'] ?? workspace, NO_COLOR: '1', CI: 'true', GITHUB_OUTPUT: githubOutput, GITHUB_STEP_SUMMARY: summaryFile, GITHUB_WORKSPACE: workspace, ...stepEnv },
+    });
+    log += `--- ${step.name ?? step.run.split('\n')[0]}\n${result.stdout}${result.stderr}`;
+    if (result.status !== 0) throw new Error(`step "${step.name}" of job ${name} failed (${result.status}):\n${log}`);
+    if (step.id) stepOutputs[step.id] = Object.fromEntries((await readFile(githubOutput, 'utf8')).split('\n').filter(Boolean).map((line) => line.split('=', 2) as [string, string]));
+  }
+  const outputs: Record<string, string> = {};
+  const outputContext: Record<string, Record<string, string>> = { ...jobContext };
+  for (const [id, values] of Object.entries(stepOutputs)) outputContext[`steps.${id}.outputs`] = values;
+  for (const [key, value] of Object.entries(job.outputs ?? {})) outputs[key] = expand(value, outputContext);
+  return { workspace, outputs, summary: await readFile(summaryFile, 'utf8'), log };
+}
+
+/** What GitHub's own actions do, reduced to the files they move. */
+async function standIn(step: Step, workspace: string): Promise<void> {
+  const action = step.uses!.split('@')[0];
+  if (action === 'actions/checkout') await cp(repo, workspace, { recursive: true });
+  else if (action === 'actions/setup-node') return;
+  else if (action === 'actions/cache/restore') {
+    const cached = join(cacheDir, 'esign-signer.enc');
+    if ((await readdir(cacheDir)).includes('esign-signer.enc')) await cp(cached, join(workspace, step.with!['path']!));
+  } else if (action === 'actions/cache/save') await cp(join(workspace, step.with!['path']!), join(cacheDir, 'esign-signer.enc'));
+  else if (action === 'actions/upload-artifact') {
+    await rm(artifactDir, { recursive: true, force: true });
+    for (const path of step.with!['path']!.split('\n').map((line) => line.trim()).filter(Boolean)) await cp(join(workspace, path), join(artifactDir, path), { recursive: true });
+  } else if (action === 'actions/download-artifact') await cp(artifactDir, workspace, { recursive: true });
+  else throw new Error(`no stand-in for ${step.uses}`);
+}
+
+/** The signer's browser: open the URL, approve (the sandbox approves at once), copy the address it is sent to. */
+async function signerOpens(url: string): Promise<string> {
+  const response = await fetch(url, { redirect: 'manual' });
+  expect(response.status).toBe(302);
+  return response.headers.get('location')!;
+}
+
+describe('docs/ci/release-signing.yml against esign sandbox start', () => {
+  it('signs the SHA256SUMS manifest and every artifact in one approval, and OpenSSL verifies each', async () => {
+    const vars = {
+      ESIGN_SIGNING_URL: urls['signing']!,
+      ESIGN_TSA_URL: urls['tsaEndpoint']!,
+      ESIGN_IDENTITY_URL: urls['identity']!,
+      ESIGN_IDENTITY_LEGACY_URL: urls['identityLegacy']!,
+      ESIGN_STORAGE_URL: urls['storage']!,
+      ESIGN_CLIENT_ID: SANDBOX_SECRETS.clientId,
+      ESIGN_CREDENTIAL: 'alice-rsa2048',
+      ESIGN_TSA_USERNAME: SANDBOX_SECRETS.tsaUser,
+      // Uploads need a storage sign-in where complete runs (a self-hosted runner): the split flow's --upload is tested in test/integration/sign.test.ts.
+      ESIGN_UPLOAD: '',
+    };
+    const secrets: Record<string, string> = { ESIGN_CLIENT_SECRET: SANDBOX_SECRETS.clientSecret, ESIGN_TSA_PASSWORD: SANDBOX_SECRETS.tsaPassword, ESIGN_STATE_KEY: randomBytes(24).toString('base64') };
+
+    // Run 1 on a fresh runner: no sign-in yet, so `prepare` asks for one and `complete` is skipped.
+    const first = await runJob('prepare', { vars, secrets, inputs: { signin_redirect_url: '' } });
+    expect(first.outputs['ready'], first.log).toBe('false');
+    expect(first.summary).toContain('## Sign in to the signing service');
+    expect(condition(workflow.jobs['complete']!.if, { 'needs.prepare.outputs': first.outputs })).toBe(false);
+    const signInUrl = /^(http:\S+\/oauth2\/authorize\?\S+)$/m.exec(first.summary)![1]!;
+    expect(signInUrl).toContain('scope=service');
+
+    // The signer signs in at the URL the summary shows.
+    const signedIn = await signerOpens(signInUrl);
+    // Run 2, with the address the browser was sent to as the workflow input.
+    const second = await runJob('prepare', { vars, secrets, inputs: { signin_redirect_url: signedIn } });
+    expect(second.outputs['ready'], second.log).toBe('true');
+    expect(second.summary).toContain('## Approve the release signatures');
+    const approvalUrl = /^(http:\S+\/oauth2\/authorize\?\S+)$/m.exec(second.summary)![1]!;
+    expect(approvalUrl).toContain('scope=credential');
+    expect(new URL(approvalUrl).searchParams.get('numSignatures')).toBe('2');
+    const listed = [...second.summary.matchAll(/^(\S+)\s{2}(dist\/\S+)$/gm)].map((match) => match[2]);
+    expect(listed.sort()).toEqual(['dist/SHA256SUMS', 'dist/app-1.2.3.tgz']);
+    // Nothing secret is left in the artifact in the clear: the sign-in travels encrypted.
+    expect((await readdir(artifactDir)).sort()).toEqual(['dist', 'esign-signer.enc']);
+    const carried = await readFile(join(artifactDir, 'esign-signer.enc'));
+    expect(carried.subarray(0, 8).toString('latin1')).toBe('Salted__');
+
+    // The signer approves in the browser, stores the redirect address as the environment secret, approves the job.
+    const approved = await signerOpens(approvalUrl);
+    const complete = await runJob('complete', { vars, secrets: { ...secrets, ESIGN_APPROVAL_REDIRECT_URL: approved }, inputs: {} });
+    const dist = join(complete.workspace, 'dist');
+    expect((await readdir(dist)).sort()).toEqual(['SHA256SUMS', 'SHA256SUMS.p7s', 'app-1.2.3.tgz', 'app-1.2.3.tgz.p7s']);
+    const completed = (await readFile(join(complete.workspace, 'completed.json'), 'utf8')).split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(completed.filter((line) => line['output']).map((line) => [line['format'], line['level']])).toEqual([
+      ['CAdES', 'B-T'],
+      ['CAdES', 'B-T'],
+    ]);
+    // The check step ran esign verify and openssl cms -verify on each; judge once more here, independently.
+    for (const file of ['SHA256SUMS', 'app-1.2.3.tgz']) {
+      const verdict = spawnSync('openssl', ['cms', '-verify', '-binary', '-inform', 'DER', '-in', `${file}.p7s`, '-content', file, '-CAfile', rootPem, '-purpose', 'any', '-out', '/dev/null'], { cwd: dist, encoding: 'utf8' });
+      expect(verdict.status, verdict.stderr).toBe(0);
+      expect(verdict.stderr).toContain('Verification successful');
+    }
+    expect(complete.log).toMatch(/app-1\.2\.3\.tgz: OK/);
+    // The state file is gone once every approval is complete; no SAD or token was printed.
+    expect(await readdir(complete.workspace)).not.toContain('sign-state.json');
+  });
+});
