@@ -233,6 +233,9 @@ const CHOICE_WORDS: Record<ProfileChoiceSource, string> = {
 /** The service URL settings: any of them in the environment makes a run with no profile chosen an env-profile run. */
 export const SERVICE_URL_KEYS = ['signingBaseUrl', 'identityBaseUrl', 'identityLegacyBaseUrl', 'storageAuthUrl', 'tsaUrls'] as const satisfies readonly ProfileKey[];
 
+/** Variables that only make sense for a real service: set without any service URL, they are a mistake. */
+const REAL_SERVICE_VARIABLES = ['ESIGN_CLIENT_ID', 'ESIGN_CLIENT_SECRET', 'ESIGN_TSA_USERNAME', 'ESIGN_TSA_PASSWORD', 'ESIGN_SECRETS_FILE'];
+
 /** The service URL variables set (non-empty) in the environment. */
 export function serviceUrlVariables(env: NodeJS.ProcessEnv): string[] {
   return SERVICE_URL_KEYS.map((key) => PROFILE_KEYS[key].env).filter((variable) => Boolean(env[variable]));
@@ -272,6 +275,14 @@ async function checkProfile(ctx: Context): Promise<CheckedProfile> {
     // A pipeline that names its services must never sign with the sandbox's TEST keys by accident.
     throw new EsignError('CONFIG_INVALID', `${serviceVariables.join(', ')} ${serviceVariables.length === 1 ? 'is' : 'are'} set, but the sandbox profile (chosen by ${CHOICE_WORDS[choice.from]}) only talks to its own emulators.`, {
       hint: `Unset ${serviceVariables.join(' and ')} to use the sandbox, or drop the sandbox choice to run on the env profile made from ESIGN_* variables.`,
+    });
+  }
+  const meantForAService = REAL_SERVICE_VARIABLES.filter((variable) => Boolean(ctx.env[variable]));
+  if (choice.from === 'default' && meantForAService.length > 0) {
+    // Credentials for a real service with no service named: a misspelt or missing URL variable would
+    // otherwise sign on the sandbox, with its TEST keys, and exit 0.
+    throw new EsignError('CONFIG_MISSING', `${meantForAService.join(', ')} ${meantForAService.length === 1 ? 'is' : 'are'} set, but no service URL is: esign would sign on its sandbox (TEST signatures).`, {
+      hint: 'Set ESIGN_SIGNING_URL (and ESIGN_TSA_URL, …) for your service, or choose the sandbox explicitly with --profile sandbox.',
     });
   }
   if (ctx.globals.autoApprove && !isSandbox) {

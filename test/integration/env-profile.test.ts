@@ -13,7 +13,7 @@ import { runCli } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDir, tempDirForFile } from '../helpers/tmp.js';
 
-const TEST_WARNING = /TEST signatures/;
+const TEST_WARNING = /sandbox profile — signatures made here are TEST signatures/;
 const browser = `node ${fileURLToPath(new URL('../helpers/follow-redirects-browser.js', import.meta.url))}`;
 
 let t: TestSandbox;
@@ -152,6 +152,23 @@ describe('the sandbox never takes a service URL from the environment silently', 
       expect(await readdir(idleSandboxDir)).toEqual([]);
     });
   }
+
+  it('credentials for a real service with no service URL (a misspelt variable) are refused, not signed on the sandbox', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'a.txt');
+    await writeFile(input, 'a\n');
+    const env = await bareEnv({ ESIGN_SIGN_URL: 'https://sign.example/csc', ESIGN_CLIENT_ID: 'ci-client', ESIGN_CLIENT_SECRET: 'env-secret-value' });
+    const result = await runCli(['--browser', browser, 'sign', input], { env });
+    expect(result.code, result.stderr).toBe(3);
+    expect(result.stderr).not.toMatch(TEST_WARNING);
+    expect(result.stderr.trim()).toMatch(/^esign: ESIGN_CLIENT_ID, ESIGN_CLIENT_SECRET are set, but no service URL is: esign would sign on its sandbox \(TEST signatures\)\. Set ESIGN_SIGNING_URL/);
+    expect(await readdir(dir)).toEqual(['a.txt']);
+    expect(await readdir(idleSandboxDir)).toEqual([]);
+    // Asked for by name, the sandbox is what the user gets.
+    const chosen = await runCli(['--profile', 'sandbox', '--auto-approve', 'sign', input], { env: { ...env, ESIGN_CLIENT_ID: undefined, ESIGN_SANDBOX_DIR: join(dir, 'sandbox') } });
+    expect(chosen.code, chosen.stderr).toBe(0);
+    expect(chosen.stderr).toMatch(TEST_WARNING);
+  });
 
   it('names every service variable that is set (the TSA too)', async () => {
     const result = await runCli(['--profile', 'sandbox', 'timestamp', join(work, 'data.bin')], { env: await bareEnv({ ESIGN_TSA_URL: 'http://127.0.0.1:18318/tsa/tss03', ESIGN_STORAGE_URL: 'https://storage.example' }) });
