@@ -34,7 +34,7 @@ export const COMMANDS: CommandEntry[] = [
 export async function buildProgram(args: string[], overrides: ContextOverrides = {}): Promise<Command> {
   const program = new Command('esign')
     .description(
-      'Sign documents with a remote qualified-signature service (CSC API).\nWith no profile chosen, esign runs on the env profile when ESIGN_* variables name a service\n(ESIGN_SIGNING_URL, ESIGN_TSA_URL, …; see docs/ci.md), else on its built-in sandbox: TEST signatures.',
+      'Sign documents with a remote qualified-signature service (CSC API).\nWith no profile chosen: the env profile when ESIGN_* variables name a service\n(ESIGN_SIGNING_URL, …; docs/ci.md), else the built-in sandbox (TEST signatures).',
     )
     .version(version(), '-V, --version')
     .option('--profile <name>', 'profile to use (default: ESIGN_PROFILE, the current profile, else "env" when a service URL is in the environment, else "sandbox")')
