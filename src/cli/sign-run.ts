@@ -13,6 +13,7 @@ import {
   batches,
   completeDocument,
   MAX_HASHES_PER_AUTHORIZATION,
+  fromHeader,
   openDocument,
   prepareDocument,
   signBatch,
@@ -274,8 +275,9 @@ async function longTermExtender(ctx: Context, level: 'B-LT' | 'B-LTA', tsa: Time
   const [{ extendPdf, appendedSource }, { createRevocationClient }] = await Promise.all([import('../core/ltv/index.js'), import('../io/revocation-client.js')]);
   const fetcher = createRevocationClient(ctx);
   const results = new Map<string, ExtensionResult>();
-  const extend: ExtendSigned = async ({ input, inputSize, tail, hash }) => {
-    const source = await fileSystemDocuments.open(input);
+  const extend: ExtendSigned = async ({ input, inputStart, inputSize, tail, hash }) => {
+    const opened = await fileSystemDocuments.open(input);
+    const source = inputStart > 0 ? fromHeader(opened, inputStart) : opened;
     try {
       if (source.size !== inputSize) throw new EsignError('INPUT_UNREADABLE', `${input} changed while it was being signed.`, { hint: 'Sign it again once nothing else writes to it.' });
       const result = await extendPdf(appendedSource(source, tail), hash, level, { fetcher, tsa });

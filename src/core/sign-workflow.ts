@@ -8,7 +8,7 @@ import { buildSignedAttributes, type SignedAttributes } from './cms/signed-attri
 import { buildSignedData } from './cms/signed-data.js';
 import { MAX_HASHES_PER_AUTHORIZATION } from './csc/shapes.js';
 import { EsignError } from './errors.js';
-import { readPdf, type PdfDocument } from './pdf/document.js';
+import { readPdfFromHeader, type PdfDocument } from './pdf/document.js';
 import { byteRangeChunks, prepareSignature, spliceContents, type PreparedUpdate } from './pdf/placeholder.js';
 import type { ByteSource, RemoteSigner, SigningCredential, TimestampAuthority } from './ports.js';
 import type { SignatureLevel } from './profile.js';
@@ -45,6 +45,8 @@ export interface SignOptions {
 /** A source document opened for reading. */
 export interface DocumentSource extends ByteSource {
   readonly path: string;
+  /** Bytes of the file before this source's first byte (before a `%PDF-` header that does not start the file). */
+  readonly headerOffset?: number;
   /** Whether its path still leads to the file opened, with the content it had then (as the inode tells). */
   unchanged(): Promise<boolean>;
   close(): Promise<void>;
@@ -75,6 +77,8 @@ export interface PreparedDocument {
   job: SignJob;
   signedAttributes: SignedAttributes;
   inputSize: number;
+  /** PDF only: bytes before the `%PDF-` header, left out of the output (0 for nearly every file). */
+  inputStart?: number;
   /** PDF only: the incremental update with its placeholder, and the temp output holding the original bytes. */
   update?: PreparedUpdate;
   output?: OutputFile;
@@ -124,11 +128,23 @@ export async function openDocument(job: SignJob, files: DocumentFiles): Promise<
     throw naming(job.input, error);
   });
   try {
-    return { source, pdf: job.kind === 'pdf' ? await readPdf(source) : undefined };
+    return job.kind === 'pdf' ? await readPdfFromHeader(source, fromHeader) : { source };
   } catch (error) {
     await source.close();
     throw naming(job.input, error);
   }
+}
+
+/** The view of a document from byte `start` on (its `%PDF-` header). */
+export function fromHeader(source: DocumentSource, start: number): DocumentSource {
+  return {
+    path: source.path,
+    size: source.size - start,
+    headerOffset: start,
+    read: (offset, length) => source.read(start + offset, length),
+    unchanged: () => source.unchanged(),
+    close: () => source.close(),
+  };
 }
 
 /**
@@ -167,7 +183,7 @@ async function prepareOne(job: SignJob, credential: SigningCredential, files: Do
     await held.source.close();
     held = undefined;
   }
-  const source = held?.source ?? (await files.open(job.input));
+  let source = held?.source ?? (await files.open(job.input));
   try {
     const signer = credential.certificates[0];
     if (!signer) throw new EsignError('CREDENTIAL_UNSUPPORTED_KEY', `The credential ${credential.credentialID} has no certificate.`);
@@ -180,7 +196,8 @@ async function prepareOne(job: SignJob, credential: SigningCredential, files: Do
       const signedAttributes = buildSignedAttributes({ contentDigest, signerCertificate: signer, signingTime: options.signingTime });
       return { job, signedAttributes, inputSize: source.size, contentDigest };
     }
-    const document = held?.pdf ?? (await readPdf(source));
+    let document = held?.pdf;
+    if (!document) ({ source, pdf: document } = await readPdfFromHeader(source, fromHeader));
     const update = await prepareSignature(document, {
       kind: 'signature',
       signingTime: options.signingTime,
@@ -197,7 +214,7 @@ async function prepareOne(job: SignJob, credential: SigningCredential, files: Do
       await output.suspend();
       const contentDigest = new Uint8Array(documentHash.digest());
       const signedAttributes = buildSignedAttributes({ contentDigest, signerCertificate: signer });
-      return { job, signedAttributes, inputSize: source.size, update, output, outputHash };
+      return { job, signedAttributes, inputSize: source.size, inputStart: source.headerOffset ?? 0, update, output, outputHash };
     } catch (error) {
       await output.abort();
       throw error;
@@ -226,7 +243,7 @@ export async function hashSource(source: ByteSource, hash: Hash): Promise<void> 
  * document (the original input followed by `tail`) and the SHA-256 state over all of it, returns
  * the bytes to append (DSS, document timestamp). Nothing is visible at the output until it returns.
  */
-export type ExtendSigned = (signed: { input: string; inputSize: number; tail: Uint8Array; hash: Hash }) => Promise<Uint8Array>;
+export type ExtendSigned = (signed: { input: string; inputStart: number; inputSize: number; tail: Uint8Array; hash: Hash }) => Promise<Uint8Array>;
 
 /** Writes the signed output of a prepared document. */
 export async function completeDocument(
@@ -252,7 +269,7 @@ export async function completeDocument(
   let tail = spliceContents(prepared.update, cms);
   if (extend) {
     const hash = prepared.outputHash.update(tail);
-    const extension = await extend({ input: prepared.job.input, inputSize: prepared.inputSize, tail, hash });
+    const extension = await extend({ input: prepared.job.input, inputStart: prepared.inputStart ?? 0, inputSize: prepared.inputSize, tail, hash });
     hash.update(extension);
     const whole = new Uint8Array(tail.length + extension.length);
     whole.set(tail, 0);

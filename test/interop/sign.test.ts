@@ -158,6 +158,46 @@ describe.skipIf(missing.length > 0)('signed PDFs judged by pdfsig, qpdf and open
     await opensslVerifiesCms(twice);
   });
 
+  // Bytes before `%PDF-` (a server's response header saved with the file): poppler and qpdf count
+  // the file's offsets from the header. The output is the document from its header on, plus the
+  // update, so every reader finds the same offsets; an earlier signature stays valid.
+  it('signs PDFs with bytes before the header (classic xref, object streams, already signed): pdfsig valid, qpdf clean, openssl verifies', async () => {
+    const dir = join(work.dir, 'leading-bytes');
+    await mkdir(dir, { recursive: true });
+    const prefix = Buffer.from('HTTP/1.1 200 OK\r\nContent-Type: application/pdf\r\n\r\n');
+    const signedOnce = await sign(await pdfLibPdf(dir));
+    for (const [name, original] of [
+      ['classic', await readFile(await pdfLibPdf(dir, { objectStreams: false }))],
+      ['object-streams', await readFile(await qpdfObjectStreamsPdf(dir))],
+      ['signed', await readFile(signedOnce)],
+    ] as const) {
+      const input = join(dir, `${name}-leading.pdf`);
+      await writeFile(input, Buffer.concat([prefix, original]));
+      expect(await qpdfCheck(input), name).toBe(0);
+      const output = await sign(input);
+      const signed = await readFile(output);
+      expect(signed.subarray(0, original.length).equals(original), `${name}: the document's bytes, from its header on, start the output`).toBe(true);
+      const report = await pdfsig(output);
+      expect(report.signatures, report.raw).toHaveLength(name === 'signed' ? 2 : 1);
+      expect(report.signatures.every((signature) => signature.valid && signature.trusted), report.raw).toBe(true);
+      expect(report.signatures.at(-1)!.totalDocument, report.raw).toBe(true);
+      expect(await qpdfCheck(output), name).toBe(0);
+      await opensslVerifiesCms(output);
+      expect((await readFile(input)).equals(Buffer.concat([prefix, original])), `${name}: input unchanged`).toBe(true);
+    }
+    // Bytes put in front of a signed file are covered by no signature: pdfsig counts the ByteRange
+    // from the first byte and finds the signature broken; esign reads the file and says modified.
+    const prefixed = join(dir, 'prefixed-after-signing.pdf');
+    await writeFile(prefixed, Buffer.concat([prefix, await readFile(signedOnce)]));
+    expect((await pdfsig(prefixed)).signatures[0]).toMatchObject({ valid: false });
+    const verified = await runCli(['--json', 'verify', prefixed, '--trust', sandbox.rootPemPath], { env: sandbox.env });
+    expect(verified.code, verified.stdout + verified.stderr).toBe(9);
+    const report = verified.json<{ status: string; signatures: Array<{ status: string; warnings: string[]; integrity: { valid: boolean } }> }>();
+    expect(report.status).toBe('modified');
+    expect(report.signatures[0]!.integrity.valid).toBe(true);
+    expect(report.signatures[0]!.warnings.join('\n')).toContain(`${prefix.length} bytes before the %PDF- header are covered by no signature`);
+  });
+
   it('embeds a B-T signature timestamp that openssl ts -verify accepts against the sandbox TSA root', async () => {
     const dir = join(work.dir, 'bt');
     await mkdir(dir, { recursive: true });

@@ -10,7 +10,7 @@ import {
 } from '../../../test/helpers/pdf-fixtures.js';
 import type { ByteSource } from '../ports.js';
 import { bytesSource } from './byte-source.js';
-import { readPdf } from './document.js';
+import { byteSourceFrom, readPdf, readPdfFromHeader } from './document.js';
 import { PdfDict, PdfName, PdfRef } from './objects.js';
 
 const latin1 = (s: string) => Uint8Array.from(s, (c) => c.charCodeAt(0));
@@ -124,3 +124,35 @@ describe('readPdf', () => {
     await expect(readPdf(bytesSource(latin1(badEntry)))).rejects.toMatchObject({ code: 'PDF_XREF_BROKEN' });
   });
 });
+
+describe('bytes before the %PDF- header', () => {
+  const prefix = latin1('HTTP/1.1 200 OK\r\nContent-Type: application/pdf\r\n\r\n');
+  const withPrefix = (pdf: Uint8Array) => Uint8Array.from([...prefix, ...pdf]);
+
+  it('reads offsets from the header, as poppler and qpdf do: the document is the bytes from there on', async () => {
+    for (const pdf of [buildClassicPdf(), buildXrefStreamPdf(), buildHybridPdf()]) {
+      const { source, pdf: doc } = await readPdfFromHeader(bytesSource(withPrefix(pdf)), byteSourceFrom);
+      expect(source.size).toBe(pdf.length);
+      expect(await source.read(0, 5)).toEqual(latin1('%PDF-'));
+      expect((await doc.catalog()).dict.get('Type')).toBe(PdfName.of('Catalog'));
+    }
+  });
+
+  it('reads a file whose writer counted offsets from the first byte anyway as it is', async () => {
+    const pdf = buildClassicPdf();
+    // The same length before the first object: every offset stays right from the file's first byte.
+    const absolute = Uint8Array.from([...latin1('XX%PDF-1\n'), ...pdf.subarray('%PDF-1.7\n'.length)]);
+    const input = bytesSource(absolute);
+    const { source, pdf: doc } = await readPdfFromHeader(input, byteSourceFrom);
+    expect(source).toBe(input);
+    expect((await doc.catalog()).dict.get('Type')).toBe(PdfName.of('Catalog'));
+  });
+
+  it('a file with neither reading is refused as damaged, one with no header in its first KiB as not a PDF', async () => {
+    const damaged = Uint8Array.from([...prefix, ...latin1('%PDF-1.7\n1 0 obj\n<<>>\nendobj\nstartxref\n999\n%%EOF\n')]);
+    await expect(readPdfFromHeader(bytesSource(damaged), byteSourceFrom)).rejects.toMatchObject({ code: 'PDF_XREF_BROKEN' });
+    const late = Uint8Array.from([...new Uint8Array(1100).fill(0x20), ...buildClassicPdf()]);
+    await expect(readPdfFromHeader(bytesSource(late), byteSourceFrom)).rejects.toMatchObject({ code: 'PDF_NOT_PDF' });
+  });
+});
+

@@ -204,17 +204,52 @@ function broken(what: string, cause?: unknown): EsignError {
   return new EsignError('PDF_XREF_BROKEN', `The PDF's structure is damaged: ${what}.`, { hint: REPAIR_HINT, cause });
 }
 
+/** Where `%PDF-` starts: 0, or after leading bytes in the first KiB (a server's header, junk), as readers accept. */
+export async function headerOffset(source: ByteSource): Promise<number> {
+  const at = indexOf(await source.read(0, Math.min(1024, source.size)), '%PDF-');
+  if (at < 0) throw notPdf();
+  return at;
+}
+
+function notPdf(): EsignError {
+  return new EsignError('PDF_NOT_PDF', 'The file is not a PDF: it has no "%PDF-" header.', {
+    hint: 'Check the file name; to sign a file that is not a PDF, esign writes a detached .p7s signature instead.',
+  });
+}
+
+/**
+ * Reads a PDF whose `%PDF-` may stand after some leading bytes (a server's response header, junk).
+ * Readers (poppler, qpdf, Acrobat) count its offsets from the header, so then the document is the
+ * bytes from the header on (`from` makes that view): they are what is read, hashed and, when
+ * signing, copied into the output, which then starts with `%PDF-`, where every reader agrees on
+ * every offset. A file whose offsets count from its first byte anyway is read as it is.
+ */
+export async function readPdfFromHeader<S extends ByteSource>(source: S, from: (source: S, start: number) => S): Promise<{ source: S; pdf: PdfDocument }> {
+  const at = await headerOffset(source);
+  if (at === 0) return { source, pdf: await readPdf(source) };
+  const document = from(source, at);
+  try {
+    return { source: document, pdf: await readPdf(document) };
+  } catch (error) {
+    try {
+      return { source, pdf: await readPdf(source) };
+    } catch {
+      throw error;
+    }
+  }
+}
+
+/** The view of a ByteSource from byte `start` on. */
+export function byteSourceFrom(source: ByteSource, start: number): ByteSource {
+  return { size: source.size - start, read: (offset, length) => source.read(start + offset, length) };
+}
+
 /**
  * Opens a PDF: checks the header, finds the last `startxref`, reads the cross-reference chain and
  * refuses encrypted files. Reads the first KiB, the tail and the cross-reference data only.
  */
 export async function readPdf(source: ByteSource): Promise<PdfDocument> {
-  const head = await source.read(0, Math.min(1024, source.size));
-  if (indexOf(head, '%PDF-') < 0) {
-    throw new EsignError('PDF_NOT_PDF', 'The file is not a PDF: it has no "%PDF-" header.', {
-      hint: 'Check the file name; to sign a file that is not a PDF, esign writes a detached .p7s signature instead.',
-    });
-  }
+  await headerOffset(source);
   const startxref = await findStartxref(source);
   let xref: XrefIndex;
   try {

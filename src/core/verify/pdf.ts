@@ -8,7 +8,7 @@ import { parseTimeStampToken } from '../tsp/response.js';
 import { HASH_NAME_BY_OID } from '../cms/oids.js';
 import type { ByteSource } from '../ports.js';
 import type { PdfDocument } from '../pdf/document.js';
-import { readPdf } from '../pdf/document.js';
+import { byteSourceFrom, readPdfFromHeader } from '../pdf/document.js';
 import { isPdfWhitespace } from '../pdf/lexer.js';
 import {
   hashByteRange,
@@ -36,8 +36,9 @@ interface Located {
 }
 
 /** Verifies every signature and document timestamp of the PDF in `source`. */
-export async function verifyPdf(source: ByteSource, file: string, options: VerifyOptions): Promise<VerificationReport> {
-  const doc = await readPdf(source);
+export async function verifyPdf(input: ByteSource, file: string, options: VerifyOptions): Promise<VerificationReport> {
+  // From its `%PDF-` header on, as readers take a file with leading bytes (ByteRange offsets included).
+  const { source, pdf: doc } = await readPdfFromHeader(input, byteSourceFrom);
   const fields = await listSignatureFields(doc);
   const base: VerificationReport = { file, kind: 'pdf', signatures: [], status: 'no-signatures', code: 'VERIFY_NO_SIGNATURES', checkedAt: options.now.toISOString() };
   if (fields.length === 0) return base;
@@ -85,7 +86,7 @@ export async function verifyPdf(source: ByteSource, file: string, options: Verif
 
   const reports: SignatureReport[] = [];
   for (const [index, item] of located.entries()) {
-    reports.push(await verifyOne(index + 1, item, { source, ctx, revisions, located, docAt, pageChangesOf, dss, dssRevision, options }));
+    reports.push(await verifyOne(index + 1, item, { source, leadingBytes: input.size - source.size, ctx, revisions, located, docAt, pageChangesOf, dss, dssRevision, options }));
   }
   // B-LTA: a valid document timestamp over the revision that completed a B-LT signature's
   // validation data. DSS updates after it (e.g. for the timestamp's own TSA) do not matter.
@@ -102,6 +103,8 @@ export async function verifyPdf(source: ByteSource, file: string, options: Verif
 
 interface Shared {
   source: ByteSource;
+  /** Bytes before the `%PDF-` header: read past, as readers do, but signed by nobody. */
+  leadingBytes: number;
   ctx: CmsContext;
   revisions: PdfRevision[];
   located: Located[];
@@ -221,7 +224,12 @@ async function coverage(item: Located, shared: Shared, report: SignatureReport):
     modified = true;
     report.warnings.push(`${source.size - knownEnd} bytes after revision ${later.at(-1)?.number ?? revision.number} belong to no revision esign could read (damaged cross-reference data, or data appended without any)`);
   }
-  report.coverage = { wholeFile, revision: revision.number, revisions: revisions.length, signedBytes: item.signedEnd, appended };
+  if (shared.leadingBytes > 0) {
+    // poppler counts a ByteRange from the file's first byte, so it finds such a file changed too.
+    modified = true;
+    report.warnings.push(`${shared.leadingBytes} bytes before the %PDF- header are covered by no signature (added in front of the signed file)`);
+  }
+  report.coverage = { wholeFile: wholeFile && shared.leadingBytes === 0, revision: revision.number, revisions: revisions.length, signedBytes: item.signedEnd, appended };
   return modified;
 }
 
