@@ -1,7 +1,8 @@
 /** The options of `esign sign`, as commander parses them; shared by the command, the batch run and the split flow. */
 import type { SignatureLevel } from '../core/profile.js';
+import type { PdfPasswordOptions } from './pdf-password.js';
 
-export interface SignCommandOptions {
+export interface SignCommandOptions extends PdfPasswordOptions {
   credential?: string;
   output?: string;
   outputDir?: string;

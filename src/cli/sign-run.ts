@@ -32,6 +32,7 @@ import { expandInputs, planJobs } from './inputs.js';
 import { batchExitCode } from './command.js';
 import { outputUploader } from './output-uploader.js';
 import type { SignCommandOptions } from './sign-options.js';
+import { PdfPasswords } from './pdf-password.js';
 
 interface Failure {
   input: string;
@@ -49,6 +50,7 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
   if (!options.prepare) await ctx.assertBrowserStepPossible('approval of the signatures');
 
   const profile = await ctx.profile({ storage: options.upload });
+  const passwords = await PdfPasswords.from(options, ctx);
   const failures: Failure[] = [];
   const planned = planJobs(await expandInputs(files), options);
   // Check every PDF's structure before anyone is asked to approve anything. The first approval's
@@ -59,7 +61,7 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
   try {
     for (const job of planned) {
       try {
-        const opened = await openDocument(job, fileSystemDocuments);
+        const opened = await passwords.open(job.input, (password) => openDocument(job, fileSystemDocuments, password));
         if (held.size < MAX_HASHES_PER_AUTHORIZATION) held.set(job, opened);
         else await opened.source.close();
         jobs.push(job);
@@ -68,7 +70,7 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
         failures.push(failureOf(job, error));
       }
     }
-    await signChecked(jobs, held, planned, failures, profile, options, ctx);
+    await signChecked(jobs, held, planned, failures, profile, options, passwords, ctx);
   } finally {
     await Promise.all([...held.values()].map((opened) => opened.source.close()));
   }
@@ -81,6 +83,7 @@ async function signChecked(
   failures: Failure[],
   profile: ResolvedProfile,
   options: SignCommandOptions,
+  passwords: PdfPasswords,
   ctx: Context,
 ): Promise<void> {
   if (options.outputDir && !options.prepare && jobs.length > 0) await createOutputDir(options.outputDir);
@@ -92,10 +95,10 @@ async function signChecked(
   const split = options.prepare ? await import('./sign-split.js') : undefined;
   if (split && (await split.splitServiceSignIn(signing, options, ctx))) return;
   const credential = await chooseCredential(options.credential ?? profile.settings.credential, signing, ctx);
-  const signOptions = signOptionsFrom(options, level, ctx.clock.now(), signerName(credential));
+  const signOptions: SignOptions = { ...signOptionsFrom(options, level, ctx.clock.now(), signerName(credential)), pdfPassword: (input) => passwords.for(input) };
   if (split) return split.runSplitPrepare(jobs, credential, signOptions, signing, options, ctx);
   const tsa = level === 'B-B' ? undefined : (await import('../io/tsa-client.js')).createTsaClient(ctx, profile);
-  const extender = longTerm ? await longTermExtender(ctx, level, tsa) : undefined;
+  const extender = longTerm ? await longTermExtender(ctx, level, tsa, passwords) : undefined;
   // Storage is opened before anyone approves anything, so a missing login shows at once.
   const upload = options.upload ? await outputUploader(ctx, jobs, options.overwrite) : undefined;
 
@@ -271,7 +274,12 @@ function refuseLongTermFor(jobs: readonly SignJob[], level: SignatureLevel, opti
  * The long-term extension of each signed PDF, run before its output is committed: the signed
  * document is read as the unchanged input followed by the new tail, so nothing is re-read whole.
  */
-async function longTermExtender(ctx: Context, level: 'B-LT' | 'B-LTA', tsa: TimestampAuthority | undefined): Promise<{ extend: ExtendSigned; results: Map<string, ExtensionResult> }> {
+async function longTermExtender(
+  ctx: Context,
+  level: 'B-LT' | 'B-LTA',
+  tsa: TimestampAuthority | undefined,
+  passwords: PdfPasswords,
+): Promise<{ extend: ExtendSigned; results: Map<string, ExtensionResult> }> {
   const [{ extendPdf, appendedSource }, { createRevocationClient }] = await Promise.all([import('../core/ltv/index.js'), import('../io/revocation-client.js')]);
   const fetcher = createRevocationClient(ctx);
   const results = new Map<string, ExtensionResult>();
@@ -280,7 +288,7 @@ async function longTermExtender(ctx: Context, level: 'B-LT' | 'B-LTA', tsa: Time
     const source = inputStart > 0 ? fromHeader(opened, inputStart) : opened;
     try {
       if (source.size !== inputSize) throw new EsignError('INPUT_UNREADABLE', `${input} changed while it was being signed.`, { hint: 'Sign it again once nothing else writes to it.' });
-      const result = await extendPdf(appendedSource(source, tail), hash, level, { fetcher, tsa });
+      const result = await extendPdf(appendedSource(source, tail), hash, level, { fetcher, tsa, password: passwords.for(input) });
       results.set(input, result);
       return result.tail;
     } finally {

@@ -22,6 +22,7 @@ import type { Context } from './context.js';
 import { DEFAULT_REDIRECT_URI } from './context.js';
 import { outputUploader } from './output-uploader.js';
 import type { SignCommandOptions } from './sign-options.js';
+import { PdfPasswords } from './pdf-password.js';
 
 const STATE_VERSION = 2;
 
@@ -211,6 +212,8 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
   const credential = await signing.credentialInfo(state.credentialID);
   // Storage is opened before any code is spent, so a missing login shows at once.
   const upload = command.upload ? await outputUploader(ctx, chosen.flatMap(({ step }) => step.jobs), command.overwrite) : undefined;
+  // The state never holds a PDF password: it is given again here (ESIGN_PDF_PASSWORD, --password-file, the terminal).
+  const passwords = await PdfPasswords.from(command, ctx);
   const options: SignOptions = { level: state.level, signingTime: new Date(state.signingTime), pdf: state.pdf, overwrite: state.overwrite || command.force };
   const jobs = chosen.flatMap(({ step }) => step.jobs);
   for (const dir of new Set(jobs.map((job) => dirname(job.output)))) await createOutputDir(dir);
@@ -219,7 +222,9 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
   try {
     // Every input is read again and must give the hash that was approved, before any code is spent.
     for (const job of jobs) {
-      const document = await prepareDocument({ input: job.input, output: job.output, kind: job.kind }, credential, fileSystemDocuments, options);
+      const document = await passwords.open(job.input, (password) =>
+        prepareDocument({ input: job.input, output: job.output, kind: job.kind }, credential, fileSystemDocuments, { ...options, pdfPassword: () => password }),
+      );
       prepared.push(document);
       if (Buffer.from(document.signedAttributes.toBeSignedHash).toString('base64') !== job.hash) {
         throw new EsignError('STATE_FILE_INVALID', `${job.input} changed since --prepare: its hash is different now.`, { hint: 'Run --prepare again and approve the new hashes.' });

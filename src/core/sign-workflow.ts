@@ -40,6 +40,8 @@ export interface SignOptions {
   pdf?: PdfSignatureOptions;
   /** Replace existing outputs. */
   overwrite: boolean;
+  /** The password of an encrypted PDF that needs one, by input path (never kept in the split flow's state). */
+  pdfPassword?: (input: string) => string | undefined;
 }
 
 /** A source document opened for reading. */
@@ -123,12 +125,15 @@ export interface OpenedDocument {
 }
 
 /** Opens an input and, for a PDF, reads its cross-reference data: cheap, and fails before approval. */
-export async function openDocument(job: SignJob, files: DocumentFiles): Promise<OpenedDocument> {
+export async function openDocument(job: SignJob, files: DocumentFiles, password?: string): Promise<OpenedDocument> {
   const source = await files.open(job.input).catch((error: unknown) => {
     throw naming(job.input, error);
   });
   try {
-    return job.kind === 'pdf' ? await readPdfFromHeader(source, fromHeader) : { source };
+    if (job.kind !== 'pdf') return { source };
+    const opened = await readPdfFromHeader(source, fromHeader, { password });
+    opened.pdf.assertUpdatable();
+    return opened;
   } catch (error) {
     await source.close();
     throw naming(job.input, error);
@@ -197,7 +202,7 @@ async function prepareOne(job: SignJob, credential: SigningCredential, files: Do
       return { job, signedAttributes, inputSize: source.size, contentDigest };
     }
     let document = held?.pdf;
-    if (!document) ({ source, pdf: document } = await readPdfFromHeader(source, fromHeader));
+    if (!document) ({ source, pdf: document } = await readPdfFromHeader(source, fromHeader, { password: options.pdfPassword?.(job.input) }));
     const update = await prepareSignature(document, {
       kind: 'signature',
       signingTime: options.signingTime,

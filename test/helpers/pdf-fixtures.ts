@@ -111,7 +111,7 @@ function objectStream(objects: Array<[number, string]>): ObjectBody {
  * A one-page document whose catalog, pages and page objects (1–3) live in an object stream
  * (object 4), indexed by a Flate cross-reference stream with PNG predictor 12 (object 5).
  */
-export function buildXrefStreamPdf(extraCatalog = ''): Uint8Array {
+export function buildXrefStreamPdf(extraCatalog = '', damage: (compressed: Uint8Array) => Uint8Array = (compressed) => compressed): Uint8Array {
   const [catalog, pages, page] = minimalObjects(extraCatalog) as [string, string, string];
   const head = '%PDF-1.7\n';
   const objstm = objectBytes(4, objectStream([[1, catalog], [2, pages], [3, page]]));
@@ -120,7 +120,7 @@ export function buildXrefStreamPdf(extraCatalog = ''): Uint8Array {
   const rows = [row(0, 0, 255), row(2, 4, 0), row(2, 4, 1), row(2, 4, 2), row(1, head.length, 0), row(1, xrefOffset, 0)];
   const xref = objectBytes(5, {
     dict: '<< /Type /XRef /Size 6 /W [1 4 1] /Root 1 0 R /Filter /FlateDecode /DecodeParms << /Predictor 12 /Columns 6 >> >>',
-    data: deflateSync(pngUpRows(rows)),
+    data: damage(deflateSync(pngUpRows(rows))),
   });
   return concat([head, objstm, xref, `startxref\n${xrefOffset}\n%%EOF\n`]);
 }

@@ -26,6 +26,11 @@ export const CONFIGURED_SECRETS = [
   basic(SANDBOX_SECRETS.clientId, SANDBOX_SECRETS.clientSecret),
   basic(SANDBOX_SECRETS.tsaUser, SANDBOX_SECRETS.tsaPassword),
   'remote-secret-value',
+  // PDF passwords the encrypted-PDF interop tests give (the short 'user' and 'owner' are words in messages).
+  's3cr3t-user',
+  's3cr3t-owner',
+  'guess-1234',
+  'split-user-pw',
 ];
 
 const ledgerDir = process.env['ESIGN_TEST_LEDGER'];

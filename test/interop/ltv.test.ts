@@ -4,7 +4,7 @@
  * document timestamp (with -data over its ByteRange bytes), and openssl ocsp / crl for the
  * revocation data stored in the DSS.
  */
-import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import { decodeStream } from '../../src/core/pdf/filters.js';
 import { PdfStream } from '../../src/core/pdf/objects.js';
 import { findSignatures } from '../../src/core/ltv/index.js';
 import { pdfLibPdf, qpdfObjectStreamsPdf } from '../helpers/pdf-fixtures.js';
+import { nssDbTrusting } from '../helpers/pdf-judges.js';
 import { runCli } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDirForFile } from '../helpers/tmp.js';
@@ -32,10 +33,7 @@ beforeAll(async () => {
   if (missing.length > 0) return;
   sandbox = await startTestSandbox({ autoApprove: true });
   work = await tempDirForFile('esign-interop-ltv-');
-  nssDir = join(work.dir, 'nss');
-  await mkdir(nssDir);
-  execFileSync('certutil', ['-N', '-d', `sql:${nssDir}`, '--empty-password']);
-  execFileSync('certutil', ['-A', '-d', `sql:${nssDir}`, '-n', 'esign-sandbox-root', '-t', 'CT,C,C', '-i', sandbox.rootPemPath]);
+  nssDir = await nssDbTrusting(work.dir, sandbox.rootPemPath);
   issuingPem = join(work.dir, 'issuing.pem');
   await writeFile(issuingPem, sandbox.sandbox.pki.issuingCa.certificatePem);
   caBundlePem = join(work.dir, 'ca-bundle.pem');

@@ -2,12 +2,13 @@
  * esign's signed outputs judged by tools we did not write: pdfsig (poppler, with the sandbox root
  * trusted in an NSS database), qpdf --check, openssl cms -verify and openssl ts -verify.
  */
-import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSignedData } from '../../src/core/cms/parse.js';
 import { emptySignatureFieldPdf, ghostscriptPdf, linearizedPdf, multiRevisionPdf, pdfLibPdf, qpdfObjectStreamsPdf } from '../helpers/pdf-fixtures.js';
+import { lastCms, nssDbTrusting, opensslVerifiesCms as opensslVerifies, pdfsig as judgedByPdfsig, qpdfCheck, runTool } from '../helpers/pdf-judges.js';
 import { runCli } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDirForFile } from '../helpers/tmp.js';
@@ -26,10 +27,7 @@ beforeAll(async () => {
   if (missing.length > 0) return;
   sandbox = await startTestSandbox({ autoApprove: true });
   work = await tempDirForFile('esign-interop-sign-');
-  nssDir = join(work.dir, 'nss');
-  await mkdir(nssDir);
-  execFileSync('certutil', ['-N', '-d', `sql:${nssDir}`, '--empty-password']);
-  execFileSync('certutil', ['-A', '-d', `sql:${nssDir}`, '-n', 'esign-sandbox-root', '-t', 'CT,C,C', '-i', sandbox.rootPemPath]);
+  nssDir = await nssDbTrusting(work.dir, sandbox.rootPemPath);
   tsaRootPem = sandbox.rootPemPath;
 });
 afterAll(async () => {
@@ -37,70 +35,15 @@ afterAll(async () => {
   await work?.remove();
 });
 
-interface Pdfsig {
-  signatures: Array<{ valid: boolean; trusted: boolean; totalDocument: boolean; type: string }>;
-  raw: string;
-}
-
-/**
- * Tools run asynchronously: pdfsig asks the sandbox's OCSP responder (in this process) about the
- * signer, so a synchronous spawn would block the very server it waits for.
- */
-function run(tool: string, args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(tool, args, { encoding: 'utf8', timeout: 60_000 }, (error, stdout, stderr) => {
-      const status = error ? (typeof (error as { code?: unknown }).code === 'number' ? ((error as { code: number }).code) : -1) : 0;
-      resolve({ status, stdout, stderr });
-    });
-  });
-}
-
-async function pdfsig(path: string): Promise<Pdfsig> {
-  const result = await run('pdfsig', ['-nssdir', `sql:${nssDir}`, path]);
-  const raw = result.stdout + result.stderr;
-  const blocks = raw.split(/^Signature #\d+:$/m).slice(1);
-  return {
-    raw,
-    signatures: blocks.map((block) => ({
-      valid: /Signature Validation: Signature is Valid\./.test(block),
-      trusted: /Certificate Validation: Certificate is Trusted\./.test(block),
-      totalDocument: /Total document signed/.test(block),
-      type: /Signature Type: (\S+)/.exec(block)?.[1] ?? '',
-    })),
-  };
-}
-
-async function qpdfCheck(path: string): Promise<number> {
-  return (await run('qpdf', ['--check', path])).status;
-}
-
-function lastCms(pdf: Buffer): { cms: Buffer; signedBytes: Buffer } {
-  const text = pdf.toString('latin1');
-  const match = [...text.matchAll(/\/ByteRange\s*\[\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\]/g)].at(-1)!;
-  const [a, b, c] = [Number(match[2]), Number(match[3]), Number(match[4])];
-  const hex = pdf.subarray(a + 1, b - 1).toString('latin1');
-  const cms = Buffer.from(hex, 'hex');
-  // DER length of the outer SEQUENCE tells where the zero padding starts.
-  const length = cms[1]! & 0x80 ? cms.subarray(2, 2 + (cms[1]! & 0x7f)).reduce((sum, byte) => sum * 256 + byte, 0) + 2 + (cms[1]! & 0x7f) : cms[1]! + 2;
-  return { cms: cms.subarray(0, length), signedBytes: Buffer.concat([pdf.subarray(0, a), pdf.subarray(b, b + c)]) };
-}
+const run = runTool;
+const pdfsig = (path: string) => judgedByPdfsig(path, nssDir);
+const opensslVerifiesCms = (path: string) => opensslVerifies(path, sandbox.rootPemPath);
 
 async function sign(input: string, extra: string[] = []): Promise<string> {
   const output = input.replace(/\.pdf$/, '-signed.pdf');
   const result = await runCli(['--auto-approve', '--quiet', 'sign', '--force', '-o', output, ...extra, input], { env: sandbox.env });
   expect(result.code, result.stderr).toBe(0);
   return output;
-}
-
-async function opensslVerifiesCms(pdfPath: string): Promise<void> {
-  const { cms, signedBytes } = lastCms(await readFile(pdfPath));
-  const cmsPath = `${pdfPath}.p7s`;
-  const dataPath = `${pdfPath}.signed-bytes`;
-  await writeFile(cmsPath, cms);
-  await writeFile(dataPath, signedBytes);
-  const verify = await run('openssl', ['cms', '-verify', '-binary', '-inform', 'DER', '-in', cmsPath, '-content', dataPath, '-CAfile', sandbox.rootPemPath, '-purpose', 'any', '-out', '/dev/null']);
-  expect(verify.status, verify.stderr).toBe(0);
-  expect(verify.stderr).toContain('Verification successful');
 }
 
 describe.skipIf(missing.length > 0)('signed PDFs judged by pdfsig, qpdf and openssl', () => {

@@ -3,7 +3,7 @@
  * would, so the progress it shows only on a TTY can be seen — and the same commands off a TTY
  * (every other test) show none of it.
  */
-import { execFile, spawn, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -103,16 +103,52 @@ describe.skipIf(missing)('on a terminal', () => {
         child.stdin.write(`${sentTo}\n`);
       }
     });
-    const status = await new Promise<number | null>((resolve) => {
-      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-      child.once('close', (code) => {
-        clearTimeout(timer);
-        resolve(code);
-      });
-    });
+    const status = await closed(child);
     expect(status, screen.slice(-2000)).toBe(0);
     expect(screen).toContain('Then paste the address your browser was sent to');
     expect(answered.size).toBeGreaterThanOrEqual(1);
     expect((await readdir(dir)).sort()).toEqual(['config', 'pasted-signed.pdf', 'pasted.pdf']);
   });
+
+  // An encrypted PDF that needs a password, signed at a terminal with no password given: esign asks
+  // (masked), says when a password does not open it, asks again, and signs.
+  it('asks for the password of an encrypted PDF on the terminal, masked, and asks again after a wrong one', async () => {
+    const dir = join(work.dir, 'password');
+    await mkdir(dir);
+    const pdf = join(dir, 'locked.pdf');
+    await writeFile(join(dir, 'plain.pdf'), buildClassicPdf());
+    expect(spawnSync('qpdf', ['--encrypt', 'tty-pass-42', 'owner', '256', '--', join(dir, 'plain.pdf'), pdf]).status).toBe(0);
+    const quoted = [process.execPath, ESIGN_BIN, '--auto-approve', 'sign', '--level', 'B-B', pdf].map((arg) => `'${arg.replaceAll("'", "'\\''")}'`).join(' ');
+    const env = { ...process.env, ...t.env, NO_COLOR: '1', CI: '', TERM: 'xterm' };
+    const child = spawn('script', ['-qefc', `stty cols 200 rows 40; ${quoted}`, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let screen = '';
+    const answers = ['not-it\r', 'tty-pass-42\r'];
+    let prompts = 0;
+    child.stdout.on('data', (chunk: Buffer) => {
+      screen += chunk.toString();
+      const seen = screen.split('Password for').length - 1;
+      while (prompts < seen && answers.length > 0) {
+        prompts++;
+        child.stdin.write(answers.shift()!);
+      }
+    });
+    const status = await closed(child);
+    expect(status, screen.slice(-2000)).toBe(0);
+    expect(screen).toContain(`Password for ${pdf}`);
+    expect(screen).toContain('(the last one did not open it)');
+    expect(screen).not.toContain('tty-pass-42');
+    expect(screen).not.toContain('not-it');
+    expect((await readdir(dir)).sort()).toEqual(['locked-signed.pdf', 'locked.pdf', 'plain.pdf']);
+  });
 });
+
+/** The exit status of a child, killed after a minute if it has not ended by then. */
+function closed(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+  });
+}

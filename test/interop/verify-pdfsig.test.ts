@@ -2,11 +2,12 @@
  * `esign verify` and pdfsig (poppler, sandbox root trusted in an NSS database) agree on validity for
  * every input of the sign interop test, signed by esign, and on a tampered copy of each.
  */
-import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emptySignatureFieldPdf, ghostscriptPdf, linearizedPdf, multiRevisionPdf, pdfLibPdf, qpdfObjectStreamsPdf } from '../helpers/pdf-fixtures.js';
+import { nssDbTrusting } from '../helpers/pdf-judges.js';
 import { runCli } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDirForFile } from '../helpers/tmp.js';
@@ -23,10 +24,7 @@ beforeAll(async () => {
   if (missing.length > 0) return;
   sandbox = await startTestSandbox({ autoApprove: true });
   work = await tempDirForFile('esign-interop-verify-');
-  nssDir = join(work.dir, 'nss');
-  await mkdir(nssDir);
-  execFileSync('certutil', ['-N', '-d', `sql:${nssDir}`, '--empty-password']);
-  execFileSync('certutil', ['-A', '-d', `sql:${nssDir}`, '-n', 'esign-sandbox-root', '-t', 'CT,C,C', '-i', sandbox.rootPemPath]);
+  nssDir = await nssDbTrusting(work.dir, sandbox.rootPemPath);
 });
 afterAll(async () => {
   await sandbox?.close();

@@ -12,8 +12,9 @@ import type { ExtensionResult, LongTermLevel } from '../../core/ltv/index.js';
 import { copyOriginal } from '../../core/sign-workflow.js';
 import type { Context } from '../context.js';
 import { batchExitCode, type CommandModule } from '../command.js';
+import { PdfPasswords, withPasswordOptions, type PdfPasswordOptions } from '../pdf-password.js';
 
-export interface ExtendCommandOptions {
+export interface ExtendCommandOptions extends PdfPasswordOptions {
   level: LongTermLevel;
   output?: string;
   inPlace: boolean;
@@ -22,7 +23,7 @@ export interface ExtendCommandOptions {
 }
 
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
-  program
+  const command = program
     .command('extend')
     .summary('raise signed PDFs to B-LT or B-LTA without signing again')
     .description(
@@ -36,7 +37,8 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .option('-o, --output <file>', 'output file (one input only; default NAME-lt.pdf or NAME-lta.pdf beside it)')
     .option('--in-place', 'replace each input (through a temp file and a rename)', false)
     .option('-f, --force', 'replace existing outputs', false)
-    .option('--continue-on-error', 'extend the other files when one fails; report each failure', false)
+    .option('--continue-on-error', 'extend the other files when one fails; report each failure', false);
+  withPasswordOptions(command)
     .addHelpText('after', '\nExamples:\n  esign extend contract-signed.pdf                   writes contract-signed-lta.pdf\n  esign extend --level B-LT contract-signed.pdf\n  esign extend --in-place archive/*.pdf              refresh archive timestamps')
     .action((files: string[], options: ExtendCommandOptions, command: Command) => run(command, (ctx) => runExtend(files, options, ctx)));
 };
@@ -61,6 +63,7 @@ export async function runExtend(files: string[], options: ExtendCommandOptions, 
     throw new EsignError('TSA_NOT_CONFIGURED', `Level B-LTA needs a timestamping service, and the profile ${JSON.stringify(profile.name)} has none.`, { hint: 'Set tsaUrls (esign config set tsaUrls URL), or use --level B-LT.' });
   }
   const fetcher = createRevocationClient(ctx);
+  const passwords = await PdfPasswords.from(options, ctx);
   const { extendPdf } = await import('../../core/ltv/index.js');
 
   const failures: EsignError[] = [];
@@ -74,7 +77,7 @@ export async function runExtend(files: string[], options: ExtendCommandOptions, 
         try {
           let copied: Promise<Hash> | undefined;
           const copy = (): Promise<Hash> => (copied ??= copyOriginal(source, output, createHash('sha256')));
-          const result = await extendPdf(source, copy, options.level, { fetcher, tsa });
+          const result = await passwords.open(input, (password) => extendPdf(source, copy, options.level, { fetcher, tsa, password }));
           const hash = (await copy()).copy().update(result.tail);
           await output.commit(result.tail);
           succeeded++;

@@ -2,9 +2,10 @@ import { Option, type Command } from 'commander';
 import { SIGNATURE_LEVELS } from '../../core/profile.js';
 import { positiveNumber, type CommandModule } from '../command.js';
 import type { SignCommandOptions } from '../sign-options.js';
+import { withPasswordOptions } from '../pdf-password.js';
 
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
-  program
+  const command = program
     .command('sign')
     .summary('sign PDFs (PAdES) and other files (detached CAdES .p7s)')
     .description(
@@ -33,7 +34,8 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .option('--complete', 'split flow: finish a --prepare run with --redirect-url or --code')
     .option('--state <file>', 'state file of the split flow')
     .option('--redirect-url <url>', 'with --complete (once per approval step), or --prepare after its sign-in step: the URL the browser was sent to', (url: string, urls: string[]) => [...urls, url], [] as string[])
-    .option('--code <code>', 'instead of --redirect-url, when there is one step: the authorization code from that URL')
+    .option('--code <code>', 'instead of --redirect-url, when there is one step: the authorization code from that URL');
+  withPasswordOptions(command)
     .addHelpText(
       'after',
       '\nExamples:\n  esign sign contract.pdf\n  esign sign --output-dir signed/ invoices/\n  esign sign --auto-approve samples/contract.pdf      (sandbox)\n  esign sign --upload invoices/*.pdf                  (each output to your bucket as BASENAME)\n  esign sign --prepare --state s.json a.pdf b.pdf     (CI: prints the approval URL)\n  esign sign --complete --state s.json --redirect-url "http://127.0.0.1:8765/callback?code=…&state=…"',

@@ -2,8 +2,9 @@ import type { Command } from 'commander';
 import type { VerificationReport, SignatureReport, ChainReport, PadesLevel } from '../../core/verify/types.js';
 import type { Context } from '../context.js';
 import type { CommandModule } from '../command.js';
+import { PdfPasswords, withPasswordOptions, type PdfPasswordOptions } from '../pdf-password.js';
 
-export interface VerifyCommandOptions {
+export interface VerifyCommandOptions extends PdfPasswordOptions {
   trust: string[];
   signature?: string;
   level?: string;
@@ -12,7 +13,7 @@ export interface VerifyCommandOptions {
 const LEVELS: readonly PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];
 
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
-  program
+  const command = program
     .command('verify')
     .summary('verify the signatures and timestamps in a PDF or a .p7s')
     .description(
@@ -28,7 +29,8 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .argument('<file>', 'the signed PDF, or the content of a .p7s given with --signature')
     .option('--trust <pem>', "a trusted root certificate (PEM or DER), instead of the profile's trustAnchors; repeatable", collect, [])
     .option('--signature <p7s>', 'a detached CAdES signature of FILE')
-    .option('--level <level>', 'also require this PAdES level for every signature: B-B, B-T, B-LT or B-LTA')
+    .option('--level <level>', 'also require this PAdES level for every signature: B-B, B-T, B-LT or B-LTA');
+  withPasswordOptions(command)
     .addHelpText(
       'after',
       '\nExamples:\n  esign verify contract-signed.pdf\n  esign verify --trust root.pem --json contract-signed.pdf\n  esign verify notes.txt --signature notes.txt.p7s\n  esign verify --level B-LT archived.pdf',
@@ -45,7 +47,7 @@ export async function runVerify(file: string, options: VerifyCommandOptions, ctx
   const paths = options.trust.length > 0 ? options.trust : ((await ctx.profile()).settings.trustAnchors ?? []);
   const trustAnchors = await loadTrustAnchors(paths);
   const now = new Date();
-  const report = options.signature === undefined ? await verifyPdfFile(file, trustAnchors, now) : await verifyCadesFile(file, options.signature, trustAnchors, now);
+  const report = options.signature === undefined ? await verifyPdfFile(file, trustAnchors, now, await PdfPasswords.from(options, ctx)) : await verifyCadesFile(file, options.signature, trustAnchors, now);
   if (paths.length === 0) for (const signature of report.signatures) signature.warnings.push('no trust anchors: pass --trust ROOT.pem or set trustAnchors in the profile');
 
   let code: string | null = report.code;
@@ -61,12 +63,12 @@ export async function runVerify(file: string, options: VerifyCommandOptions, ctx
   }
 }
 
-async function verifyPdfFile(file: string, anchors: Uint8Array[], now: Date): Promise<VerificationReport> {
+async function verifyPdfFile(file: string, anchors: Uint8Array[], now: Date, passwords: PdfPasswords): Promise<VerificationReport> {
   const { FileByteSource } = await import('../../io/file-source.js');
   const { verifyPdf } = await import('../../core/verify/pdf.js');
   const source = await FileByteSource.open(file);
   try {
-    return await verifyPdf(source, file, { trustAnchors: anchors, now });
+    return await passwords.open(file, (password) => verifyPdf(source, file, { trustAnchors: anchors, now, password }));
   } finally {
     await source.close();
   }

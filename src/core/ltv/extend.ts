@@ -9,6 +9,7 @@
 import type { Hash } from 'node:crypto';
 import { EsignError } from '../errors.js';
 import { buildDssUpdate, prepareSignature, readPdf, spliceContents } from '../pdf/index.js';
+import type { PdfOpenOptions } from '../pdf/index.js';
 import type { DssMaterial, PdfDocument } from '../pdf/index.js';
 import { decodeStream } from '../pdf/filters.js';
 import { PdfStream } from '../pdf/objects.js';
@@ -23,6 +24,8 @@ export interface ExtendDependencies {
   fetcher: RevocationFetcher;
   /** Needed for B-LTA. */
   tsa?: TimestampAuthority;
+  /** The password of an encrypted PDF, when it needs one (or the owner's, for its permissions). */
+  password?: string;
 }
 
 export interface ExtensionResult {
@@ -49,7 +52,8 @@ export async function extendPdf(source: ByteSource, hash: Hash | (() => Promise<
   if (level === 'B-LTA' && !deps.tsa) {
     throw new EsignError('TSA_NOT_CONFIGURED', 'Level B-LTA needs a timestamping service for the document timestamp, and the profile has none.', { hint: 'Set tsaUrls, or use --level B-LT.' });
   }
-  const doc = await readPdf(source);
+  const open = { password: deps.password };
+  const doc = await readPdf(source, open);
   const signatures = await findSignatures(doc);
   if (signatures.length === 0) {
     throw new EsignError('PDF_NOT_SIGNED', 'The PDF has no signature or document timestamp to extend.', { hint: 'Sign it first: esign sign FILE --level B-LT.' });
@@ -71,7 +75,7 @@ export async function extendPdf(source: ByteSource, hash: Hash | (() => Promise<
   if (level === 'B-LT') return result;
 
   const tsa = deps.tsa as TimestampAuthority;
-  const stamped = await documentTimestamp(source, typeof hash === 'function' ? await hash() : hash, tail, tsa);
+  const stamped = await documentTimestamp(source, typeof hash === 'function' ? await hash() : hash, tail, tsa, open);
   tail = concat(tail, stamped.update);
   result.archiveTimestamp = stamped.genTime;
   result.documentTimestamps++;
@@ -83,7 +87,7 @@ export async function extendPdf(source: ByteSource, hash: Hash | (() => Promise<
   const known = new Set([...existing.digests, ...[...data.certs, ...data.ocsps, ...data.crls].map(hex)]);
   const tsaFresh = newMaterial(tsaData, known);
   if ((tsaFresh.ocsps?.length ?? 0) + (tsaFresh.crls?.length ?? 0) > 0) {
-    const extended = await readPdf(appendedSource(source, tail));
+    const extended = await readPdf(appendedSource(source, tail), open);
     tail = concat(tail, await buildDssUpdate(extended, tsaFresh));
     count(added, tsaFresh);
   }
@@ -92,8 +96,14 @@ export async function extendPdf(source: ByteSource, hash: Hash | (() => Promise<
 }
 
 /** Adds a document timestamp after `source` + `tail`: placeholder, hash of its ByteRange, token, splice. */
-async function documentTimestamp(source: ByteSource, hash: Hash, tail: Uint8Array, tsa: TimestampAuthority): Promise<{ update: Uint8Array; token: Uint8Array; genTime: Date }> {
-  const doc = await readPdf(appendedSource(source, tail));
+async function documentTimestamp(
+  source: ByteSource,
+  hash: Hash,
+  tail: Uint8Array,
+  tsa: TimestampAuthority,
+  open: PdfOpenOptions,
+): Promise<{ update: Uint8Array; token: Uint8Array; genTime: Date }> {
+  const doc = await readPdf(appendedSource(source, tail), open);
   let contentsSize = DOC_TIMESTAMP_CONTENTS;
   for (let attempt = 0; attempt < 3; attempt++) {
     const placeholder = await prepareSignature(doc, { kind: 'docTimeStamp', contentsSize });

@@ -109,9 +109,18 @@ describe('readPdf', () => {
     await expect(readPdf(bytesSource(latin1('hello, world\n')))).rejects.toMatchObject({ code: 'PDF_NOT_PDF' });
   });
 
-  it('refuses an encrypted file', async () => {
-    const pdf = buildClassicPdf([...minimalObjects(), '<< /Filter /Standard /V 2 /R 3 >>'], '/Encrypt 4 0 R ');
-    await expect(readPdf(bytesSource(pdf))).rejects.toMatchObject({ code: 'PDF_ENCRYPTED' });
+  it('refuses a cross-reference stream whose compressed data is truncated or corrupt, as qpdf --check does', async () => {
+    expect((await readPdf(bytesSource(buildXrefStreamPdf()))).xrefStyle).toBe('stream');
+    const damaged: Array<[string, (compressed: Uint8Array) => Uint8Array]> = [
+      ['cut to 30%', (compressed) => compressed.subarray(0, Math.floor(compressed.length * 0.3))],
+      ['cut to 60%', (compressed) => compressed.subarray(0, Math.floor(compressed.length * 0.6))],
+      ['cut to 90%', (compressed) => compressed.subarray(0, Math.floor(compressed.length * 0.9))],
+      ['garbage in the middle', (compressed) => compressed.map((byte, i) => (i > 4 && i < compressed.length - 6 ? byte ^ 0x5a : byte))],
+      ['no zlib header', (compressed) => compressed.subarray(2)],
+    ];
+    for (const [how, damage] of damaged) {
+      await expect(readPdf(bytesSource(buildXrefStreamPdf('', damage))), how).rejects.toMatchObject({ code: 'PDF_XREF_BROKEN', hint: expect.stringContaining('qpdf') });
+    }
   });
 
   it('refuses broken cross-reference data with a repair hint', async () => {

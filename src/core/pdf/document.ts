@@ -7,7 +7,8 @@ import type { ByteSource } from '../ports.js';
 import { indexOf, lastIndexOf } from './byte-source.js';
 import { decodeStream } from './filters.js';
 import { Lexer } from './lexer.js';
-import { PdfDict, PdfRef, PdfStream, isName } from './objects.js';
+import { PdfDict, PdfRef, PdfStream, PdfString, isName } from './objects.js';
+import { StandardSecurityHandler } from './security.js';
 import type { PdfObject } from './objects.js';
 import { readObjectAt } from './object-reader.js';
 import { readXrefChain } from './xref.js';
@@ -43,6 +44,29 @@ export class PdfDocument {
     /** Whether the file ends in an end-of-line (if not, an update starts with one). */
     readonly endsWithEol: boolean,
   ) {}
+
+  /** The standard security handler of an encrypted document: loads decrypt, updates encrypt. */
+  security: StandardSecurityHandler | undefined;
+
+  /** Opens the /Encrypt dictionary with `password` (the empty user password by default). */
+  async openSecurity(password = ''): Promise<void> {
+    const reference = this.trailer.get('Encrypt');
+    const encrypt = reference instanceof PdfRef ? await this.getObject(reference).catch(() => undefined) : reference;
+    if (!(encrypt instanceof PdfDict)) throw new EsignError('PDF_ENCRYPTION_INVALID', "The PDF's encryption dictionary is damaged: /Encrypt is not a dictionary.", { hint: 'Ask the sender for a new copy.' });
+    const id = this.trailer.get('ID');
+    const first = Array.isArray(id) && id[0] instanceof PdfString ? id[0].bytes : new Uint8Array(0);
+    // Loaded (and cached) before the handler exists, the dictionary is never decrypted.
+    this.security = StandardSecurityHandler.open(encrypt, first, reference instanceof PdfRef ? reference.num : undefined, password);
+  }
+
+  /** Refuses an update the owner's permissions forbid (signing fills in a form field); reading is always allowed. */
+  assertUpdatable(): void {
+    if (this.security && !this.security.allowsSigning) {
+      throw new EsignError('PDF_PERMISSION_DENIED', "The PDF's owner permits neither filling in forms nor changing annotations, which signing needs.", {
+        hint: 'Give the owner password with --password or ESIGN_PDF_PASSWORD if you have it, or ask the owner for a copy that permits signing.',
+      });
+    }
+  }
 
   /** The file's length in bytes; an update is appended at this offset. */
   get size(): number {
@@ -159,7 +183,8 @@ export class PdfDocument {
     if (entry.kind === 'offset') {
       const object = await readObjectAt(this.source, entry.offset, (ref) => this.getObject(ref));
       if (object.num !== num) throw new Error(`found object ${object.num} where the xref says ${num} is`);
-      return object.value;
+      // Objects inside an object stream are not encrypted one by one: the stream was.
+      return this.security ? this.security.decryptObject(num, object.gen, object.value) : object.value;
     }
     const stream = await this.objectStream(entry.stream);
     const offset = stream.offsets[entry.index];
@@ -224,15 +249,20 @@ function notPdf(): EsignError {
  * signing, copied into the output, which then starts with `%PDF-`, where every reader agrees on
  * every offset. A file whose offsets count from its first byte anyway is read as it is.
  */
-export async function readPdfFromHeader<S extends ByteSource>(source: S, from: (source: S, start: number) => S): Promise<{ source: S; pdf: PdfDocument }> {
+export async function readPdfFromHeader<S extends ByteSource>(
+  source: S,
+  from: (source: S, start: number) => S,
+  options: PdfOpenOptions = {},
+): Promise<{ source: S; pdf: PdfDocument }> {
   const at = await headerOffset(source);
-  if (at === 0) return { source, pdf: await readPdf(source) };
+  if (at === 0) return { source, pdf: await readPdf(source, options) };
   const document = from(source, at);
   try {
-    return { source: document, pdf: await readPdf(document) };
+    return { source: document, pdf: await readPdf(document, options) };
   } catch (error) {
+    if (error instanceof EsignError && /^PDF_(PASSWORD|PERMISSION|ENCRYPT)/.test(error.code)) throw error;
     try {
-      return { source, pdf: await readPdf(source) };
+      return { source, pdf: await readPdf(source, options) };
     } catch {
       throw error;
     }
@@ -244,11 +274,17 @@ export function byteSourceFrom(source: ByteSource, start: number): ByteSource {
   return { size: source.size - start, read: (offset, length) => source.read(start + offset, length) };
 }
 
+export interface PdfOpenOptions {
+  /** The user or owner password of an encrypted file; most open with the empty user password. */
+  password?: string;
+}
+
 /**
  * Opens a PDF: checks the header, finds the last `startxref`, reads the cross-reference chain and
- * refuses encrypted files. Reads the first KiB, the tail and the cross-reference data only.
+ * opens the security handler of an encrypted file. Reads the first KiB, the tail and the
+ * cross-reference data only.
  */
-export async function readPdf(source: ByteSource): Promise<PdfDocument> {
+export async function readPdf(source: ByteSource, options: PdfOpenOptions = {}): Promise<PdfDocument> {
   await headerOffset(source);
   const startxref = await findStartxref(source);
   let xref: XrefIndex;
@@ -257,17 +293,13 @@ export async function readPdf(source: ByteSource): Promise<PdfDocument> {
   } catch (error) {
     throw broken(`its cross-reference data does not parse (${error instanceof Error ? error.message : String(error)})`, error);
   }
-  if (xref.sections.some((section) => section.trailer.has('Encrypt'))) {
-    throw new EsignError('PDF_ENCRYPTED', 'The PDF is encrypted, and esign signs only unencrypted documents.', {
-      hint: 'Remove the encryption first (e.g. `qpdf --decrypt --password=… input.pdf plain.pdf`) if you are allowed to.',
-    });
-  }
   const size = xref.trailer.get('Size');
   if (size !== undefined && !(typeof size === 'number' && Number.isSafeInteger(size) && size >= 0)) {
     throw broken(`its trailer /Size is not an object count`);
   }
   const last = await source.read(source.size - 1, 1);
   const doc = new PdfDocument(source, startxref, xref, last[0] === 0x0a || last[0] === 0x0d);
+  if (xref.trailer.has('Encrypt')) await doc.openSecurity(options.password);
   await doc.catalog();
   return doc;
 }

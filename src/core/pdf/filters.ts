@@ -11,15 +11,19 @@ function single(value: PdfObject | undefined): PdfObject | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** The decoded data of a stream (FlateDecode or unfiltered, PNG predictors 10–15). */
-export function decodeStream(stream: PdfStream): Uint8Array {
+/**
+ * The decoded data of a stream (FlateDecode or unfiltered, PNG predictors 10–15). `complete`
+ * demands the whole zlib stream, checksum included: a cross-reference stream cut short is damage
+ * (qpdf --check warns on it), not a writer's habit.
+ */
+export function decodeStream(stream: PdfStream, options: { complete?: boolean } = {}): Uint8Array {
   const filter = stream.dict.get('Filter');
   if (Array.isArray(filter) && filter.length > 1) throw unsupported('a chain of filters');
   const only = single(filter);
   if (only === undefined || only === null) return stream.data;
   if (!isName(only, 'FlateDecode')) throw unsupported(`the ${isName(only) ? only.value : 'unknown'} filter`);
   // Writers sometimes end a zlib stream without its checksum; a sync flush still yields the data.
-  const inflated = new Uint8Array(inflateSync(stream.data, { finishFlush: constants.Z_SYNC_FLUSH }));
+  const inflated = new Uint8Array(inflateSync(stream.data, options.complete ? {} : { finishFlush: constants.Z_SYNC_FLUSH }));
   const params = single(stream.dict.get('DecodeParms'));
   if (!(params instanceof PdfDict)) return inflated;
   const predictor = params.get('Predictor');

@@ -27,6 +27,7 @@ export class IncrementalUpdate {
   private xrefStreamRef: PdfRef | undefined;
 
   constructor(readonly doc: PdfDocument) {
+    doc.assertUpdatable();
     this.nextNumber = doc.nextObjectNumber;
   }
 
@@ -63,7 +64,7 @@ export class IncrementalUpdate {
     for (const { ref, value } of sorted) {
       offsets.set(ref.num, { gen: ref.gen, offset: base + w.length });
       w.ascii(`${ref.num} ${ref.gen} obj\n`);
-      writeObject(w, value);
+      writeObject(w, this.doc.security ? this.doc.security.encryptObject(ref.num, ref.gen, value) : value);
       w.ascii('\nendobj\n');
     }
     // A classic table has exactly 10 digits per offset; an update past them needs an xref stream.
@@ -77,7 +78,7 @@ export class IncrementalUpdate {
 
   private trailerEntries(size: number): Record<string, PdfObject | undefined> {
     const trailer = this.doc.trailer;
-    return { Size: size, Root: trailer.get('Root'), Info: trailer.get('Info'), ID: trailer.get('ID'), Prev: this.doc.startxref };
+    return { Size: size, Root: trailer.get('Root'), Info: trailer.get('Info'), ID: trailer.get('ID'), Encrypt: trailer.get('Encrypt'), Prev: this.doc.startxref };
   }
 
   private writeTable(w: ByteWriter, base: number, offsets: Map<number, { gen: number; offset: number }>): void {

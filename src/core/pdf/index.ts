@@ -3,6 +3,7 @@
  * (signature and document-timestamp placeholders, DSS), compute what to hash, splice the CMS.
  */
 export { readPdf, PdfDocument } from './document.js';
+export type { PdfOpenOptions } from './document.js';
 export type { PdfPage } from './document.js';
 export { bytesSource } from './byte-source.js';
 export { IncrementalUpdate } from './incremental.js';

@@ -15,6 +15,7 @@ import { buildDssUpdate } from './dss.js';
 import { prepareSignature, spliceContents } from './placeholder.js';
 import type { PreparedUpdate, SignatureOptions } from './placeholder.js';
 
+const encryptedFixture = (file: string): Uint8Array => new Uint8Array(readFileSync(new URL(`../../../test/fixtures/encrypted/${file}`, import.meta.url)));
 const signingTime = new Date(Date.UTC(2025, 0, 2, 3, 4, 5));
 const latin1 = (bytes: Uint8Array): string => Buffer.from(bytes).toString('latin1');
 let seeds: Uint8Array[] = [];
@@ -30,6 +31,8 @@ beforeAll(async () => {
     await pdfLibBytes({ pages: 2, objectStreams: true }),
     await emptySignatureFieldBytes('Approval'),
     new Uint8Array(readFileSync(new URL('../../../samples/contract.pdf', import.meta.url))),
+    // Encrypted: mutations reach the security handler (the /Encrypt dictionary, /ID, encrypted strings and streams).
+    ...['rc4-40-r2.pdf', 'aes-128-r4-object-streams.pdf', 'aes-256-r6.pdf'].map(encryptedFixture),
   ];
 });
 
@@ -109,5 +112,16 @@ describe('PDF reader and incremental writer under mutation', () => {
     );
     expect(signed).toBeGreaterThan(0);
     console.info(`pdf fuzz, ${label}: ${signed} signed; refused: ${JSON.stringify(Object.fromEntries(refused))}`);
+  });
+
+  it('any password on a file that needs one opens it or ends in a typed error', async () => {
+    const locked = [encryptedFixture('rc4-128-r3-user.pdf'), encryptedFixture('utf8-r6.pdf')];
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...locked), fc.oneof(fc.string({ maxLength: 40 }), fc.constantFrom('user', 'owner', 'üser', 'ówner')), async (pdf, password) => {
+        const read = await outcomeAsync('readPdf', () => readPdf(bytesSource(pdf), { password }));
+        if (!read.ok) expect(read.error.code).toMatch(/^PDF_PASSWORD_(REQUIRED|WRONG)$/);
+      }),
+      fuzzParams(200),
+    );
   });
 });

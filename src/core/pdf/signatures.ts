@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import type { ByteSource } from '../ports.js';
 import { indexOf } from './byte-source.js';
 import { readPdf } from './document.js';
-import type { PdfDocument } from './document.js';
+import type { PdfDocument, PdfOpenOptions } from './document.js';
 import { decodeStream } from './filters.js';
 import { readObjectAt } from './object-reader.js';
 import { PdfName, PdfRef, PdfStream, PdfString, isName } from './objects.js';
@@ -218,8 +218,8 @@ export async function readDss(doc: PdfDocument): Promise<PdfDss | undefined> {
 }
 
 /** Opens the document as it was at the end of `revisionEnd` bytes. */
-export function readRevision(source: ByteSource, revisionEnd: number): Promise<PdfDocument> {
-  return readPdf(sliceSource(source, revisionEnd));
+export function readRevision(source: ByteSource, revisionEnd: number, options: PdfOpenOptions = {}): Promise<PdfDocument> {
+  return readPdf(sliceSource(source, revisionEnd), options);
 }
 
 /** Streams the ranges of a `/ByteRange` through a hash, reading `chunkSize` bytes at a time. */

@@ -177,7 +177,7 @@ function xrefStreamEntries(stream: PdfStream): ReadonlyMap<number, XrefEntry> {
   if (![w0, w1, w2].every((w) => Number.isInteger(w) && w >= 0 && w <= 8) || w0 + w1 + w2 === 0) throw new PdfSyntaxError(`bad /W [${w0} ${w1} ${w2}]`);
   const index = stream.dict.get('Index') ?? [0, size];
   if (!Array.isArray(index) || !index.every((n) => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0)) throw new PdfSyntaxError('bad /Index');
-  const data = decodeStream(stream);
+  const data = decodeStream(stream, { complete: true });
   const rowLength = w0 + w1 + w2;
   const field = (at: number, width: number, fallback: number): number => {
     if (width === 0) return fallback;

@@ -38,7 +38,7 @@ interface Located {
 /** Verifies every signature and document timestamp of the PDF in `source`. */
 export async function verifyPdf(input: ByteSource, file: string, options: VerifyOptions): Promise<VerificationReport> {
   // From its `%PDF-` header on, as readers take a file with leading bytes (ByteRange offsets included).
-  const { source, pdf: doc } = await readPdfFromHeader(input, byteSourceFrom);
+  const { source, pdf: doc } = await readPdfFromHeader(input, byteSourceFrom, { password: options.password });
   const fields = await listSignatureFields(doc);
   const base: VerificationReport = { file, kind: 'pdf', signatures: [], status: 'no-signatures', code: 'VERIFY_NO_SIGNATURES', checkedAt: options.now.toISOString() };
   if (fields.length === 0) return base;
@@ -49,7 +49,7 @@ export async function verifyPdf(input: ByteSource, file: string, options: Verify
   const docs = new Map<number, Promise<PdfDocument>>();
   const docAt = (revision: PdfRevision): Promise<PdfDocument> => {
     let pending = docs.get(revision.end);
-    if (!pending) docs.set(revision.end, (pending = revision.end >= source.size ? Promise.resolve(doc) : readRevision(source, revision.end)));
+    if (!pending) docs.set(revision.end, (pending = revision.end >= source.size ? Promise.resolve(doc) : readRevision(source, revision.end, { password: options.password })));
     return pending;
   };
   // Each update is compared once with the revision before it, whichever signatures it follows.

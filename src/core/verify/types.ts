@@ -112,6 +112,8 @@ export interface VerifyOptions {
   trustAnchors: Uint8Array[];
   /** The current time, for signatures without a trusted timestamp. */
   now: Date;
+  /** The password of an encrypted PDF that does not open with the empty one. */
+  password?: string;
 }
 
 /** Orders statuses from best to worst and names the code of each. */
