@@ -4,8 +4,7 @@
  * printed, never written to the split flow's state.
  */
 import { readFile } from 'node:fs/promises';
-import { EsignError, isEsignError } from '../core/errors.js';
-import { naming } from '../core/sign-workflow.js';
+import { EsignError, isEsignError, naming } from '../core/errors.js';
 import type { Command } from 'commander';
 import type { Context } from './context.js';
 

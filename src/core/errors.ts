@@ -223,3 +223,9 @@ export function asEsignError(
 export function sentence(text: string): string {
   return /[.!?]$/.test(text.trimEnd()) ? text.trimEnd() : `${text.trimEnd()}.`;
 }
+
+/** The same error, with the file it is about at the front of the message (batches name their failures). */
+export function naming(input: string, error: unknown): unknown {
+  if (!(error instanceof EsignError) || error.message.includes(input)) return error;
+  return new EsignError(error.code, `${input}: ${error.message}`, { hint: error.hint, cause: error, exitCode: error.exitCode, details: error.details });
+}

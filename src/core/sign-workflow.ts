@@ -7,7 +7,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { buildSignedAttributes, type SignedAttributes } from './cms/signed-attributes.js';
 import { buildSignedData } from './cms/signed-data.js';
 import { MAX_HASHES_PER_AUTHORIZATION } from './csc/shapes.js';
-import { EsignError } from './errors.js';
+import { EsignError, naming } from './errors.js';
 import { readPdfFromHeader, type PdfDocument } from './pdf/document.js';
 import { byteRangeChunks, prepareSignature, spliceContents, type PreparedUpdate } from './pdf/placeholder.js';
 import type { ByteSource, RemoteSigner, SigningCredential, TimestampAuthority } from './ports.js';
@@ -172,12 +172,6 @@ export async function prepareDocument(
 
 export function changedWhileSigning(path: string): EsignError {
   return new EsignError('INPUT_UNREADABLE', `${path} changed while esign was signing it.`, { hint: 'Let whatever writes to it finish, then sign again.' });
-}
-
-/** The same error, with the file it is about at the front of the message (batches name their failures). */
-export function naming(input: string, error: unknown): unknown {
-  if (!(error instanceof EsignError) || error.message.includes(input)) return error;
-  return new EsignError(error.code, `${input}: ${error.message}`, { hint: error.hint, cause: error, exitCode: error.exitCode, details: error.details });
 }
 
 async function prepareOne(job: SignJob, credential: SigningCredential, files: DocumentFiles, options: SignOptions, opened?: OpenedDocument): Promise<PreparedDocument> {
