@@ -159,6 +159,15 @@ describe.skipIf(missing.length > 0)('encrypted PDFs signed by esign, judged by p
     expect(unverified.code).toBe(7);
     const verified = await runCli(['verify', '--trust', sandbox.rootPemPath, '--password-file', passwordFile, output], { env: sandbox.env });
     expect(verified.code, verified.stderr).toBe(0);
+    // extend reads it with the same password; the DSS and the document timestamp are encrypted with the file.
+    const extended = join(dir, 'secret-lta.pdf');
+    expect((await runCli(['extend', '-o', extended, output], { env: sandbox.env })).code).toBe(7);
+    const lta = await runCli(['--quiet', 'extend', '--password-file', passwordFile, '-o', extended, output], { env: sandbox.env });
+    expect(lta.code, lta.stderr).toBe(0);
+    expect((await pdfsig(extended, nssDir, ['-upw', 's3cr3t-user'])).signatures[0]).toMatchObject({ valid: true, trusted: true });
+    expect(await qpdfCheck(extended, ['--password=s3cr3t-user'])).toBe(0);
+    const ltaVerified = await runCli(['--json', 'verify', '--level', 'B-LTA', '--trust', sandbox.rootPemPath, extended], { env: { ...sandbox.env, ESIGN_PDF_PASSWORD: 's3cr3t-user' } });
+    expect(ltaVerified.code, ltaVerified.stdout + ltaVerified.stderr).toBe(0);
   });
 
   it('the split flow keeps no password: --complete asks for it again (ESIGN_PDF_PASSWORD) and writes a valid signature', async () => {
