@@ -109,6 +109,20 @@ describe('the standard security handler', () => {
     },
   );
 
+  it('decrypts a file whose later update left /Encrypt out of its trailer, and writes /Encrypt again', async () => {
+    const original = fixture('rc4-128-r3.pdf');
+    const doc = await readPdf(bytesSource(original));
+    const update = await prepareSignature(doc, { contentsSize: 64, signingTime: new Date() });
+    // A sloppy writer's update: the same bytes with /Encrypt dropped from its trailer (padded to keep offsets).
+    const sloppy = Buffer.from(update.update).toString('latin1').replace(/\/Encrypt \d+ 0 R/, (found) => ' '.repeat(found.length));
+    expect(sloppy).not.toContain('/Encrypt');
+    const reread = await readPdf(bytesSource(Buffer.concat([original, Buffer.from(sloppy, 'latin1')])));
+    expect(reread.security?.description).toBe('RC4-128 (R3)');
+    expect((await textOf(Buffer.concat([original, Buffer.from(sloppy, 'latin1')]))).content).toContain(TITLE_SHOWN);
+    const next = await prepareSignature(reread, { contentsSize: 64, signingTime: new Date() });
+    expect(Buffer.from(next.update).toString('latin1')).toMatch(/\/Encrypt \d+ 0 R/);
+  });
+
   it('refuses public-key and unknown handlers, and damaged encryption dictionaries, with typed errors', async () => {
     const withEncrypt = (encrypt: string) => buildClassicPdf([...minimalObjects(), encrypt], '/Encrypt 4 0 R /ID [<00112233445566778899aabbccddeeff> <00112233445566778899aabbccddeeff>] ');
     const cases: Array<[string, string, RegExp]> = [

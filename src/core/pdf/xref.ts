@@ -71,7 +71,7 @@ export async function readXrefChain(source: ByteSource, startxref: number): Prom
   }
   // Some writers leave /Info or /ID out of later trailers; the newest one that has them counts.
   const trailer = newest.trailer.clone();
-  for (const key of ['Root', 'Info', 'ID']) {
+  for (const key of ['Root', 'Info', 'ID', 'Encrypt']) {
     const older = sections.find((section) => section.trailer.has(key));
     if (!trailer.has(key) && older) trailer.set(key, older.trailer.get(key) ?? null);
   }
