@@ -16,10 +16,13 @@ import { TokenStore } from '../io/token-store.js';
 import type { Io } from './io.js';
 
 export const SANDBOX_PROFILE = 'sandbox';
+/** The sandbox with its CSC API v2 signing service: every command on the other dialect. */
+export const SANDBOX_V2_PROFILE = 'sandbox-v2';
+export const SANDBOX_PROFILES: readonly string[] = [SANDBOX_PROFILE, SANDBOX_V2_PROFILE];
 /** The profile made from ESIGN_* variables alone, with no file on disk. */
 export const ENV_PROFILE = 'env';
 /** Names that `esign config init` may not take. */
-export const BUILT_IN_PROFILES: readonly string[] = [SANDBOX_PROFILE, ENV_PROFILE];
+export const BUILT_IN_PROFILES: readonly string[] = [...SANDBOX_PROFILES, ENV_PROFILE];
 export const DEFAULT_REDIRECT_URI = 'http://127.0.0.1:8765/callback';
 export const DEFAULT_BROWSER_TIMEOUT_S = 300;
 
@@ -43,7 +46,7 @@ export interface Secrets {
 
 /** A running sandbox a profile points at (embedded in this process, or `esign sandbox start`). */
 export interface SandboxRuntime {
-  urls: { signing: string; identity: string; identityLegacy: string; storage: string; tsaEndpoint: string; pki: string; base: string; s3?: string };
+  urls: { signing: string; signingV2?: string; identity: string; identityLegacy: string; storage: string; tsaEndpoint: string; pki: string; base: string; s3?: string };
   rootPemPath: string;
   embedded: boolean;
 }
@@ -268,7 +271,7 @@ async function checkProfile(ctx: Context): Promise<CheckedProfile> {
   const config = await ctx.config();
   const choice = chooseProfile(ctx, config);
   const stored = config.profile(choice.name);
-  const isSandbox = choice.name === SANDBOX_PROFILE;
+  const isSandbox = SANDBOX_PROFILES.includes(choice.name);
   const serviceVariables = serviceUrlVariables(ctx.env);
   if (!stored && !isSandbox && choice.name !== ENV_PROFILE) throw unknownProfile(choice, serviceVariables);
   if (isSandbox && serviceVariables.length > 0) {
@@ -298,7 +301,7 @@ async function resolveProfile(ctx: Context, options: { storage?: boolean }): Pro
   const sandbox = isSandbox ? await findOrStartSandbox(ctx, options) : undefined;
   const defaults: ProfileSettings = sandbox
     ? {
-        signingBaseUrl: sandbox.urls.signing,
+        ...(name === SANDBOX_V2_PROFILE ? { signingBaseUrl: sandbox.urls.signingV2 ?? `${sandbox.urls.base}/signing-v2`, cscVersion: '2' as const } : { signingBaseUrl: sandbox.urls.signing, cscVersion: '1' as const }),
         identityBaseUrl: sandbox.urls.identity,
         identityLegacyBaseUrl: sandbox.urls.identityLegacy,
         storageAuthUrl: sandbox.urls.storage,

@@ -139,13 +139,14 @@ export async function runSplitPrepare(
   const profile = await ctx.profile();
   const redirectUri = splitRedirectUri(profile.settings.redirectUri);
   const urls: string[] = [];
-  const steps = batches(prepared).map((batch): ApprovalStep => {
+  const steps: ApprovalStep[] = [];
+  for (const batch of batches(prepared)) {
     const hashes = batch.map((document) => document.signedAttributes.toBeSignedHash);
     const state = randomState();
-    const { url, codeVerifier } = signing.credentialAuthorizationUrl(credential.credentialID, hashes, redirectUri, state);
+    const { url, codeVerifier } = await signing.credentialAuthorizationUrl(credential.credentialID, hashes, redirectUri, state);
     urls.push(url);
-    return { authorization: { state, redirectUri, codeVerifier }, jobs: batch.map((document, index) => ({ ...document.job, hash: Buffer.from(hashes[index]!).toString('base64') })) };
-  });
+    steps.push({ authorization: { state, redirectUri, codeVerifier }, jobs: batch.map((document, index) => ({ ...document.job, hash: Buffer.from(hashes[index]!).toString('base64') })) });
+  }
   const saved: SplitState = {
     version: STATE_VERSION,
     kind: 'approval',

@@ -23,10 +23,17 @@ export interface ProfileSettings {
   clientSecretInBody?: boolean;
   secretsFile?: string;
   level?: string;
+  cscVersion?: CscVersionSetting;
+  cscAuthorizationDetails?: boolean;
+  cscSadAsBearer?: boolean;
 }
 
+/** Which CSC API the signing service speaks: found out from its `info` (auto), or said. */
+export type CscVersionSetting = 'auto' | '1' | '2';
+export const CSC_VERSION_SETTINGS: readonly CscVersionSetting[] = ['auto', '1', '2'];
+
 export type ProfileKey = keyof ProfileSettings;
-type ValueKind = 'url' | 'urls' | 'string' | 'paths' | 'boolean' | 'lang' | 'level';
+type ValueKind = 'url' | 'urls' | 'string' | 'paths' | 'boolean' | 'lang' | 'level' | 'cscVersion';
 
 interface KeySpec {
   kind: ValueKind;
@@ -52,6 +59,13 @@ export const PROFILE_KEYS: Record<ProfileKey, KeySpec> = {
   clientSecretInBody: { kind: 'boolean', env: 'ESIGN_CLIENT_SECRET_IN_BODY', description: 'also send the client secret in the token request form' },
   secretsFile: { kind: 'string', env: 'ESIGN_SECRETS_FILE', description: 'file (mode 0600) with CLIENT_SECRET= and TSA_PASSWORD= lines' },
   level: { kind: 'level', env: 'ESIGN_LEVEL', description: 'default signature level: B-B, B-T, B-LT or B-LTA' },
+  cscVersion: { kind: 'cscVersion', env: 'ESIGN_CSC_VERSION', description: 'CSC API of the signing service: auto (ask its info), 1 (v1.0.4) or 2 (v2)' },
+  cscAuthorizationDetails: {
+    kind: 'boolean',
+    env: 'ESIGN_CSC_AUTHORIZATION_DETAILS',
+    description: 'CSC v2: ask for the approval with RFC 9396 authorization_details (documentDigests) instead of hashes',
+  },
+  cscSadAsBearer: { kind: 'boolean', env: 'ESIGN_CSC_SAD_AS_BEARER', description: 'CSC v2: send the SAD as the Bearer token of signHash instead of in its body' },
 };
 
 export const SIGNATURE_LEVELS = ['B-B', 'B-T', 'B-LT', 'B-LTA'] as const;
@@ -133,6 +147,9 @@ export function parseSettingValue(key: ProfileKey, text: string): ProfileSetting
       return text;
     case 'level':
       if (!(SIGNATURE_LEVELS as readonly string[]).includes(text)) throw invalid(`expected one of ${SIGNATURE_LEVELS.join(', ')}`);
+      return text;
+    case 'cscVersion':
+      if (!(CSC_VERSION_SETTINGS as readonly string[]).includes(text)) throw invalid(`expected one of ${CSC_VERSION_SETTINGS.join(', ')}`);
       return text;
     case 'string':
       return text;

@@ -16,16 +16,30 @@ import {
   type AuthorizeParams,
 } from '../core/csc/requests.js';
 import {
+  badResponse,
   processCredentialsInfoResponse,
   processCredentialsListResponse,
   processSignHashResponse,
   processTokenResponse,
 } from '../core/csc/responses.js';
 import { MAX_HASHES_PER_AUTHORIZATION, SERVICE_TOKEN_LIFETIME_S, type CredentialInfo, type PreparedRequest } from '../core/csc/shapes.js';
+import {
+  buildAuthorizeUrlV2,
+  buildCredentialsInfoRequestV2,
+  buildCredentialsListRequestV2,
+  buildInfoRequest,
+  buildSignHashRequestV2,
+  checkV2Service,
+  processCredentialsInfoResponseV2,
+  processCredentialsListResponseV2,
+  processInfoResponse,
+  type ServiceInfo,
+} from '../core/csc/v2.js';
+import type { CscVersionSetting } from '../core/profile.js';
 import { codeChallengeS256, verifierFromBytes } from '../core/oidc/pkce.js';
 import { verifyDigestSignature } from '../core/csc/signature.js';
 import type { Context, ResolvedProfile } from '../cli/context.js';
-import type { HttpClient, HttpResponse } from './http.js';
+import { assertSecureUrl, type HttpClient, type HttpResponse } from './http.js';
 import { isFresh, type TokenStore } from './token-store.js';
 
 /** One browser step, as `Context.authorize` runs it through the loopback receiver. */
@@ -48,6 +62,20 @@ export interface CscClientOptions {
   authorize: BrowserAuthorize;
   /** Page size for credentials/list; the service's default when absent. */
   pageSize?: number;
+  /** Which CSC API to speak: `auto` asks the service's `info` (v2 first). */
+  version?: CscVersionSetting;
+  /** v2: ask for approvals with RFC 9396 authorization_details. */
+  authorizationDetails?: boolean;
+  /** v2: the SAD as the Bearer token of signHash. */
+  sadAsBearer?: boolean;
+}
+
+/** The CSC API a service speaks, and how esign knows. */
+export interface SpokenProtocol {
+  version: '1' | '2';
+  /** `specs` from the service's info, when it has one. */
+  specs?: string;
+  chosenBy: 'setting' | 'info';
 }
 
 const SERVICE = 'signing service';
@@ -61,10 +89,59 @@ function newPkce(): { codeVerifier: string; codeChallenge: string } {
 const MAX_PAGES = 1000;
 
 export class CscClient implements RemoteSigner {
+  private spoken: Promise<SpokenProtocol> | undefined;
+  /** Whether the protocol, already found out, is v2 (false before `protocol()` settled). */
+  private knownV2 = false;
+  /** v2 sends every credential's info with the list: kept for the info calls that follow. */
+  private readonly listedInfos = new Map<string, CredentialInfo>();
+  /** v2: where `/oauth2/*` lives when the service's info names another server. */
+  private oauth2BaseUrl: string | undefined;
+
   constructor(private readonly options: CscClientOptions) {}
+
+  /**
+   * The CSC API this service speaks: the cscVersion setting, else its `info` — `POST /csc/v2/info`,
+   * then `/csc/v1/info`; a service with neither is taken for v1.0.4. A v2 service that lacks a
+   * method esign needs is refused here, before any browser step.
+   */
+  protocol(): Promise<SpokenProtocol> {
+    this.spoken ??= this.discover().then((spoken) => {
+      this.knownV2 = spoken.version === '2';
+      return spoken;
+    });
+    return this.spoken;
+  }
+
+  private async discover(): Promise<SpokenProtocol> {
+    const setting = this.options.version ?? 'auto';
+    if (setting === '1') return { version: '1', chosenBy: 'setting' };
+    const ask = (version: 1 | 2): Promise<ServiceInfo | undefined> =>
+      this.call(buildInfoRequest(this.options.baseUrl, version, this.options.lang), 'idempotent', (status, body) => processInfoResponse(status, body));
+    // Said to be v2, the service is still asked: its info names its methods and its OAuth server.
+    const v2 = await ask(2);
+    if (v2 && (v2.specs.startsWith('2') || setting === '2')) {
+      checkV2Service(v2);
+      if (v2.oauth2) this.oauth2BaseUrl = oauthServerOf(v2.oauth2);
+      return { version: '2', specs: v2.specs, chosenBy: setting === '2' ? 'setting' : 'info' };
+    }
+    if (setting === '2') return { version: '2', chosenBy: 'setting' };
+    const v1 = v2 ?? (await ask(1));
+    return { version: '1', chosenBy: 'info', ...(v1 ? { specs: v1.specs } : {}) };
+  }
+
+  private async speaksV2(): Promise<boolean> {
+    return (await this.protocol()).version === '2';
+  }
 
   /** Every credential id of the signer, following `nextPageToken` to the end. */
   async listCredentialIDs(): Promise<string[]> {
+    if (await this.speaksV2()) {
+      const listed = await this.withServiceToken((token) =>
+        this.call(buildCredentialsListRequestV2(this.options.baseUrl, token), 'idempotent', (status, body) => processCredentialsListResponseV2(status, body)),
+      );
+      for (const [id, info] of listed.infos) this.listedInfos.set(id, info);
+      return listed.credentialIDs;
+    }
     const ids: string[] = [];
     const seen = new Set<string>();
     let pageToken: string | undefined;
@@ -83,6 +160,16 @@ export class CscClient implements RemoteSigner {
   }
 
   async credentialInfo(credentialID: string): Promise<CredentialInfo> {
+    if (await this.speaksV2()) {
+      return (
+        this.listedInfos.get(credentialID) ??
+        this.withServiceToken((token) =>
+          this.call(buildCredentialsInfoRequestV2(this.options.baseUrl, token, credentialID), 'idempotent', (status, body) =>
+            processCredentialsInfoResponseV2(status, body, credentialID),
+          ),
+        )
+      );
+    }
     return this.withServiceToken((token) =>
       this.call(buildCredentialsInfoRequest(this.options.baseUrl, token, credentialID), 'idempotent', (status, body) =>
         processCredentialsInfoResponse(status, body, credentialID),
@@ -134,7 +221,8 @@ export class CscClient implements RemoteSigner {
    * The authorization URL for a credential step that completes in a later run (`sign --prepare`),
    * and the PKCE verifier that run will need with the code.
    */
-  credentialAuthorizationUrl(credentialID: string, hashes: Uint8Array[], redirectUri: string, state: string): { url: string; codeVerifier: string } {
+  async credentialAuthorizationUrl(credentialID: string, hashes: Uint8Array[], redirectUri: string, state: string): Promise<{ url: string; codeVerifier: string }> {
+    await this.protocol();
     const pkce = newPkce();
     return { url: this.authorizeUrl({ scope: 'credential', credentialID, hashes }, redirectUri, state, pkce.codeChallenge), codeVerifier: pkce.codeVerifier };
   }
@@ -150,9 +238,13 @@ export class CscClient implements RemoteSigner {
   private async signWithSad(credential: SigningCredential, hashes: Uint8Array[], sad: string, offset: number): Promise<Uint8Array[]> {
     const signer = credential.certificates[0];
     if (!signer) throw new EsignError('CSC_BAD_RESPONSE', `The signing service gave no certificate for ${credential.credentialID}.`);
+    const v2 = await this.speaksV2();
+    const { baseUrl, sadAsBearer } = this.options;
     const signed = await this.withServiceToken((token) =>
       this.call(
-        buildSignHashRequest({ baseUrl: this.options.baseUrl, accessToken: token, credentialID: credential.credentialID, sad, hashes }),
+        v2
+          ? buildSignHashRequestV2({ baseUrl, accessToken: token, credentialID: credential.credentialID, sad, hashes, sadAsBearer: sadAsBearer ?? false })
+          : buildSignHashRequest({ baseUrl, accessToken: token, credentialID: credential.credentialID, sad, hashes }),
         'never',
         (status, body) => processSignHashResponse(status, body, hashes.length),
       ),
@@ -180,6 +272,7 @@ export class CscClient implements RemoteSigner {
 
   /** The cached service token while fresh; otherwise one browser step (scope service). */
   async serviceToken(): Promise<string> {
+    await this.protocol();
     return (await this.cachedServiceToken()) ?? this.cacheServiceToken(await this.browserStep({ scope: 'service' }, 'Bearer', 'sign-in to the signing service'));
   }
 
@@ -223,9 +316,11 @@ export class CscClient implements RemoteSigner {
     }
   }
 
+  /** Needs the protocol known (`protocol()` awaited) for scope credential; scope service is the same in both. */
   private authorizeUrl(scoped: AuthorizationScope, redirectUri: string, state: string, codeChallenge: string): string {
-    const { baseUrl, clientId, lang } = this.options;
-    return buildAuthorizeUrl({ baseUrl, clientId, codeChallenge, ...(lang ? { lang } : {}), ...scoped, redirectUri, state } as AuthorizeParams);
+    const { clientId, lang } = this.options;
+    const params = { baseUrl: this.oauth2BaseUrl ?? this.options.baseUrl, clientId, codeChallenge, ...(lang ? { lang } : {}), ...scoped, redirectUri, state } as AuthorizeParams;
+    return this.knownV2 ? buildAuthorizeUrlV2(params, { authorizationDetails: this.options.authorizationDetails ?? false }) : buildAuthorizeUrl(params);
   }
 
   private async browserStep(scoped: AuthorizationScope, expected: 'Bearer' | 'SAD', purpose: string) {
@@ -240,14 +335,25 @@ export class CscClient implements RemoteSigner {
   }
 
   private exchangeCode(code: string, redirectUri: string, codeVerifier: string, expected: 'Bearer' | 'SAD') {
-    const { baseUrl, clientId, clientSecret } = this.options;
-    const request = buildTokenRequest({ baseUrl, code, redirectUri, clientId, clientSecret, codeVerifier, clientSecretInBody: this.options.clientSecretInBody ?? false });
-    return this.call(request, 'never', (status, body) => processTokenResponse(status, body, expected));
+    const { clientId, clientSecret } = this.options;
+    const request = buildTokenRequest({ baseUrl: this.oauth2BaseUrl ?? this.options.baseUrl, code, redirectUri, clientId, clientSecret, codeVerifier, clientSecretInBody: this.options.clientSecretInBody ?? false });
+    // A v2 service answers scope credential with a Bearer token that is the SAD.
+    const alsoAccepted = expected === 'SAD' && this.knownV2 ? (['Bearer'] as const) : [];
+    return this.call(request, 'never', (status, body) => processTokenResponse(status, body, expected, alsoAccepted));
   }
 
   private async call<T>(request: PreparedRequest, retry: 'idempotent' | 'never', process: (status: number, body: Buffer) => T): Promise<T> {
     const response: HttpResponse = await this.options.http.request({ ...request, retry, service: SERVICE });
     return process(response.status, response.body);
+  }
+}
+
+/** The OAuth 2.0 server a v2 service's info names: https://, or http:// on loopback only. */
+function oauthServerOf(url: string): string {
+  try {
+    return assertSecureUrl(url, 'OAuth 2.0 server').toString();
+  } catch (error) {
+    throw badResponse('info', `names an OAuth 2.0 server esign will not use (${(error as Error).message.replace(/\.$/, '')})`);
   }
 }
 
@@ -269,6 +375,9 @@ export async function createCscClient(ctx: Context, profile?: ResolvedProfile): 
     clientId: ctx.require(resolved, 'clientId'),
     clientSecret,
     clientSecretInBody: resolved.settings.clientSecretInBody ?? false,
+    version: resolved.settings.cscVersion ?? 'auto',
+    authorizationDetails: resolved.settings.cscAuthorizationDetails ?? false,
+    sadAsBearer: resolved.settings.cscSadAsBearer ?? false,
     ...(resolved.settings.lang ? { lang: resolved.settings.lang } : {}),
     http: ctx.http,
     tokens: ctx.tokens,

@@ -20,6 +20,8 @@ export interface SandboxUrls {
   /** `http://127.0.0.1:PORT` */
   base: string;
   signing: string;
+  /** The same signing service, speaking CSC API v2. */
+  signingV2: string;
   identity: string;
   identityLegacy: string;
   storage: string;

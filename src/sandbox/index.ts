@@ -9,6 +9,7 @@ import { json, jsonBody, problem, readRequest, Router, writeResponse, type Sandb
 import { loadOrCreatePki, type SandboxPki } from './pki.js';
 import { mountPki } from './pki-routes.js';
 import { mountSigning } from './signing/routes.js';
+import { mountSigningV2 } from './signing/routes-v2.js';
 import { mountIdentity, mountIdentityLegacy } from './identity/routes.js';
 import { clearStorageSwitches, mountStorage, storageSwitch, type StorageHostHooks } from './storage/routes.js';
 import { mountTsa } from './tsa/routes.js';
@@ -46,6 +47,7 @@ type Mount = (router: Router, deps: SandboxDeps) => void | CloseFn | Promise<voi
 const SERVICES: ReadonlyArray<[prefix: string, mount: Mount]> = [
   ['pki', mountPki],
   ['signing', mountSigning],
+  ['signing-v2', mountSigningV2],
   ['identity', mountIdentity],
   ['identity-legacy', mountIdentityLegacy],
   ['tsa', mountTsa],
@@ -113,6 +115,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   const urls: SandboxUrls = {
     base,
     signing: `${base}/signing`,
+    signingV2: `${base}/signing-v2`,
     identity: `${base}/identity`,
     identityLegacy: `${base}/identity-legacy`,
     storage: `${base}/storage`,

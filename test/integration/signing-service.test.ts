@@ -6,17 +6,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EsignError } from '../../src/core/errors.js';
-import { systemClock, type BrowserLauncher } from '../../src/core/ports.js';
+import type { BrowserLauncher } from '../../src/core/ports.js';
 import { verifyDigestSignature } from '../../src/core/csc/signature.js';
-import { CscClient, type BrowserAuthorize } from '../../src/io/csc-client.js';
-import { HttpClient } from '../../src/io/http.js';
-import { authorizeInBrowser } from '../../src/io/loopback.js';
-import { TokenStore } from '../../src/io/token-store.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { CLIENT_ID, CLIENT_SECRET, hiddenFields, makeTestClient, pageBrowser, type TestClient } from '../helpers/csc-browser.js';
 import { tempDirForFile } from '../helpers/tmp.js';
 
-const CLIENT_ID = 'esign-cli';
-const CLIENT_SECRET = 'sandbox-secret';
 const REDIRECT = 'http://127.0.0.1:8765/callback';
 const SHA256 = '2.16.840.1.101.3.4.2.1';
 const RSA = '1.2.840.113549.1.1.1';
@@ -103,79 +98,11 @@ function signHashBody(credentialID: string, sad: string, hashes: Uint8Array[], e
 
 // ---- the CSC client, with browser steps through the real loopback receiver ---------------------
 
-/** Follows redirects like `curl -L`, optionally clicking through the pages with a decision. */
-function pageBrowser(options: { decision?: 'approve' | 'refuse'; tamperState?: boolean } = {}): BrowserLauncher {
-  return {
-    async open(url: string) {
-      void drive(url, options).catch(() => undefined);
-    },
-  };
-}
-
-async function drive(start: string, options: { decision?: 'approve' | 'refuse'; tamperState?: boolean }): Promise<void> {
-  let response = await fetch(start, { redirect: 'manual' });
-  if (response.status === 200) {
-    const login = await response.text();
-    const action = /action="([^"]+)"/.exec(login)?.[1] ?? '';
-    const form = new URLSearchParams(hiddenFields(login));
-    form.set('user', 'alice');
-    form.set('action', 'login');
-    const consent = await (await fetch(decodeEntities(action), { method: 'POST', body: form, headers: { 'content-type': 'application/x-www-form-urlencoded' } })).text();
-    const decisionAction = /action="([^"]+)"/.exec(consent)?.[1] ?? '';
-    const decision = new URLSearchParams(hiddenFields(consent));
-    decision.set('decision', options.decision ?? 'approve');
-    response = await fetch(decodeEntities(decisionAction), {
-      method: 'POST',
-      body: decision,
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      redirect: 'manual',
-    });
-  }
-  const location = new URL(response.headers.get('location') ?? '');
-  if (options.tamperState) location.searchParams.set('state', 'not-the-state-esign-sent');
-  await fetch(location);
-}
-
-function hiddenFields(page: string): Array<[string, string]> {
-  return [...page.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)].map((m) => [decodeEntities(m[1] ?? ''), decodeEntities(m[2] ?? '')]);
-}
-
-function decodeEntities(text: string): string {
-  return text.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
-}
-
-interface TestClient {
-  client: CscClient;
-  steps: string[];
-}
-
-async function makeClient(browser: BrowserLauncher = pageBrowser(), pageSize?: number): Promise<TestClient> {
-  const steps: string[] = [];
-  const tokens = new TokenStore(join(dir.dir, `tokens-${randomBytes(4).toString('hex')}`));
-  const authorize: BrowserAuthorize = (request) => {
-    steps.push(request.purpose);
-    return authorizeInBrowser({
-      buildAuthorizeUrl: request.buildAuthorizeUrl,
-      redirectUri: 'http://127.0.0.1:0/callback',
-      browser,
-      timeoutMs: 20_000,
-      purpose: request.purpose,
-      terminal: { say: () => undefined, note: () => undefined },
-    });
-  };
-  const client = new CscClient({
-    baseUrl: base,
-    clientId: CLIENT_ID,
-    clientSecret: CLIENT_SECRET,
-    http: new HttpClient({ maxTries: 1 }),
-    tokens,
-    tokenKey: 'test:signing',
-    clock: systemClock,
-    authorize,
-    ...(pageSize ? { pageSize } : {}),
-  });
-  return { client, steps };
-}
+/** The client against the sandbox in each CSC dialect: the same behaviour, route ids of its own. */
+const DIALECTS = [
+  { name: 'CSC API v1.0.4', version: '1', url: 'signing', prefix: 'signing', csc: '/csc/v1' },
+  { name: 'CSC API v2', version: '2', url: 'signingV2', prefix: 'signing-v2', csc: '/csc/v2' },
+] as const;
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
   try {
@@ -187,9 +114,12 @@ async function codeOf(promise: Promise<unknown>): Promise<string> {
   return 'no error';
 }
 
-describe('full flow through the CSC client', () => {
+describe.each(DIALECTS)('full flow through the CSC client ($name)', (dialect) => {
+  const makeClient = (browser: BrowserLauncher = pageBrowser(), pageSize?: number): TestClient =>
+    makeTestClient({ baseUrl: sandbox.urls[dialect.url], dir: dir.dir, browser, ...(pageSize ? { pageSize } : {}), version: dialect.version });
+
   it('signs in once, follows pagination, reads info, signs and verifies', async () => {
-    const { client, steps } = await makeClient(pageBrowser(), 2);
+    const { client, steps } = makeClient(pageBrowser(), 2);
     const ids = await client.listCredentialIDs();
     expect(ids).toEqual(['alice-rsa2048', 'alice-rsa3072', 'alice-disabled', 'alice-expired', 'alice-revoked']);
     const info = await client.credentialInfo('alice-rsa3072');
@@ -208,24 +138,24 @@ describe('full flow through the CSC client', () => {
 
   it('works through the sign-in and approval pages when not auto-approving', async () => {
     sandbox.autoApprove = false;
-    const { client } = await makeClient(pageBrowser({ decision: 'approve' }));
+    const { client } = makeClient(pageBrowser({ decision: 'approve' }));
     const credential = await client.signingCredential('alice-rsa2048');
     expect(await client.signHashes(credential, [digest('pages')])).toHaveLength(1);
   });
 
   it('a refusal by the signer is AUTH_DENIED', async () => {
     sandbox.autoApprove = false;
-    const { client } = await makeClient(pageBrowser({ decision: 'refuse' }));
+    const { client } = makeClient(pageBrowser({ decision: 'refuse' }));
     expect(await codeOf(client.listCredentialIDs())).toBe('AUTH_DENIED');
   });
 
   it('an altered state on the redirect is AUTH_STATE_MISMATCH', async () => {
-    const { client } = await makeClient(pageBrowser({ tamperState: true }));
+    const { client } = makeClient(pageBrowser({ tamperState: true }));
     expect(await codeOf(client.listCredentialIDs())).toBe('AUTH_STATE_MISMATCH');
   });
 
   it('an expired service token leads to exactly one new sign-in', async () => {
-    const { client, steps } = await makeClient();
+    const { client, steps } = makeClient();
     await client.listCredentialIDs();
     sandbox.clock.advance(3601 * 1000);
     await client.listCredentialIDs();
@@ -233,15 +163,15 @@ describe('full flow through the CSC client', () => {
   });
 
   it('a signHash answer that does not verify is CSC_SIGNATURE_INVALID', async () => {
-    const { client } = await makeClient();
+    const { client } = makeClient();
     const credential = await client.signingCredential('alice-rsa2048');
     const forged = Buffer.from(randomBytes(256)).toString('base64');
-    sandbox.faults.inject({ route: 'signing POST /csc/v1/signatures/signHash', fault: { kind: 'malformed', body: JSON.stringify({ signatures: [forged] }) } });
+    sandbox.faults.inject({ route: `${dialect.prefix} POST ${dialect.csc}/signatures/signHash`, fault: { kind: 'malformed', body: JSON.stringify({ signatures: [forged] }) } });
     expect(await codeOf(client.signHashes(credential, [digest('x')]))).toBe('CSC_SIGNATURE_INVALID');
   });
 
   it('disabled, expired and revoked credentials are CREDENTIAL_DISABLED', async () => {
-    const { client } = await makeClient();
+    const { client } = makeClient();
     for (const id of ['alice-disabled', 'alice-expired', 'alice-revoked']) {
       expect((await client.credentialInfo(id)).status).toBe('disabled');
       expect(await codeOf(client.signingCredential(id))).toBe('CREDENTIAL_DISABLED');
@@ -249,11 +179,11 @@ describe('full flow through the CSC client', () => {
   });
 
   it('completes a credential step begun in another run (code pasted later)', async () => {
-    const { client } = await makeClient();
+    const { client } = makeClient();
     const credential = await client.signingCredential('alice-rsa2048');
     const hashes = [digest('split')];
     const redirect = 'http://127.0.0.1:45678/callback';
-    const { url, codeVerifier } = client.credentialAuthorizationUrl('alice-rsa2048', hashes, redirect, 'later');
+    const { url, codeVerifier } = await client.credentialAuthorizationUrl('alice-rsa2048', hashes, redirect, 'later');
     const location = (await fetch(url, { redirect: 'manual' })).headers.get('location') ?? '';
     const code = new URL(location).searchParams.get('code') ?? '';
     const [signature] = await client.signWithAuthorizationCode(credential, hashes, code, redirect, codeVerifier);
@@ -261,17 +191,17 @@ describe('full flow through the CSC client', () => {
   });
 
   it('a SAD approved for other hashes is CSC_SAD_INVALID at the client, and nothing is signed', async () => {
-    const { client } = await makeClient();
+    const { client } = makeClient();
     const credential = await client.signingCredential('alice-rsa2048');
     const redirect = 'http://127.0.0.1:45678/callback';
-    const { url, codeVerifier } = client.credentialAuthorizationUrl('alice-rsa2048', [digest('approved')], redirect, 'other');
+    const { url, codeVerifier } = await client.credentialAuthorizationUrl('alice-rsa2048', [digest('approved')], redirect, 'other');
     const code = new URL((await fetch(url, { redirect: 'manual' })).headers.get('location') ?? '').searchParams.get('code') ?? '';
     const error = await codeOf(client.signWithAuthorizationCode(credential, [digest('something else')], code, redirect, codeVerifier));
     expect(error).toBe('CSC_SAD_INVALID');
   });
 
   it('finishes a service sign-in begun in another run, with its PKCE verifier', async () => {
-    const { client } = await makeClient();
+    const { client } = makeClient();
     await client.forgetServiceToken();
     const redirect = 'http://127.0.0.1:45678/callback';
     const { url } = client.startServiceSignIn(redirect, 'later');
@@ -285,7 +215,7 @@ describe('full flow through the CSC client', () => {
   });
 
   it("another user's credential is CREDENTIAL_NOT_FOUND", async () => {
-    const { client } = await makeClient();
+    const { client } = makeClient();
     expect(await codeOf(client.credentialInfo('bob-rsa2048'))).toBe('CREDENTIAL_NOT_FOUND');
   });
 });

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { EsignError } from '../../core/errors.js';
 import { isProfileKey, PROFILE_KEYS, type ProfileKey } from '../../core/profile.js';
-import { BUILT_IN_PROFILES, ENV_PROFILE, SANDBOX_PROFILE, SERVICE_URL_KEYS, settingOrigin, type Context, type ResolvedProfile } from '../context.js';
+import { BUILT_IN_PROFILES, ENV_PROFILE, SANDBOX_PROFILES, SERVICE_URL_KEYS, settingOrigin, type Context, type ResolvedProfile } from '../context.js';
 import { table } from '../io.js';
 import type { CommandModule } from '../command.js';
 
@@ -144,7 +144,7 @@ async function targetProfile(ctx: Context, key: string): Promise<string> {
       hint: `Set ${isProfileKey(key) ? PROFILE_KEYS[key].env : 'its ESIGN_* variable'} instead, or create a profile with \`esign config init NAME\`.`,
     });
   }
-  if (name === SANDBOX_PROFILE && (SERVICE_URL_KEYS as readonly string[]).includes(key)) {
+  if (SANDBOX_PROFILES.includes(name) && (SERVICE_URL_KEYS as readonly string[]).includes(key)) {
     throw new EsignError('USAGE', `The sandbox profile's ${key} is its own emulator's.`, { hint: `Create a profile for another service: \`esign config init NAME --set ${key}=URL\`.` });
   }
   return name;

@@ -2,7 +2,7 @@ import { X509Certificate, createHash } from 'node:crypto';
 import type { Command } from 'commander';
 import { EsignError } from '../../core/errors.js';
 import type { CredentialInfo } from '../../core/csc/shapes.js';
-import { createCscClient } from '../../io/csc-client.js';
+import { createCscClient, type SpokenProtocol } from '../../io/csc-client.js';
 import type { Context } from '../context.js';
 import { table } from '../io.js';
 import type { CommandModule } from '../command.js';
@@ -100,8 +100,9 @@ async function runList(ctx: Context): Promise<void> {
   const profile = await ctx.profile();
   const client = await createCscClient(ctx);
   const infos = await client.listCredentials();
+  const signingService = spokenSummary(await client.protocol());
   const summaries = infos.map((info) => summarize(info, ctx.clock.now(), profile.settings.credential));
-  ctx.io.result({ profile: profile.name, credentials: summaries }, () => {
+  ctx.io.result({ profile: profile.name, signingService, credentials: summaries }, () => {
     if (summaries.length === 0) return 'No credentials: the signing service lists none for this signer.';
     const rows = summaries.map((s) => [
       `${s.isDefault ? '* ' : '  '}${s.credentialID}`,
@@ -122,10 +123,12 @@ async function runInfo(ctx: Context, credentialID: string): Promise<void> {
   const summary = summarize(info, ctx.clock.now(), profile.settings.credential);
   const chain = info.certificates.map(describeCertificate);
   const keyUsage = await keyUsageOf(info.certificates[0] as Uint8Array);
-  const result = { ...summary, algorithms: info.algorithms, authMode: info.authMode, keyUsage, chain, certificates: info.certificates.map((der) => Buffer.from(der).toString('base64')) };
+  const signingService = spokenSummary(await client.protocol());
+  const result = { ...summary, algorithms: info.algorithms, authMode: info.authMode, keyUsage, chain, certificates: info.certificates.map((der) => Buffer.from(der).toString('base64')), signingService };
   ctx.io.result(result, () =>
     [
       `credential   ${summary.credentialID}${summary.isDefault ? ' (default)' : ''}`,
+      `service      ${spokenText(signingService)}`,
       `status       ${statusText(summary)}`,
       `key          ${summary.keyAlgorithm} ${summary.keyLength} bits (${info.algorithms.join(', ')}), authMode ${info.authMode}`,
       `key usage    ${keyUsage.length > 0 ? keyUsage.join(', ') : '(not stated)'}`,
@@ -138,6 +141,17 @@ async function runInfo(ctx: Context, credentialID: string): Promise<void> {
       ]),
     ].join('\n'),
   );
+}
+
+/** Which CSC API esign speaks with the service, and how it knows (`cscVersion` setting or the service's info). */
+function spokenSummary(spoken: SpokenProtocol): { cscVersion: '1' | '2'; specs?: string; chosenBy: 'setting' | 'info' } {
+  return { cscVersion: spoken.version, ...(spoken.specs ? { specs: spoken.specs } : {}), chosenBy: spoken.chosenBy };
+}
+
+function spokenText(spoken: ReturnType<typeof spokenSummary>): string {
+  const name = spoken.cscVersion === '2' ? 'CSC API v2' : 'CSC API v1.0.4';
+  const said = spoken.chosenBy === 'setting' ? 'the cscVersion setting' : "the service's info";
+  return `${name}${spoken.specs ? ` (specs ${spoken.specs})` : ''}, chosen by ${said}`;
 }
 
 async function runUse(ctx: Context, credentialID: string): Promise<void> {

@@ -36,7 +36,8 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         ctx.io.result({ urls, dataDir, rootPem: rootPemPath, autoApprove: started.autoApprove }, () =>
           [
             ctx.io.bold('esign sandbox') + ' — TEST services, TEST signatures (no legal effect)',
-            `  signing           ${urls.signing}`,
+            `  signing           ${urls.signing}   (CSC API v1.0.4)`,
+            `  signing, CSC v2   ${urls.signingV2}   (--profile sandbox-v2)`,
             `  identity          ${urls.identity}`,
             `  identity (legacy) ${urls.identityLegacy}`,
             `  storage           ${urls.storage}`,
@@ -47,7 +48,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
             `  data              ${dataDir}`,
             `  approval          ${started.autoApprove ? 'automatic (--auto-approve)' : 'in the browser'}`,
             '',
-            'The "sandbox" profile now uses these services. Press Ctrl-C to stop.',
+            'The "sandbox" and "sandbox-v2" profiles now use these services. Press Ctrl-C to stop.',
           ].join('\n'),
         );
         await new Promise<void>((resolve) => {

@@ -28,6 +28,11 @@ export type AuthorizeParams =
 
 /** `GET {base}/oauth2/authorize` for scope `service` or `credential` (hashes base64url, comma-separated). */
 export function buildAuthorizeUrl(params: AuthorizeParams): string {
+  return authorizeUrlWith(params, (query, hashes) => query.set('hash', hashes.map((hash) => Buffer.from(hash).toString('base64url')).join(',')));
+}
+
+/** The authorization URL both dialects share; `putHashes` writes the hashes of scope credential in the dialect's way. */
+export function authorizeUrlWith(params: AuthorizeParams, putHashes: (query: URLSearchParams, hashes: Uint8Array[]) => void): string {
   if (Buffer.byteLength(params.state, 'utf8') > MAX_STATE_BYTES) {
     throw new EsignError('INTERNAL', `The OAuth state is longer than ${MAX_STATE_BYTES} bytes.`);
   }
@@ -47,7 +52,7 @@ export function buildAuthorizeUrl(params: AuthorizeParams): string {
     checkHashes(params.hashes);
     query.set('credentialID', params.credentialID);
     query.set('numSignatures', String(params.hashes.length));
-    query.set('hash', params.hashes.map((hash) => Buffer.from(hash).toString('base64url')).join(','));
+    putHashes(query, params.hashes);
   }
   return `${endpoint(params.baseUrl, '/oauth2/authorize')}?${query.toString()}`;
 }
@@ -121,7 +126,7 @@ export function buildSignHashRequest(params: SignHashParams): PreparedRequest {
   return jsonRequest(params.baseUrl, '/csc/v1/signatures/signHash', params.accessToken, body);
 }
 
-function checkHashes(hashes: Uint8Array[]): void {
+export function checkHashes(hashes: Uint8Array[]): void {
   if (hashes.length === 0) throw new EsignError('CSC_INVALID_REQUEST', 'There is nothing to sign: no hashes were given.');
   if (hashes.length > MAX_HASHES_PER_AUTHORIZATION) {
     throw new EsignError('CSC_TOO_MANY_HASHES', `${hashes.length} hashes cannot be authorized at once; the service allows at most ${MAX_HASHES_PER_AUTHORIZATION}.`, {
@@ -133,16 +138,16 @@ function checkHashes(hashes: Uint8Array[]): void {
   }
 }
 
-function jsonRequest(baseUrl: string, path: string, accessToken: string, body: Record<string, unknown>): PreparedRequest {
+export function jsonRequest(baseUrl: string, path: string, accessToken: string | undefined, body: Record<string, unknown>): PreparedRequest {
   return {
     method: 'POST',
     url: endpoint(baseUrl, path),
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${accessToken}`, accept: 'application/json' },
+    headers: { 'content-type': 'application/json', ...(accessToken === undefined ? {} : { authorization: `Bearer ${accessToken}` }), accept: 'application/json' },
     body: JSON.stringify(body),
   };
 }
 
-function endpoint(baseUrl: string, path: string): string {
+export function endpoint(baseUrl: string, path: string): string {
   return `${baseUrl.replace(/\/+$/, '')}${path}`;
 }
 

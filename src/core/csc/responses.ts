@@ -20,7 +20,7 @@ function parseJson(body: Body): unknown {
   }
 }
 
-function asObject(value: unknown): Record<string, unknown> | undefined {
+export function asObject(value: unknown): Record<string, unknown> | undefined {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
 
@@ -36,9 +36,9 @@ function said({ error, description }: ServiceError): string {
   return ` (${[error, description].filter(Boolean).join(': ')})`;
 }
 
-function badResponse(operation: string, problem: string): EsignError {
+export function badResponse(operation: string, problem: string): EsignError {
   return new EsignError('CSC_BAD_RESPONSE', `The signing service's answer to ${operation} ${problem}.`, {
-    hint: 'Check that signingBaseUrl points at a CSC v1 signing service; report it to its operator if it does.',
+    hint: 'Check that signingBaseUrl points at a CSC signing service (and cscVersion, if set); report it to its operator if it does.',
   });
 }
 
@@ -101,7 +101,7 @@ export function cscError(status: number, body: Body, operation: string): EsignEr
   return badResponse(operation, `has the unexpected HTTP status ${status}`);
 }
 
-function okJson(status: number, body: Body, operation: string): Record<string, unknown> {
+export function okJson(status: number, body: Body, operation: string): Record<string, unknown> {
   if (status !== 200) throw cscError(status, body, operation);
   const object = asObject(parseJson(body));
   if (!object) throw badResponse(operation, 'is not a JSON object');
@@ -114,12 +114,12 @@ export function integerField(value: unknown): number | undefined {
   return number !== undefined && Number.isSafeInteger(number) ? number : undefined; // "1e20" seconds is no lifetime
 }
 
-function stringArray(value: unknown): string[] | undefined {
+export function stringArray(value: unknown): string[] | undefined {
   return Array.isArray(value) && value.every((item) => typeof item === 'string') ? (value as string[]) : undefined;
 }
 
 /** The token endpoint's answer: `Bearer` for scope service, `SAD` for scope credential. */
-export function processTokenResponse(status: number, body: Body, expected: 'Bearer' | 'SAD'): TokenResponse {
+export function processTokenResponse(status: number, body: Body, expected: 'Bearer' | 'SAD', alsoAccepted: ReadonlyArray<'Bearer' | 'SAD'> = []): TokenResponse {
   const step = expected === 'SAD' ? 'the signature authorization' : 'the sign-in to the signing service';
   if (status === 429 || status >= 500) throw cscError(status, body, `the token exchange for ${step}`);
   if (status !== 200) {
@@ -138,7 +138,7 @@ export function processTokenResponse(status: number, body: Body, expected: 'Bear
   const accessToken = object['access_token'];
   const tokenType = object['token_type'];
   if (typeof accessToken !== 'string' || accessToken === '') throw badResponse('the token request', 'has no access_token');
-  if (typeof tokenType !== 'string' || tokenType.toLowerCase() !== expected.toLowerCase()) {
+  if (typeof tokenType !== 'string' || ![expected, ...alsoAccepted].some((accepted) => accepted.toLowerCase() === tokenType.toLowerCase())) {
     throw badResponse('the token request', `has token_type ${JSON.stringify(tokenType)} where ${expected} was expected`);
   }
   const expiresIn = object['expires_in'] === undefined ? undefined : integerField(object['expires_in']);
@@ -157,20 +157,24 @@ export function processCredentialsListResponse(status: number, body: Body): Cred
 
 export function processCredentialsInfoResponse(status: number, body: Body, credentialID: string): CredentialInfo {
   const object = okJson(status, body, 'credentials/info');
+  return credentialInfoFrom(object, credentialID, 'credentials/info', object['authMode']);
+}
+
+/** The key and cert objects both dialects share; `authMode` is v1's `authMode` or v2's `auth/mode`. */
+export function credentialInfoFrom(object: Record<string, unknown>, credentialID: string, operation: string, authMode: unknown): CredentialInfo {
   const key = asObject(object['key']);
   const cert = asObject(object['cert']);
-  if (!key || !cert) throw badResponse('credentials/info', 'lacks the key or cert object');
+  if (!key || !cert) throw badResponse(operation, 'lacks the key or cert object');
   const keyStatus = key['status'];
-  if (keyStatus !== 'enabled' && keyStatus !== 'disabled') throw badResponse('credentials/info', `has key/status ${JSON.stringify(keyStatus)}`);
+  if (keyStatus !== 'enabled' && keyStatus !== 'disabled') throw badResponse(operation, `has key/status ${JSON.stringify(keyStatus)}`);
   const algorithms = stringArray(key['algo']);
-  if (!algorithms) throw badResponse('credentials/info', 'has no key/algo array');
+  if (!algorithms) throw badResponse(operation, 'has no key/algo array');
   const keyLengthBits = integerField(key['len']);
-  if (keyLengthBits === undefined || keyLengthBits <= 0) throw badResponse('credentials/info', 'has no usable key/len');
+  if (keyLengthBits === undefined || keyLengthBits <= 0) throw badResponse(operation, 'has no usable key/len');
   const encoded = stringArray(cert['certificates']);
-  if (!encoded || encoded.length === 0) throw badResponse('credentials/info', 'has no cert/certificates');
-  const certificates = encoded.map((text) => decodeBase64(text, 'credentials/info', 'a certificate'));
-  const authMode = typeof object['authMode'] === 'string' ? object['authMode'] : '';
-  if (authMode !== 'oauth2code') throw badResponse('credentials/info', `has authMode ${JSON.stringify(object['authMode'])} where oauth2code was expected`);
+  if (!encoded || encoded.length === 0) throw badResponse(operation, 'has no cert/certificates');
+  const certificates = encoded.map((text) => decodeBase64(text, operation, 'a certificate'));
+  if (authMode !== 'oauth2code') throw badResponse(operation, `has the authorization mode ${JSON.stringify(authMode)} where oauth2code was expected`);
   const info: CredentialInfo = { credentialID, status: keyStatus, algorithms, keyLengthBits, certificates, authMode };
   if (typeof cert['status'] === 'string') info.certificateStatus = cert['status'];
   return info;
@@ -185,7 +189,7 @@ export function processSignHashResponse(status: number, body: Body, expectedCoun
   return signatures.map((text) => decodeBase64(text, 'signHash', 'a signature'));
 }
 
-function decodeBase64(text: string, operation: string, what: string): Uint8Array {
+export function decodeBase64(text: string, operation: string, what: string): Uint8Array {
   const compact = text.replace(/\s+/g, '');
   if (compact === '' || !/^[A-Za-z0-9+/]*={0,2}$/.test(compact) || compact.length % 4 !== 0) {
     throw badResponse(operation, `has ${what} that is not standard base64`);

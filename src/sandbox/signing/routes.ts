@@ -19,8 +19,19 @@ const DEFAULT_USER = 'alice';
 const TOKEN_HEADERS = { 'cache-control': 'no-store', pragma: 'no-cache' };
 
 export function mountSigning(router: Router, deps: SandboxDeps): void {
+  const service = signingService(deps, 1);
+  mountOAuth(router, deps, service);
+  mountCscV1(router, service);
+}
+
+/** The service for one dialect: the same test users, credentials and keys, its own tokens. */
+export function signingService(deps: SandboxDeps, version: 1 | 2): SigningService {
   const clients: RegisteredClient[] = [{ clientId: deps.secrets.clientId, clientSecret: deps.secrets.clientSecret, redirectUris: [REGISTERED_REDIRECT_URI] }];
-  const service = new SigningService(deps.pki, deps.clock, clients);
+  return new SigningService(deps.pki, deps.clock, clients, version);
+}
+
+/** `/oauth2/authorize` with its pages, and `/oauth2/token`: the same in both dialects but for what the service checks. */
+export function mountOAuth(router: Router, deps: SandboxDeps, service: SigningService): void {
 
   router.get('/oauth2/authorize', (request) => {
     const check = service.checkAuthorizeRequest(request.query);
@@ -62,6 +73,9 @@ export function mountSigning(router: Router, deps: SandboxDeps): void {
   });
 
   router.post('/oauth2/token', (request) => token(service, request));
+}
+
+function mountCscV1(router: Router, service: SigningService): void {
 
   router.post('/csc/v1/credentials/list', (request) =>
     csc(service, request, (body, holder) => {
@@ -82,7 +96,7 @@ export function mountSigning(router: Router, deps: SandboxDeps): void {
     csc(service, request, (body, holder) => {
       const credentialID = requiredString(body['credentialID'], 'credentialID');
       const sad = requiredString(body['SAD'], 'SAD');
-      const hashes = standardBase64Hashes(body['hash']);
+      const hashes = standardBase64Hashes(body['hash'], 'hash');
       const hashAlgo = requiredString(body['hashAlgo'], 'hashAlgo');
       const signAlgo = requiredString(body['signAlgo'], 'signAlgo');
       optionalString(body['clientData'], 'clientData');
@@ -161,15 +175,19 @@ function token(service: SigningService, request: SandboxRequest): SandboxRespons
 }
 
 /** Runs a `/csc/v1/*` handler on the JSON body; SigningServiceErrors become status + JSON. */
-function csc(service: SigningService, request: SandboxRequest, handle: (body: Record<string, unknown>, holder: ServiceTokenHolder) => object): SandboxResponse {
+export function csc(service: SigningService, request: SandboxRequest, handle: (body: Record<string, unknown>, holder: ServiceTokenHolder) => object): SandboxResponse {
+  return cscCall(request, (body) => handle(body, service.authenticate(bearerToken(request))));
+}
+
+/** A CSC call that authenticates itself (v2 signHash takes a SAD as the Bearer token), or none (info). */
+export function cscCall(request: SandboxRequest, handle: (body: Record<string, unknown>) => object): SandboxResponse {
   try {
-    const holder = service.authenticate(bearerToken(request));
     if (!(request.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) {
       throw new SigningServiceError(400, 'invalid_request', 'The request body must be application/json.');
     }
     const body = jsonBody(request);
     if (!body) throw new SigningServiceError(400, 'invalid_request', 'The request body must be a JSON object.');
-    return json(200, handle(body, holder));
+    return json(200, handle(body));
   } catch (error) {
     if (!(error instanceof SigningServiceError)) throw error;
     const headers: Record<string, string> = error.status === 401 ? { 'www-authenticate': `Bearer error="invalid_token", error_description="${error.description}"` } : {};
@@ -177,12 +195,12 @@ function csc(service: SigningService, request: SandboxRequest, handle: (body: Re
   }
 }
 
-function requiredString(value: unknown, name: string): string {
+export function requiredString(value: unknown, name: string): string {
   if (typeof value !== 'string' || value === '') throw new SigningServiceError(400, 'invalid_request', `Missing or invalid string parameter ${name}.`);
   return value;
 }
 
-function optionalString(value: unknown, name: string): string | undefined {
+export function optionalString(value: unknown, name: string): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string') throw new SigningServiceError(400, 'invalid_request', `Invalid parameter ${name}: a string is expected.`);
   return value;
@@ -196,14 +214,14 @@ function optionalPositiveInteger(value: unknown, name: string): number | undefin
   return number;
 }
 
-function standardBase64Hashes(value: unknown): Uint8Array[] {
-  if (!Array.isArray(value) || value.length === 0) throw new SigningServiceError(400, 'invalid_request', 'Missing or invalid array parameter hash.');
+export function standardBase64Hashes(value: unknown, name: string): Uint8Array[] {
+  if (!Array.isArray(value) || value.length === 0) throw new SigningServiceError(400, 'invalid_request', `Missing or invalid array parameter ${name}.`);
   return value.map((item) => {
     if (typeof item !== 'string' || !/^[A-Za-z0-9+/]+={0,2}$/.test(item) || item.length % 4 !== 0) {
-      throw new SigningServiceError(400, 'invalid_request', 'Invalid parameter hash: standard base64 (not base64url) is expected.');
+      throw new SigningServiceError(400, 'invalid_request', `Invalid parameter ${name}: standard base64 (not base64url) is expected.`);
     }
     const hash = Buffer.from(item, 'base64');
-    if (hash.length !== 32) throw new SigningServiceError(400, 'invalid_request', 'Invalid parameter hash: a SHA-256 value of 32 bytes is expected.');
+    if (hash.length !== 32) throw new SigningServiceError(400, 'invalid_request', `Invalid parameter ${name}: a SHA-256 value of 32 bytes is expected.`);
     return new Uint8Array(hash);
   });
 }

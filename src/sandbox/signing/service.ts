@@ -6,6 +6,7 @@
 import { X509Certificate, constants, createHash, privateEncrypt, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../../core/ports.js';
 import {
+  CMS_SHA256_WITH_RSA,
   CSC_HASH_ALGO_SHA256,
   CSC_SIGN_ALGO_RSA,
   MAX_HASHES_PER_AUTHORIZATION,
@@ -99,6 +100,20 @@ export interface CredentialInfoBody {
   authMode: 'oauth2code';
 }
 
+export interface CredentialInfoOptionsV2 {
+  certificates: 'none' | 'single' | 'chain';
+  certInfo: boolean;
+  authInfo: boolean;
+}
+
+export interface CredentialInfoBodyV2 {
+  key: { status: 'enabled' | 'disabled'; algo: string[]; len: number };
+  cert: { status: 'valid' | 'expired' | 'revoked'; certificates?: string[]; issuerDN?: string; serialNumber?: string; subjectDN?: string; validFrom?: string; validTo?: string };
+  auth?: { mode: 'oauth2code' };
+  SCAL: '1' | '2';
+  multisign: number;
+}
+
 export const SANDBOX_USERS = ['alice', 'bob'] as const;
 
 export class SigningService {
@@ -114,6 +129,8 @@ export class SigningService {
     private readonly pki: SandboxPki,
     private readonly clock: Clock,
     private readonly clients: RegisteredClient[],
+    /** The CSC API spoken: 1 (v1.0.4, the seed) or 2 (v2.0.0.2). */
+    readonly version: 1 | 2 = 1,
   ) {}
 
   private nowMs(): number {
@@ -139,7 +156,8 @@ export class SigningService {
     const responseType = single(query, 'response_type');
     if (!responseType) return fail('invalid_request', 'The response_type parameter is required.');
     if (responseType !== 'code') return fail('unsupported_response_type', 'Only response_type=code is supported.');
-    const scope = single(query, 'scope');
+    const details = this.version === 2 ? single(query, 'authorization_details') : undefined;
+    const scope = single(query, 'scope') ?? (details !== undefined ? 'credential' : undefined);
     if (!scope) return fail('invalid_request', 'The scope parameter is required.');
     if (scope !== 'service' && scope !== 'credential') {
       const words = scope.split(/\s+/);
@@ -159,7 +177,15 @@ export class SigningService {
       if (!/^[A-Za-z0-9_-]{43,128}$/.test(challenge)) return fail('invalid_request', 'The code_challenge is malformed.');
       request.codeChallenge = challenge;
     }
-    if (scope === 'credential') {
+    if (scope === 'credential' && this.version === 2) {
+      const parsed = details !== undefined ? credentialDetails(details) : credentialHashesV2(query);
+      if (typeof parsed === 'string') return fail('invalid_request', parsed);
+      if (!this.pki.credentials.some((credential) => credential.credentialID === parsed.credentialID)) {
+        return fail('invalid_request', `Invalid parameter credentialID: ${JSON.stringify(parsed.credentialID)} is unknown.`);
+      }
+      request.credentialID = parsed.credentialID;
+      request.hashes = parsed.hashes;
+    } else if (scope === 'credential') {
       const credentialID = single(query, 'credentialID');
       if (!credentialID) return fail('invalid_request', 'The credentialID parameter is required with scope credential.');
       const numText = single(query, 'numSignatures');
@@ -273,7 +299,8 @@ export class SigningService {
       hashes: hashSet(record.request.hashes ?? []),
       expiresAt: this.nowMs() + SAD_LIFETIME_S * 1000,
     });
-    return { access_token: token, token_type: 'SAD', expires_in: SAD_LIFETIME_S };
+    // v2 §8.3.3: the access token of scope credential is the SAD, of token type Bearer.
+    return { access_token: token, token_type: this.version === 2 ? 'Bearer' : 'SAD', expires_in: SAD_LIFETIME_S };
   }
 
   // ---- /csc/v1 -------------------------------------------------------------------------------
@@ -323,6 +350,48 @@ export class SigningService {
     };
   }
 
+  /**
+   * v2 `credentials/info` (§11.5), and each `credentialInfos` entry of `credentials/list` (§11.4):
+   * `certificates` none, single or chain (single by default), `cert` DNs and dates only with
+   * `certInfo`, `auth` only with `authInfo`; `multisign` is the batch one SAD may authorize.
+   */
+  credentialInfoV2(user: string, credentialID: string, options: CredentialInfoOptionsV2): CredentialInfoBodyV2 {
+    const credential = this.credentialOf(user, credentialID);
+    if (!credential) throw new SigningServiceError(400, 'invalid_request', 'Invalid parameter credentialID');
+    return this.describeV2(credential, options);
+  }
+
+  listCredentialsV2(user: string, options: CredentialInfoOptionsV2 & { credentialInfo: boolean; onlyValid: boolean }): { credentialIDs: string[]; credentialInfos?: Array<{ credentialID: string } & CredentialInfoBodyV2>; onlyValid?: boolean } {
+    const owned = this.pki.credentials.filter((credential) => credential.owner === user && (!options.onlyValid || this.statusOf(credential).status === 'enabled'));
+    const credentialIDs = owned.map((credential) => credential.credentialID);
+    const listed = options.credentialInfo ? { credentialInfos: owned.map((credential) => ({ credentialID: credential.credentialID, ...this.describeV2(credential, options) })) } : {};
+    return { credentialIDs, ...listed, ...(options.onlyValid ? { onlyValid: true } : {}) };
+  }
+
+  private describeV2(credential: SandboxCredential, options: CredentialInfoOptionsV2): CredentialInfoBodyV2 {
+    const status = this.statusOf(credential);
+    const certificate = new X509Certificate(credential.signer.certificate);
+    const encoded = credential.chain.map((der) => Buffer.from(der).toString('base64'));
+    const certificates = options.certificates === 'none' ? [] : options.certificates === 'chain' ? encoded : encoded.slice(0, 1);
+    const cert: CredentialInfoBodyV2['cert'] = { status: status.certStatus, ...(certificates.length > 0 ? { certificates } : {}) };
+    if (options.certInfo) {
+      Object.assign(cert, {
+        issuerDN: certificate.issuer.replace(/\n/g, ', '),
+        serialNumber: credential.signer.serialNumberHex,
+        subjectDN: certificate.subject.replace(/\n/g, ', '),
+        validFrom: generalizedTime(new Date(certificate.validFrom)),
+        validTo: generalizedTime(new Date(certificate.validTo)),
+      });
+    }
+    return {
+      key: { status: status.status, algo: [CSC_SIGN_ALGO_RSA], len: credential.keyBits },
+      cert,
+      ...(options.authInfo ? { auth: { mode: 'oauth2code' as const } } : {}),
+      SCAL: '2',
+      multisign: MAX_HASHES_PER_AUTHORIZATION,
+    };
+  }
+
   /** Signs exactly the hashes the SAD was issued for, with the credential's key (PKCS#1 v1.5). */
   signHash(token: ServiceTokenHolder, request: { credentialID: string; sad: string; hashes: Uint8Array[]; hashAlgo: string; signAlgo: string }): string[] {
     if (request.hashAlgo !== CSC_HASH_ALGO_SHA256) throw new SigningServiceError(400, 'invalid_request', `Unsupported hashAlgo ${request.hashAlgo}; only SHA-256 (${CSC_HASH_ALGO_SHA256}).`);
@@ -338,7 +407,48 @@ export class SigningService {
     if (wanted.length !== sad.hashes.length || wanted.some((hash, index) => hash !== sad.hashes[index])) {
       throw new SigningServiceError(400, 'invalid_sad', 'The SAD was issued for other hashes.');
     }
-    return request.hashes.map((hash) => {
+    return this.sign(credential, request.hashes);
+  }
+
+  /**
+   * v2 `signatures/signHash` (§11.10): the SAD in the body beside the service token, or the
+   * credential-scoped token (the SAD) as the Bearer token. Refusals are `invalid_request` with
+   * the spec's descriptions; a missing or unknown token is 401 `invalid_token`.
+   */
+  signHashV2(bearer: string | undefined, request: { credentialID: string; sad?: string; hashes: Uint8Array[]; hashAlgorithmOID?: string; signAlgo: string }): string[] {
+    const invalid = (description: string) => new SigningServiceError(400, 'invalid_request', description);
+    if (request.signAlgo !== CSC_SIGN_ALGO_RSA && request.signAlgo !== CMS_SHA256_WITH_RSA) throw invalid('Invalid parameter signAlgo');
+    const hashAlgorithm = request.hashAlgorithmOID ?? (request.signAlgo === CMS_SHA256_WITH_RSA ? CSC_HASH_ALGO_SHA256 : undefined);
+    if (hashAlgorithm === undefined) throw invalid('Missing (or invalid type) string parameter hashAlgorithmOID');
+    if (hashAlgorithm !== CSC_HASH_ALGO_SHA256) throw invalid('Invalid parameter hashAlgorithmOID');
+    let holder: { user: string; clientId: string };
+    let sadValue: string;
+    if (request.sad !== undefined) {
+      holder = this.authenticate(bearer);
+      sadValue = request.sad;
+    } else {
+      const bearerSad = bearer ? this.sads.get(bearer) : undefined;
+      if (!bearer || !bearerSad) throw new SigningServiceError(401, 'invalid_token', 'A valid access token of scope service (with SAD) or credential is required.');
+      holder = bearerSad;
+      sadValue = bearer;
+    }
+    const credential = this.credentialOf(holder.user, request.credentialID);
+    if (!credential) throw invalid('Invalid parameter credentialID');
+    const status = this.statusOf(credential);
+    if (status.status === 'disabled') throw invalid(`Invalid parameter credentialID: the credential is disabled (${status.reason})`);
+    const sad = this.sads.get(sadValue);
+    if (!sad || sad.user !== holder.user || sad.clientId !== holder.clientId || sad.credentialID !== request.credentialID) throw invalid('Invalid parameter SAD');
+    if (sad.expiresAt <= this.nowMs()) throw invalid('SAD expired');
+    const wanted = hashSet(request.hashes);
+    if (wanted.length !== sad.hashes.length || wanted.some((hash, index) => hash !== sad.hashes[index])) {
+      throw invalid('Invalid parameter hashes: they are not the hashes the SAD authorizes');
+    }
+    return this.sign(credential, request.hashes);
+  }
+
+  /** PKCS#1 v1.5 signatures of SHA-256 hashes with the credential's key (corrupted while the fault is on). */
+  private sign(credential: SandboxCredential, hashes: Uint8Array[]): string[] {
+    return hashes.map((hash) => {
       const signature = privateEncrypt({ key: credential.signer.privateKey, padding: constants.RSA_PKCS1_PADDING }, sha256DigestInfo(hash));
       if (this.corruptSignatures > 0) {
         this.corruptSignatures -= 1;
@@ -404,4 +514,68 @@ function timingSafeEqualText(a: string, b: string): boolean {
   const left = createHash('sha256').update(a).digest();
   const right = createHash('sha256').update(b).digest();
   return timingSafeEqual(left, right);
+}
+
+/** v2 scope credential with `credentialID`, `numSignatures`, `hashes` (base64url, comma-separated) and `hashAlgorithmOID`. */
+function credentialHashesV2(query: URLSearchParams): { credentialID: string; hashes: Uint8Array[] } | string {
+  const credentialID = single(query, 'credentialID');
+  if (!credentialID) return 'Missing (or invalid type) string parameter credentialID';
+  const numText = single(query, 'numSignatures');
+  if (numText === undefined || !/^\d+$/.test(numText)) return 'Missing (or invalid type) integer parameter numSignatures';
+  const numSignatures = Number(numText);
+  if (numSignatures < 1 || numSignatures > MAX_HASHES_PER_AUTHORIZATION) return `Invalid parameter numSignatures: between 1 and ${MAX_HASHES_PER_AUTHORIZATION}`;
+  const hashText = single(query, 'hashes');
+  if (!hashText) return 'Missing (or invalid type) string parameter hashes';
+  const algorithm = single(query, 'hashAlgorithmOID');
+  if (!algorithm) return 'Missing (or invalid type) string parameter hashAlgorithmOID';
+  if (algorithm !== CSC_HASH_ALGO_SHA256) return 'Invalid parameter hashAlgorithmOID';
+  const hashes = decodeHashes(hashText.split(','), decodeBase64Url);
+  if (typeof hashes === 'string') return hashes;
+  if (hashes.length !== numSignatures) return `Invalid parameter numSignatures: ${numSignatures}, but ${hashes.length} hashes`;
+  return { credentialID, hashes };
+}
+
+/** RFC 9396 `authorization_details`: one entry of type credential with `documentDigests` (standard base64). */
+function credentialDetails(text: string): { credentialID: string; hashes: Uint8Array[] } | string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return 'Invalid parameter authorization_details: not JSON';
+  }
+  const entries = Array.isArray(parsed) ? parsed : [];
+  const entry = entries.find((item): item is Record<string, unknown> => typeof item === 'object' && item !== null && (item as Record<string, unknown>)['type'] === 'credential');
+  if (!entry || entries.length !== 1) return 'Invalid parameter authorization_details: one entry of type credential is expected';
+  const credentialID = entry['credentialID'];
+  if (typeof credentialID !== 'string' || credentialID === '') return 'Missing (or invalid type) string parameter credentialID';
+  if (entry['hashAlgorithmOID'] !== CSC_HASH_ALGO_SHA256) return 'Invalid parameter hashAlgorithmOID';
+  const digests = entry['documentDigests'];
+  if (!Array.isArray(digests) || digests.length === 0 || digests.length > MAX_HASHES_PER_AUTHORIZATION) {
+    return `Invalid parameter documentDigests: 1 to ${MAX_HASHES_PER_AUTHORIZATION} entries are expected`;
+  }
+  const texts = digests.map((digest) => (typeof digest === 'object' && digest !== null ? (digest as Record<string, unknown>)['hash'] : undefined));
+  if (!texts.every((hash): hash is string => typeof hash === 'string')) return 'Invalid parameter documentDigests: every entry needs a hash';
+  const hashes = decodeHashes(texts, decodeBase64);
+  return typeof hashes === 'string' ? hashes : { credentialID, hashes };
+}
+
+function decodeHashes(texts: string[], decode: (text: string) => Uint8Array | undefined): Uint8Array[] | string {
+  const hashes: Uint8Array[] = [];
+  for (const text of texts) {
+    const hash = decode(text);
+    if (!hash) return 'Invalid parameter hashes: not encoded as the specification says';
+    if (hash.length !== SHA256_LENGTH) return 'Invalid digest value length';
+    hashes.push(hash);
+  }
+  return hashes;
+}
+
+function decodeBase64(text: string): Uint8Array | undefined {
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(text) || text.length % 4 !== 0) return undefined;
+  return new Uint8Array(Buffer.from(text, 'base64'));
+}
+
+/** ASN.1 GeneralizedTime as CSC v2 writes certificate dates: YYYYMMDDHHMMSSZ. */
+function generalizedTime(date: Date): string {
+  return date.toISOString().replace(/[-:T]/g, '').replace(/\.\d{3}/, '');
 }

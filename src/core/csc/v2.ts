@@ -1,0 +1,154 @@
+/**
+ * CSC API v2 (v2.0.0.x) on the wire: discovery (`info`), the authorization request of scope
+ * credential (`hashes` + `hashAlgorithmOID`, or RFC 9396 `authorization_details`),
+ * `credentials/list` with the credentials' info in one call, `credentials/info` and
+ * `signatures/signHash` with `hashAlgorithmOID` and `signAlgo`. Pure, as `requests.ts` and
+ * `responses.ts` are for v1.0.4: the domain values (CredentialInfo, signatures) are the same.
+ */
+import { EsignError } from '../errors.js';
+import { authorizeUrlWith, checkHashes, jsonRequest, type AuthorizeParams } from './requests.js';
+import { asObject, badResponse, credentialInfoFrom, okJson, stringArray } from './responses.js';
+import { CSC_HASH_ALGO_SHA256, CSC_SIGN_ALGO_RSA, type CredentialInfo, type PreparedRequest } from './shapes.js';
+
+type Body = Uint8Array | string;
+
+/** The methods esign calls; a v2 service that lists none of one is refused before any browser step. */
+export const V2_METHODS_NEEDED = ['credentials/list', 'credentials/info', 'signatures/signHash'] as const;
+
+/** What `info` says of a service, as far as esign uses it. */
+export interface ServiceInfo {
+  /** `specs` as the service sent it, e.g. "2.0.0.2" or "1.0.4.0". */
+  specs: string;
+  name?: string;
+  methods: string[];
+  authTypes: string[];
+  /** v2: the OAuth 2.0 authorization server's base URI, when it is not the service's own. */
+  oauth2?: string;
+}
+
+/** `POST {base}/csc/v{1|2}/info` (no token; `{}` or `{lang}`). */
+export function buildInfoRequest(baseUrl: string, version: 1 | 2, lang?: string): PreparedRequest {
+  return jsonRequest(baseUrl, `/csc/v${version}/info`, undefined, lang ? { lang } : {});
+}
+
+/**
+ * The answer to `info`, or undefined when the service has no such endpoint: 501, or any 4xx but
+ * 429 (gateways in front of v1.0.4 services answer an unknown path with 400, 401 or 403 as often
+ * as with 404). A 5xx or 429 is an error: guessing the dialect from an outage would mislead.
+ */
+export function processInfoResponse(status: number, body: Body): ServiceInfo | undefined {
+  if (status === 501 || (status >= 400 && status < 500 && status !== 429)) return undefined;
+  const object = okJson(status, body, 'info');
+  const specs = object['specs'];
+  if (typeof specs !== 'string' || !/^\d+(\.\d+)*$/.test(specs)) throw badResponse('info', `has specs ${JSON.stringify(specs)}, not a version`);
+  const info: ServiceInfo = { specs, methods: stringArray(object['methods']) ?? [], authTypes: stringArray(object['authType']) ?? [] };
+  if (typeof object['name'] === 'string') info.name = object['name'];
+  if (typeof object['oauth2'] === 'string' && object['oauth2'] !== '') info.oauth2 = object['oauth2'];
+  return info;
+}
+
+/** Refuses a v2 service that cannot do what esign needs, naming what is missing, before any browser step. */
+export function checkV2Service(info: ServiceInfo): void {
+  const missing = V2_METHODS_NEEDED.filter((method) => !info.methods.includes(method));
+  if (missing.length > 0) {
+    throw new EsignError('CSC_UNSUPPORTED_SERVICE', `The signing service (CSC API ${info.specs}) does not offer ${missing.join(', ')}, which esign needs to sign.`, {
+      hint: 'Ask the provider whether another base URL offers them; esign signs hashes with signatures/signHash.',
+      details: { missing, methods: info.methods },
+    });
+  }
+  if (info.authTypes.length > 0 && !info.authTypes.includes('oauth2code')) {
+    throw new EsignError('CSC_UNSUPPORTED_SERVICE', `The signing service (CSC API ${info.specs}) offers no oauth2code authorization (it offers ${info.authTypes.join(', ')}), which esign's browser approval needs.`, {
+      hint: 'Ask the provider for OAuth 2.0 authorization code access for your client.',
+      details: { authTypes: info.authTypes },
+    });
+  }
+}
+
+/**
+ * `GET {oauth2}/oauth2/authorize`, v2. Scope credential carries `hashes` (base64url, comma-separated)
+ * with `hashAlgorithmOID`, or, with `authorizationDetails`, one RFC 9396 entry of type credential
+ * whose `documentDigests` hold the hashes (standard base64).
+ */
+export function buildAuthorizeUrlV2(params: AuthorizeParams, options: { authorizationDetails?: boolean } = {}): string {
+  if (params.scope === 'credential' && options.authorizationDetails) {
+    checkHashes(params.hashes);
+    const { credentialID, hashes, scope: _scope, ...common } = params;
+    const details = [
+      {
+        type: 'credential',
+        credentialID,
+        documentDigests: hashes.map((hash, index) => ({ hash: Buffer.from(hash).toString('base64'), label: `document ${index + 1}` })),
+        hashAlgorithmOID: CSC_HASH_ALGO_SHA256,
+      },
+    ];
+    const url = new URL(authorizeUrlWith({ ...common, scope: 'service' }, () => undefined));
+    url.searchParams.delete('scope');
+    url.searchParams.set('authorization_details', JSON.stringify(details));
+    return url.toString();
+  }
+  return authorizeUrlWith(params, (query, hashes) => {
+    query.set('hashes', hashes.map((hash) => Buffer.from(hash).toString('base64url')).join(','));
+    query.set('hashAlgorithmOID', CSC_HASH_ALGO_SHA256);
+  });
+}
+
+/** The parameters that ask a v2 service for certificates and info along with the ids. */
+const WITH_INFO = { certificates: 'chain', certInfo: true, authInfo: true } as const;
+
+/** `credentials/list` asking for every credential's info in the same answer. */
+export function buildCredentialsListRequestV2(baseUrl: string, accessToken: string): PreparedRequest {
+  return jsonRequest(baseUrl, '/csc/v2/credentials/list', accessToken, { credentialInfo: true, ...WITH_INFO });
+}
+
+/** The ids, and each credential's info when the service sent `credentialInfos` (it may not). */
+export function processCredentialsListResponseV2(status: number, body: Body): { credentialIDs: string[]; infos: Map<string, CredentialInfo> } {
+  const object = okJson(status, body, 'credentials/list');
+  const credentialIDs = stringArray(object['credentialIDs']);
+  if (!credentialIDs) throw badResponse('credentials/list', 'has no credentialIDs array');
+  const infos = new Map<string, CredentialInfo>();
+  const listed = object['credentialInfos'];
+  if (listed !== undefined) {
+    if (!Array.isArray(listed)) throw badResponse('credentials/list', 'has a credentialInfos that is not an array');
+    for (const entry of listed) {
+      const item = asObject(entry);
+      const id = item?.['credentialID'];
+      if (!item || typeof id !== 'string') throw badResponse('credentials/list', 'has a credentialInfos entry without a credentialID');
+      infos.set(id, credentialInfoFrom(item, id, 'credentials/list', asObject(item['auth'])?.['mode']));
+    }
+  }
+  return { credentialIDs, infos };
+}
+
+export function buildCredentialsInfoRequestV2(baseUrl: string, accessToken: string, credentialID: string): PreparedRequest {
+  return jsonRequest(baseUrl, '/csc/v2/credentials/info', accessToken, { credentialID, ...WITH_INFO });
+}
+
+export function processCredentialsInfoResponseV2(status: number, body: Body, credentialID: string): CredentialInfo {
+  const object = okJson(status, body, 'credentials/info');
+  return credentialInfoFrom(object, credentialID, 'credentials/info', asObject(object['auth'])?.['mode']);
+}
+
+export interface SignHashParamsV2 {
+  baseUrl: string;
+  /** The service token, or the credential-scoped token (the SAD) when `sadAsBearer`. */
+  accessToken: string;
+  credentialID: string;
+  sad: string;
+  hashes: Uint8Array[];
+  /** The SAD travels as the Bearer token instead of in the body (services differ; CSC v2 allows both). */
+  sadAsBearer?: boolean;
+}
+
+/** `POST {base}/csc/v2/signatures/signHash`: hashes in standard base64, SHA-256 with rsaEncryption, synchronous. */
+export function buildSignHashRequestV2(params: SignHashParamsV2): PreparedRequest {
+  checkHashes(params.hashes);
+  const body: Record<string, unknown> = {
+    credentialID: params.credentialID,
+    ...(params.sadAsBearer ? {} : { SAD: params.sad }),
+    hashes: params.hashes.map((hash) => Buffer.from(hash).toString('base64')),
+    hashAlgorithmOID: CSC_HASH_ALGO_SHA256,
+    signAlgo: CSC_SIGN_ALGO_RSA,
+  };
+  return jsonRequest(params.baseUrl, '/csc/v2/signatures/signHash', params.sadAsBearer ? params.sad : params.accessToken, body);
+}
+

@@ -1,0 +1,103 @@
+/**
+ * The sandbox signing service speaking CSC API v2.0.0.2, under `/signing-v2`: the same users,
+ * credentials and keys as `/signing`, with its own tokens. `/oauth2/*` as in v1 (the
+ * authorization request of scope credential takes `hashes` + `hashAlgorithmOID`, or RFC 9396
+ * `authorization_details`), and `/csc/v2/info`, `credentials/list`, `credentials/info`,
+ * `signatures/signHash`.
+ *
+ * Errors are HTTP statuses with `{error, error_description}` as the v2 specification words them:
+ * 400 `invalid_request` ("Invalid parameter SAD", "SAD expired", …), 401 `invalid_token`.
+ */
+import type { SandboxDeps } from '../deps.js';
+import { bearerToken, type Router } from '../http.js';
+import { CMS_SHA256_WITH_RSA, CSC_SIGN_ALGO_RSA } from '../../core/csc/shapes.js';
+import { csc, cscCall, mountOAuth, optionalString, requiredString, signingService, standardBase64Hashes } from './routes.js';
+import { SigningServiceError, type CredentialInfoOptionsV2 } from './service.js';
+
+export const V2_SPECS = '2.0.0.2';
+export const V2_METHODS = ['credentials/list', 'credentials/info', 'signatures/signHash'] as const;
+
+export function mountSigningV2(router: Router, deps: SandboxDeps): void {
+  const service = signingService(deps, 2);
+  mountOAuth(router, deps, service);
+
+  router.post('/csc/v2/info', (request) =>
+    cscCall(request, (body) => {
+      optionalString(body['lang'], 'lang');
+      return {
+        specs: V2_SPECS,
+        name: 'esign sandbox signing service (CSC API v2)',
+        logo: `${request.baseUrl}/logo.png`,
+        region: 'NL',
+        lang: 'en-US',
+        description: 'Test signatures only: keys and certificates of the esign sandbox PKI.',
+        authType: ['oauth2code'],
+        oauth2: request.baseUrl,
+        asynchronousOperationMode: false,
+        methods: [...V2_METHODS],
+        signAlgorithms: { algos: [CSC_SIGN_ALGO_RSA, CMS_SHA256_WITH_RSA] },
+      };
+    }),
+  );
+
+  router.post('/csc/v2/credentials/list', (request) =>
+    csc(service, request, (body, holder) => {
+      optionalString(body['userID'], 'userID');
+      optionalString(body['lang'], 'lang');
+      optionalString(body['clientData'], 'clientData');
+      return service.listCredentialsV2(holder.user, {
+        credentialInfo: optionalBoolean(body['credentialInfo'], 'credentialInfo'),
+        onlyValid: optionalBoolean(body['onlyValid'], 'onlyValid'),
+        ...infoOptions(body),
+      });
+    }),
+  );
+
+  router.post('/csc/v2/credentials/info', (request) =>
+    csc(service, request, (body, holder) => {
+      const credentialID = v2String(body['credentialID'], 'credentialID');
+      optionalString(body['lang'], 'lang');
+      optionalString(body['clientData'], 'clientData');
+      return service.credentialInfoV2(holder.user, credentialID, infoOptions(body));
+    }),
+  );
+
+  router.post('/csc/v2/signatures/signHash', (request) =>
+    cscCall(request, (body) => {
+      const credentialID = v2String(body['credentialID'], 'credentialID');
+      const sad = optionalString(body['SAD'], 'SAD');
+      const hashes = standardBase64Hashes(body['hashes'], 'hashes');
+      const hashAlgorithmOID = optionalString(body['hashAlgorithmOID'], 'hashAlgorithmOID');
+      const signAlgo = v2String(body['signAlgo'], 'signAlgo');
+      if (body['signAlgoParams'] !== undefined && typeof body['signAlgoParams'] !== 'string') throw invalid('Invalid parameter signAlgoParams');
+      const operationMode = optionalString(body['operationMode'], 'operationMode');
+      if (operationMode !== undefined && operationMode !== 'S') throw invalid('Invalid parameter operationMode: only S (synchronous) is offered');
+      optionalString(body['clientData'], 'clientData');
+      const signatures = service.signHashV2(bearerToken(request), { credentialID, ...(sad !== undefined ? { sad } : {}), hashes, ...(hashAlgorithmOID !== undefined ? { hashAlgorithmOID } : {}), signAlgo });
+      return { signatures };
+    }),
+  );
+}
+
+function invalid(description: string): SigningServiceError {
+  return new SigningServiceError(400, 'invalid_request', description);
+}
+
+/** The v2 wording of a missing parameter: "Missing (or invalid type) string parameter credentialID". */
+function v2String(value: unknown, name: string): string {
+  if (typeof value !== 'string' || value === '') throw invalid(`Missing (or invalid type) string parameter ${name}`);
+  return requiredString(value, name);
+}
+
+function optionalBoolean(value: unknown, name: string): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean') throw invalid(`Invalid parameter ${name}: a boolean is expected`);
+  return value;
+}
+
+/** `certificates` (none, single, chain; single when absent), `certInfo` and `authInfo`. */
+function infoOptions(body: Record<string, unknown>): CredentialInfoOptionsV2 {
+  const certificates = body['certificates'] ?? 'single';
+  if (certificates !== 'none' && certificates !== 'single' && certificates !== 'chain') throw invalid('Invalid parameter certificates');
+  return { certificates, certInfo: optionalBoolean(body['certInfo'], 'certInfo'), authInfo: optionalBoolean(body['authInfo'], 'authInfo') };
+}
