@@ -7,23 +7,27 @@ import { SANDBOX_SECRETS } from '../../src/sandbox/deps.js';
 import { runCli } from '../helpers/run-cli.js';
 import { buildClassicPdf } from '../helpers/pdf-fixtures.js';
 import { tempDir } from '../helpers/tmp.js';
+import { SANDBOX_DIALECTS, onDialect, signingRoute } from '../helpers/dialects.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 
-let sandbox: TestSandbox;
+let shared: TestSandbox;
 
 beforeAll(async () => {
-  sandbox = await startTestSandbox({ autoApprove: true });
+  shared = await startTestSandbox({ autoApprove: true });
 });
 
 afterAll(async () => {
-  await sandbox.close();
+  await shared.close();
 });
 
 interface Listed {
+  signingService: { cscVersion: string; specs?: string; chosenBy: string };
   credentials: Array<{ credentialID: string; status: string; statusReason?: string; keyLength: number; isDefault: boolean; signer: { subjectCN: string; issuerCN: string } }>;
 }
 
-describe('esign credentials', () => {
+describe.each(SANDBOX_DIALECTS)('esign credentials on $name', (dialect) => {
+  const sandbox = onDialect(() => shared, dialect);
+
   it('lists every credential with status, names, validity and key (--json)', async () => {
     const result = await runCli(['--auto-approve', '--json', 'credentials', 'list'], { env: sandbox.env });
     expect(result.code, result.stderr).toBe(0);
@@ -38,6 +42,7 @@ describe('esign credentials', () => {
     expect(listed.credentials[0]?.signer.subjectCN).toContain('TEST');
     expect(listed.credentials[0]?.signer.issuerCN).toBe('esign Sandbox TEST Issuing CA');
     expect(listed.credentials[0]?.isDefault).toBe(true);
+    expect(listed.signingService).toEqual({ cscVersion: dialect.profile === 'sandbox' ? '1' : '2', ...(dialect.profile === 'sandbox' ? {} : { specs: '2.0.0.2' }), chosenBy: 'setting' });
   });
 
   it('prints a table for people, and never a token', async () => {
@@ -73,9 +78,11 @@ describe('esign credentials', () => {
 
   it('off a terminal, with several enabled credentials and no default, asks for --credential instead of guessing', async () => {
     // A profile of the user's own (no built-in default credential) against the sandbox's services.
-    const env = { ...sandbox.env, ESIGN_CONFIG_DIR: await tempDir(), ESIGN_CLIENT_SECRET: SANDBOX_SECRETS.clientSecret };
+    // Its cscVersion is auto: the dialect is found out from the service's info.
+    const env = { ...sandbox.env, ESIGN_PROFILE: 'lab', ESIGN_CONFIG_DIR: await tempDir(), ESIGN_CLIENT_SECRET: SANDBOX_SECRETS.clientSecret };
     const browser = `node ${fileURLToPath(new URL('../helpers/follow-redirects-browser.js', import.meta.url))}`;
-    const init = await runCli(['config', 'init', 'lab', '--set', `signingBaseUrl=${sandbox.sandbox.urls.signing}`, '--set', 'clientId=esign-cli', '--set', 'redirectUri=http://127.0.0.1:0/callback'], { env });
+    const signingBaseUrl = dialect.profile === 'sandbox' ? sandbox.sandbox.urls.signing : sandbox.sandbox.urls.signingV2;
+    const init = await runCli(['config', 'init', 'lab', '--set', `signingBaseUrl=${signingBaseUrl}`, '--set', 'clientId=esign-cli', '--set', 'redirectUri=http://127.0.0.1:0/callback'], { env });
     expect(init.code, init.stderr).toBe(0);
     const dir = await tempDir();
     await writeFile(join(dir, 'a.pdf'), buildClassicPdf());
@@ -85,11 +92,13 @@ describe('esign credentials', () => {
     const chosen = await runCli(['--browser', browser, '--json', 'sign', '--credential', 'alice-rsa3072', join(dir, 'a.pdf')], { env });
     expect(chosen.code, chosen.stderr).toBe(0);
     expect(chosen.json()).toMatchObject({ credential: 'alice-rsa3072', level: 'B-B' });
+    const listed = await runCli(['--browser', browser, '--json', 'credentials', 'list'], { env });
+    expect(listed.json<Listed>().signingService).toEqual(dialect.profile === 'sandbox' ? { cscVersion: '1', chosenBy: 'info' } : { cscVersion: '2', specs: '2.0.0.2', chosenBy: 'info' });
   });
 
   it('signs in to the signing service once and reuses the cached service token in later commands', async () => {
     const env = { ...sandbox.env, ESIGN_CONFIG_DIR: await tempDir() };
-    const serviceSignIns = () => sandbox.sandbox.requestLog.filter((id) => id === 'signing GET /oauth2/authorize').length;
+    const serviceSignIns = () => sandbox.sandbox.requestLog.filter((id) => id === signingRoute(dialect, 'GET /oauth2/authorize')).length;
     const before = serviceSignIns();
     for (const args of [['credentials', 'list'], ['credentials', 'info', 'alice-rsa3072'], ['credentials', 'list']]) {
       const result = await runCli(['--auto-approve', '--json', ...args], { env });

@@ -7,14 +7,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSignedData } from '../../src/core/cms/parse.js';
 import { trimDer } from '../../src/core/pdf/signatures.js';
 import { runCli } from '../helpers/run-cli.js';
+import { SANDBOX_DIALECTS, onDialect, signingRoute } from '../helpers/dialects.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDir } from '../helpers/tmp.js';
 
-let sandbox: TestSandbox;
+let shared: TestSandbox;
 beforeAll(async () => {
-  sandbox = await startTestSandbox({ autoApprove: true });
+  shared = await startTestSandbox({ autoApprove: true });
 });
-afterAll(async () => sandbox?.close());
+afterAll(async () => shared?.close());
 
 async function makePdf(path: string, text = 'Hello', objectStreams = false): Promise<Buffer> {
   const document = await PDFDocument.create();
@@ -51,7 +52,9 @@ function cmsOf(pdf: Buffer): Uint8Array {
   return trimDer(Buffer.from(pdf.subarray(a + 1, b - 1).toString('latin1'), 'hex'));
 }
 
-describe('esign sign (PAdES and CAdES against the sandbox)', () => {
+describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox, $name)', (dialect) => {
+  const sandbox = onDialect(() => shared, dialect);
+
   it('says the signatures are TEST signatures even with --quiet, and prints nothing else', async () => {
     const dir = await tempDir();
     const input = join(dir, 'quiet.pdf');
@@ -192,7 +195,7 @@ describe('esign sign (PAdES and CAdES against the sandbox)', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toContain('Opening your browser for the');
     expect(result.stderr).not.toMatch(/Could not open a browser/);
-    expect(await readFile(opened, 'utf8')).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/signing\/oauth2\/authorize\?/);
+    expect(await readFile(opened, 'utf8')).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:\\d+/${dialect.prefix}/oauth2/authorize\\?`));
     expect((await readdir(dir)).sort()).toEqual(['bin', 'desktop-signed.pdf', 'desktop.pdf', 'opened.txt']);
   });
 
@@ -249,8 +252,8 @@ describe('esign sign (PAdES and CAdES against the sandbox)', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(result.jsonLines()).toHaveLength(120);
     const calls = sandbox.sandbox.requestLog.slice(before);
-    expect(calls.filter((call) => call === 'signing POST /csc/v1/signatures/signHash')).toHaveLength(3);
-    const credentialSteps = calls.filter((call) => call === 'signing GET /oauth2/authorize').length;
+    expect(calls.filter((call) => call === signingRoute(dialect, 'POST signatures/signHash'))).toHaveLength(3);
+    const credentialSteps = calls.filter((call) => call === signingRoute(dialect, 'GET /oauth2/authorize')).length;
     expect(credentialSteps).toBeGreaterThanOrEqual(3);
     expect(credentialSteps).toBeLessThanOrEqual(4);
   });
@@ -307,7 +310,7 @@ describe('esign sign (PAdES and CAdES against the sandbox)', () => {
     for (let index = 1; index < 60; index++) await copyFile(join(inputs, 'doc-00.pdf'), join(inputs, `doc-${String(index).padStart(2, '0')}.pdf`));
     const out = join(dir, 'out');
     // The first step's signHash fails (50 files); then the TSA refuses one token of the second step.
-    sandbox.sandbox.faults.inject({ route: 'signing POST /csc/v1/signatures/signHash', fault: { kind: 'status', status: 500, body: '{"error":"server_error"}' } });
+    sandbox.sandbox.faults.inject({ route: signingRoute(dialect, 'POST signatures/signHash'), fault: { kind: 'status', status: 500, body: '{"error":"server_error"}' } });
     await fetch(`${sandbox.sandbox.urls.tsa}/_faults`, { method: 'POST', body: JSON.stringify({ failInfo: 'systemFailure' }) });
     const result = await runCli(['--auto-approve', '--json', 'sign', '--level', 'B-T', '--continue-on-error', '--output-dir', out, inputs], { env: sandbox.env });
     sandbox.sandbox.faults.clear();
@@ -327,7 +330,7 @@ describe('esign sign (PAdES and CAdES against the sandbox)', () => {
     const dir = await tempDir();
     const input = join(dir, 'slow.pdf');
     await makePdf(input);
-    sandbox.sandbox.faults.inject({ route: 'signing GET /oauth2/authorize', fault: { kind: 'delay', ms: 3_000 }, times: 2 });
+    sandbox.sandbox.faults.inject({ route: signingRoute(dialect, 'GET /oauth2/authorize'), fault: { kind: 'delay', ms: 3_000 }, times: 2 });
     const result = await runCli(['--auto-approve', '--timeout', '1', 'sign', '--level', 'B-B', input], { env: { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'config') } });
     sandbox.sandbox.faults.clear();
     expect(result.code, result.stderr).toBe(4);
@@ -408,7 +411,7 @@ describe('esign sign (PAdES and CAdES against the sandbox)', () => {
     const env = { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'config') };
     const pending = await runCli(['--quiet', 'sign', '--prepare', '--state', state, join(dir, 'q.pdf')], { env });
     expect(pending.code, pending.stderr).toBe(0);
-    expect(pending.stdout).toMatch(/^Sign in at:\n.*\/signing\/oauth2\/authorize\?.*scope=service/m);
+    expect(pending.stdout).toMatch(new RegExp(`^Sign in at:\\n.*/${dialect.prefix}/oauth2/authorize\\?.*scope=service`, 'm'));
     const signedIn = (await fetch(/(http:\S+\/oauth2\/authorize\S+)/.exec(pending.stdout)![1]!, { redirect: 'manual' })).headers.get('location')!;
     const prepared = await runCli(['--quiet', 'sign', '--prepare', '--state', state, '--redirect-url', signedIn, join(dir, 'q.pdf')], { env });
     expect(prepared.code, prepared.stderr).toBe(0);
