@@ -37,7 +37,7 @@ export async function buildProgram(args: string[], overrides: ContextOverrides =
       'Sign documents with a remote qualified-signature service (CSC API).\nWith no profile chosen: the env profile when ESIGN_* variables name a service\n(ESIGN_SIGNING_URL, …; docs/ci.md), else the built-in sandbox (TEST signatures).',
     )
     .version(version(), '-V, --version')
-    .option('--profile <name>', 'profile to use (default: ESIGN_PROFILE, the current profile, else "env" when a service URL is in the environment, else "sandbox")')
+    .option('--profile <name>', 'profile to use (default: ESIGN_PROFILE, the current profile, else "env" when a service URL is in the environment, else "sandbox"; "sandbox-v2" is the sandbox on CSC API v2)')
     .option('--json', 'print machine-readable JSON results on stdout')
     .option('-q, --quiet', 'print only results and errors')
     .option('-v, --verbose', 'print progress details and error traces (never secrets)')

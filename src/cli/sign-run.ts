@@ -8,7 +8,7 @@ import { EsignError, isEsignError } from '../core/errors.js';
 import type { SignatureLevel } from '../core/profile.js';
 import type { CredentialInfo } from '../core/csc/shapes.js';
 import type { ExtensionResult } from '../core/ltv/index.js';
-import type { TimestampAuthority } from '../core/ports.js';
+import type { SigningCredential, TimestampAuthority } from '../core/ports.js';
 import {
   batches,
   completeDocument,
@@ -127,7 +127,7 @@ async function signChecked(
         failures.push(failureOf(job, error));
       }
     }
-    const steps = batches(prepared);
+    const steps = batches(prepared, credential.signaturesPerApproval);
     for (const [stepIndex, batch] of steps.entries()) {
       // The browser step prints its own lines; the spinner comes back once the service has answered.
       spinner.stop();
@@ -216,13 +216,13 @@ export function signOptionsFrom(options: SignCommandOptions, level: SignatureLev
  * The credential to sign with: the one named, else the only enabled one, else a prompt on a TTY.
  * It must be enabled; its chain comes from credentials/info.
  */
-export async function chooseCredential(named: string | undefined, signing: CscClient, ctx: Context): Promise<CredentialInfo> {
+export async function chooseCredential(named: string | undefined, signing: CscClient, ctx: Context): Promise<CredentialInfo & SigningCredential> {
   let id = named;
   if (!id) {
     const ids = await signing.listCredentialIDs();
     const infos = await Promise.all(ids.map((candidate) => signing.credentialInfo(candidate)));
     const enabled = infos.filter((info) => info.status === 'enabled');
-    if (enabled.length === 1) return enabled[0]!;
+    if (enabled.length === 1) return signing.forSigning(enabled[0]!);
     if (enabled.length === 0) throw new EsignError('CREDENTIAL_NOT_FOUND', 'You have no enabled signing credential.', { hint: 'Ask the service operator, or check `esign credentials list`.' });
     if (!ctx.io.canPrompt) {
       throw new EsignError('CREDENTIAL_AMBIGUOUS', `You have ${enabled.length} enabled credentials and no default.`, {
@@ -238,7 +238,7 @@ export async function chooseCredential(named: string | undefined, signing: CscCl
       hint: 'Choose another with --credential (see `esign credentials list`).',
     });
   }
-  return info;
+  return signing.forSigning(info);
 }
 
 function report(ctx: Context, result: SignedDocument, credentialID: string, extension?: ExtensionResult): void {

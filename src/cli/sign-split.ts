@@ -11,6 +11,7 @@ import { chmod, readFile, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { EsignError } from '../core/errors.js';
 import type { CredentialInfo } from '../core/csc/shapes.js';
+import type { SigningCredential } from '../core/ports.js';
 import { SIGNATURE_LEVELS, type SignatureLevel } from '../core/profile.js';
 import { batches, completeDocument, hashSource, mapConcurrently, prepareDocument, timestampSignatures, type DocumentFiles, type PreparedDocument, type SignJob, type SignOptions } from '../core/sign-workflow.js';
 import { writeBytesAtomically } from '../io/atomic-write.js';
@@ -129,7 +130,7 @@ export async function splitServiceSignIn(signing: CscClient, command: SignComman
 
 export async function runSplitPrepare(
   jobs: SignJob[],
-  credential: CredentialInfo,
+  credential: CredentialInfo & SigningCredential,
   options: SignOptions,
   signing: CscClient,
   command: SignCommandOptions,
@@ -140,7 +141,7 @@ export async function runSplitPrepare(
   const redirectUri = splitRedirectUri(profile.settings.redirectUri);
   const urls: string[] = [];
   const steps: ApprovalStep[] = [];
-  for (const batch of batches(prepared)) {
+  for (const batch of batches(prepared, credential.signaturesPerApproval)) {
     const hashes = batch.map((document) => document.signedAttributes.toBeSignedHash);
     const state = randomState();
     const { url, codeVerifier } = await signing.credentialAuthorizationUrl(credential.credentialID, hashes, redirectUri, state);
@@ -210,7 +211,7 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
       hint: 'Run --complete where --prepare ran (the same ESIGN_CONFIG_DIR) within the hour, or run --prepare again.',
     });
   }
-  const credential = await signing.credentialInfo(state.credentialID);
+  const credential = signing.forSigning(await signing.credentialInfo(state.credentialID));
   // Storage is opened before any code is spent, so a missing login shows at once.
   const upload = command.upload ? await outputUploader(ctx, chosen.flatMap(({ step }) => step.jobs), command.overwrite) : undefined;
   // The state never holds a PDF password: it is given again here (ESIGN_PDF_PASSWORD, --password-file, the terminal).

@@ -23,6 +23,8 @@ export interface SigningCredential {
   credentialID: string;
   certificates: Uint8Array[];
   keyLengthBits: number;
+  /** Hashes one approval (SAD) covers: at most 50, fewer when the service or the profile says. */
+  signaturesPerApproval: number;
 }
 
 /**

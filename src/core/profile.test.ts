@@ -38,6 +38,9 @@ describe('parseSettingValue', () => {
     expect(parseSettingValue('clientSecretInBody', 'yes')).toBe(true);
     expect(parseSettingValue('level', 'B-LTA')).toBe('B-LTA');
     expect(parseSettingValue('trustAnchors', 'a.pem,b.pem')).toEqual(['a.pem', 'b.pem']);
+    expect(parseSettingValue('cscVersion', '2')).toBe('2');
+    expect(parseSettingValue('cscMaxSignatures', '10')).toBe(10);
+    expect(parseSettingValue('cscSadAsBearer', 'true')).toBe(true);
   });
 
   it('refuses what is not a URL or level', () => {
@@ -46,6 +49,10 @@ describe('parseSettingValue', () => {
       ['tsaUrls', 'ftp://tsa.example'],
       ['level', 'B-X'],
       ['clientSecretInBody', 'maybe'],
+      ['cscVersion', '1.0.4'],
+      ['cscMaxSignatures', '0'],
+      ['cscMaxSignatures', '51'],
+      ['cscMaxSignatures', '2.5'],
     ] as const) {
       try {
         parseSettingValue(key, value);

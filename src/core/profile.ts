@@ -3,6 +3,7 @@
  * flag > environment > stored profile > default, and a record of where each value came from.
  * Secrets are not settings: they come from ESIGN_* variables or a 0600 secrets file only.
  */
+import { MAX_HASHES_PER_AUTHORIZATION } from './csc/shapes.js';
 import { EsignError } from './errors.js';
 
 export interface ProfileSettings {
@@ -26,6 +27,7 @@ export interface ProfileSettings {
   cscVersion?: CscVersionSetting;
   cscAuthorizationDetails?: boolean;
   cscSadAsBearer?: boolean;
+  cscMaxSignatures?: number;
 }
 
 /** Which CSC API the signing service speaks: found out from its `info` (auto), or said. */
@@ -33,7 +35,7 @@ export type CscVersionSetting = 'auto' | '1' | '2';
 export const CSC_VERSION_SETTINGS: readonly CscVersionSetting[] = ['auto', '1', '2'];
 
 export type ProfileKey = keyof ProfileSettings;
-type ValueKind = 'url' | 'urls' | 'string' | 'paths' | 'boolean' | 'lang' | 'level' | 'cscVersion';
+type ValueKind = 'url' | 'urls' | 'string' | 'paths' | 'boolean' | 'lang' | 'level' | 'cscVersion' | 'signatureCount';
 
 interface KeySpec {
   kind: ValueKind;
@@ -66,6 +68,11 @@ export const PROFILE_KEYS: Record<ProfileKey, KeySpec> = {
     description: 'CSC v2: ask for the approval with RFC 9396 authorization_details (documentDigests) instead of hashes',
   },
   cscSadAsBearer: { kind: 'boolean', env: 'ESIGN_CSC_SAD_AS_BEARER', description: 'CSC v2: send the SAD as the Bearer token of signHash instead of in its body' },
+  cscMaxSignatures: {
+    kind: 'signatureCount',
+    env: 'ESIGN_CSC_MAX_SIGNATURES',
+    description: `most signatures one approval (numSignatures) may cover, 1 to ${MAX_HASHES_PER_AUTHORIZATION} (a credential's multisign can lower it)`,
+  },
 };
 
 export const SIGNATURE_LEVELS = ['B-B', 'B-T', 'B-LT', 'B-LTA'] as const;
@@ -148,6 +155,11 @@ export function parseSettingValue(key: ProfileKey, text: string): ProfileSetting
     case 'level':
       if (!(SIGNATURE_LEVELS as readonly string[]).includes(text)) throw invalid(`expected one of ${SIGNATURE_LEVELS.join(', ')}`);
       return text;
+    case 'signatureCount': {
+      const count = /^\d{1,3}$/.test(text) ? Number(text) : NaN;
+      if (!(count >= 1 && count <= MAX_HASHES_PER_AUTHORIZATION)) throw invalid(`expected a whole number from 1 to ${MAX_HASHES_PER_AUTHORIZATION}`);
+      return count;
+    }
     case 'cscVersion':
       if (!(CSC_VERSION_SETTINGS as readonly string[]).includes(text)) throw invalid(`expected one of ${CSC_VERSION_SETTINGS.join(', ')}`);
       return text;

@@ -68,6 +68,8 @@ export interface CscClientOptions {
   authorizationDetails?: boolean;
   /** v2: the SAD as the Bearer token of signHash. */
   sadAsBearer?: boolean;
+  /** Most hashes per approval (numSignatures), when the service allows fewer than 50. */
+  maxSignatures?: number;
 }
 
 /** The CSC API a service speaks, and how esign knows. */
@@ -194,7 +196,17 @@ export class CscClient implements RemoteSigner {
         details: { credentialID },
       });
     }
-    return { credentialID, certificates: info.certificates, keyLengthBits: info.keyLengthBits };
+    const { certificates, keyLengthBits, signaturesPerApproval } = this.forSigning(info);
+    return { credentialID, certificates, keyLengthBits, signaturesPerApproval };
+  }
+
+  /**
+   * The credential as the signing flow uses it: how many hashes one approval covers is the least
+   * of 50, the profile's cscMaxSignatures and the credential's multisign.
+   */
+  forSigning(info: CredentialInfo): CredentialInfo & SigningCredential {
+    const limits = [MAX_HASHES_PER_AUTHORIZATION, this.options.maxSignatures ?? MAX_HASHES_PER_AUTHORIZATION, info.multisign ?? MAX_HASHES_PER_AUTHORIZATION];
+    return { ...info, signaturesPerApproval: Math.min(...limits) };
   }
 
   /**
@@ -203,8 +215,9 @@ export class CscClient implements RemoteSigner {
    */
   async signHashes(credential: SigningCredential, hashes: Uint8Array[]): Promise<Uint8Array[]> {
     const signatures: Uint8Array[] = [];
-    for (let start = 0; start < hashes.length; start += MAX_HASHES_PER_AUTHORIZATION) {
-      const batch = hashes.slice(start, start + MAX_HASHES_PER_AUTHORIZATION);
+    const size = Math.min(credential.signaturesPerApproval, MAX_HASHES_PER_AUTHORIZATION);
+    for (let start = 0; start < hashes.length; start += size) {
+      const batch = hashes.slice(start, start + size);
       await this.serviceToken();
       const sad = await this.browserStep(
         { scope: 'credential', credentialID: credential.credentialID, hashes: batch },
@@ -378,6 +391,7 @@ export async function createCscClient(ctx: Context, profile?: ResolvedProfile): 
     version: resolved.settings.cscVersion ?? 'auto',
     authorizationDetails: resolved.settings.cscAuthorizationDetails ?? false,
     sadAsBearer: resolved.settings.cscSadAsBearer ?? false,
+    ...(resolved.settings.cscMaxSignatures ? { maxSignatures: resolved.settings.cscMaxSignatures } : {}),
     ...(resolved.settings.lang ? { lang: resolved.settings.lang } : {}),
     http: ctx.http,
     tokens: ctx.tokens,

@@ -258,6 +258,18 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     expect(credentialSteps).toBeLessThanOrEqual(4);
   });
 
+  it('cscMaxSignatures (ESIGN_CSC_MAX_SIGNATURES) makes smaller approvals for a service that allows fewer than 50', async () => {
+    const dir = await tempDir();
+    for (let index = 0; index < 5; index++) await writeFile(join(dir, `part-${index}.txt`), `part ${index}`);
+    const before = sandbox.sandbox.requestLog.length;
+    const result = await runCli(['--auto-approve', '--json', 'sign', '--level', 'B-B', dir], { env: { ...sandbox.env, ESIGN_CSC_MAX_SIGNATURES: '2' } });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.jsonLines()).toHaveLength(5);
+    const calls = sandbox.sandbox.requestLog.slice(before);
+    expect(calls.filter((call) => call === signingRoute(dialect, 'POST signatures/signHash'))).toHaveLength(3);
+    expect(result.stderr.match(/approval of \d+ signatures?/g)).toEqual(['approval of 2 signatures', 'approval of 2 signatures', 'approval of 1 signature']);
+  });
+
   it('refuses to overwrite an output without --force and leaves no temp file', async () => {
     const dir = await tempDir();
     const input = join(dir, 'a.pdf');

@@ -443,6 +443,20 @@ describe('the client on v2: what goes on the wire', () => {
     expect(signHash.headers?.['authorization']).toMatch(/^Bearer .+/);
   });
 
+  it("takes a credential's multisign as the most hashes one approval covers", async () => {
+    const bearer = await exchange(serviceParams());
+    const listed = (await csc('credentials/list', bearer, { credentialInfo: true, certificates: 'chain', certInfo: true, authInfo: true })).body;
+    const infos = (listed['credentialInfos'] as Array<Record<string, unknown>>).map((info) => ({ ...info, multisign: 2 }));
+    sandbox.faults.inject({ route: 'signing-v2 POST /csc/v2/credentials/list', fault: { kind: 'malformed', body: JSON.stringify({ ...listed, credentialInfos: infos }), contentType: 'application/json' } });
+    const { client, steps } = makeTestClient({ baseUrl: base, dir: dir.dir });
+    await client.listCredentialIDs();
+    const credential = await client.signingCredential('alice-rsa2048');
+    expect(credential.signaturesPerApproval).toBe(2);
+    const hashes = ['m1', 'm2', 'm3', 'm4', 'm5'].map(digest);
+    expect(await client.signHashes(credential, hashes)).toHaveLength(5);
+    expect(steps.slice(1)).toEqual(['approval of 2 signatures with alice-rsa2048', 'approval of 2 signatures with alice-rsa2048', 'approval of 1 signature with alice-rsa2048']);
+  });
+
   it.each([
     ['SAD expired', 'CSC_SAD_EXPIRED'],
     ['Invalid parameter SAD', 'CSC_SAD_INVALID'],

@@ -75,6 +75,24 @@ describe.skipIf(missing.length > 0)('signed PDFs judged by pdfsig, qpdf and open
     });
   }
 
+  it('signs on the CSC API v2 sandbox (--profile sandbox-v2) a PDF and a file: pdfsig, qpdf and openssl cms accept both', async () => {
+    const dir = join(work.dir, 'csc-v2');
+    await mkdir(dir, { recursive: true });
+    const pdf = await pdfLibPdf(dir, { objectStreams: true });
+    const text = join(dir, 'notes.txt');
+    await writeFile(text, 'signed over CSC API v2\n');
+    const result = await runCli(['--auto-approve', '--json', 'sign', '--profile', 'sandbox-v2', '--level', 'B-T', pdf, text], { env: sandbox.env });
+    expect(result.code, result.stderr).toBe(0);
+    const [signedPdf, signedText] = result.jsonLines<{ output: string; credential: string }>();
+    expect(sandbox.sandbox.requestLog).toContain('signing-v2 POST /csc/v2/signatures/signHash');
+    const report = await pdfsig(signedPdf!.output);
+    expect(report.signatures[0], report.raw).toMatchObject({ valid: true, trusted: true, totalDocument: true });
+    expect(await qpdfCheck(signedPdf!.output)).toBe(0);
+    await opensslVerifiesCms(signedPdf!.output);
+    const verify = await run('openssl', ['cms', '-verify', '-binary', '-content', text, '-inform', 'DER', '-in', signedText!.output, '-CAfile', sandbox.rootPemPath, '-purpose', 'any', '-out', '/dev/null']);
+    expect(verify.status, verify.stderr).toBe(0);
+  });
+
   it('signs into an existing empty signature field', async () => {
     const dir = join(work.dir, 'field');
     await mkdir(dir, { recursive: true });

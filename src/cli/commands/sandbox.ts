@@ -13,8 +13,9 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .summary('run the local emulators of all services (test signatures)')
     .description(
       'Local emulators of the signing, identity, storage and timestamping services, with their own TEST PKI. ' +
-        'The "sandbox" profile uses a running `esign sandbox start` when there is one, and otherwise starts the same ' +
-        'emulators inside each command.',
+        'The signing service speaks CSC API v1.0.4 under /signing and v2 under /signing-v2. ' +
+        'The "sandbox" profile (v1.0.4) and the "sandbox-v2" profile (v2) use a running `esign sandbox start` when there is one, ' +
+        'and otherwise start the same emulators inside each command.',
     );
   sandbox
     .command('start')

@@ -177,6 +177,8 @@ export function credentialInfoFrom(object: Record<string, unknown>, credentialID
   if (authMode !== 'oauth2code') throw badResponse(operation, `has the authorization mode ${JSON.stringify(authMode)} where oauth2code was expected`);
   const info: CredentialInfo = { credentialID, status: keyStatus, algorithms, keyLengthBits, certificates, authMode };
   if (typeof cert['status'] === 'string') info.certificateStatus = cert['status'];
+  const multisign = integerField(object['multisign']);
+  if (multisign !== undefined && multisign >= 1) info.multisign = multisign;
   return info;
 }
 

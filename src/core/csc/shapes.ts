@@ -24,6 +24,8 @@ export interface CredentialInfo {
   authMode: string;
   /** `cert/status` when the service sends it (CSC: valid, expired, revoked, suspended). */
   certificateStatus?: string;
+  /** How many signatures one authorization may cover (`multisign`), when the service says. */
+  multisign?: number;
 }
 
 export interface CredentialsPage {
