@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fuzzParams, jsonAnswerArb, outcome } from '../../test/helpers/fuzz.js';
 import { cscError, processCredentialsInfoResponse, processCredentialsListResponse, processSignHashResponse, processTokenResponse } from './csc/responses.js';
+import { checkV2Service, processCredentialsInfoResponseV2, processCredentialsListResponseV2, processInfoResponse } from './csc/v2.js';
 import { issueTestCertificate } from './cms/test-pki.js';
 import { audienceList, notSharedClaims, parseProof } from './oidc/claims.js';
 import { checkIdTokenClaims, checkUserinfoSubject } from './oidc/id-token.js';
@@ -53,6 +54,32 @@ describe('JSON answer processors under mutation', () => {
         expect(mapped.ok).toBe(true);
       }),
       fuzzParams(1000),
+    );
+  });
+
+  it('signing service, CSC API v2: info, credentials/list with credentialInfos, credentials/info', () => {
+    const v2Info = { key: { status: 'enabled', algo: ['1.2.840.113549.1.1.1'], len: 2048 }, cert: { status: 'valid', certificates: [certificate] }, auth: { mode: 'oauth2code' }, SCAL: '2', multisign: 50 };
+    const info = jsonAnswerArb([{ specs: '2.0.0.2', name: 'x', authType: ['oauth2code'], oauth2: 'https://as.example', methods: ['credentials/list', 'credentials/info', 'signatures/signHash'] }]);
+    const list = jsonAnswerArb([{ credentialIDs: ['a'], credentialInfos: [{ credentialID: 'a', ...v2Info }] }, { credentialIDs: [] }]);
+    const one = jsonAnswerArb([v2Info]);
+    fc.assert(
+      fc.property(info, list, one, (n, l, i) => {
+        check('processInfoResponse', () => processInfoResponse(n.status, n.body), (value) => {
+          if (value === undefined) return;
+          expect(value.specs).toMatch(/^\d+(\.\d+)*$/);
+          expect(value.methods.every((method) => typeof method === 'string')).toBe(true);
+          outcome('checkV2Service', () => checkV2Service(value));
+        });
+        check('processCredentialsListResponseV2', () => processCredentialsListResponseV2(l.status, l.body), (value) => {
+          expect(value.credentialIDs.every((id) => typeof id === 'string')).toBe(true);
+          for (const listed of value.infos.values()) expect(listed.certificates.length).toBeGreaterThan(0);
+        });
+        check('processCredentialsInfoResponseV2', () => processCredentialsInfoResponseV2(i.status, i.body, 'cred'), (value) => {
+          expect(value.authMode).toBe('oauth2code');
+          if (value.multisign !== undefined) expect(Number.isSafeInteger(value.multisign) && value.multisign >= 1).toBe(true);
+        });
+      }),
+      fuzzParams(500),
     );
   });
 
