@@ -9,6 +9,7 @@ import { appendFileSync, mkdirSync } from 'node:fs';
 import { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
+import { SAD_LIFETIME_S } from '../../src/core/csc/shapes.js';
 import { SANDBOX_SECRETS } from '../../src/sandbox/deps.js';
 
 export type SecretKind = 'service token' | 'SAD' | 'identity access token' | 'ID token' | 'code' | 'storage secret' | 'configured secret';
@@ -53,11 +54,17 @@ export function recordSchemaCheck(check: { command: string; checked: number; pro
   if (ledgerDir) appendFileSync(workerFile('schemas'), JSON.stringify({ command: check.command, checked: check.checked, failed: check.problems.length }) + '\n');
 }
 
-function recordBody(text: string): void {
+/**
+ * A CSC v2 SAD is a Bearer token like the service token (v2 §8.3.3); the v2 sandbox's token
+ * endpoint tells them apart only by lifetime, as the SAD lasts SAD_LIFETIME_S.
+ */
+const V2_SAD = new RegExp(`"token_type"\\s*:\\s*"Bearer".*"expires_in"\\s*:\\s*${SAD_LIFETIME_S}\\b`);
+
+function recordBody(text: string, path: string): void {
+  const sad = /"token_type"\s*:\s*"SAD"/.test(text) || (path.startsWith('/signing-v2/oauth2/token') && V2_SAD.test(text));
   for (const match of text.matchAll(/"(access_token|id_token|refresh_token|secretAccessKey|sessionToken)"\s*:\s*"([^"]{8,})"/g)) {
     const [, field, value] = match as unknown as [string, string, string];
-    const kind: SecretKind =
-      field === 'id_token' ? 'ID token' : field === 'access_token' ? (/"token_type"\s*:\s*"SAD"/.test(text) ? 'SAD' : /"id_token"/.test(text) ? 'identity access token' : 'service token') : 'storage secret';
+    const kind: SecretKind = field === 'id_token' ? 'ID token' : field === 'access_token' ? (sad ? 'SAD' : /"id_token"/.test(text) ? 'identity access token' : 'service token') : 'storage secret';
     remember(value, kind);
   }
 }
@@ -76,7 +83,7 @@ function chunkText(chunk: unknown): string {
 
 /** What the wrapped ServerResponse reports to: this module instance (a worker may load it again per file). */
 interface Recorder {
-  body(text: string): void;
+  body(text: string, path: string): void;
   location(value: unknown): void;
   authorize(query: URLSearchParams): void;
 }
@@ -102,9 +109,9 @@ export function recordSandboxResponses(): void {
     return originalWrite.call(this, chunk, ...rest);
   };
   proto['end'] = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]) {
-    recorder().body((bodies.get(this) ?? '') + (typeof chunk === 'function' ? '' : chunkText(chunk)));
-    recorder().location(this.getHeader('location'));
     const url = new URL(this.req?.url ?? '/', 'http://127.0.0.1');
+    recorder().body((bodies.get(this) ?? '') + (typeof chunk === 'function' ? '' : chunkText(chunk)), url.pathname);
+    recorder().location(this.getHeader('location'));
     if (url.pathname.endsWith('/oauth2/authorize')) recorder().authorize(url.searchParams);
     return originalEnd.call(this, chunk, ...rest);
   };

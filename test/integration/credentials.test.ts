@@ -62,6 +62,9 @@ describe.each(SANDBOX_DIALECTS)('esign credentials on $name', (dialect) => {
     expect(info.keyUsage).toEqual(['digitalSignature', 'nonRepudiation']);
     const human = await runCli(['--auto-approve', 'credentials', 'info', 'alice-expired'], { env: sandbox.env });
     expect(human.stdout).toContain('disabled (certificate expired)');
+    expect(human.stdout).toContain(
+      dialect.profile === 'sandbox' ? 'service      CSC API v1.0.4, chosen by the cscVersion setting' : 'service      CSC API v2 (specs 2.0.0.2), chosen by the cscVersion setting',
+    );
   });
 
   it('sets the default credential, and refuses a disabled or unknown one', async () => {

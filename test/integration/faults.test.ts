@@ -36,6 +36,9 @@ const ROUTES = {
   info: 'signing POST /csc/v1/credentials/info',
   authorize: 'signing GET /oauth2/authorize',
   signHash: 'signing POST /csc/v1/signatures/signHash',
+  v2Info: 'signing-v2 POST /csc/v2/info',
+  v2List: 'signing-v2 POST /csc/v2/credentials/list',
+  v2SignHash: 'signing-v2 POST /csc/v2/signatures/signHash',
   tsa: 'tsa POST /tss03',
   storageCredentials: 'storage POST /v1/credentials',
   s3Put: 's3 PUT /{bucket}/{key}',
@@ -114,7 +117,7 @@ interface FaultCase {
   /** Arms the fault (sandbox injector, TSA or identity switches, S3 proxy, runtime file). */
   arm: (env: Record<string, string>) => Promise<void> | void;
   /** The CLI run that makes the call. */
-  command: 'sign' | 'sign (browser)' | 'sign B-T' | 'credentials list' | 'login' | 'upload' | 'upload (multipart)' | 'timestamp';
+  command: 'sign' | 'sign (browser)' | 'sign B-T' | 'credentials list' | 'sign (v2)' | 'credentials list (v2)' | 'login' | 'upload' | 'upload (multipart)' | 'timestamp';
   errorCode: string | RegExp;
   exitCode: number;
   message: RegExp;
@@ -149,6 +152,8 @@ async function runCase(c: FaultCase): Promise<void> {
     'sign (browser)': ['--json', '--timeout', '20', 'sign', '--level', 'B-B', input],
     'sign B-T': ['--auto-approve', '--json', 'sign', '--level', 'B-T', input],
     'credentials list': ['--auto-approve', '--json', 'credentials', 'list'],
+    'sign (v2)': ['--auto-approve', '--json', '--profile', 'sandbox-v2', 'sign', '--level', 'B-B', input],
+    'credentials list (v2)': ['--auto-approve', '--json', '--profile', 'sandbox-v2', 'credentials', 'list'],
     login: ['--auto-approve', '--json', 'login'],
     upload: ['--json', 'upload', '--prefix', prefix, input],
     'upload (multipart)': ['--json', 'upload', '--prefix', prefix, input],
@@ -313,6 +318,47 @@ const CASES: FaultCase[] = [
     command: 'sign',
     fault: 'signature does not verify',
     arm: inject('signHash', malformed(JSON.stringify({ signatures: [Buffer.alloc(256, 7).toString('base64')] }))),
+    errorCode: 'CSC_SIGNATURE_INVALID',
+    exitCode: 6,
+    message: /does not verify/,
+    tries: 1,
+  },
+
+  // CSC API v2 (--profile sandbox-v2): info (idempotent, asked before any browser step),
+  // credentials/list with the credentials' info, and signHash (never retried after sending)
+  ...standardCases('v2Info', 'credentials list (v2)', true, /signing service/),
+  { call: 'v2Info', command: 'credentials list (v2)', fault: 'malformed JSON', arm: inject('v2Info', malformed('{"specs": ')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /answer to info/, tries: 1 },
+  { call: 'v2Info', command: 'credentials list (v2)', fault: 'wrong field types', arm: inject('v2Info', malformed('{"specs": 2, "methods": "all"}')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /answer to info/, tries: 1 },
+  {
+    call: 'v2Info',
+    command: 'credentials list (v2)',
+    fault: 'a method esign needs is missing',
+    arm: inject('v2Info', malformed(JSON.stringify({ specs: '2.0.0.2', authType: ['oauth2code'], methods: ['credentials/list', 'credentials/info', 'signatures/signDoc'] }))),
+    errorCode: 'CSC_UNSUPPORTED_SERVICE',
+    exitCode: 6,
+    message: /does not offer signatures\/signHash/,
+    tries: 1,
+  },
+  ...standardCases('v2List', 'credentials list (v2)', true, /signing service/),
+  { call: 'v2List', command: 'credentials list (v2)', fault: 'malformed JSON', arm: inject('v2List', malformed('{"credentialIDs": [')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /credentials\/list/, tries: 1 },
+  { call: 'v2List', command: 'credentials list (v2)', fault: 'wrong field types', arm: inject('v2List', malformed('{"credentialIDs": ["alice-rsa2048"], "credentialInfos": {"alice-rsa2048": {}}}')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /credentials\/list/, tries: 1 },
+  ...standardCases('v2SignHash', 'sign (v2)', false, /signing service/),
+  { call: 'v2SignHash', command: 'sign (v2)', fault: 'malformed JSON', arm: inject('v2SignHash', malformed('{"signatures": [')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /signHash/, tries: 1 },
+  {
+    call: 'v2SignHash',
+    command: 'sign (v2)',
+    fault: 'refused: SAD expired',
+    arm: inject('v2SignHash', { kind: 'status', status: 400, body: JSON.stringify({ error: 'invalid_request', error_description: 'SAD expired' }) }),
+    errorCode: 'CSC_SAD_EXPIRED',
+    exitCode: 6,
+    message: /SAD expired/,
+    tries: 1,
+  },
+  {
+    call: 'v2SignHash',
+    command: 'sign (v2)',
+    fault: 'signature does not verify',
+    arm: inject('v2SignHash', malformed(JSON.stringify({ signatures: [Buffer.alloc(256, 7).toString('base64')] }))),
     errorCode: 'CSC_SIGNATURE_INVALID',
     exitCode: 6,
     message: /does not verify/,

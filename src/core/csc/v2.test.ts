@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { EsignError } from '../errors.js';
-import { buildAuthorizeUrlV2, buildCredentialsListRequestV2, buildInfoRequest, buildSignHashRequestV2, checkV2Service, processInfoResponse } from './v2.js';
+import { issueTestCertificate } from '../cms/test-pki.js';
+import { buildAuthorizeUrlV2, buildCredentialsListRequestV2, buildInfoRequest, buildSignHashRequestV2, checkV2Service, processCredentialsListResponseV2, processInfoResponse } from './v2.js';
 
 const hash = (label: string) => new Uint8Array(createHash('sha256').update(label).digest());
 const common = { baseUrl: 'https://sign.example/api/', clientId: 'cli', redirectUri: 'http://127.0.0.1:8765/callback', state: 's' };
@@ -98,5 +99,23 @@ describe('CSC API v2 info', () => {
     expect(noSignHash?.message).toContain('does not offer credentials/info, signatures/signHash');
     expect(errorOf(() => checkV2Service({ specs: '2.0.0.2', authTypes: ['basic'], methods: info.methods }))?.message).toContain('offers no oauth2code');
     expect(errorOf(() => checkV2Service({ specs: '2.0.0.2', authTypes: info.authType, methods: info.methods }))).toBeUndefined();
+  });
+});
+
+describe('CSC API v2 credentials/list', () => {
+  it('keeps the listed info it can use, and leaves an entry without certificates to credentials/info', () => {
+    const certificate = Buffer.from(issueTestCertificate({ commonName: 'Listed' }).der).toString('base64');
+    const key = { status: 'enabled', algo: ['1.2.840.113549.1.1.1'], len: 2048 };
+    const body = JSON.stringify({
+      credentialIDs: ['full', 'bare'],
+      credentialInfos: [
+        { credentialID: 'full', key, cert: { certificates: [certificate] }, auth: { mode: 'oauth2code' }, multisign: 10 },
+        { credentialID: 'bare', key, cert: { status: 'valid' }, auth: { mode: 'oauth2code' } },
+      ],
+    });
+    const listed = processCredentialsListResponseV2(200, body);
+    expect(listed.credentialIDs).toEqual(['full', 'bare']);
+    expect([...listed.infos.keys()]).toEqual(['full']);
+    expect(listed.infos.get('full')).toMatchObject({ authMode: 'oauth2code', multisign: 10, keyLengthBits: 2048 });
   });
 });

@@ -100,7 +100,11 @@ export function buildCredentialsListRequestV2(baseUrl: string, accessToken: stri
   return jsonRequest(baseUrl, '/csc/v2/credentials/list', accessToken, { credentialInfo: true, ...WITH_INFO });
 }
 
-/** The ids, and each credential's info when the service sent `credentialInfos` (it may not). */
+/**
+ * The ids, and each credential's info when the service sent `credentialInfos` (it may not). An
+ * entry esign cannot use as it is (say, without the certificates a service left out) is left out
+ * here: `credentials/info` is asked for that credential instead.
+ */
 export function processCredentialsListResponseV2(status: number, body: Body): { credentialIDs: string[]; infos: Map<string, CredentialInfo> } {
   const object = okJson(status, body, 'credentials/list');
   const credentialIDs = stringArray(object['credentialIDs']);
@@ -113,10 +117,20 @@ export function processCredentialsListResponseV2(status: number, body: Body): { 
       const item = asObject(entry);
       const id = item?.['credentialID'];
       if (!item || typeof id !== 'string') throw badResponse('credentials/list', 'has a credentialInfos entry without a credentialID');
-      infos.set(id, credentialInfoFrom(item, id, 'credentials/list', asObject(item['auth'])?.['mode']));
+      const info = usableInfo(() => credentialInfoFrom(item, id, 'credentials/list', asObject(item['auth'])?.['mode']));
+      if (info) infos.set(id, info);
     }
   }
   return { credentialIDs, infos };
+}
+
+function usableInfo(read: () => CredentialInfo): CredentialInfo | undefined {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof EsignError && error.code === 'CSC_BAD_RESPONSE') return undefined;
+    throw error;
+  }
 }
 
 export function buildCredentialsInfoRequestV2(baseUrl: string, accessToken: string, credentialID: string): PreparedRequest {
