@@ -220,6 +220,12 @@ function standardCases(call: CallName, command: FaultCase['command'], idempotent
   ];
 }
 
+/** signHash answers a signature value that does not verify with the credential's certificate. */
+function forgedSignature(call: CallName, command: FaultCase['command']): FaultCase {
+  const forged = JSON.stringify({ signatures: [Buffer.alloc(256, 7).toString('base64')] });
+  return { call, command, fault: 'signature does not verify', arm: inject(call, malformed(forged)), errorCode: 'CSC_SIGNATURE_INVALID', exitCode: 6, message: /does not verify/, tries: 1 };
+}
+
 const CASES: FaultCase[] = [
   // identity metadata: discovery document and JWKS (idempotent), through `esign login`
   ...standardCases('discovery', 'login', true, /identity service/),
@@ -313,16 +319,7 @@ const CASES: FaultCase[] = [
   ...standardCases('signHash', 'sign', false, /signing service/),
   { call: 'signHash', command: 'sign', fault: 'malformed JSON', arm: inject('signHash', malformed('{"signatures": [')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /signHash/, tries: 1 },
   { call: 'signHash', command: 'sign', fault: 'wrong field types', arm: inject('signHash', malformed('{"signatures": [42]}')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /signHash/, tries: 1 },
-  {
-    call: 'signHash',
-    command: 'sign',
-    fault: 'signature does not verify',
-    arm: inject('signHash', malformed(JSON.stringify({ signatures: [Buffer.alloc(256, 7).toString('base64')] }))),
-    errorCode: 'CSC_SIGNATURE_INVALID',
-    exitCode: 6,
-    message: /does not verify/,
-    tries: 1,
-  },
+  forgedSignature('signHash', 'sign'),
 
   // CSC API v2 (--profile sandbox-v2): info (idempotent, asked before any browser step),
   // credentials/list with the credentials' info, and signHash (never retried after sending)
@@ -354,16 +351,7 @@ const CASES: FaultCase[] = [
     message: /SAD expired/,
     tries: 1,
   },
-  {
-    call: 'v2SignHash',
-    command: 'sign (v2)',
-    fault: 'signature does not verify',
-    arm: inject('v2SignHash', malformed(JSON.stringify({ signatures: [Buffer.alloc(256, 7).toString('base64')] }))),
-    errorCode: 'CSC_SIGNATURE_INVALID',
-    exitCode: 6,
-    message: /does not verify/,
-    tries: 1,
-  },
+  forgedSignature('v2SignHash', 'sign (v2)'),
 
   // TSA (idempotent: its own retry loop), through `esign sign --level B-T`
   ...standardCases('tsa', 'sign B-T', true, /timestamp authority/).map((c): FaultCase => {
