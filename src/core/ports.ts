@@ -25,6 +25,11 @@ export interface SigningCredential {
   keyLengthBits: number;
   /** Hashes one approval (SAD) covers: at most 50, fewer when the service or the profile says. */
   signaturesPerApproval: number;
+  /**
+   * The `signAlgo` sent with the hashes: rsaEncryption, or sha256WithRSAEncryption for a
+   * credential that lists only that (PKCS#1 v1.5 over SHA-256 either way).
+   */
+  signAlgorithm: string;
 }
 
 /**

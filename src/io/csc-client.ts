@@ -22,7 +22,7 @@ import {
   processSignHashResponse,
   processTokenResponse,
 } from '../core/csc/responses.js';
-import { MAX_HASHES_PER_AUTHORIZATION, SERVICE_TOKEN_LIFETIME_S, type CredentialInfo, type PreparedRequest } from '../core/csc/shapes.js';
+import { MAX_HASHES_PER_AUTHORIZATION, PKCS1_SHA256_SIGN_ALGOS, SERVICE_TOKEN_LIFETIME_S, type CredentialInfo, type PreparedRequest } from '../core/csc/shapes.js';
 import {
   buildAuthorizeUrlV2,
   buildCredentialsInfoRequestV2,
@@ -30,6 +30,7 @@ import {
   buildInfoRequest,
   buildSignHashRequestV2,
   checkV2Service,
+  credentialAuthorizationDetails,
   processCredentialsInfoResponseV2,
   processCredentialsListResponseV2,
   processInfoResponse,
@@ -196,8 +197,8 @@ export class CscClient implements RemoteSigner {
         details: { credentialID },
       });
     }
-    const { certificates, keyLengthBits, signaturesPerApproval } = this.forSigning(info);
-    return { credentialID, certificates, keyLengthBits, signaturesPerApproval };
+    const { certificates, keyLengthBits, signaturesPerApproval, signAlgorithm } = this.forSigning(info);
+    return { credentialID, certificates, keyLengthBits, signaturesPerApproval, signAlgorithm };
   }
 
   /**
@@ -206,7 +207,15 @@ export class CscClient implements RemoteSigner {
    */
   forSigning(info: CredentialInfo): CredentialInfo & SigningCredential {
     const limits = [MAX_HASHES_PER_AUTHORIZATION, this.options.maxSignatures ?? MAX_HASHES_PER_AUTHORIZATION, info.multisign ?? MAX_HASHES_PER_AUTHORIZATION];
-    return { ...info, signaturesPerApproval: Math.min(...limits) };
+    // CSC: signAlgo SHALL be one of the credential's key/algo values.
+    const signAlgorithm = PKCS1_SHA256_SIGN_ALGOS.find((algorithm) => info.algorithms.includes(algorithm));
+    if (!signAlgorithm) {
+      throw new EsignError('CREDENTIAL_UNSUPPORTED_KEY', `The credential ${info.credentialID} signs with ${info.algorithms.join(', ') || 'no algorithm it names'}; esign signs with RSA (PKCS#1 v1.5, SHA-256) only.`, {
+        hint: 'Choose an RSA credential: esign credentials list.',
+        details: { credentialID: info.credentialID, algorithms: info.algorithms },
+      });
+    }
+    return { ...info, signaturesPerApproval: Math.min(...limits), signAlgorithm };
   }
 
   /**
@@ -243,7 +252,7 @@ export class CscClient implements RemoteSigner {
   /** Completes a step begun with `credentialAuthorizationUrl`: code → SAD → signHash, each signature checked. */
   async signWithAuthorizationCode(credential: SigningCredential, hashes: Uint8Array[], code: string, redirectUri: string, codeVerifier: string): Promise<Uint8Array[]> {
     await this.serviceToken();
-    const sad = await this.exchangeCode(code, redirectUri, codeVerifier, 'SAD');
+    const sad = await this.exchangeCode(code, redirectUri, codeVerifier, 'SAD', this.detailsOf({ scope: 'credential', credentialID: credential.credentialID, hashes }));
     return this.signWithSad(credential, hashes, sad.accessToken, 0);
   }
 
@@ -252,16 +261,20 @@ export class CscClient implements RemoteSigner {
     const signer = credential.certificates[0];
     if (!signer) throw new EsignError('CSC_BAD_RESPONSE', `The signing service gave no certificate for ${credential.credentialID}.`);
     const v2 = await this.speaksV2();
-    const { baseUrl, sadAsBearer } = this.options;
-    const signed = await this.withServiceToken((token) =>
-      this.call(
-        v2
-          ? buildSignHashRequestV2({ baseUrl, accessToken: token, credentialID: credential.credentialID, sad, hashes, sadAsBearer: sadAsBearer ?? false })
-          : buildSignHashRequest({ baseUrl, accessToken: token, credentialID: credential.credentialID, sad, hashes }),
-        'never',
-        (status, body) => processSignHashResponse(status, body, hashes.length),
-      ),
-    );
+    const { baseUrl } = this.options;
+    const process = (status: number, body: Buffer) => processSignHashResponse(status, body, hashes.length);
+    const signed =
+      v2 && this.options.sadAsBearer
+        ? await this.signHashWithSadAsBearer(credential, hashes, sad)
+        : await this.withServiceToken((token) =>
+            this.call(
+              v2
+                ? buildSignHashRequestV2({ baseUrl, accessToken: token, credentialID: credential.credentialID, sad, hashes, signAlgo: credential.signAlgorithm })
+                : buildSignHashRequest({ baseUrl, accessToken: token, credentialID: credential.credentialID, sad, hashes }),
+              'never',
+              process,
+            ),
+          );
     signed.forEach((signature, index) => {
       if (!verifyDigestSignature(signer, hashes[index] as Uint8Array, signature)) {
         throw new EsignError('CSC_SIGNATURE_INVALID', `The signing service returned a signature that does not verify with the certificate of ${credential.credentialID}.`, {
@@ -271,6 +284,25 @@ export class CscClient implements RemoteSigner {
       }
     });
     return signed;
+  }
+
+  /**
+   * v2 signHash with the SAD as the only token. A 401 then is about the SAD, not the service
+   * token: it is reported as such, and no new sign-in is asked for.
+   */
+  private async signHashWithSadAsBearer(credential: SigningCredential, hashes: Uint8Array[], sad: string): Promise<Uint8Array[]> {
+    const request = buildSignHashRequestV2({ baseUrl: this.options.baseUrl, accessToken: sad, credentialID: credential.credentialID, sad, hashes, signAlgo: credential.signAlgorithm, sadAsBearer: true });
+    try {
+      return await this.call(request, 'never', (status, body) => processSignHashResponse(status, body, hashes.length));
+    } catch (error) {
+      if (!isEsignError(error) || error.code !== 'CSC_UNAUTHORIZED') throw error;
+      const said = typeof error.details?.['error_description'] === 'string' ? error.details['error_description'] : undefined;
+      const expired = /expired/i.test(said ?? '');
+      throw new EsignError(expired ? 'CSC_SAD_EXPIRED' : 'CSC_SAD_INVALID', `The signing service refused the signature authorization (SAD) sent as the Bearer token of signHash${said ? ` (${said})` : ''}.`, {
+        hint: expired ? 'Run the command again and sign within 5 minutes of approving.' : 'Check the cscSadAsBearer setting with the provider; run the command again.',
+        ...(error.details ? { details: error.details } : {}),
+      });
+    }
   }
 
   /** Forgets the cached service token. */
@@ -344,12 +376,27 @@ export class CscClient implements RemoteSigner {
       purpose,
       buildAuthorizeUrl: (redirect, state) => this.authorizeUrl(scoped, redirect, state, codeChallenge),
     });
-    return this.exchangeCode(code, redirectUri, codeVerifier, expected);
+    return this.exchangeCode(code, redirectUri, codeVerifier, expected, this.detailsOf(scoped));
   }
 
-  private exchangeCode(code: string, redirectUri: string, codeVerifier: string, expected: 'Bearer' | 'SAD') {
+  /** The authorization_details a v2 credential step was asked with, when it was (cscAuthorizationDetails). */
+  private detailsOf(scoped: AuthorizationScope): string | undefined {
+    if (!this.knownV2 || !this.options.authorizationDetails || scoped.scope !== 'credential') return undefined;
+    return credentialAuthorizationDetails(scoped.credentialID, scoped.hashes);
+  }
+
+  private exchangeCode(code: string, redirectUri: string, codeVerifier: string, expected: 'Bearer' | 'SAD', authorizationDetails?: string) {
     const { clientId, clientSecret } = this.options;
-    const request = buildTokenRequest({ baseUrl: this.oauth2BaseUrl ?? this.options.baseUrl, code, redirectUri, clientId, clientSecret, codeVerifier, clientSecretInBody: this.options.clientSecretInBody ?? false });
+    const request = buildTokenRequest({
+      baseUrl: this.oauth2BaseUrl ?? this.options.baseUrl,
+      code,
+      redirectUri,
+      clientId,
+      clientSecret,
+      codeVerifier,
+      clientSecretInBody: this.options.clientSecretInBody ?? false,
+      ...(authorizationDetails ? { authorizationDetails } : {}),
+    });
     // A v2 service answers scope credential with a Bearer token that is the SAD.
     const alsoAccepted = expected === 'SAD' && this.knownV2 ? (['Bearer'] as const) : [];
     return this.call(request, 'never', (status, body) => processTokenResponse(status, body, expected, alsoAccepted));

@@ -54,8 +54,12 @@ async function authorize(params: Record<string, string>): Promise<URLSearchParam
   return new URL(response.headers.get('location') ?? '').searchParams;
 }
 
+/** PKCE is required in v2 (§8.3.2: code_challenge REQUIRED); one fixed pair serves the raw requests. */
+const CODE_VERIFIER = 'raw-requests-code-verifier-'.padEnd(43, 'v');
+const CODE_CHALLENGE = createHash('sha256').update(CODE_VERIFIER).digest('base64url');
+
 function serviceParams(extra: Record<string, string> = {}): Record<string, string> {
-  return { response_type: 'code', client_id: CLIENT_ID, redirect_uri: REDIRECT, scope: 'service', state: 'st-2', ...extra };
+  return { response_type: 'code', client_id: CLIENT_ID, redirect_uri: REDIRECT, scope: 'service', state: 'st-2', code_challenge: CODE_CHALLENGE, code_challenge_method: 'S256', ...extra };
 }
 
 /** §8.3.2: scope credential with credentialID, numSignatures, hashes (base64url, comma-separated) and hashAlgorithmOID. */
@@ -77,11 +81,11 @@ function detailsParams(credentialID: string, hashes: Uint8Array[]): Record<strin
   return { ...params, authorization_details: JSON.stringify(details) };
 }
 
-async function token(code: string): Promise<{ status: number; body: Record<string, unknown> }> {
+async function token(code: string, extra: Record<string, string> = {}): Promise<{ status: number; body: Record<string, unknown> }> {
   const response = await fetch(`${base}/oauth2/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString('base64')}` },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code, client_id: CLIENT_ID, redirect_uri: REDIRECT }).toString(),
+    body: new URLSearchParams({ grant_type: 'authorization_code', code, client_id: CLIENT_ID, redirect_uri: REDIRECT, code_verifier: CODE_VERIFIER, ...extra }).toString(),
   });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
@@ -90,7 +94,9 @@ async function exchange(params: Record<string, string>): Promise<string> {
   const answer = await authorize(params);
   const code = answer.get('code');
   if (!code) throw new Error(`no code: ${answer.toString()}`);
-  const result = await token(code);
+  // §8.4.4: a code approved with authorization_details is exchanged with the same details.
+  const details = params['authorization_details'];
+  const result = await token(code, details ? { authorization_details: details } : {});
   expect(result.status).toBe(200);
   return result.body['access_token'] as string;
 }
@@ -145,7 +151,17 @@ describe('GET /oauth2/authorize, scope credential (§8.3.2)', () => {
     expect(result.status).toBe(200);
   });
 
+  it('exchanges a code approved with authorization_details only with the same details', async () => {
+    const params = detailsParams('alice-rsa2048', [digest('repeat')]);
+    const missing = await token((await authorize(params)).get('code') ?? '');
+    expect([missing.status, missing.body]).toEqual([400, { error: 'invalid_request', error_description: 'Missing (or invalid type) string parameter authorization_details' }]);
+    const other = await token((await authorize(params)).get('code') ?? '', { authorization_details: detailsParams('alice-rsa2048', [digest('other')])['authorization_details']! });
+    expect([other.status, other.body['error']]).toEqual([400, 'invalid_grant']);
+  });
+
   it.each([
+    ['no code_challenge', () => { const { code_challenge: _c, code_challenge_method: _m, ...p } = credentialParams('alice-rsa2048', [digest('1')]); return p; }, /Missing \(or invalid type\) string parameter code_challenge/],
+    ['authorization_details with a scope', () => ({ ...detailsParams('alice-rsa2048', [digest('1')]), scope: 'credential' }), /scope parameter is not used with authorization_details/],
     ['the v1.0.4 hash parameter instead of hashes', () => { const { hashes: _h, ...p } = credentialParams('alice-rsa2048', [digest('1')]); return { ...p, hash: b64url(digest('1')) }; }, /Missing \(or invalid type\) string parameter hashes/],
     ['no hashAlgorithmOID', () => { const { hashAlgorithmOID: _a, ...p } = credentialParams('alice-rsa2048', [digest('1')]); return p; }, /Missing \(or invalid type\) string parameter hashAlgorithmOID/],
     ['SHA-1', () => credentialParams('alice-rsa2048', [digest('1')], { hashAlgorithmOID: '1.3.14.3.2.26' }), /Invalid parameter hashAlgorithmOID/],
@@ -259,13 +275,36 @@ describe('POST /csc/v2/signatures/signHash (§11.10)', () => {
     expect(result.status).toBe(200);
   });
 
-  it('takes signAlgo sha256WithRSAEncryption without hashAlgorithmOID, and needs hashAlgorithmOID with rsaEncryption', async () => {
-    const hashes = [digest('combined')];
-    const sad = await exchange(credentialParams('alice-rsa2048', hashes));
-    const missing = await csc('signatures/signHash', bearer, signHashBody('alice-rsa2048', sad, hashes, { hashAlgorithmOID: undefined }));
+  it("takes only a signAlgo of the credential's key/algo; sha256WithRSAEncryption needs no hashAlgorithmOID and ignores one", async () => {
+    const rsa2048 = [digest('rsaEncryption')];
+    const sad2048 = await exchange(credentialParams('alice-rsa2048', rsa2048));
+    const missing = await csc('signatures/signHash', bearer, signHashBody('alice-rsa2048', sad2048, rsa2048, { hashAlgorithmOID: undefined }));
     expect([missing.status, missing.body]).toEqual([400, { error: 'invalid_request', error_description: 'Missing (or invalid type) string parameter hashAlgorithmOID' }]);
-    const combined = await csc('signatures/signHash', bearer, signHashBody('alice-rsa2048', sad, hashes, { hashAlgorithmOID: undefined, signAlgo: SHA256_WITH_RSA }));
+    const notListed = await csc('signatures/signHash', bearer, signHashBody('alice-rsa2048', sad2048, rsa2048, { signAlgo: SHA256_WITH_RSA }));
+    expect(notListed.body).toEqual({ error: 'invalid_request', error_description: 'Invalid parameter signAlgo' });
+    const listed = (await csc('credentials/info', bearer, { credentialID: 'alice-rsa3072' })).body as { key: { algo: string[] } };
+    expect(listed.key.algo).toEqual([SHA256_WITH_RSA]);
+    const rsa3072 = [digest('sha256WithRSAEncryption')];
+    const sad3072 = await exchange(credentialParams('alice-rsa3072', rsa3072));
+    const plain = await csc('signatures/signHash', bearer, signHashBody('alice-rsa3072', sad3072, rsa3072, { signAlgo: RSA }));
+    expect(plain.body).toEqual({ error: 'invalid_request', error_description: 'Invalid parameter signAlgo' });
+    const combined = await csc('signatures/signHash', bearer, signHashBody('alice-rsa3072', sad3072, rsa3072, { hashAlgorithmOID: '1.3.14.3.2.26', signAlgo: SHA256_WITH_RSA }));
     expect(combined.status).toBe(200);
+    const signature = new Uint8Array(Buffer.from((combined.body['signatures'] as string[])[0]!, 'base64'));
+    expect(verifyDigestSignature(certificateOf('alice-rsa3072'), rsa3072[0]!, signature)).toBe(true);
+  });
+
+  it('spends a SAD on the hashes it authorizes: the same SAD again is refused', async () => {
+    const hashes = [digest('once')];
+    const sad = await exchange(credentialParams('alice-rsa2048', hashes));
+    expect((await csc('signatures/signHash', bearer, signHashBody('alice-rsa2048', sad, hashes))).status).toBe(200);
+    const again = await csc('signatures/signHash', bearer, signHashBody('alice-rsa2048', sad, hashes));
+    expect(again.body).toEqual({ error: 'invalid_request', error_description: 'Invalid parameter SAD' });
+  });
+
+  it('needs a SAD beside a service token: 400 Missing (or invalid type) string parameter SAD', async () => {
+    const result = await csc('signatures/signHash', bearer, signHashBody('alice-rsa2048', undefined, [digest('no sad')]));
+    expect([result.status, result.body]).toEqual([400, { error: 'invalid_request', error_description: 'Missing (or invalid type) string parameter SAD' }]);
   });
 
   it.each([
@@ -273,7 +312,13 @@ describe('POST /csc/v2/signatures/signHash (§11.10)', () => {
     ['SHA-1', { hashAlgorithmOID: '1.3.14.3.2.26' }, 'Invalid parameter hashAlgorithmOID'],
     ['no credentialID', { credentialID: undefined }, 'Missing (or invalid type) string parameter credentialID'],
     ['no signAlgo', { signAlgo: undefined }, 'Missing (or invalid type) string parameter signAlgo'],
-    ['asynchronous operation', { operationMode: 'A' }, 'Invalid parameter operationMode: only S (synchronous) is offered'],
+    ['asynchronous operation', { operationMode: 'A' }, 'Invalid parameter operationMode'],
+    ['the v1.0.4 hash and hashAlgo', { hashes: undefined, hash: [b64(digest('refused'))], hashAlgo: SHA256 }, 'Missing (or invalid type) array parameter hashes'],
+    ['an empty hash array', { hashes: [] }, 'Empty hash array'],
+    ['a hash in base64url', { hashes: [b64url(digest('refused')) + '_'] }, 'Invalid Base64 hash string parameter'],
+    ['a hash of 20 bytes', { hashes: [b64(digest('refused').subarray(0, 20))] }, 'Invalid digest value length'],
+    ['a SAD that is not a string', { SAD: 42 }, 'Invalid parameter SAD: a string is expected.'],
+    ['signAlgoParams that are not a string', { signAlgoParams: { saltLength: 32 } }, 'Missing (or invalid type) string parameter signAlgoParams'],
   ])('refuses %s: 400 invalid_request', async (_name, extra, description) => {
     const hashes = [digest('refused')];
     const sad = await exchange(credentialParams('alice-rsa2048', hashes));
@@ -285,8 +330,8 @@ describe('POST /csc/v2/signatures/signHash (§11.10)', () => {
     const sad = await exchange(credentialParams('alice-rsa2048', [digest('p'), digest('q')]));
     const subset = await csc('signatures/signHash', bearer, signHashBody('alice-rsa2048', sad, [digest('p')]));
     expect([subset.status, subset.body['error']]).toEqual([400, 'invalid_request']);
-    expect(subset.body['error_description']).toMatch(/^Invalid parameter hashes: they are not the hashes the SAD authorizes$/);
-    const other = await csc('signatures/signHash', bearer, signHashBody('alice-rsa3072', sad, [digest('p'), digest('q')]));
+    expect(subset.body['error_description']).toBe('Hash is not authorized by the SAD');
+    const other = await csc('signatures/signHash', bearer, signHashBody('alice-rsa3072', sad, [digest('p'), digest('q')], { signAlgo: SHA256_WITH_RSA }));
     expect(other.body).toEqual({ error: 'invalid_request', error_description: 'Invalid parameter SAD' });
   });
 
@@ -300,9 +345,9 @@ describe('POST /csc/v2/signatures/signHash (§11.10)', () => {
 
   it('refuses a disabled, expired or revoked credential', async () => {
     const sad = await exchange(credentialParams('alice-rsa2048', [digest('d')]));
-    for (const [id, reason] of [['alice-disabled', 'disabled by owner'], ['alice-expired', 'certificate expired'], ['alice-revoked', 'certificate revoked']] as const) {
+    for (const [id, description] of [['alice-disabled', 'Credential is disabled'], ['alice-expired', 'Signing certificate is expired'], ['alice-revoked', 'Signing certificate is revoked']] as const) {
       const result = await csc('signatures/signHash', bearer, signHashBody(id, sad, [digest('d')]));
-      expect(result.body).toEqual({ error: 'invalid_request', error_description: `Invalid parameter credentialID: the credential is disabled (${reason})` });
+      expect(result.body).toEqual({ error: 'invalid_request', error_description: description });
     }
   });
 
@@ -411,8 +456,9 @@ describe('the client on v2: what goes on the wire', () => {
     expect(JSON.parse(String(http.sent[2]?.body))).toEqual({ credentialInfo: true, certificates: 'chain', certInfo: true, authInfo: true });
     const signHash = http.sent[4] as HttpRequest;
     const body = JSON.parse(String(signHash.body)) as Record<string, unknown>;
-    expect(Object.keys(body).sort()).toEqual(['SAD', 'credentialID', 'hashAlgorithmOID', 'hashes', 'signAlgo']);
-    expect(body).toMatchObject({ credentialID: 'alice-rsa3072', hashes: hashes.map(b64), hashAlgorithmOID: SHA256, signAlgo: RSA });
+    // alice-rsa3072 lists only sha256WithRSAEncryption: signAlgo is that, and hashAlgorithmOID is left out.
+    expect(Object.keys(body).sort()).toEqual(['SAD', 'credentialID', 'hashes', 'signAlgo']);
+    expect(body).toMatchObject({ credentialID: 'alice-rsa3072', hashes: hashes.map(b64), signAlgo: SHA256_WITH_RSA });
 
     const approval = new URL(urls[1] ?? '').searchParams;
     expect(approval.get('scope')).toBe('credential');
@@ -437,9 +483,11 @@ describe('the client on v2: what goes on the wire', () => {
     ]);
     const signHash = http.sent.at(-1) as HttpRequest;
     expect(new URL(signHash.url).pathname).toBe('/signing-v2/csc/v2/signatures/signHash');
+    expect(JSON.parse(String(signHash.body))).toMatchObject({ hashAlgorithmOID: SHA256, signAlgo: RSA });
     expect(JSON.parse(String(signHash.body))['SAD']).toBeUndefined();
     const sadToken = http.sent.at(-2) as HttpRequest;
     expect(new URL(sadToken.url).pathname).toBe('/signing-v2/oauth2/token');
+    expect(new URLSearchParams(String(sadToken.body)).get('authorization_details')).toBe(approval.get('authorization_details'));
     expect(signHash.headers?.['authorization']).toMatch(/^Bearer .+/);
   });
 
@@ -462,6 +510,8 @@ describe('the client on v2: what goes on the wire', () => {
     ['Invalid parameter SAD', 'CSC_SAD_INVALID'],
     ['Invalid parameter credentialID: the credential is disabled (certificate revoked)', 'CREDENTIAL_DISABLED'],
     ['Invalid parameter signAlgo', 'CSC_INVALID_REQUEST'],
+    ['Hash is not authorized by the SAD', 'CSC_SAD_INVALID'],
+    ['Signing certificate is expired', 'CREDENTIAL_DISABLED'],
   ])('a v2 refusal "%s" is %s, with the service’s words in the message', async (description, code) => {
     const { client } = makeTestClient({ baseUrl: base, dir: dir.dir });
     const credential = await client.signingCredential('alice-rsa2048');
@@ -469,5 +519,27 @@ describe('the client on v2: what goes on the wire', () => {
     const error = (await codeOf(client.signHashes(credential, [digest('refused')]))) as EsignError;
     expect(error.code).toBe(code);
     expect(error.message).toContain(description);
+  });
+
+  it('with the SAD as the Bearer token, a 401 is the SAD refused: CSC_SAD_EXPIRED, and no new sign-in', async () => {
+    const { client, steps } = makeTestClient({ baseUrl: base, dir: dir.dir, extra: { sadAsBearer: true } });
+    const credential = await client.signingCredential('alice-rsa2048');
+    sandbox.faults.inject({ route: 'signing-v2 POST /csc/v2/signatures/signHash', fault: { kind: 'status', status: 401, body: JSON.stringify({ error: 'invalid_token', error_description: 'SAD expired' }) } });
+    const error = (await codeOf(client.signHashes(credential, [digest('bearer sad')]))) as EsignError;
+    expect(error.code).toBe('CSC_SAD_EXPIRED');
+    expect(steps).toEqual(['sign-in to the signing service', 'approval of 1 signature with alice-rsa2048']);
+  });
+
+  it('refuses a credential that names no RSA PKCS#1 v1.5 algorithm before any approval', async () => {
+    const bearer = await exchange(serviceParams());
+    const listed = (await csc('credentials/list', bearer, { credentialInfo: true, certificates: 'chain', certInfo: true, authInfo: true })).body;
+    const infos = (listed['credentialInfos'] as Array<{ key: Record<string, unknown> }>).map((info) => ({ ...info, key: { ...info.key, algo: ['1.2.840.10045.2.1'] } }));
+    sandbox.faults.inject({ route: 'signing-v2 POST /csc/v2/credentials/list', fault: { kind: 'malformed', body: JSON.stringify({ ...listed, credentialInfos: infos }), contentType: 'application/json' } });
+    const { client, steps } = makeTestClient({ baseUrl: base, dir: dir.dir });
+    await client.listCredentialIDs();
+    const error = (await codeOf(client.signingCredential('alice-rsa2048'))) as EsignError;
+    expect(error.code).toBe('CREDENTIAL_UNSUPPORTED_KEY');
+    expect(error.message).toContain('signs with 1.2.840.10045.2.1; esign signs with RSA');
+    expect(steps).toEqual(['sign-in to the signing service']);
   });
 });

@@ -50,7 +50,8 @@ export interface CredentialSummary {
   signer: CertificateSummary;
 }
 
-const RSA_OID = '1.2.840.113549.1.1.1';
+/** rsaEncryption, and the RSA signature algorithms a CSC v2 key/algo may list instead (PKCS#1 v1.5 and PSS with SHA-256). */
+const RSA_OIDS = ['1.2.840.113549.1.1.1', '1.2.840.113549.1.1.11', '1.2.840.113549.1.1.10'];
 
 export function describeCertificate(der: Uint8Array): CertificateSummary {
   const certificate = new X509Certificate(der);
@@ -79,7 +80,7 @@ export function summarize(info: CredentialInfo, now: Date, defaultId: string | u
   const summary: CredentialSummary = {
     credentialID: info.credentialID,
     status: info.status,
-    keyAlgorithm: info.algorithms.includes(RSA_OID) ? 'RSA' : (info.algorithms[0] ?? 'unknown'),
+    keyAlgorithm: info.algorithms.some((algorithm) => RSA_OIDS.includes(algorithm)) ? 'RSA' : (info.algorithms[0] ?? 'unknown'),
     keyLength: info.keyLengthBits,
     isDefault: info.credentialID === defaultId,
     signer,

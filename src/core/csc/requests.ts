@@ -66,6 +66,8 @@ export interface TokenRequestParams {
   codeVerifier?: string;
   /** Also put the secret in the form, for services that want it there as well as in Basic. */
   clientSecretInBody?: boolean;
+  /** CSC v2: the RFC 9396 authorization_details the code was approved for, repeated. */
+  authorizationDetails?: string;
 }
 
 /** `POST {base}/oauth2/token`: form body, client authenticated with HTTP Basic (RFC 6749 §2.3.1). */
@@ -78,6 +80,7 @@ export function buildTokenRequest(params: TokenRequestParams): PreparedRequest {
   });
   if (params.codeVerifier) form.set('code_verifier', params.codeVerifier);
   if (params.clientSecretInBody) form.set('client_secret', params.clientSecret);
+  if (params.authorizationDetails) form.set('authorization_details', params.authorizationDetails);
   const basic = Buffer.from(`${formEncode(params.clientId)}:${formEncode(params.clientSecret)}`, 'utf8').toString('base64');
   return {
     method: 'POST',

@@ -68,7 +68,7 @@ export function cscError(status: number, body: Body, operation: string): EsignEr
       details,
     });
   }
-  if (parsed.error === 'credential_disabled' || /credential.*disabled/.test(text)) {
+  if (parsed.error === 'credential_disabled' || /credential.*disabled|certificate is (expired|revoked)/.test(text)) {
     return new EsignError('CREDENTIAL_DISABLED', `The credential cannot sign${said(parsed)}.`, {
       hint: 'Choose an enabled credential: esign credentials list.',
       details,

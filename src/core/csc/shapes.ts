@@ -5,6 +5,9 @@ export const CSC_SIGN_ALGO_RSA = '1.2.840.113549.1.1.1';
 /** The combined OID a CMS SignerInfo carries; never sent to the service. */
 export const CMS_SHA256_WITH_RSA = '1.2.840.113549.1.1.11';
 
+/** The signAlgo values that make a PKCS#1 v1.5 signature of a SHA-256 hash, in esign's order of preference. */
+export const PKCS1_SHA256_SIGN_ALGOS = [CSC_SIGN_ALGO_RSA, CMS_SHA256_WITH_RSA] as const;
+
 export const MAX_HASHES_PER_AUTHORIZATION = 50;
 export const MAX_STATE_BYTES = 255;
 export const SHA256_LENGTH = 32;

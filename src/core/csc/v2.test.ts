@@ -99,6 +99,10 @@ describe('CSC API v2 info', () => {
     expect(noSignHash?.message).toContain('does not offer credentials/info, signatures/signHash');
     expect(errorOf(() => checkV2Service({ specs: '2.0.0.2', authTypes: ['basic'], methods: info.methods }))?.message).toContain('offers no oauth2code');
     expect(errorOf(() => checkV2Service({ specs: '2.0.0.2', authTypes: info.authType, methods: info.methods }))).toBeUndefined();
+    const issuerOnly = errorOf(() => checkV2Service({ specs: '2.0.0.2', authTypes: info.authType, methods: info.methods, oauth2Issuer: 'https://as.example' }));
+    expect(issuerOnly?.code).toBe('CSC_UNSUPPORTED_SERVICE');
+    expect(issuerOnly?.message).toContain('only by its RFC 8414 issuer (https://as.example)');
+    expect(errorOf(() => checkV2Service({ specs: '2.0.0.2', authTypes: info.authType, methods: info.methods, oauth2Issuer: 'https://as.example', oauth2: 'https://as.example' }))).toBeUndefined();
   });
 });
 

@@ -8,7 +8,7 @@
 import { EsignError } from '../errors.js';
 import { authorizeUrlWith, checkHashes, jsonRequest, type AuthorizeParams } from './requests.js';
 import { asObject, badResponse, credentialInfoFrom, okJson, stringArray } from './responses.js';
-import { CSC_HASH_ALGO_SHA256, CSC_SIGN_ALGO_RSA, type CredentialInfo, type PreparedRequest } from './shapes.js';
+import { CMS_SHA256_WITH_RSA, CSC_HASH_ALGO_SHA256, CSC_SIGN_ALGO_RSA, type CredentialInfo, type PreparedRequest } from './shapes.js';
 
 type Body = Uint8Array | string;
 
@@ -24,6 +24,8 @@ export interface ServiceInfo {
   authTypes: string[];
   /** v2: the OAuth 2.0 authorization server's base URI, when it is not the service's own. */
   oauth2?: string;
+  /** v2: the authorization server named by its RFC 8414 issuer instead. */
+  oauth2Issuer?: string;
 }
 
 /** `POST {base}/csc/v{1|2}/info` (no token; `{}` or `{lang}`). */
@@ -44,6 +46,7 @@ export function processInfoResponse(status: number, body: Body): ServiceInfo | u
   const info: ServiceInfo = { specs, methods: stringArray(object['methods']) ?? [], authTypes: stringArray(object['authType']) ?? [] };
   if (typeof object['name'] === 'string') info.name = object['name'];
   if (typeof object['oauth2'] === 'string' && object['oauth2'] !== '') info.oauth2 = object['oauth2'];
+  if (typeof object['oauth2Issuer'] === 'string' && object['oauth2Issuer'] !== '') info.oauth2Issuer = object['oauth2Issuer'];
   return info;
 }
 
@@ -54,6 +57,12 @@ export function checkV2Service(info: ServiceInfo): void {
     throw new EsignError('CSC_UNSUPPORTED_SERVICE', `The signing service (CSC API ${info.specs}) does not offer ${missing.join(', ')}, which esign needs to sign.`, {
       hint: 'Ask the provider whether another base URL offers them; esign signs hashes with signatures/signHash.',
       details: { missing, methods: info.methods },
+    });
+  }
+  if (info.oauth2Issuer !== undefined && info.oauth2 === undefined) {
+    throw new EsignError('CSC_UNSUPPORTED_SERVICE', `The signing service (CSC API ${info.specs}) names its OAuth 2.0 server only by its RFC 8414 issuer (${info.oauth2Issuer}), which esign does not read yet.`, {
+      hint: 'Ask the provider for the OAuth 2.0 base URI (info.oauth2) of the service.',
+      details: { oauth2Issuer: info.oauth2Issuer },
     });
   }
   if (info.authTypes.length > 0 && !info.authTypes.includes('oauth2code')) {
@@ -71,25 +80,26 @@ export function checkV2Service(info: ServiceInfo): void {
  */
 export function buildAuthorizeUrlV2(params: AuthorizeParams, options: { authorizationDetails?: boolean } = {}): string {
   if (params.scope === 'credential' && options.authorizationDetails) {
-    checkHashes(params.hashes);
     const { credentialID, hashes, scope: _scope, ...common } = params;
-    const details = [
-      {
-        type: 'credential',
-        credentialID,
-        documentDigests: hashes.map((hash, index) => ({ hash: Buffer.from(hash).toString('base64'), label: `document ${index + 1}` })),
-        hashAlgorithmOID: CSC_HASH_ALGO_SHA256,
-      },
-    ];
     const url = new URL(authorizeUrlWith({ ...common, scope: 'service' }, () => undefined));
     url.searchParams.delete('scope');
-    url.searchParams.set('authorization_details', JSON.stringify(details));
+    url.searchParams.set('authorization_details', credentialAuthorizationDetails(credentialID, hashes));
     return url.toString();
   }
   return authorizeUrlWith(params, (query, hashes) => {
     query.set('hashes', hashes.map((hash) => Buffer.from(hash).toString('base64url')).join(','));
     query.set('hashAlgorithmOID', CSC_HASH_ALGO_SHA256);
   });
+}
+
+/**
+ * RFC 9396 `authorization_details` for a credential step: one entry of type credential. The token
+ * request repeats it (§8.4.4), so it is built the same way for both.
+ */
+export function credentialAuthorizationDetails(credentialID: string, hashes: Uint8Array[]): string {
+  checkHashes(hashes);
+  const documentDigests = hashes.map((hash, index) => ({ hash: Buffer.from(hash).toString('base64'), label: `document ${index + 1}` }));
+  return JSON.stringify([{ type: 'credential', credentialID, documentDigests, hashAlgorithmOID: CSC_HASH_ALGO_SHA256 }]);
 }
 
 /** The parameters that ask a v2 service for certificates and info along with the ids. */
@@ -149,19 +159,26 @@ export interface SignHashParamsV2 {
   credentialID: string;
   sad: string;
   hashes: Uint8Array[];
+  /** rsaEncryption (with hashAlgorithmOID) or sha256WithRSAEncryption (which names the hash itself). */
+  signAlgo?: string;
   /** The SAD travels as the Bearer token instead of in the body (services differ; CSC v2 allows both). */
   sadAsBearer?: boolean;
 }
 
-/** `POST {base}/csc/v2/signatures/signHash`: hashes in standard base64, SHA-256 with rsaEncryption, synchronous. */
+/**
+ * `POST {base}/csc/v2/signatures/signHash`: hashes in standard base64, synchronous. With
+ * rsaEncryption `hashAlgorithmOID` says SHA-256; sha256WithRSAEncryption says it itself, and
+ * the specification wants hashAlgorithmOID omitted then.
+ */
 export function buildSignHashRequestV2(params: SignHashParamsV2): PreparedRequest {
   checkHashes(params.hashes);
+  const signAlgo = params.signAlgo ?? CSC_SIGN_ALGO_RSA;
   const body: Record<string, unknown> = {
     credentialID: params.credentialID,
     ...(params.sadAsBearer ? {} : { SAD: params.sad }),
     hashes: params.hashes.map((hash) => Buffer.from(hash).toString('base64')),
-    hashAlgorithmOID: CSC_HASH_ALGO_SHA256,
-    signAlgo: CSC_SIGN_ALGO_RSA,
+    ...(signAlgo === CMS_SHA256_WITH_RSA ? {} : { hashAlgorithmOID: CSC_HASH_ALGO_SHA256 }),
+    signAlgo,
   };
   return jsonRequest(params.baseUrl, '/csc/v2/signatures/signHash', params.sadAsBearer ? params.sad : params.accessToken, body);
 }

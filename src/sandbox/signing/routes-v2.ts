@@ -11,7 +11,7 @@
 import type { SandboxDeps } from '../deps.js';
 import { bearerToken, type Router } from '../http.js';
 import { CMS_SHA256_WITH_RSA, CSC_SIGN_ALGO_RSA } from '../../core/csc/shapes.js';
-import { csc, cscCall, mountOAuth, optionalString, requiredString, signingService, standardBase64Hashes } from './routes.js';
+import { csc, cscCall, mountOAuth, optionalString, requiredString, signingService, standardBase64Hashes, type HashArrayWords } from './routes.js';
 import { SigningServiceError, type CredentialInfoOptionsV2 } from './service.js';
 
 export const V2_SPECS = '2.0.0.2';
@@ -36,13 +36,17 @@ export function mountSigningV2(router: Router, deps: SandboxDeps): void {
         asynchronousOperationMode: false,
         methods: [...V2_METHODS],
         signAlgorithms: { algos: [CSC_SIGN_ALGO_RSA, CMS_SHA256_WITH_RSA] },
+        // Required by §11.1 although they describe signDoc, which this service does not offer.
+        signature_formats: { formats: ['C', 'P'], envelope_properties: [['Detached'], ['Certification', 'Revision']] },
+        conformance_levels: ['Ades-B-B', 'Ades-B-T'],
       };
     }),
   );
 
   router.post('/csc/v2/credentials/list', (request) =>
     csc(service, request, (body, holder) => {
-      optionalString(body['userID'], 'userID');
+      // With user-specific (oauth2code) authorization the token names the user.
+      if (body['userID'] !== undefined && body['userID'] !== null) throw invalid('userID parameter MUST be null');
       optionalString(body['lang'], 'lang');
       optionalString(body['clientData'], 'clientData');
       return service.listCredentialsV2(holder.user, {
@@ -66,18 +70,26 @@ export function mountSigningV2(router: Router, deps: SandboxDeps): void {
     cscCall(request, (body) => {
       const credentialID = v2String(body['credentialID'], 'credentialID');
       const sad = optionalString(body['SAD'], 'SAD');
-      const hashes = standardBase64Hashes(body['hashes'], 'hashes');
+      const hashes = standardBase64Hashes(body['hashes'], V2_HASH_WORDS);
       const hashAlgorithmOID = optionalString(body['hashAlgorithmOID'], 'hashAlgorithmOID');
       const signAlgo = v2String(body['signAlgo'], 'signAlgo');
-      if (body['signAlgoParams'] !== undefined && typeof body['signAlgoParams'] !== 'string') throw invalid('Invalid parameter signAlgoParams');
+      if (body['signAlgoParams'] !== undefined && typeof body['signAlgoParams'] !== 'string') throw invalid('Missing (or invalid type) string parameter signAlgoParams');
+      // Only synchronous signing (S) is offered: info says asynchronousOperationMode false.
       const operationMode = optionalString(body['operationMode'], 'operationMode');
-      if (operationMode !== undefined && operationMode !== 'S') throw invalid('Invalid parameter operationMode: only S (synchronous) is offered');
+      if (operationMode !== undefined && operationMode !== 'S') throw invalid('Invalid parameter operationMode');
       optionalString(body['clientData'], 'clientData');
       const signatures = service.signHashV2(bearerToken(request), { credentialID, ...(sad !== undefined ? { sad } : {}), hashes, ...(hashAlgorithmOID !== undefined ? { hashAlgorithmOID } : {}), signAlgo });
       return { signatures };
     }),
   );
 }
+
+const V2_HASH_WORDS: HashArrayWords = {
+  missing: 'Missing (or invalid type) array parameter hashes',
+  empty: 'Empty hash array',
+  encoding: 'Invalid Base64 hash string parameter',
+  length: 'Invalid digest value length',
+};
 
 function invalid(description: string): SigningServiceError {
   return new SigningServiceError(400, 'invalid_request', description);

@@ -96,7 +96,7 @@ function mountCscV1(router: Router, service: SigningService): void {
     csc(service, request, (body, holder) => {
       const credentialID = requiredString(body['credentialID'], 'credentialID');
       const sad = requiredString(body['SAD'], 'SAD');
-      const hashes = standardBase64Hashes(body['hash'], 'hash');
+      const hashes = standardBase64Hashes(body['hash']);
       const hashAlgo = requiredString(body['hashAlgo'], 'hashAlgo');
       const signAlgo = requiredString(body['signAlgo'], 'signAlgo');
       optionalString(body['clientData'], 'clientData');
@@ -166,6 +166,7 @@ function token(service: SigningService, request: SandboxRequest): SandboxRespons
       code: form.get('code') ?? undefined,
       redirectUri: form.get('redirect_uri') ?? undefined,
       codeVerifier: form.get('code_verifier') ?? undefined,
+      authorizationDetails: form.get('authorization_details') ?? undefined,
     });
     return json(200, grant, TOKEN_HEADERS);
   } catch (error) {
@@ -214,14 +215,29 @@ function optionalPositiveInteger(value: unknown, name: string): number | undefin
   return number;
 }
 
-export function standardBase64Hashes(value: unknown, name: string): Uint8Array[] {
-  if (!Array.isArray(value) || value.length === 0) throw new SigningServiceError(400, 'invalid_request', `Missing or invalid array parameter ${name}.`);
+/** How a dialect words the refusals of a hash array. */
+export interface HashArrayWords {
+  missing: string;
+  empty: string;
+  encoding: string;
+  length: string;
+}
+
+const V1_HASH_WORDS: HashArrayWords = {
+  missing: 'Missing or invalid array parameter hash.',
+  empty: 'Missing or invalid array parameter hash.',
+  encoding: 'Invalid parameter hash: standard base64 (not base64url) is expected.',
+  length: 'Invalid parameter hash: a SHA-256 value of 32 bytes is expected.',
+};
+
+export function standardBase64Hashes(value: unknown, words: HashArrayWords = V1_HASH_WORDS): Uint8Array[] {
+  const refuse = (description: string) => new SigningServiceError(400, 'invalid_request', description);
+  if (!Array.isArray(value)) throw refuse(words.missing);
+  if (value.length === 0) throw refuse(words.empty);
   return value.map((item) => {
-    if (typeof item !== 'string' || !/^[A-Za-z0-9+/]+={0,2}$/.test(item) || item.length % 4 !== 0) {
-      throw new SigningServiceError(400, 'invalid_request', `Invalid parameter ${name}: standard base64 (not base64url) is expected.`);
-    }
+    if (typeof item !== 'string' || !/^[A-Za-z0-9+/]+={0,2}$/.test(item) || item.length % 4 !== 0) throw refuse(words.encoding);
     const hash = Buffer.from(item, 'base64');
-    if (hash.length !== 32) throw new SigningServiceError(400, 'invalid_request', `Invalid parameter ${name}: a SHA-256 value of 32 bytes is expected.`);
+    if (hash.length !== 32) throw refuse(words.length);
     return new Uint8Array(hash);
   });
 }

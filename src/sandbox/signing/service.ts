@@ -52,6 +52,8 @@ export interface AuthorizationRequest {
   credentialID?: string;
   /** Raw SHA-256 values, for scope credential. */
   hashes?: Uint8Array[];
+  /** v2: the RFC 9396 authorization_details as sent, which the token request must repeat. */
+  authorizationDetails?: string;
 }
 
 /** What validating `GET /oauth2/authorize` gives: a request, an error for the redirect, or a page-only error. */
@@ -157,6 +159,8 @@ export class SigningService {
     if (!responseType) return fail('invalid_request', 'The response_type parameter is required.');
     if (responseType !== 'code') return fail('unsupported_response_type', 'Only response_type=code is supported.');
     const details = this.version === 2 ? single(query, 'authorization_details') : undefined;
+    // RFC 9396 replaces the scope: a request with both is ambiguous.
+    if (details !== undefined && single(query, 'scope') !== undefined) return fail('invalid_request', 'The scope parameter is not used with authorization_details');
     const scope = single(query, 'scope') ?? (details !== undefined ? 'credential' : undefined);
     if (!scope) return fail('invalid_request', 'The scope parameter is required.');
     if (scope !== 'service' && scope !== 'credential') {
@@ -172,6 +176,7 @@ export class SigningService {
     const lang = single(query, 'lang');
     if (lang) request.lang = lang;
     const challenge = single(query, 'code_challenge');
+    if (challenge === undefined && this.version === 2) return fail('invalid_request', 'Missing (or invalid type) string parameter code_challenge');
     if (challenge !== undefined) {
       if (single(query, 'code_challenge_method') !== 'S256') return fail('invalid_request', 'Only code_challenge_method=S256 is supported.');
       if (!/^[A-Za-z0-9_-]{43,128}$/.test(challenge)) return fail('invalid_request', 'The code_challenge is malformed.');
@@ -185,6 +190,7 @@ export class SigningService {
       }
       request.credentialID = parsed.credentialID;
       request.hashes = parsed.hashes;
+      if (details !== undefined) request.authorizationDetails = details;
     } else if (scope === 'credential') {
       const credentialID = single(query, 'credentialID');
       if (!credentialID) return fail('invalid_request', 'The credentialID parameter is required with scope credential.');
@@ -263,7 +269,7 @@ export class SigningService {
   }
 
   /** Exchanges a code (seed §4.2): `Bearer` 3600 s for scope service, `SAD` 300 s for scope credential. */
-  exchangeCode(client: RegisteredClient, form: { code?: string; redirectUri?: string; codeVerifier?: string }): TokenGrant {
+  exchangeCode(client: RegisteredClient, form: { code?: string; redirectUri?: string; codeVerifier?: string; authorizationDetails?: string }): TokenGrant {
     if (!form.code) throw new SigningServiceError(400, 'invalid_request', 'The code parameter is required.');
     if (!form.redirectUri) throw new SigningServiceError(400, 'invalid_request', 'The redirect_uri parameter is required.');
     const record = this.codes.get(form.code);
@@ -285,6 +291,13 @@ export class SigningService {
     if (record.request.codeChallenge) {
       const expected = form.codeVerifier ? createHash('sha256').update(form.codeVerifier).digest('base64url') : undefined;
       if (expected !== record.request.codeChallenge) throw new SigningServiceError(400, 'invalid_grant', 'The code_verifier does not match the code_challenge.');
+    }
+    const approved = record.request.authorizationDetails;
+    if (approved !== undefined) {
+      if (form.authorizationDetails === undefined) throw new SigningServiceError(400, 'invalid_request', 'Missing (or invalid type) string parameter authorization_details');
+      if (canonicalJson(form.authorizationDetails) !== canonicalJson(approved)) {
+        throw new SigningServiceError(400, 'invalid_grant', 'The authorization_details differ from the ones approved');
+      }
     }
     const token = randomToken();
     record.issuedToken = token;
@@ -376,15 +389,15 @@ export class SigningService {
     const cert: CredentialInfoBodyV2['cert'] = { status: status.certStatus, ...(certificates.length > 0 ? { certificates } : {}) };
     if (options.certInfo) {
       Object.assign(cert, {
-        issuerDN: certificate.issuer.replace(/\n/g, ', '),
+        issuerDN: rfc4514(certificate.issuer),
         serialNumber: credential.signer.serialNumberHex,
-        subjectDN: certificate.subject.replace(/\n/g, ', '),
+        subjectDN: rfc4514(certificate.subject),
         validFrom: generalizedTime(new Date(certificate.validFrom)),
         validTo: generalizedTime(new Date(certificate.validTo)),
       });
     }
     return {
-      key: { status: status.status, algo: [CSC_SIGN_ALGO_RSA], len: credential.keyBits },
+      key: { status: status.status, algo: v2KeyAlgorithms(credential), len: credential.keyBits },
       cert,
       ...(options.authInfo ? { auth: { mode: 'oauth2code' as const } } : {}),
       SCAL: '2',
@@ -412,37 +425,43 @@ export class SigningService {
 
   /**
    * v2 `signatures/signHash` (§11.10): the SAD in the body beside the service token, or the
-   * credential-scoped token (the SAD) as the Bearer token. Refusals are `invalid_request` with
-   * the spec's descriptions; a missing or unknown token is 401 `invalid_token`.
+   * credential-scoped token (the SAD) as the Bearer token. `signAlgo` must be one of the
+   * credential's key/algo; with sha256WithRSAEncryption `hashAlgorithmOID` is ignored. A SAD signs
+   * once: the hashes it authorizes, then it is spent. Refusals are 400 `invalid_request` with the
+   * specification's descriptions; a missing or unknown token is 401 `invalid_token`.
    */
   signHashV2(bearer: string | undefined, request: { credentialID: string; sad?: string; hashes: Uint8Array[]; hashAlgorithmOID?: string; signAlgo: string }): string[] {
     const invalid = (description: string) => new SigningServiceError(400, 'invalid_request', description);
-    if (request.signAlgo !== CSC_SIGN_ALGO_RSA && request.signAlgo !== CMS_SHA256_WITH_RSA) throw invalid('Invalid parameter signAlgo');
-    const hashAlgorithm = request.hashAlgorithmOID ?? (request.signAlgo === CMS_SHA256_WITH_RSA ? CSC_HASH_ALGO_SHA256 : undefined);
-    if (hashAlgorithm === undefined) throw invalid('Missing (or invalid type) string parameter hashAlgorithmOID');
-    if (hashAlgorithm !== CSC_HASH_ALGO_SHA256) throw invalid('Invalid parameter hashAlgorithmOID');
+    const bearerSad = bearer ? this.sads.get(bearer) : undefined;
     let holder: { user: string; clientId: string };
     let sadValue: string;
     if (request.sad !== undefined) {
       holder = this.authenticate(bearer);
       sadValue = request.sad;
-    } else {
-      const bearerSad = bearer ? this.sads.get(bearer) : undefined;
-      if (!bearer || !bearerSad) throw new SigningServiceError(401, 'invalid_token', 'A valid access token of scope service (with SAD) or credential is required.');
+    } else if (bearer && bearerSad) {
       holder = bearerSad;
       sadValue = bearer;
+    } else {
+      this.authenticate(bearer); // no token at all is 401; a service token without a SAD is this:
+      throw invalid('Missing (or invalid type) string parameter SAD');
     }
     const credential = this.credentialOf(holder.user, request.credentialID);
     if (!credential) throw invalid('Invalid parameter credentialID');
+    if (!v2KeyAlgorithms(credential).includes(request.signAlgo)) throw invalid('Invalid parameter signAlgo');
+    if (request.signAlgo === CSC_SIGN_ALGO_RSA) {
+      if (request.hashAlgorithmOID === undefined) throw invalid('Missing (or invalid type) string parameter hashAlgorithmOID');
+      if (request.hashAlgorithmOID !== CSC_HASH_ALGO_SHA256) throw invalid('Invalid parameter hashAlgorithmOID');
+    }
     const status = this.statusOf(credential);
-    if (status.status === 'disabled') throw invalid(`Invalid parameter credentialID: the credential is disabled (${status.reason})`);
+    if (status.status === 'disabled') {
+      throw invalid(status.certStatus === 'expired' ? 'Signing certificate is expired' : status.certStatus === 'revoked' ? 'Signing certificate is revoked' : 'Credential is disabled');
+    }
     const sad = this.sads.get(sadValue);
     if (!sad || sad.user !== holder.user || sad.clientId !== holder.clientId || sad.credentialID !== request.credentialID) throw invalid('Invalid parameter SAD');
     if (sad.expiresAt <= this.nowMs()) throw invalid('SAD expired');
     const wanted = hashSet(request.hashes);
-    if (wanted.length !== sad.hashes.length || wanted.some((hash, index) => hash !== sad.hashes[index])) {
-      throw invalid('Invalid parameter hashes: they are not the hashes the SAD authorizes');
-    }
+    if (wanted.length !== sad.hashes.length || wanted.some((hash, index) => hash !== sad.hashes[index])) throw invalid('Hash is not authorized by the SAD');
+    this.sads.delete(sadValue);
     return this.sign(credential, request.hashes);
   }
 
@@ -578,4 +597,33 @@ function decodeBase64(text: string): Uint8Array | undefined {
 /** ASN.1 GeneralizedTime as CSC v2 writes certificate dates: YYYYMMDDHHMMSSZ. */
 function generalizedTime(date: Date): string {
   return date.toISOString().replace(/[-:T]/g, '').replace(/\.\d{3}/, '');
+}
+
+/**
+ * key/algo on the v2 service: rsaEncryption, except alice-rsa3072, which lists only
+ * sha256WithRSAEncryption as several v2 services list their keys, so that the client's choice of
+ * signAlgo (one of key/algo, §11.10) is put to the test.
+ */
+export function v2KeyAlgorithms(credential: SandboxCredential): string[] {
+  return credential.credentialID === 'alice-rsa3072' ? [CMS_SHA256_WITH_RSA] : [CSC_SIGN_ALGO_RSA];
+}
+
+/** A distinguished name as RFC 4514 writes it: most specific first (CN), comma-separated. */
+function rfc4514(nodeName: string): string {
+  return nodeName
+    .split('\n')
+    .reverse()
+    .map((part) => part.replace(/([,+"\\<>;])/g, '\\$1'))
+    .join(',');
+}
+
+/** JSON text compared by value (key order and spacing aside); text that is not JSON stays itself. */
+function canonicalJson(text: string): string {
+  const sort = (value: unknown): unknown =>
+    Array.isArray(value) ? value.map(sort) : value !== null && typeof value === 'object' ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, sort(v)])) : value;
+  try {
+    return JSON.stringify(sort(JSON.parse(text)));
+  } catch {
+    return text;
+  }
 }
