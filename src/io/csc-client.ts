@@ -22,7 +22,7 @@ import {
   processSignHashResponse,
   processTokenResponse,
 } from '../core/csc/responses.js';
-import { MAX_HASHES_PER_AUTHORIZATION, PKCS1_SHA256_SIGN_ALGOS, SERVICE_TOKEN_LIFETIME_S, type CredentialInfo, type PreparedRequest } from '../core/csc/shapes.js';
+import { MAX_HASHES_PER_AUTHORIZATION, SERVICE_TOKEN_LIFETIME_S, type CredentialInfo, type PreparedRequest } from '../core/csc/shapes.js';
 import {
   buildAuthorizeUrlV2,
   buildCredentialsInfoRequestV2,
@@ -38,7 +38,7 @@ import {
 } from '../core/csc/v2.js';
 import type { CscVersionSetting } from '../core/profile.js';
 import { codeChallengeS256, verifierFromBytes } from '../core/oidc/pkce.js';
-import { verifyDigestSignature } from '../core/csc/signature.js';
+import { signingTerms, verifyDigestSignature } from '../core/csc/signature.js';
 import type { Context, ResolvedProfile } from '../cli/context.js';
 import { assertSecureUrl, type HttpClient, type HttpResponse } from './http.js';
 import { isFresh, type TokenStore } from './token-store.js';
@@ -201,21 +201,9 @@ export class CscClient implements RemoteSigner {
     return { credentialID, certificates, keyLengthBits, signaturesPerApproval, signAlgorithm };
   }
 
-  /**
-   * The credential as the signing flow uses it: how many hashes one approval covers is the least
-   * of 50, the profile's cscMaxSignatures and the credential's multisign.
-   */
+  /** The credential as the signing flow uses it, with this profile's signing terms. */
   forSigning(info: CredentialInfo): CredentialInfo & SigningCredential {
-    const limits = [MAX_HASHES_PER_AUTHORIZATION, this.options.maxSignatures ?? MAX_HASHES_PER_AUTHORIZATION, info.multisign ?? MAX_HASHES_PER_AUTHORIZATION];
-    // CSC: signAlgo SHALL be one of the credential's key/algo values.
-    const signAlgorithm = PKCS1_SHA256_SIGN_ALGOS.find((algorithm) => info.algorithms.includes(algorithm));
-    if (!signAlgorithm) {
-      throw new EsignError('CREDENTIAL_UNSUPPORTED_KEY', `The credential ${info.credentialID} signs with ${info.algorithms.join(', ') || 'no algorithm it names'}; esign signs with RSA (PKCS#1 v1.5, SHA-256) only.`, {
-        hint: 'Choose an RSA credential: esign credentials list.',
-        details: { credentialID: info.credentialID, algorithms: info.algorithms },
-      });
-    }
-    return { ...info, signaturesPerApproval: Math.min(...limits), signAlgorithm };
+    return { ...info, ...signingTerms(info, this.options.maxSignatures) };
   }
 
   /**
@@ -262,7 +250,6 @@ export class CscClient implements RemoteSigner {
     if (!signer) throw new EsignError('CSC_BAD_RESPONSE', `The signing service gave no certificate for ${credential.credentialID}.`);
     const v2 = await this.speaksV2();
     const { baseUrl } = this.options;
-    const process = (status: number, body: Buffer) => processSignHashResponse(status, body, hashes.length);
     const signed =
       v2 && this.options.sadAsBearer
         ? await this.signHashWithSadAsBearer(credential, hashes, sad)
@@ -272,7 +259,7 @@ export class CscClient implements RemoteSigner {
                 ? buildSignHashRequestV2({ baseUrl, accessToken: token, credentialID: credential.credentialID, sad, hashes, signAlgo: credential.signAlgorithm })
                 : buildSignHashRequest({ baseUrl, accessToken: token, credentialID: credential.credentialID, sad, hashes }),
               'never',
-              process,
+              (status, body) => processSignHashResponse(status, body, hashes.length),
             ),
           );
     signed.forEach((signature, index) => {

@@ -11,7 +11,8 @@ import type { SandboxDeps } from '../deps.js';
 import { basicCredentials, bearerToken, formBody, html, json, jsonBody, redirect, type Router, type SandboxRequest, type SandboxResponse } from '../http.js';
 import { pickLang } from '../pages.js';
 import { consentPage, errorPage, expiredPage, signInPage } from './pages.js';
-import { SANDBOX_USERS, SigningService, SigningServiceError, type AuthorizationRequest, type RegisteredClient, type ServiceTokenHolder } from './service.js';
+import { SHA256_LENGTH } from '../../core/csc/shapes.js';
+import { SANDBOX_USERS, SigningService, SigningServiceError, decodeStandardBase64, type AuthorizationRequest, type RegisteredClient, type ServiceTokenHolder } from './service.js';
 
 /** The redirect URI registered for the CLI; any loopback port is accepted with it (RFC 8252 §7.3). */
 export const REGISTERED_REDIRECT_URI = 'http://127.0.0.1:8765/callback';
@@ -235,10 +236,10 @@ export function standardBase64Hashes(value: unknown, words: HashArrayWords = V1_
   if (!Array.isArray(value)) throw refuse(words.missing);
   if (value.length === 0) throw refuse(words.empty);
   return value.map((item) => {
-    if (typeof item !== 'string' || !/^[A-Za-z0-9+/]+={0,2}$/.test(item) || item.length % 4 !== 0) throw refuse(words.encoding);
-    const hash = Buffer.from(item, 'base64');
-    if (hash.length !== 32) throw refuse(words.length);
-    return new Uint8Array(hash);
+    const hash = typeof item === 'string' ? decodeStandardBase64(item) : undefined;
+    if (!hash) throw refuse(words.encoding);
+    if (hash.length !== SHA256_LENGTH) throw refuse(words.length);
+    return hash;
   });
 }
 

@@ -416,8 +416,7 @@ export class SigningService {
     if (!sad || sad.user !== token.user || sad.clientId !== token.clientId) throw new SigningServiceError(400, 'invalid_sad', 'The SAD is not valid.');
     if (sad.expiresAt <= this.nowMs()) throw new SigningServiceError(400, 'expired_sad', 'The SAD has expired.');
     if (sad.credentialID !== request.credentialID) throw new SigningServiceError(400, 'invalid_sad', 'The SAD was issued for another credential.');
-    const wanted = hashSet(request.hashes);
-    if (wanted.length !== sad.hashes.length || wanted.some((hash, index) => hash !== sad.hashes[index])) {
+    if (!authorizesExactly(sad, request.hashes)) {
       throw new SigningServiceError(400, 'invalid_sad', 'The SAD was issued for other hashes.');
     }
     return this.sign(credential, request.hashes);
@@ -459,8 +458,7 @@ export class SigningService {
     const sad = this.sads.get(sadValue);
     if (!sad || sad.user !== holder.user || sad.clientId !== holder.clientId || sad.credentialID !== request.credentialID) throw invalid('Invalid parameter SAD');
     if (sad.expiresAt <= this.nowMs()) throw invalid('SAD expired');
-    const wanted = hashSet(request.hashes);
-    if (wanted.length !== sad.hashes.length || wanted.some((hash, index) => hash !== sad.hashes[index])) throw invalid('Hash is not authorized by the SAD');
+    if (!authorizesExactly(sad, request.hashes)) throw invalid('Hash is not authorized by the SAD');
     this.sads.delete(sadValue);
     return this.sign(credential, request.hashes);
   }
@@ -525,6 +523,12 @@ function hashSet(hashes: Uint8Array[]): string[] {
   return hashes.map((hash) => Buffer.from(hash).toString('hex')).sort();
 }
 
+/** Whether `hashes` are exactly the hashes the SAD was issued for, in any order. */
+function authorizesExactly(sad: SadRecord, hashes: Uint8Array[]): boolean {
+  const wanted = hashSet(hashes);
+  return wanted.length === sad.hashes.length && wanted.every((hash, index) => hash === sad.hashes[index]);
+}
+
 function randomToken(): string {
   return randomBytes(32).toString('base64url');
 }
@@ -574,7 +578,7 @@ function credentialDetails(text: string): { credentialID: string; hashes: Uint8A
   }
   const texts = digests.map((digest) => (typeof digest === 'object' && digest !== null ? (digest as Record<string, unknown>)['hash'] : undefined));
   if (!texts.every((hash): hash is string => typeof hash === 'string')) return 'Invalid parameter documentDigests: every entry needs a hash';
-  const hashes = decodeHashes(texts, decodeBase64);
+  const hashes = decodeHashes(texts, decodeStandardBase64);
   return typeof hashes === 'string' ? hashes : { credentialID, hashes };
 }
 
@@ -589,7 +593,8 @@ function decodeHashes(texts: string[], decode: (text: string) => Uint8Array | un
   return hashes;
 }
 
-function decodeBase64(text: string): Uint8Array | undefined {
+/** Standard base64 (not base64url), padded; undefined for anything else. */
+export function decodeStandardBase64(text: string): Uint8Array | undefined {
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(text) || text.length % 4 !== 0) return undefined;
   return new Uint8Array(Buffer.from(text, 'base64'));
 }
