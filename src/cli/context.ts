@@ -42,6 +42,9 @@ export interface GlobalOptions {
 export interface Secrets {
   clientSecret?: string;
   tsaPassword?: string;
+  /** serviceAuth basic: the auth/login user (ESIGN_SIGNING_USERNAME, ESIGN_SIGNING_PASSWORD). */
+  signingUsername?: string;
+  signingPassword?: string;
 }
 
 /** A running sandbox a profile points at (embedded in this process, or `esign sandbox start`). */
@@ -88,7 +91,7 @@ export interface Context {
   /** A setting that must be present, or a CONFIG_MISSING error naming how to set it. */
   require<K extends ProfileKey>(profile: ResolvedProfile, key: K): NonNullable<ProfileSettings[K]>;
   /** For a signing run: fails at once (exit 4, naming the ways that work) when nobody can finish a browser step here. */
-  assertBrowserStepPossible(purpose: string): Promise<void>;
+  assertBrowserStepPossible(purpose: string, options?: { approval?: boolean }): Promise<void>;
   /** One browser step through the loopback receiver. */
   authorize(request: AuthorizeRequest): Promise<AuthorizationResponse>;
   /** Whether a browser step can happen in this run: a terminal, a --browser command, or --auto-approve. */
@@ -152,8 +155,10 @@ export function createContext(io: Io, globals: GlobalOptions, overrides: Context
       checkedPromise ??= checkProfile(ctx);
       return checkedPromise;
     },
-    async assertBrowserStepPossible(purpose) {
-      const { isSandbox } = await ctx.checkProfile();
+    async assertBrowserStepPossible(purpose, options = {}) {
+      const { isSandbox, stored } = await ctx.checkProfile();
+      // A seal's run signs in without a browser; whether its credential needs one is asked once it is known.
+      if (!options.approval && (resolveSettings({ env: ctx.env, stored }).settings.serviceAuth ?? 'browser') !== 'browser') return;
       const why = whyNobodyCanFinish();
       if (why) throw nobodyCanFinish(purpose, why, { onSandbox: isSandbox, splitFlow: true });
     },
@@ -237,7 +242,7 @@ const CHOICE_WORDS: Record<ProfileChoiceSource, string> = {
 export const SERVICE_URL_KEYS = ['signingBaseUrl', 'identityBaseUrl', 'identityLegacyBaseUrl', 'storageAuthUrl', 'tsaUrls'] as const satisfies readonly ProfileKey[];
 
 /** Variables that only make sense for a real service: set without any service URL, they are a mistake. */
-const REAL_SERVICE_VARIABLES = ['ESIGN_CLIENT_ID', 'ESIGN_CLIENT_SECRET', 'ESIGN_TSA_USERNAME', 'ESIGN_TSA_PASSWORD', 'ESIGN_SECRETS_FILE'];
+const REAL_SERVICE_VARIABLES = ['ESIGN_CLIENT_ID', 'ESIGN_CLIENT_SECRET', 'ESIGN_TSA_USERNAME', 'ESIGN_TSA_PASSWORD', 'ESIGN_SECRETS_FILE', 'ESIGN_SIGNING_USERNAME', 'ESIGN_SIGNING_PASSWORD'];
 
 /** The service URL variables set (non-empty) in the environment. */
 export function serviceUrlVariables(env: NodeJS.ProcessEnv): string[] {
@@ -292,6 +297,7 @@ async function checkProfile(ctx: Context): Promise<CheckedProfile> {
     throw new EsignError('USAGE', '--auto-approve works only on the sandbox profile.', { hint: 'Approve the request in the browser instead.' });
   }
   resolveSettings({ env: ctx.env }); // throws on a malformed ESIGN_* value, naming the variable
+  if (ctx.env['ESIGN_TOTP_SECRET']) (await import('../core/csc/totp.js')).parseTotpSecret(ctx.env['ESIGN_TOTP_SECRET']);
   return { choice, stored, isSandbox };
 }
 
@@ -299,6 +305,9 @@ async function resolveProfile(ctx: Context, options: { storage?: boolean }): Pro
   const { choice, stored, isSandbox } = await ctx.checkProfile();
   const { name } = choice;
   const sandbox = isSandbox ? await findOrStartSandbox(ctx, options) : undefined;
+  // On the sandbox a sign-in without a browser is the organization's: its client and its bulk seal.
+  const sealRun = sandbox !== undefined && (resolveSettings({ env: ctx.env, stored }).settings.serviceAuth ?? 'browser') !== 'browser';
+  const seal = sealRun ? (await import('../sandbox/deps.js')).SANDBOX_SEAL : undefined;
   const defaults: ProfileSettings = sandbox
     ? {
         ...(name === SANDBOX_V2_PROFILE ? { signingBaseUrl: sandbox.urls.signingV2 ?? `${sandbox.urls.base}/signing-v2`, cscVersion: '2' as const } : { signingBaseUrl: sandbox.urls.signing, cscVersion: '1' as const }),
@@ -313,10 +322,11 @@ async function resolveProfile(ctx: Context, options: { storage?: boolean }): Pro
         credential: 'alice-rsa2048',
         lang: 'en',
         region: 'us-east-1',
+        ...(seal ? { clientId: seal.clientId, credential: seal.pinOnlyCredentialID } : {}),
       }
     : { redirectUri: DEFAULT_REDIRECT_URI, lang: 'en', region: 'us-east-1' };
   const { settings, sources } = resolveSettings({ env: ctx.env, stored, defaults });
-  const secrets = sandbox ? await sandboxSecrets() : await readSecrets(ctx.env, settings.secretsFile);
+  const secrets = sandbox ? await sandboxSecrets(ctx.env, sealRun) : await readSecrets(ctx.env, settings.secretsFile);
   if (ctx.globals.verbose) ctx.io.debug(describeProfile(choice, sources));
   // Not silenced by --quiet: nobody should mistake a TEST signature for a real one.
   if (isSandbox) ctx.io.error(ctx.io.paint('33', 'esign: sandbox profile — signatures made here are TEST signatures with no legal effect.'));
@@ -348,9 +358,16 @@ export function settingOrigin(key: ProfileKey, source: ValueSource | undefined):
   return source ?? '';
 }
 
-async function sandboxSecrets(): Promise<Secrets> {
-  const { SANDBOX_SECRETS } = await import('../sandbox/deps.js');
-  return { clientSecret: SANDBOX_SECRETS.clientSecret, tsaPassword: SANDBOX_SECRETS.tsaPassword };
+/** The sandbox's own secrets; for a seal run, its organization client and login user unless the environment names others. */
+async function sandboxSecrets(env: NodeJS.ProcessEnv, sealRun: boolean): Promise<Secrets> {
+  const { SANDBOX_SECRETS, SANDBOX_SEAL } = await import('../sandbox/deps.js');
+  if (!sealRun) return { clientSecret: SANDBOX_SECRETS.clientSecret, tsaPassword: SANDBOX_SECRETS.tsaPassword };
+  return {
+    clientSecret: SANDBOX_SEAL.clientSecret,
+    tsaPassword: SANDBOX_SECRETS.tsaPassword,
+    signingUsername: env['ESIGN_SIGNING_USERNAME'] || SANDBOX_SEAL.username,
+    signingPassword: env['ESIGN_SIGNING_PASSWORD'] || SANDBOX_SEAL.password,
+  };
 }
 
 /** Secrets from ESIGN_CLIENT_SECRET / ESIGN_TSA_PASSWORD, else from a secrets file of mode 0600. */
@@ -373,6 +390,8 @@ export async function readSecrets(env: NodeJS.ProcessEnv, secretsFile: string | 
   return {
     clientSecret: env['ESIGN_CLIENT_SECRET'] || fromFile['CLIENT_SECRET'],
     tsaPassword: env['ESIGN_TSA_PASSWORD'] || fromFile['TSA_PASSWORD'],
+    signingUsername: env['ESIGN_SIGNING_USERNAME'] || fromFile['SIGNING_USERNAME'],
+    signingPassword: env['ESIGN_SIGNING_PASSWORD'] || fromFile['SIGNING_PASSWORD'],
   };
 }
 

@@ -73,12 +73,17 @@ async function promptFor(what: string): Promise<string> {
 }
 
 async function readPasswordFile(path: string, ctx: Context): Promise<string> {
+  return readSecretLine(path, ctx, { what: 'password file', flag: '--password-file' });
+}
+
+/** The first line of a secret's file (`-`: standard input), as --password-file and --pin-file read it. */
+export async function readSecretLine(path: string, ctx: Context, named: { what: string; flag: string }): Promise<string> {
   let text: string;
   try {
     text = path === '-' ? await readStdin(ctx) : await readFile(path, 'utf8');
   } catch (error) {
-    throw new EsignError('USAGE', `Could not read the password file ${path} (${(error as NodeJS.ErrnoException).code ?? 'unreadable'}).`, {
-      hint: 'Check the path given to --password-file.',
+    throw new EsignError('USAGE', `Could not read the ${named.what} ${path} (${(error as NodeJS.ErrnoException).code ?? 'unreadable'}).`, {
+      hint: `Check the path given to ${named.flag}.`,
     });
   }
   return text.split(/\r?\n/, 1)[0] ?? '';

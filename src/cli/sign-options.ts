@@ -1,8 +1,9 @@
 /** The options of `esign sign`, as commander parses them; shared by the command, the batch run and the split flow. */
 import type { SignatureLevel } from '../core/profile.js';
 import type { PdfPasswordOptions } from './pdf-password.js';
+import type { CredentialFactorOptions } from './credential-factors.js';
 
-export interface SignCommandOptions extends PdfPasswordOptions {
+export interface SignCommandOptions extends PdfPasswordOptions, CredentialFactorOptions {
   credential?: string;
   output?: string;
   outputDir?: string;

@@ -33,6 +33,7 @@ import { batchExitCode } from './command.js';
 import { outputUploader } from './output-uploader.js';
 import type { SignCommandOptions } from './sign-options.js';
 import { PdfPasswords } from './pdf-password.js';
+import { authorizationFactors } from './credential-factors.js';
 
 interface Failure {
   input: string;
@@ -90,11 +91,12 @@ async function signChecked(
   const level = chooseLevel(options.level, profile);
   const longTerm = level === 'B-LT' || level === 'B-LTA';
   if (longTerm) refuseLongTermFor(jobs, level, options);
-  const signing = await createCscClient(ctx, profile);
+  const signing = await createCscClient(ctx, profile, await authorizationFactors(options, ctx));
   // The split flow and the TSA client load only when used: a plain B-B run is the one to keep quick.
   const split = options.prepare ? await import('./sign-split.js') : undefined;
   if (split && (await split.splitServiceSignIn(signing, options, ctx))) return;
   const credential = await chooseCredential(options.credential ?? profile.settings.credential, signing, ctx);
+  if (!split) await readyToAuthorize(credential, signing, ctx);
   const signOptions: SignOptions = { ...signOptionsFrom(options, level, ctx.clock.now(), signerName(credential)), pdfPassword: (input) => passwords.for(input) };
   if (split) return split.runSplitPrepare(jobs, credential, signOptions, signing, options, ctx);
   const tsa = level === 'B-B' ? undefined : (await import('../io/tsa-client.js')).createTsaClient(ctx, profile);
@@ -174,6 +176,15 @@ async function signChecked(
     process.exitCode = batchExitCode(signed.length, failures.map((failure) => failure.error));
     ctx.io.error(`esign: ${signed.length} of ${planned.length} files signed; ${failures.length} failed (see above).`);
   }
+}
+
+/**
+ * Before any document is prepared: the credential's authorization can happen in this run — its
+ * PIN and OTP can be had, or, for a browser approval, a person can finish it here.
+ */
+export async function readyToAuthorize(credential: SigningCredential, signing: CscClient, ctx: Context): Promise<void> {
+  if (credential.authMode === 'oauth2code') await ctx.assertBrowserStepPossible('approval of the signatures', { approval: true });
+  await signing.readyToAuthorize(credential);
 }
 
 function failureOf(job: SignJob, error: unknown): Failure {

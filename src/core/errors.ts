@@ -49,6 +49,11 @@ export type EsignErrorCode =
   | 'AUTH_BROWSER_FAILED'
   | 'AUTH_LOGIN_REQUIRED'
   | 'AUTH_TOKEN_REJECTED'
+  // explicit credential authorization (PIN, OTP)
+  | 'AUTH_PIN_INVALID'
+  | 'AUTH_OTP_INVALID'
+  | 'AUTH_CREDENTIAL_LOCKED'
+  | 'AUTH_FACTOR_MISSING'
   // HTTP transport
   | 'HTTP_UNREACHABLE'
   | 'HTTP_TIMEOUT'

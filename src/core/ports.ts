@@ -4,6 +4,8 @@
  * over bytes in memory or the in-process sandbox.
  */
 
+import type { AuthFactor, CredentialAuthMode, OtpFactor } from './csc/shapes.js';
+
 /** Time, injected so that tests and the sandbox can move it. */
 export interface Clock {
   now(): Date;
@@ -30,6 +32,11 @@ export interface SigningCredential {
    * credential that lists only that (PKCS#1 v1.5 over SHA-256 either way).
    */
   signAlgorithm: string;
+  /** How each batch's SAD is obtained: a browser approval (oauth2code) or credentials/authorize. */
+  authMode: CredentialAuthMode;
+  /** Explicit credentials: the PIN and the OTP asked for. */
+  pin?: AuthFactor;
+  otp?: OtpFactor;
 }
 
 /**

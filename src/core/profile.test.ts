@@ -41,6 +41,8 @@ describe('parseSettingValue', () => {
     expect(parseSettingValue('cscVersion', '2')).toBe('2');
     expect(parseSettingValue('cscMaxSignatures', '10')).toBe(10);
     expect(parseSettingValue('cscSadAsBearer', 'true')).toBe(true);
+    expect(parseSettingValue('serviceAuth', 'client-credentials')).toBe('client-credentials');
+    expect(parseSettingValue('cscMaxSignatures', '1000')).toBe(1000);
   });
 
   it('refuses what is not a URL or level', () => {
@@ -51,7 +53,8 @@ describe('parseSettingValue', () => {
       ['clientSecretInBody', 'maybe'],
       ['cscVersion', '1.0.4'],
       ['cscMaxSignatures', '0'],
-      ['cscMaxSignatures', '51'],
+      ['cscMaxSignatures', '1001'],
+      ['serviceAuth', 'oauth'],
       ['cscMaxSignatures', '2.5'],
     ] as const) {
       try {

@@ -3,7 +3,7 @@
  * flag > environment > stored profile > default, and a record of where each value came from.
  * Secrets are not settings: they come from ESIGN_* variables or a 0600 secrets file only.
  */
-import { MAX_HASHES_PER_AUTHORIZATION } from './csc/shapes.js';
+import { MAX_HASHES_PER_AUTHORIZATION, MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION } from './csc/shapes.js';
 import { EsignError } from './errors.js';
 
 export interface ProfileSettings {
@@ -28,14 +28,22 @@ export interface ProfileSettings {
   cscAuthorizationDetails?: boolean;
   cscSadAsBearer?: boolean;
   cscMaxSignatures?: number;
+  serviceAuth?: ServiceAuthSetting;
 }
+
+/**
+ * How esign signs in to the signing service: a person in the browser (OAuth authorization code),
+ * the client itself (client_credentials), or a user name and password (CSC auth/login).
+ */
+export type ServiceAuthSetting = 'browser' | 'client-credentials' | 'basic';
+export const SERVICE_AUTH_SETTINGS: readonly ServiceAuthSetting[] = ['browser', 'client-credentials', 'basic'];
 
 /** Which CSC API the signing service speaks: found out from its `info` (auto), or said. */
 export type CscVersionSetting = 'auto' | '1' | '2';
 export const CSC_VERSION_SETTINGS: readonly CscVersionSetting[] = ['auto', '1', '2'];
 
 export type ProfileKey = keyof ProfileSettings;
-type ValueKind = 'url' | 'urls' | 'string' | 'paths' | 'boolean' | 'lang' | 'level' | 'cscVersion' | 'signatureCount';
+type ValueKind = 'url' | 'urls' | 'string' | 'paths' | 'boolean' | 'lang' | 'level' | 'cscVersion' | 'signatureCount' | 'serviceAuth';
 
 interface KeySpec {
   kind: ValueKind;
@@ -71,7 +79,12 @@ export const PROFILE_KEYS: Record<ProfileKey, KeySpec> = {
   cscMaxSignatures: {
     kind: 'signatureCount',
     env: 'ESIGN_CSC_MAX_SIGNATURES',
-    description: `most signatures one approval (numSignatures) may cover, 1 to ${MAX_HASHES_PER_AUTHORIZATION} (a credential's multisign can lower it)`,
+    description: `most signatures one authorization (numSignatures) may cover, 1 to ${MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION} (a browser approval covers at most ${MAX_HASHES_PER_AUTHORIZATION}; a credential's multisign can lower it)`,
+  },
+  serviceAuth: {
+    kind: 'serviceAuth',
+    env: 'ESIGN_SERVICE_AUTH',
+    description: 'sign-in to the signing service: browser, client-credentials (ESIGN_CLIENT_ID/ESIGN_CLIENT_SECRET, no browser) or basic (auth/login with ESIGN_SIGNING_USERNAME/ESIGN_SIGNING_PASSWORD)',
   },
 };
 
@@ -156,10 +169,13 @@ export function parseSettingValue(key: ProfileKey, text: string): ProfileSetting
       if (!(SIGNATURE_LEVELS as readonly string[]).includes(text)) throw invalid(`expected one of ${SIGNATURE_LEVELS.join(', ')}`);
       return text;
     case 'signatureCount': {
-      const count = /^\d{1,3}$/.test(text) ? Number(text) : NaN;
-      if (!(count >= 1 && count <= MAX_HASHES_PER_AUTHORIZATION)) throw invalid(`expected a whole number from 1 to ${MAX_HASHES_PER_AUTHORIZATION}`);
+      const count = /^\d{1,4}$/.test(text) ? Number(text) : NaN;
+      if (!(count >= 1 && count <= MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION)) throw invalid(`expected a whole number from 1 to ${MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION}`);
       return count;
     }
+    case 'serviceAuth':
+      if (!(SERVICE_AUTH_SETTINGS as readonly string[]).includes(text)) throw invalid(`expected one of ${SERVICE_AUTH_SETTINGS.join(', ')}`);
+      return text;
     case 'cscVersion':
       if (!(CSC_VERSION_SETTINGS as readonly string[]).includes(text)) throw invalid(`expected one of ${CSC_VERSION_SETTINGS.join(', ')}`);
       return text;

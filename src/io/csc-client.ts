@@ -8,23 +8,32 @@ import { randomBytes } from 'node:crypto';
 import { EsignError, isEsignError } from '../core/errors.js';
 import type { Clock, RemoteSigner, SigningCredential } from '../core/ports.js';
 import {
+  buildAuthLoginRequest,
   buildAuthorizeUrl,
+  buildClientCredentialsTokenRequest,
+  buildCredentialsAuthorizeRequest,
   buildCredentialsInfoRequest,
   buildCredentialsListRequest,
+  buildSendOtpRequest,
   buildSignHashRequest,
   buildTokenRequest,
+  endpoint,
   type AuthorizeParams,
 } from '../core/csc/requests.js';
 import {
   badResponse,
+  processAuthorizeResponse,
   processCredentialsInfoResponse,
   processCredentialsListResponse,
+  processSendOtpResponse,
+  processServiceSignInResponse,
   processSignHashResponse,
   processTokenResponse,
 } from '../core/csc/responses.js';
-import { MAX_HASHES_PER_AUTHORIZATION, SERVICE_TOKEN_LIFETIME_S, type CredentialInfo, type PreparedRequest } from '../core/csc/shapes.js';
+import { MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION, SERVICE_TOKEN_LIFETIME_S, type CredentialInfo, type PreparedRequest, type ServiceSignIn } from '../core/csc/shapes.js';
 import {
   buildAuthorizeUrlV2,
+  buildCredentialsAuthorizeRequestV2,
   buildCredentialsInfoRequestV2,
   buildCredentialsListRequestV2,
   buildInfoRequest,
@@ -36,7 +45,8 @@ import {
   processInfoResponse,
   type ServiceInfo,
 } from '../core/csc/v2.js';
-import type { CscVersionSetting } from '../core/profile.js';
+import type { CscVersionSetting, ServiceAuthSetting } from '../core/profile.js';
+import { processAuthorizationServerMetadata, authorizationServerMetadataUrl, type AuthorizationServer } from '../core/csc/oauth-metadata.js';
 import { codeChallengeS256, verifierFromBytes } from '../core/oidc/pkce.js';
 import { signingTerms, verifyDigestSignature } from '../core/csc/signature.js';
 import type { Context, ResolvedProfile } from '../cli/context.js';
@@ -71,6 +81,34 @@ export interface CscClientOptions {
   sadAsBearer?: boolean;
   /** Most hashes per approval (numSignatures), when the service allows fewer than 50. */
   maxSignatures?: number;
+  /** How the service token is obtained; `browser` when absent. */
+  serviceAuth?: ServiceAuthSetting;
+  /** `basic`: the user of auth/login. */
+  login?: { username: string; password: string };
+  /** Where the refresh token of auth/login is kept in the token store. */
+  refreshTokenKey?: string;
+  /** The PIN and OTP of explicit credentials. */
+  factors?: AuthorizationFactors;
+  /** Says what the run is waiting for (a fresh TOTP step, an OTP sent). */
+  progress?: (line: string) => void;
+}
+
+/**
+ * The PIN and OTP of explicit credentials, as this run can have them (environment, files, a
+ * terminal, a TOTP secret). The client asks for them per authorization; `ready` finds, before
+ * any document is prepared, that every factor a credential needs can be had here.
+ */
+export interface AuthorizationFactors {
+  ready(credential: SigningCredential): Promise<void>;
+  /** The PIN (asked for once per run); undefined when the credential asks for none. */
+  pin(credential: SigningCredential): Promise<string | undefined>;
+  /**
+   * The OTP for one authorization; undefined when none is asked for. `again`: a computed code was
+   * refused (used already), so the next time step's code is wanted.
+   */
+  otp(credential: SigningCredential, again: boolean): Promise<string | undefined>;
+  /** Whether the OTP is computed here (a TOTP secret), so that a refused one may be tried again once. */
+  computesOtp(credential: SigningCredential): boolean;
 }
 
 /** The CSC API a service speaks, and how esign knows. */
@@ -99,6 +137,8 @@ export class CscClient implements RemoteSigner {
   private readonly listedInfos = new Map<string, CredentialInfo>();
   /** v2: where `/oauth2/*` lives when the service's info names another server. */
   private oauth2BaseUrl: string | undefined;
+  /** v2: the endpoints of an OAuth server named by its RFC 8414 issuer. */
+  private oauth2Server: AuthorizationServer | undefined;
 
   constructor(private readonly options: CscClientOptions) {}
 
@@ -123,8 +163,9 @@ export class CscClient implements RemoteSigner {
     // Said to be v2, the service is still asked: its info names its methods and its OAuth server.
     const v2 = await ask(2);
     if (v2 && (v2.specs.startsWith('2') || setting === '2')) {
-      checkV2Service(v2);
+      checkV2Service(v2, this.options.serviceAuth ?? 'browser');
       if (v2.oauth2) this.oauth2BaseUrl = oauthServerOf(v2.oauth2);
+      else if (v2.oauth2Issuer && (this.options.serviceAuth ?? 'browser') !== 'basic') this.oauth2Server = await this.readIssuerMetadata(v2.oauth2Issuer);
       return { version: '2', specs: v2.specs, chosenBy: setting === '2' ? 'setting' : 'info' };
     }
     if (setting === '2') return { version: '2', chosenBy: 'setting' };
@@ -197,8 +238,19 @@ export class CscClient implements RemoteSigner {
         details: { credentialID },
       });
     }
-    const { certificates, keyLengthBits, signaturesPerApproval, signAlgorithm } = this.forSigning(info);
-    return { credentialID, certificates, keyLengthBits, signaturesPerApproval, signAlgorithm };
+    const { certificates, keyLengthBits, signaturesPerApproval, signAlgorithm, authMode, pin, otp } = this.forSigning(info);
+    return { credentialID, certificates, keyLengthBits, signaturesPerApproval, signAlgorithm, authMode, ...(pin ? { pin } : {}), ...(otp ? { otp } : {}) };
+  }
+
+  /**
+   * Before any document is prepared: everything this credential's authorization will need can be
+   * had in this run (a PIN, an OTP, a person at a browser), or an error says what to pass.
+   */
+  async readyToAuthorize(credential: SigningCredential): Promise<void> {
+    if (credential.authMode === 'explicit') {
+      if (!this.options.factors) throw new EsignError('INTERNAL', 'No source of PINs and OTPs was given to the signing client.');
+      await this.options.factors.ready(credential);
+    }
   }
 
   /** The credential as the signing flow uses it, with this profile's signing terms. */
@@ -207,24 +259,65 @@ export class CscClient implements RemoteSigner {
   }
 
   /**
-   * Signs SHA-256 hashes: per batch of at most 50, one browser step (scope credential) for the
-   * SAD and one signHash call. Every signature is checked against the signer certificate.
+   * Signs SHA-256 hashes: per batch of at most `signaturesPerApproval`, one authorization for the
+   * SAD — a browser step (scope credential) for oauth2code credentials, credentials/authorize for
+   * explicit and implicit ones — and one signHash call. Every signature is checked against the
+   * signer certificate.
    */
   async signHashes(credential: SigningCredential, hashes: Uint8Array[]): Promise<Uint8Array[]> {
     const signatures: Uint8Array[] = [];
-    const size = Math.min(credential.signaturesPerApproval, MAX_HASHES_PER_AUTHORIZATION);
+    const size = Math.min(credential.signaturesPerApproval, MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION);
     for (let start = 0; start < hashes.length; start += size) {
       const batch = hashes.slice(start, start + size);
       await this.serviceToken();
-      const sad = await this.browserStep(
-        { scope: 'credential', credentialID: credential.credentialID, hashes: batch },
-        'SAD',
-        `approval of ${batch.length} signature${batch.length === 1 ? '' : 's'} with ${credential.credentialID}`,
-      );
-      const signed = await this.signWithSad(credential, batch, sad.accessToken, start);
+      const sad = credential.authMode === 'oauth2code' ? (await this.approveInBrowser(credential, batch)).accessToken : await this.authorizeCredential(credential, batch);
+      const signed = await this.signWithSad(credential, batch, sad, start);
       signatures.push(...signed);
     }
     return signatures;
+  }
+
+  private approveInBrowser(credential: SigningCredential, batch: Uint8Array[]) {
+    return this.browserStep(
+      { scope: 'credential', credentialID: credential.credentialID, hashes: batch },
+      'SAD',
+      `approval of ${batch.length} signature${batch.length === 1 ? '' : 's'} with ${credential.credentialID}`,
+    );
+  }
+
+  /**
+   * `credentials/authorize` for one batch, with its hashes (SCAL 2 needs them; SCAL 1 takes them),
+   * the PIN and the OTP. A computed OTP refused (a service takes each code once) is tried once more
+   * with the next time step's; a wrong PIN is never sent twice.
+   */
+  private async authorizeCredential(credential: SigningCredential, hashes: Uint8Array[]): Promise<string> {
+    const factors = this.options.factors;
+    if (credential.authMode === 'explicit' && !factors) throw new EsignError('INTERNAL', 'No source of PINs and OTPs was given to the signing client.');
+    const pin = credential.authMode === 'explicit' ? await factors!.pin(credential) : undefined;
+    const attempt = async (again: boolean): Promise<string> => {
+      if (credential.authMode === 'explicit' && credential.otp?.type === 'online') await this.sendOtp(credential);
+      const otp = credential.authMode === 'explicit' ? await factors!.otp(credential, again) : undefined;
+      const v2 = await this.speaksV2();
+      const authorized = await this.withServiceToken((token) => {
+        const params = { baseUrl: this.options.baseUrl, accessToken: token, credentialID: credential.credentialID, hashes, ...(pin === undefined ? {} : { pin }), ...(otp === undefined ? {} : { otp }) };
+        return this.call(v2 ? buildCredentialsAuthorizeRequestV2(params) : buildCredentialsAuthorizeRequest(params), 'never', processAuthorizeResponse);
+      });
+      return authorized.sad;
+    };
+    try {
+      return await attempt(false);
+    } catch (error) {
+      if (!isEsignError(error, 'AUTH_OTP_INVALID') || !factors?.computesOtp(credential)) throw error;
+      return attempt(true);
+    }
+  }
+
+  /** `credentials/sendOTP`: the service sends the user a one-time password. */
+  private async sendOtp(credential: SigningCredential): Promise<void> {
+    const v2 = await this.speaksV2();
+    await this.withServiceToken((token) => this.call(buildSendOtpRequest(this.options.baseUrl, v2 ? 2 : 1, token, credential.credentialID), 'never', processSendOtpResponse));
+    const where = credential.otp?.description ?? credential.otp?.label;
+    this.options.progress?.(`The signing service sent a one-time password${where ? ` (${where})` : ''}.`);
   }
 
   /**
@@ -302,10 +395,65 @@ export class CscClient implements RemoteSigner {
     return (await this.cachedServiceToken()) !== undefined;
   }
 
-  /** The cached service token while fresh; otherwise one browser step (scope service). */
+  /**
+   * The cached service token while fresh; otherwise a sign-in as the serviceAuth setting says:
+   * one browser step (scope service), the client's own credentials, or auth/login (with the
+   * refresh token of an earlier login when there is one).
+   */
   async serviceToken(): Promise<string> {
     await this.protocol();
-    return (await this.cachedServiceToken()) ?? this.cacheServiceToken(await this.browserStep({ scope: 'service' }, 'Bearer', 'sign-in to the signing service'));
+    const cached = await this.cachedServiceToken();
+    if (cached) return cached;
+    switch (this.options.serviceAuth ?? 'browser') {
+      case 'browser':
+        return this.cacheServiceToken(await this.browserStep({ scope: 'service' }, 'Bearer', 'sign-in to the signing service'));
+      case 'client-credentials':
+        return this.cacheServiceToken(await this.clientCredentialsSignIn());
+      case 'basic':
+        return this.cacheServiceToken(await this.loginSignIn());
+    }
+  }
+
+  /** Whether the service sign-in needs a person at a browser in this run. */
+  signInNeedsBrowser(): boolean {
+    return (this.options.serviceAuth ?? 'browser') === 'browser';
+  }
+
+  private clientCredentialsSignIn(): Promise<ServiceSignIn> {
+    const { clientId, clientSecret } = this.options;
+    const request = buildClientCredentialsTokenRequest({ tokenUrl: this.tokenUrl(), clientId, clientSecret, clientSecretInBody: this.options.clientSecretInBody ?? false });
+    return this.call(request, 'never', (status, body) => processServiceSignInResponse(status, body, 'the client credentials token request'));
+  }
+
+  /** auth/login: with the kept refresh token first; when that is refused, with the user's name and password. */
+  private async loginSignIn(): Promise<ServiceSignIn> {
+    const { login, refreshTokenKey, tokens } = this.options;
+    const version = (await this.speaksV2()) ? 2 : 1;
+    const signIn = (credentials: { username: string; password: string } | { refreshToken: string }) =>
+      this.call(buildAuthLoginRequest(this.options.baseUrl, version, credentials), 'never', (status, body) => processServiceSignInResponse(status, body, 'auth/login'));
+    const kept = refreshTokenKey ? await tokens.get(refreshTokenKey) : undefined;
+    let result: ServiceSignIn | undefined;
+    if (kept) {
+      try {
+        result = await signIn({ refreshToken: kept.accessToken });
+      } catch (error) {
+        if (!isEsignError(error, 'AUTH_TOKEN_REJECTED')) throw error;
+        await tokens.delete(refreshTokenKey!);
+      }
+    }
+    if (!result) {
+      if (!login) {
+        throw new EsignError('CONFIG_MISSING', 'The sign-in to the signing service is auth/login (serviceAuth basic), and no user name and password are set.', {
+          hint: 'Set ESIGN_SIGNING_USERNAME and ESIGN_SIGNING_PASSWORD.',
+        });
+      }
+      result = await signIn(login);
+    }
+    if (result.refreshToken && refreshTokenKey) {
+      // Kept like the service token (0600, never printed); its lifetime is the service's to decide.
+      await tokens.set(refreshTokenKey, { accessToken: result.refreshToken, tokenType: 'refresh', expiresAt: Number.MAX_SAFE_INTEGER });
+    }
+    return result;
   }
 
   private async cachedServiceToken(): Promise<string | undefined> {
@@ -325,6 +473,18 @@ export class CscClient implements RemoteSigner {
   /** Exchanges the code of a sign-in begun with `startServiceSignIn`, and caches the service token. */
   async finishServiceSignIn(code: string, redirectUri: string, codeVerifier: string): Promise<void> {
     await this.cacheServiceToken(await this.exchangeCode(code, redirectUri, codeVerifier, 'Bearer'));
+  }
+
+  /** Where a v2 service's metadata points, else {oauth2 or base}/oauth2/token. */
+  private tokenUrl(): string {
+    return this.oauth2Server?.tokenEndpoint ?? endpoint(this.oauth2BaseUrl ?? this.options.baseUrl, '/oauth2/token');
+  }
+
+  /** RFC 8414: the authorization server's metadata, its issuer checked against the one named. */
+  private async readIssuerMetadata(issuer: string): Promise<AuthorizationServer> {
+    const url = authorizationServerMetadataUrl(oauthServerOf(issuer));
+    const response = await this.options.http.request({ method: 'GET', url, headers: { accept: 'application/json' }, retry: 'idempotent', service: SERVICE });
+    return processAuthorizationServerMetadata(response.status, response.body, issuer);
   }
 
   private async cacheServiceToken(token: { accessToken: string; expiresIn?: number }): Promise<string> {
@@ -352,7 +512,12 @@ export class CscClient implements RemoteSigner {
   private authorizeUrl(scoped: AuthorizationScope, redirectUri: string, state: string, codeChallenge: string): string {
     const { clientId, lang } = this.options;
     const params = { baseUrl: this.oauth2BaseUrl ?? this.options.baseUrl, clientId, codeChallenge, ...(lang ? { lang } : {}), ...scoped, redirectUri, state } as AuthorizeParams;
-    return this.knownV2 ? buildAuthorizeUrlV2(params, { authorizationDetails: this.options.authorizationDetails ?? false }) : buildAuthorizeUrl(params);
+    const url = this.knownV2 ? buildAuthorizeUrlV2(params, { authorizationDetails: this.options.authorizationDetails ?? false }) : buildAuthorizeUrl(params);
+    if (!this.oauth2Server) return url;
+    // The metadata's authorization_endpoint, with the query built as for {base}/oauth2/authorize.
+    const target = new URL(this.oauth2Server.authorizationEndpoint);
+    for (const [name, value] of new URL(url).searchParams) target.searchParams.append(name, value);
+    return target.toString();
   }
 
   private async browserStep(scoped: AuthorizationScope, expected: 'Bearer' | 'SAD', purpose: string) {
@@ -376,6 +541,7 @@ export class CscClient implements RemoteSigner {
     const { clientId, clientSecret } = this.options;
     const request = buildTokenRequest({
       baseUrl: this.oauth2BaseUrl ?? this.options.baseUrl,
+      tokenUrl: this.tokenUrl(),
       code,
       redirectUri,
       clientId,
@@ -408,9 +574,11 @@ function oauthServerOf(url: string): string {
  * The CSC client for a profile (default: the active one), its service token cached per profile
  * and service URL. Composition only; it belongs with the other factories in `cli/context.ts`.
  */
-export async function createCscClient(ctx: Context, profile?: ResolvedProfile): Promise<CscClient> {
+export async function createCscClient(ctx: Context, profile?: ResolvedProfile, factors?: AuthorizationFactors): Promise<CscClient> {
   const resolved = profile ?? (await ctx.profile());
   const baseUrl = ctx.require(resolved, 'signingBaseUrl');
+  const serviceAuth = resolved.settings.serviceAuth ?? 'browser';
+  const { signingUsername: username, signingPassword: password } = resolved.secrets;
   const clientSecret = resolved.secrets.clientSecret;
   if (!clientSecret) {
     throw new EsignError('CONFIG_MISSING', `The profile ${JSON.stringify(resolved.name)} has no client secret for the signing service.`, {
@@ -429,7 +597,13 @@ export async function createCscClient(ctx: Context, profile?: ResolvedProfile): 
     ...(resolved.settings.lang ? { lang: resolved.settings.lang } : {}),
     http: ctx.http,
     tokens: ctx.tokens,
-    tokenKey: `${resolved.name}:signing-service:${baseUrl}`,
+    // A sign-in of another kind (or as another user) is another token.
+    tokenKey: `${resolved.name}:signing-service:${baseUrl}${serviceAuth === 'browser' ? '' : `:${serviceAuth}:${serviceAuth === 'basic' ? (username ?? '') : ctx.require(resolved, 'clientId')}`}`,
+    refreshTokenKey: `${resolved.name}:signing-service-refresh:${baseUrl}:${username ?? ''}`,
+    serviceAuth,
+    ...(username !== undefined && password !== undefined ? { login: { username, password } } : {}),
+    ...(factors ? { factors } : {}),
+    progress: (line) => ctx.io.info(line),
     clock: ctx.clock,
     authorize: (request) => ctx.authorize(request),
   });

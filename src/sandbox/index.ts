@@ -27,6 +27,8 @@ export interface SandboxOptions {
   secrets?: Partial<SandboxSecrets>;
   /** Start the S3-compatible server (default true). */
   s3?: boolean;
+  /** Where the sandbox's log lines go (the OTPs it "sends"); nowhere by default. */
+  log?: (line: string) => void;
 }
 
 export interface Sandbox {
@@ -143,6 +145,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     urls,
     secrets,
     shared,
+    ...(options.log ? { log: options.log } : {}),
     get autoApprove() {
       return state.autoApprove;
     },

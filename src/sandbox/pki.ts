@@ -75,6 +75,11 @@ export const SANDBOX_CREDENTIAL_SPECS: readonly CredentialSpec[] = [
   { credentialID: 'alice-expired', owner: 'alice', keyBits: 2048, commonName: 'Alice Test', kind: 'expired' },
   { credentialID: 'alice-revoked', owner: 'alice', keyBits: 2048, commonName: 'Alice Test', kind: 'revoked' },
   { credentialID: 'bob-rsa2048', owner: 'bob', keyBits: 2048, commonName: 'Bob Test', kind: 'enabled' },
+  // The organization account's seals (signing/seals.ts says how each is authorized).
+  { credentialID: 'acme-seal-totp', owner: 'acme', keyBits: 2048, commonName: 'ACME Test Seal', kind: 'enabled' },
+  { credentialID: 'acme-seal-otp', owner: 'acme', keyBits: 2048, commonName: 'ACME Test Seal', kind: 'enabled' },
+  { credentialID: 'acme-seal-bulk', owner: 'acme', keyBits: 2048, commonName: 'ACME Test Seal', kind: 'enabled' },
+  { credentialID: 'acme-seal-implicit', owner: 'acme', keyBits: 2048, commonName: 'ACME Test Seal', kind: 'enabled' },
 ];
 
 const TEST_MARK = '(TEST — NOT A QUALIFIED SIGNATURE)';

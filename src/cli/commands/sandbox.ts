@@ -26,7 +26,9 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
       run(command, async (ctx) => {
         const dataDir = options.dataDir ?? sandboxDataDir(ctx.env);
         const { startSandbox } = await import('../../sandbox/index.js');
-        const started = await startSandbox({ dataDir, port: options.port, autoApprove: ctx.globals.autoApprove ?? false });
+        const started = await startSandbox({ dataDir, port: options.port, autoApprove: ctx.globals.autoApprove ?? false, log: (line) => ctx.io.error(line) });
+        const { SANDBOX_SEAL } = await import('../../sandbox/deps.js');
+        const seal = { ...SANDBOX_SEAL };
         const rootPemPath = await writeRootPem(dataDir, started.pki.rootPem);
         // Commands look for a running sandbox in the default data dir, so announce it there as well.
         for (const dir of new Set([dataDir, sandboxDataDir(ctx.env)])) {
@@ -34,7 +36,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
           exitHooks.add(() => removeOwnRuntime(runtimeFile));
         }
         const urls = started.urls;
-        ctx.io.result({ urls, dataDir, rootPem: rootPemPath, autoApprove: started.autoApprove }, () =>
+        ctx.io.result({ urls, dataDir, rootPem: rootPemPath, autoApprove: started.autoApprove, seal }, () =>
           [
             ctx.io.bold('esign sandbox') + ' — TEST services, TEST signatures (no legal effect)',
             `  signing           ${urls.signing}   (CSC API v1.0.4)`,
@@ -48,6 +50,9 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
             `  trust anchor      ${rootPemPath}`,
             `  data              ${dataDir}`,
             `  approval          ${started.autoApprove ? 'automatic (--auto-approve)' : 'in the browser'}`,
+            `  organization seals (no browser): client ${seal.clientId}, login user ${seal.username}; credentials`,
+            `                    ${seal.credentialID} (PIN + TOTP), ${seal.onlineOtpCredentialID} (PIN + OTP by "SMS": ${urls.signing}/otp),`,
+            `                    ${seal.pinOnlyCredentialID} (PIN only, bulk); the secrets are in --json (seal)`,
             '',
             'The "sandbox" and "sandbox-v2" profiles now use these services. Press Ctrl-C to stop.',
           ].join('\n'),

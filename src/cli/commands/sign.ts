@@ -10,8 +10,10 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .summary('sign PDFs (PAdES) and other files (detached CAdES .p7s)')
     .description(
       'Sign files. PDFs get a PAdES signature in an incremental update (NAME-signed.pdf); other files get a ' +
-        'detached CAdES signature (NAME.p7s). All files are prepared first, then approved in the browser in ' +
-        'steps of up to 50 signatures, then written. Inputs are never modified; outputs appear only when complete.',
+        'detached CAdES signature (NAME.p7s). All files are prepared first, then authorized in steps — approved in ' +
+        'the browser (up to 50 signatures a step), or, for seals and other explicit credentials, with the PIN and ' +
+        'one-time password (ESIGN_CREDENTIAL_PIN, --pin-file, ESIGN_TOTP_SECRET, or asked on a terminal) — then ' +
+        'written. Inputs are never modified; outputs appear only when complete.',
     )
     .argument('[files...]', 'files, directories (their files) or quoted glob patterns')
     .option('-c, --credential <id>', 'signing credential (default: the profile\'s, see `esign credentials use`)')
@@ -34,11 +36,14 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .option('--complete', 'split flow: finish a --prepare run with --redirect-url or --code')
     .option('--state <file>', 'state file of the split flow')
     .option('--redirect-url <url>', 'with --complete (once per approval step), or --prepare after its sign-in step: the URL the browser was sent to', (url: string, urls: string[]) => [...urls, url], [] as string[])
-    .option('--code <code>', 'instead of --redirect-url, when there is one step: the authorization code from that URL');
+    .option('--code <code>', 'instead of --redirect-url, when there is one step: the authorization code from that URL')
+    .option('--pin-file <file>', 'the PIN of an explicit credential (a seal): the first line of FILE (- for stdin); or set ESIGN_CREDENTIAL_PIN');
   withPasswordOptions(command)
     .addHelpText(
       'after',
-      '\nExamples:\n  esign sign contract.pdf\n  esign sign --output-dir signed/ invoices/\n  esign sign --auto-approve samples/contract.pdf      (sandbox)\n  esign sign --upload invoices/*.pdf                  (each output to your bucket as BASENAME)\n  esign sign --prepare --state s.json a.pdf b.pdf     (CI: prints the approval URL)\n  esign sign --complete --state s.json --redirect-url "http://127.0.0.1:8765/callback?code=…&state=…"',
+      '\nExamples:\n  esign sign contract.pdf\n  esign sign --output-dir signed/ invoices/\n  esign sign --auto-approve samples/contract.pdf      (sandbox)\n  esign sign --upload invoices/*.pdf                  (each output to your bucket as BASENAME)\n  esign sign --prepare --state s.json a.pdf b.pdf     (CI: prints the approval URL)\n  esign sign --complete --state s.json --redirect-url "http://127.0.0.1:8765/callback?code=…&state=…"\n' +
+        '  ESIGN_SERVICE_AUTH=client-credentials esign sign dist/*   (a seal in CI: ESIGN_CLIENT_ID, ESIGN_CLIENT_SECRET,\n' +
+        '                                                        ESIGN_CREDENTIAL, ESIGN_CREDENTIAL_PIN, ESIGN_TOTP_SECRET)',
     )
     .action((files: string[], options: SignCommandOptions, command: Command) =>
       run(command, async (ctx) => {

@@ -7,6 +7,7 @@ import {
   CSC_HASH_ALGO_SHA256,
   CSC_SIGN_ALGO_RSA,
   MAX_HASHES_PER_AUTHORIZATION,
+  MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION,
   MAX_STATE_BYTES,
   SHA256_LENGTH,
   type PreparedRequest,
@@ -68,6 +69,8 @@ export interface TokenRequestParams {
   clientSecretInBody?: boolean;
   /** CSC v2: the RFC 9396 authorization_details the code was approved for, repeated. */
   authorizationDetails?: string;
+  /** The token endpoint, when the server's metadata names it (RFC 8414); else {baseUrl}/oauth2/token. */
+  tokenUrl?: string;
 }
 
 /** `POST {base}/oauth2/token`: form body, client authenticated with HTTP Basic (RFC 6749 §2.3.1). */
@@ -81,13 +84,67 @@ export function buildTokenRequest(params: TokenRequestParams): PreparedRequest {
   if (params.codeVerifier) form.set('code_verifier', params.codeVerifier);
   if (params.clientSecretInBody) form.set('client_secret', params.clientSecret);
   if (params.authorizationDetails) form.set('authorization_details', params.authorizationDetails);
-  const basic = Buffer.from(`${formEncode(params.clientId)}:${formEncode(params.clientSecret)}`, 'utf8').toString('base64');
   return {
     method: 'POST',
-    url: endpoint(params.baseUrl, '/oauth2/token'),
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${basic}`, accept: 'application/json' },
+    url: params.tokenUrl ?? endpoint(params.baseUrl, '/oauth2/token'),
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuthorization(params.clientId, params.clientSecret), accept: 'application/json' },
     body: form.toString(),
   };
+}
+
+/**
+ * `POST {oauth2}/oauth2/token` with grant_type client_credentials (RFC 6749 §4.4; CSC §8.3.3):
+ * the client signs in as itself, with no browser, for scope service.
+ */
+export function buildClientCredentialsTokenRequest(params: { tokenUrl: string; clientId: string; clientSecret: string; clientSecretInBody?: boolean }): PreparedRequest {
+  const form = new URLSearchParams({ grant_type: 'client_credentials', scope: 'service', client_id: params.clientId });
+  if (params.clientSecretInBody) form.set('client_secret', params.clientSecret);
+  return {
+    method: 'POST',
+    url: params.tokenUrl,
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuthorization(params.clientId, params.clientSecret), accept: 'application/json' },
+    body: form.toString(),
+  };
+}
+
+/**
+ * `POST {base}/csc/v{1|2}/auth/login` (§11.2): the user's name and password in HTTP Basic, or the
+ * refresh token a previous login returned; rememberMe asks for such a token.
+ */
+export function buildAuthLoginRequest(baseUrl: string, version: 1 | 2, login: { username: string; password: string } | { refreshToken: string }): PreparedRequest {
+  const path = `/csc/v${version}/auth/login`;
+  if ('refreshToken' in login) return jsonRequest(baseUrl, path, undefined, { refresh_token: login.refreshToken, rememberMe: true });
+  const request = jsonRequest(baseUrl, path, undefined, { rememberMe: true });
+  // RFC 7617: user-id and password joined by a colon, UTF-8, base64 (no form encoding here).
+  request.headers['authorization'] = `Basic ${Buffer.from(`${login.username}:${login.password}`, 'utf8').toString('base64')}`;
+  return request;
+}
+
+export interface CredentialAuthorizeParams {
+  baseUrl: string;
+  accessToken: string;
+  credentialID: string;
+  hashes: Uint8Array[];
+  pin?: string;
+  otp?: string;
+}
+
+/** `POST {base}/csc/v1/credentials/authorize` (§11.6): numSignatures, the hashes (standard base64), PIN and OTP. */
+export function buildCredentialsAuthorizeRequest(params: CredentialAuthorizeParams): PreparedRequest {
+  checkHashes(params.hashes, MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION);
+  const body: Record<string, unknown> = {
+    credentialID: params.credentialID,
+    numSignatures: params.hashes.length,
+    hash: params.hashes.map((hash) => Buffer.from(hash).toString('base64')),
+    ...(params.pin === undefined ? {} : { PIN: params.pin }),
+    ...(params.otp === undefined ? {} : { OTP: params.otp }),
+  };
+  return jsonRequest(params.baseUrl, '/csc/v1/credentials/authorize', params.accessToken, body);
+}
+
+/** `POST {base}/csc/v{1|2}/credentials/sendOTP` (§11.8). */
+export function buildSendOtpRequest(baseUrl: string, version: 1 | 2, accessToken: string, credentialID: string): PreparedRequest {
+  return jsonRequest(baseUrl, `/csc/v${version}/credentials/sendOTP`, accessToken, { credentialID });
 }
 
 export function buildCredentialsListRequest(
@@ -117,7 +174,7 @@ export interface SignHashParams {
 
 /** `POST {base}/csc/v1/signatures/signHash`: hashes in standard base64, SHA-256 with rsaEncryption. */
 export function buildSignHashRequest(params: SignHashParams): PreparedRequest {
-  checkHashes(params.hashes);
+  checkHashes(params.hashes, MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION);
   const body: Record<string, unknown> = {
     credentialID: params.credentialID,
     SAD: params.sad,
@@ -129,11 +186,12 @@ export function buildSignHashRequest(params: SignHashParams): PreparedRequest {
   return jsonRequest(params.baseUrl, '/csc/v1/signatures/signHash', params.accessToken, body);
 }
 
-export function checkHashes(hashes: Uint8Array[]): void {
+/** At most `limit` SHA-256 values: 50 for a browser approval, a seal's multisign (≤ 1,000) for credentials/authorize. */
+export function checkHashes(hashes: Uint8Array[], limit = MAX_HASHES_PER_AUTHORIZATION): void {
   if (hashes.length === 0) throw new EsignError('CSC_INVALID_REQUEST', 'There is nothing to sign: no hashes were given.');
-  if (hashes.length > MAX_HASHES_PER_AUTHORIZATION) {
-    throw new EsignError('CSC_TOO_MANY_HASHES', `${hashes.length} hashes cannot be authorized at once; the service allows at most ${MAX_HASHES_PER_AUTHORIZATION}.`, {
-      hint: `Sign at most ${MAX_HASHES_PER_AUTHORIZATION} documents per approval.`,
+  if (hashes.length > limit) {
+    throw new EsignError('CSC_TOO_MANY_HASHES', `${hashes.length} hashes cannot be authorized at once; the service allows at most ${limit}.`, {
+      hint: `Sign at most ${limit} documents per approval.`,
     });
   }
   for (const hash of hashes) {
@@ -152,6 +210,11 @@ export function jsonRequest(baseUrl: string, path: string, accessToken: string |
 
 export function endpoint(baseUrl: string, path: string): string {
   return `${baseUrl.replace(/\/+$/, '')}${path}`;
+}
+
+/** HTTP Basic client authentication, each part form-encoded first (RFC 6749 §2.3.1). */
+function basicAuthorization(clientId: string, clientSecret: string): string {
+  return `Basic ${Buffer.from(`${formEncode(clientId)}:${formEncode(clientSecret)}`, 'utf8').toString('base64')}`;
 }
 
 /** application/x-www-form-urlencoded encoding of one value (RFC 6749 Appendix B). */

@@ -2,8 +2,8 @@
  * Response processors for the remote signing service: each takes the status and raw body of one
  * call and returns a validated value or throws an EsignError with a stable code.
  */
-import { EsignError } from '../errors.js';
-import type { CredentialInfo, CredentialsPage, TokenResponse } from './shapes.js';
+import { EsignError, sentence } from '../errors.js';
+import { CREDENTIAL_AUTH_MODES, type AuthFactor, type CredentialAuthMode, type CredentialAuthorization, type CredentialInfo, type CredentialsPage, type OtpFactor, type ServiceSignIn, type TokenResponse } from './shapes.js';
 
 type Body = Uint8Array | string;
 
@@ -157,11 +157,80 @@ export function processCredentialsListResponse(status: number, body: Body): Cred
 
 export function processCredentialsInfoResponse(status: number, body: Body, credentialID: string): CredentialInfo {
   const object = okJson(status, body, 'credentials/info');
-  return credentialInfoFrom(object, credentialID, 'credentials/info', object['authMode']);
+  return credentialInfoFrom(object, credentialID, 'credentials/info', authorizationV1(object, 'credentials/info'));
 }
 
-/** The key and cert objects both dialects share; `authMode` is v1's `authMode` or v2's `auth/mode`. */
-export function credentialInfoFrom(object: Record<string, unknown>, credentialID: string, operation: string, authMode: unknown): CredentialInfo {
+/** How a credential is authorized, as credentials/info describes it. */
+export interface CredentialAuth {
+  authMode: CredentialAuthMode;
+  pin?: AuthFactor;
+  otp?: OtpFactor;
+}
+
+/** v1.0.4 §11.5: `authMode`, and for explicit credentials the `PIN` and `OTP` objects. */
+export function authorizationV1(object: Record<string, unknown>, operation: string): CredentialAuth {
+  const authMode = authModeOf(object['authMode'], operation);
+  if (authMode !== 'explicit') return { authMode };
+  const pin = factorFrom(asObject(object['PIN']), operation, 'PIN');
+  const otpObject = asObject(object['OTP']);
+  const otp = factorFrom(otpObject, operation, 'OTP');
+  const auth: CredentialAuth = { authMode, ...(pin ? { pin } : {}) };
+  if (otp && otpObject) {
+    const type = otpObject['type'];
+    if (type !== 'offline' && type !== 'online') throw badResponse(operation, `has OTP/type ${JSON.stringify(type)}, neither offline nor online`);
+    auth.otp = { ...otp, type, ...optionalStrings(otpObject, { ID: 'id', provider: 'provider' }) };
+  }
+  return auth;
+}
+
+/**
+ * v2 §11.5: `auth` with `mode`, and for explicit credentials `objects` of which the one with id
+ * PIN and the one with id OTP are esign's concern. An OTP object with a `generator` (totp, hotp)
+ * is made offline by an authenticator; one without is sent by the service (credentials/sendOTP).
+ */
+export function authorizationV2(auth: Record<string, unknown> | undefined, operation: string): CredentialAuth {
+  const authMode = authModeOf(auth?.['mode'], operation);
+  if (authMode !== 'explicit' || !auth) return { authMode };
+  const objects = Array.isArray(auth['objects']) ? auth['objects'].map(asObject) : [];
+  const byId = (id: string) => objects.find((object) => object?.['id'] === id);
+  const pinObject = byId('PIN');
+  const otpObject = byId('OTP');
+  const pin = pinObject ? factorFrom({ presence: 'true', ...pinObject }, operation, 'PIN') : undefined;
+  const otp = otpObject ? factorFrom({ presence: 'true', ...otpObject }, operation, 'OTP') : undefined;
+  const result: CredentialAuth = { authMode, ...(pin ? { pin } : {}) };
+  if (otp && otpObject) result.otp = { ...otp, type: typeof otpObject['generator'] === 'string' && otpObject['generator'] !== '' ? 'offline' : 'online' };
+  return result;
+}
+
+function authModeOf(value: unknown, operation: string): CredentialAuthMode {
+  if (!(CREDENTIAL_AUTH_MODES as readonly unknown[]).includes(value)) {
+    throw badResponse(operation, `has the authorization mode ${JSON.stringify(value)}, none of ${CREDENTIAL_AUTH_MODES.join(', ')}`);
+  }
+  return value as CredentialAuthMode;
+}
+
+/** A PIN or OTP object; undefined when it is absent or its presence is false. */
+function factorFrom(object: Record<string, unknown> | undefined, operation: string, name: string): AuthFactor | undefined {
+  if (!object) return undefined;
+  const presence = object['presence'] === true ? 'true' : object['presence'] === false ? 'false' : object['presence'];
+  if (presence === 'false') return undefined;
+  if (presence !== 'true' && presence !== 'optional') throw badResponse(operation, `has ${name}/presence ${JSON.stringify(object['presence'])}`);
+  const format = object['format'];
+  if (format !== undefined && format !== 'A' && format !== 'N') throw badResponse(operation, `has ${name}/format ${JSON.stringify(format)}`);
+  return { presence, ...(format ? { format } : {}), ...optionalStrings(object, { label: 'label', description: 'description' }) };
+}
+
+function optionalStrings<K extends string>(object: Record<string, unknown>, names: Record<string, K>): Partial<Record<K, string>> {
+  const found: Partial<Record<K, string>> = {};
+  for (const [from, to] of Object.entries(names)) {
+    const value = object[from];
+    if (typeof value === 'string' && value !== '') found[to] = value.slice(0, 255);
+  }
+  return found;
+}
+
+/** The key and cert objects both dialects share, with how the credential is authorized. */
+export function credentialInfoFrom(object: Record<string, unknown>, credentialID: string, operation: string, auth: CredentialAuth): CredentialInfo {
   const key = asObject(object['key']);
   const cert = asObject(object['cert']);
   if (!key || !cert) throw badResponse(operation, 'lacks the key or cert object');
@@ -174,8 +243,9 @@ export function credentialInfoFrom(object: Record<string, unknown>, credentialID
   const encoded = stringArray(cert['certificates']);
   if (!encoded || encoded.length === 0) throw badResponse(operation, 'has no cert/certificates');
   const certificates = encoded.map((text) => decodeBase64(text, operation, 'a certificate'));
-  if (authMode !== 'oauth2code') throw badResponse(operation, `has the authorization mode ${JSON.stringify(authMode)} where oauth2code was expected`);
-  const info: CredentialInfo = { credentialID, status: keyStatus, algorithms, keyLengthBits, certificates, authMode };
+  const info: CredentialInfo = { credentialID, status: keyStatus, algorithms, keyLengthBits, certificates, ...auth };
+  const scal = object['SCAL'];
+  if (scal === '1' || scal === '2' || scal === 1 || scal === 2) info.scal = String(scal) as '1' | '2';
   if (typeof cert['status'] === 'string') info.certificateStatus = cert['status'];
   const multisign = integerField(object['multisign']);
   if (multisign !== undefined && multisign >= 1) info.multisign = multisign;
@@ -197,4 +267,81 @@ export function decodeBase64(text: string, operation: string, what: string): Uin
     throw badResponse(operation, `has ${what} that is not standard base64`);
   }
   return new Uint8Array(Buffer.from(compact, 'base64'));
+}
+
+/** `credentials/authorize` (v1 and v2): the SAD, and its lifetime when said. */
+export function processAuthorizeResponse(status: number, body: Body): CredentialAuthorization {
+  if (status !== 200) throw authorizeError(status, body);
+  const object = okJson(status, body, 'credentials/authorize');
+  const sad = object['SAD'];
+  if (typeof sad !== 'string' || sad === '') throw badResponse('credentials/authorize', 'has no SAD');
+  const expiresIn = object['expiresIn'] === undefined ? undefined : integerField(object['expiresIn']);
+  if (object['expiresIn'] !== undefined && expiresIn === undefined) throw badResponse('credentials/authorize', 'has an expiresIn that is not a number of seconds');
+  return expiresIn === undefined ? { sad } : { sad, expiresIn };
+}
+
+/**
+ * The refusals of credentials/authorize a person can act on: a wrong PIN or OTP (with the tries
+ * left when the service says), a locked PIN, OTP or credential. Everything else as any CSC call.
+ */
+function authorizeError(status: number, body: Body): EsignError {
+  const parsed = serviceError(body);
+  const description = parsed.description ?? '';
+  const details = { status, error: parsed.error, error_description: parsed.description };
+  const left = /(\d+)\s+(?:attempts?|tries|tries left|remaining)/i.exec(description)?.[1] ?? /remaining\D*(\d+)/i.exec(description)?.[1];
+  const tries = left === undefined ? '' : ` ${left} ${left === '1' ? 'try' : 'tries'} left before the credential is locked.`;
+  if (/locked/i.test(description)) {
+    return new EsignError('AUTH_CREDENTIAL_LOCKED', `The signing service refused the authorization: ${sentence(description)}`, {
+      hint: 'Too many wrong PINs or OTPs locked it: ask the administrator of the credential at your organization or its provider to unlock it; retrying cannot.',
+      details,
+    });
+  }
+  if (parsed.error === 'invalid_pin') {
+    return new EsignError('AUTH_PIN_INVALID', `The signing service refused the PIN (${description || parsed.error}).${tries}`, {
+      hint: 'Check ESIGN_CREDENTIAL_PIN or the --pin-file; nothing was signed.',
+      details,
+    });
+  }
+  if (parsed.error === 'invalid_otp') {
+    return new EsignError('AUTH_OTP_INVALID', `The signing service refused the one-time password (${description || parsed.error}).${tries}`, {
+      hint: 'Check ESIGN_TOTP_SECRET and the clock of this machine (a TOTP is valid for about 30 s), or type the code again; nothing was signed.',
+      details,
+    });
+  }
+  return cscError(status, body, 'credentials/authorize');
+}
+
+
+/** `credentials/sendOTP`: 204 No Content (some services answer 200). */
+export function processSendOtpResponse(status: number, body: Body): void {
+  if (status === 204 || status === 200) return;
+  if (status === 400 && /locked/i.test(serviceError(body).description ?? '')) throw authorizeError(status, body);
+  throw cscError(status, body, 'credentials/sendOTP');
+}
+
+/** `auth/login`, or a client_credentials token request: the service token, and a refresh token when one came. */
+export function processServiceSignInResponse(status: number, body: Body, operation: 'auth/login' | 'the client credentials token request'): ServiceSignIn {
+  if (status === 429 || status >= 500) throw cscError(status, body, operation);
+  if (status !== 200) {
+    const parsed = serviceError(body);
+    const hint =
+      operation === 'auth/login'
+        ? 'Check ESIGN_SIGNING_USERNAME and ESIGN_SIGNING_PASSWORD (or ask the provider whether auth/login is open to you).'
+        : 'Check ESIGN_CLIENT_ID and ESIGN_CLIENT_SECRET, and that the provider allows this client the client_credentials grant.';
+    throw new EsignError('AUTH_TOKEN_REJECTED', `The signing service refused ${operation} with HTTP ${status}${said(parsed)}.`, {
+      hint,
+      details: { status, error: parsed.error, error_description: parsed.description },
+    });
+  }
+  const object = asObject(parseJson(body));
+  if (!object) throw badResponse(operation, 'is not a JSON object');
+  const accessToken = object['access_token'];
+  if (typeof accessToken !== 'string' || accessToken === '') throw badResponse(operation, 'has no access_token');
+  const tokenType = object['token_type'];
+  if (tokenType !== undefined && (typeof tokenType !== 'string' || tokenType.toLowerCase() !== 'bearer')) throw badResponse(operation, `has token_type ${JSON.stringify(tokenType)} where Bearer was expected`);
+  const expiresIn = object['expires_in'] === undefined ? undefined : integerField(object['expires_in']);
+  if (object['expires_in'] !== undefined && expiresIn === undefined) throw badResponse(operation, 'has an expires_in that is not a number of seconds');
+  const refreshToken = object['refresh_token'];
+  if (refreshToken !== undefined && (typeof refreshToken !== 'string' || refreshToken === '')) throw badResponse(operation, 'has a refresh_token that is not a string');
+  return { accessToken, ...(expiresIn === undefined ? {} : { expiresIn }), ...(typeof refreshToken === 'string' ? { refreshToken } : {}) };
 }

@@ -9,6 +9,11 @@ export const CMS_SHA256_WITH_RSA = '1.2.840.113549.1.1.11';
 export const PKCS1_SHA256_SIGN_ALGOS = [CSC_SIGN_ALGO_RSA, CMS_SHA256_WITH_RSA] as const;
 
 export const MAX_HASHES_PER_AUTHORIZATION = 50;
+/**
+ * Most hashes one `credentials/authorize` (explicit or implicit) and one signHash carry: a seal's
+ * multisign can be far above the browser approval's 50, and one request of 1,000 hashes is ~50 KB.
+ */
+export const MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION = 1000;
 export const MAX_STATE_BYTES = 255;
 export const SHA256_LENGTH = 32;
 export const SERVICE_TOKEN_LIFETIME_S = 3600;
@@ -24,11 +29,53 @@ export interface CredentialInfo {
   keyLengthBits: number;
   /** DER, signer first. */
   certificates: Uint8Array[];
-  authMode: string;
+  authMode: CredentialAuthMode;
+  /** Explicit credentials: the PIN and the OTP the service asks for (absent: not asked for). */
+  pin?: AuthFactor;
+  otp?: OtpFactor;
+  /** `SCAL`: 2 links the SAD to the hashes (they must be sent with the authorization). */
+  scal?: '1' | '2';
   /** `cert/status` when the service sends it (CSC: valid, expired, revoked, suspended). */
   certificateStatus?: string;
   /** How many signatures one authorization may cover (`multisign`), when the service says. */
   multisign?: number;
+}
+
+/** How the SAD is obtained (CSC v1.0.4 §8.2; v2 `auth/mode`). */
+export type CredentialAuthMode = 'oauth2code' | 'explicit' | 'implicit';
+export const CREDENTIAL_AUTH_MODES: readonly CredentialAuthMode[] = ['oauth2code', 'explicit', 'implicit'];
+
+/** A PIN or OTP an explicit credential asks for, with the service's own words for it. */
+export interface AuthFactor {
+  /** `true`: required; `optional`: may be given. A factor that is `false` is left out. */
+  presence: 'true' | 'optional';
+  /** `N` numeric, `A` alphanumeric. */
+  format?: 'A' | 'N';
+  label?: string;
+  description?: string;
+}
+
+export interface OtpFactor extends AuthFactor {
+  /** `offline`: an authenticator (TOTP) makes it; `online`: the service sends it after credentials/sendOTP. */
+  type: 'offline' | 'online';
+  /** `OTP/ID` and `OTP/provider`: the device or application. */
+  id?: string;
+  provider?: string;
+}
+
+/** The answer of `credentials/authorize`. */
+export interface CredentialAuthorization {
+  sad: string;
+  /** Seconds, when the service said. */
+  expiresIn?: number;
+}
+
+/** The answer of `auth/login` or of a client_credentials token request. */
+export interface ServiceSignIn {
+  accessToken: string;
+  expiresIn?: number;
+  /** auth/login with rememberMe: the long-lived token that signs in again without the password. */
+  refreshToken?: string;
 }
 
 export interface CredentialsPage {

@@ -1,7 +1,7 @@
 /** PKCS#1 v1.5 over a SHA-256 digest: what signHash returns, and how esign checks it. */
 import { X509Certificate, constants, publicDecrypt } from 'node:crypto';
 import { EsignError } from '../errors.js';
-import { MAX_HASHES_PER_AUTHORIZATION, PKCS1_SHA256_SIGN_ALGOS, SHA256_LENGTH, type CredentialInfo } from './shapes.js';
+import { MAX_HASHES_PER_AUTHORIZATION, MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION, PKCS1_SHA256_SIGN_ALGOS, SHA256_LENGTH, type CredentialInfo } from './shapes.js';
 
 /** DER prefix of DigestInfo { sha256, OCTET STRING(32) } (RFC 8017 §9.2 note 1). */
 export const SHA256_DIGEST_INFO_PREFIX = Uint8Array.from([0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04, 0x20]);
@@ -33,11 +33,12 @@ export function verifyDigestSignature(certificateDer: Uint8Array, digest: Uint8A
 }
 
 /**
- * How esign signs with a credential: how many hashes one approval covers (the least of 50, the
- * profile's cscMaxSignatures and the credential's multisign), and the signAlgo, which CSC wants
- * to be one of the credential's key/algo values.
+ * How esign signs with a credential: how many hashes one approval covers (the least of the
+ * profile's cscMaxSignatures, the credential's multisign, and 50 for a browser approval or 1,000
+ * for credentials/authorize), and the signAlgo, which CSC wants to be one of the credential's
+ * key/algo values.
  */
-export function signingTerms(info: CredentialInfo, maxSignatures = MAX_HASHES_PER_AUTHORIZATION): { signaturesPerApproval: number; signAlgorithm: string } {
+export function signingTerms(info: CredentialInfo, maxSignatures = MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION): { signaturesPerApproval: number; signAlgorithm: string } {
   const signAlgorithm = PKCS1_SHA256_SIGN_ALGOS.find((algorithm) => info.algorithms.includes(algorithm));
   if (!signAlgorithm) {
     throw new EsignError('CREDENTIAL_UNSUPPORTED_KEY', `The credential ${info.credentialID} signs with ${info.algorithms.join(', ') || 'no algorithm it names'}; esign signs with RSA (PKCS#1 v1.5, SHA-256) only.`, {
@@ -45,6 +46,8 @@ export function signingTerms(info: CredentialInfo, maxSignatures = MAX_HASHES_PE
       details: { credentialID: info.credentialID, algorithms: info.algorithms },
     });
   }
-  const signaturesPerApproval = Math.min(MAX_HASHES_PER_AUTHORIZATION, maxSignatures, info.multisign ?? MAX_HASHES_PER_AUTHORIZATION);
+  const ceiling = info.authMode === 'oauth2code' ? MAX_HASHES_PER_AUTHORIZATION : MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION;
+  // Without a multisign a service promises nothing above the browser approval's 50.
+  const signaturesPerApproval = Math.min(ceiling, maxSignatures, info.multisign ?? MAX_HASHES_PER_AUTHORIZATION);
   return { signaturesPerApproval, signAlgorithm };
 }

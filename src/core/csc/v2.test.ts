@@ -99,10 +99,17 @@ describe('CSC API v2 info', () => {
     expect(noSignHash?.message).toContain('does not offer credentials/info, signatures/signHash');
     expect(errorOf(() => checkV2Service({ specs: '2.0.0.2', authTypes: ['basic'], methods: info.methods }))?.message).toContain('offers no oauth2code');
     expect(errorOf(() => checkV2Service({ specs: '2.0.0.2', authTypes: info.authType, methods: info.methods }))).toBeUndefined();
-    const issuerOnly = errorOf(() => checkV2Service({ specs: '2.0.0.2', authTypes: info.authType, methods: info.methods, oauth2Issuer: 'https://as.example' }));
-    expect(issuerOnly?.code).toBe('CSC_UNSUPPORTED_SERVICE');
-    expect(issuerOnly?.message).toContain('only by its RFC 8414 issuer (https://as.example)');
-    expect(errorOf(() => checkV2Service({ specs: '2.0.0.2', authTypes: info.authType, methods: info.methods, oauth2Issuer: 'https://as.example', oauth2: 'https://as.example' }))).toBeUndefined();
+    // A service naming its OAuth server by its RFC 8414 issuer alone is read through its metadata now.
+    expect(errorOf(() => checkV2Service({ specs: '2.0.0.2', authTypes: info.authType, methods: info.methods, oauth2Issuer: 'https://as.example' }))).toBeUndefined();
+  });
+
+  it('asks for the sign-in the serviceAuth setting uses: oauth2client for client credentials, basic and auth/login for basic', () => {
+    const offered = { specs: '2.0.0.2', authTypes: ['oauth2code'], methods: [...info.methods] };
+    expect(errorOf(() => checkV2Service(offered, 'client-credentials'))?.message).toContain('offers no oauth2client sign-in (it offers oauth2code), which serviceAuth client-credentials needs');
+    expect(errorOf(() => checkV2Service({ ...offered, authTypes: ['oauth2client'] }, 'client-credentials'))).toBeUndefined();
+    const noLogin = errorOf(() => checkV2Service({ ...offered, authTypes: ['basic'], methods: info.methods.filter((method: string) => method !== 'auth/login') }, 'basic'));
+    expect(noLogin?.message).toContain('does not offer auth/login');
+    expect(errorOf(() => checkV2Service({ ...offered, authTypes: ['basic'], methods: [...info.methods, 'auth/login'] }, 'basic'))).toBeUndefined();
   });
 });
 

@@ -6,9 +6,10 @@
  * `responses.ts` are for v1.0.4: the domain values (CredentialInfo, signatures) are the same.
  */
 import { EsignError } from '../errors.js';
-import { authorizeUrlWith, checkHashes, jsonRequest, type AuthorizeParams } from './requests.js';
-import { asObject, badResponse, credentialInfoFrom, okJson, stringArray } from './responses.js';
-import { CMS_SHA256_WITH_RSA, CSC_HASH_ALGO_SHA256, CSC_SIGN_ALGO_RSA, type CredentialInfo, type PreparedRequest } from './shapes.js';
+import type { ServiceAuthSetting } from '../profile.js';
+import { authorizeUrlWith, checkHashes, jsonRequest, type AuthorizeParams, type CredentialAuthorizeParams } from './requests.js';
+import { asObject, authorizationV2, badResponse, credentialInfoFrom, okJson, stringArray } from './responses.js';
+import { CMS_SHA256_WITH_RSA, CSC_HASH_ALGO_SHA256, CSC_SIGN_ALGO_RSA, MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION, type CredentialInfo, type PreparedRequest } from './shapes.js';
 
 type Body = Uint8Array | string;
 
@@ -50,24 +51,23 @@ export function processInfoResponse(status: number, body: Body): ServiceInfo | u
   return info;
 }
 
+/** The info authType each way of signing in needs (CSC v2 §8.1). */
+const AUTH_TYPE_FOR: Record<ServiceAuthSetting, string> = { browser: 'oauth2code', 'client-credentials': 'oauth2client', basic: 'basic' };
+
 /** Refuses a v2 service that cannot do what esign needs, naming what is missing, before any browser step. */
-export function checkV2Service(info: ServiceInfo): void {
-  const missing = V2_METHODS_NEEDED.filter((method) => !info.methods.includes(method));
+export function checkV2Service(info: ServiceInfo, serviceAuth: ServiceAuthSetting = 'browser'): void {
+  const needed = [...V2_METHODS_NEEDED, ...(serviceAuth === 'basic' ? ['auth/login'] : [])];
+  const missing = needed.filter((method) => !info.methods.includes(method));
   if (missing.length > 0) {
     throw new EsignError('CSC_UNSUPPORTED_SERVICE', `The signing service (CSC API ${info.specs}) does not offer ${missing.join(', ')}, which esign needs to sign.`, {
       hint: 'Ask the provider whether another base URL offers them; esign signs hashes with signatures/signHash.',
       details: { missing, methods: info.methods },
     });
   }
-  if (info.oauth2Issuer !== undefined && info.oauth2 === undefined) {
-    throw new EsignError('CSC_UNSUPPORTED_SERVICE', `The signing service (CSC API ${info.specs}) names its OAuth 2.0 server only by its RFC 8414 issuer (${info.oauth2Issuer}), which esign does not read yet.`, {
-      hint: 'Ask the provider for the OAuth 2.0 base URI (info.oauth2) of the service.',
-      details: { oauth2Issuer: info.oauth2Issuer },
-    });
-  }
-  if (info.authTypes.length > 0 && !info.authTypes.includes('oauth2code')) {
-    throw new EsignError('CSC_UNSUPPORTED_SERVICE', `The signing service (CSC API ${info.specs}) offers no oauth2code authorization (it offers ${info.authTypes.join(', ')}), which esign's browser approval needs.`, {
-      hint: 'Ask the provider for OAuth 2.0 authorization code access for your client.',
+  const authType = AUTH_TYPE_FOR[serviceAuth];
+  if (info.authTypes.length > 0 && !info.authTypes.includes(authType)) {
+    throw new EsignError('CSC_UNSUPPORTED_SERVICE', `The signing service (CSC API ${info.specs}) offers no ${authType} sign-in (it offers ${info.authTypes.join(', ')}), which serviceAuth ${serviceAuth} needs.`, {
+      hint: serviceAuth === 'browser' ? 'Ask the provider for OAuth 2.0 authorization code access for your client, or set ESIGN_SERVICE_AUTH to a way it offers.' : 'Set ESIGN_SERVICE_AUTH to a sign-in the service offers (browser, client-credentials, basic).',
       details: { authTypes: info.authTypes },
     });
   }
@@ -127,7 +127,7 @@ export function processCredentialsListResponseV2(status: number, body: Body): { 
       const item = asObject(entry);
       const id = item?.['credentialID'];
       if (!item || typeof id !== 'string') throw badResponse('credentials/list', 'has a credentialInfos entry without a credentialID');
-      const info = usableInfo(() => credentialInfoFrom(item, id, 'credentials/list', asObject(item['auth'])?.['mode']));
+      const info = usableInfo(() => credentialInfoFrom(item, id, 'credentials/list', authorizationV2(asObject(item['auth']), 'credentials/list')));
       if (info) infos.set(id, info);
     }
   }
@@ -149,7 +149,7 @@ export function buildCredentialsInfoRequestV2(baseUrl: string, accessToken: stri
 
 export function processCredentialsInfoResponseV2(status: number, body: Body, credentialID: string): CredentialInfo {
   const object = okJson(status, body, 'credentials/info');
-  return credentialInfoFrom(object, credentialID, 'credentials/info', asObject(object['auth'])?.['mode']);
+  return credentialInfoFrom(object, credentialID, 'credentials/info', authorizationV2(asObject(object['auth']), 'credentials/info'));
 }
 
 export interface SignHashParamsV2 {
@@ -171,7 +171,7 @@ export interface SignHashParamsV2 {
  * the specification wants hashAlgorithmOID omitted then.
  */
 export function buildSignHashRequestV2(params: SignHashParamsV2): PreparedRequest {
-  checkHashes(params.hashes);
+  checkHashes(params.hashes, MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION);
   const signAlgo = params.signAlgo ?? CSC_SIGN_ALGO_RSA;
   const body: Record<string, unknown> = {
     credentialID: params.credentialID,
@@ -183,3 +183,22 @@ export function buildSignHashRequestV2(params: SignHashParamsV2): PreparedReques
   return jsonRequest(params.baseUrl, '/csc/v2/signatures/signHash', params.sadAsBearer ? params.sad : params.accessToken, body);
 }
 
+
+/**
+ * `POST {base}/csc/v2/credentials/authorize` (§11.6): numSignatures, `hashes` with
+ * `hashAlgorithmOID`, and the PIN and OTP as `authData` entries `{id, value}`.
+ */
+export function buildCredentialsAuthorizeRequestV2(params: CredentialAuthorizeParams): PreparedRequest {
+  checkHashes(params.hashes, MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION);
+  const authData = [
+    ...(params.pin === undefined ? [] : [{ id: 'PIN', value: params.pin }]),
+    ...(params.otp === undefined ? [] : [{ id: 'OTP', value: params.otp }]),
+  ];
+  return jsonRequest(params.baseUrl, '/csc/v2/credentials/authorize', params.accessToken, {
+    credentialID: params.credentialID,
+    numSignatures: params.hashes.length,
+    hashes: params.hashes.map((hash) => Buffer.from(hash).toString('base64')),
+    hashAlgorithmOID: CSC_HASH_ALGO_SHA256,
+    ...(authData.length > 0 ? { authData } : {}),
+  });
+}

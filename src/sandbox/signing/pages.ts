@@ -88,3 +88,15 @@ export function consentPage(lang: PageLang, action: string, ticket: string, requ
 </form>`,
   });
 }
+
+/** The sandbox's stand-in for an SMS inbox: the online OTPs it "sent", newest first (English only: a test aid). */
+export function otpOutboxPage(sent: ReadonlyArray<{ credentialID: string; code: string; sentAt: number }>): string {
+  const rows = [...sent]
+    .reverse()
+    .map((entry) => `<tr><td><code>${escapeHtml(entry.credentialID)}</code></td><td><strong class="otp">${escapeHtml(entry.code)}</strong></td><td>${new Date(entry.sentAt).toISOString()}</td></tr>`)
+    .join('');
+  const body = `<h1>One-time passwords sent</h1><p>What the sandbox signing service would have sent by SMS (credentials/sendOTP). Each code is valid for 5 minutes, once.</p>${
+    rows ? `<table><thead><tr><th>Credential</th><th>Code</th><th>Sent</th></tr></thead><tbody>${rows}</tbody></table>` : '<p>None sent yet.</p>'
+  }`;
+  return renderPage({ title: 'One-time passwords sent', lang: 'en', body });
+}

@@ -11,15 +11,16 @@
 import type { SandboxDeps } from '../deps.js';
 import { bearerToken, type Router } from '../http.js';
 import { CMS_SHA256_WITH_RSA, CSC_SIGN_ALGO_RSA } from '../../core/csc/shapes.js';
-import { csc, cscCall, mountOAuth, optionalString, requiredString, signingService, standardBase64Hashes, type HashArrayWords } from './routes.js';
+import { csc, cscCall, mountCredentialAuthorization, mountOAuth, optionalString, requiredString, signingService, standardBase64Hashes, type HashArrayWords } from './routes.js';
 import { SigningServiceError, type CredentialInfoOptionsV2 } from './service.js';
 
 export const V2_SPECS = '2.0.0.2';
-export const V2_METHODS = ['credentials/list', 'credentials/info', 'signatures/signHash'] as const;
+export const V2_METHODS = ['auth/login', 'credentials/list', 'credentials/info', 'credentials/authorize', 'credentials/sendOTP', 'signatures/signHash'] as const;
 
 export function mountSigningV2(router: Router, deps: SandboxDeps): void {
   const service = signingService(deps, 2);
   mountOAuth(router, deps, service);
+  mountCredentialAuthorization(router, service, 2);
 
   router.post('/csc/v2/info', (request) =>
     cscCall(request, (body) => {
@@ -31,7 +32,7 @@ export function mountSigningV2(router: Router, deps: SandboxDeps): void {
         region: 'NL',
         lang: 'en-US',
         description: 'Test signatures only: keys and certificates of the esign sandbox PKI.',
-        authType: ['oauth2code'],
+        authType: ['basic', 'oauth2code', 'oauth2client'],
         oauth2: request.baseUrl,
         asynchronousOperationMode: false,
         methods: [...V2_METHODS],

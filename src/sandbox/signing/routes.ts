@@ -11,8 +11,11 @@ import type { SandboxDeps } from '../deps.js';
 import { basicCredentials, bearerToken, formBody, html, json, jsonBody, redirect, type Router, type SandboxRequest, type SandboxResponse } from '../http.js';
 import { pickLang } from '../pages.js';
 import { consentPage, errorPage, expiredPage, signInPage } from './pages.js';
-import { SHA256_LENGTH } from '../../core/csc/shapes.js';
+import { CSC_HASH_ALGO_SHA256, SHA256_LENGTH } from '../../core/csc/shapes.js';
 import { SANDBOX_USERS, SigningService, SigningServiceError, decodeStandardBase64, type AuthorizationRequest, type RegisteredClient, type ServiceTokenHolder } from './service.js';
+import { SealAuthority } from './seals.js';
+import { SANDBOX_ORGANIZATION, SANDBOX_SEAL } from '../deps.js';
+import { otpOutboxPage } from './pages.js';
 
 /** The redirect URI registered for the CLI; any loopback port is accepted with it (RFC 8252 §7.3). */
 export const REGISTERED_REDIRECT_URI = 'http://127.0.0.1:8765/callback';
@@ -23,12 +26,97 @@ export function mountSigning(router: Router, deps: SandboxDeps): void {
   const service = signingService(deps, 1);
   mountOAuth(router, deps, service);
   mountCscV1(router, service);
+  mountCredentialAuthorization(router, service, 1);
 }
+
+/** One store of PIN counters, TOTP steps and sent OTPs per sandbox: both dialects serve the same seals. */
+const sealAuthorities = new WeakMap<SandboxDeps, SealAuthority>();
 
 /** The service for one dialect: the same test users, credentials and keys, its own tokens. */
 export function signingService(deps: SandboxDeps, version: 1 | 2): SigningService {
-  const clients: RegisteredClient[] = [{ clientId: deps.secrets.clientId, clientSecret: deps.secrets.clientSecret, redirectUris: [REGISTERED_REDIRECT_URI] }];
-  return new SigningService(deps.pki, deps.clock, clients, version);
+  const clients: RegisteredClient[] = [
+    { clientId: deps.secrets.clientId, clientSecret: deps.secrets.clientSecret, redirectUris: [REGISTERED_REDIRECT_URI] },
+    { clientId: SANDBOX_SEAL.clientId, clientSecret: SANDBOX_SEAL.clientSecret, redirectUris: [], organization: SANDBOX_ORGANIZATION },
+  ];
+  let seals = sealAuthorities.get(deps);
+  if (!seals) sealAuthorities.set(deps, (seals = new SealAuthority(deps.log)));
+  const loginUsers = [{ username: SANDBOX_SEAL.username, password: SANDBOX_SEAL.password, account: SANDBOX_ORGANIZATION }];
+  return new SigningService(deps.pki, deps.clock, clients, version, seals, loginUsers);
+}
+
+/**
+ * `credentials/authorize`, `credentials/sendOTP` and `auth/login` (v1.0.4 §11.2, §11.6, §11.8; v2
+ * the same in its shapes: `hashes` + `hashAlgorithmOID`, the PIN and OTP as `authData`), and the
+ * page where the sandbox shows the OTPs it "sent".
+ */
+export function mountCredentialAuthorization(router: Router, service: SigningService, version: 1 | 2): void {
+  const base = `/csc/v${version}`;
+  router.post(`${base}/auth/login`, (request) =>
+    cscCall(request, (body) => {
+      const refreshToken = optionalString(body['refresh_token'], 'refresh_token');
+      const rememberMe = body['rememberMe'] ?? false;
+      if (typeof rememberMe !== 'boolean') throw new SigningServiceError(400, 'invalid_request', 'Invalid parameter rememberMe');
+      optionalString(body['clientData'], 'clientData');
+      const header = request.headers['authorization'];
+      const basic = basicCredentials(request);
+      if (refreshToken === undefined && (!header || !basic)) throw new SigningServiceError(401, 'invalid_request', 'Malformed authentication parameter.');
+      if (header && !basic) throw new SigningServiceError(400, 'invalid_request', 'Malformed username-password.');
+      return service.login(basic ?? undefined, { ...(refreshToken === undefined ? {} : { refreshToken }), rememberMe });
+    }),
+  );
+
+  router.post(`${base}/credentials/authorize`, (request) =>
+    csc(service, request, (body, holder) => {
+      const credentialID = v1OrV2String(body['credentialID'], 'credentialID', version);
+      const numSignatures = body['numSignatures'];
+      if (typeof numSignatures !== 'number' || !Number.isInteger(numSignatures)) throw new SigningServiceError(400, 'invalid_request', 'Missing (or invalid type) integer parameter numSignatures');
+      const hashField = version === 2 ? 'hashes' : 'hash';
+      const hashes = body[hashField] === undefined ? undefined : standardBase64Hashes(body[hashField]);
+      if (version === 2 && hashes !== undefined && body['hashAlgorithmOID'] !== CSC_HASH_ALGO_SHA256) throw new SigningServiceError(400, 'invalid_request', 'Invalid parameter hashAlgorithmOID');
+      const factors = version === 2 ? authData(body['authData']) : { pin: optionalString(body['PIN'], 'PIN'), otp: optionalString(body['OTP'], 'OTP') };
+      optionalString(body['description'], 'description');
+      optionalString(body['clientData'], 'clientData');
+      return service.authorizeCredential(holder, {
+        credentialID,
+        numSignatures,
+        ...(hashes === undefined ? {} : { hashes }),
+        ...(factors.pin === undefined ? {} : { pin: factors.pin }),
+        ...(factors.otp === undefined ? {} : { otp: factors.otp }),
+      });
+    }),
+  );
+
+  router.post(`${base}/credentials/sendOTP`, (request) => {
+    const answer = csc(service, request, (body, holder) => {
+      service.sendOtp(holder, v1OrV2String(body['credentialID'], 'credentialID', version));
+      optionalString(body['clientData'], 'clientData');
+      return {};
+    });
+    return answer.status === 200 ? { status: 204, headers: {}, body: '' } : answer;
+  });
+
+  router.get('/otp', () => html(200, otpOutboxPage(service.seals.outbox)));
+}
+
+/** v2 `authData`: `[{id, value}]`; the PIN and the OTP by their ids. */
+function authData(value: unknown): { pin?: string; otp?: string } {
+  if (value === undefined) return {};
+  if (!Array.isArray(value)) throw new SigningServiceError(400, 'invalid_request', 'Missing (or invalid type) array parameter authData');
+  const found: { pin?: string; otp?: string } = {};
+  for (const entry of value) {
+    const item = typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>) : {};
+    if (typeof item['id'] !== 'string' || typeof item['value'] !== 'string') throw new SigningServiceError(400, 'invalid_request', 'Invalid parameter authData');
+    if (item['id'] === 'PIN') found.pin = item['value'];
+    if (item['id'] === 'OTP') found.otp = item['value'];
+  }
+  return found;
+}
+
+function v1OrV2String(value: unknown, name: string, version: 1 | 2): string {
+  if (typeof value !== 'string' || value === '') {
+    throw new SigningServiceError(400, 'invalid_request', version === 2 ? `Missing (or invalid type) string parameter ${name}` : `Missing or invalid string parameter ${name}.`);
+  }
+  return value;
 }
 
 /** `/oauth2/authorize` with its pages, and `/oauth2/token`: the same in both dialects but for what the service checks. */
@@ -161,7 +249,15 @@ function token(service: SigningService, request: SandboxRequest): SandboxRespons
   }
   const grantType = form.get('grant_type');
   if (!grantType) return fail(new SigningServiceError(400, 'invalid_request', 'The grant_type parameter is required.'));
-  if (grantType !== 'authorization_code') return fail(new SigningServiceError(400, 'unsupported_grant_type', 'Only grant_type=authorization_code is supported.'));
+  if (grantType === 'client_credentials') {
+    try {
+      return json(200, service.clientCredentialsGrant(client, form.get('scope') ?? undefined), TOKEN_HEADERS);
+    } catch (error) {
+      if (error instanceof SigningServiceError) return fail(error);
+      throw error;
+    }
+  }
+  if (grantType !== 'authorization_code') return fail(new SigningServiceError(400, 'unsupported_grant_type', 'Only grant_type=authorization_code and client_credentials are supported.'));
   try {
     const grant = service.exchangeCode(client, {
       code: form.get('code') ?? undefined,

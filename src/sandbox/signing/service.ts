@@ -17,6 +17,8 @@ import {
 } from '../../core/csc/shapes.js';
 import { sha256DigestInfo } from '../../core/csc/signature.js';
 import type { SandboxCredential, SandboxPki } from '../pki.js';
+import { SEAL_POLICIES, SealAuthority, sealAuthInfo, sealAuthV2, type SealPolicy } from './seals.js';
+import { SigningServiceError } from './service-error.js';
 
 export const CODE_LIFETIME_S = 60;
 const APPROVAL_LIFETIME_S = 600;
@@ -26,18 +28,18 @@ export interface RegisteredClient {
   clientId: string;
   clientSecret: string;
   redirectUris: string[];
+  /** A client allowed the client_credentials grant signs in as this organization. */
+  organization?: string;
 }
 
-/** An error the service answers with: on the redirect (authorize) or as HTTP status + JSON. */
-export class SigningServiceError extends Error {
-  constructor(
-    readonly status: number,
-    readonly error: string,
-    readonly description: string,
-  ) {
-    super(description);
-  }
+/** auth/login users: name → password and the account they sign in to. */
+export interface LoginUser {
+  username: string;
+  password: string;
+  account: string;
 }
+
+export { SigningServiceError };
 
 export type AuthorizationScope = 'service' | 'credential';
 
@@ -80,8 +82,12 @@ interface SadRecord {
   user: string;
   clientId: string;
   credentialID: string;
-  hashes: string[];
+  /** The hashes it authorizes; undefined for a SCAL 1 authorization given none (any `count` hashes). */
+  hashes: string[] | undefined;
+  count: number;
   expiresAt: number;
+  /** From credentials/authorize: spent by the signHash that uses it. */
+  singleUse?: boolean;
 }
 
 interface Approval {
@@ -99,7 +105,7 @@ export interface TokenGrant {
 export interface CredentialInfoBody {
   key: { status: 'enabled' | 'disabled'; algo: string[]; len: number };
   cert: { status: 'valid' | 'expired' | 'revoked'; certificates: string[]; subjectDN: string; issuerDN: string; serialNumber: string; validTo: string };
-  authMode: 'oauth2code';
+  authMode: 'oauth2code' | 'explicit' | 'implicit';
 }
 
 export interface CredentialInfoOptionsV2 {
@@ -111,12 +117,13 @@ export interface CredentialInfoOptionsV2 {
 export interface CredentialInfoBodyV2 {
   key: { status: 'enabled' | 'disabled'; algo: string[]; len: number };
   cert: { status: 'valid' | 'expired' | 'revoked'; certificates?: string[]; issuerDN?: string; serialNumber?: string; subjectDN?: string; validFrom?: string; validTo?: string };
-  auth?: { mode: 'oauth2code' };
+  auth?: { mode: 'oauth2code' | 'explicit' | 'implicit'; expression?: string; objects?: object[] };
   SCAL: '1' | '2';
   multisign: number;
 }
 
 export const SANDBOX_USERS = ['alice', 'bob'] as const;
+const REFRESH_TOKEN_LIFETIME_S = 30 * 24 * 3600;
 
 export class SigningService {
   private readonly codes = new Map<string, CodeRecord>();
@@ -124,6 +131,7 @@ export class SigningService {
   private readonly sads = new Map<string, SadRecord>();
   private readonly approvals = new Map<string, Approval>();
   private readonly pageTokens = new Map<string, { user: string; offset: number }>();
+  private readonly refreshTokens = new Map<string, { user: string; username: string; expiresAt: number }>();
   /** Fault switch: the next N signatures returned by signHash are corrupted. */
   corruptSignatures = 0;
 
@@ -133,6 +141,8 @@ export class SigningService {
     private readonly clients: RegisteredClient[],
     /** The CSC API spoken: 1 (v1.0.4, the seed) or 2 (v2.0.0.2). */
     readonly version: 1 | 2 = 1,
+    readonly seals: SealAuthority = new SealAuthority(),
+    private readonly loginUsers: LoginUser[] = [],
   ) {}
 
   private nowMs(): number {
@@ -188,6 +198,7 @@ export class SigningService {
       if (!this.pki.credentials.some((credential) => credential.credentialID === parsed.credentialID)) {
         return fail('invalid_request', `Invalid parameter credentialID: ${JSON.stringify(parsed.credentialID)} is unknown.`);
       }
+      if (SEAL_POLICIES[parsed.credentialID]) return fail('invalid_request', 'Invalid parameter credentialID: it is authorized with credentials/authorize');
       request.credentialID = parsed.credentialID;
       request.hashes = parsed.hashes;
       if (details !== undefined) request.authorizationDetails = details;
@@ -217,6 +228,7 @@ export class SigningService {
       if (!this.pki.credentials.some((credential) => credential.credentialID === credentialID)) {
         return fail('invalid_request', `Unknown credentialID ${JSON.stringify(credentialID)}.`);
       }
+      if (SEAL_POLICIES[credentialID]) return fail('invalid_request', `The credential ${credentialID} is authorized with credentials/authorize, not in the browser.`);
       request.credentialID = credentialID;
       request.hashes = hashes;
     }
@@ -310,10 +322,88 @@ export class SigningService {
       clientId: client.clientId,
       credentialID: record.request.credentialID ?? '',
       hashes: hashSet(record.request.hashes ?? []),
+      count: record.request.hashes?.length ?? 0,
       expiresAt: this.nowMs() + SAD_LIFETIME_S * 1000,
     });
     // v2 §8.3.3: the access token of scope credential is the SAD, of token type Bearer.
     return { access_token: token, token_type: this.version === 2 ? 'Bearer' : 'SAD', expires_in: SAD_LIFETIME_S };
+  }
+
+  /** RFC 6749 §4.4: a client allowed client_credentials gets a service token for its organization. */
+  clientCredentialsGrant(client: RegisteredClient, scope: string | undefined): TokenGrant {
+    if (!client.organization) throw new SigningServiceError(400, 'unauthorized_client', 'The client is not allowed the client_credentials grant.');
+    if (scope !== undefined && scope !== 'service') throw new SigningServiceError(400, 'invalid_scope', 'Only scope service is granted to client credentials.');
+    return this.issueServiceToken(client.organization, client.clientId);
+  }
+
+  /**
+   * auth/login (§11.2): HTTP Basic user and password, or a refresh token of an earlier login; with
+   * rememberMe a refresh token comes back (the one used is spent: rotation).
+   */
+  login(basic: { user: string; password: string } | undefined, body: { refreshToken?: string; rememberMe: boolean }): TokenGrant & { refresh_token?: string } {
+    let account: string;
+    let username: string;
+    if (body.refreshToken !== undefined) {
+      const kept = this.refreshTokens.get(body.refreshToken);
+      this.refreshTokens.delete(body.refreshToken);
+      if (!kept || kept.expiresAt <= this.nowMs()) throw new SigningServiceError(400, 'invalid_request', 'Invalid refresh_token');
+      ({ user: account, username } = kept);
+    } else {
+      if (!basic) throw new SigningServiceError(401, 'invalid_request', 'Malformed authentication parameter.');
+      const user = this.loginUsers.find((candidate) => candidate.username === basic.user);
+      if (!user || !timingSafeEqualText(user.password, basic.password)) throw new SigningServiceError(400, 'authentication_error', 'An error occurred during authentication process');
+      account = user.account;
+      username = user.username;
+    }
+    const grant = this.issueServiceToken(account, `login:${username}`);
+    if (!body.rememberMe) return grant;
+    const refreshToken = randomToken();
+    this.refreshTokens.set(refreshToken, { user: account, username, expiresAt: this.nowMs() + REFRESH_TOKEN_LIFETIME_S * 1000 });
+    return { ...grant, refresh_token: refreshToken };
+  }
+
+  private issueServiceToken(user: string, clientId: string): TokenGrant {
+    const token = randomToken();
+    this.tokens.set(token, { user, clientId, expiresAt: this.nowMs() + SERVICE_TOKEN_LIFETIME_S * 1000 });
+    return { access_token: token, token_type: 'Bearer', expires_in: SERVICE_TOKEN_LIFETIME_S };
+  }
+
+  // ---- credentials/authorize, sendOTP (explicit and implicit credentials) ----------------------
+
+  /**
+   * §11.6: checks the credential's PIN and OTP and returns a SAD for numSignatures signatures,
+   * bound to the hashes (required for SCAL 2), single-use, expiring. oauth2code credentials refuse it.
+   */
+  authorizeCredential(holder: ServiceTokenHolder, request: { credentialID: string; numSignatures: number; hashes?: Uint8Array[]; pin?: string; otp?: string }): { SAD: string; expiresIn: number } {
+    const invalid = (description: string) => new SigningServiceError(400, 'invalid_request', description);
+    const credential = this.credentialOf(holder.user, request.credentialID);
+    if (!credential) throw invalid('Invalid parameter credentialID');
+    const policy = SEAL_POLICIES[credential.credentialID];
+    if (!policy) throw invalid('Invalid parameter credentialID: it is authorized with OAuth 2.0 (oauth2code), not credentials/authorize');
+    if (this.statusOf(credential).status === 'disabled') throw invalid('The credential identified by credentialID is disabled');
+    if (request.numSignatures < 1) throw invalid('Invalid value for parameter numSignatures');
+    if (request.numSignatures > policy.multisign) throw invalid('Numbers of signatures is too high');
+    if (policy.scal === '2' && request.hashes === undefined) throw invalid(this.version === 2 ? 'Missing (or invalid type) array parameter hashes' : 'Missing or invalid array parameter hash.');
+    if (request.hashes !== undefined && request.hashes.length !== request.numSignatures) throw invalid('Invalid value for parameter numSignatures');
+    this.seals.check(credential.credentialID, policy, request, this.nowMs());
+    const sad = randomToken();
+    this.sads.set(sad, {
+      user: holder.user,
+      clientId: holder.clientId,
+      credentialID: credential.credentialID,
+      hashes: request.hashes === undefined ? undefined : hashSet(request.hashes),
+      count: request.numSignatures,
+      expiresAt: this.nowMs() + SAD_LIFETIME_S * 1000,
+      singleUse: true,
+    });
+    return { SAD: sad, expiresIn: SAD_LIFETIME_S };
+  }
+
+  sendOtp(holder: ServiceTokenHolder, credentialID: string): void {
+    const credential = this.credentialOf(holder.user, credentialID);
+    const policy = credential ? SEAL_POLICIES[credential.credentialID] : undefined;
+    if (!credential || !policy) throw new SigningServiceError(400, 'invalid_request', 'Invalid parameter credentialID');
+    this.seals.sendOtp(credentialID, policy, this.nowMs());
   }
 
   // ---- /csc/v1 -------------------------------------------------------------------------------
@@ -359,7 +449,7 @@ export class SigningService {
         serialNumber: credential.signer.serialNumberHex,
         validTo: certificate.validTo,
       },
-      authMode: 'oauth2code',
+      ...v1Authorization(SEAL_POLICIES[credential.credentialID]),
     };
   }
 
@@ -383,6 +473,7 @@ export class SigningService {
 
   private describeV2(credential: SandboxCredential, options: CredentialInfoOptionsV2): CredentialInfoBodyV2 {
     const status = this.statusOf(credential);
+    const policy = SEAL_POLICIES[credential.credentialID];
     const certificate = new X509Certificate(credential.signer.certificate);
     const encoded = credential.chain.map((der) => Buffer.from(der).toString('base64'));
     const certificates = options.certificates === 'none' ? [] : options.certificates === 'chain' ? encoded : encoded.slice(0, 1);
@@ -399,9 +490,9 @@ export class SigningService {
     return {
       key: { status: status.status, algo: v2KeyAlgorithms(credential), len: credential.keyBits },
       cert,
-      ...(options.authInfo ? { auth: { mode: 'oauth2code' as const } } : {}),
-      SCAL: '2',
-      multisign: MAX_HASHES_PER_AUTHORIZATION,
+      ...(options.authInfo ? { auth: policy ? sealAuthV2(policy) : { mode: 'oauth2code' as const } } : {}),
+      SCAL: policy?.scal ?? '2',
+      multisign: policy?.multisign ?? MAX_HASHES_PER_AUTHORIZATION,
     };
   }
 
@@ -419,6 +510,7 @@ export class SigningService {
     if (!authorizesExactly(sad, request.hashes)) {
       throw new SigningServiceError(400, 'invalid_sad', 'The SAD was issued for other hashes.');
     }
+    if (sad.singleUse) this.sads.delete(request.sad);
     return this.sign(credential, request.hashes);
   }
 
@@ -523,10 +615,18 @@ function hashSet(hashes: Uint8Array[]): string[] {
   return hashes.map((hash) => Buffer.from(hash).toString('hex')).sort();
 }
 
-/** Whether `hashes` are exactly the hashes the SAD was issued for, in any order. */
+/** Whether `hashes` are exactly the hashes the SAD was issued for, in any order (or, SCAL 1 without hashes, no more than it counts). */
 function authorizesExactly(sad: SadRecord, hashes: Uint8Array[]): boolean {
+  if (sad.hashes === undefined) return hashes.length <= sad.count;
+  const authorized = sad.hashes;
   const wanted = hashSet(hashes);
-  return wanted.length === sad.hashes.length && wanted.every((hash, index) => hash === sad.hashes[index]);
+  return wanted.length === authorized.length && wanted.every((hash, index) => hash === authorized[index]);
+}
+
+/** v1.0.4 §11.5: authMode, and for the seals PIN, OTP, SCAL and multisign. */
+function v1Authorization(policy: SealPolicy | undefined) {
+  if (!policy) return { authMode: 'oauth2code' as const };
+  return { authMode: policy.authMode, ...(policy.authMode === 'explicit' ? sealAuthInfo(policy) : {}), SCAL: policy.scal, multisign: policy.multisign };
 }
 
 function randomToken(): string {

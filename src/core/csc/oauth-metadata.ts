@@ -1,0 +1,41 @@
+/**
+ * RFC 8414 authorization server metadata, for a CSC v2 service whose info names its OAuth 2.0
+ * server by `oauth2Issuer` alone: where the metadata lives, and the endpoints esign uses from it.
+ */
+import { badResponse, okJson } from './responses.js';
+
+export interface AuthorizationServer {
+  issuer: string;
+  authorizationEndpoint: string;
+  tokenEndpoint: string;
+}
+
+/** §3.1: `/.well-known/oauth-authorization-server` goes between the host and the issuer's path. */
+export function authorizationServerMetadataUrl(issuer: string): string {
+  const url = new URL(issuer);
+  const path = url.pathname.replace(/\/+$/, '');
+  return `${url.origin}/.well-known/oauth-authorization-server${path}`;
+}
+
+/** §3.3: the issuer in the metadata must be the one asked for, to the character; the endpoints https (or loopback http). */
+export function processAuthorizationServerMetadata(status: number, body: Uint8Array | string, issuer: string): AuthorizationServer {
+  const operation = 'the OAuth 2.0 server metadata (RFC 8414)';
+  const object = okJson(status, body, operation);
+  if (object['issuer'] !== issuer) throw badResponse(operation, `names the issuer ${JSON.stringify(object['issuer'])}, not ${JSON.stringify(issuer)}`);
+  const endpoint = (name: string): string => {
+    const value = object[name];
+    if (typeof value !== 'string' || !isSecureUrl(value)) throw badResponse(operation, `has no usable ${name}`);
+    return value;
+  };
+  return { issuer, authorizationEndpoint: endpoint('authorization_endpoint'), tokenEndpoint: endpoint('token_endpoint') };
+}
+
+function isSecureUrl(text: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return false;
+  }
+  return url.protocol === 'https:' || (url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname));
+}
