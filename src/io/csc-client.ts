@@ -577,10 +577,11 @@ function oauthServerOf(url: string): string {
 export async function createCscClient(ctx: Context, profile?: ResolvedProfile, factors?: AuthorizationFactors): Promise<CscClient> {
   const resolved = profile ?? (await ctx.profile());
   const baseUrl = ctx.require(resolved, 'signingBaseUrl');
-  const serviceAuth = resolved.settings.serviceAuth ?? 'browser';
   const { signingUsername: username, signingPassword: password } = resolved.secrets;
-  const clientSecret = resolved.secrets.clientSecret;
-  if (!clientSecret) {
+  const serviceAuth = resolved.settings.serviceAuth ?? 'browser';
+  const clientSecret = resolved.secrets.clientSecret ?? '';
+  // auth/login needs no client secret (until a credential needs a browser approval).
+  if (!clientSecret && serviceAuth !== 'basic') {
     throw new EsignError('CONFIG_MISSING', `The profile ${JSON.stringify(resolved.name)} has no client secret for the signing service.`, {
       hint: 'Set ESIGN_CLIENT_SECRET, or CLIENT_SECRET= in the secrets file (esign config set secretsFile PATH).',
     });

@@ -10,7 +10,7 @@ import { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { SAD_LIFETIME_S } from '../../src/core/csc/shapes.js';
-import { SANDBOX_SECRETS } from '../../src/sandbox/deps.js';
+import { SANDBOX_SEAL, SANDBOX_SECRETS } from '../../src/sandbox/deps.js';
 
 export type SecretKind = 'service token' | 'SAD' | 'identity access token' | 'ID token' | 'code' | 'storage secret' | 'configured secret';
 
@@ -27,6 +27,13 @@ export const CONFIGURED_SECRETS = [
   basic(SANDBOX_SECRETS.clientId, SANDBOX_SECRETS.clientSecret),
   basic(SANDBOX_SECRETS.tsaUser, SANDBOX_SECRETS.tsaPassword),
   'remote-secret-value',
+  // The sandbox organization's seal secrets: client secret, login password, PIN, TOTP secret.
+  SANDBOX_SEAL.clientSecret,
+  SANDBOX_SEAL.password,
+  SANDBOX_SEAL.pin,
+  SANDBOX_SEAL.totpSecret,
+  basic(SANDBOX_SEAL.clientId, SANDBOX_SEAL.clientSecret),
+  basic(SANDBOX_SEAL.username, SANDBOX_SEAL.password),
   // PDF passwords the encrypted-PDF interop tests give (the short 'user' and 'owner' are words in messages).
   's3cr3t-user',
   's3cr3t-owner',
@@ -62,6 +69,8 @@ const V2_SAD = new RegExp(`"token_type"\\s*:\\s*"Bearer".*"expires_in"\\s*:\\s*$
 
 function recordBody(text: string, path: string): void {
   const sad = /"token_type"\s*:\s*"SAD"/.test(text) || (path.startsWith('/signing-v2/oauth2/token') && V2_SAD.test(text));
+  // credentials/authorize answers {SAD, expiresIn}.
+  for (const match of text.matchAll(/"SAD"\s*:\s*"([^"]{8,})"/g)) remember(match[1]!, 'SAD');
   for (const match of text.matchAll(/"(access_token|id_token|refresh_token|secretAccessKey|sessionToken)"\s*:\s*"([^"]{8,})"/g)) {
     const [, field, value] = match as unknown as [string, string, string];
     const kind: SecretKind = field === 'id_token' ? 'ID token' : field === 'access_token' ? (sad ? 'SAD' : /"id_token"/.test(text) ? 'identity access token' : 'service token') : 'storage secret';
