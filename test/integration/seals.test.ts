@@ -102,6 +102,22 @@ describe.each(DIALECTS)('a seal signs from the environment alone (CSC %s)', (dia
   });
 });
 
+describe.each(DIALECTS)('esign credentials on the organization account (CSC %s)', (dialect) => {
+  it('lists each seal with how it is authorized and what it asks for, in text and --json', async () => {
+    const listed = await runCli(['credentials', 'list', '--json'], { env: sealEnv(shared, dialect) });
+    expect(listed.code, listed.stderr).toBe(0);
+    const byId = new Map(listed.json<{ credentials: Array<{ credentialID: string; authorization: Record<string, unknown> }> }>().credentials.map((entry) => [entry.credentialID, entry.authorization]));
+    expect(byId.get(seal.credentialID)).toMatchObject({ mode: 'explicit', pin: { required: true, format: 'N', label: 'Seal PIN' }, otp: { required: true, type: 'offline' }, scal: '2' });
+    expect(byId.get(seal.onlineOtpCredentialID)).toMatchObject({ mode: 'explicit', otp: { type: 'online' } });
+    expect(byId.get(seal.pinOnlyCredentialID)).toMatchObject({ mode: 'explicit', pin: { required: true }, multisign: 1000, scal: '1' });
+    expect(byId.get(seal.pinOnlyCredentialID)).not.toHaveProperty('otp');
+    expect(byId.get('acme-seal-implicit')).toMatchObject({ mode: 'implicit' });
+    const text = await runCli(['credentials', 'info', seal.onlineOtpCredentialID], { env: sealEnv(shared, dialect) });
+    expect(text.stdout).toContain('PIN + OTP (sent by the service), up to 50 signatures each, SCAL 2');
+    expect(text.stdout).toContain('SMS code');
+  });
+});
+
 describe('PIN and OTP', () => {
   it('a TOTP seal computes its code from ESIGN_TOTP_SECRET and waits for a fresh time step for each further authorization', async () => {
     const files = await inputs(3);

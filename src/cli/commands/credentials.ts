@@ -48,6 +48,44 @@ export interface CredentialSummary {
   keyLength: number;
   isDefault: boolean;
   signer: CertificateSummary;
+  authorization: AuthorizationSummary;
+}
+
+/** How a signature with the credential is authorized, and what it asks for, in the service's words. */
+export interface AuthorizationSummary {
+  /** oauth2code: approved in the browser; explicit: PIN and/or OTP; implicit: by the service itself. */
+  mode: CredentialInfo['authMode'];
+  pin?: { required: boolean; format?: 'A' | 'N'; label?: string; description?: string };
+  otp?: { required: boolean; type: 'offline' | 'online'; format?: 'A' | 'N'; label?: string; description?: string; provider?: string };
+  /** Signatures one authorization may cover, when the service says. */
+  multisign?: number;
+  scal?: '1' | '2';
+}
+
+export function summarizeAuthorization(info: CredentialInfo): AuthorizationSummary {
+  const summary: AuthorizationSummary = { mode: info.authMode };
+  if (info.pin) {
+    const { presence, ...words } = info.pin;
+    summary.pin = { required: presence === 'true', ...words };
+  }
+  if (info.otp) {
+    const { presence, id: _id, ...words } = info.otp;
+    summary.otp = { required: presence === 'true', ...words };
+  }
+  if (info.multisign !== undefined) summary.multisign = info.multisign;
+  if (info.scal) summary.scal = info.scal;
+  return summary;
+}
+
+/** One short phrase: "browser approval", "PIN + OTP (authenticator)", "PIN", "by the service". */
+export function authorizationText(authorization: AuthorizationSummary): string {
+  if (authorization.mode === 'oauth2code') return 'browser approval';
+  if (authorization.mode === 'implicit') return 'by the service (implicit)';
+  const parts = [
+    ...(authorization.pin ? [`PIN${authorization.pin.required ? '' : ' (optional)'}`] : []),
+    ...(authorization.otp ? [`OTP (${authorization.otp.type === 'offline' ? 'authenticator' : 'sent by the service'}${authorization.otp.required ? '' : ', optional'})`] : []),
+  ];
+  return parts.length > 0 ? parts.join(' + ') : 'explicit (nothing asked)';
 }
 
 /** rsaEncryption, and the RSA signature algorithms a CSC v2 key/algo may list instead (PKCS#1 v1.5 and PSS with SHA-256). */
@@ -84,6 +122,7 @@ export function summarize(info: CredentialInfo, now: Date, defaultId: string | u
     keyLength: info.keyLengthBits,
     isDefault: info.credentialID === defaultId,
     signer,
+    authorization: summarizeAuthorization(info),
   };
   if (info.status === 'disabled') {
     if (info.certificateStatus === 'revoked') summary.statusReason = 'certificate revoked';
@@ -112,8 +151,9 @@ async function runList(ctx: Context): Promise<void> {
       s.signer.issuerCN,
       s.signer.validTo.slice(0, 10),
       `${s.keyAlgorithm} ${s.keyLength}`,
+      authorizationText(s.authorization),
     ]);
-    return table(['  id', 'status', 'subject', 'issuer', 'valid until', 'key'], rows) + (summaries.some((s) => s.isDefault) ? '\n(* default of this profile)' : '');
+    return table(['  id', 'status', 'subject', 'issuer', 'valid until', 'key', 'authorization'], rows) + (summaries.some((s) => s.isDefault) ? '\n(* default of this profile)' : '');
   });
 }
 
@@ -132,6 +172,11 @@ async function runInfo(ctx: Context, credentialID: string): Promise<void> {
       `service      ${spokenText(signingService)}`,
       `status       ${statusText(summary)}`,
       `key          ${summary.keyAlgorithm} ${summary.keyLength} bits (${info.algorithms.join(', ')}), authMode ${info.authMode}`,
+      `authorized   ${authorizationText(summary.authorization)}${summary.authorization.multisign ? `, up to ${summary.authorization.multisign} signatures each` : ''}${summary.authorization.scal ? `, SCAL ${summary.authorization.scal}` : ''}`,
+      ...(summary.authorization.pin ? [`  PIN        ${[summary.authorization.pin.label, summary.authorization.pin.description].filter(Boolean).join(': ') || '(no label)'}${summary.authorization.pin.format === 'N' ? ' (digits)' : ''}`] : []),
+      ...(summary.authorization.otp
+        ? [`  OTP        ${[summary.authorization.otp.label, summary.authorization.otp.description].filter(Boolean).join(': ') || '(no label)'}${summary.authorization.otp.provider ? ` — ${summary.authorization.otp.provider}` : ''}`]
+        : []),
       `key usage    ${keyUsage.length > 0 ? keyUsage.join(', ') : '(not stated)'}`,
       'chain:',
       ...chain.flatMap((cert, index) => [
