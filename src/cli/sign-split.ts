@@ -24,6 +24,7 @@ import { DEFAULT_REDIRECT_URI } from './context.js';
 import { outputUploader } from './output-uploader.js';
 import type { SignCommandOptions } from './sign-options.js';
 import { PdfPasswords } from './pdf-password.js';
+import { authorizationFactors } from './credential-factors.js';
 
 const STATE_VERSION = 2;
 
@@ -49,6 +50,8 @@ interface SplitState {
   kind: 'approval';
   profile: string;
   credentialID: string;
+  /** How --complete authorizes: browser approvals (oauth2code, the default) or credentials/authorize. */
+  authMode?: CredentialInfo['authMode'];
   level: SignatureLevel;
   signingTime: string;
   pdf: SignOptions['pdf'];
@@ -59,7 +62,8 @@ interface SplitState {
 }
 
 interface ApprovalStep {
-  authorization: PendingAuthorization;
+  /** The browser approval pending for this step; none for a credential authorized with credentials/authorize. */
+  authorization?: PendingAuthorization;
   jobs: Array<SignJob & { hash: string }>;
 }
 
@@ -75,9 +79,9 @@ const hashOnlyDocuments: DocumentFiles = {
   }),
 };
 
-/** A cached service sign-in, or one that can happen in this run (a person at a browser). */
+/** A cached service sign-in, or one that can happen in this run (without a browser, or a person at one). */
 async function signedInOrCanSignIn(signing: CscClient, ctx: Context): Promise<boolean> {
-  return (await signing.hasServiceToken()) || ctx.canAuthorizeHere();
+  return !signing.signInNeedsBrowser() || (await signing.hasServiceToken()) || ctx.canAuthorizeHere();
 }
 
 /**
@@ -138,6 +142,7 @@ export async function runSplitPrepare(
 ): Promise<void> {
   const prepared = await mapConcurrently(jobs, 2, (job) => prepareDocument(job, credential, hashOnlyDocuments, options));
   const profile = await ctx.profile();
+  if (credential.authMode !== 'oauth2code') return savePreparedForAuthorize(prepared, credential, options, profile.name, command, ctx);
   const redirectUri = splitRedirectUri(profile.settings.redirectUri);
   const urls: string[] = [];
   const steps: ApprovalStep[] = [];
@@ -179,6 +184,36 @@ export async function runSplitPrepare(
   );
 }
 
+/**
+ * --prepare for a credential authorized with credentials/authorize (a seal): nothing to approve in
+ * a browser; the state holds the hashes, never a PIN or OTP, and --complete authorizes each step.
+ */
+async function savePreparedForAuthorize(prepared: PreparedDocument[], credential: CredentialInfo & SigningCredential, options: SignOptions, profileName: string, command: SignCommandOptions, ctx: Context): Promise<void> {
+  const steps: ApprovalStep[] = batches(prepared, credential.signaturesPerApproval).map((batch) => ({
+    jobs: batch.map((document) => ({ ...document.job, hash: Buffer.from(document.signedAttributes.toBeSignedHash).toString('base64') })),
+  }));
+  await saveState(command.state!, {
+    version: STATE_VERSION,
+    kind: 'approval',
+    profile: profileName,
+    credentialID: credential.credentialID,
+    authMode: credential.authMode,
+    level: options.level,
+    signingTime: options.signingTime.toISOString(),
+    pdf: options.pdf,
+    overwrite: options.overwrite,
+    steps,
+    createdAt: ctx.clock.now().toISOString(),
+  });
+  const files = prepared.length;
+  ctx.io.essential(
+    { state: command.state, credential: credential.credentialID, authorizedWith: 'credentials/authorize', steps: steps.map((step) => ({ hashes: step.jobs.map((job) => ({ input: job.input, hash: job.hash })) })) },
+    () =>
+      `Prepared ${files} file${files === 1 ? '' : 's'}; state saved in ${command.state}. The credential ${credential.credentialID} is authorized with its PIN${credential.otp ? ' and one-time password' : ''}, not in a browser: ` +
+      `run esign sign --complete --state ${command.state} (with ESIGN_CREDENTIAL_PIN${credential.otp?.type === 'offline' ? ' and ESIGN_TOTP_SECRET' : ''} set, or at a terminal).`,
+  );
+}
+
 /** A fixed port: the redirect is pasted back, and nothing needs to listen on it. */
 function splitRedirectUri(configured = DEFAULT_REDIRECT_URI): string {
   return new URL(configured).port === '0' ? DEFAULT_REDIRECT_URI : configured;
@@ -200,11 +235,13 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
   if (profile.name !== state.profile) {
     throw new EsignError('STATE_FILE_INVALID', `The state file was prepared with profile ${state.profile}, not ${profile.name}.`, { hint: `Pass --profile ${state.profile}.` });
   }
+  const byBrowser = (state.authMode ?? 'oauth2code') === 'oauth2code';
   // The steps approved so far; the others stay in the state file for a later --complete.
-  const codes = codesFor(command, state.steps.map((step) => step.authorization), 'approval of the prepared signatures');
-  const chosen = state.steps.flatMap((step, index) => (codes[index] === undefined ? [] : [{ step, code: codes[index] }]));
+  const codes = byBrowser ? codesFor(command, state.steps.map((step) => step.authorization!), 'approval of the prepared signatures') : state.steps.map(() => undefined);
+  const chosen = state.steps.flatMap((step, index) => (byBrowser && codes[index] === undefined ? [] : [{ step, code: codes[index] }]));
   const { createCscClient } = await import('../io/csc-client.js');
-  const signing = await createCscClient(ctx, profile);
+  // The state never holds a PIN or OTP: they are given again here.
+  const signing = await createCscClient(ctx, profile, byBrowser ? undefined : await authorizationFactors(command, ctx));
   // Checked before the codes are spent: each can be exchanged for a SAD only once.
   if (!(await signedInOrCanSignIn(signing, ctx))) {
     throw new EsignError('AUTH_BROWSER_FAILED', 'The sign-in to the signing service that --prepare used is not on this machine or has expired (it lasts an hour).', {
@@ -212,6 +249,7 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
     });
   }
   const credential = signing.forSigning(await signing.credentialInfo(state.credentialID));
+  if (!byBrowser) await signing.readyToAuthorize(credential);
   // Storage is opened before any code is spent, so a missing login shows at once.
   const upload = command.upload ? await outputUploader(ctx, chosen.flatMap(({ step }) => step.jobs), command.overwrite) : undefined;
   // The state never holds a PDF password: it is given again here (ESIGN_PDF_PASSWORD, --password-file, the terminal).
@@ -237,7 +275,9 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
     for (const { step, code } of chosen) {
       const documents = prepared.slice(offset, (offset += step.jobs.length));
       const hashes = documents.map((document) => document.signedAttributes.toBeSignedHash);
-      const signatures = await signing.signWithAuthorizationCode(credential, hashes, code!, step.authorization.redirectUri, step.authorization.codeVerifier);
+      const signatures = step.authorization
+        ? await signing.signWithAuthorizationCode(credential, hashes, code!, step.authorization.redirectUri, step.authorization.codeVerifier)
+        : await signing.signHashes(credential, hashes);
       const values = await timestampSignatures(signatures, tsa, options.level);
       for (const [position, document] of documents.entries()) {
         const value = values[position]!;
@@ -321,7 +361,7 @@ async function readStateFile(path: string): Promise<SignInState | SplitState> {
         typeof state.credentialID === 'string' &&
         Array.isArray(state.steps) &&
         state.steps.length > 0 &&
-        state.steps.every((step) => Array.isArray(step?.jobs) && pending(step.authorization)) &&
+        state.steps.every((step) => Array.isArray(step?.jobs) && ((state.authMode ?? 'oauth2code') === 'oauth2code' ? pending(step.authorization) : step.authorization === undefined)) &&
         SIGNATURE_LEVELS.includes(state.level as SignatureLevel) &&
         typeof state.signingTime === 'string');
   if (!valid) throw new EsignError('STATE_FILE_INVALID', `${path} is not an esign state file of this version.`, { hint: 'Run `esign sign --prepare` again.' });

@@ -118,6 +118,28 @@ describe.each(DIALECTS)('esign credentials on the organization account (CSC %s)'
   });
 });
 
+describe('the split flow with a seal', () => {
+  it('--prepare saves the hashes (never the PIN) with no browser step; --complete authorizes with credentials/authorize and writes the outputs', async () => {
+    const dir = await tempDir();
+    const files = await inputs(2, dir);
+    const state = join(dir, 'state.json');
+    const prepared = await runCli(['sign', '--prepare', '--json', '--state', state, ...files], { env: sealEnv(shared, 'v2') });
+    expect(prepared.code, prepared.stderr).toBe(0);
+    expect(prepared.json()).toMatchObject({ credential: seal.pinOnlyCredentialID, authorizedWith: 'credentials/authorize', steps: [{ hashes: [{ input: files[0] }, { input: files[1] }] }] });
+    const saved = await readFile(state, 'utf8');
+    expect(saved).not.toContain(seal.pin);
+    expect(saved).not.toContain(seal.clientSecret);
+    expect((await stat(state)).mode & 0o777).toBe(0o600);
+    const before = shared.sandbox.requestLog.length;
+    const completed = await runCli(['sign', '--complete', '--json', '--state', state], { env: sealEnv(shared, 'v2') });
+    expect(completed.code, completed.stderr).toBe(0);
+    expect(completed.jsonLines()).toHaveLength(2);
+    expect(calls(shared, before, /credentials\/authorize/)).toBe(1);
+    expect(calls(shared, before, /oauth2\/authorize/)).toBe(0);
+    expect((await readdir(dir)).sort()).toEqual(['invoice-1-signed.pdf', 'invoice-1.pdf', 'release.txt', 'release.txt.p7s']);
+  });
+});
+
 describe('PIN and OTP', () => {
   it('a TOTP seal computes its code from ESIGN_TOTP_SECRET and waits for a fresh time step for each further authorization', async () => {
     const files = await inputs(3);
