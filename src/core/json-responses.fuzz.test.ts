@@ -7,7 +7,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fuzzParams, jsonAnswerArb, outcome } from '../../test/helpers/fuzz.js';
-import { cscError, processCredentialsInfoResponse, processCredentialsListResponse, processSignHashResponse, processTokenResponse } from './csc/responses.js';
+import {
+  cscError,
+  processAuthorizeResponse,
+  processCredentialsInfoResponse,
+  processCredentialsListResponse,
+  processSendOtpResponse,
+  processServiceSignInResponse,
+  processSignHashResponse,
+  processTokenResponse,
+} from './csc/responses.js';
+import { processAuthorizationServerMetadata } from './csc/oauth-metadata.js';
 import { checkV2Service, processCredentialsInfoResponseV2, processCredentialsListResponseV2, processInfoResponse } from './csc/v2.js';
 import { issueTestCertificate } from './cms/test-pki.js';
 import { audienceList, notSharedClaims, parseProof } from './oidc/claims.js';
@@ -80,6 +90,43 @@ describe('JSON answer processors under mutation', () => {
         });
       }),
       fuzzParams(500),
+    );
+  });
+
+  it('signing service, seals: explicit credentials/info, credentials/authorize, sendOTP, auth/login and client credentials, RFC 8414 metadata', () => {
+    const explicitV1 = { key: { status: 'enabled', algo: ['1.2.840.113549.1.1.1'], len: 2048 }, cert: { status: 'valid', certificates: [certificate] }, authMode: 'explicit', PIN: { presence: 'true', format: 'N', label: 'PIN' }, OTP: { presence: 'true', type: 'offline', format: 'N', ID: 'app' }, SCAL: '1', multisign: 1000 };
+    const explicitV2 = { key: explicitV1.key, cert: explicitV1.cert, auth: { mode: 'explicit', expression: 'PIN AND OTP', objects: [{ type: 'Password', id: 'PIN', format: 'N' }, { type: 'Password', id: 'OTP', format: 'N', generator: 'totp' }] }, SCAL: '2', multisign: 50 };
+    const info = jsonAnswerArb([explicitV1, { ...explicitV1, authMode: 'implicit' }]);
+    const infoV2 = jsonAnswerArb([explicitV2]);
+    const authorize = jsonAnswerArb([{ SAD: 'sad-value', expiresIn: 300 }, { error: 'invalid_pin', error_description: 'The PIN is invalid, 2 attempts remaining' }, { error: 'invalid_request', error_description: 'PIN locked' }]);
+    const signIn = jsonAnswerArb([{ access_token: 'tok', refresh_token: 'ref', expires_in: 3600 }, { access_token: 'tok', token_type: 'Bearer' }]);
+    const metadata = jsonAnswerArb([{ issuer: 'https://as.example', authorization_endpoint: 'https://as.example/authorize', token_endpoint: 'https://as.example/token' }]);
+    fc.assert(
+      fc.property(info, infoV2, authorize, signIn, metadata, (i, v, a, t, m) => {
+        check('processCredentialsInfoResponse (explicit)', () => processCredentialsInfoResponse(i.status, i.body, 'seal'), (value) => {
+          expect(['explicit', 'implicit', 'oauth2code']).toContain(value.authMode);
+          if (value.pin) expect(['true', 'optional']).toContain(value.pin.presence);
+          if (value.otp) expect(['offline', 'online']).toContain(value.otp.type);
+        });
+        check('processCredentialsInfoResponseV2 (explicit)', () => processCredentialsInfoResponseV2(v.status, v.body, 'seal'), (value) => {
+          if (value.otp) expect(['offline', 'online']).toContain(value.otp.type);
+        });
+        check('processAuthorizeResponse', () => processAuthorizeResponse(a.status, a.body), (value) => {
+          expect(typeof value.sad === 'string' && value.sad !== '').toBe(true);
+          if (value.expiresIn !== undefined) expect(Number.isSafeInteger(value.expiresIn)).toBe(true);
+        });
+        outcome('processSendOtpResponse', () => processSendOtpResponse(a.status, a.body));
+        for (const operation of ['auth/login', 'the client credentials token request'] as const) {
+          check('processServiceSignInResponse', () => processServiceSignInResponse(t.status, t.body, operation), (value) => {
+            expect(value.accessToken).not.toBe('');
+            if (value.refreshToken !== undefined) expect(value.refreshToken).not.toBe('');
+          });
+        }
+        check('processAuthorizationServerMetadata', () => processAuthorizationServerMetadata(m.status, m.body, 'https://as.example'), (value) => {
+          expect(value.tokenEndpoint).toMatch(/^https:\/\//);
+        });
+      }),
+      fuzzParams(1000),
     );
   });
 

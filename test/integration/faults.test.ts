@@ -15,6 +15,7 @@ import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Fault } from '../../src/sandbox/faults.js';
 import { storageControl } from '../../src/sandbox/storage/routes.js';
+import { SANDBOX_SEAL } from '../../src/sandbox/deps.js';
 import { startFaultProxy, type FaultProxy } from '../helpers/fault-proxy.js';
 import { runCli, type CliResult } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
@@ -32,6 +33,10 @@ const ROUTES = {
   identityToken: 'identity POST /oauth2/token',
   userinfo: 'identity-legacy GET /userinfo',
   signingToken: 'signing POST /oauth2/token',
+  /** The same endpoint, with grant_type client_credentials (a seal's sign-in). */
+  clientCredentialsToken: 'signing POST /oauth2/token',
+  authLogin: 'signing POST /csc/v1/auth/login',
+  credentialsAuthorize: 'signing POST /csc/v1/credentials/authorize',
   list: 'signing POST /csc/v1/credentials/list',
   info: 'signing POST /csc/v1/credentials/info',
   authorize: 'signing GET /oauth2/authorize',
@@ -117,7 +122,7 @@ interface FaultCase {
   /** Arms the fault (sandbox injector, TSA or identity switches, S3 proxy, runtime file). */
   arm: (env: Record<string, string>) => Promise<void> | void;
   /** The CLI run that makes the call. */
-  command: 'sign' | 'sign (browser)' | 'sign B-T' | 'credentials list' | 'sign (v2)' | 'credentials list (v2)' | 'login' | 'upload' | 'upload (multipart)' | 'timestamp';
+  command: 'sign' | 'sign (browser)' | 'sign B-T' | 'credentials list' | 'sign (v2)' | 'credentials list (v2)' | 'login' | 'upload' | 'upload (multipart)' | 'timestamp' | 'sign (seal)' | 'sign (seal, auth/login)';
   errorCode: string | RegExp;
   exitCode: number;
   message: RegExp;
@@ -137,7 +142,9 @@ async function runCase(c: FaultCase): Promise<void> {
   const input = join(docs, 'contract.pdf');
   await writeFile(input, c.command === 'upload (multipart)' ? multipartBytes : pdfBytes);
   const before = sha256(await readFile(input));
-  const env: Record<string, string> = { ...t.env, ESIGN_CONFIG_DIR: configDir, ...(c.shortTimeout ? { ESIGN_HTTP_TIMEOUT_MS: String(TIMEOUT_MS) } : {}) };
+  // A seal on the sandbox profile: the organization's client (or login user) and its bulk seal, no browser.
+  const seal: Record<string, string> = c.command.startsWith('sign (seal') ? { ESIGN_SERVICE_AUTH: c.command === 'sign (seal)' ? 'client-credentials' : 'basic', ESIGN_CREDENTIAL_PIN: SANDBOX_SEAL.pin } : {};
+  const env: Record<string, string> = { ...t.env, ESIGN_CONFIG_DIR: configDir, ...seal, ...(c.shortTimeout ? { ESIGN_HTTP_TIMEOUT_MS: String(TIMEOUT_MS) } : {}) };
   const prefix = `case-${matrix.length}`;
   if (c.command.startsWith('upload')) {
     const login = await runCli(['--auto-approve', 'login', '--scope', 'com.vendor.storage'], { env: { ...t.env, ESIGN_CONFIG_DIR: configDir } });
@@ -158,6 +165,8 @@ async function runCase(c: FaultCase): Promise<void> {
     upload: ['--json', 'upload', '--prefix', prefix, input],
     'upload (multipart)': ['--json', 'upload', '--prefix', prefix, input],
     timestamp: ['--json', 'timestamp', input],
+    'sign (seal)': ['--json', 'sign', '--level', 'B-B', input],
+    'sign (seal, auth/login)': ['--json', 'sign', '--level', 'B-B', input],
   };
   const result: CliResult = await runCli(args[c.command], { env, timeoutMs: 60_000 });
   // A delayed request reaches its handler after the client gave up on it; the last one was sent at
@@ -403,6 +412,18 @@ const CASES: FaultCase[] = [
     message: /storage service/,
     tries: 1,
   },
+
+  // A seal's calls (no browser): the client_credentials token, auth/login, credentials/authorize;
+  // none is retried once sent (a token exchange, a login, an authorization that counts PINs and OTPs).
+  ...standardCases('clientCredentialsToken', 'sign (seal)', false, /signing service/),
+  { call: 'clientCredentialsToken', command: 'sign (seal)', fault: 'malformed JSON', arm: inject('clientCredentialsToken', malformed('{"access_token": ')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /client credentials token request is not a JSON object/, tries: 1 },
+  { call: 'clientCredentialsToken', command: 'sign (seal)', fault: 'wrong field types', arm: inject('clientCredentialsToken', malformed('{"access_token": 42, "expires_in": "soon"}')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /access_token/, tries: 1 },
+  ...standardCases('authLogin', 'sign (seal, auth/login)', false, /signing service/),
+  { call: 'authLogin', command: 'sign (seal, auth/login)', fault: 'malformed JSON', arm: inject('authLogin', malformed('{"access_token": ')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /auth\/login is not a JSON object/, tries: 1 },
+  { call: 'authLogin', command: 'sign (seal, auth/login)', fault: 'wrong field types', arm: inject('authLogin', malformed('{"access_token": "x", "refresh_token": 7}')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /refresh_token/, tries: 1 },
+  ...standardCases('credentialsAuthorize', 'sign (seal)', false, /signing service/),
+  { call: 'credentialsAuthorize', command: 'sign (seal)', fault: 'malformed JSON', arm: inject('credentialsAuthorize', malformed('{"SAD": ')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /credentials\/authorize/, tries: 1 },
+  { call: 'credentialsAuthorize', command: 'sign (seal)', fault: 'wrong field types', arm: inject('credentialsAuthorize', malformed('{"SAD": 42, "expiresIn": "later"}')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /credentials\/authorize has no SAD/, tries: 1 },
 
   // S3 PUT, through a fault proxy: the SDK's retries follow DESIGN §4 (PutObject of a whole object is
   // idempotent): 3 tries on reset, time-out, 429, 502 and 503; a 500 (the malformed XML comes with one) once.

@@ -24,18 +24,20 @@ export function processAuthorizationServerMetadata(status: number, body: Uint8Ar
   if (object['issuer'] !== issuer) throw badResponse(operation, `names the issuer ${JSON.stringify(object['issuer'])}, not ${JSON.stringify(issuer)}`);
   const endpoint = (name: string): string => {
     const value = object[name];
-    if (typeof value !== 'string' || !isSecureUrl(value)) throw badResponse(operation, `has no usable ${name}`);
-    return value;
+    const url = typeof value === 'string' ? secureUrl(value) : undefined;
+    if (!url) throw badResponse(operation, `has no usable ${name}`);
+    return url;
   };
   return { issuer, authorizationEndpoint: endpoint('authorization_endpoint'), tokenEndpoint: endpoint('token_endpoint') };
 }
 
-function isSecureUrl(text: string): boolean {
+/** The URL as the WHATWG parser reads it (what is then requested), if https or loopback http. */
+function secureUrl(text: string): string | undefined {
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    return false;
+    return undefined;
   }
-  return url.protocol === 'https:' || (url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname));
+  return url.protocol === 'https:' || (url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) ? url.toString() : undefined;
 }
