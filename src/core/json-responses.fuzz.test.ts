@@ -95,7 +95,7 @@ describe('JSON answer processors under mutation', () => {
 
   it('signing service, seals: explicit credentials/info, credentials/authorize, sendOTP, auth/login and client credentials, RFC 8414 metadata', () => {
     const explicitV1 = { key: { status: 'enabled', algo: ['1.2.840.113549.1.1.1'], len: 2048 }, cert: { status: 'valid', certificates: [certificate] }, authMode: 'explicit', PIN: { presence: 'true', format: 'N', label: 'PIN' }, OTP: { presence: 'true', type: 'offline', format: 'N', ID: 'app' }, SCAL: '1', multisign: 1000 };
-    const explicitV2 = { key: explicitV1.key, cert: explicitV1.cert, auth: { mode: 'explicit', expression: 'PIN AND OTP', objects: [{ type: 'Password', id: 'PIN', format: 'N' }, { type: 'Password', id: 'OTP', format: 'N', generator: 'totp' }] }, SCAL: '2', multisign: 50 };
+    const explicitV2 = { key: explicitV1.key, cert: explicitV1.cert, auth: { mode: 'explicit', expression: 'PIN AND OTP', objects: [{ type: 'Password', id: 'PIN', format: 'N', generator: '' }, { type: 'Password', id: 'OTP', format: 'N', generator: 'totp' }] }, SCAL: '2', multisign: 50 };
     const info = jsonAnswerArb([explicitV1, { ...explicitV1, authMode: 'implicit' }]);
     const infoV2 = jsonAnswerArb([explicitV2]);
     const authorize = jsonAnswerArb([{ SAD: 'sad-value', expiresIn: 300 }, { error: 'invalid_pin', error_description: 'The PIN is invalid, 2 attempts remaining' }, { error: 'invalid_request', error_description: 'PIN locked' }]);
