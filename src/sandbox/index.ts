@@ -9,7 +9,7 @@ import { json, jsonBody, problem, readRequest, Router, writeResponse, type Sandb
 import { loadOrCreatePki, type SandboxPki } from './pki.js';
 import { mountPki } from './pki-routes.js';
 import { mountSigning } from './signing/routes.js';
-import { mountSigningV2 } from './signing/routes-v2.js';
+import { mountOAuthMetadata, mountSigningV2 } from './signing/routes-v2.js';
 import { mountIdentity, mountIdentityLegacy } from './identity/routes.js';
 import { clearStorageSwitches, mountStorage, storageSwitch, type StorageHostHooks } from './storage/routes.js';
 import { mountTsa } from './tsa/routes.js';
@@ -50,6 +50,7 @@ const SERVICES: ReadonlyArray<[prefix: string, mount: Mount]> = [
   ['pki', mountPki],
   ['signing', mountSigning],
   ['signing-v2', mountSigningV2],
+  ['.well-known', mountOAuthMetadata],
   ['identity', mountIdentity],
   ['identity-legacy', mountIdentityLegacy],
   ['tsa', mountTsa],

@@ -118,6 +118,31 @@ describe.each(DIALECTS)('esign credentials on the organization account (CSC %s)'
   });
 });
 
+describe('a v2 service that names its OAuth server only by oauth2Issuer (RFC 8414)', () => {
+  const infoNaming = (issuer: string) =>
+    JSON.stringify({ specs: '2.0.0.2', name: 'issuer only', authType: ['oauth2code', 'oauth2client'], oauth2Issuer: issuer, methods: ['credentials/list', 'credentials/info', 'credentials/authorize', 'signatures/signHash'] });
+
+  it('is read through its metadata: the token endpoint it names signs the seal in', async () => {
+    shared.sandbox.faults.inject({ route: 'signing-v2 POST /csc/v2/info', fault: { kind: 'malformed', body: infoNaming(shared.sandbox.urls.signingV2) }, times: 1 });
+    const before = shared.sandbox.requestLog.length;
+    const listed = await runCli(['credentials', 'list', '--json'], { env: sealEnv(shared, 'v2', { ESIGN_CONFIG_DIR: await tempDir() }) });
+    shared.sandbox.faults.clear();
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(calls(shared, before, /^\.well-known GET \/oauth-authorization-server\/signing-v2$/)).toBe(1);
+    expect(calls(shared, before, /^signing-v2 POST \/oauth2\/token$/)).toBe(1);
+  });
+
+  it('whose metadata names another issuer is refused before any sign-in', async () => {
+    shared.sandbox.faults.inject({ route: 'signing-v2 POST /csc/v2/info', fault: { kind: 'malformed', body: infoNaming(`${shared.sandbox.urls.base}/signing-v2/`) }, times: 1 });
+    const before = shared.sandbox.requestLog.length;
+    const listed = await runCli(['credentials', 'list', '--json'], { env: sealEnv(shared, 'v2', { ESIGN_CONFIG_DIR: await tempDir() }) });
+    shared.sandbox.faults.clear();
+    expect(listed.code).toBe(6);
+    expect(listed.stderr).toContain('names the issuer');
+    expect(calls(shared, before, /oauth2\/token/)).toBe(0);
+  });
+});
+
 describe('the split flow with a seal', () => {
   it('--prepare saves the hashes (never the PIN) with no browser step; --complete authorizes with credentials/authorize and writes the outputs', async () => {
     const dir = await tempDir();

@@ -9,7 +9,7 @@
  * 400 `invalid_request` ("Invalid parameter SAD", "SAD expired", …), 401 `invalid_token`.
  */
 import type { SandboxDeps } from '../deps.js';
-import { bearerToken, type Router } from '../http.js';
+import { bearerToken, json, type Router } from '../http.js';
 import { CMS_SHA256_WITH_RSA, CSC_SIGN_ALGO_RSA } from '../../core/csc/shapes.js';
 import { csc, cscCall, mountCredentialAuthorization, mountOAuth, optionalString, requiredString, signingService, standardBase64Hashes, type HashArrayWords } from './routes.js';
 import { SigningServiceError, type CredentialInfoOptionsV2 } from './service.js';
@@ -113,4 +113,25 @@ function infoOptions(body: Record<string, unknown>): CredentialInfoOptionsV2 {
   const certificates = body['certificates'] ?? 'single';
   if (certificates !== 'none' && certificates !== 'single' && certificates !== 'chain') throw invalid('Invalid parameter certificates');
   return { certificates, certInfo: optionalBoolean(body['certInfo'], 'certInfo'), authInfo: optionalBoolean(body['authInfo'], 'authInfo') };
+}
+
+/**
+ * RFC 8414 §3: the v2 service's authorization server metadata at
+ * `{origin}/.well-known/oauth-authorization-server/signing-v2`, for clients that find the OAuth
+ * server by its issuer (`oauth2Issuer` in info) rather than a base URI (`oauth2`).
+ */
+export function mountOAuthMetadata(router: Router, deps: SandboxDeps): void {
+  router.get('/oauth-authorization-server/signing-v2', () => {
+    const issuer = deps.urls.signingV2;
+    return json(200, {
+      issuer,
+      authorization_endpoint: `${issuer}/oauth2/authorize`,
+      token_endpoint: `${issuer}/oauth2/token`,
+      response_types_supported: ['code'],
+      grant_types_supported: ['authorization_code', 'client_credentials'],
+      code_challenge_methods_supported: ['S256'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic'],
+      scopes_supported: ['service', 'credential'],
+    });
+  });
 }
