@@ -16,6 +16,7 @@ import { bucketNameFor } from '../../src/sandbox/storage/credentials.js';
 import { storageControl } from '../../src/sandbox/storage/routes.js';
 import { pdfLibBytes } from '../helpers/pdf-fixtures.js';
 import { ESIGN_BIN, runCli, spawnCli, type CliResult } from '../helpers/run-cli.js';
+import { SANDBOX_SEAL } from '../../src/sandbox/deps.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDir, tempDirForFile } from '../helpers/tmp.js';
 
@@ -489,6 +490,17 @@ describe('esign upload / storage ls|get|rm (built CLI)', () => {
     const misused = await cli(['sign', '--overwrite', join(dir, 'upload-a.pdf')]);
     expect(misused.code).toBe(2);
     expect(misused.stderr).toMatch(/--overwrite .* goes with --upload/);
+  });
+
+  it('esign sign --upload with a seal: the organization signs without a browser and each output is uploaded', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'sealed-invoice.pdf'), await pdfLibBytes({ title: 'sealed' }));
+    const before = t.sandbox.requestLog.length;
+    const signed = await cli(['--json', 'sign', '--level', 'B-B', '--upload', join(dir, 'sealed-invoice.pdf')], { ESIGN_SERVICE_AUTH: 'client-credentials', ESIGN_CREDENTIAL_PIN: SANDBOX_SEAL.pin });
+    expect(signed.code, signed.stderr).toBe(0);
+    expect(signed.jsonLines<{ credential?: string; key?: string }>()).toEqual([expect.objectContaining({ credential: SANDBOX_SEAL.pinOnlyCredentialID }), expect.objectContaining({ key: 'sealed-invoice-signed.pdf' })]);
+    expect(t.sandbox.requestLog.slice(before).filter((id) => /oauth2\/authorize/.test(id))).toEqual([]);
+    expect(t.sandbox.requestLog.slice(before).filter((id) => /credentials\/authorize/.test(id))).toHaveLength(1);
   });
 
   it('esign sign --complete --upload uploads each output of the split flow as it is written; --prepare --upload is refused', async () => {
