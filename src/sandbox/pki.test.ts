@@ -86,6 +86,10 @@ describe('loadOrCreatePki', () => {
       ['alice-expired', 'alice', 2048, 'disabled', 'certificate expired'],
       ['alice-revoked', 'alice', 2048, 'disabled', 'certificate revoked'],
       ['bob-rsa2048', 'bob', 2048, 'enabled', undefined],
+      ['acme-seal-totp', 'acme', 2048, 'enabled', undefined],
+      ['acme-seal-otp', 'acme', 2048, 'enabled', undefined],
+      ['acme-seal-bulk', 'acme', 2048, 'enabled', undefined],
+      ['acme-seal-implicit', 'acme', 2048, 'enabled', undefined],
     ]);
     const expired = pki.credentials.find((c) => c.credentialID === 'alice-expired');
     expect(expired?.signer.notAfter.getTime()).toBeLessThan(NOW.getTime() - 300 * 86_400_000);

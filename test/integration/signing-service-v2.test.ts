@@ -115,15 +115,15 @@ function signHashBody(credentialID: string, sad: string | undefined, hashes: Uin
 const certificateOf = (id: string) => sandbox.pki.credentials.find((credential) => credential.credentialID === id)?.signer.certificate as Uint8Array;
 
 describe('POST /csc/v2/info (§11.1)', () => {
-  it('answers without a token: specs 2.0.0.2, oauth2code, its OAuth server and the methods it offers', async () => {
+  it('answers without a token: specs 2.0.0.2, its sign-ins (basic, oauth2code, oauth2client), its OAuth server and the methods it offers', async () => {
     const result = await csc('info', undefined, {});
     expect(result.status).toBe(200);
     expect(result.body).toMatchObject({
       specs: '2.0.0.2',
-      authType: ['oauth2code'],
+      authType: ['basic', 'oauth2code', 'oauth2client'],
       oauth2: base,
       asynchronousOperationMode: false,
-      methods: ['credentials/list', 'credentials/info', 'signatures/signHash'],
+      methods: ['auth/login', 'credentials/list', 'credentials/info', 'credentials/authorize', 'credentials/sendOTP', 'signatures/signHash'],
       lang: 'en-US',
     });
     expect(result.body['name']).toEqual(expect.any(String));
@@ -410,7 +410,7 @@ describe('the client chooses the dialect', () => {
     const { client, steps } = makeTestClient({ baseUrl: base, dir: dir.dir, version: '2' });
     const error = await codeOf(client.listCredentialIDs());
     expect((error as EsignError).code).toBe('CSC_UNSUPPORTED_SERVICE');
-    expect((error as EsignError).message).toMatch(/offers no oauth2code authorization \(it offers basic, oauth2client\)/);
+    expect((error as EsignError).message).toMatch(/offers no oauth2code sign-in \(it offers basic, oauth2client\)/);
     expect(steps).toEqual([]);
   });
 

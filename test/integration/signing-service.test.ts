@@ -320,9 +320,9 @@ describe('POST /oauth2/token', () => {
     expect([wrong.status, wrong.body['error']]).toEqual([401, 'invalid_client']);
   });
 
-  it('rejects other grant types (unsupported_grant_type)', async () => {
-    const result = await token({ grant_type: 'client_credentials', client_id: CLIENT_ID });
-    expect(result.body['error']).toBe('unsupported_grant_type');
+  it('rejects other grant types (unsupported_grant_type), and client_credentials from a client not allowed it (unauthorized_client)', async () => {
+    expect((await token({ grant_type: 'password', client_id: CLIENT_ID })).body['error']).toBe('unsupported_grant_type');
+    expect((await token({ grant_type: 'client_credentials', client_id: CLIENT_ID })).body['error']).toBe('unauthorized_client');
   });
 });
 
