@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+/* global Buffer */
 /**
  * Writes test/fixtures/foreign: signatures esign did not make, for `esign verify` to judge.
  *   root.pem                 the trust anchor (a throw-away CA; its key is not kept)
