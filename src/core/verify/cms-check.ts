@@ -58,7 +58,7 @@ export async function checkSignatureCms(cmsDer: Uint8Array, signed: SignedBytes,
   };
   const fail = (failure: SubIndication, reason: string, what: Array<'integrity' | 'signatureValue'> = []): void => {
     for (const part of what) result[part].reason ??= reason;
-    result.problems.push(reason);
+    if (!result.problems.includes(reason)) result.problems.push(reason);
     result.failures.add(failure);
   };
   let parsed: ParsedSignedData;
@@ -101,8 +101,9 @@ export async function checkSignatureCms(cmsDer: Uint8Array, signed: SignedBytes,
   let validationTime = ctx.now;
   let proofOfExistence = false;
   if (parsed.signatureTimeStampToken) {
-    const imprint = new Uint8Array(createHash('sha256').update(parsed.signatureValue).digest());
-    result.timestamp = checkTimestampToken(parsed.signatureTimeStampToken, imprint, context);
+    // The imprint's hash is the token's choice (esign asks for the signature's digest: SHA-384 for P-384).
+    const imprintOf = (hashName: string): Uint8Array => new Uint8Array(createHash(hashName).update(parsed.signatureValue).digest());
+    result.timestamp = checkTimestampToken(parsed.signatureTimeStampToken, undefined, context, imprintOf);
     if (!result.timestamp.valid) {
       result.problems.push(...result.timestamp.problems.map((p) => `signature timestamp: ${p}`));
       result.failures.add('SIG_CONSTRAINTS_FAILURE');
