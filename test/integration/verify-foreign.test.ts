@@ -148,6 +148,16 @@ describe('esign verify FILE --signature FILE.p7s made by openssl cms -sign', () 
     });
   }
 
+  it('without signed attributes a changed content is HASH_FAILURE for RSA PKCS#1 v1.5 (its signature opens), SIG_CRYPTO_FAILURE for ECDSA', async () => {
+    const changed = await tampered(content, 4);
+    const rsa = only((await verify([changed, '--signature', join(FIXTURES, 'cms', 'rsa2048-noattr.p7s')])).report);
+    expect(rsa).toMatchObject({ indication: 'TOTAL-FAILED', subIndication: 'HASH_FAILURE', integrity: { valid: false }, signatureValue: { valid: true } });
+    const ec = only((await verify([changed, '--signature', join(FIXTURES, 'cms', 'p256-noattr.p7s')])).report);
+    expect(ec).toMatchObject({ indication: 'TOTAL-FAILED', subIndication: 'SIG_CRYPTO_FAILURE', integrity: { valid: false }, signatureValue: { valid: false } });
+    const forged = only((await verify([content, '--signature', await tampered(join(FIXTURES, 'cms', 'rsa2048-noattr.p7s'), -1)])).report);
+    expect(forged).toMatchObject({ indication: 'TOTAL-FAILED', subIndication: 'SIG_CRYPTO_FAILURE', signatureValue: { valid: false } });
+  });
+
   it('a forged signature value (attributes intact): TOTAL-FAILED/SIG_CRYPTO_FAILURE for ECDSA, PSS and EdDSA', async () => {
     for (const name of ['p256', 'rsa-pss', 'ed25519']) {
       const p7s = join(FIXTURES, 'cms', `${name}.p7s`);

@@ -4,7 +4,7 @@
  * ECDSA, Ed25519, Ed448) and what makes one no longer acceptable (SHA-1, MD5, RSA under 2048 bits).
  * Verification's own table: the signing side keeps its own.
  */
-import { createHash, createVerify, constants, verify } from 'node:crypto';
+import { createHash, createVerify, constants, publicDecrypt, verify } from 'node:crypto';
 import type { Hash, KeyObject } from 'node:crypto';
 import { Asn1StructureError, decode, explicitInner, integerValue, isContext, isUniversal, oid, sequenceItems } from '../cms/der.js';
 
@@ -197,6 +197,20 @@ export function streamingVerifier(scheme: SignatureScheme, key: KeyObject): { up
       }
     },
   };
+}
+
+/**
+ * RSA PKCS#1 v1.5 only: whether `signature` opens under `key` (a well-formed DigestInfo inside), so
+ * that a signature over content which no longer matches is told apart from a forged one.
+ */
+export function opensUnderKey(scheme: SignatureScheme, key: KeyObject, signature: Uint8Array): boolean {
+  if (scheme.pss || key.asymmetricKeyType !== 'rsa' || scheme.hash === undefined) return false;
+  try {
+    publicDecrypt({ key, padding: constants.RSA_PKCS1_PADDING }, signature);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function keyInput(scheme: SignatureScheme, key: KeyObject): KeyObject | { key: KeyObject; padding: number; saltLength: number } {

@@ -15,7 +15,7 @@ import type { ParsedTimeStampToken } from '../tsp/response.js';
 import { buildChain, certificate, certificatePool, summarize } from './chain.js';
 import { combineMaterial, embeddedRevocation, revocationStatus } from './revocation.js';
 import type { RevocationMaterial } from './revocation.js';
-import { createDigest, describeKey, digestAlgorithm, keyWeakness, signatureScheme, streamingVerifier, verifyWith } from './algorithms.js';
+import { createDigest, describeKey, digestAlgorithm, keyWeakness, opensUnderKey, signatureScheme, streamingVerifier, verifyWith } from './algorithms.js';
 import type { DigestAlgorithm, SignatureScheme } from './algorithms.js';
 import { noFindings } from './types.js';
 import type { ChainReport, Findings, SignatureReport, SubIndication, TimestampReport } from './types.js';
@@ -171,6 +171,7 @@ async function checkSignedBytes(parsed: ParsedSignedData, signed: SignedBytes, d
     const valid = verifier ? verifier.verify(parsed.signatureValue) : verifyWith(scheme, concatBytes(held ?? []), key, parsed.signatureValue);
     if (!rangeIntact) return { intact: false, integrityFailure: changed, ...(valid ? {} : { signatureFailure: { failure: 'SIG_CRYPTO_FAILURE', reason: 'the signature does not verify with the signer certificate' } }) };
     if (valid) return { intact: true };
+    if (opensUnderKey(scheme, key, parsed.signatureValue)) return { intact: false, integrityFailure: { ...changed, reason: 'the signature is genuine but signs other bytes: the document was changed' } };
     const reason = 'the signature over the signed bytes does not verify (no signed attributes: a changed document and a bad signature look alike)';
     return { intact: false, integrityFailure: { failure: 'SIG_CRYPTO_FAILURE', reason }, signatureFailure: { failure: 'SIG_CRYPTO_FAILURE', reason } };
   }
