@@ -21,6 +21,8 @@ export const ExitCode = {
   verification: 9,
   partial: 10,
   credential: 11,
+  /** `esign verify`: intact and validly signed, but with an algorithm no longer acceptable (VERIFY_WEAK_ALGORITHM). */
+  weakAlgorithm: 12,
   interrupted: 130,
   /** stdout or stderr closed by its reader (128 + SIGPIPE, as a shell reports a tool ended by it). */
   brokenPipe: 141,
@@ -134,6 +136,7 @@ export type EsignErrorCode =
   | 'VERIFY_FAILED'
   | 'VERIFY_UNTRUSTED'
   | 'VERIFY_NO_SIGNATURES'
+  | 'VERIFY_WEAK_ALGORITHM'
   // batches and process
   | 'BATCH_PARTIAL'
   | 'INTERRUPTED'
@@ -158,6 +161,7 @@ const EXIT_CODE_BY_CODE: Partial<Record<EsignErrorCode, ExitCode>> = {
   STORAGE_UNAVAILABLE: ExitCode.unavailable,
   REVOCATION_UNAVAILABLE: ExitCode.unavailable,
   REVOCATION_CERT_REVOKED: ExitCode.verification,
+  VERIFY_WEAK_ALGORITHM: ExitCode.weakAlgorithm,
   HTTP_CLIENT_ERROR: ExitCode.protocol,
   HTTP_BAD_RESPONSE: ExitCode.protocol,
   TSA_NOT_CONFIGURED: ExitCode.config,

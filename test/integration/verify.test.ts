@@ -164,6 +164,7 @@ describe('esign verify', () => {
     const { code, report } = await verify(tampered);
     expect(code).toBe(9);
     expect(report.code).toBe('VERIFY_FAILED');
+    expect(report.signatures[0]).toMatchObject({ indication: 'TOTAL-FAILED', subIndication: 'HASH_FAILURE' });
     expect(report.signatures[0]).toMatchObject({ status: 'invalid', integrity: { valid: false } });
   });
 
@@ -175,6 +176,7 @@ describe('esign verify', () => {
     const { code, report } = await verify(updated);
     expect(code).toBe(9);
     expect(report.code).toBe('VERIFY_MODIFIED');
+    expect(report.signatures[0]).toMatchObject({ indication: 'INDETERMINATE', subIndication: 'SIG_CONSTRAINTS_FAILURE' });
     const [s] = report.signatures;
     expect(s).toMatchObject({ status: 'modified', integrity: { valid: true }, coverage: { wholeFile: false, revision: 2, revisions: 3 } });
     expect(s!.coverage!.appended).toEqual([expect.objectContaining({ revision: 3, kind: 'unsigned', pageContentChanged: false })]);
@@ -190,6 +192,7 @@ describe('esign verify', () => {
     const { code, report } = await verify(updated);
     expect(code).toBe(9);
     expect(report.code).toBe('VERIFY_FAILED');
+    expect(report.signatures[0]).toMatchObject({ indication: 'INDETERMINATE', subIndication: 'SIG_CONSTRAINTS_FAILURE' });
     expect(report.signatures[0]!.coverage!.appended[0]).toMatchObject({ pageContentChanged: true });
   });
 
@@ -256,6 +259,7 @@ describe('esign verify', () => {
     const { code, report } = await verify(signedBt, ['--trust', pemPath]);
     expect(code).toBe(9);
     expect(report.code).toBe('VERIFY_UNTRUSTED');
+    expect(report.signatures[0]).toMatchObject({ indication: 'INDETERMINATE', subIndication: 'NO_CERTIFICATE_CHAIN_FOUND' });
     expect(report.signatures[0]).toMatchObject({ status: 'untrusted', integrity: { valid: true }, signatureValue: { valid: true }, chain: { trusted: false } });
   });
 
@@ -288,6 +292,7 @@ describe('esign verify', () => {
     const { code, report } = await verify(await withDss(signed, { certs: revoked.chain, crls: [issuingCrl(), rootCrl()] }));
     expect(code).toBe(9);
     expect(report.code).toBe('VERIFY_FAILED');
+    expect(report.signatures[0]).toMatchObject({ indication: 'INDETERMINATE', subIndication: 'REVOKED_NO_POE' });
     expect(report.signatures[0]!.chain!.revocation[0]).toMatchObject({ status: 'revoked', source: 'dss-crl' });
     expect(report.signatures[0]!.problems.join('\n')).toMatch(/revoked/);
   });
@@ -331,6 +336,7 @@ describe('esign verify', () => {
     const { code, report } = await verify(signed);
     expect(code).toBe(9);
     expect(report.code).toBe('VERIFY_FAILED');
+    expect(report.signatures[0]).toMatchObject({ indication: 'INDETERMINATE', subIndication: 'OUT_OF_BOUNDS_NO_POE' });
     expect(report.signatures[0]!.problems.join('\n')).toMatch(/expired on/);
   });
 
@@ -377,6 +383,21 @@ describe('esign verify', () => {
     const strict = await verify(partial, ['--level', 'B-LT']);
     expect(strict.code).toBe(9);
     expect(strict.report.code).toBe('VERIFY_LEVEL');
+  });
+
+  it('a signature timestamp over SHA-384 of the signature value (as esign asks with P-384 keys) is checked under SHA-384: B-T', async () => {
+    const input = await pdfLibBytes();
+    const pu = await prepareSignature(await readPdf(bytesSource(input)), { kind: 'signature', signingTime: new Date(), contentsSize: 24_000 });
+    const alice = credential('alice-rsa2048');
+    const signedAttributes = buildSignedAttributes({ contentDigest: hashChunks(input, pu), signerCertificate: alice.chain[0]! }).der;
+    const signatureValue = new Uint8Array(sign('sha256', signedAttributes, alice.signer.privateKey));
+    const imprint = new Uint8Array(createHash('sha384').update(signatureValue).digest());
+    const tstInfo = buildTstInfo({ policy: '0.4.0.2023.1.1', hashAlgorithm: OID.sha384, hashedMessage: imprint, serialNumber: randomBytes(8), genTime: new Date() });
+    const token = buildTimeStampToken({ tstInfo, signerCertificate: pki.tsa.certificate, privateKey: pki.tsa.privateKey, certificates: pki.tsaChain });
+    const cms = buildSignedData({ signedAttributesDer: signedAttributes, signatureValue, certificates: alice.chain, unsignedAttributes: { signatureTimeStampToken: token } });
+    const { code, report } = await verify(concat(input, spliceContents(pu, cms)));
+    expect(report.signatures[0]).toMatchObject({ status: 'valid', indication: 'TOTAL-PASSED', level: 'B-T', timestamp: { valid: true } });
+    expect(code).toBe(0);
   });
 
   it('a file without signatures: VERIFY_NO_SIGNATURES, exit 9', async () => {

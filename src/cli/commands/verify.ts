@@ -20,11 +20,16 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
       'Check every signature and document timestamp in FILE.pdf: signer, claimed time (/M), signature timestamp, ' +
         'integrity of the signed bytes, the signature value, what the signature covers and what was appended after it, ' +
         "the chain to the trust anchors (--trust, else the profile's trustAnchors), revocation status from the DSS and the CMS, " +
-        'and the PAdES level reached. With --signature FILE.p7s, check a detached CAdES signature of FILE.\n\n' +
-        'Exit 0 only when every signature is valid and trusted (and reaches --level). Otherwise exit 9; the JSON ' +
-        'code says why: VERIFY_FAILED (invalid: changed bytes, bad signature, revoked or expired certificate, page ' +
-        'content changed later), VERIFY_UNTRUSTED (valid, but no chain to a trust anchor), VERIFY_MODIFIED (valid, ' +
-        'but an unsigned update was appended after it), VERIFY_LEVEL (valid, below --level), VERIFY_NO_SIGNATURES.',
+        'and the PAdES level reached. With --signature FILE.p7s, check a detached CAdES signature of FILE. ' +
+        'Reads DER and BER (as NSS writes), RSA PKCS#1 v1.5, RSASSA-PSS, ECDSA, Ed25519 and Ed448, signatures ' +
+        'with or without signed attributes, and adbe.pkcs7.sha1. Each verdict comes with its ETSI EN 319 102-1 ' +
+        'indication (TOTAL-PASSED, TOTAL-FAILED or INDETERMINATE, and a sub-indication).\n\n' +
+        'Exit 0 only when every signature is valid and trusted (and reaches --level). Exit 12 when every signature ' +
+        'is intact and validly signed but one uses an algorithm no longer acceptable (SHA-1, MD5, RSA under 2048 bits: ' +
+        'VERIFY_WEAK_ALGORITHM). Otherwise exit 9; the JSON code says why: VERIFY_FAILED (invalid: changed bytes, bad ' +
+        'signature, revoked or expired certificate, page content changed later), VERIFY_UNTRUSTED (valid, but no chain ' +
+        'to a trust anchor), VERIFY_MODIFIED (valid, but an unsigned update was appended after it), VERIFY_LEVEL ' +
+        '(valid, below --level), VERIFY_NO_SIGNATURES.',
     )
     .argument('<file>', 'the signed PDF, or the content of a .p7s given with --signature')
     .option('--trust <pem>', "a trusted root certificate (PEM or DER), instead of the profile's trustAnchors; repeatable", collect, [])
@@ -58,7 +63,7 @@ export async function runVerify(file: string, options: VerifyCommandOptions, ctx
   }
   ctx.io.result({ ...report, code, valid: code === null }, () => human(report, code));
   if (code !== null) {
-    process.exitCode = ExitCode.verification;
+    process.exitCode = code === 'VERIFY_WEAK_ALGORITHM' ? ExitCode.weakAlgorithm : ExitCode.verification;
     ctx.io.error(`esign: ${code}: ${summary(report, code)}`);
   }
 }
@@ -76,7 +81,6 @@ async function verifyPdfFile(file: string, anchors: Uint8Array[], now: Date, pas
 
 async function verifyCadesFile(file: string, p7sPath: string, anchors: Uint8Array[], now: Date): Promise<VerificationReport> {
   const { readFile } = await import('node:fs/promises');
-  const { createHash } = await import('node:crypto');
   const { FileByteSource, inputError } = await import('../../io/file-source.js');
   const { verifyCades } = await import('../../core/verify/cades.js');
   let p7s: Uint8Array;
@@ -87,12 +91,10 @@ async function verifyCadesFile(file: string, p7sPath: string, anchors: Uint8Arra
   }
   const source = await FileByteSource.open(file);
   try {
-    const digestOf = async (hashName: string): Promise<Uint8Array> => {
-      const hash = createHash(hashName);
-      for await (const chunk of source.chunks(0, source.size)) hash.update(chunk);
-      return new Uint8Array(hash.digest());
+    const readContent = async (consume: (chunk: Uint8Array) => void): Promise<void> => {
+      for await (const chunk of source.chunks(0, source.size)) consume(chunk);
     };
-    return await verifyCades(p7s, file, digestOf, { trustAnchors: anchors, now });
+    return await verifyCades(p7s, file, readContent, { trustAnchors: anchors, now });
   } finally {
     await source.close();
   }
@@ -113,16 +115,24 @@ function human(report: VerificationReport, code: string | null): string {
   return lines.join('\n');
 }
 
-const MARK: Record<SignatureReport['status'], string> = { valid: '✓ valid', invalid: '✗ INVALID', untrusted: '? valid but UNTRUSTED', modified: '! valid, but the file was CHANGED after it' };
+const MARK: Record<SignatureReport['status'], string> = {
+  valid: '✓ valid',
+  invalid: '✗ INVALID',
+  untrusted: '? valid but UNTRUSTED',
+  modified: '! valid, but the file was CHANGED after it',
+  weak: '~ intact, but the algorithm is NOT ACCEPTABLE',
+};
 
 function describe(s: SignatureReport): string[] {
   const what = s.kind === 'docTimeStamp' ? 'Document timestamp' : s.kind === 'cades' ? 'CAdES signature' : 'Signature';
-  const out = [`#${s.index} ${what}${s.field ? ` (field ${s.field})` : ''}: ${MARK[s.status]}`];
+  const etsi = s.subIndication ? `${s.indication}/${s.subIndication}` : s.indication;
+  const out = [`#${s.index} ${what}${s.field ? ` (field ${s.field})` : ''}: ${MARK[s.status]} [ETSI ${etsi}]`];
   if (s.signer) out.push(`  signer      ${s.signer.subject}`, `  issuer      ${s.signer.issuer}`, `  serial      ${s.signer.serialNumber}`);
   if (s.claimedTime) out.push(`  claimed     ${s.claimedTime} (not proven)`);
   if (s.timestamp) out.push(`  timestamp   ${s.timestamp.time || '?'} by ${s.timestamp.tsa}${s.timestamp.valid ? '' : ' — INVALID'}`);
   out.push(`  integrity   ${s.integrity.valid ? `ok (${s.integrity.digestAlgorithm} over the signed bytes)` : `FAILED: ${s.integrity.reason ?? ''}`}`);
-  out.push(`  signature   ${s.signatureValue.valid ? 'ok' : `FAILED: ${s.signatureValue.reason ?? ''}`}`);
+  const algorithm = s.signatureValue.key ? `${s.signatureValue.algorithm}, ${s.signatureValue.key}` : s.signatureValue.algorithm;
+  out.push(`  signature   ${s.signatureValue.valid ? `ok (${algorithm})` : `FAILED: ${s.signatureValue.reason ?? ''} (${algorithm})`}`);
   if (s.coverage) {
     const c = s.coverage;
     out.push(`  coverage    ${c.wholeFile ? 'the whole file' : `revision ${c.revision} of ${c.revisions} (${c.signedBytes} bytes)`}`);

@@ -5,6 +5,8 @@ import {
   booleanValue,
   compareBytes,
   decode,
+  decodePrefix,
+  definiteEncoding,
   encoded,
   explicitInner,
   generalizedTime,
@@ -132,5 +134,32 @@ describe('DER reader', () => {
     expect(() => decode(deep, 'x')).toThrow(/nested too deeply/);
     expect(() => decode(bytes('04 88 ffffffffffffffff'), 'x')).toThrow(/length too large/);
     expect(() => decode(bytes('04 84 7fffffff 00'), 'x')).toThrow(/runs past the end/);
+  });
+});
+
+describe('BER with indefinite lengths (NSS, openssl cms -stream)', () => {
+  // SEQUENCE(indef) { INTEGER 5, [0](indef) { OCTET STRING 'ab' } } followed by /Contents zero padding.
+  const ber = Uint8Array.from([0x30, 0x80, 0x02, 0x01, 0x05, 0xa0, 0x80, 0x04, 0x02, 0x61, 0x62, 0x00, 0x00, 0x00, 0x00]);
+  const padded = Uint8Array.from([...ber, 0, 0, 0, 0, 0, 0]);
+
+  it('decodePrefix reads one element up to its end-of-contents octets and ignores the padding after it', () => {
+    const block = decodePrefix(padded, 'cms');
+    expect(block.encoded).toHaveLength(ber.length);
+    const [integer, tagged] = sequenceItems(block, 'cms');
+    expect(integerValue(integer, 'n')).toBe(5n);
+    expect(Buffer.from(octets(explicitInner(tagged, 0, 'x'), 'x')).toString()).toBe('ab');
+    expect(() => decode(padded, 'cms')).toThrow(/trailing bytes/);
+  });
+
+  it('definiteEncoding gives the DER lengths (what a signature over signed attributes covers)', () => {
+    const der = definiteEncoding(decodePrefix(padded, 'cms'));
+    expect(hex(der)).toBe('3009020105a00404026162');
+    const definite = decode(der, 'der');
+    expect(definiteEncoding(definite)).toBe(definite.encoded); // nothing to change: the same bytes
+  });
+
+  it('an indefinite length that never ends, or on a primitive element, is refused', () => {
+    expect(() => decodePrefix(Uint8Array.from([0x30, 0x80, 0x02, 0x01, 0x05]), 'cms')).toThrow(/not ASN.1 \(truncated\)/);
+    expect(() => decodePrefix(Uint8Array.from([0x04, 0x80, 0x00, 0x00]), 'cms')).toThrow(/primitive/);
   });
 });

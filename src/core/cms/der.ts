@@ -179,6 +179,43 @@ export function decode(bytes: Uint8Array, what: string): Block {
   return block;
 }
 
+/**
+ * Decodes the one DER/BER element at the start of `bytes` and ignores what follows (the zero
+ * padding of a PDF's `/Contents`); an indefinite length ends at its end-of-contents octets.
+ */
+export function decodePrefix(bytes: Uint8Array, what: string): Block {
+  if (bytes.length === 0) throw new Asn1StructureError(`${what}: empty`);
+  try {
+    return readElement(bytes, 0, 0);
+  } catch (error) {
+    if (error instanceof DecodeError) throw new Asn1StructureError(`${what}: not ASN.1 (${error.message})`);
+    throw error;
+  }
+}
+
+/**
+ * The DER form of a decoded element as far as lengths go: indefinite lengths (BER, as NSS writes)
+ * become definite ones; an element with none is returned as encoded. Signed attributes are
+ * signed in DER, whatever encoding carried them.
+ */
+export function definiteEncoding(block: Block): Uint8Array {
+  if (!hasIndefiniteLength(block)) return block.encoded;
+  const content = concatBytes(block.items.map(definiteEncoding));
+  return concatBytes([block.encoded.subarray(0, identifierLength(block.encoded)), lengthOctets(content.length), content]);
+}
+
+function hasIndefiniteLength(block: Block): boolean {
+  return block.constructed && (block.encoded[identifierLength(block.encoded)] === 0x80 || block.items.some(hasIndefiniteLength));
+}
+
+/** Octets of the identifier (tag) at the start of an encoding: one, or more for tag numbers ≥ 31. */
+function identifierLength(encoding: Uint8Array): number {
+  if (((encoding[0] as number) & 0x1f) !== 0x1f) return 1;
+  let at = 1;
+  while (((encoding[at] as number) & 0x80) !== 0) at++;
+  return at + 1;
+}
+
 class DecodeError extends Error {}
 
 function readElement(bytes: Uint8Array, start: number, depth: number): Block {

@@ -3,6 +3,7 @@ import {
   Asn1StructureError,
   children,
   decode,
+  definiteEncoding,
   encoded,
   explicitInner,
   integerHex,
@@ -28,7 +29,7 @@ export interface CmsAttribute {
 }
 
 export interface ParsedSignedAttributes {
-  /** DER of the attributes as a SET (tag 0x31): the bytes the signature covers. */
+  /** DER of the attributes as a SET (tag 0x31): the bytes the signature covers (indefinite lengths made definite). */
   der: Uint8Array;
   attributes: CmsAttribute[];
   contentType: string | undefined;
@@ -51,8 +52,12 @@ export interface ParsedSignedData {
   signerCertificate: Uint8Array | undefined;
   signerIdentifier: SignerIdentifier;
   digestAlgorithm: string;
+  /** DER of the digest AlgorithmIdentifier's parameters (id-shake256-len's output length), when present. */
+  digestAlgorithmParameters: Uint8Array | undefined;
   signedAttributes: ParsedSignedAttributes | undefined;
   signatureAlgorithm: string;
+  /** DER of the signature AlgorithmIdentifier's parameters (RSASSA-PSS-params; NULL for RSA), when present. */
+  signatureAlgorithmParameters: Uint8Array | undefined;
   signatureValue: Uint8Array;
   unsignedAttributes: CmsAttribute[];
   /** The first signature-time-stamp unsigned attribute (a TimeStampToken ContentInfo), if any. */
@@ -114,7 +119,15 @@ function readSignedData(cmsDer: Uint8Array): ParsedSignedData {
 
 type SignerInfoFields = Pick<
   ParsedSignedData,
-  'signerIdentifier' | 'digestAlgorithm' | 'signedAttributes' | 'signatureAlgorithm' | 'signatureValue' | 'unsignedAttributes' | 'signatureTimeStampToken'
+  | 'signerIdentifier'
+  | 'digestAlgorithm'
+  | 'digestAlgorithmParameters'
+  | 'signedAttributes'
+  | 'signatureAlgorithm'
+  | 'signatureAlgorithmParameters'
+  | 'signatureValue'
+  | 'unsignedAttributes'
+  | 'signatureTimeStampToken'
 >;
 
 function readSignerInfo(block: Block | undefined): SignerInfoFields {
@@ -132,8 +145,10 @@ function readSignerInfo(block: Block | undefined): SignerInfoFields {
   return {
     signerIdentifier: readSignerIdentifier(sid),
     digestAlgorithm: algorithmOid(digestAlgorithm, 'digestAlgorithm'),
+    digestAlgorithmParameters: algorithmParameters(digestAlgorithm),
     signedAttributes: signedAttrsBlock ? readSignedAttributes(signedAttrsBlock) : undefined,
     signatureAlgorithm: algorithmOid(signatureAlgorithm, 'signatureAlgorithm'),
+    signatureAlgorithmParameters: algorithmParameters(signatureAlgorithm),
     signatureValue: Uint8Array.from(octets(signature, 'signature')),
     unsignedAttributes,
     signatureTimeStampToken: timestamp?.values[0],
@@ -148,7 +163,7 @@ function readSignerIdentifier(block: Block | undefined): SignerIdentifier {
 }
 
 function readSignedAttributes(block: Block): ParsedSignedAttributes {
-  const der = retag(encoded(block), Tag.set);
+  const der = retag(definiteEncoding(block), Tag.set);
   const attributes = readAttributes(block);
   const single = (type: string): Block | undefined => {
     const found = attributes.filter((attribute) => attribute.type === type);
@@ -181,6 +196,11 @@ function readAttributes(block: Block): CmsAttribute[] {
 function algorithmOid(block: Block | undefined, what: string): string {
   const [algorithm] = sequenceItems(block, what);
   return oid(algorithm, what);
+}
+
+function algorithmParameters(block: Block | undefined): Uint8Array | undefined {
+  const parameters = block?.items[1];
+  return parameters ? Uint8Array.from(definiteEncoding(parameters)) : undefined;
 }
 
 function findSignerCertificate(certificates: Uint8Array[], sid: SignerIdentifier): Uint8Array | undefined {

@@ -75,7 +75,7 @@ export function verifySignature(algorithm: string, digestHash: string, data: Uin
 }
 
 /** undefined when the ESS attribute names the certificate; 'absent'; or the reason it does not. */
-function checkSigningCertificate(signed: ParsedSignedData, certificate: Uint8Array): string | 'absent' | undefined {
+export function checkSigningCertificate(signed: ParsedSignedData, certificate: Uint8Array): string | 'absent' | undefined {
   const attributes = signed.signedAttributes?.attributes ?? [];
   const v2 = attributes.find((attribute) => attribute.type === OID.signingCertificateV2);
   const v1 = attributes.find((attribute) => attribute.type === OID.signingCertificate);

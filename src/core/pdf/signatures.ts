@@ -225,16 +225,21 @@ export function readRevision(source: ByteSource, revisionEnd: number, options: P
 /** Streams the ranges of a `/ByteRange` through a hash, reading `chunkSize` bytes at a time. */
 export async function hashByteRange(source: ByteSource, byteRange: readonly number[], algorithm = 'sha256', chunkSize = 4 * 1024 * 1024): Promise<Uint8Array> {
   const hash = createHash(algorithm);
+  await readByteRange(source, byteRange, (chunk) => hash.update(chunk), chunkSize);
+  return new Uint8Array(hash.digest());
+}
+
+/** Streams the bytes a ByteRange covers to `consume`, in order, in `chunkSize` reads. */
+export async function readByteRange(source: ByteSource, byteRange: readonly number[], consume: (chunk: Uint8Array) => void, chunkSize = 4 * 1024 * 1024): Promise<void> {
   for (let i = 0; i + 1 < byteRange.length; i += 2) {
     const start = byteRange[i] as number;
     const end = start + (byteRange[i + 1] as number);
     for (let at = start; at < end; at += chunkSize) {
       const chunk = await source.read(at, Math.min(chunkSize, end - at));
       if (chunk.length === 0) break;
-      hash.update(chunk);
+      consume(chunk);
     }
   }
-  return new Uint8Array(hash.digest());
 }
 
 /** The DER prefix of `bytes` (a `/Contents` value is zero-padded after its CMS). */

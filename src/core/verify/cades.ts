@@ -1,24 +1,25 @@
 /**
- * CAdES verification of a detached `.p7s` against its content: the caller hashes the content
- * (streaming) under the digest algorithm the SignerInfo names.
+ * CAdES verification of a detached `.p7s` against its content, which the caller streams (read once:
+ * hashed, and verified as it goes by when there are no signed attributes).
  */
 import { X509Certificate } from 'node:crypto';
 import { checkSignatureCms } from './cms-check.js';
 import { revocationMaterial } from './revocation.js';
-import { codeOf } from './types.js';
+import type { ReadSignedBytes } from './cms-check.js';
+import { verdict } from './types.js';
 import type { SignatureReport, VerificationReport, VerifyOptions } from './types.js';
 
 export async function verifyCades(
   p7s: Uint8Array,
   file: string,
-  digestOf: (hashName: string) => Promise<Uint8Array>,
+  readContent: ReadSignedBytes,
   options: VerifyOptions,
 ): Promise<VerificationReport> {
   // Revocation data can only come from the .p7s itself; checkSignatureCms reads it there.
   const ctx = { anchors: options.trustAnchors.map((der) => new X509Certificate(der)), extraCerts: [], revocation: revocationMaterial([], []), now: options.now };
-  const checks = await checkSignatureCms(p7s, digestOf, ctx);
+  const checks = await checkSignatureCms(p7s, { read: readContent }, ctx);
   const signingTime = checks.parsed?.signedAttributes?.signingTime;
-  const status = checks.problems.length > 0 ? 'invalid' : checks.untrusted.length > 0 ? 'untrusted' : 'valid';
+  const judged = verdict(checks);
   const report: SignatureReport = {
     index: 1,
     kind: 'cades',
@@ -29,11 +30,10 @@ export async function verifyCades(
     ...(checks.timestamp ? { timestamp: checks.timestamp } : {}),
     ...(checks.chain ? { chain: checks.chain } : {}),
     level: checks.timestamp?.valid ? 'B-T' : 'B-B',
-    status,
-    code: codeOf(status),
-    problems: [...checks.problems, ...checks.untrusted],
+    ...judged,
+    problems: [...checks.problems, ...checks.untrusted, ...checks.weak.map((weakness) => `algorithm not acceptable: ${weakness}`)],
     warnings: checks.warnings,
   };
   if (!checks.integrity.valid || !checks.signatureValue.valid) delete report.level;
-  return { file, kind: 'cades', signatures: [report], status, code: codeOf(status), checkedAt: options.now.toISOString() };
+  return { file, kind: 'cades', signatures: [report], status: judged.status, code: judged.code, checkedAt: options.now.toISOString() };
 }

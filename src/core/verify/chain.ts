@@ -16,9 +16,11 @@ export interface ChainBuild {
   validityProblems: string[];
 }
 
+/** The certificate, or undefined when it does not parse or its validity dates are not dates. */
 export function certificate(der: Uint8Array): X509Certificate | undefined {
   try {
-    return new X509Certificate(der);
+    const cert = new X509Certificate(der);
+    return Number.isNaN(Date.parse(cert.validFrom)) || Number.isNaN(Date.parse(cert.validTo)) ? undefined : cert;
   } catch {
     return undefined;
   }

@@ -3,21 +3,22 @@
  * what it signs, its signature-time-stamp, and certificate chains with revocation status.
  */
 import { createHash } from 'node:crypto';
-import type { X509Certificate } from 'node:crypto';
-import { HASH_NAME_BY_OID, OID } from '../cms/oids.js';
+import type { KeyObject, X509Certificate } from 'node:crypto';
+import { concatBytes } from '../cms/der.js';
+import { HASH_NAME_BY_OID } from '../cms/oids.js';
 import { bytesEqual, parseSignedData } from '../cms/parse.js';
 import type { ParsedSignedData } from '../cms/parse.js';
-import { verifySignerInfo } from '../cms/verify-signer.js';
+import { checkSigningCertificate } from '../cms/verify-signer.js';
 import { isEsignError } from '../errors.js';
 import { parseTimeStampToken, verifyTimeStampTokenSignature, checkTimeStampingUsage } from '../tsp/response.js';
 import type { ParsedTimeStampToken } from '../tsp/response.js';
 import { buildChain, certificate, certificatePool, summarize } from './chain.js';
 import { combineMaterial, embeddedRevocation, revocationStatus } from './revocation.js';
 import type { RevocationMaterial } from './revocation.js';
-import type { ChainReport, SignatureReport, TimestampReport } from './types.js';
-
-/** Signature algorithms accepted in a SignerInfo; anything else is refused. */
-const ACCEPTED_SIGNATURE_ALGORITHMS = new Set<string>([OID.sha256WithRSAEncryption, OID.rsaEncryption]);
+import { createDigest, describeKey, digestAlgorithm, keyWeakness, opensUnderKey, signatureScheme, streamingVerifier, verifyWith } from './algorithms.js';
+import type { DigestAlgorithm, SignatureScheme } from './algorithms.js';
+import { noFindings } from './types.js';
+import type { ChainReport, Findings, SignatureReport, SubIndication, TimestampReport } from './types.js';
 
 export interface CmsContext {
   anchors: X509Certificate[];
@@ -28,83 +29,165 @@ export interface CmsContext {
   now: Date;
 }
 
-export type CmsChecks = Pick<SignatureReport, 'integrity' | 'signatureValue' | 'signer' | 'timestamp' | 'chain'> & {
-  problems: string[];
-  warnings: string[];
-  untrusted: string[];
-  parsed: ParsedSignedData | undefined;
-};
+/** Streams the signed bytes (a PDF's ByteRange, a .p7s's content file) to `consume`, in order. */
+export type ReadSignedBytes = (consume: (chunk: Uint8Array) => void) => Promise<void>;
 
-/** Checks a signature CMS: `digestOf` hashes the signed data under the SignerInfo's digest algorithm. */
-export async function checkSignatureCms(cmsDer: Uint8Array, digestOf: (hashName: string) => Promise<Uint8Array>, ctx: CmsContext): Promise<CmsChecks> {
+export interface SignedBytes {
+  read: ReadSignedBytes;
+  /** adbe.pkcs7.sha1: the CMS encapsulates the SHA-1 of the signed bytes and signs that. */
+  encapsulatedSha1?: boolean;
+}
+
+export type CmsChecks = Pick<SignatureReport, 'integrity' | 'signatureValue' | 'signer' | 'timestamp' | 'chain'> &
+  Findings & {
+    warnings: string[];
+    parsed: ParsedSignedData | undefined;
+  };
+
+// PureEdDSA without signed attributes signs the content itself, which it cannot stream: held up to this.
+const MAX_BUFFERED_EDDSA_CONTENT = 64 * 1024 * 1024;
+
+/** Checks a signature CMS over the signed bytes: digest, signature value, algorithms, timestamp, chain. */
+export async function checkSignatureCms(cmsDer: Uint8Array, signed: SignedBytes, ctx: CmsContext): Promise<CmsChecks> {
   const result: CmsChecks = {
     integrity: { valid: false, digestAlgorithm: 'unknown' },
     signatureValue: { valid: false, algorithm: 'unknown' },
-    problems: [],
+    ...noFindings(),
     warnings: [],
-    untrusted: [],
     parsed: undefined,
+  };
+  const fail = (failure: SubIndication, reason: string, what: Array<'integrity' | 'signatureValue'> = []): void => {
+    for (const part of what) result[part].reason ??= reason;
+    if (!result.problems.includes(reason)) result.problems.push(reason);
+    result.failures.add(failure);
   };
   let parsed: ParsedSignedData;
   try {
     parsed = parseSignedData(cmsDer);
   } catch (error) {
     const reason = isEsignError(error) ? error.message : String(error);
-    result.integrity.reason = reason;
-    result.signatureValue.reason = reason;
-    result.problems.push(`the signature is not a readable CMS SignedData (${reason})`);
+    fail('FORMAT_FAILURE', `the signature is not a readable CMS SignedData (${reason})`, ['integrity', 'signatureValue']);
     return result;
   }
   result.parsed = parsed;
   const context = withEmbeddedRevocation(ctx, parsed);
-  const hashName = HASH_NAME_BY_OID[parsed.digestAlgorithm];
-  result.integrity.digestAlgorithm = hashName ?? parsed.digestAlgorithm;
-  result.signatureValue.algorithm = parsed.signatureAlgorithm;
   const signerDer = parsed.signerCertificate;
   const signerCert = signerDer ? certificate(signerDer) : undefined;
   if (signerCert) result.signer = summarize(signerCert);
-  if (!hashName) {
-    result.integrity.reason = `unsupported digest algorithm ${parsed.digestAlgorithm}`;
-    result.problems.push(result.integrity.reason);
+  const digest = digestAlgorithm(parsed.digestAlgorithm, parsed.digestAlgorithmParameters);
+  result.integrity.digestAlgorithm = digest?.name ?? parsed.digestAlgorithm;
+  result.signatureValue.algorithm = parsed.signatureAlgorithm;
+  if (!digest) {
+    fail('CRYPTO_CONSTRAINTS_FAILURE', `esign cannot check the digest algorithm ${parsed.digestAlgorithm}`, ['integrity', 'signatureValue']);
     return result;
   }
-  const digest = await digestOf(hashName);
-  const claimed = parsed.signedAttributes?.messageDigest;
-  if (claimed && bytesEqual(claimed, digest)) result.integrity.valid = true;
-  else {
-    result.integrity.reason = claimed ? 'the message digest does not match the signed bytes: the document was changed' : 'no message-digest attribute';
-    result.problems.push(result.integrity.reason);
-  }
-  if (!ACCEPTED_SIGNATURE_ALGORITHMS.has(parsed.signatureAlgorithm)) {
-    result.signatureValue.reason = `signature algorithm ${parsed.signatureAlgorithm} is not accepted (only sha256WithRSAEncryption and rsaEncryption)`;
-    result.problems.push(result.signatureValue.reason);
-  } else if (!signerCert) {
-    result.signatureValue.reason = 'the signer certificate is not in the CMS';
-    result.problems.push(result.signatureValue.reason);
-  } else {
-    const check = verifySignerInfo(parsed, { contentDigest: claimed ?? digest });
-    if (check.valid) result.signatureValue.valid = true;
-    else {
-      result.signatureValue.reason = check.reason;
-      result.problems.push(check.reason);
-    }
+  const scheme = signatureScheme(parsed.signatureAlgorithm, parsed.signatureAlgorithmParameters, digest);
+  const key = signerCert?.publicKey;
+  if ('name' in scheme) result.signatureValue.algorithm = scheme.name;
+  if (key) result.signatureValue.key = describeKey(key);
+  for (const weakness of [digest.weakness, 'weakness' in scheme ? scheme.weakness : undefined, key ? keyWeakness(key) : undefined]) {
+    if (weakness && !result.weak.includes(weakness)) result.weak.push(weakness);
   }
 
+  const checked = await checkSignedBytes(parsed, signed, digest, 'name' in scheme ? scheme : undefined, key);
+  if (checked.intact) result.integrity.valid = true;
+  else if (checked.integrityFailure) fail(checked.integrityFailure.failure, checked.integrityFailure.reason, ['integrity']);
+  if ('unsupported' in scheme) fail('CRYPTO_CONSTRAINTS_FAILURE', scheme.unsupported, ['signatureValue']);
+  else if (!signerCert || !key) fail('NO_SIGNING_CERTIFICATE_FOUND', 'the signer certificate is not in the CMS', ['signatureValue']);
+  else if (checked.signatureFailure) fail(checked.signatureFailure.failure, checked.signatureFailure.reason, ['signatureValue']);
+  else result.signatureValue.valid = true;
+  if (!result.integrity.valid && !result.integrity.reason) result.integrity.reason = result.signatureValue.reason ?? 'not checked';
+
   let validationTime = ctx.now;
+  let proofOfExistence = false;
   if (parsed.signatureTimeStampToken) {
-    const imprint = new Uint8Array(createHash('sha256').update(parsed.signatureValue).digest());
-    result.timestamp = checkTimestampToken(parsed.signatureTimeStampToken, imprint, context);
-    if (!result.timestamp.valid) result.problems.push(...result.timestamp.problems.map((p) => `signature timestamp: ${p}`));
-    else {
+    // The imprint's hash is the token's choice (esign asks for the signature's digest: SHA-384 for P-384).
+    const imprintOf = (hashName: string): Uint8Array => new Uint8Array(createHash(hashName).update(parsed.signatureValue).digest());
+    result.timestamp = checkTimestampToken(parsed.signatureTimeStampToken, undefined, context, imprintOf);
+    if (!result.timestamp.valid) {
+      result.problems.push(...result.timestamp.problems.map((p) => `signature timestamp: ${p}`));
+      result.failures.add('SIG_CONSTRAINTS_FAILURE');
+    } else {
       validationTime = new Date(result.timestamp.time);
-      if (!result.timestamp.chain?.trusted) result.untrusted.push(...(result.timestamp.chain?.problems ?? []).map((p) => `timestamp authority: ${p}`));
+      proofOfExistence = true;
+      if (!result.timestamp.chain?.trusted) {
+        result.untrusted.push(...(result.timestamp.chain?.problems ?? []).map((p) => `timestamp authority: ${p}`));
+        result.failures.add('NO_CERTIFICATE_CHAIN_FOUND');
+      }
     }
   }
   if (signerCert) {
     result.chain = chainReport(signerCert, [...parsed.certificates, ...ctx.extraCerts], context, validationTime);
-    collectChainProblems(result.chain, result, 'signer');
+    collectChainProblems(result.chain, result, 'signer', proofOfExistence);
   }
   return result;
+}
+
+type Failure = { failure: SubIndication; reason: string };
+
+interface SignedBytesCheck {
+  intact: boolean;
+  integrityFailure?: Failure;
+  signatureFailure?: Failure;
+}
+
+/**
+ * Reads the signed bytes once: their digest against the message-digest attribute (or, without
+ * signed attributes, the signature over them as they stream by), and the signature value.
+ */
+async function checkSignedBytes(parsed: ParsedSignedData, signed: SignedBytes, digest: DigestAlgorithm, scheme: SignatureScheme | undefined, key: KeyObject | undefined): Promise<SignedBytesCheck> {
+  let read = signed.read;
+  let rangeIntact = true;
+  if (signed.encapsulatedSha1) {
+    const encapsulated = parsed.encapContent;
+    if (encapsulated === undefined) return { intact: false, integrityFailure: { failure: 'FORMAT_FAILURE', reason: 'an adbe.pkcs7.sha1 signature without the encapsulated SHA-1 digest' } };
+    const sha1 = createHash('sha1');
+    await signed.read((chunk) => sha1.update(chunk));
+    rangeIntact = bytesEqual(new Uint8Array(sha1.digest()), encapsulated);
+    read = async (consume) => consume(encapsulated);
+  }
+  const changed: Failure = { failure: 'HASH_FAILURE', reason: 'the message digest does not match the signed bytes: the document was changed' };
+  const attributes = parsed.signedAttributes;
+  const hash = createDigest(digest);
+  const usable = scheme !== undefined && key !== undefined;
+  if (attributes === undefined) {
+    // RFC 5652 §5.4: without signed attributes the signature is over the content itself.
+    const verifier = usable ? streamingVerifier(scheme, key) : undefined;
+    const held: Uint8Array[] | undefined = usable && verifier === undefined ? [] : undefined;
+    let heldBytes = 0;
+    await read((chunk) => {
+      hash.update(chunk);
+      verifier?.update(chunk);
+      if (held && heldBytes <= MAX_BUFFERED_EDDSA_CONTENT) {
+        held.push(Uint8Array.from(chunk));
+        heldBytes += chunk.length;
+      }
+    });
+    if (!usable) return { intact: false };
+    if (heldBytes > MAX_BUFFERED_EDDSA_CONTENT) {
+      const reason = `${scheme.name} without signed attributes over more than ${MAX_BUFFERED_EDDSA_CONTENT / 1024 / 1024} MiB: esign does not hold that much in memory`;
+      return { intact: false, signatureFailure: { failure: 'SIG_CONSTRAINTS_FAILURE', reason }, integrityFailure: { failure: 'SIG_CONSTRAINTS_FAILURE', reason } };
+    }
+    const valid = verifier ? verifier.verify(parsed.signatureValue) : verifyWith(scheme, concatBytes(held ?? []), key, parsed.signatureValue);
+    if (!rangeIntact) return { intact: false, integrityFailure: changed, ...(valid ? {} : { signatureFailure: { failure: 'SIG_CRYPTO_FAILURE', reason: 'the signature does not verify with the signer certificate' } }) };
+    if (valid) return { intact: true };
+    if (opensUnderKey(scheme, key, parsed.signatureValue)) return { intact: false, integrityFailure: { ...changed, reason: 'the signature is genuine but signs other bytes: the document was changed' } };
+    const reason = 'the signature over the signed bytes does not verify (no signed attributes: a changed document and a bad signature look alike)';
+    return { intact: false, integrityFailure: { failure: 'SIG_CRYPTO_FAILURE', reason }, signatureFailure: { failure: 'SIG_CRYPTO_FAILURE', reason } };
+  }
+  await read((chunk) => hash.update(chunk));
+  const claimed = attributes.messageDigest;
+  const check: SignedBytesCheck = { intact: false };
+  if (!claimed) check.integrityFailure = { failure: 'FORMAT_FAILURE', reason: 'the signed attributes have no message-digest attribute' };
+  else if (rangeIntact && bytesEqual(claimed, new Uint8Array(hash.digest()))) check.intact = true;
+  else check.integrityFailure = changed;
+  if (!usable) return check;
+  const ess = parsed.signerCertificate ? checkSigningCertificate(parsed, parsed.signerCertificate) : undefined;
+  if (ess !== undefined && ess !== 'absent') check.signatureFailure = { failure: 'NO_SIGNING_CERTIFICATE_FOUND', reason: ess };
+  else if (!verifyWith(scheme, attributes.der, key, parsed.signatureValue)) {
+    check.signatureFailure = { failure: 'SIG_CRYPTO_FAILURE', reason: 'the signature over the signed attributes does not verify with the signer certificate' };
+  }
+  return check;
 }
 
 /** `ctx` with the revocation data the CMS carries, which is consulted first. */
@@ -112,11 +195,19 @@ function withEmbeddedRevocation(ctx: CmsContext, parsed: ParsedSignedData): CmsC
   return { ...ctx, revocation: combineMaterial(embeddedRevocation(parsed), ctx.revocation) };
 }
 
-function collectChainProblems(chain: ChainReport, into: { problems: string[]; untrusted: string[] }, who: string): void {
-  if (!chain.trusted) into.untrusted.push(...chain.problems.map((p) => `${who}: ${p}`));
-  else into.problems.push(...chain.problems.map((p) => `${who}: ${p}`));
+/** `proofOfExistence`: the chain was checked at a trusted timestamp's time, not now. */
+function collectChainProblems(chain: ChainReport, into: Findings, who: string, proofOfExistence: boolean): void {
+  if (!chain.trusted) {
+    into.untrusted.push(...chain.problems.map((p) => `${who}: ${p}`));
+    into.failures.add('NO_CERTIFICATE_CHAIN_FOUND');
+  } else into.problems.push(...chain.problems.map((p) => `${who}: ${p}`));
+  const at = new Date(chain.checkedAt).getTime();
+  if (chain.certificates.some((cert) => new Date(cert.notAfter).getTime() < at)) into.failures.add('OUT_OF_BOUNDS_NO_POE');
+  if (chain.certificates.some((cert) => new Date(cert.notBefore).getTime() > at)) into.failures.add('NOT_YET_VALID');
   for (const entry of chain.revocation) {
-    if (entry.status === 'revoked') into.problems.push(`${who}: ${entry.subject} was revoked on ${entry.revokedAt ?? '?'} (${entry.source})`);
+    if (entry.status !== 'revoked') continue;
+    into.problems.push(`${who}: ${entry.subject} was revoked on ${entry.revokedAt ?? '?'} (${entry.source})`);
+    into.failures.add(proofOfExistence ? 'REVOKED' : 'REVOKED_NO_POE');
   }
 }
 

@@ -5,14 +5,15 @@
  */
 import { createHash, X509Certificate } from 'node:crypto';
 import { parseTimeStampToken } from '../tsp/response.js';
+import { decodePrefix } from '../cms/der.js';
 import { HASH_NAME_BY_OID } from '../cms/oids.js';
 import type { ByteSource } from '../ports.js';
 import type { PdfDocument } from '../pdf/document.js';
 import { byteSourceFrom, readPdfFromHeader } from '../pdf/document.js';
 import { isPdfWhitespace } from '../pdf/lexer.js';
 import {
-  hashByteRange,
   listRevisions,
+  readByteRange,
   listSignatureFields,
   parsePdfDate,
   readDss,
@@ -21,11 +22,11 @@ import {
 } from '../pdf/signatures.js';
 import type { PdfDss, PdfRevision, PdfSignatureField } from '../pdf/signatures.js';
 import { checkSignatureCms, checkTimestampToken } from './cms-check.js';
-import type { CmsContext } from './cms-check.js';
+import type { CmsContext, ReadSignedBytes } from './cms-check.js';
 import { PageContentComparison } from './page-content.js';
 import { revocationMaterial } from './revocation.js';
 import type { RevocationItem } from './revocation.js';
-import { codeOf, worst } from './types.js';
+import { codeOf, noFindings, verdict, worst } from './types.js';
 import type { AppendedUpdate, ChainReport, PadesLevel, SignatureReport, SignatureStatus, VerificationReport, VerifyOptions } from './types.js';
 
 interface Located {
@@ -127,6 +128,8 @@ async function verifyOne(index: number, item: Located, shared: Shared): Promise<
     signatureValue: { valid: false, algorithm: 'unknown' },
     status: 'invalid',
     code: 'VERIFY_FAILED',
+    indication: 'TOTAL-FAILED',
+    subIndication: 'FORMAT_FAILURE',
     problems: [],
     warnings: [],
   };
@@ -141,13 +144,14 @@ async function verifyOne(index: number, item: Located, shared: Shared): Promise<
     report.problems.push(byteRangeProblem ?? 'the signature dictionary has no /Contents');
     return report;
   }
-  const cms = trimDer(contents);
-  const untrusted: string[] = [];
+  const cms = cmsPrefix(contents);
+  const readSigned: ReadSignedBytes = (consume) => readByteRange(source, br, consume);
+  const findings = { ...noFindings(), problems: report.problems };
   if (kind === 'signature') {
-    if (field.subFilter && !['ETSI.CAdES.detached', 'adbe.pkcs7.detached'].includes(field.subFilter)) {
+    if (field.subFilter && !['ETSI.CAdES.detached', 'adbe.pkcs7.detached', 'adbe.pkcs7.sha1'].includes(field.subFilter)) {
       report.warnings.push(`SubFilter ${field.subFilter} is not a PAdES baseline SubFilter`);
     }
-    const checks = await checkSignatureCms(cms, (hashName) => hashByteRange(source, br, hashName), shared.ctx);
+    const checks = await checkSignatureCms(cms, { read: readSigned, encapsulatedSha1: field.subFilter === 'adbe.pkcs7.sha1' }, shared.ctx);
     Object.assign(report, {
       integrity: checks.integrity,
       signatureValue: checks.signatureValue,
@@ -157,7 +161,9 @@ async function verifyOne(index: number, item: Located, shared: Shared): Promise<
     });
     report.problems.push(...checks.problems);
     report.warnings.push(...checks.warnings);
-    untrusted.push(...checks.untrusted);
+    findings.untrusted.push(...checks.untrusted);
+    findings.weak.push(...checks.weak);
+    for (const failure of checks.failures) findings.failures.add(failure);
   } else {
     let hashName = 'sha256';
     try {
@@ -165,26 +171,40 @@ async function verifyOne(index: number, item: Located, shared: Shared): Promise<
     } catch {
       // checkTimestampToken reports the unreadable token
     }
-    const imprint = await hashByteRange(source, br, hashName);
-    const timestamp = checkTimestampToken(cms, imprint, shared.ctx);
+    const hash = createHash(hashName);
+    await readSigned((chunk) => hash.update(chunk));
+    const timestamp = checkTimestampToken(cms, new Uint8Array(hash.digest()), shared.ctx);
     report.timestamp = timestamp;
     report.integrity = { valid: !timestamp.problems.some((p) => p.includes('imprint')), digestAlgorithm: hashName };
-    if (!report.integrity.valid) report.integrity.reason = 'the message imprint does not match the signed bytes: the document was changed';
-    report.signatureValue = { valid: !timestamp.problems.some((p) => p.includes('not validly signed') || p.includes('unreadable')), algorithm: 'timestamp token' };
+    if (!report.integrity.valid) {
+      report.integrity.reason = 'the message imprint does not match the signed bytes: the document was changed';
+      findings.failures.add('HASH_FAILURE');
+    }
+    const unreadable = timestamp.problems.some((p) => p.includes('unreadable'));
+    report.signatureValue = { valid: !unreadable && !timestamp.problems.some((p) => p.includes('not validly signed')), algorithm: 'timestamp token' };
+    if (!report.signatureValue.valid) findings.failures.add(unreadable ? 'FORMAT_FAILURE' : 'SIG_CRYPTO_FAILURE');
     if (timestamp.chain) report.chain = timestamp.chain;
     report.problems.push(...timestamp.problems);
-    if (timestamp.chain && !timestamp.chain.trusted) untrusted.push(...timestamp.chain.problems.map((p) => `timestamp authority: ${p}`));
+    if (timestamp.chain && !timestamp.chain.trusted) findings.untrusted.push(...timestamp.chain.problems.map((p) => `timestamp authority: ${p}`));
   }
 
-  const modified = await coverage(item, shared, report);
-  if (report.problems.length > 0) report.status = 'invalid';
-  else if (untrusted.length > 0) report.status = 'untrusted';
-  else if (modified) report.status = 'modified';
-  else report.status = 'valid';
-  report.problems.push(...untrusted);
-  report.code = codeOf(report.status);
+  const before = report.problems.length;
+  findings.modified = await coverage(item, shared, report);
+  if (report.problems.length > before) findings.failures.add('SIG_CONSTRAINTS_FAILURE');
+  Object.assign(report, verdict(findings));
+  if (report.status === 'valid') delete report.subIndication;
+  report.problems.push(...findings.untrusted, ...findings.weak.map((weakness) => `algorithm not acceptable: ${weakness}`));
   if (kind === 'signature') report.level = levelOf(report, shared);
   return report;
+}
+
+/** The CMS at the start of a `/Contents` value, without its zero padding (BER: up to its end-of-contents octets). */
+function cmsPrefix(contents: Uint8Array): Uint8Array {
+  try {
+    return decodePrefix(contents, 'signature').encoded;
+  } catch {
+    return trimDer(contents); // the CMS parser says what is wrong with it
+  }
 }
 
 function checkByteRange(br: number[] | undefined, size: number): string | undefined {

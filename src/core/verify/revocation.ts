@@ -12,7 +12,8 @@ import { decode, encoded, isContext, isUniversal, oid, sequenceItems } from '../
 import type { Block } from '../cms/der.js';
 import { HASH_NAME_BY_OID } from '../cms/oids.js';
 import type { ParsedSignedData } from '../cms/parse.js';
-import { verifySignature } from '../cms/verify-signer.js';
+import { digestAlgorithm, signatureScheme, verifyWith } from './algorithms.js';
+import type { DigestAlgorithm } from './algorithms.js';
 import { certificate, issuedBy, normalizeSerial, oneLine } from './chain.js';
 import type { RevocationResult, RevocationStore } from './types.js';
 
@@ -45,6 +46,7 @@ export interface ParsedOcsp {
   entries: OcspEntry[];
   tbs: Uint8Array;
   signatureAlgorithm: string;
+  signatureParameters: Uint8Array | undefined;
   signature: Uint8Array;
   certs: Uint8Array[];
 }
@@ -56,6 +58,7 @@ export interface ParsedCrl {
   revoked: Map<string, Date>;
   tbs: Uint8Array;
   signatureAlgorithm: string;
+  signatureParameters: Uint8Array | undefined;
   signature: Uint8Array;
 }
 
@@ -94,6 +97,7 @@ export function parseOcsp(item: RevocationItem): ParsedOcsp | undefined {
       }),
       tbs: new Uint8Array(data.tbsView),
       signatureAlgorithm: basic.signatureAlgorithm.algorithmId,
+      signatureParameters: parametersOf(basic.signatureAlgorithm),
       signature: new Uint8Array(basic.signature.valueBlock.valueHexView),
       certs: (basic.certs ?? []).map((cert) => new Uint8Array(cert.toSchema().toBER(false))),
     };
@@ -117,6 +121,7 @@ export function parseCrl(item: RevocationItem): ParsedCrl | undefined {
       revoked,
       tbs: new Uint8Array(crl.tbsView),
       signatureAlgorithm: crl.signatureAlgorithm.algorithmId,
+      signatureParameters: parametersOf(crl.signatureAlgorithm),
       signature: new Uint8Array(crl.signatureValue.valueBlock.valueHexView),
     };
   } catch {
@@ -195,8 +200,17 @@ function allowsOcspSigning(cert: X509Certificate): boolean {
   }
 }
 
-function signedBy(tbs: Uint8Array, algorithm: string, signature: Uint8Array, signer: X509Certificate): boolean {
-  return verifySignature(algorithm, 'sha256', tbs, signature, signer.publicKey);
+/** RSA (PKCS#1 v1.5 or PSS), ECDSA or EdDSA, as verification's algorithm table knows them. */
+function signedBy(tbs: Uint8Array, algorithm: string, parameters: Uint8Array | undefined, signature: Uint8Array, signer: X509Certificate): boolean {
+  const scheme = signatureScheme(algorithm, parameters, SHA256);
+  return 'name' in scheme && verifyWith(scheme, tbs, signer.publicKey, signature);
+}
+
+const SHA256 = digestAlgorithm('2.16.840.1.101.3.4.2.1') as DigestAlgorithm;
+
+function parametersOf(identifier: pkijs.AlgorithmIdentifier): Uint8Array | undefined {
+  const parameters = identifier.algorithmParams as asn1js.BaseBlock | undefined;
+  return parameters && !(parameters instanceof asn1js.Null) ? new Uint8Array(parameters.toBER(false)) : undefined;
 }
 
 /**
@@ -231,12 +245,12 @@ export function revocationStatus(cert: X509Certificate, issuer: X509Certificate 
       const nameHash = createHash(entry.hashName).update(issuerName).digest();
       if (!same(entry.issuerKeyHash, keyHash) || !same(entry.issuerNameHash, nameHash)) continue;
       const responders = [issuer, ...ocsp.certs.map(certificate).filter((c): c is X509Certificate => c !== undefined && issuedBy(c, issuer) && allowsOcspSigning(c))];
-      if (!responders.some((responder) => signedBy(ocsp.tbs, ocsp.signatureAlgorithm, ocsp.signature, responder))) continue;
+      if (!responders.some((responder) => signedBy(ocsp.tbs, ocsp.signatureAlgorithm, ocsp.signatureParameters, ocsp.signature, responder))) continue;
       return judge(entry.status, entry.revokedAt, ocsp.item, 'ocsp', ocsp.producedAt);
     }
   }
   for (const crl of material.crls) {
-    if (!same(crl.issuer, issuerName) || !signedBy(crl.tbs, crl.signatureAlgorithm, crl.signature, issuer)) continue;
+    if (!same(crl.issuer, issuerName) || !signedBy(crl.tbs, crl.signatureAlgorithm, crl.signatureParameters, crl.signature, issuer)) continue;
     const revokedAt = crl.revoked.get(serial);
     return judge(revokedAt ? 'revoked' : 'good', revokedAt, crl.item, 'crl', crl.thisUpdate);
   }

@@ -61,10 +61,30 @@ export interface AppendedUpdate {
   details: string[];
 }
 
-export type SignatureStatus = 'valid' | 'invalid' | 'untrusted' | 'modified';
+/** `weak`: intact and validly signed, but with an algorithm no longer acceptable (SHA-1, RSA under 2048 bits). */
+export type SignatureStatus = 'valid' | 'invalid' | 'untrusted' | 'modified' | 'weak';
 
-/** JSON codes: VERIFY_FAILED (invalid), VERIFY_MODIFIED (unsigned changes after it), VERIFY_UNTRUSTED. */
-export type SignatureCode = 'VERIFY_FAILED' | 'VERIFY_MODIFIED' | 'VERIFY_UNTRUSTED' | null;
+/** JSON codes: VERIFY_FAILED (invalid), VERIFY_MODIFIED (unsigned changes after it), VERIFY_UNTRUSTED, VERIFY_WEAK_ALGORITHM. */
+export type SignatureCode = 'VERIFY_FAILED' | 'VERIFY_MODIFIED' | 'VERIFY_UNTRUSTED' | 'VERIFY_WEAK_ALGORITHM' | null;
+
+/** ETSI EN 319 102-1 §5.1.3: the main status indication of a validation. */
+export type Indication = 'TOTAL-PASSED' | 'TOTAL-FAILED' | 'INDETERMINATE';
+
+/** ETSI EN 319 102-1 sub-indications esign reports, most decisive first. */
+export const SUB_INDICATIONS = [
+  'FORMAT_FAILURE',
+  'HASH_FAILURE',
+  'SIG_CRYPTO_FAILURE',
+  'REVOKED',
+  'NO_SIGNING_CERTIFICATE_FOUND',
+  'REVOKED_NO_POE',
+  'NO_CERTIFICATE_CHAIN_FOUND',
+  'OUT_OF_BOUNDS_NO_POE',
+  'NOT_YET_VALID',
+  'CRYPTO_CONSTRAINTS_FAILURE',
+  'SIG_CONSTRAINTS_FAILURE',
+] as const;
+export type SubIndication = (typeof SUB_INDICATIONS)[number];
 
 export type PadesLevel = 'B-B' | 'B-T' | 'B-LT' | 'B-LTA';
 
@@ -79,7 +99,8 @@ export interface SignatureReport {
   /** The signature-time-stamp (signatures) or the token itself (document timestamps). */
   timestamp?: TimestampReport;
   integrity: { valid: boolean; reason?: string; digestAlgorithm: string };
-  signatureValue: { valid: boolean; reason?: string; algorithm: string };
+  /** `algorithm`: sha256WithRSAEncryption, ecdsa-with-SHA384, RSASSA-PSS (…), Ed25519, …; `key`: RSA 2048, EC P-256, … */
+  signatureValue: { valid: boolean; reason?: string; algorithm: string; key?: string };
   coverage?: {
     wholeFile: boolean;
     /** The revision the signature ends with, of `revisions`. */
@@ -92,6 +113,9 @@ export interface SignatureReport {
   level?: PadesLevel;
   status: SignatureStatus;
   code: SignatureCode;
+  /** The same verdict in ETSI EN 319 102-1's terms. */
+  indication: Indication;
+  subIndication?: SubIndication;
   problems: string[];
   warnings: string[];
 }
@@ -118,10 +142,48 @@ export interface VerifyOptions {
 
 /** Orders statuses from best to worst and names the code of each. */
 export function worst(statuses: readonly SignatureStatus[]): SignatureStatus {
-  for (const status of ['invalid', 'untrusted', 'modified'] as const) if (statuses.includes(status)) return status;
+  for (const status of ['invalid', 'untrusted', 'modified', 'weak'] as const) if (statuses.includes(status)) return status;
   return 'valid';
 }
 
+const CODES: Readonly<Record<SignatureStatus, SignatureCode>> = {
+  valid: null,
+  invalid: 'VERIFY_FAILED',
+  untrusted: 'VERIFY_UNTRUSTED',
+  modified: 'VERIFY_MODIFIED',
+  weak: 'VERIFY_WEAK_ALGORITHM',
+};
+
 export function codeOf(status: SignatureStatus): SignatureCode {
-  return status === 'invalid' ? 'VERIFY_FAILED' : status === 'untrusted' ? 'VERIFY_UNTRUSTED' : status === 'modified' ? 'VERIFY_MODIFIED' : null;
+  return CODES[status];
+}
+
+/** What a signature's checks found, from which its status and ETSI indication follow. */
+export interface Findings {
+  /** Make it invalid. */
+  problems: string[];
+  /** Make it untrusted (no chain to an anchor). */
+  untrusted: string[];
+  /** Unsigned updates after it. */
+  modified: boolean;
+  /** Algorithms no longer acceptable. */
+  weak: string[];
+  /** The sub-indications the checks named. */
+  failures: Set<SubIndication>;
+}
+
+export function noFindings(): Findings {
+  return { problems: [], untrusted: [], modified: false, weak: [], failures: new Set() };
+}
+
+const TOTAL_FAILED: ReadonlySet<SubIndication> = new Set(['FORMAT_FAILURE', 'HASH_FAILURE', 'SIG_CRYPTO_FAILURE', 'REVOKED']);
+
+/** esign's status, its code and the ETSI indication: a changed or forged signature stays TOTAL-FAILED whatever else is wrong. */
+export function verdict(findings: Findings): Pick<SignatureReport, 'status' | 'code' | 'indication' | 'subIndication'> {
+  const status: SignatureStatus =
+    findings.problems.length > 0 ? 'invalid' : findings.untrusted.length > 0 ? 'untrusted' : findings.modified ? 'modified' : findings.weak.length > 0 ? 'weak' : 'valid';
+  if (status === 'valid') return { status, code: null, indication: 'TOTAL-PASSED' };
+  const fallback: SubIndication = status === 'untrusted' ? 'NO_CERTIFICATE_CHAIN_FOUND' : status === 'weak' ? 'CRYPTO_CONSTRAINTS_FAILURE' : 'SIG_CONSTRAINTS_FAILURE';
+  const subIndication = SUB_INDICATIONS.find((candidate) => findings.failures.has(candidate)) ?? fallback;
+  return { status, code: codeOf(status), indication: TOTAL_FAILED.has(subIndication) ? 'TOTAL-FAILED' : 'INDETERMINATE', subIndication };
 }

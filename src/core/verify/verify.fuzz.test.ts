@@ -2,10 +2,12 @@
  * Mutation fuzzing of `verifyPdf` on signed PDFs: damaged copies of files signed in the test (a
  * classic-table file and a pdf-lib file with object streams, each with one signature, one signed
  * twice) end in a report or a typed EsignError, never another exception or a hang. A file whose
- * signed bytes were changed in place is never reported valid.
+ * signed bytes were changed in place is never reported valid. The same for signatures other tools made
+ * (test/fixtures/foreign: NSS-style BER, no signed attributes, ECDSA, EdDSA, adbe.pkcs7.sha1).
  * `ESIGN_FUZZ_RUNS=N` runs N times as many cases.
  */
-import { sign } from 'node:crypto';
+import { sign, X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { concatBytes, fuzzParams, inPlaceMutationArb, mutatedInput, mutationArb, outcomeAsync } from '../../../test/helpers/fuzz.js';
@@ -84,5 +86,28 @@ describe('verifyPdf under mutation', () => {
     );
     // Most damage must be noticed; a few mutations land outside anything signed or read.
     expect(outcomes.valid).toBeLessThan((outcomes.valid + outcomes.other + outcomes.refused) / 2);
+  });
+});
+
+describe('verifyPdf under mutation, on signatures other tools made', () => {
+  const fixture = (name: string): Uint8Array => new Uint8Array(readFileSync(new URL(`../../../test/fixtures/foreign/${name}`, import.meta.url)));
+  const foreign = ['ber', 'noattr', 'p384', 'ed25519', 'adbe-pkcs7-sha1'].map((name) => fixture(`pdf/${name}.pdf`));
+  const anchor = new X509Certificate(fixture('root.pem')).raw;
+
+  it('in-place damage of signed bytes is never valid (nor weak); everything else ends in a report or a typed EsignError', async () => {
+    const undamaged = await Promise.all(foreign.map((seed) => verifyPdf(bytesSource(seed), 'seed.pdf', { trustAnchors: [anchor], now })));
+    expect(undamaged.map((report) => report.status)).toEqual(['valid', 'valid', 'valid', 'valid', 'weak']);
+    await fc.assert(
+      fc.asyncProperty(mutatedInput(foreign, inPlaceMutationArb), async (input) => {
+        const result = await outcomeAsync('verifyPdf', () => verifyPdf(bytesSource(input.bytes), 'fuzz.pdf', { trustAnchors: [anchor], now }));
+        const seed = foreign[input.seedIndex]!;
+        const text = Buffer.from(seed).toString('latin1');
+        const match = /\/ByteRange \[0 (\d+) (\d+) \d+\s*\]/.exec(text)!;
+        const [gapStart, gapEnd] = [Number(match[1]), Number(match[2])];
+        const signedByteChanged = seed.some((byte, at) => byte !== input.bytes[at] && (at < gapStart || at >= gapEnd));
+        if (signedByteChanged && result.ok) expect(['valid', 'weak'], JSON.stringify(input.mutations)).not.toContain(result.value.status);
+      }),
+      fuzzParams(150),
+    );
   });
 });
