@@ -10,6 +10,7 @@
 import { chmod, readFile, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { EsignError } from '../core/errors.js';
+import { DIGEST_NAMES, type DigestName } from '../core/cms/algorithms.js';
 import type { CredentialInfo } from '../core/csc/shapes.js';
 import type { SigningCredential } from '../core/ports.js';
 import { SIGNATURE_LEVELS, type SignatureLevel } from '../core/profile.js';
@@ -50,6 +51,8 @@ interface SplitState {
   profile: string;
   credentialID: string;
   level: SignatureLevel;
+  /** The signature's digest the hashes were made with. */
+  digest?: DigestName;
   signingTime: string;
   pdf: SignOptions['pdf'];
   overwrite: boolean;
@@ -154,6 +157,7 @@ export async function runSplitPrepare(
     profile: profile.name,
     credentialID: credential.credentialID,
     level: options.level,
+    digest: credential.scheme.digest,
     signingTime: options.signingTime.toISOString(),
     pdf: options.pdf,
     overwrite: options.overwrite,
@@ -211,7 +215,7 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
       hint: 'Run --complete where --prepare ran (the same ESIGN_CONFIG_DIR) within the hour, or run --prepare again.',
     });
   }
-  const credential = signing.forSigning(await signing.credentialInfo(state.credentialID));
+  const credential = signing.forSigning(await signing.credentialInfo(state.credentialID), state.digest);
   // Storage is opened before any code is spent, so a missing login shows at once.
   const upload = command.upload ? await outputUploader(ctx, chosen.flatMap(({ step }) => step.jobs), command.overwrite) : undefined;
   // The state never holds a PDF password: it is given again here (ESIGN_PDF_PASSWORD, --password-file, the terminal).
@@ -238,7 +242,7 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
       const documents = prepared.slice(offset, (offset += step.jobs.length));
       const hashes = documents.map((document) => document.signedAttributes.toBeSignedHash);
       const signatures = await signing.signWithAuthorizationCode(credential, hashes, code!, step.authorization.redirectUri, step.authorization.codeVerifier);
-      const values = await timestampSignatures(signatures, tsa, options.level);
+      const values = await timestampSignatures(signatures, tsa, options.level, {}, { digest: credential.scheme.digest });
       for (const [position, document] of documents.entries()) {
         const value = values[position]!;
         if (value.status === 'rejected') throw value.reason;
@@ -323,6 +327,7 @@ async function readStateFile(path: string): Promise<SignInState | SplitState> {
         state.steps.length > 0 &&
         state.steps.every((step) => Array.isArray(step?.jobs) && pending(step.authorization)) &&
         SIGNATURE_LEVELS.includes(state.level as SignatureLevel) &&
+        (state.digest === undefined || DIGEST_NAMES.includes(state.digest)) &&
         typeof state.signingTime === 'string');
   if (!valid) throw new EsignError('STATE_FILE_INVALID', `${path} is not an esign state file of this version.`, { hint: 'Run `esign sign --prepare` again.' });
   return state as SignInState | SplitState;

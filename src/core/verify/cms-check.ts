@@ -17,7 +17,16 @@ import type { RevocationMaterial } from './revocation.js';
 import type { ChainReport, SignatureReport, TimestampReport } from './types.js';
 
 /** Signature algorithms accepted in a SignerInfo; anything else is refused. */
-const ACCEPTED_SIGNATURE_ALGORITHMS = new Set<string>([OID.sha256WithRSAEncryption, OID.rsaEncryption]);
+const ACCEPTED_SIGNATURE_ALGORITHMS = new Set<string>([
+  OID.sha256WithRSAEncryption,
+  OID.sha384WithRSAEncryption,
+  OID.sha512WithRSAEncryption,
+  OID.rsaEncryption,
+  OID.rsassaPss,
+  OID.ecdsaWithSHA256,
+  OID.ecdsaWithSHA384,
+  OID.ecdsaWithSHA512,
+]);
 
 export interface CmsContext {
   anchors: X509Certificate[];
@@ -76,7 +85,7 @@ export async function checkSignatureCms(cmsDer: Uint8Array, digestOf: (hashName:
     result.problems.push(result.integrity.reason);
   }
   if (!ACCEPTED_SIGNATURE_ALGORITHMS.has(parsed.signatureAlgorithm)) {
-    result.signatureValue.reason = `signature algorithm ${parsed.signatureAlgorithm} is not accepted (only sha256WithRSAEncryption and rsaEncryption)`;
+    result.signatureValue.reason = `signature algorithm ${parsed.signatureAlgorithm} is not accepted (only RSA PKCS#1 v1.5, RSASSA-PSS and ECDSA with SHA-2)`;
     result.problems.push(result.signatureValue.reason);
   } else if (!signerCert) {
     result.signatureValue.reason = 'the signer certificate is not in the CMS';
@@ -92,8 +101,9 @@ export async function checkSignatureCms(cmsDer: Uint8Array, digestOf: (hashName:
 
   let validationTime = ctx.now;
   if (parsed.signatureTimeStampToken) {
-    const imprint = new Uint8Array(createHash('sha256').update(parsed.signatureValue).digest());
-    result.timestamp = checkTimestampToken(parsed.signatureTimeStampToken, imprint, context);
+    // The imprint is of the token's own hash algorithm (the signature's digest, or SHA-256).
+    const imprintOf = (hashName: string) => new Uint8Array(createHash(hashName).update(parsed.signatureValue).digest());
+    result.timestamp = checkTimestampToken(parsed.signatureTimeStampToken, undefined, context, imprintOf);
     if (!result.timestamp.valid) result.problems.push(...result.timestamp.problems.map((p) => `signature timestamp: ${p}`));
     else {
       validationTime = new Date(result.timestamp.time);
