@@ -38,8 +38,8 @@ import {
 } from '../core/csc/v2.js';
 import type { CscVersionSetting } from '../core/profile.js';
 import { codeChallengeS256, verifierFromBytes } from '../core/oidc/pkce.js';
-import { signingTerms, verifyDigestSignature } from '../core/csc/signature.js';
-import { schemeLabel, type DigestName } from '../core/cms/algorithms.js';
+import { signingTerms } from '../core/csc/signature.js';
+import { acceptedSignatureValue, schemeLabel, type DigestName } from '../core/cms/algorithms.js';
 import type { Context, ResolvedProfile } from '../cli/context.js';
 import { assertSecureUrl, type HttpClient, type HttpResponse } from './http.js';
 import { isFresh, type TokenStore } from './token-store.js';
@@ -264,7 +264,7 @@ export class CscClient implements RemoteSigner {
             ),
           );
     return signed.map((signature, index) => {
-      const accepted = verifyDigestSignature(signer, hashes[index] as Uint8Array, signature, credential.scheme);
+      const accepted = acceptedSignatureValue(signer, credential.scheme, hashes[index] as Uint8Array, signature);
       if (!accepted) {
         throw new EsignError('CSC_SIGNATURE_INVALID', `The signing service returned a signature that is not a valid ${schemeLabel(credential.scheme)} signature by the certificate of ${credential.credentialID} (wrong value, length or encoding).`, {
           hint: 'Nothing was written. Try again; if it repeats, report it to the service operator.',

@@ -4,6 +4,7 @@
  */
 import {
   DIGEST_NAMES,
+  RSA_PKCS1_SHA256,
   acceptedSignatureValue,
   digestInfo,
   digestLabel,
@@ -24,11 +25,11 @@ export function sha256DigestInfo(digest: Uint8Array): Uint8Array {
 }
 
 /**
- * The signature value to use when `signature` is a signature of the credential's scheme over
- * `hash` by the certificate's key (ECDSA converted to DER), else undefined.
+ * True when `signature` is a signature of the scheme (RSA PKCS#1 v1.5 over SHA-256 by default) over
+ * `hash` by the certificate's key. `acceptedSignatureValue` also gives the value to use (ECDSA as DER).
  */
-export function verifyDigestSignature(certificateDer: Uint8Array, hash: Uint8Array, signature: Uint8Array, scheme: SignatureScheme = { kind: 'rsa-pkcs1', digest: 'sha256' }): Uint8Array | undefined {
-  return acceptedSignatureValue(certificateDer, scheme, hash, signature);
+export function verifyDigestSignature(certificateDer: Uint8Array, hash: Uint8Array, signature: Uint8Array, scheme: SignatureScheme = RSA_PKCS1_SHA256): boolean {
+  return acceptedSignatureValue(certificateDer, scheme, hash, signature) !== undefined;
 }
 
 export interface SigningTerms {

@@ -55,16 +55,16 @@ export interface SignHashAlgorithm {
 /**
  * The scheme a signHash request asks for, or the specification's description of what is wrong
  * with it: signAlgo outside key/algo, hashAlgo missing where signAlgo does not name the hash or
- * other than the one it names, signAlgoParams missing or malformed for RSASSA-PSS, hashes of another length.
+ * unknown (ignored where signAlgo names it), signAlgoParams missing or malformed for RSASSA-PSS, hashes of another length.
  */
 export function schemeOfRequest(credential: SandboxCredential, version: 1 | 2, request: SignHashAlgorithm, hashes: Uint8Array[]): SignatureScheme | string {
   const hashWord = version === 1 ? 'hashAlgo' : 'hashAlgorithmOID';
   if (!keyAlgorithms(credential, version).includes(request.signAlgo)) return 'Invalid parameter signAlgo';
+  // "omitted or ignored if the hash algorithm is implicitly specified by the signAlgo" (v1.0.4 §11.9, v2 §11.10)
   const named = HASH_NAMED_BY[request.signAlgo];
-  const sent = request.hashAlgorithm === undefined ? undefined : digestOfOid(request.hashAlgorithm);
-  if (request.hashAlgorithm !== undefined && (sent === undefined || (named !== undefined && sent !== named))) return `Invalid parameter ${hashWord}`;
-  const digest = named ?? sent;
-  if (digest === undefined) return `Missing (or invalid type) string parameter ${hashWord}`;
+  if (named === undefined && request.hashAlgorithm === undefined) return `Missing (or invalid type) string parameter ${hashWord}`;
+  const digest = named ?? digestOfOid(request.hashAlgorithm ?? '');
+  if (digest === undefined) return `Invalid parameter ${hashWord}`;
   if (hashes.some((hash) => digestOfLength(hash.length) !== digest)) return 'Invalid digest value length';
   if (credential.key.type === 'ec') return { kind: 'ecdsa', digest, curve: credential.key.curve };
   if (request.signAlgo !== OID.rsassaPss) return { kind: 'rsa-pkcs1', digest };
