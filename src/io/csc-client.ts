@@ -266,7 +266,7 @@ export class CscClient implements RemoteSigner {
     return signed.map((signature, index) => {
       const accepted = acceptedSignatureValue(signer, credential.scheme, hashes[index] as Uint8Array, signature);
       if (!accepted) {
-        throw new EsignError('CSC_SIGNATURE_INVALID', `The signing service returned a signature that is not a valid ${schemeLabel(credential.scheme)} signature by the certificate of ${credential.credentialID} (wrong value, length or encoding).`, {
+        throw new EsignError('CSC_SIGNATURE_INVALID', `The signing service returned a signature that does not verify as ${schemeLabel(credential.scheme)} with the certificate of ${credential.credentialID} (wrong value, length or encoding).`, {
           hint: 'Nothing was written. Try again; if it repeats, report it to the service operator.',
           details: { credentialID: credential.credentialID, index: offset + index },
         });
