@@ -95,7 +95,7 @@ export function verifyEcdsaHash(publicKey: KeyObject, hash: Uint8Array, signatur
   if (!onCurve(q, curve)) return undefined;
   const w = modInverse(s, curve.n);
   const e = hashInteger(hash, curve);
-  const point = toAffine(add(multiply(curve.g, (e * w) % curve.n, curve), multiply(q, (r * w) % curve.n, curve), curve), curve);
+  const point = toAffine(multiplyTwo(curve.g, (e * w) % curve.n, q, (r * w) % curve.n, curve), curve);
   if (!point || point.x % curve.n !== r) return undefined;
   return encodeDer(r, s);
 }
@@ -163,20 +163,38 @@ function onCurve(point: Affine, curve: Curve): boolean {
   return mod(point.y * point.y - (point.x * point.x * point.x - 3n * point.x + curve.b), p) === 0n;
 }
 
+const INFINITY: Jacobian = { x: 0n, y: 1n, z: 0n };
+const WINDOW_BITS = 4n;
+
 function multiply(point: Affine, scalar: bigint, curve: Curve): Jacobian {
-  let result: Jacobian = { x: 0n, y: 1n, z: 0n };
-  const base: Jacobian = { x: point.x, y: point.y, z: 1n };
-  for (let bit = BigInt(scalar.toString(2).length - 1); bit >= 0n; bit--) {
-    result = double(result, curve);
-    if ((scalar >> bit) & 1n) result = add(result, base, curve);
+  return multiplyTwo(point, scalar, point, 0n, curve);
+}
+
+/** a·P + b·Q in one pass of doublings, four bits at a time (Shamir's trick with fixed windows). */
+function multiplyTwo(p: Affine, a: bigint, q: Affine, b: bigint, curve: Curve): Jacobian {
+  const tables = [table(p, curve), table(q, curve)];
+  const bits = BigInt(Math.max(a.toString(2).length, b.toString(2).length));
+  let result = INFINITY;
+  for (let shift = ((bits + WINDOW_BITS - 1n) / WINDOW_BITS) * WINDOW_BITS - WINDOW_BITS; shift >= 0n; shift -= WINDOW_BITS) {
+    for (let i = 0n; i < WINDOW_BITS; i++) result = double(result, curve);
+    result = add(result, tables[0]![Number((a >> shift) & 15n)]!, curve);
+    result = add(result, tables[1]![Number((b >> shift) & 15n)]!, curve);
   }
   return result;
+}
+
+/** 0·P … 15·P. */
+function table(point: Affine, curve: Curve): Jacobian[] {
+  const base: Jacobian = { x: point.x, y: point.y, z: 1n };
+  const multiples = [INFINITY, base];
+  for (let i = 2; i < 16; i++) multiples.push(add(multiples[i - 1]!, base, curve));
+  return multiples;
 }
 
 // dbl-2001-b (a = −3) and add-2007-bl, from the Explicit-Formulas Database.
 function double(point: Jacobian, curve: Curve): Jacobian {
   const { p } = curve;
-  if (point.z === 0n || point.y === 0n) return { x: 0n, y: 1n, z: 0n };
+  if (point.z === 0n || point.y === 0n) return INFINITY;
   const delta = (point.z * point.z) % p;
   const gamma = (point.y * point.y) % p;
   const beta = (point.x * gamma) % p;
@@ -199,7 +217,7 @@ function add(a: Jacobian, b: Jacobian, curve: Curve): Jacobian {
   const s2 = (((b.y * a.z) % p) * z1z1) % p;
   const h = mod(u2 - u1, p);
   const r = mod(s2 - s1, p);
-  if (h === 0n) return r === 0n ? double(a, curve) : { x: 0n, y: 1n, z: 0n };
+  if (h === 0n) return r === 0n ? double(a, curve) : INFINITY;
   const hh = (h * h) % p;
   const hhh = (h * hh) % p;
   const v = (u1 * hh) % p;
