@@ -54,6 +54,23 @@ describe('--digest', () => {
     expect(verified.code, verified.stdout).toBe(0);
   });
 
+  it('is kept from --prepare to --complete in the split flow (PSS over SHA-512)', async () => {
+    const input = await contract();
+    const state = join(work.dir, `state-${count}.json`);
+    const env = { ...t.env, ESIGN_CONFIG_DIR: join(work.dir, `config-${count}`) };
+    const prepare = (...extra: string[]) => runCli(['--json', 'sign', '--prepare', '--state', state, '--credential', 'alice-rsa-pss', '--digest', 'sha512', '--level', 'B-B', ...extra, input], { env });
+    const { signInUrl } = (await prepare()).json<{ signInUrl: string }>();
+    const prepared = await prepare('--redirect-url', (await fetch(signInUrl, { redirect: 'manual' })).headers.get('location')!);
+    expect(prepared.code, prepared.stderr).toBe(0);
+    const [approval] = prepared.json<{ approvals: Array<{ authorizationUrl: string; hashes: Array<{ hash: string }> }> }>().approvals;
+    expect(Buffer.from(approval!.hashes[0]!.hash, 'base64')).toHaveLength(64);
+    const code = new URL((await fetch(approval!.authorizationUrl, { redirect: 'manual' })).headers.get('location')!).searchParams.get('code')!;
+    const completed = await runCli(['--json', 'sign', '--complete', '--state', state, '--code', code], { env });
+    expect(completed.code, completed.stderr).toBe(0);
+    const parsed = parseSignedData(lastCms(await readFile(input.replace(/\.pdf$/, '-signed.pdf'))).cms);
+    expect([parsed.signatureAlgorithm, parsed.digestAlgorithm]).toEqual([OID.rsassaPss, OID.sha512]);
+  });
+
   it('refuses one the credential does not accept before any approval, naming what it accepts (exit 2)', async () => {
     const input = await contract();
     const before = approvals();
