@@ -18,7 +18,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
 
   credentials
     .command('list')
-    .description('list your credentials: status, subject, issuer, validity, key')
+    .description('list your credentials: status, subject, issuer, validity, key (RSA length or EC curve) and the scheme esign signs with')
     .action((_options: unknown, command: Command) => run(command, (ctx) => runList(ctx)));
 
   credentials
