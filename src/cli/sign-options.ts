@@ -1,4 +1,5 @@
 /** The options of `esign sign`, as commander parses them; shared by the command, the batch run and the split flow. */
+import type { DigestName } from '../core/cms/algorithms.js';
 import type { SignatureLevel } from '../core/profile.js';
 import type { PdfPasswordOptions } from './pdf-password.js';
 import type { CredentialFactorOptions } from './credential-factors.js';
@@ -9,6 +10,8 @@ export interface SignCommandOptions extends PdfPasswordOptions, CredentialFactor
   outputDir?: string;
   force: boolean;
   level?: SignatureLevel;
+  /** The signature's digest, when not the one that follows the key. */
+  digest?: DigestName;
   reason?: string;
   location?: string;
   contactInfo?: string;

@@ -6,6 +6,7 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import { EsignError, isEsignError } from '../core/errors.js';
 import type { SignatureLevel } from '../core/profile.js';
+import type { DigestName } from '../core/cms/algorithms.js';
 import type { CredentialInfo } from '../core/csc/shapes.js';
 import type { ExtensionResult } from '../core/ltv/index.js';
 import type { SigningCredential, TimestampAuthority } from '../core/ports.js';
@@ -95,7 +96,7 @@ async function signChecked(
   // The split flow and the TSA client load only when used: a plain B-B run is the one to keep quick.
   const split = options.prepare ? await import('./sign-split.js') : undefined;
   if (split && (await split.splitServiceSignIn(signing, options, ctx))) return;
-  const credential = await chooseCredential(options.credential ?? profile.settings.credential, signing, ctx);
+  const credential = await chooseCredential(options.credential ?? profile.settings.credential, signing, ctx, options.digest);
   if (!split) await readyToAuthorize(credential, signing, ctx);
   const signOptions: SignOptions = { ...signOptionsFrom(options, level, ctx.clock.now(), signerName(credential)), pdfPassword: (input) => passwords.for(input) };
   if (split) return split.runSplitPrepare(jobs, credential, signOptions, signing, options, ctx);
@@ -227,13 +228,13 @@ export function signOptionsFrom(options: SignCommandOptions, level: SignatureLev
  * The credential to sign with: the one named, else the only enabled one, else a prompt on a TTY.
  * It must be enabled; its chain comes from credentials/info.
  */
-export async function chooseCredential(named: string | undefined, signing: CscClient, ctx: Context): Promise<CredentialInfo & SigningCredential> {
+export async function chooseCredential(named: string | undefined, signing: CscClient, ctx: Context, digest?: DigestName): Promise<CredentialInfo & SigningCredential> {
   let id = named;
   if (!id) {
     const ids = await signing.listCredentialIDs();
     const infos = await Promise.all(ids.map((candidate) => signing.credentialInfo(candidate)));
     const enabled = infos.filter((info) => info.status === 'enabled');
-    if (enabled.length === 1) return signing.forSigning(enabled[0]!);
+    if (enabled.length === 1) return signing.forSigning(enabled[0]!, digest);
     if (enabled.length === 0) throw new EsignError('CREDENTIAL_NOT_FOUND', 'You have no enabled signing credential.', { hint: 'Ask the service operator, or check `esign credentials list`.' });
     if (!ctx.io.canPrompt) {
       throw new EsignError('CREDENTIAL_AMBIGUOUS', `You have ${enabled.length} enabled credentials and no default.`, {
@@ -249,7 +250,7 @@ export async function chooseCredential(named: string | undefined, signing: CscCl
       hint: 'Choose another with --credential (see `esign credentials list`).',
     });
   }
-  return signing.forSigning(info);
+  return signing.forSigning(info, digest);
 }
 
 function report(ctx: Context, result: SignedDocument, credentialID: string, extension?: ExtensionResult): void {

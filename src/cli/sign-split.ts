@@ -10,6 +10,7 @@
 import { chmod, readFile, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { EsignError } from '../core/errors.js';
+import { DIGEST_NAMES, type DigestName } from '../core/cms/algorithms.js';
 import type { CredentialInfo } from '../core/csc/shapes.js';
 import type { SigningCredential } from '../core/ports.js';
 import { SIGNATURE_LEVELS, type SignatureLevel } from '../core/profile.js';
@@ -53,6 +54,8 @@ interface SplitState {
   /** How --complete authorizes: browser approvals (oauth2code, the default) or credentials/authorize. */
   authMode?: CredentialInfo['authMode'];
   level: SignatureLevel;
+  /** The signature's digest the hashes were made with. */
+  digest?: DigestName;
   signingTime: string;
   pdf: SignOptions['pdf'];
   overwrite: boolean;
@@ -159,6 +162,7 @@ export async function runSplitPrepare(
     profile: profile.name,
     credentialID: credential.credentialID,
     level: options.level,
+    digest: credential.scheme.digest,
     signingTime: options.signingTime.toISOString(),
     pdf: options.pdf,
     overwrite: options.overwrite,
@@ -248,7 +252,7 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
       hint: 'Run --complete where --prepare ran (the same ESIGN_CONFIG_DIR) within the hour, or run --prepare again.',
     });
   }
-  const credential = signing.forSigning(await signing.credentialInfo(state.credentialID));
+  const credential = signing.forSigning(await signing.credentialInfo(state.credentialID), state.digest);
   if (!byBrowser) await signing.readyToAuthorize(credential);
   // Storage is opened before any code is spent, so a missing login shows at once.
   const upload = command.upload ? await outputUploader(ctx, chosen.flatMap(({ step }) => step.jobs), command.overwrite) : undefined;
@@ -278,7 +282,7 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
       const signatures = step.authorization
         ? await signing.signWithAuthorizationCode(credential, hashes, code!, step.authorization.redirectUri, step.authorization.codeVerifier)
         : await signing.signHashes(credential, hashes);
-      const values = await timestampSignatures(signatures, tsa, options.level);
+      const values = await timestampSignatures(signatures, tsa, options.level, {}, { digest: credential.scheme.digest });
       for (const [position, document] of documents.entries()) {
         const value = values[position]!;
         if (value.status === 'rejected') throw value.reason;
@@ -363,6 +367,7 @@ async function readStateFile(path: string): Promise<SignInState | SplitState> {
         state.steps.length > 0 &&
         state.steps.every((step) => Array.isArray(step?.jobs) && ((state.authMode ?? 'oauth2code') === 'oauth2code' ? pending(step.authorization) : step.authorization === undefined)) &&
         SIGNATURE_LEVELS.includes(state.level as SignatureLevel) &&
+        (state.digest === undefined || DIGEST_NAMES.includes(state.digest)) &&
         typeof state.signingTime === 'string');
   if (!valid) throw new EsignError('STATE_FILE_INVALID', `${path} is not an esign state file of this version.`, { hint: 'Run `esign sign --prepare` again.' });
   return state as SignInState | SplitState;

@@ -3,6 +3,7 @@
  * adapters in `src/io/` implement them over HTTP, files and the terminal; tests implement them
  * over bytes in memory or the in-process sandbox.
  */
+import type { DigestName, SignatureScheme } from './cms/algorithms.js';
 
 import type { AuthFactor, CredentialAuthMode, OtpFactor } from './csc/shapes.js';
 
@@ -27,29 +28,31 @@ export interface SigningCredential {
   keyLengthBits: number;
   /** Hashes one approval (SAD) covers: at most 50, fewer when the service or the profile says. */
   signaturesPerApproval: number;
-  /**
-   * The `signAlgo` sent with the hashes: rsaEncryption, or sha256WithRSAEncryption for a
-   * credential that lists only that (PKCS#1 v1.5 over SHA-256 either way).
-   */
+  /** The `signAlgo` sent with the hashes: one of the credential's key/algo. */
   signAlgorithm: string;
   /** How each batch's SAD is obtained: a browser approval (oauth2code) or credentials/authorize. */
   authMode: CredentialAuthMode;
   /** Explicit credentials: the PIN and the OTP asked for. */
   pin?: AuthFactor;
   otp?: OtpFactor;
+  /** `signAlgoParams` (base64 DER RSASSA-PSS-params), for RSASSA-PSS. */
+  signAlgorithmParams?: string;
+  /** How it signs: the scheme and the digest used throughout (byte range, signed attributes, timestamp). */
+  scheme: SignatureScheme;
 }
 
 /**
- * Signs SHA-256 hashes remotely: one authorization step (SAD) for the whole batch of at most 50
- * hashes, then one signHash call. Returns PKCS#1 v1.5 signature values in the order of `hashes`.
+ * Signs hashes (of the credential's scheme's digest) remotely: one authorization step (SAD) for the
+ * whole batch of at most 50 hashes, then one signHash call. Returns the signature values, each
+ * checked against the certificate (ECDSA as DER), in the order of `hashes`.
  */
 export interface RemoteSigner {
   signHashes(credential: SigningCredential, hashes: Uint8Array[]): Promise<Uint8Array[]>;
 }
 
-/** Obtains an RFC 3161 TimeStampToken (DER ContentInfo) for a SHA-256 message imprint. */
+/** Obtains an RFC 3161 TimeStampToken (DER ContentInfo) for a message imprint (SHA-256 unless `digest` says otherwise). */
 export interface TimestampAuthority {
-  timestamp(sha256Imprint: Uint8Array): Promise<TimestampResult>;
+  timestamp(imprint: Uint8Array, digest?: DigestName): Promise<TimestampResult>;
 }
 
 export interface TimestampResult {

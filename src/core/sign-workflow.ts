@@ -4,13 +4,14 @@
  * from its ports: files, the remote signer and the TSA are passed in.
  */
 import { createHash, type Hash } from 'node:crypto';
+import { maxSignatureLength, type DigestName } from './cms/algorithms.js';
 import { buildSignedAttributes, type SignedAttributes } from './cms/signed-attributes.js';
 import { buildSignedData } from './cms/signed-data.js';
 import { MAX_HASHES_PER_AUTHORIZATION } from './csc/shapes.js';
-import { EsignError, naming } from './errors.js';
+import { EsignError, isEsignError, naming } from './errors.js';
 import { readPdfFromHeader, type PdfDocument } from './pdf/document.js';
 import { byteRangeChunks, prepareSignature, spliceContents, type PreparedUpdate } from './pdf/placeholder.js';
-import type { ByteSource, RemoteSigner, SigningCredential, TimestampAuthority } from './ports.js';
+import type { ByteSource, RemoteSigner, SigningCredential, TimestampAuthority, TimestampResult } from './ports.js';
 import type { SignatureLevel } from './profile.js';
 
 export { MAX_HASHES_PER_AUTHORIZATION };
@@ -54,13 +55,18 @@ export interface DocumentSource extends ByteSource {
   close(): Promise<void>;
 }
 
+/** Where copied bytes are hashed: a node:crypto Hash, or several at once. */
+export interface HashSink {
+  update(chunk: Uint8Array): unknown;
+}
+
 /** An output being written through a temp file: nothing is visible at `path` until commit. */
 export interface OutputFile {
   /**
    * Puts a copy of `source` at the start of the output and feeds the same bytes into `hash`, so
    * that what is signed is what was written. Fails if the source changed since it was opened.
    */
-  copyFrom(source: DocumentSource, hash: Hash): Promise<void>;
+  copyFrom(source: DocumentSource, hash: HashSink): Promise<void>;
   write(bytes: Uint8Array): Promise<void>;
   /** Releases the file handle between prepare and complete (a batch may hold thousands). */
   suspend(): Promise<void>;
@@ -86,7 +92,7 @@ export interface PreparedDocument {
   output?: OutputFile;
   /** SHA-256 state over the output bytes written so far (the original), to finish with the update. */
   outputHash?: Hash;
-  /** CAdES only: SHA-256 of the whole input. */
+  /** CAdES only: digest (the credential's) of the whole input. */
   contentDigest?: Uint8Array;
 }
 
@@ -113,7 +119,7 @@ export interface SignedValue {
  */
 export function contentsSizeFor(credential: SigningCredential, level: SignatureLevel): number {
   const chain = credential.certificates.reduce((sum, certificate) => sum + certificate.length, 0);
-  const signature = Math.ceil(credential.keyLengthBits / 8);
+  const signature = maxSignatureLength(credential.scheme, credential.keyLengthBits);
   const timestamp = level === 'B-B' ? 0 : 12_288;
   return chain + signature + 2_048 + timestamp + 2_048;
 }
@@ -186,13 +192,14 @@ async function prepareOne(job: SignJob, credential: SigningCredential, files: Do
   try {
     const signer = credential.certificates[0];
     if (!signer) throw new EsignError('CREDENTIAL_UNSUPPORTED_KEY', `The credential ${credential.credentialID} has no certificate.`);
+    const digest = credential.scheme.digest;
     if (job.kind === 'cades') {
-      const hash = createHash('sha256');
+      const hash = createHash(digest);
       await hashSource(source, hash);
       // What was hashed is the file as it was opened; a write meanwhile would make a false signature.
       if (!(await source.unchanged())) throw changedWhileSigning(source.path);
       const contentDigest = new Uint8Array(hash.digest());
-      const signedAttributes = buildSignedAttributes({ contentDigest, signerCertificate: signer, signingTime: options.signingTime });
+      const signedAttributes = buildSignedAttributes({ contentDigest, digest, signerCertificate: signer, signingTime: options.signingTime });
       return { job, signedAttributes, inputSize: source.size, contentDigest };
     }
     let document = held?.pdf;
@@ -205,14 +212,14 @@ async function prepareOne(job: SignJob, credential: SigningCredential, files: Do
     });
     const output = await files.createOutput(job.output, { overwrite: options.overwrite });
     try {
-      const documentHash = createHash('sha256');
-      const outputHash = await copyOriginal(source, output, documentHash);
+      const documentHash = createHash(digest);
+      const outputHash = await copyOriginal(source, output, documentHash, digest);
       for (const chunk of byteRangeChunks(update, source.size)) {
         if (chunk.source === 'update') documentHash.update(update.update.subarray(chunk.start, chunk.end));
       }
       await output.suspend();
       const contentDigest = new Uint8Array(documentHash.digest());
-      const signedAttributes = buildSignedAttributes({ contentDigest, signerCertificate: signer });
+      const signedAttributes = buildSignedAttributes({ contentDigest, digest, signerCertificate: signer });
       return { job, signedAttributes, inputSize: source.size, inputStart: source.headerOffset ?? 0, update, output, outputHash };
     } catch (error) {
       await output.abort();
@@ -224,16 +231,27 @@ async function prepareOne(job: SignJob, credential: SigningCredential, files: Do
 }
 
 /**
- * Copies the whole original into the output and the document hash. The original always lies
- * inside the first ByteRange segment, because the update is appended after it.
+ * Copies the whole original into the output and the document hash, and returns the SHA-256 state
+ * of the output so far. The original always lies inside the first ByteRange segment, because the
+ * update is appended after it. A document hash of another digest is fed beside a SHA-256 of its own.
  */
-export async function copyOriginal(source: DocumentSource, output: OutputFile, documentHash: Hash): Promise<Hash> {
-  await output.copyFrom(source, documentHash);
-  return documentHash.copy();
+export async function copyOriginal(source: DocumentSource, output: OutputFile, documentHash: Hash, digest: DigestName = 'sha256'): Promise<Hash> {
+  if (digest === 'sha256') {
+    await output.copyFrom(source, documentHash);
+    return documentHash.copy();
+  }
+  const outputHash = createHash('sha256');
+  await output.copyFrom(source, {
+    update(chunk: Uint8Array) {
+      documentHash.update(chunk);
+      outputHash.update(chunk);
+    },
+  });
+  return outputHash;
 }
 
 /** Feeds a whole source into `hash`, chunk by chunk. */
-export async function hashSource(source: ByteSource, hash: Hash): Promise<void> {
+export async function hashSource(source: ByteSource, hash: HashSink): Promise<void> {
   for (let offset = 0; offset < source.size; offset += READ_CHUNK_BYTES) hash.update(await source.read(offset, READ_CHUNK_BYTES));
 }
 
@@ -256,6 +274,7 @@ export async function completeDocument(
   const cms = buildSignedData({
     signedAttributesDer: prepared.signedAttributes.der,
     signatureValue: value.signature,
+    scheme: credential.scheme,
     certificates: credential.certificates,
     unsignedAttributes: value.timestampToken ? { signatureTimeStampToken: value.timestampToken } : undefined,
   });
@@ -318,17 +337,23 @@ export async function signBatch(
     throw new EsignError('CSC_BAD_RESPONSE', `The signing service returned ${signatures.length} signatures for ${prepared.length} hashes.`);
   }
   await progress.signed?.(signatures.length);
-  return timestampSignatures(signatures, tsa, level, progress);
+  return timestampSignatures(signatures, tsa, level, progress, { digest: credential.scheme.digest });
 }
 
-/** The timestamps of B-T and above for signature values, each settled on its own. */
-export async function timestampSignatures(signatures: readonly Uint8Array[], tsa: TimestampAuthority | undefined, level: SignatureLevel, progress: BatchProgress = {}, concurrency = 4): Promise<BatchResult[]> {
+/** The timestamps of B-T and above for signature values, each settled on its own; the imprint is of the signature's digest. */
+export async function timestampSignatures(
+  signatures: readonly Uint8Array[],
+  tsa: TimestampAuthority | undefined,
+  level: SignatureLevel,
+  progress: BatchProgress = {},
+  { concurrency = 4, digest = 'sha256' }: { concurrency?: number; digest?: DigestName } = {},
+): Promise<BatchResult[]> {
   if (level === 'B-B') return signatures.map((signature) => ({ status: 'fulfilled', value: { signature } }));
   if (!tsa) throw new EsignError('TSA_NOT_CONFIGURED', `Level ${level} needs a timestamping service, and the profile has none.`, { hint: 'Set tsaUrls, or sign with --level B-B.' });
   let done = 0;
   return mapConcurrently(signatures, concurrency, async (signature): Promise<BatchResult> => {
     try {
-      const stamp = await tsa.timestamp(new Uint8Array(createHash('sha256').update(signature).digest()));
+      const stamp = await timestampSignature(tsa, signature, digest);
       return { status: 'fulfilled', value: { signature, timestampToken: stamp.token, timestampTime: stamp.genTime } };
     } catch (reason) {
       return { status: 'rejected', reason };
@@ -336,6 +361,22 @@ export async function timestampSignatures(signatures: readonly Uint8Array[], tsa
       progress.timestamped?.(++done, signatures.length);
     }
   });
+}
+
+/**
+ * A timestamp over the signature value, its imprint of the signature's digest. A TSA that refuses
+ * that hash algorithm (badAlg: the service's TSA accepts only SHA-256) is asked again with SHA-256,
+ * which RFC 3161 and ETSI EN 319 122-1 allow whatever the signature's digest.
+ */
+async function timestampSignature(tsa: TimestampAuthority, signature: Uint8Array, digest: DigestName): Promise<TimestampResult> {
+  const imprint = (name: DigestName) => new Uint8Array(createHash(name).update(signature).digest());
+  try {
+    return await tsa.timestamp(imprint(digest), digest);
+  } catch (error) {
+    const failInfo = isEsignError(error, 'TSA_REJECTED') ? error.details?.['failInfo'] : undefined;
+    if (digest === 'sha256' || !Array.isArray(failInfo) || !failInfo.includes('badAlg')) throw error;
+    return tsa.timestamp(imprint('sha256'), 'sha256');
+  }
 }
 
 /** Maps with at most `limit` calls in flight, keeping order. */

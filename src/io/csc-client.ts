@@ -48,7 +48,8 @@ import {
 import type { CscVersionSetting, ServiceAuthSetting } from '../core/profile.js';
 import { processAuthorizationServerMetadata, authorizationServerMetadataUrl, type AuthorizationServer } from '../core/csc/oauth-metadata.js';
 import { codeChallengeS256, verifierFromBytes } from '../core/oidc/pkce.js';
-import { signingTerms, verifyDigestSignature } from '../core/csc/signature.js';
+import { signingTerms } from '../core/csc/signature.js';
+import { acceptedSignatureValue, schemeLabel, type DigestName } from '../core/cms/algorithms.js';
 import type { Context, ResolvedProfile } from '../cli/context.js';
 import { assertSecureUrl, type HttpClient, type HttpResponse } from './http.js';
 import { isFresh, type TokenStore } from './token-store.js';
@@ -238,8 +239,19 @@ export class CscClient implements RemoteSigner {
         details: { credentialID },
       });
     }
-    const { certificates, keyLengthBits, signaturesPerApproval, signAlgorithm, authMode, pin, otp } = this.forSigning(info);
-    return { credentialID, certificates, keyLengthBits, signaturesPerApproval, signAlgorithm, authMode, ...(pin ? { pin } : {}), ...(otp ? { otp } : {}) };
+    const { certificates, keyLengthBits, signaturesPerApproval, signAlgorithm, signAlgorithmParams, scheme, authMode, pin, otp } = this.forSigning(info);
+    return {
+      credentialID,
+      certificates,
+      keyLengthBits,
+      signaturesPerApproval,
+      signAlgorithm,
+      ...(signAlgorithmParams ? { signAlgorithmParams } : {}),
+      scheme,
+      authMode,
+      ...(pin ? { pin } : {}),
+      ...(otp ? { otp } : {}),
+    };
   }
 
   /**
@@ -253,9 +265,9 @@ export class CscClient implements RemoteSigner {
     }
   }
 
-  /** The credential as the signing flow uses it, with this profile's signing terms. */
-  forSigning(info: CredentialInfo): CredentialInfo & SigningCredential {
-    return { ...info, ...signingTerms(info, this.options.maxSignatures) };
+  /** The credential as the signing flow uses it, with this profile's signing terms (and `--digest`, when given). */
+  forSigning(info: CredentialInfo, digest?: DigestName): CredentialInfo & SigningCredential {
+    return { ...info, ...signingTerms(info, this.options.maxSignatures, digest) };
   }
 
   /**
@@ -349,21 +361,22 @@ export class CscClient implements RemoteSigner {
         : await this.withServiceToken((token) =>
             this.call(
               v2
-                ? buildSignHashRequestV2({ baseUrl, accessToken: token, credentialID: credential.credentialID, sad, hashes, signAlgo: credential.signAlgorithm })
-                : buildSignHashRequest({ baseUrl, accessToken: token, credentialID: credential.credentialID, sad, hashes }),
+                ? buildSignHashRequestV2({ baseUrl, accessToken: token, ...signHashAlgorithm(credential), credentialID: credential.credentialID, sad, hashes })
+                : buildSignHashRequest({ baseUrl, accessToken: token, ...signHashAlgorithm(credential), credentialID: credential.credentialID, sad, hashes }),
               'never',
               (status, body) => processSignHashResponse(status, body, hashes.length),
             ),
           );
-    signed.forEach((signature, index) => {
-      if (!verifyDigestSignature(signer, hashes[index] as Uint8Array, signature)) {
-        throw new EsignError('CSC_SIGNATURE_INVALID', `The signing service returned a signature that does not verify with the certificate of ${credential.credentialID}.`, {
+    return signed.map((signature, index) => {
+      const accepted = acceptedSignatureValue(signer, credential.scheme, hashes[index] as Uint8Array, signature);
+      if (!accepted) {
+        throw new EsignError('CSC_SIGNATURE_INVALID', `The signing service returned a signature that does not verify as ${schemeLabel(credential.scheme)} with the certificate of ${credential.credentialID} (wrong value, length or encoding).`, {
           hint: 'Nothing was written. Try again; if it repeats, report it to the service operator.',
           details: { credentialID: credential.credentialID, index: offset + index },
         });
       }
+      return accepted;
     });
-    return signed;
   }
 
   /**
@@ -371,7 +384,7 @@ export class CscClient implements RemoteSigner {
    * token: it is reported as such, and no new sign-in is asked for.
    */
   private async signHashWithSadAsBearer(credential: SigningCredential, hashes: Uint8Array[], sad: string): Promise<Uint8Array[]> {
-    const request = buildSignHashRequestV2({ baseUrl: this.options.baseUrl, accessToken: sad, credentialID: credential.credentialID, sad, hashes, signAlgo: credential.signAlgorithm, sadAsBearer: true });
+    const request = buildSignHashRequestV2({ baseUrl: this.options.baseUrl, accessToken: sad, ...signHashAlgorithm(credential), credentialID: credential.credentialID, sad, hashes, sadAsBearer: true });
     try {
       return await this.call(request, 'never', (status, body) => processSignHashResponse(status, body, hashes.length));
     } catch (error) {
@@ -559,6 +572,11 @@ export class CscClient implements RemoteSigner {
     const response: HttpResponse = await this.options.http.request({ ...request, retry, service: SERVICE });
     return process(response.status, response.body);
   }
+}
+
+/** `signAlgo` and, for RSASSA-PSS, `signAlgoParams` of a credential's signHash calls. */
+function signHashAlgorithm(credential: SigningCredential): { signAlgo: string; signAlgoParams?: string } {
+  return { signAlgo: credential.signAlgorithm, ...(credential.signAlgorithmParams ? { signAlgoParams: credential.signAlgorithmParams } : {}) };
 }
 
 /** The OAuth 2.0 server a v2 service's info names: https://, or http:// on loopback only. */

@@ -1,7 +1,6 @@
-import type { Hash } from 'node:crypto';
 import { chmod, copyFile, mkdir, open, stat, type FileHandle } from 'node:fs/promises';
 import { EsignError } from '../core/errors.js';
-import { changedWhileSigning, READ_CHUNK_BYTES, type DocumentFiles, type DocumentSource, type OutputFile } from '../core/sign-workflow.js';
+import { changedWhileSigning, READ_CHUNK_BYTES, type DocumentFiles, type DocumentSource, type HashSink, type OutputFile } from '../core/sign-workflow.js';
 import { assertAbsent, outputError, TempPath, writeBytesAtomically } from './atomic-write.js';
 import { FileByteSource, inputError, sameFile } from './file-source.js';
 
@@ -46,7 +45,7 @@ class TempOutput implements OutputFile {
    * be parsed.
    * When the name leads elsewhere (an editor's atomic save, say), the copy goes through the handle.
    */
-  async copyFrom(source: DocumentSource, hash: Hash): Promise<void> {
+  async copyFrom(source: DocumentSource, hash: HashSink): Promise<void> {
     await this.suspend();
     if (!(source instanceof FileByteSource)) return this.copyThroughHandle(source, hash);
     const opened = source.openedStat;
@@ -87,7 +86,7 @@ class TempOutput implements OutputFile {
   }
 
   /** The read-and-write loop through the open handle: every chunk into the temp file (and the hash, if given). */
-  private async copyThroughHandle(source: DocumentSource, hash?: Hash): Promise<void> {
+  private async copyThroughHandle(source: DocumentSource, hash?: HashSink): Promise<void> {
     this.handle = await open(this.tempPath.file, 'w').catch((error: unknown) => {
       throw outputError(this.target, error);
     });

@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import type { Context, ResolvedProfile } from '../cli/context.js';
 import { EsignError, ExitCode, isEsignError } from '../core/errors.js';
 import type { TimestampAuthority, TimestampResult } from '../core/ports.js';
+import { DIGEST_OID, type DigestName } from '../core/cms/algorithms.js';
 import { TSA_POLICY, buildTimeStampReq } from '../core/tsp/request.js';
 import { processTimeStampResp } from '../core/tsp/response.js';
 import type { TstInfo } from '../core/tsp/tst-info.js';
@@ -57,17 +58,17 @@ export class TsaClient implements TimestampAuthority {
   }
 
   /**
-   * Gets a verified token for a SHA-256 imprint. Transient failures (connection, HTTP 429/502/503,
+   * Gets a verified token for an imprint (SHA-256 unless `digest` says otherwise). Transient failures (connection, HTTP 429/502/503,
    * timeNotAvailable) are retried with backoff, at most `maxTries` times per URL; after those, and
    * on systemFailure, the next URL is tried. Anything else fails at once.
    */
-  async timestamp(sha256Imprint: Uint8Array): Promise<TsaTimestamp> {
+  async timestamp(imprint: Uint8Array, digest: DigestName = 'sha256'): Promise<TsaTimestamp> {
     const trustAnchors = await (this.anchors ??= this.options.trustAnchors?.() ?? Promise.resolve([]));
     let last: unknown;
     for (const url of this.options.urls) {
       for (let attempt = 1; attempt <= this.maxTries; attempt++) {
         try {
-          return await this.once(url, sha256Imprint, trustAnchors);
+          return await this.once(url, imprint, digest, trustAnchors);
         } catch (error) {
           last = error;
           const failure = classify(error);
@@ -81,9 +82,9 @@ export class TsaClient implements TimestampAuthority {
     throw exhausted(last, this.options.urls.length, this.maxTries);
   }
 
-  private async once(url: string, imprint: Uint8Array, trustAnchors: Uint8Array[]): Promise<TsaTimestamp> {
+  private async once(url: string, imprint: Uint8Array, digest: DigestName, trustAnchors: Uint8Array[]): Promise<TsaTimestamp> {
     const nonce = this.options.randomNonce?.() ?? new Uint8Array(randomBytes(NONCE_BYTES));
-    const request = buildTimeStampReq({ imprint, nonce, certReq: true, policy: TSA_POLICY });
+    const request = buildTimeStampReq({ imprint, digest, nonce, certReq: true, policy: TSA_POLICY });
     const response = await this.options.http.request({
       method: 'POST',
       url,
@@ -94,7 +95,7 @@ export class TsaClient implements TimestampAuthority {
     });
     checkHttp(response);
     const body = new Uint8Array(response.body);
-    const checked = processTimeStampResp(body, { imprint, nonce, policy: TSA_POLICY, trustAnchors: trustAnchors.length > 0 ? trustAnchors : undefined });
+    const checked = processTimeStampResp(body, { imprint, hashAlgorithm: DIGEST_OID[digest], nonce, policy: TSA_POLICY, trustAnchors: trustAnchors.length > 0 ? trustAnchors : undefined });
     return {
       response: body,
       token: checked.token,

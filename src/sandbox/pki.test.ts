@@ -72,7 +72,9 @@ describe('loadOrCreatePki', () => {
       expect(Buffer.from(caDer as Uint8Array).equals(Buffer.from(pki.issuingCa.certificate))).toBe(true);
       expect(Buffer.from(rootDer as Uint8Array).equals(Buffer.from(pki.root.certificate))).toBe(true);
       const publicKey = createPublicKey(credential.signer.privateKey);
-      expect(publicKey.asymmetricKeyDetails?.modulusLength).toBe(credential.keyBits);
+      const details = publicKey.asymmetricKeyDetails;
+      if (credential.key.type === 'ec') expect({ curve: details?.namedCurve, bits: credential.keyBits }).toEqual({ curve: { 'P-256': 'prime256v1', 'P-384': 'secp384r1', 'P-521': 'secp521r1' }[credential.key.curve], bits: Number(credential.key.curve.slice(2)) });
+      else expect(details?.modulusLength).toBe(credential.keyBits);
       expect(signer.publicKey.equals(publicKey)).toBe(true);
     }
   });
@@ -86,11 +88,16 @@ describe('loadOrCreatePki', () => {
       ['alice-expired', 'alice', 2048, 'disabled', 'certificate expired'],
       ['alice-revoked', 'alice', 2048, 'disabled', 'certificate revoked'],
       ['bob-rsa2048', 'bob', 2048, 'enabled', undefined],
+      ['alice-ec-p256', 'alice', 256, 'enabled', undefined],
+      ['alice-ec-p384', 'alice', 384, 'enabled', undefined],
+      ['alice-ec-p521', 'alice', 521, 'enabled', undefined],
+      ['alice-rsa-pss', 'alice', 2048, 'enabled', undefined],
       ['acme-seal-totp', 'acme', 2048, 'enabled', undefined],
       ['acme-seal-otp', 'acme', 2048, 'enabled', undefined],
       ['acme-seal-bulk', 'acme', 2048, 'enabled', undefined],
       ['acme-seal-implicit', 'acme', 2048, 'enabled', undefined],
     ]);
+    expect(pki.credentials.map((c) => c.key.type)).toEqual(['rsa', 'rsa', 'rsa', 'rsa', 'rsa', 'rsa', 'ec', 'ec', 'ec', 'rsa-pss']);
     const expired = pki.credentials.find((c) => c.credentialID === 'alice-expired');
     expect(expired?.signer.notAfter.getTime()).toBeLessThan(NOW.getTime() - 300 * 86_400_000);
     const revoked = pki.credentials.find((c) => c.credentialID === 'alice-revoked');

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
+import type { CurveName } from '../core/cms/ecdsa.js';
 import { withFileLock } from './file-lock.js';
 
 export interface IssuedCertificate {
@@ -22,10 +23,14 @@ export interface IssuedCertificate {
   notAfter: Date;
 }
 
+/** The key of a sandbox credential and what its key/algo lists: RSA PKCS#1 v1.5, RSA for RSASSA-PSS only, or EC on a curve. */
+export type SandboxKeyKind = { type: 'rsa' } | { type: 'rsa-pss' } | { type: 'ec'; curve: CurveName };
+
 export interface SandboxCredential {
   credentialID: string;
   owner: string;
   keyBits: number;
+  key: SandboxKeyKind;
   status: 'enabled' | 'disabled';
   statusReason?: 'disabled by owner' | 'certificate expired' | 'certificate revoked';
   signer: IssuedCertificate;
@@ -63,6 +68,8 @@ interface CredentialSpec {
   credentialID: string;
   owner: string;
   keyBits: number;
+  /** RSA (PKCS#1 v1.5) when absent. */
+  key?: SandboxKeyKind;
   commonName: string;
   kind: CredentialKind;
 }
@@ -75,12 +82,26 @@ export const SANDBOX_CREDENTIAL_SPECS: readonly CredentialSpec[] = [
   { credentialID: 'alice-expired', owner: 'alice', keyBits: 2048, commonName: 'Alice Test', kind: 'expired' },
   { credentialID: 'alice-revoked', owner: 'alice', keyBits: 2048, commonName: 'Alice Test', kind: 'revoked' },
   { credentialID: 'bob-rsa2048', owner: 'bob', keyBits: 2048, commonName: 'Bob Test', kind: 'enabled' },
+  // The keys real signatures increasingly use: ECDSA on the three NIST curves, and RSA for RSASSA-PSS only.
+  { credentialID: 'alice-ec-p256', owner: 'alice', keyBits: 256, key: { type: 'ec', curve: 'P-256' }, commonName: 'Alice Test', kind: 'enabled' },
+  { credentialID: 'alice-ec-p384', owner: 'alice', keyBits: 384, key: { type: 'ec', curve: 'P-384' }, commonName: 'Alice Test', kind: 'enabled' },
+  { credentialID: 'alice-ec-p521', owner: 'alice', keyBits: 521, key: { type: 'ec', curve: 'P-521' }, commonName: 'Alice Test', kind: 'enabled' },
+  { credentialID: 'alice-rsa-pss', owner: 'alice', keyBits: 2048, key: { type: 'rsa-pss' }, commonName: 'Alice Test', kind: 'enabled' },
   // The organization account's seals (signing/seals.ts says how each is authorized).
   { credentialID: 'acme-seal-totp', owner: 'acme', keyBits: 2048, commonName: 'ACME Test Seal', kind: 'enabled' },
   { credentialID: 'acme-seal-otp', owner: 'acme', keyBits: 2048, commonName: 'ACME Test Seal', kind: 'enabled' },
   { credentialID: 'acme-seal-bulk', owner: 'acme', keyBits: 2048, commonName: 'ACME Test Seal', kind: 'enabled' },
   { credentialID: 'acme-seal-implicit', owner: 'acme', keyBits: 2048, commonName: 'ACME Test Seal', kind: 'enabled' },
 ];
+
+const NODE_CURVE: Readonly<Record<CurveName, string>> = { 'P-256': 'prime256v1', 'P-384': 'secp384r1', 'P-521': 'secp521r1' };
+
+/** A new private key for an entity: the spec's for a credential, RSA 2048 for the CAs and services. */
+function generateKeyFor(name: string): Promise<KeyObject> {
+  const spec = SANDBOX_CREDENTIAL_SPECS.find((candidate) => candidate.credentialID === name);
+  if (spec?.key?.type === 'ec') return generateEcKey(NODE_CURVE[spec.key.curve]);
+  return generateRsaKey(spec?.keyBits ?? 2048);
+}
 
 const TEST_MARK = '(TEST — NOT A QUALIFIED SIGNATURE)';
 const ORGANIZATION = 'esign sandbox';
@@ -178,9 +199,8 @@ function needsRenewal(stored: Map<string, IssuedCertificate>, now: Date): boolea
 async function createPki(dir: string, options: PkiOptions): Promise<SandboxPki> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const names = [...CA_NAMES, ...SERVICE_NAMES, ...SANDBOX_CREDENTIAL_SPECS.map((spec) => spec.credentialID)];
-  const bits = (name: string): number => SANDBOX_CREDENTIAL_SPECS.find((spec) => spec.credentialID === name)?.keyBits ?? 2048;
-  // Concurrent generation runs on the libuv thread pool: about 1.5 s for all ten keys here.
-  const generated = await Promise.all(names.map((name) => generateRsaKey(bits(name))));
+  // Concurrent generation runs on the libuv thread pool: about 1.5 s for all the keys here.
+  const generated = await Promise.all(names.map((name) => generateKeyFor(name)));
   const keys = new Map<string, KeyObject>(names.map((name, i) => [name, generated[i] as KeyObject]));
   const now = options.now.getTime();
   const rootKey = keys.get('root') as KeyObject;
@@ -232,7 +252,7 @@ async function issueEndEntities(
     extensions: (ski) => [basicConstraints(true, 0), keyUsage(KU.keyCertSign | KU.cRLSign), subjectKeyId(ski), authorityKeyId(root), crlDistributionPoint(urls.rootCrl)],
   });
   await writeEntity(dir, issuingCa);
-  const missingKey = async (name: string, keyBits: number): Promise<KeyObject> => keys.get(name) ?? generateRsaKey(keyBits);
+  const missingKey = async (name: string): Promise<KeyObject> => keys.get(name) ?? generateKeyFor(name);
   const entities = new Map<string, IssuedCertificate>([
     ['root', root],
     ['issuing-ca', issuingCa],
@@ -242,7 +262,7 @@ async function issueEndEntities(
     name: 'tsa',
     subject: dn('esign Sandbox TEST Time-Stamping Authority'),
     issuer: root,
-    subjectKey: await missingKey('tsa', 2048),
+    subjectKey: await missingKey('tsa'),
     issuerKey: root.privateKey,
     notBefore: new Date(now - DAY_MS),
     notAfter: new Date(now + 5 * YEAR_MS),
@@ -259,7 +279,7 @@ async function issueEndEntities(
     name: 'ocsp-responder',
     subject: dn('esign Sandbox TEST OCSP Responder'),
     issuer: issuingCa,
-    subjectKey: await missingKey('ocsp-responder', 2048),
+    subjectKey: await missingKey('ocsp-responder'),
     issuerKey: issuingCa.privateKey,
     notBefore: new Date(now - DAY_MS),
     notAfter: new Date(now + 2 * YEAR_MS),
@@ -282,7 +302,7 @@ async function issueEndEntities(
       name: spec.credentialID,
       subject: dn(`${spec.commonName} ${TEST_MARK}`, `sandbox credential ${spec.credentialID}`),
       issuer: issuingCa,
-      subjectKey: await missingKey(spec.credentialID, spec.keyBits),
+      subjectKey: await missingKey(spec.credentialID),
       issuerKey: issuingCa.privateKey,
       notBefore: new Date(expired ? now - 2 * YEAR_MS : now - DAY_MS),
       notAfter: new Date(expired ? now - YEAR_MS : now + 2 * YEAR_MS),
@@ -327,6 +347,7 @@ function assemble(entities: Map<string, IssuedCertificate>, revocations: Revocat
       credentialID: spec.credentialID,
       owner: spec.owner,
       keyBits: spec.keyBits,
+      key: spec.key ?? { type: 'rsa' },
       status: 'enabled',
       signer,
       chain: [signer.certificate, issuingCa.certificate, root.certificate],
@@ -403,6 +424,11 @@ const generateKeyPairAsync = promisify(generateKeyPair);
 
 async function generateRsaKey(modulusLength: number): Promise<KeyObject> {
   const { privateKey } = await generateKeyPairAsync('rsa', { modulusLength, publicExponent: 0x10001 });
+  return privateKey;
+}
+
+async function generateEcKey(namedCurve: string): Promise<KeyObject> {
+  const { privateKey } = await generateKeyPairAsync('ec', { namedCurve });
   return privateKey;
 }
 

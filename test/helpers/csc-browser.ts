@@ -106,3 +106,6 @@ export function makeTestClient(options: TestClientOptions): TestClient {
   });
   return { client, steps };
 }
+
+/** The sandbox user's credentials, in the service's order: RSA ones, then the EC and PSS keys (issue 24). */
+export const ALICE_CREDENTIALS = ['alice-rsa2048', 'alice-rsa3072', 'alice-disabled', 'alice-expired', 'alice-revoked', 'alice-ec-p256', 'alice-ec-p384', 'alice-ec-p521', 'alice-rsa-pss'] as const;

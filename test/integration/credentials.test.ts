@@ -22,7 +22,7 @@ afterAll(async () => {
 
 interface Listed {
   signingService: { cscVersion: string; specs?: string; chosenBy: string };
-  credentials: Array<{ credentialID: string; status: string; statusReason?: string; keyLength: number; isDefault: boolean; signer: { subjectCN: string; issuerCN: string } }>;
+  credentials: Array<{ credentialID: string; status: string; statusReason?: string; keyLength: number; keyAlgorithm: string; curve?: string; signatureAlgorithm: string | null; isDefault: boolean; signer: { subjectCN: string; issuerCN: string } }>;
 }
 
 describe.each(SANDBOX_DIALECTS)('esign credentials on $name', (dialect) => {
@@ -38,7 +38,19 @@ describe.each(SANDBOX_DIALECTS)('esign credentials on $name', (dialect) => {
       ['alice-disabled', 'disabled', null, 2048],
       ['alice-expired', 'disabled', 'certificate expired', 2048],
       ['alice-revoked', 'disabled', 'certificate revoked', 2048],
+      ['alice-ec-p256', 'enabled', null, 256],
+      ['alice-ec-p384', 'enabled', null, 384],
+      ['alice-ec-p521', 'enabled', null, 521],
+      ['alice-rsa-pss', 'enabled', null, 2048],
     ]);
+    // Each credential's key kind, curve and the scheme esign signs with, on both dialects.
+    expect(listed.credentials.slice(5).map((c) => [c.keyAlgorithm, c.curve ?? null, c.signatureAlgorithm])).toEqual([
+      ['EC', 'P-256', 'ECDSA P-256 with SHA-256'],
+      ['EC', 'P-384', 'ECDSA P-384 with SHA-384'],
+      ['EC', 'P-521', 'ECDSA P-521 with SHA-512'],
+      ['RSA', null, 'RSASSA-PSS with SHA-256 (MGF1 SHA-256, salt 32)'],
+    ]);
+    expect(listed.credentials[1]?.signatureAlgorithm).toBe('RSA PKCS#1 v1.5 with SHA-256');
     expect(listed.credentials[0]?.signer.subjectCN).toContain('TEST');
     expect(listed.credentials[0]?.signer.issuerCN).toBe('esign Sandbox TEST Issuing CA');
     expect(listed.credentials[0]?.isDefault).toBe(true);
@@ -48,9 +60,10 @@ describe.each(SANDBOX_DIALECTS)('esign credentials on $name', (dialect) => {
   it('prints a table for people, and never a token', async () => {
     const result = await runCli(['--auto-approve', 'credentials', 'list'], { env: sandbox.env });
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/id\s+status\s+subject\s+issuer\s+valid until\s+key/);
+    expect(result.stdout).toMatch(/id\s+status\s+subject\s+issuer\s+valid until\s+key\s+signs with/);
     expect(result.stdout).toContain('disabled (certificate expired)');
     expect(result.stdout).toContain('RSA 3072');
+    expect(result.stdout).toMatch(/alice-ec-p384 .* EC P-384 +ECDSA P-384 with SHA-384/);
     expect(result.stdout + result.stderr).not.toMatch(/access_token|Bearer [A-Za-z0-9_-]{20,}/);
   });
 
@@ -91,7 +104,7 @@ describe.each(SANDBOX_DIALECTS)('esign credentials on $name', (dialect) => {
     await writeFile(join(dir, 'a.pdf'), buildClassicPdf());
     const result = await runCli(['--browser', browser, 'sign', join(dir, 'a.pdf')], { env });
     expect(result.code, result.stderr).toBe(11);
-    expect(result.stderr).toMatch(/2 enabled credentials and no default.*--credential ID \(one of alice-rsa2048, alice-rsa3072\)/);
+    expect(result.stderr).toMatch(/6 enabled credentials and no default.*--credential ID \(one of alice-rsa2048, alice-rsa3072, alice-ec-p256, alice-ec-p384, alice-ec-p521, alice-rsa-pss\)/);
     const chosen = await runCli(['--browser', browser, '--json', 'sign', '--credential', 'alice-rsa3072', join(dir, 'a.pdf')], { env });
     expect(chosen.code, chosen.stderr).toBe(0);
     expect(chosen.json()).toMatchObject({ credential: 'alice-rsa3072', level: 'B-B' });

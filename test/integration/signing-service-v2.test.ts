@@ -11,7 +11,7 @@ import type { BrowserLauncher } from '../../src/core/ports.js';
 import { verifyDigestSignature } from '../../src/core/csc/signature.js';
 import { HttpClient, type HttpRequest, type HttpResponse } from '../../src/io/http.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { CLIENT_ID, CLIENT_SECRET, makeTestClient, pageBrowser } from '../helpers/csc-browser.js';
+import { ALICE_CREDENTIALS, CLIENT_ID, CLIENT_SECRET, makeTestClient, pageBrowser } from '../helpers/csc-browser.js';
 import { tempDirForFile } from '../helpers/tmp.js';
 
 const REDIRECT = 'http://127.0.0.1:8765/callback';
@@ -187,7 +187,7 @@ describe('POST /csc/v2/credentials/list and credentials/info (§11.4, §11.5)', 
 
   it('lists the ids only, unless credentialInfo is asked for', async () => {
     const result = await csc('credentials/list', bearer, {});
-    expect(result.body).toEqual({ credentialIDs: ['alice-rsa2048', 'alice-rsa3072', 'alice-disabled', 'alice-expired', 'alice-revoked'] });
+    expect(result.body).toEqual({ credentialIDs: [...ALICE_CREDENTIALS] });
   });
 
   it('with credentialInfo, certificates chain, certInfo and authInfo: every credential described in the same answer', async () => {
@@ -223,7 +223,7 @@ describe('POST /csc/v2/credentials/list and credentials/info (§11.4, §11.5)', 
 
   it('onlyValid leaves out the disabled, expired and revoked credentials', async () => {
     const result = await csc('credentials/list', bearer, { onlyValid: true });
-    expect(result.body).toEqual({ credentialIDs: ['alice-rsa2048', 'alice-rsa3072'], onlyValid: true });
+    expect(result.body).toEqual({ credentialIDs: ALICE_CREDENTIALS.filter((id) => !/disabled|expired|revoked/.test(id)), onlyValid: true });
   });
 
   it('reports a disabled credential with key/status disabled and cert/status', async () => {
@@ -390,7 +390,7 @@ describe('the client chooses the dialect', () => {
     expect(await v2.client.protocol()).toEqual({ version: '2', specs: '2.0.0.2', chosenBy: 'info' });
     const v1 = makeTestClient({ baseUrl: sandbox.urls.signing, dir: dir.dir });
     expect(await v1.client.protocol()).toEqual({ version: '1', chosenBy: 'info' });
-    expect(await v1.client.listCredentialIDs()).toHaveLength(5);
+    expect(await v1.client.listCredentialIDs()).toHaveLength(ALICE_CREDENTIALS.length);
   });
 
   it('refuses a v2 service that does not offer signatures/signHash, naming it, before any browser step', async () => {
@@ -445,7 +445,7 @@ describe('the client on v2: what goes on the wire', () => {
     const urls: string[] = [];
     const { client } = makeTestClient({ baseUrl: base, dir: dir.dir, browser: recordingBrowser(urls), extra: { http } });
     const infos = await client.listCredentials();
-    expect(infos).toHaveLength(5);
+    expect(infos).toHaveLength(ALICE_CREDENTIALS.length);
     const credential = await client.signingCredential('alice-rsa3072');
     const hashes = [digest('wire 1'), digest('wire 2')];
     const signatures = await client.signHashes(credential, hashes);

@@ -1,6 +1,9 @@
 import { X509Certificate, createHash } from 'node:crypto';
 import type { Command } from 'commander';
-import { EsignError } from '../../core/errors.js';
+import { schemeLabel, signerKeyOf } from '../../core/cms/algorithms.js';
+import type { CurveName } from '../../core/cms/ecdsa.js';
+import { signingTerms } from '../../core/csc/signature.js';
+import { EsignError, isEsignError } from '../../core/errors.js';
 import type { CredentialInfo } from '../../core/csc/shapes.js';
 import { createCscClient, type SpokenProtocol } from '../../io/csc-client.js';
 import type { Context } from '../context.js';
@@ -15,7 +18,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
 
   credentials
     .command('list')
-    .description('list your credentials: status, subject, issuer, validity, key')
+    .description('list your credentials: status, subject, issuer, validity, key (RSA length or EC curve) and the scheme esign signs with')
     .action((_options: unknown, command: Command) => run(command, (ctx) => runList(ctx)));
 
   credentials
@@ -46,6 +49,10 @@ export interface CredentialSummary {
   statusReason?: 'certificate expired' | 'certificate revoked' | 'certificate not yet valid';
   keyAlgorithm: string;
   keyLength: number;
+  /** EC keys: the curve. */
+  curve?: CurveName;
+  /** How esign signs with it by default, or null when it cannot. */
+  signatureAlgorithm: string | null;
   isDefault: boolean;
   signer: CertificateSummary;
   authorization: AuthorizationSummary;
@@ -88,8 +95,6 @@ export function authorizationText(authorization: AuthorizationSummary): string {
   return parts.length > 0 ? parts.join(' + ') : 'explicit (nothing asked)';
 }
 
-/** rsaEncryption, and the RSA signature algorithms a CSC v2 key/algo may list instead (PKCS#1 v1.5 and PSS with SHA-256). */
-const RSA_OIDS = ['1.2.840.113549.1.1.1', '1.2.840.113549.1.1.11', '1.2.840.113549.1.1.10'];
 
 export function describeCertificate(der: Uint8Array): CertificateSummary {
   const certificate = new X509Certificate(der);
@@ -115,11 +120,14 @@ export function summarize(info: CredentialInfo, now: Date, defaultId: string | u
   const signerDer = info.certificates[0];
   if (!signerDer) throw new EsignError('CSC_BAD_RESPONSE', `The signing service gave no certificate for ${info.credentialID}.`);
   const signer = describeCertificate(signerDer);
+  const key = signerKeyOf(signerDer);
   const summary: CredentialSummary = {
     credentialID: info.credentialID,
     status: info.status,
-    keyAlgorithm: info.algorithms.some((algorithm) => RSA_OIDS.includes(algorithm)) ? 'RSA' : (info.algorithms[0] ?? 'unknown'),
-    keyLength: info.keyLengthBits,
+    keyAlgorithm: key.type === 'rsa' ? 'RSA' : key.type === 'ec' ? 'EC' : key.name,
+    keyLength: key.type === 'other' ? info.keyLengthBits : key.bits,
+    ...(key.type === 'ec' ? { curve: key.curve } : {}),
+    signatureAlgorithm: defaultScheme(info),
     isDefault: info.credentialID === defaultId,
     signer,
     authorization: summarizeAuthorization(info),
@@ -130,6 +138,21 @@ export function summarize(info: CredentialInfo, now: Date, defaultId: string | u
     else if (Date.parse(signer.validFrom) > now.getTime()) summary.statusReason = 'certificate not yet valid';
   }
   return summary;
+}
+
+/** The scheme esign signs with by default, in words; null when the credential lists nothing esign can use. */
+function defaultScheme(info: CredentialInfo): string | null {
+  try {
+    return schemeLabel(signingTerms(info).scheme);
+  } catch (error) {
+    if (isEsignError(error, 'CREDENTIAL_UNSUPPORTED_KEY')) return null;
+    throw error;
+  }
+}
+
+/** "RSA 2048", "EC P-384". */
+function keyText(summary: CredentialSummary): string {
+  return summary.curve ? `${summary.keyAlgorithm} ${summary.curve}` : `${summary.keyAlgorithm} ${summary.keyLength}`;
 }
 
 function statusText(summary: CredentialSummary): string {
@@ -150,10 +173,11 @@ async function runList(ctx: Context): Promise<void> {
       s.signer.subjectCN,
       s.signer.issuerCN,
       s.signer.validTo.slice(0, 10),
-      `${s.keyAlgorithm} ${s.keyLength}`,
+      keyText(s),
+      s.signatureAlgorithm ?? '(none esign can use)',
       authorizationText(s.authorization),
     ]);
-    return table(['  id', 'status', 'subject', 'issuer', 'valid until', 'key', 'authorization'], rows) + (summaries.some((s) => s.isDefault) ? '\n(* default of this profile)' : '');
+    return table(['  id', 'status', 'subject', 'issuer', 'valid until', 'key', 'signs with', 'authorization'], rows) + (summaries.some((s) => s.isDefault) ? '\n(* default of this profile)' : '');
   });
 }
 
@@ -171,7 +195,8 @@ async function runInfo(ctx: Context, credentialID: string): Promise<void> {
       `credential   ${summary.credentialID}${summary.isDefault ? ' (default)' : ''}`,
       `service      ${spokenText(signingService)}`,
       `status       ${statusText(summary)}`,
-      `key          ${summary.keyAlgorithm} ${summary.keyLength} bits (${info.algorithms.join(', ')}), authMode ${info.authMode}`,
+      `key          ${keyText(summary)}${summary.curve ? '' : ' bits'} (${info.algorithms.join(', ')}), authMode ${info.authMode}`,
+      `signs with   ${summary.signatureAlgorithm ?? `nothing esign can use (${info.algorithms.join(', ')})`}`,
       `authorized   ${authorizationText(summary.authorization)}${summary.authorization.multisign ? `, up to ${summary.authorization.multisign} signatures each` : ''}${summary.authorization.scal ? `, SCAL ${summary.authorization.scal}` : ''}`,
       ...(summary.authorization.pin ? [`  PIN        ${[summary.authorization.pin.label, summary.authorization.pin.description].filter(Boolean).join(': ') || '(no label)'}${summary.authorization.pin.format === 'N' ? ' (digits)' : ''}`] : []),
       ...(summary.authorization.otp

@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import { DIGEST_NAMES } from '../../core/cms/algorithms.js';
 import { SIGNATURE_LEVELS } from '../../core/profile.js';
 import { positiveNumber, type CommandModule } from '../command.js';
 import type { SignCommandOptions } from '../sign-options.js';
@@ -21,6 +22,9 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .option('--output-dir <dir>', 'write outputs into this directory (created when missing)')
     .option('-f, --force', 'replace existing local outputs')
     .addOption(new Option('--level <level>', 'PAdES/CAdES baseline level (default: B-T when a TSA is configured, else B-B)').choices(SIGNATURE_LEVELS))
+    .addOption(
+      new Option('--digest <algorithm>', "the signature's digest, where the credential accepts it (default: the key's: SHA-256 for RSA and P-256, SHA-384 for P-384, SHA-512 for P-521)").choices(DIGEST_NAMES),
+    )
     .option('--reason <text>', 'reason for signing (PDF)')
     .option('--location <text>', 'place of signing (PDF)')
     .option('--contact-info <text>', 'signer contact information (PDF)')

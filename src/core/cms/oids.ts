@@ -25,6 +25,9 @@ export const OID = {
   ecdsaWithSHA256: '1.2.840.10045.4.3.2',
   ecdsaWithSHA384: '1.2.840.10045.4.3.3',
   ecdsaWithSHA512: '1.2.840.10045.4.3.4',
+  rsassaPss: '1.2.840.113549.1.1.10',
+  mgf1: '1.2.840.113549.1.1.8',
+  ecPublicKey: '1.2.840.10045.2.1',
   // certificates
   extKeyUsage: '2.5.29.37',
   subjectKeyIdentifier: '2.5.29.14',

@@ -1,12 +1,15 @@
 import { createHash } from 'node:crypto';
+import { digestLabel, digestOfLength, type DigestName } from './algorithms.js';
 import { readCertificate } from './certificate.js';
 import { explicit, objectIdentifier, octetString, sequence, setOf, time } from './der.js';
 import { OID } from './oids.js';
 import { EsignError } from '../errors.js';
 
 export interface SignedAttributesInput {
-  /** SHA-256 of the signed data (the PDF byte ranges, or the whole file for CAdES). */
+  /** Digest of the signed data (the PDF byte ranges, or the whole file for CAdES). */
   contentDigest: Uint8Array;
+  /** The signature's digest algorithm, of the content digest and of the signed attributes; SHA-256 when absent. */
+  digest?: DigestName;
   /** DER of the signer's certificate. */
   signerCertificate: Uint8Array;
   /** CAdES only: PAdES carries the time in the signature dictionary's /M instead. */
@@ -16,18 +19,20 @@ export interface SignedAttributesInput {
 export interface SignedAttributes {
   /** DER of the SET OF Attribute (tag 0x31): exactly the bytes that are hashed and signed. */
   der: Uint8Array;
-  /** SHA-256 of `der`: the hash sent to the remote signer. */
+  /** Digest of `der`: the hash sent to the remote signer. */
   toBeSignedHash: Uint8Array;
 }
 
 /**
  * Builds the CMS signed attributes of a CAdES/PAdES baseline signature: content-type (id-data),
  * message-digest, signing-certificate-v2 (ESSCertIDv2 over SHA-256, with issuerSerial) and, when
- * given, signing-time. The SET is in DER order.
+ * given, signing-time. The SET is in DER order. The certificate's ESS hash stays SHA-256 whatever
+ * the signature's digest: it names the certificate, and SHA-256 is its DEFAULT, which every validator reads.
  */
 export function buildSignedAttributes(input: SignedAttributesInput): SignedAttributes {
-  if (input.contentDigest.length !== 32) {
-    throw new EsignError('INTERNAL', `The content digest must be 32 bytes of SHA-256, got ${input.contentDigest.length}.`);
+  const digest = input.digest ?? 'sha256';
+  if (digestOfLength(input.contentDigest.length) !== digest) {
+    throw new EsignError('INTERNAL', `The content digest must be ${createHash(digest).digest().length} bytes of ${digestLabel(digest)}, got ${input.contentDigest.length}.`);
   }
   const attributes = [
     attribute(OID.contentType, objectIdentifier(OID.data)),
@@ -36,7 +41,7 @@ export function buildSignedAttributes(input: SignedAttributesInput): SignedAttri
   ];
   if (input.signingTime !== undefined) attributes.push(attribute(OID.signingTime, time(input.signingTime)));
   const der = setOf(attributes);
-  return { der, toBeSignedHash: new Uint8Array(createHash('sha256').update(der).digest()) };
+  return { der, toBeSignedHash: new Uint8Array(createHash(digest).update(der).digest()) };
 }
 
 /** Attribute ::= SEQUENCE { attrType OBJECT IDENTIFIER, attrValues SET OF AttributeValue } */

@@ -1,11 +1,9 @@
-import { X509Certificate, constants, publicDecrypt, timingSafeEqual } from 'node:crypto';
+import { DIGEST_OID, RSA_PKCS1_SHA256, acceptedSignatureValue, signatureAlgorithmIdentifier, type SignatureScheme } from './algorithms.js';
 import { readCertificate } from './certificate.js';
 import {
   Asn1StructureError,
   Tag,
-  concatBytes,
   decode,
-  derNull,
   encoded,
   explicit,
   explicitInner,
@@ -30,35 +28,36 @@ import { EsignError } from '../errors.js';
 export interface SignedDataInput {
   /** DER of the signed attributes as a SET (tag 0x31), exactly as hashed and signed. */
   signedAttributesDer: Uint8Array;
-  /** PKCS#1 v1.5 signature value from the remote signer. */
+  /** Signature value from the remote signer (ECDSA as DER Ecdsa-Sig-Value). */
   signatureValue: Uint8Array;
+  /** How it was signed; RSA PKCS#1 v1.5 with SHA-256 when absent. */
+  scheme?: SignatureScheme;
   /** Certificate chain, DER, signer first. */
   certificates: Uint8Array[];
   unsignedAttributes?: { signatureTimeStampToken?: Uint8Array };
 }
 
-// RFC 4055: the parameters of sha256WithRSAEncryption are an explicit NULL.
-const sha256WithRsaAlgorithm = (): Uint8Array => sequence(objectIdentifier(OID.sha256WithRSAEncryption), derNull);
 const SIGNED_ATTRS_TAG = 0xa0; // [0] IMPLICIT SET OF Attribute
 const UNSIGNED_ATTRS_TAG = 0xa1; // [1] IMPLICIT SET OF Attribute
 
 /**
  * Assembles a detached CMS ContentInfo(SignedData) around a signature made elsewhere: one SignerInfo
- * identified by issuer and serial number, sha256WithRSAEncryption, and optionally a signature
- * timestamp token as unsigned attribute (PAdES/CAdES B-T).
+ * identified by issuer and serial number, the scheme's digest and signature algorithms, and
+ * optionally a signature timestamp token as unsigned attribute (PAdES/CAdES B-T).
  */
 export function buildSignedData(input: SignedDataInput): Uint8Array {
   const [signer] = input.certificates;
   if (signer === undefined) throw new EsignError('INTERNAL', 'A CMS signature needs at least the signer certificate.');
   const unsigned = input.unsignedAttributes?.signatureTimeStampToken;
+  const scheme = input.scheme ?? RSA_PKCS1_SHA256;
   return encodeSignedData({
     eContentType: OID.data,
     certificates: input.certificates,
     signer: {
       certificate: signer,
-      digestAlgorithm: OID.sha256,
+      digestAlgorithm: DIGEST_OID[scheme.digest],
       signedAttributesDer: input.signedAttributesDer,
-      signatureAlgorithm: sha256WithRsaAlgorithm(),
+      signatureAlgorithm: signatureAlgorithmIdentifier(scheme),
       signatureValue: input.signatureValue,
       unsignedAttributes: unsigned ? [signatureTimeStampAttribute(unsigned)] : [],
     },
@@ -150,27 +149,15 @@ export function signatureValueOf(cmsDer: Uint8Array): Uint8Array {
   return parseSignedData(cmsDer).signatureValue;
 }
 
-// DigestInfo ::= SEQUENCE { SEQUENCE { sha256, NULL }, OCTET STRING (32) } without the digest.
-const SHA256_DIGEST_INFO_PREFIX = Uint8Array.from([
-  0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04, 0x20,
-]);
-
 /**
  * Checks an RSA PKCS#1 v1.5 signature over a precomputed SHA-256 digest (what signHash returns)
  * against the certificate's public key. The digest is not hashed again.
  */
 export function verifyRsaPkcs1Sha256(signatureValue: Uint8Array, toBeSignedHash: Uint8Array, certificateDer: Uint8Array): boolean {
-  if (toBeSignedHash.length !== 32) return false;
   try {
-    const key = new X509Certificate(certificateDer).publicKey;
-    if (key.asymmetricKeyType !== 'rsa') return false;
-    const modulusBytes = Math.ceil((key.asymmetricKeyDetails?.modulusLength ?? 0) / 8);
-    if (signatureValue.length !== modulusBytes) return false;
-    const recovered = publicDecrypt({ key, padding: constants.RSA_PKCS1_PADDING }, signatureValue);
-    const expected = concatBytes([SHA256_DIGEST_INFO_PREFIX, toBeSignedHash]);
-    return recovered.length === expected.length && timingSafeEqual(recovered, expected);
+    return acceptedSignatureValue(certificateDer, RSA_PKCS1_SHA256, toBeSignedHash, signatureValue) !== undefined;
   } catch {
-    return false;
+    return false; // not a certificate
   }
 }
 

@@ -1,4 +1,4 @@
-import { X509Certificate, createHash, verify } from 'node:crypto';
+import { X509Certificate, constants, createHash, verify } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import { Asn1StructureError, decode, isUniversal, octets, oid, sequenceItems } from './der.js';
 import { HASH_NAME_BY_OID, OID } from './oids.js';
@@ -65,6 +65,15 @@ const SIGNATURE_HASH_BY_OID: Readonly<Record<string, { keyType: string; hash: st
 
 /** Verifies `signature` over `data` for a CMS signatureAlgorithm (rsaEncryption takes the digest algorithm's hash). */
 export function verifySignature(algorithm: string, digestHash: string, data: Uint8Array, signature: Uint8Array, key: KeyObject): boolean {
+  if (algorithm === OID.rsassaPss) {
+    // Parameters unread here: the hash is the digest algorithm's, the salt length found by the check.
+    if (key.asymmetricKeyType !== 'rsa') return false;
+    try {
+      return verify(digestHash, data, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_AUTO }, signature);
+    } catch {
+      return false;
+    }
+  }
   const scheme = SIGNATURE_HASH_BY_OID[algorithm];
   if (scheme === undefined || key.asymmetricKeyType !== scheme.keyType) return false;
   try {

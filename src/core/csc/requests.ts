@@ -2,16 +2,9 @@
  * Request builders for the remote signing service: the authorization URL, the token request and
  * the `/csc/v1/*` calls. Pure: they return what to send; `src/io/csc-client.ts` sends it.
  */
+import { DIGEST_OID, digestOfLength } from '../cms/algorithms.js';
 import { EsignError } from '../errors.js';
-import {
-  CSC_HASH_ALGO_SHA256,
-  CSC_SIGN_ALGO_RSA,
-  MAX_HASHES_PER_AUTHORIZATION,
-  MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION,
-  MAX_STATE_BYTES,
-  SHA256_LENGTH,
-  type PreparedRequest,
-} from './shapes.js';
+import { CSC_SIGN_ALGO_RSA, MAX_HASHES_PER_AUTHORIZATION, MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION, MAX_STATE_BYTES, type PreparedRequest } from './shapes.js';
 
 interface AuthorizeCommon {
   baseUrl: string;
@@ -170,23 +163,31 @@ export interface SignHashParams {
   sad: string;
   hashes: Uint8Array[];
   clientData?: string;
+  /** One of the credential's key/algo; rsaEncryption when absent. */
+  signAlgo?: string;
+  /** Base64 DER parameters of the signature algorithm (RSASSA-PSS). */
+  signAlgoParams?: string;
 }
 
-/** `POST {base}/csc/v1/signatures/signHash`: hashes in standard base64, SHA-256 with rsaEncryption. */
+/**
+ * `POST {base}/csc/v1/signatures/signHash`: hashes in standard base64, `hashAlgo` naming their
+ * digest (sent also where signAlgo implies it, which v1.0.4 lets the service ignore).
+ */
 export function buildSignHashRequest(params: SignHashParams): PreparedRequest {
-  checkHashes(params.hashes, MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION);
+  const hashAlgo = hashAlgorithmOf(params.hashes, MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION);
   const body: Record<string, unknown> = {
     credentialID: params.credentialID,
     SAD: params.sad,
     hash: params.hashes.map((hash) => Buffer.from(hash).toString('base64')),
-    hashAlgo: CSC_HASH_ALGO_SHA256,
-    signAlgo: CSC_SIGN_ALGO_RSA,
+    hashAlgo,
+    signAlgo: params.signAlgo ?? CSC_SIGN_ALGO_RSA,
+    ...(params.signAlgoParams === undefined ? {} : { signAlgoParams: params.signAlgoParams }),
   };
   if (params.clientData !== undefined) body['clientData'] = params.clientData;
   return jsonRequest(params.baseUrl, '/csc/v1/signatures/signHash', params.accessToken, body);
 }
 
-/** At most `limit` SHA-256 values: 50 for a browser approval, a seal's multisign (≤ 1,000) for credentials/authorize. */
+/** At most `limit` SHA-2 values of one digest: 50 for a browser approval, a seal's multisign (≤ 1,000) for credentials/authorize and signHash. */
 export function checkHashes(hashes: Uint8Array[], limit = MAX_HASHES_PER_AUTHORIZATION): void {
   if (hashes.length === 0) throw new EsignError('CSC_INVALID_REQUEST', 'There is nothing to sign: no hashes were given.');
   if (hashes.length > limit) {
@@ -194,9 +195,17 @@ export function checkHashes(hashes: Uint8Array[], limit = MAX_HASHES_PER_AUTHORI
       hint: `Sign at most ${limit} documents per approval.`,
     });
   }
+  const length = hashes[0]!.length;
   for (const hash of hashes) {
-    if (hash.length !== SHA256_LENGTH) throw new EsignError('CSC_INVALID_REQUEST', `A hash to sign is ${hash.length} bytes long; SHA-256 gives ${SHA256_LENGTH}.`);
+    if (digestOfLength(hash.length) === undefined) throw new EsignError('CSC_INVALID_REQUEST', `A hash to sign is ${hash.length} bytes long; SHA-256, SHA-384 and SHA-512 give 32, 48 and 64.`);
+    if (hash.length !== length) throw new EsignError('CSC_INVALID_REQUEST', 'The hashes of one request come from different digest algorithms.');
   }
+}
+
+/** The hash algorithm OID of checked hashes (one SHA-2 digest, told by their length). */
+export function hashAlgorithmOf(hashes: Uint8Array[], limit = MAX_HASHES_PER_AUTHORIZATION): string {
+  checkHashes(hashes, limit);
+  return DIGEST_OID[digestOfLength(hashes[0]!.length)!];
 }
 
 export function jsonRequest(baseUrl: string, path: string, accessToken: string | undefined, body: Record<string, unknown>): PreparedRequest {

@@ -7,9 +7,10 @@
  */
 import { EsignError } from '../errors.js';
 import type { ServiceAuthSetting } from '../profile.js';
-import { authorizeUrlWith, checkHashes, jsonRequest, type AuthorizeParams, type CredentialAuthorizeParams } from './requests.js';
+import { authorizeUrlWith, checkHashes, hashAlgorithmOf, jsonRequest, type AuthorizeParams, type CredentialAuthorizeParams } from './requests.js';
 import { asObject, authorizationV2, badResponse, credentialInfoFrom, okJson, stringArray } from './responses.js';
-import { CMS_SHA256_WITH_RSA, CSC_HASH_ALGO_SHA256, CSC_SIGN_ALGO_RSA, MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION, type CredentialInfo, type PreparedRequest } from './shapes.js';
+import { signAlgoNamesHash } from './signature.js';
+import { CSC_SIGN_ALGO_RSA, MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION, type CredentialInfo, type PreparedRequest } from './shapes.js';
 
 type Body = Uint8Array | string;
 
@@ -88,7 +89,7 @@ export function buildAuthorizeUrlV2(params: AuthorizeParams, options: { authoriz
   }
   return authorizeUrlWith(params, (query, hashes) => {
     query.set('hashes', hashes.map((hash) => Buffer.from(hash).toString('base64url')).join(','));
-    query.set('hashAlgorithmOID', CSC_HASH_ALGO_SHA256);
+    query.set('hashAlgorithmOID', hashAlgorithmOf(hashes));
   });
 }
 
@@ -97,9 +98,9 @@ export function buildAuthorizeUrlV2(params: AuthorizeParams, options: { authoriz
  * request repeats it (§8.4.4), so it is built the same way for both.
  */
 export function credentialAuthorizationDetails(credentialID: string, hashes: Uint8Array[]): string {
-  checkHashes(hashes);
+  const hashAlgorithmOID = hashAlgorithmOf(hashes);
   const documentDigests = hashes.map((hash, index) => ({ hash: Buffer.from(hash).toString('base64'), label: `document ${index + 1}` }));
-  return JSON.stringify([{ type: 'credential', credentialID, documentDigests, hashAlgorithmOID: CSC_HASH_ALGO_SHA256 }]);
+  return JSON.stringify([{ type: 'credential', credentialID, documentDigests, hashAlgorithmOID }]);
 }
 
 /** The parameters that ask a v2 service for certificates and info along with the ids. */
@@ -159,26 +160,29 @@ export interface SignHashParamsV2 {
   credentialID: string;
   sad: string;
   hashes: Uint8Array[];
-  /** rsaEncryption (with hashAlgorithmOID) or sha256WithRSAEncryption (which names the hash itself). */
+  /** One of the credential's key/algo: rsaEncryption, RSASSA-PSS and id-ecPublicKey go with hashAlgorithmOID; sha256WithRSAEncryption, ecdsa-with-SHA384… name the hash themselves. */
   signAlgo?: string;
+  /** Base64 DER parameters of the signature algorithm (RSASSA-PSS). */
+  signAlgoParams?: string;
   /** The SAD travels as the Bearer token instead of in the body (services differ; CSC v2 allows both). */
   sadAsBearer?: boolean;
 }
 
 /**
  * `POST {base}/csc/v2/signatures/signHash`: hashes in standard base64, synchronous. With
- * rsaEncryption `hashAlgorithmOID` says SHA-256; sha256WithRSAEncryption says it itself, and
- * the specification wants hashAlgorithmOID omitted then.
+ * rsaEncryption (or PSS, or id-ecPublicKey) `hashAlgorithmOID` names the hashes' digest; a signAlgo
+ * such as sha256WithRSAEncryption names it itself, and the specification wants it omitted then.
  */
 export function buildSignHashRequestV2(params: SignHashParamsV2): PreparedRequest {
-  checkHashes(params.hashes, MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION);
+  const hashAlgorithmOID = hashAlgorithmOf(params.hashes, MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION);
   const signAlgo = params.signAlgo ?? CSC_SIGN_ALGO_RSA;
   const body: Record<string, unknown> = {
     credentialID: params.credentialID,
     ...(params.sadAsBearer ? {} : { SAD: params.sad }),
     hashes: params.hashes.map((hash) => Buffer.from(hash).toString('base64')),
-    ...(signAlgo === CMS_SHA256_WITH_RSA ? {} : { hashAlgorithmOID: CSC_HASH_ALGO_SHA256 }),
+    ...(signAlgoNamesHash(signAlgo) ? {} : { hashAlgorithmOID }),
     signAlgo,
+    ...(params.signAlgoParams === undefined ? {} : { signAlgoParams: params.signAlgoParams }),
   };
   return jsonRequest(params.baseUrl, '/csc/v2/signatures/signHash', params.sadAsBearer ? params.sad : params.accessToken, body);
 }
@@ -189,7 +193,7 @@ export function buildSignHashRequestV2(params: SignHashParamsV2): PreparedReques
  * `hashAlgorithmOID`, and the PIN and OTP as `authData` entries `{id, value}`.
  */
 export function buildCredentialsAuthorizeRequestV2(params: CredentialAuthorizeParams): PreparedRequest {
-  checkHashes(params.hashes, MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION);
+  const hashAlgorithmOID = hashAlgorithmOf(params.hashes, MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION);
   const authData = [
     ...(params.pin === undefined ? [] : [{ id: 'PIN', value: params.pin }]),
     ...(params.otp === undefined ? [] : [{ id: 'OTP', value: params.otp }]),
@@ -198,7 +202,7 @@ export function buildCredentialsAuthorizeRequestV2(params: CredentialAuthorizePa
     credentialID: params.credentialID,
     numSignatures: params.hashes.length,
     hashes: params.hashes.map((hash) => Buffer.from(hash).toString('base64')),
-    hashAlgorithmOID: CSC_HASH_ALGO_SHA256,
+    hashAlgorithmOID,
     ...(authData.length > 0 ? { authData } : {}),
   });
 }

@@ -32,8 +32,9 @@ describe('buildTimeStampReq', () => {
     expect(hex(der)).not.toContain('0101ff');
   });
 
-  it('refuses an imprint that is not 32 bytes and a nonce under 64 bits', () => {
-    expect(() => buildTimeStampReq({ imprint: new Uint8Array(20), nonce })).toThrow(/32 bytes/);
+  it('refuses an imprint of another length than its digest gives, and a nonce under 64 bits', () => {
+    expect(() => buildTimeStampReq({ imprint: new Uint8Array(20), nonce })).toThrow(/SHA-256 message imprint is not 20 bytes/);
+    expect(() => buildTimeStampReq({ imprint: new Uint8Array(32), digest: 'sha384', nonce })).toThrow(/SHA-384 message imprint is not 32 bytes/);
     expect(() => buildTimeStampReq({ imprint, nonce: new Uint8Array(7) })).toThrow(/64 random bits/);
   });
 });

@@ -18,6 +18,7 @@ import {
   smallInteger,
   unsignedInteger,
 } from '../cms/der.js';
+import { DIGEST_OID, digestLabel, digestOfLength, type DigestName } from '../cms/algorithms.js';
 import { OID } from '../cms/oids.js';
 import { EsignError } from '../errors.js';
 
@@ -25,8 +26,10 @@ import { EsignError } from '../errors.js';
 export const TSA_POLICY = OID.etsiBaselineTsaPolicy;
 
 export interface TimeStampReqInput {
-  /** SHA-256 of the data to timestamp (32 bytes). */
+  /** Hash of the data to timestamp. */
   imprint: Uint8Array;
+  /** The imprint's hash algorithm; SHA-256 when absent. */
+  digest?: DigestName;
   /** At least 8 random bytes, chosen by the caller; sent as a positive INTEGER. */
   nonce: Uint8Array;
   /** Ask for the TSA certificate in the token; default true. */
@@ -35,15 +38,16 @@ export interface TimeStampReqInput {
   policy?: string | null;
 }
 
-/** Builds a DER TimeStampReq (RFC 3161 §2.4.1), version 1, SHA-256 message imprint. */
+/** Builds a DER TimeStampReq (RFC 3161 §2.4.1), version 1, with a SHA-256 (or SHA-384, SHA-512) message imprint. */
 export function buildTimeStampReq(input: TimeStampReqInput): Uint8Array {
-  if (input.imprint.length !== 32) throw new EsignError('INTERNAL', `A SHA-256 message imprint is 32 bytes, got ${input.imprint.length}.`);
+  const digest = input.digest ?? 'sha256';
+  if (digestOfLength(input.imprint.length) !== digest) throw new EsignError('INTERNAL', `A ${digestLabel(digest)} message imprint is not ${input.imprint.length} bytes.`);
   if (input.nonce.length < 8) throw new EsignError('INTERNAL', 'A timestamp nonce needs at least 64 random bits.');
   const policy = input.policy === undefined ? TSA_POLICY : input.policy;
   const certReq = input.certReq ?? true;
   return sequence(
     smallInteger(1),
-    sequence(sequence(objectIdentifier(OID.sha256)), octetString(input.imprint)),
+    sequence(sequence(objectIdentifier(DIGEST_OID[digest])), octetString(input.imprint)),
     ...(policy === null ? [] : [objectIdentifier(policy)]),
     unsignedInteger(input.nonce),
     // DER leaves out a BOOLEAN that equals its DEFAULT (FALSE).

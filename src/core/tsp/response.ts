@@ -142,8 +142,10 @@ export function checkTimeStampingUsage(certificateDer: Uint8Array): void {
 }
 
 export interface ExpectedTimestamp {
-  /** The SHA-256 imprint that was sent. */
+  /** The imprint that was sent. */
   imprint: Uint8Array;
+  /** Its hash algorithm OID; SHA-256 when absent. */
+  hashAlgorithm?: string;
   /** The nonce that was sent (big-endian magnitude); absent when none was. */
   nonce?: Uint8Array;
   /** Required TSA policy; default the service's `0.4.0.2023.1.1`. */
@@ -181,7 +183,7 @@ export function processTimeStampResp(der: Uint8Array, expected: ExpectedTimestam
   }
   const { tstInfo } = token;
   if (tstInfo.version !== 1) throw badResponse(`TSTInfo version ${tstInfo.version}, expected 1`);
-  if (tstInfo.messageImprint.hashAlgorithm !== OID.sha256 || !bytesEqual(tstInfo.messageImprint.hashedMessage, expected.imprint)) {
+  if (tstInfo.messageImprint.hashAlgorithm !== (expected.hashAlgorithm ?? OID.sha256) || !bytesEqual(tstInfo.messageImprint.hashedMessage, expected.imprint)) {
     throw new EsignError('TSA_IMPRINT_MISMATCH', 'The timestamp token is for different data than was sent (message imprint mismatch).', {
       hint: 'The timestamp authority answered for another request; try again.',
       details: { expected: hex(expected.imprint), received: hex(tstInfo.messageImprint.hashedMessage) },

@@ -8,6 +8,7 @@
  * Errors are HTTP statuses with `{error, error_description}` as the v2 specification words them:
  * 400 `invalid_request` ("Invalid parameter SAD", "SAD expired", …), 401 `invalid_token`.
  */
+import { OID } from '../../core/cms/oids.js';
 import type { SandboxDeps } from '../deps.js';
 import { bearerToken, json, type Router } from '../http.js';
 import { CMS_SHA256_WITH_RSA, CSC_SIGN_ALGO_RSA } from '../../core/csc/shapes.js';
@@ -36,7 +37,7 @@ export function mountSigningV2(router: Router, deps: SandboxDeps): void {
         oauth2: request.baseUrl,
         asynchronousOperationMode: false,
         methods: [...V2_METHODS],
-        signAlgorithms: { algos: [CSC_SIGN_ALGO_RSA, CMS_SHA256_WITH_RSA] },
+        signAlgorithms: { algos: [CSC_SIGN_ALGO_RSA, CMS_SHA256_WITH_RSA, OID.rsassaPss, OID.ecdsaWithSHA256, OID.ecdsaWithSHA384, OID.ecdsaWithSHA512] },
         // Required by §11.1 although they describe signDoc, which this service does not offer.
         signature_formats: { formats: ['C', 'P'], envelope_properties: [['Detached'], ['Certification', 'Revision']] },
         conformance_levels: ['Ades-B-B', 'Ades-B-T'],
@@ -75,11 +76,12 @@ export function mountSigningV2(router: Router, deps: SandboxDeps): void {
       const hashAlgorithmOID = optionalString(body['hashAlgorithmOID'], 'hashAlgorithmOID');
       const signAlgo = v2String(body['signAlgo'], 'signAlgo');
       if (body['signAlgoParams'] !== undefined && typeof body['signAlgoParams'] !== 'string') throw invalid('Missing (or invalid type) string parameter signAlgoParams');
+      const signAlgoParams = body['signAlgoParams'] as string | undefined;
       // Only synchronous signing (S) is offered: info says asynchronousOperationMode false.
       const operationMode = optionalString(body['operationMode'], 'operationMode');
       if (operationMode !== undefined && operationMode !== 'S') throw invalid('Invalid parameter operationMode');
       optionalString(body['clientData'], 'clientData');
-      const signatures = service.signHashV2(bearerToken(request), { credentialID, ...(sad !== undefined ? { sad } : {}), hashes, ...(hashAlgorithmOID !== undefined ? { hashAlgorithmOID } : {}), signAlgo });
+      const signatures = service.signHashV2(bearerToken(request), { credentialID, ...(sad !== undefined ? { sad } : {}), hashes, ...(hashAlgorithmOID !== undefined ? { hashAlgorithmOID } : {}), signAlgo, ...(signAlgoParams !== undefined ? { signAlgoParams } : {}) });
       return { signatures };
     }),
   );

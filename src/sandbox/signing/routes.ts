@@ -7,11 +7,11 @@
  * `invalid_sad` and `expired_sad`. Authorization errors go back on the redirect, except for an
  * unknown client or redirect URI, which get an error page and are never redirected.
  */
+import { DIGEST_OID, digestOfLength } from '../../core/cms/algorithms.js';
 import type { SandboxDeps } from '../deps.js';
 import { basicCredentials, bearerToken, formBody, html, json, jsonBody, redirect, type Router, type SandboxRequest, type SandboxResponse } from '../http.js';
 import { pickLang } from '../pages.js';
 import { consentPage, errorPage, expiredPage, signInPage } from './pages.js';
-import { CSC_HASH_ALGO_SHA256, SHA256_LENGTH } from '../../core/csc/shapes.js';
 import { SANDBOX_USERS, SigningService, SigningServiceError, decodeStandardBase64, type AuthorizationRequest, type RegisteredClient, type ServiceTokenHolder } from './service.js';
 import { SealAuthority } from './seals.js';
 import { SANDBOX_ORGANIZATION, SANDBOX_SEAL } from '../deps.js';
@@ -72,7 +72,7 @@ export function mountCredentialAuthorization(router: Router, service: SigningSer
       if (typeof numSignatures !== 'number' || !Number.isInteger(numSignatures)) throw new SigningServiceError(400, 'invalid_request', 'Missing (or invalid type) integer parameter numSignatures');
       const hashField = version === 2 ? 'hashes' : 'hash';
       const hashes = body[hashField] === undefined ? undefined : standardBase64Hashes(body[hashField]);
-      if (version === 2 && hashes !== undefined && body['hashAlgorithmOID'] !== CSC_HASH_ALGO_SHA256) throw new SigningServiceError(400, 'invalid_request', 'Invalid parameter hashAlgorithmOID');
+      if (version === 2 && hashes !== undefined && !hashesOfOneDigest(hashes, body['hashAlgorithmOID'])) throw new SigningServiceError(400, 'invalid_request', 'Invalid parameter hashAlgorithmOID');
       const factors = version === 2 ? authData(body['authData']) : { pin: optionalString(body['PIN'], 'PIN'), otp: optionalString(body['OTP'], 'OTP') };
       optionalString(body['description'], 'description');
       optionalString(body['clientData'], 'clientData');
@@ -96,6 +96,14 @@ export function mountCredentialAuthorization(router: Router, service: SigningSer
   });
 
   router.get('/otp', () => html(200, otpOutboxPage(service.seals.outbox)));
+}
+
+/** Whether every hash is a value of the digest `oid` names. */
+function hashesOfOneDigest(hashes: Uint8Array[], oid: unknown): boolean {
+  return hashes.every((hash) => {
+    const digest = digestOfLength(hash.length);
+    return digest !== undefined && DIGEST_OID[digest] === oid;
+  });
 }
 
 /** v2 `authData`: `[{id, value}]`; the PIN and the OTP by their ids. */
@@ -186,10 +194,12 @@ function mountCscV1(router: Router, service: SigningService): void {
       const credentialID = requiredString(body['credentialID'], 'credentialID');
       const sad = requiredString(body['SAD'], 'SAD');
       const hashes = standardBase64Hashes(body['hash']);
-      const hashAlgo = requiredString(body['hashAlgo'], 'hashAlgo');
+      // hashAlgo may be left out where signAlgo names the hash (ecdsa-with-SHA384…); the service then checks that.
+      const hashAlgo = optionalString(body['hashAlgo'], 'hashAlgo');
       const signAlgo = requiredString(body['signAlgo'], 'signAlgo');
+      const signAlgoParams = optionalString(body['signAlgoParams'], 'signAlgoParams');
       optionalString(body['clientData'], 'clientData');
-      return { signatures: service.signHash(holder, { credentialID, sad, hashes, hashAlgo, signAlgo }) };
+      return { signatures: service.signHash(holder, { credentialID, sad, hashes, ...(hashAlgo === undefined ? {} : { hashAlgo }), signAlgo, ...(signAlgoParams === undefined ? {} : { signAlgoParams }) }) };
     }),
   );
 }
@@ -324,7 +334,7 @@ const V1_HASH_WORDS: HashArrayWords = {
   missing: 'Missing or invalid array parameter hash.',
   empty: 'Missing or invalid array parameter hash.',
   encoding: 'Invalid parameter hash: standard base64 (not base64url) is expected.',
-  length: 'Invalid parameter hash: a SHA-256 value of 32 bytes is expected.',
+  length: 'Invalid parameter hash: a SHA-256, SHA-384 or SHA-512 value (32, 48 or 64 bytes) is expected.',
 };
 
 export function standardBase64Hashes(value: unknown, words: HashArrayWords = V1_HASH_WORDS): Uint8Array[] {
@@ -334,7 +344,8 @@ export function standardBase64Hashes(value: unknown, words: HashArrayWords = V1_
   return value.map((item) => {
     const hash = typeof item === 'string' ? decodeStandardBase64(item) : undefined;
     if (!hash) throw refuse(words.encoding);
-    if (hash.length !== SHA256_LENGTH) throw refuse(words.length);
+    // Which digest, and whether it is the one signAlgo or hashAlgo names, the service checks.
+    if (digestOfLength(hash.length) === undefined) throw refuse(words.length);
     return hash;
   });
 }

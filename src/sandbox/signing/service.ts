@@ -3,22 +3,20 @@
  * service tokens, SADs and signHash with the test keys. No HTTP here; `routes.ts` maps requests
  * onto it. It enforces every rule of the service document: a lenient emulator would prove nothing.
  */
-import { X509Certificate, constants, createHash, privateEncrypt, randomBytes, timingSafeEqual } from 'node:crypto';
+import { X509Certificate, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../../core/ports.js';
 import {
-  CMS_SHA256_WITH_RSA,
-  CSC_HASH_ALGO_SHA256,
-  CSC_SIGN_ALGO_RSA,
   MAX_HASHES_PER_AUTHORIZATION,
   MAX_STATE_BYTES,
   SAD_LIFETIME_S,
   SERVICE_TOKEN_LIFETIME_S,
   SHA256_LENGTH,
 } from '../../core/csc/shapes.js';
-import { sha256DigestInfo } from '../../core/csc/signature.js';
+import { digestOfLength, digestOfOid, type DigestName, type SignatureScheme } from '../../core/cms/algorithms.js';
 import type { SandboxCredential, SandboxPki } from '../pki.js';
 import { SEAL_POLICIES, SealAuthority, sealAuthInfo, sealAuthV2, type SealPolicy } from './seals.js';
 import { SigningServiceError } from './service-error.js';
+import { keyAlgorithms, keyCurve, schemeOfRequest, signWith } from './algorithms.js';
 
 export const CODE_LIFETIME_S = 60;
 const APPROVAL_LIFETIME_S = 600;
@@ -103,7 +101,7 @@ export interface TokenGrant {
 }
 
 export interface CredentialInfoBody {
-  key: { status: 'enabled' | 'disabled'; algo: string[]; len: number };
+  key: { status: 'enabled' | 'disabled'; algo: string[]; len: number; curve?: string };
   cert: { status: 'valid' | 'expired' | 'revoked'; certificates: string[]; subjectDN: string; issuerDN: string; serialNumber: string; validTo: string };
   authMode: 'oauth2code' | 'explicit' | 'implicit';
 }
@@ -115,7 +113,7 @@ export interface CredentialInfoOptionsV2 {
 }
 
 export interface CredentialInfoBodyV2 {
-  key: { status: 'enabled' | 'disabled'; algo: string[]; len: number };
+  key: { status: 'enabled' | 'disabled'; algo: string[]; len: number; curve?: string };
   cert: { status: 'valid' | 'expired' | 'revoked'; certificates?: string[]; issuerDN?: string; serialNumber?: string; subjectDN?: string; validFrom?: string; validTo?: string };
   auth?: { mode: 'oauth2code' | 'explicit' | 'implicit'; expression?: string; objects?: object[] };
   SCAL: '1' | '2';
@@ -222,7 +220,9 @@ export class SigningService {
       for (const entry of entries) {
         const hash = decodeBase64Url(entry);
         if (!hash) return fail('invalid_request', 'Every hash must be base64url-encoded (not standard base64).');
-        if (hash.length !== SHA256_LENGTH) return fail('invalid_request', `Every hash must be a SHA-256 value of ${SHA256_LENGTH} bytes.`);
+        if (digestOfLength(hash.length) === undefined || hash.length !== (hashes[0] ?? hash).length) {
+          return fail('invalid_request', `Every hash must be a SHA-256, SHA-384 or SHA-512 value (${SHA256_LENGTH}, 48 or 64 bytes), all of one.`);
+        }
         hashes.push(hash);
       }
       if (!this.pki.credentials.some((credential) => credential.credentialID === credentialID)) {
@@ -440,7 +440,7 @@ export class SigningService {
     const status = this.statusOf(credential);
     const certificate = new X509Certificate(credential.signer.certificate);
     return {
-      key: { status: status.status, algo: [CSC_SIGN_ALGO_RSA], len: credential.keyBits },
+      key: { status: status.status, algo: keyAlgorithms(credential, 1), len: credential.keyBits, ...keyCurve(credential) },
       cert: {
         status: status.certStatus,
         certificates: credential.chain.map((der) => Buffer.from(der).toString('base64')),
@@ -488,7 +488,7 @@ export class SigningService {
       });
     }
     return {
-      key: { status: status.status, algo: v2KeyAlgorithms(credential), len: credential.keyBits },
+      key: { status: status.status, algo: keyAlgorithms(credential, 2), len: credential.keyBits, ...keyCurve(credential) },
       cert,
       ...(options.authInfo ? { auth: policy ? sealAuthV2(policy) : { mode: 'oauth2code' as const } } : {}),
       SCAL: policy?.scal ?? '2',
@@ -496,11 +496,14 @@ export class SigningService {
     };
   }
 
-  /** Signs exactly the hashes the SAD was issued for, with the credential's key (PKCS#1 v1.5). */
-  signHash(token: ServiceTokenHolder, request: { credentialID: string; sad: string; hashes: Uint8Array[]; hashAlgo: string; signAlgo: string }): string[] {
-    if (request.hashAlgo !== CSC_HASH_ALGO_SHA256) throw new SigningServiceError(400, 'invalid_request', `Unsupported hashAlgo ${request.hashAlgo}; only SHA-256 (${CSC_HASH_ALGO_SHA256}).`);
-    if (request.signAlgo !== CSC_SIGN_ALGO_RSA) throw new SigningServiceError(400, 'invalid_request', `Unsupported signAlgo ${request.signAlgo}; only rsaEncryption (${CSC_SIGN_ALGO_RSA}).`);
+  /**
+   * Signs exactly the hashes the SAD was issued for, with the credential's key: signAlgo one of its
+   * key/algo, hashAlgo naming the hashes' digest (optional where signAlgo names it), signAlgoParams for RSASSA-PSS.
+   */
+  signHash(token: ServiceTokenHolder, request: { credentialID: string; sad: string; hashes: Uint8Array[]; hashAlgo?: string; signAlgo: string; signAlgoParams?: string }): string[] {
     const credential = this.requireCredential(token.user, request.credentialID);
+    const scheme = schemeOfRequest(credential, 1, { signAlgo: request.signAlgo, ...(request.hashAlgo === undefined ? {} : { hashAlgorithm: request.hashAlgo }), ...(request.signAlgoParams === undefined ? {} : { signAlgoParams: request.signAlgoParams }) }, request.hashes);
+    if (typeof scheme === 'string') throw new SigningServiceError(400, 'invalid_request', scheme);
     const status = this.statusOf(credential);
     if (status.status === 'disabled') throw new SigningServiceError(400, 'credential_disabled', `The credential is disabled (${status.reason}).`);
     const sad = this.sads.get(request.sad);
@@ -511,7 +514,7 @@ export class SigningService {
       throw new SigningServiceError(400, 'invalid_sad', 'The SAD was issued for other hashes.');
     }
     if (sad.singleUse) this.sads.delete(request.sad);
-    return this.sign(credential, request.hashes);
+    return this.sign(credential, request.hashes, scheme);
   }
 
   /**
@@ -521,7 +524,7 @@ export class SigningService {
    * once: the hashes it authorizes, then it is spent. Refusals are 400 `invalid_request` with the
    * specification's descriptions; a missing or unknown token is 401 `invalid_token`.
    */
-  signHashV2(bearer: string | undefined, request: { credentialID: string; sad?: string; hashes: Uint8Array[]; hashAlgorithmOID?: string; signAlgo: string }): string[] {
+  signHashV2(bearer: string | undefined, request: { credentialID: string; sad?: string; hashes: Uint8Array[]; hashAlgorithmOID?: string; signAlgo: string; signAlgoParams?: string }): string[] {
     const invalid = (description: string) => new SigningServiceError(400, 'invalid_request', description);
     const bearerSad = bearer ? this.sads.get(bearer) : undefined;
     let holder: { user: string; clientId: string };
@@ -538,11 +541,13 @@ export class SigningService {
     }
     const credential = this.credentialOf(holder.user, request.credentialID);
     if (!credential) throw invalid('Invalid parameter credentialID');
-    if (!v2KeyAlgorithms(credential).includes(request.signAlgo)) throw invalid('Invalid parameter signAlgo');
-    if (request.signAlgo === CSC_SIGN_ALGO_RSA) {
-      if (request.hashAlgorithmOID === undefined) throw invalid('Missing (or invalid type) string parameter hashAlgorithmOID');
-      if (request.hashAlgorithmOID !== CSC_HASH_ALGO_SHA256) throw invalid('Invalid parameter hashAlgorithmOID');
-    }
+    const scheme = schemeOfRequest(
+      credential,
+      2,
+      { signAlgo: request.signAlgo, ...(request.hashAlgorithmOID === undefined ? {} : { hashAlgorithm: request.hashAlgorithmOID }), ...(request.signAlgoParams === undefined ? {} : { signAlgoParams: request.signAlgoParams }) },
+      request.hashes,
+    );
+    if (typeof scheme === 'string') throw invalid(scheme);
     const status = this.statusOf(credential);
     if (status.status === 'disabled') {
       throw invalid(status.certStatus === 'expired' ? 'Signing certificate is expired' : status.certStatus === 'revoked' ? 'Signing certificate is revoked' : 'Credential is disabled');
@@ -552,18 +557,18 @@ export class SigningService {
     if (sad.expiresAt <= this.nowMs()) throw invalid('SAD expired');
     if (!authorizesExactly(sad, request.hashes)) throw invalid('Hash is not authorized by the SAD');
     this.sads.delete(sadValue);
-    return this.sign(credential, request.hashes);
+    return this.sign(credential, request.hashes, scheme);
   }
 
-  /** PKCS#1 v1.5 signatures of SHA-256 hashes with the credential's key (corrupted while the fault is on). */
-  private sign(credential: SandboxCredential, hashes: Uint8Array[]): string[] {
+  /** Signatures of the hashes with the credential's key, in the scheme asked for (corrupted while the fault is on). */
+  private sign(credential: SandboxCredential, hashes: Uint8Array[], scheme: SignatureScheme): string[] {
     return hashes.map((hash) => {
-      const signature = privateEncrypt({ key: credential.signer.privateKey, padding: constants.RSA_PKCS1_PADDING }, sha256DigestInfo(hash));
+      const signature = signWith(credential, scheme, hash, this.version);
       if (this.corruptSignatures > 0) {
         this.corruptSignatures -= 1;
         signature[signature.length - 1] = (signature[signature.length - 1] ?? 0) ^ 0xff;
       }
-      return signature.toString('base64');
+      return Buffer.from(signature).toString('base64');
     });
   }
 
@@ -651,8 +656,9 @@ function credentialHashesV2(query: URLSearchParams): { credentialID: string; has
   if (!hashText) return 'Missing (or invalid type) string parameter hashes';
   const algorithm = single(query, 'hashAlgorithmOID');
   if (!algorithm) return 'Missing (or invalid type) string parameter hashAlgorithmOID';
-  if (algorithm !== CSC_HASH_ALGO_SHA256) return 'Invalid parameter hashAlgorithmOID';
-  const hashes = decodeHashes(hashText.split(','), decodeBase64Url);
+  const digest = digestOfOid(algorithm);
+  if (!digest) return 'Invalid parameter hashAlgorithmOID';
+  const hashes = decodeHashes(hashText.split(','), decodeBase64Url, digest);
   if (typeof hashes === 'string') return hashes;
   if (hashes.length !== numSignatures) return `Invalid parameter numSignatures: ${numSignatures}, but ${hashes.length} hashes`;
   return { credentialID, hashes };
@@ -671,23 +677,24 @@ function credentialDetails(text: string): { credentialID: string; hashes: Uint8A
   if (!entry || entries.length !== 1) return 'Invalid parameter authorization_details: one entry of type credential is expected';
   const credentialID = entry['credentialID'];
   if (typeof credentialID !== 'string' || credentialID === '') return 'Missing (or invalid type) string parameter credentialID';
-  if (entry['hashAlgorithmOID'] !== CSC_HASH_ALGO_SHA256) return 'Invalid parameter hashAlgorithmOID';
+  const digest = typeof entry['hashAlgorithmOID'] === 'string' ? digestOfOid(entry['hashAlgorithmOID']) : undefined;
+  if (!digest) return 'Invalid parameter hashAlgorithmOID';
   const digests = entry['documentDigests'];
   if (!Array.isArray(digests) || digests.length === 0 || digests.length > MAX_HASHES_PER_AUTHORIZATION) {
     return `Invalid parameter documentDigests: 1 to ${MAX_HASHES_PER_AUTHORIZATION} entries are expected`;
   }
   const texts = digests.map((digest) => (typeof digest === 'object' && digest !== null ? (digest as Record<string, unknown>)['hash'] : undefined));
   if (!texts.every((hash): hash is string => typeof hash === 'string')) return 'Invalid parameter documentDigests: every entry needs a hash';
-  const hashes = decodeHashes(texts, decodeStandardBase64);
+  const hashes = decodeHashes(texts, decodeStandardBase64, digest);
   return typeof hashes === 'string' ? hashes : { credentialID, hashes };
 }
 
-function decodeHashes(texts: string[], decode: (text: string) => Uint8Array | undefined): Uint8Array[] | string {
+function decodeHashes(texts: string[], decode: (text: string) => Uint8Array | undefined, digest: DigestName): Uint8Array[] | string {
   const hashes: Uint8Array[] = [];
   for (const text of texts) {
     const hash = decode(text);
     if (!hash) return 'Invalid parameter hashes: not encoded as the specification says';
-    if (hash.length !== SHA256_LENGTH) return 'Invalid digest value length';
+    if (digestOfLength(hash.length) !== digest) return 'Invalid digest value length';
     hashes.push(hash);
   }
   return hashes;
@@ -704,14 +711,6 @@ function generalizedTime(date: Date): string {
   return date.toISOString().replace(/[-:T]/g, '').replace(/\.\d{3}/, '');
 }
 
-/**
- * key/algo on the v2 service: rsaEncryption, except alice-rsa3072, which lists only
- * sha256WithRSAEncryption as several v2 services list their keys, so that the client's choice of
- * signAlgo (one of key/algo, §11.10) is put to the test.
- */
-export function v2KeyAlgorithms(credential: SandboxCredential): string[] {
-  return credential.credentialID === 'alice-rsa3072' ? [CMS_SHA256_WITH_RSA] : [CSC_SIGN_ALGO_RSA];
-}
 
 /** A distinguished name as RFC 4514 writes it: most specific first (CN), comma-separated. */
 function rfc4514(nodeName: string): string {

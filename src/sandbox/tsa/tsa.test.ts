@@ -80,13 +80,20 @@ describe('SandboxTsa', () => {
     ['SHA-1', { hashOid: OID.sha1, hash: new Uint8Array(20) }, 'badAlg'],
     ['MD5', { hashOid: OID.md5, hash: new Uint8Array(16) }, 'badAlg'],
     ['an unknown algorithm', { hashOid: '1.2.3.4.5' }, 'badAlg'],
-    ['SHA-512 (not accepted either)', { hashOid: OID.sha512, hash: new Uint8Array(64) }, 'badAlg'],
     ['a 31-byte SHA-256 hash', { hash: new Uint8Array(31) }, 'badDataFormat'],
+    ['a SHA-384 hash of 32 bytes', { hashOid: OID.sha384, hash: new Uint8Array(32) }, 'badDataFormat'],
     ['version 2', { version: 2 }, 'badDataFormat'],
     ['another policy', { policy: '1.2.3.4' }, 'unacceptedPolicy'],
     ['extensions', { extensions: true }, 'unacceptedExtension'],
   ] as const)('rejects %s with %s', (_label, request, failInfo) => {
     expect(failInfoOf(makeTsa().respond(rawRequest(request)))).toEqual([failInfo]);
+  });
+
+  it.each(['sha384', 'sha512'] as const)('grants %s imprints, the digest of signatures made with it', (digest) => {
+    const hashed = new Uint8Array(createHash(digest).update('document').digest());
+    const request = buildTimeStampReq({ imprint: hashed, digest, nonce });
+    const { tstInfo } = processTimeStampResp(makeTsa().respond(request), { imprint: hashed, hashAlgorithm: OID[digest], nonce });
+    expect(tstInfo.messageImprint.hashAlgorithm).toBe(OID[digest]);
   });
 
   it('rejects undecodable bodies with badDataFormat', () => {

@@ -36,7 +36,12 @@ export interface SandboxTsaOptions {
   accuracySeconds?: number;
 }
 
-const ACCEPTED_HASH = { oid: OID.sha256, length: 32 };
+/** SHA-256 as the service's TSA accepts, and SHA-384 and SHA-512 for the imprints of signatures over those digests. */
+const ACCEPTED_HASHES: ReadonlyArray<{ oid: string; name: string; length: number }> = [
+  { oid: OID.sha256, name: 'SHA-256', length: 32 },
+  { oid: OID.sha384, name: 'SHA-384', length: 48 },
+  { oid: OID.sha512, name: 'SHA-512', length: 64 },
+];
 
 const FAILURE_STATUS_TEXT: Readonly<Record<InjectableTsaFailure, string>> = {
   timeNotAvailable: 'The trusted time source is temporarily unavailable; retry later.',
@@ -105,11 +110,12 @@ export class SandboxTsa {
 
 function checkRequest(request: ParsedTimeStampReq): { failInfo: FailureInfoName; text: string } | undefined {
   if (request.version !== 1n) return { failInfo: 'badDataFormat', text: `Unsupported TimeStampReq version ${request.version}; must be 1.` };
-  if (request.hashAlgorithm !== ACCEPTED_HASH.oid) {
-    return { failInfo: 'badAlg', text: `Hash algorithm ${request.hashAlgorithm} is not accepted; only SHA-256 (${OID.sha256}).` };
+  const accepted = ACCEPTED_HASHES.find((hash) => hash.oid === request.hashAlgorithm);
+  if (!accepted) {
+    return { failInfo: 'badAlg', text: `Hash algorithm ${request.hashAlgorithm} is not accepted; only SHA-256 (${OID.sha256}), SHA-384 and SHA-512.` };
   }
-  if (request.hashedMessage.length !== ACCEPTED_HASH.length) {
-    return { failInfo: 'badDataFormat', text: `The hashed message is ${request.hashedMessage.length} bytes; SHA-256 needs 32.` };
+  if (request.hashedMessage.length !== accepted.length) {
+    return { failInfo: 'badDataFormat', text: `The hashed message is ${request.hashedMessage.length} bytes; ${accepted.name} needs ${accepted.length}.` };
   }
   if (request.reqPolicy !== undefined && request.reqPolicy !== TSA_POLICY) {
     return { failInfo: 'unacceptedPolicy', text: `Policy ${request.reqPolicy} is not supported; only ${TSA_POLICY}.` };
