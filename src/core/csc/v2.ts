@@ -7,7 +7,7 @@
  */
 import { EsignError } from '../errors.js';
 import type { ServiceAuthSetting } from '../profile.js';
-import { authorizeUrlWith, checkHashes, hashAlgorithmOf, jsonRequest, type AuthorizeParams, type CredentialAuthorizeParams } from './requests.js';
+import { authorizeUrlWith, hashAlgorithmOf, jsonRequest, type AuthorizeParams, type CredentialAuthorizeParams } from './requests.js';
 import { asObject, authorizationV2, badResponse, credentialInfoFrom, okJson, stringArray } from './responses.js';
 import { signAlgoNamesHash } from './signature.js';
 import { CSC_SIGN_ALGO_RSA, MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION, type CredentialInfo, type PreparedRequest } from './shapes.js';
