@@ -97,7 +97,7 @@ describe('loadOrCreatePki', () => {
       ['acme-seal-bulk', 'acme', 2048, 'enabled', undefined],
       ['acme-seal-implicit', 'acme', 2048, 'enabled', undefined],
     ]);
-    expect(pki.credentials.map((c) => c.key.type)).toEqual(['rsa', 'rsa', 'rsa', 'rsa', 'rsa', 'rsa', 'ec', 'ec', 'ec', 'rsa-pss']);
+    expect(pki.credentials.map((c) => c.key.type)).toEqual(['rsa', 'rsa', 'rsa', 'rsa', 'rsa', 'rsa', 'ec', 'ec', 'ec', 'rsa-pss', 'rsa', 'rsa', 'rsa', 'rsa']);
     const expired = pki.credentials.find((c) => c.credentialID === 'alice-expired');
     expect(expired?.signer.notAfter.getTime()).toBeLessThan(NOW.getTime() - 300 * 86_400_000);
     const revoked = pki.credentials.find((c) => c.credentialID === 'alice-revoked');
