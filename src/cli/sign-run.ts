@@ -26,13 +26,14 @@ import {
   type ExtendSigned,
 } from '../core/sign-workflow.js';
 import { createOutputDir, fileSystemDocuments, writeDetachedSignature } from '../io/document-files.js';
-import { createCscClient, type CscClient } from '../io/csc-client.js';
+import type { CscClient } from '../io/csc-client.js';
 import type { Context, ResolvedProfile } from './context.js';
 import { expandInputs, planJobs } from './inputs.js';
 import { batchExitCode } from './command.js';
 import { outputUploader } from './output-uploader.js';
 import type { SignCommandOptions } from './sign-options.js';
 import { PdfPasswords } from './pdf-password.js';
+import { createCscClient } from './service-clients.js';
 
 interface Failure {
   input: string;
@@ -97,7 +98,7 @@ async function signChecked(
   const credential = await chooseCredential(options.credential ?? profile.settings.credential, signing, ctx);
   const signOptions: SignOptions = { ...signOptionsFrom(options, level, ctx.clock.now(), signerName(credential)), pdfPassword: (input) => passwords.for(input) };
   if (split) return split.runSplitPrepare(jobs, credential, signOptions, signing, options, ctx);
-  const tsa = level === 'B-B' ? undefined : (await import('../io/tsa-client.js')).createTsaClient(ctx, profile);
+  const tsa = level === 'B-B' ? undefined : (await import('./service-clients.js')).createTsaClient(ctx, profile);
   const extender = longTerm ? await longTermExtender(ctx, level, tsa, passwords) : undefined;
   // Storage is opened before anyone approves anything, so a missing login shows at once.
   const upload = options.upload ? await outputUploader(ctx, jobs, options.overwrite) : undefined;

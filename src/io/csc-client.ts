@@ -39,7 +39,6 @@ import {
 import type { CscVersionSetting } from '../core/profile.js';
 import { codeChallengeS256, verifierFromBytes } from '../core/oidc/pkce.js';
 import { signingTerms, verifyDigestSignature } from '../core/csc/signature.js';
-import type { Context, ResolvedProfile } from '../cli/context.js';
 import { assertSecureUrl, type HttpClient, type HttpResponse } from './http.js';
 import { isFresh, type TokenStore } from './token-store.js';
 
@@ -402,35 +401,4 @@ function oauthServerOf(url: string): string {
   } catch (error) {
     throw badResponse('info', `names an OAuth 2.0 server esign will not use (${(error as Error).message.replace(/\.$/, '')})`);
   }
-}
-
-/**
- * The CSC client for a profile (default: the active one), its service token cached per profile
- * and service URL. Composition only; it belongs with the other factories in `cli/context.ts`.
- */
-export async function createCscClient(ctx: Context, profile?: ResolvedProfile): Promise<CscClient> {
-  const resolved = profile ?? (await ctx.profile());
-  const baseUrl = ctx.require(resolved, 'signingBaseUrl');
-  const clientSecret = resolved.secrets.clientSecret;
-  if (!clientSecret) {
-    throw new EsignError('CONFIG_MISSING', `The profile ${JSON.stringify(resolved.name)} has no client secret for the signing service.`, {
-      hint: 'Set ESIGN_CLIENT_SECRET, or CLIENT_SECRET= in the secrets file (esign config set secretsFile PATH).',
-    });
-  }
-  return new CscClient({
-    baseUrl,
-    clientId: ctx.require(resolved, 'clientId'),
-    clientSecret,
-    clientSecretInBody: resolved.settings.clientSecretInBody ?? false,
-    version: resolved.settings.cscVersion ?? 'auto',
-    authorizationDetails: resolved.settings.cscAuthorizationDetails ?? false,
-    sadAsBearer: resolved.settings.cscSadAsBearer ?? false,
-    ...(resolved.settings.cscMaxSignatures ? { maxSignatures: resolved.settings.cscMaxSignatures } : {}),
-    ...(resolved.settings.lang ? { lang: resolved.settings.lang } : {}),
-    http: ctx.http,
-    tokens: ctx.tokens,
-    tokenKey: `${resolved.name}:signing-service:${baseUrl}`,
-    clock: ctx.clock,
-    authorize: (request) => ctx.authorize(request),
-  });
 }
