@@ -2,6 +2,11 @@
 const { join } = require('node:path');
 const process = require('node:process');
 const dist = join(__dirname, '../dist/cli');
+// The bundle loads ES module packages with require(): unflagged from Node 20.19 and 22.12 on.
+if (!process.features.require_module) {
+  process.stderr.write(`esign: this Node (${process.version}) does not load ES modules with require(), which esign needs. Use Node 20.19+ or 22.12+ (and not --no-experimental-require-module).\n`);
+  process.exit(1);
+}
 let launcher;
 try {
   launcher = require(join(dist, 'launch.cjs'));

@@ -27,11 +27,9 @@ function fastestInterleaved(commands: string[][], rounds: number): number[] {
   return fastest;
 }
 
-const REPO = join(import.meta.dirname, '../..');
-const COMMIT = spawnSync('git', ['rev-parse', '--short=10', 'HEAD'], { cwd: REPO, encoding: 'utf8' }).stdout?.trim();
 // `0.1.0 (build 945be1831e, 2026-11-25)`: the commit the bundle was built from (-dirty with
-// uncommitted changes) and its date; `unknown` outside a git checkout.
-const VERSION_LINE = COMMIT ? new RegExp(`^\\d+\\.\\d+\\.\\d+ \\(build ${COMMIT}(-dirty)?, \\d{4}-\\d{2}-\\d{2}\\)$`) : /^\d+\.\d+\.\d+ \(build unknown\)$/;
+// uncommitted changes) and its date; `unknown` when it was built outside a git checkout.
+const VERSION_LINE = /^\d+\.\d+\.\d+ \(build ([0-9a-f]{10}(-dirty)?, \d{4}-\d{2}-\d{2}|unknown)\)$/;
 
 describe('esign CLI frame', () => {
   it('prints help and version from the built package', async () => {
@@ -65,6 +63,15 @@ describe('esign CLI frame', () => {
     expect(result.stdout).toBe('');
     expect(result.stderr.trim().split('\n')).toEqual([
       `esign: this copy of esign is not built (${join(clone, 'dist', 'cli', 'launch.cjs')} is missing). Run \`npm install\` (or \`npm run build\`) in ${clone}.`,
+    ]);
+  });
+
+  it('refuses in one line a Node that does not load ES modules with require() (before 20.19, 21.x, 22.0–22.11)', () => {
+    const result = spawnSync(process.execPath, ['--no-experimental-require-module', ESIGN_BIN, 'sign', 'a.pdf'], { encoding: 'utf8' });
+    expect(result.status).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trim().split('\n')).toEqual([
+      `esign: this Node (${process.version}) does not load ES modules with require(), which esign needs. Use Node 20.19+ or 22.12+ (and not --no-experimental-require-module).`,
     ]);
   });
 

@@ -56,7 +56,7 @@ describe('the packed tarball, installed globally', () => {
     expect(listed).toEqual(
       ['CHANGELOG.md', 'README.md', 'bin/esign.cjs', 'dist/cli/esign.cjs', 'dist/cli/esign.cjs.map', 'dist/cli/launch.cjs', 'package.json', 'samples/contract.pdf', 'samples/release-notes.txt'].map((path) => `package/${path}`),
     );
-    expect(pkg.engines.node).toBe('>=20.19');
+    expect(pkg.engines.node).toBe('^20.19.0 || >=22.12.0');
     expect(await readdir(join(installed, 'node_modules'))).not.toContain('vitest');
   });
 
