@@ -63,7 +63,8 @@ function bashScript(root: CompletionNode): string {
     node.options
       .filter((option) => option.value === 'choices' || option.value === 'profile')
       .map((option) => {
-        const pattern = option.flags.map((flag) => shellQuote(`${path.length === 0 ? '*' : path.join(' ')}|${flag}`)).join(' | ').replace(/'\*\|/g, `*'|`);
+        // The root's (global) options take their values under any command path.
+        const pattern = option.flags.map((flag) => (path.length === 0 ? `*${shellQuote(`|${flag}`)}` : shellQuote(`${path.join(' ')}|${flag}`))).join(' | ');
         const reply = option.value === 'profile' ? '_esign_profiles' : `echo ${words(option.choices)}`;
         return `    ${pattern}) ${reply} ;;`;
       }),

@@ -23,7 +23,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
           const what = shell === undefined ? 'Name a shell' : `Unknown shell ${JSON.stringify(shell)}`;
           throw new EsignError('USAGE', `${what}: esign completion knows ${SHELLS.join(', ')}.`, { hint: 'Run e.g. esign completion bash.' });
         }
-        printScript(ctx, known, describe(program));
+        printScript(ctx, known, commandTree(program));
       }),
     );
 };
@@ -39,12 +39,12 @@ async function listProfiles(ctx: Context): Promise<void> {
 }
 
 /** The command tree as commander has it (every command is defined when `completion` runs). */
-function describe(command: Command): CompletionNode {
+function commandTree(command: Command): CompletionNode {
   return {
     name: command.name(),
     description: command.summary() || command.description(),
     options: command.options.filter((option) => !option.hidden).map(describeOption),
-    commands: command.commands.map(describe),
+    commands: command.commands.map(commandTree),
     profileArgument: command.registeredArguments[0]?.name() === 'profile',
   };
 }
