@@ -5,8 +5,21 @@
 // Packages stay outside the bundle and load from node_modules only where a command needs them,
 // except commander, which every run loads. Type checking is `npm run typecheck`.
 import { build } from 'esbuild';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+
+/** What `esign --version` names the build by: the commit (`-dirty` with uncommitted changes) and its date. */
+function buildName() {
+  const git = (...args) => {
+    const result = spawnSync('git', args, { encoding: 'utf8' });
+    return result.status === 0 ? result.stdout.trim() : undefined;
+  };
+  const commit = existsSync('.git') ? git('rev-parse', '--short=10', 'HEAD') : undefined;
+  if (!commit) return 'unknown';
+  const dirty = git('status', '--porcelain', '--untracked-files=no') ? '-dirty' : '';
+  return `${commit}${dirty}, ${git('log', '-1', '--format=%cs')}`;
+}
 
 const dependencies = Object.keys(JSON.parse(readFileSync('package.json', 'utf8')).dependencies);
 const common = {
@@ -33,6 +46,7 @@ await build({
   // import() becomes require() (Node 20.19+ requires ES modules): V8 drops the import callback
   // of functions restored from a code cache.
   supported: { 'dynamic-import': false },
+  define: { ...common.define, ESIGN_BUILD: JSON.stringify(buildName()) },
 });
 const bundle = readFileSync('dist/cli/esign.cjs');
 // esbuild escapes every non-ASCII character (its default charset), so the launcher reads the

@@ -1,12 +1,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
+const SRC_DIR = join(import.meta.dirname, '..');
 const COMMANDS_DIR = join(import.meta.dirname, 'commands');
 
 /** Every module specifier a file imports, statically or with import(). */
-function importsOf(file: string): string[] {
-  const source = readFileSync(join(COMMANDS_DIR, file), 'utf8');
+function importsOf(path: string): string[] {
+  const source = readFileSync(path, 'utf8');
   return [...source.matchAll(/(?:from\s+|import\()\s*'([^']+)'/g)].map((match) => match[1]!);
 }
 
@@ -19,9 +20,36 @@ describe('command layering', () => {
   });
 
   it.each(files)('%s depends only downward: not on program.ts nor on another command', (file) => {
-    for (const specifier of importsOf(file)) {
+    for (const specifier of importsOf(join(COMMANDS_DIR, file))) {
       expect(specifier, `${file} imports ${specifier}`).not.toMatch(/^\.\.\/program\.js$/);
       expect(specifier, `${file} imports ${specifier}`).not.toMatch(/^\.\/[^/]+\.js$/);
+    }
+  });
+});
+
+// The floors of src/, lowest first: each may import its own floor and those below, never one above.
+const FLOORS = ['core', 'io', 'sandbox', 'cli'] as const;
+
+/** The floor a source file under src/ lives on. */
+function floorOf(pathFromSrc: string): number {
+  return FLOORS.indexOf(pathFromSrc.split('/')[0] as (typeof FLOORS)[number]);
+}
+
+describe('floor layering', () => {
+  const sources = readdirSync(SRC_DIR, { recursive: true, encoding: 'utf8' })
+    .map((path) => path.split('\\').join('/'))
+    .filter((path) => path.endsWith('.ts') && !path.endsWith('.test.ts') && floorOf(path) >= 0);
+
+  it('finds sources on every floor', () => {
+    for (const floor of FLOORS) expect(sources.some((path) => path.startsWith(`${floor}/`)), floor).toBe(true);
+  });
+
+  it.each(sources)('%s imports only its own floor and those below', (path) => {
+    for (const specifier of importsOf(join(SRC_DIR, path)).filter((specifier) => specifier.startsWith('.'))) {
+      const target = relative(SRC_DIR, join(SRC_DIR, path, '..', specifier)).split('\\').join('/');
+      const targetFloor = floorOf(target);
+      expect(targetFloor, `${path} imports ${specifier}, outside src/`).toBeGreaterThanOrEqual(0);
+      expect(targetFloor, `${path} imports ${specifier}: ${FLOORS[targetFloor]} is above ${FLOORS[floorOf(path)]}`).toBeLessThanOrEqual(floorOf(path));
     }
   });
 });

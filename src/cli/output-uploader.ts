@@ -8,7 +8,7 @@ import type { Context } from './context.js';
  * local output stays.
  */
 export async function outputUploader(ctx: Context, jobs: readonly Pick<SignJob, 'output'>[], overwrite: boolean): Promise<(output: string) => Promise<void>> {
-  const { assertDistinctKeys, openUploader } = await import('../io/storage-client.js');
+  const [{ assertDistinctKeys }, { openUploader }] = await Promise.all([import('../io/storage-client.js'), import('./service-clients.js')]);
   assertDistinctKeys(jobs.map((job) => job.output), undefined);
   const upload = await openUploader(ctx, { overwrite });
   return async (output) => {

@@ -14,6 +14,8 @@ interface CommandEntry {
   name: string;
   summary: string;
   load: () => Promise<CommandModule>;
+  /** It reads the whole program (completion scripts): every command is defined, not only it. */
+  readsEveryCommand?: boolean;
 }
 
 export const COMMANDS: CommandEntry[] = [
@@ -29,6 +31,7 @@ export const COMMANDS: CommandEntry[] = [
   { name: 'storage', summary: 'list, download and delete objects in your bucket', load: () => import('./commands/storage.js') },
   { name: 'sandbox', summary: 'run the local emulators of all services (test signatures)', load: () => import('./commands/sandbox.js') },
   { name: 'config', summary: 'manage profiles and settings', load: () => import('./commands/config.js') },
+  { name: 'completion', summary: 'print a shell completion script (bash, zsh or fish)', load: () => import('./commands/completion.js'), readsEveryCommand: true },
 ];
 
 export async function buildProgram(args: string[], overrides: ContextOverrides = {}): Promise<Command> {
@@ -69,8 +72,9 @@ export async function buildProgram(args: string[], overrides: ContextOverrides =
   };
 
   const wanted = commandNameIn(args);
+  const everyCommand = COMMANDS.some((entry) => entry.name === wanted && entry.readsEveryCommand);
   for (const entry of COMMANDS) {
-    if (entry.name === wanted) (await entry.load()).defineCommand(program, run);
+    if (entry.name === wanted || everyCommand) (await entry.load()).defineCommand(program, run);
     else program.command(entry.name).summary(entry.summary).description(entry.summary).allowUnknownOption().allowExcessArguments().helpOption(false);
   }
   return program;

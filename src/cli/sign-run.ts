@@ -27,7 +27,7 @@ import {
   type ExtendSigned,
 } from '../core/sign-workflow.js';
 import { createOutputDir, fileSystemDocuments, writeDetachedSignature } from '../io/document-files.js';
-import { createCscClient, type CscClient } from '../io/csc-client.js';
+import type { CscClient } from '../io/csc-client.js';
 import type { Context, ResolvedProfile } from './context.js';
 import { expandInputs, planJobs } from './inputs.js';
 import { batchExitCode } from './command.js';
@@ -35,6 +35,7 @@ import { outputUploader } from './output-uploader.js';
 import type { SignCommandOptions } from './sign-options.js';
 import { PdfPasswords } from './pdf-password.js';
 import { authorizationFactors } from './credential-factors.js';
+import { createCscClient } from './service-clients.js';
 
 interface Failure {
   input: string;
@@ -100,7 +101,7 @@ async function signChecked(
   if (!split) await readyToAuthorize(credential, signing, ctx);
   const signOptions: SignOptions = { ...signOptionsFrom(options, level, ctx.clock.now(), signerName(credential)), pdfPassword: (input) => passwords.for(input) };
   if (split) return split.runSplitPrepare(jobs, credential, signOptions, signing, options, ctx);
-  const tsa = level === 'B-B' ? undefined : (await import('../io/tsa-client.js')).createTsaClient(ctx, profile);
+  const tsa = level === 'B-B' ? undefined : (await import('./service-clients.js')).createTsaClient(ctx, profile);
   const extender = longTerm ? await longTermExtender(ctx, level, tsa, passwords) : undefined;
   // Storage is opened before anyone approves anything, so a missing login shows at once.
   const upload = options.upload ? await outputUploader(ctx, jobs, options.overwrite) : undefined;

@@ -19,7 +19,7 @@ import { writeBytesAtomically } from '../io/atomic-write.js';
 import type { CscClient } from '../io/csc-client.js';
 import { createOutputDir, fileSystemDocuments, writeDetachedSignature } from '../io/document-files.js';
 import { checkRedirect, constantTimeEqual, randomState } from '../io/loopback.js';
-import { createTsaClient } from '../io/tsa-client.js';
+import { createCscClient, createTsaClient } from './service-clients.js';
 import type { Context } from './context.js';
 import { DEFAULT_REDIRECT_URI } from './context.js';
 import { outputUploader } from './output-uploader.js';
@@ -243,7 +243,6 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
   // The steps approved so far; the others stay in the state file for a later --complete.
   const codes = byBrowser ? codesFor(command, state.steps.map((step) => step.authorization!), 'approval of the prepared signatures') : state.steps.map(() => undefined);
   const chosen = state.steps.flatMap((step, index) => (byBrowser && codes[index] === undefined ? [] : [{ step, code: codes[index] }]));
-  const { createCscClient } = await import('../io/csc-client.js');
   // The state never holds a PIN or OTP: they are given again here.
   const signing = await createCscClient(ctx, profile, byBrowser ? undefined : await authorizationFactors(command, ctx));
   // Checked before the codes are spent: each can be exchanged for a SAD only once.

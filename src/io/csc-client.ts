@@ -50,7 +50,6 @@ import { processAuthorizationServerMetadata, authorizationServerMetadataUrl, typ
 import { codeChallengeS256, verifierFromBytes } from '../core/oidc/pkce.js';
 import { signingTerms } from '../core/csc/signature.js';
 import { acceptedSignatureValue, schemeLabel, type DigestName } from '../core/cms/algorithms.js';
-import type { Context, ResolvedProfile } from '../cli/context.js';
 import { assertSecureUrl, type HttpClient, type HttpResponse } from './http.js';
 import { isFresh, type TokenStore } from './token-store.js';
 
@@ -586,44 +585,4 @@ function oauthServerOf(url: string): string {
   } catch (error) {
     throw badResponse('info', `names an OAuth 2.0 server esign will not use (${(error as Error).message.replace(/\.$/, '')})`);
   }
-}
-
-/**
- * The CSC client for a profile (default: the active one), its service token cached per profile
- * and service URL. Composition only; it belongs with the other factories in `cli/context.ts`.
- */
-export async function createCscClient(ctx: Context, profile?: ResolvedProfile, factors?: AuthorizationFactors): Promise<CscClient> {
-  const resolved = profile ?? (await ctx.profile());
-  const baseUrl = ctx.require(resolved, 'signingBaseUrl');
-  const { signingUsername: username, signingPassword: password } = resolved.secrets;
-  const serviceAuth = resolved.settings.serviceAuth ?? 'browser';
-  const clientSecret = resolved.secrets.clientSecret ?? '';
-  // auth/login needs no client secret (until a credential needs a browser approval).
-  if (!clientSecret && serviceAuth !== 'basic') {
-    throw new EsignError('CONFIG_MISSING', `The profile ${JSON.stringify(resolved.name)} has no client secret for the signing service.`, {
-      hint: 'Set ESIGN_CLIENT_SECRET, or CLIENT_SECRET= in the secrets file (esign config set secretsFile PATH).',
-    });
-  }
-  return new CscClient({
-    baseUrl,
-    clientId: ctx.require(resolved, 'clientId'),
-    clientSecret,
-    clientSecretInBody: resolved.settings.clientSecretInBody ?? false,
-    version: resolved.settings.cscVersion ?? 'auto',
-    authorizationDetails: resolved.settings.cscAuthorizationDetails ?? false,
-    sadAsBearer: resolved.settings.cscSadAsBearer ?? false,
-    ...(resolved.settings.cscMaxSignatures ? { maxSignatures: resolved.settings.cscMaxSignatures } : {}),
-    ...(resolved.settings.lang ? { lang: resolved.settings.lang } : {}),
-    http: ctx.http,
-    tokens: ctx.tokens,
-    // A sign-in of another kind (or as another user) is another token.
-    tokenKey: `${resolved.name}:signing-service:${baseUrl}${serviceAuth === 'browser' ? '' : `:${serviceAuth}:${serviceAuth === 'basic' ? (username ?? '') : ctx.require(resolved, 'clientId')}`}`,
-    refreshTokenKey: `${resolved.name}:signing-service-refresh:${baseUrl}:${username ?? ''}`,
-    serviceAuth,
-    ...(username !== undefined && password !== undefined ? { login: { username, password } } : {}),
-    ...(factors ? { factors } : {}),
-    progress: (line) => ctx.io.info(line),
-    clock: ctx.clock,
-    authorize: (request) => ctx.authorize(request),
-  });
 }

@@ -11,7 +11,6 @@ import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
-import type { Context } from '../cli/context.js';
 import { EsignError, ExitCode, isEsignError, sentence } from '../core/errors.js';
 import type { Clock } from '../core/ports.js';
 import { writeFileAtomically } from './atomic-write.js';
@@ -19,6 +18,7 @@ import { inputError } from './file-source.js';
 import { backoffMs, MAX_TRIES, responseJson, RETRYABLE_STATUS, retryAfterMs, type HttpClient } from './http.js';
 import { readIdentitySession } from './identity-client.js';
 import { STORAGE_SCOPE, processStorageCredentialsResponse, type StorageGrant } from './storage-grant.js';
+import type { TokenStore } from './token-store.js';
 
 export { STORAGE_SCOPE, type StorageGrant };
 
@@ -272,19 +272,26 @@ export class StorageSession {
   }
 }
 
-/** Opens a storage session for the active profile: its login session's token → credentials. */
-export async function openStorage(ctx: Context): Promise<StorageSession> {
-  const profile = await ctx.profile({ storage: true });
-  const storageAuthUrl = ctx.require(profile, 'storageAuthUrl');
+export interface StorageSessionSettings {
+  http: HttpClient;
+  tokens: TokenStore;
+  clock: Clock;
+  /** The profile whose login session is traded for storage credentials. */
+  profileName: string;
+  storageAuthUrl: string;
+  region: string;
+}
+
+/** Opens a storage session: the profile's login session's token → credentials. */
+export async function openStorageSession(settings: StorageSessionSettings): Promise<StorageSession> {
+  const { http, tokens, clock, profileName, storageAuthUrl } = settings;
   const fetchGrant = async (): Promise<StorageGrant> => {
-    const session = await readIdentitySession(ctx.tokens, profile.name);
-    if (!session) throw new EsignError('AUTH_LOGIN_REQUIRED', `Not signed in at the identity service on profile ${JSON.stringify(profile.name)}; storage needs the login session.`, { hint: LOGIN_HINT });
-    if (session.expiresAt <= ctx.clock.now().getTime()) throw new EsignError('AUTH_LOGIN_REQUIRED', 'The login session has expired.', { hint: LOGIN_HINT });
-    return requestStorageCredentials(ctx.http, storageAuthUrl, session.accessToken);
+    const session = await readIdentitySession(tokens, profileName);
+    if (!session) throw new EsignError('AUTH_LOGIN_REQUIRED', `Not signed in at the identity service on profile ${JSON.stringify(profileName)}; storage needs the login session.`, { hint: LOGIN_HINT });
+    if (session.expiresAt <= clock.now().getTime()) throw new EsignError('AUTH_LOGIN_REQUIRED', 'The login session has expired.', { hint: LOGIN_HINT });
+    return requestStorageCredentials(http, storageAuthUrl, session.accessToken);
   };
-  const session = await StorageSession.open({ fetchGrant, clock: ctx.clock, region: profile.settings.region ?? 'us-east-1', timeoutMs: ctx.http.timeoutMs });
-  ctx.onClose(() => session.close());
-  return session;
+  return StorageSession.open({ fetchGrant, clock, region: settings.region, timeoutMs: http.timeoutMs });
 }
 
 /** `PREFIX/BASENAME` (DESIGN §4); the prefix loses leading and trailing slashes. */
@@ -298,39 +305,6 @@ export function assertDistinctKeys(paths: readonly string[], prefix: string | un
   const keys = paths.map((path) => objectKey(prefix, path));
   const duplicate = keys.find((key, index) => keys.indexOf(key) !== index);
   if (duplicate) throw new EsignError('USAGE', `Two of the files would be stored under the same key ${duplicate}.`, { hint: 'Store them in separate runs (esign upload --prefix gives each run its own keys).' });
-}
-
-/**
- * Opens storage and returns what uploads one file as `PREFIX/BASENAME`, with a progress line on a
- * TTY, and prints bucket, key, size and SHA-256 (one JSON value with --json). An existing object
- * is replaced only with `overwrite`. `esign upload` and `esign sign --upload` both use it.
- */
-export async function openUploader(ctx: Context, options: { prefix?: string; overwrite?: boolean }): Promise<(path: string) => Promise<StoredObject>> {
-  const session = await openStorage(ctx);
-  return async (path) => {
-    const spinner = await ctx.io.spinner(`uploading ${basename(path)}`);
-    try {
-      const object = await session.upload(path, objectKey(options.prefix, path), {
-        overwrite: options.overwrite,
-        onProgress: (loaded, total) => spinner.update(`uploading ${basename(path)} ${progressBar(loaded, total)}`),
-      });
-      spinner.stop();
-      ctx.io.result({ file: path, ...object }, () => `✓ ${path} → s3://${object.bucket}/${object.key} (${formatSize(object.size)}, sha256 ${object.sha256})`);
-      return object;
-    } catch (error) {
-      spinner.fail(`${basename(path)} not uploaded`);
-      throw error;
-    }
-  };
-}
-
-/** Uploads files one after the other; stops at the first failure (objects already stored stay). */
-export async function uploadFiles(ctx: Context, paths: readonly string[], options: { prefix?: string; overwrite?: boolean }): Promise<StoredObject[]> {
-  assertDistinctKeys(paths, options.prefix);
-  const upload = await openUploader(ctx, options);
-  const stored: StoredObject[] = [];
-  for (const path of paths) stored.push(await upload(path));
-  return stored;
 }
 
 export function progressBar(loaded: number, total: number, width = 24): string {

@@ -5,7 +5,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import type { Context, ResolvedProfile } from '../cli/context.js';
 import { EsignError, ExitCode, isEsignError } from '../core/errors.js';
 import type { TimestampAuthority, TimestampResult } from '../core/ports.js';
 import { DIGEST_OID, type DigestName } from '../core/cms/algorithms.js';
@@ -206,22 +205,4 @@ export async function loadTrustAnchors(paths: readonly string[]): Promise<Uint8A
     else throw new EsignError('CONFIG_INVALID', `The trust anchor file ${path} holds no certificate (PEM or DER).`, { hint: 'Check the trustAnchors setting.' });
   }
   return anchors;
-}
-
-/** The profile's TSA client, or undefined when the profile names no TSA. */
-export function createTsaClient(ctx: Context, profile: ResolvedProfile): TsaClient | undefined {
-  const urls = profile.settings.tsaUrls ?? [];
-  if (urls.length === 0) return undefined;
-  const anchorPaths = profile.settings.trustAnchors ?? [];
-  return new TsaClient({
-    urls,
-    username: profile.settings.tsaUsername,
-    password: profile.secrets.tsaPassword,
-    http: ctx.http,
-    trustAnchors: async () => {
-      if (anchorPaths.length === 0) ctx.io.warn(`the profile ${JSON.stringify(profile.name)} has no trustAnchors, so the TSA's certificate chain is not checked; set them with \`esign config set trustAnchors PEM\`.`);
-      return loadTrustAnchors(anchorPaths);
-    },
-    trace: (line) => ctx.io.debug(line),
-  });
 }

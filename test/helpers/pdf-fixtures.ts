@@ -8,6 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { deflateSync } from 'node:zlib';
 import { PDFDocument, PDFName, PDFString, StandardFonts } from 'pdf-lib';
 import { bytesSource } from '../../src/core/pdf/byte-source.js';
@@ -205,6 +206,17 @@ export async function ghostscriptPdf(dir: string): Promise<string> {
   const ps = write(dir, 'gs-input.ps', latin1('/Helvetica findfont 18 scalefont setfont 72 720 moveto (Made by Ghostscript) show showpage\n'));
   const out = join(dir, 'ghostscript.pdf');
   execFileSync('gs', ['-q', '-dBATCH', '-dNOPAUSE', '-dSAFER', '-sDEVICE=pdfwrite', `-sOutputFile=${out}`, ps]);
+  return out;
+}
+
+/**
+ * The sample contract rewritten by MuPDF: `mutool clean` writes the head of the free list as
+ * `0000000000 65536 f` (one above the largest generation); `mutool convert` renders it anew.
+ */
+export async function mupdfPdf(dir: string, how: 'clean' | 'convert'): Promise<string> {
+  const sample = fileURLToPath(new URL('../../samples/contract.pdf', import.meta.url));
+  const out = join(dir, `mupdf-${how}.pdf`);
+  execFileSync('mutool', how === 'clean' ? ['clean', sample, out] : ['convert', '-o', out, sample], { stdio: 'ignore' });
   return out;
 }
 

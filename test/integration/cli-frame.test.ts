@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { stat, writeFile, chmod } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ESIGN_BIN, runCli } from '../helpers/run-cli.js';
@@ -27,6 +27,10 @@ function fastestInterleaved(commands: string[][], rounds: number): number[] {
   return fastest;
 }
 
+// `0.1.0 (build 945be1831e, 2026-11-25)`: the commit the bundle was built from (-dirty with
+// uncommitted changes) and its date; `unknown` when it was built outside a git checkout.
+const VERSION_LINE = /^\d+\.\d+\.\d+ \(build ([0-9a-f]{10}(-dirty)?, \d{4}-\d{2}-\d{2}|unknown)\)$/;
+
 describe('esign CLI frame', () => {
   it('prints help and version from the built package', async () => {
     const help = await runCli(['--help']);
@@ -36,7 +40,7 @@ describe('esign CLI frame', () => {
     }
     const version = await runCli(['--version']);
     expect(version.code).toBe(0);
-    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(version.stdout.trim()).toMatch(VERSION_LINE);
   });
 
   // `npx esign` and npm's link of an installed package run the bin itself: it must be executable
@@ -45,9 +49,30 @@ describe('esign CLI frame', () => {
     const result = spawnSync(ESIGN_BIN, ['--version'], { encoding: 'utf8' });
     expect(result.error, 'bin/esign.cjs is not executable').toBeUndefined();
     expect(result.status, result.stderr).toBe(0);
-    expect(result.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(result.stdout.trim()).toMatch(VERSION_LINE);
     const tracked = spawnSync('git', ['ls-files', '-s', 'bin/esign.cjs'], { cwd: join(import.meta.dirname, '../..'), encoding: 'utf8' });
     if (tracked.status === 0 && tracked.stdout) expect(tracked.stdout).toMatch(/^100755 /);
+  });
+
+  it('says in one line how to build when dist/ is missing (a clone where the build did not run)', async () => {
+    const clone = await tempDir('esign-unbuilt-');
+    await mkdir(join(clone, 'bin'));
+    await copyFile(ESIGN_BIN, join(clone, 'bin', 'esign.cjs'));
+    const result = spawnSync(process.execPath, [join(clone, 'bin', 'esign.cjs'), 'sign', 'a.pdf'], { encoding: 'utf8' });
+    expect(result.status).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trim().split('\n')).toEqual([
+      `esign: this copy of esign is not built (${join(clone, 'dist', 'cli', 'launch.cjs')} is missing). Run \`npm install\` (or \`npm run build\`) in ${clone}.`,
+    ]);
+  });
+
+  it('refuses in one line a Node that does not load ES modules with require() (before 20.19, 21.x, 22.0–22.11)', () => {
+    const result = spawnSync(process.execPath, ['--no-experimental-require-module', ESIGN_BIN, 'sign', 'a.pdf'], { encoding: 'utf8' });
+    expect(result.status).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trim().split('\n')).toEqual([
+      `esign: this Node (${process.version}) does not load ES modules with require(), which esign needs. Use Node 20.19+ or 22.12+ (and not --no-experimental-require-module).`,
+    ]);
   });
 
   it('answers --version and --help within node -e 0 plus 30 ms (fastest of 7, interleaved)', () => {

@@ -202,7 +202,7 @@ describe.skipIf(nodeCachesItself)(suiteName, () => {
     const disabled = join(dir, 'disabled');
     const off = await runCli(['--version'], { env: envFor(disabled, { NODE_DISABLE_COMPILE_CACHE: '1' }) });
     expectOk(off);
-    expect(off.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(off.stdout.trim()).toMatch(/^\d+\.\d+\.\d+ \(build [^)]+\)$/);
     expectOk(await runCli(['--verbose', 'config', 'path'], { env: envFor(disabled) }));
     expect(await listTree(join(disabled, 'cache'))).toEqual([]);
 

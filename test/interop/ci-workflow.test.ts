@@ -2,7 +2,7 @@
  * docs/ci/release-signing.yml, run as GitHub Actions would run it: every `run:` step of both jobs
  * in order, in bash, with the workflow's environment, against `esign sandbox start` (reached through
  * the env profile, as a real service would be). The `uses:` steps GitHub provides (checkout, cache,
- * artifacts) are done by small stand-ins that copy files; `npm install --global esign` and the
+ * artifacts) are done by small stand-ins that copy files; `npm install --global` of esign's tarball and the
  * `gh release upload` that needs GitHub are skipped. A person's part (sign in, approve) is a fetch
  * of the URL the job summary shows. Every output is judged by `openssl cms -verify`.
  */
@@ -89,7 +89,7 @@ beforeAll(async () => {
   artifactDir = join(root.dir, 'actions-artifact');
   bin = join(root.dir, 'bin');
   await Promise.all([mkdir(cacheDir), mkdir(artifactDir), mkdir(bin)]);
-  // `esign` on PATH, as `npm install --global esign` leaves it.
+  // `esign` on PATH, as `npm install --global` of its tarball leaves it (test/interop/pack.test.ts installs one).
   await writeFile(join(bin, 'esign'), `#!/bin/sh\nexec '${process.execPath}' '${ESIGN_BIN}' "$@"\n`);
   await chmod(join(bin, 'esign'), 0o755);
 });
@@ -143,7 +143,7 @@ async function runJob(name: string, context: Record<string, Record<string, strin
       await standIn(step, workspace);
       continue;
     }
-    if (!step.run || /npm install --global esign/.test(step.run) || /^gh /.test(step.run.trim())) continue;
+    if (!step.run || /npm install --global/.test(step.run) || /^gh /.test(step.run.trim())) continue;
     await writeFile(githubOutput, '');
     const stepEnv: Record<string, string> = { ...env };
     for (const [key, value] of Object.entries(step.env ?? {})) stepEnv[key] = expand(String(value), stepContext);

@@ -7,14 +7,14 @@ import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSignedData } from '../../src/core/cms/parse.js';
-import { emptySignatureFieldPdf, ghostscriptPdf, linearizedPdf, multiRevisionPdf, pdfLibPdf, qpdfObjectStreamsPdf } from '../helpers/pdf-fixtures.js';
+import { emptySignatureFieldPdf, ghostscriptPdf, linearizedPdf, multiRevisionPdf, mupdfPdf, pdfLibPdf, qpdfObjectStreamsPdf } from '../helpers/pdf-fixtures.js';
 import { lastCms, nssDbTrusting, opensslVerifiesCms as opensslVerifies, pdfsig as judgedByPdfsig, qpdfCheck, runTool } from '../helpers/pdf-judges.js';
 import { runCli } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDirForFile } from '../helpers/tmp.js';
 
 const has = (tool: string) => spawnSync('which', [tool]).status === 0;
-const tools = ['pdfsig', 'qpdf', 'openssl', 'gs', 'certutil'];
+const tools = ['pdfsig', 'qpdf', 'openssl', 'gs', 'certutil', 'mutool'];
 const missing = tools.filter((tool) => !has(tool));
 if (missing.length > 0) console.warn(`interop sign tests skipped: missing ${missing.join(', ')} (.ci/run installs them)`);
 
@@ -55,6 +55,8 @@ describe.skipIf(missing.length > 0)('signed PDFs judged by pdfsig, qpdf and open
     ['pdf-lib (classic xref)', (dir) => pdfLibPdf(dir, { objectStreams: false })],
     ['pdf-lib (xref stream)', (dir) => pdfLibPdf(dir, { objectStreams: true })],
     ['a multi-revision file', multiRevisionPdf],
+    ['mutool clean', (dir) => mupdfPdf(dir, 'clean')],
+    ['mutool convert', (dir) => mupdfPdf(dir, 'convert')],
     ['the sample contract', async (dir) => {
       const path = join(dir, 'contract.pdf');
       await copyFile(join(import.meta.dirname, '../../samples/contract.pdf'), path);
@@ -74,6 +76,20 @@ describe.skipIf(missing.length > 0)('signed PDFs judged by pdfsig, qpdf and open
       await opensslVerifiesCms(output);
     });
   }
+
+  it("signs a mutool clean file whose table starts with MuPDF's free-list head (object 0, generation 65536)", async () => {
+    const dir = join(work.dir, 'mupdf-free-list-head');
+    await mkdir(dir, { recursive: true });
+    const input = await mupdfPdf(dir, 'clean');
+    expect((await readFile(input, 'latin1')).match(/\nxref\s+0 \d+\s+(\d{10} \d{5} f)/)?.[1]).toBe('0000000000 65536 f');
+    expect(await qpdfCheck(input)).toBe(0);
+    const output = await sign(input);
+    const report = await pdfsig(output);
+    expect(report.signatures[0], report.raw).toMatchObject({ valid: true, trusted: true, totalDocument: true });
+    expect(await qpdfCheck(output)).toBe(0);
+    const verified = await runCli(['verify', output], { env: sandbox.env });
+    expect(verified.code, verified.stdout + verified.stderr).toBe(0);
+  });
 
   it('signs on the CSC API v2 sandbox (--profile sandbox-v2) a PDF and a file: pdfsig, qpdf and openssl cms accept both', async () => {
     const dir = join(work.dir, 'csc-v2');

@@ -16,6 +16,7 @@ const JUDGES: Record<string, string> = {
   chromium: 'chromium',
   aws: 'awscli',
   script: 'bsdutils',
+  mutool: 'mupdf-tools',
 };
 
 describe('independent judges', () => {

@@ -101,7 +101,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     );
 
   config
-    .command('use <name>')
+    .command('use <profile>')
     .description('make a profile the current one')
     .action((name: string, _options: unknown, command: Command) =>
       run(command, async (ctx) => {

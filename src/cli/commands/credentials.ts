@@ -5,10 +5,11 @@ import type { CurveName } from '../../core/cms/ecdsa.js';
 import { signingTerms } from '../../core/csc/signature.js';
 import { EsignError, isEsignError } from '../../core/errors.js';
 import type { CredentialInfo } from '../../core/csc/shapes.js';
-import { createCscClient, type SpokenProtocol } from '../../io/csc-client.js';
+import type { SpokenProtocol } from '../../io/csc-client.js';
 import type { Context } from '../context.js';
 import { table } from '../io.js';
 import type { CommandModule } from '../command.js';
+import { createCscClient } from '../service-clients.js';
 
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
   const credentials = program

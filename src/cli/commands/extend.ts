@@ -54,7 +54,7 @@ export async function runExtend(files: string[], options: ExtendCommandOptions, 
   if (options.output !== undefined && files.length > 1) throw new EsignError('USAGE', '--output works with one input only.', { hint: 'Drop --output to write NAME-lta.pdf beside each input, or use --in-place.' });
   const profile = await ctx.profile();
   const [{ createTsaClient }, { createRevocationClient }, { fileSystemDocuments }] = await Promise.all([
-    import('../../io/tsa-client.js'),
+    import('../service-clients.js'),
     import('../../io/revocation-client.js'),
     import('../../io/document-files.js'),
   ]);

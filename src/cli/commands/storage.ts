@@ -16,7 +16,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .description('list the objects in your bucket (under PREFIX)')
     .action((prefix: string | undefined, _options: unknown, command: Command) =>
       run(command, async (ctx) => {
-        const { openStorage, formatSize } = await import('../../io/storage-client.js');
+        const [{ openStorage }, { formatSize }] = await Promise.all([import('../service-clients.js'), import('../../io/storage-client.js')]);
         const session = await openStorage(ctx);
         const objects: StoredObject[] = [];
         for await (const object of session.list(prefix)) objects.push(object);
@@ -34,7 +34,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .option('--force', 'replace FILE if it exists', false)
     .action((key: string, file: string | undefined, options: { force: boolean }, command: Command) =>
       run(command, async (ctx) => {
-        const { openStorage, formatSize } = await import('../../io/storage-client.js');
+        const [{ openStorage }, { formatSize }] = await Promise.all([import('../service-clients.js'), import('../../io/storage-client.js')]);
         const session = await openStorage(ctx);
         const object = await session.download(key, file ?? basename(key), { overwrite: options.force });
         ctx.io.result(object, () => `✓ s3://${object.bucket}/${object.key} → ${object.path} (${formatSize(object.size)}, sha256 ${object.sha256})`);
@@ -46,7 +46,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .description('delete an object')
     .action((key: string, _options: unknown, command: Command) =>
       run(command, async (ctx) => {
-        const { openStorage } = await import('../../io/storage-client.js');
+        const { openStorage } = await import('../service-clients.js');
         const session = await openStorage(ctx);
         const object = await session.remove(key);
         ctx.io.result({ bucket: object.bucket, key: object.key, deleted: true }, () => `✓ deleted s3://${object.bucket}/${object.key}`);

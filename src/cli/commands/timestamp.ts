@@ -10,9 +10,10 @@ import type { ParsedTimeStampToken } from '../../core/tsp/response.js';
 import type { TstInfo } from '../../core/tsp/tst-info.js';
 import { writeBytesAtomically } from '../../io/atomic-write.js';
 import { inputError } from '../../io/file-source.js';
-import { createTsaClient, loadTrustAnchors } from '../../io/tsa-client.js';
+import { loadTrustAnchors } from '../../io/tsa-client.js';
 import type { TsaTimestamp } from '../../io/tsa-client.js';
 import type { Context } from '../context.js';
+import { createTsaClient } from '../service-clients.js';
 import { batchExitCode, type CommandModule } from '../command.js';
 
 export interface TimestampCommandOptions {

@@ -16,7 +16,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .addHelpText('after', '\nExamples:\n  esign login --scope openid --scope com.vendor.storage\n  esign upload signed/*.pdf --prefix contracts/2025\n  esign upload report.pdf --overwrite --json')
     .action((files: string[], options: { prefix?: string; overwrite: boolean }, command: Command) =>
       run(command, async (ctx) => {
-        const { uploadFiles } = await import('../../io/storage-client.js');
+        const { uploadFiles } = await import('../service-clients.js');
         await uploadFiles(ctx, files, { prefix: options.prefix, overwrite: options.overwrite });
       }),
     );

@@ -172,6 +172,42 @@ describe('classic table in other layouts (read by the tokenizer)', () => {
   });
 });
 
+describe("MuPDF's free-list head: object 0 free with generation 65536", () => {
+  const rest = [offset(9), offset(74, 2)];
+  const mupdfHead = (eol: string) => `0000000000 65536 f${eol}`;
+
+  it('reads it in the standard layout, with each two-byte end of line, the other entries decoded', async () => {
+    for (const eol of [' \r', ' \n', '\r\n']) {
+      const entries = await readTable(`0 3\n${mupdfHead(eol)}${rest.map((entry) => entryLine(entry, eol)).join('')}`);
+      expect(entries).toBeInstanceOf(XrefEntries);
+      expect([...entries]).toEqual([[0, FREE], [1, offset(9)], [2, offset(74, 2)]]);
+    }
+  });
+
+  it('reads it in other layouts (the tokenizer)', async () => {
+    expect([...(await readTable(`0 3\n${mupdfHead('\n')}9 0 n\n74 2 n\n`))]).toEqual([[0, FREE], [1, offset(9)], [2, offset(74, 2)]]);
+  });
+
+  it('refuses generation 65536 anywhere else: in use, on another object, with an offset, or one more', async () => {
+    const refused = [
+      '0 1\n0000000000 65536 n\r\n',
+      '0 2\n0000000000 65535 f\r\n0000000000 65536 f\r\n',
+      '5 1\n0000000000 65536 f\r\n',
+      '0 1\n0000000009 65536 f\r\n',
+      '0 1\n0000000000 65537 f\r\n',
+      '0 1\n0 65536 n\n',
+      '0 2\n0 65535 f\n0 65536 f\n',
+    ];
+    for (const body of refused) await expect(readTable(body), body).rejects.toThrow(PdfSyntaxError);
+  });
+
+  it('opens a document whose table starts with it', async () => {
+    const pdf = withEntryLine(withUnusedObject(), 0, '0000000000 65536 f\r\n');
+    expect(await refusal(pdf)).toBeUndefined();
+    expect(await refusal(withEntryLine(withUnusedObject(), 0, '0000000000 65537 f\r\n'))).toBe('PDF_XREF_BROKEN');
+  });
+});
+
 describe('subsections listing an object twice', () => {
   it('lets the later listing win, decoded into a Map', async () => {
     const entries = await readTable(subsection(0, [FREE, offset(10), offset(20)]) + subsection(1, [offset(99, 1)]));

@@ -126,6 +126,10 @@ const ENTRY_BYTES = 20;
 // Entries in the standard fixed-width form (ISO 32000-1, 7.5.4), `nnnnnnnnnn ggggg n` and a
 // two-byte end of line, as nearly every writer makes them, with a generation up to 65535.
 const STANDARD_ENTRIES = /(?:\d{10} (?:[0-5]\d{4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5]) [fn](?: \r| \n|\r\n))*/y;
+// MuPDF writes the head of the free list (object 0) one above the largest generation. qpdf, poppler
+// and Acrobat read it; it is accepted there and nowhere else.
+const MUPDF_FREE_LIST_HEAD = /0000000000 65536 f(?: \r| \n|\r\n)/y;
+const MUPDF_HEAD_GENERATION = 65536;
 
 /**
  * A subsection whose entries all have the standard form, checked at once by a regular expression
@@ -138,8 +142,10 @@ function standardRun(lexer: Lexer, first: number, count: number): XrefRun | unde
   const end = start + count * ENTRY_BYTES;
   if (end > lexer.bytes.length) return undefined;
   const text = lexer.latin1(start, end);
-  STANDARD_ENTRIES.lastIndex = 0;
-  if (STANDARD_ENTRIES.exec(text)?.[0].length !== text.length) return undefined;
+  MUPDF_FREE_LIST_HEAD.lastIndex = 0;
+  const headBytes = first === 0 && MUPDF_FREE_LIST_HEAD.test(text) ? ENTRY_BYTES : 0;
+  STANDARD_ENTRIES.lastIndex = headBytes;
+  if (STANDARD_ENTRIES.exec(text)?.[0].length !== text.length - headBytes) return undefined;
   lexer.pos = end;
   return {
     first,
@@ -159,7 +165,8 @@ function tokenizedRun(lexer: Lexer, first: number, count: number): XrefRun {
     const field1 = lexer.unsignedDigits();
     const field2 = lexer.unsignedDigits();
     const type = lexer.letter();
-    if (field1 === undefined || field2 === undefined || field2 > 65535) throw new PdfSyntaxError(`bad xref entry at ${lexer.offset}`);
+    const freeListHead = first + i === 0 && type === 'f' && field1 === 0 && field2 === MUPDF_HEAD_GENERATION;
+    if (field1 === undefined || field2 === undefined || (field2 > 65535 && !freeListHead)) throw new PdfSyntaxError(`bad xref entry at ${lexer.offset}`);
     if (type === 'n') entries.push({ kind: 'offset', offset: field1, gen: field2 });
     else if (type === 'f') entries.push(FREE_ENTRY);
     else throw new PdfSyntaxError(`bad xref entry type at ${lexer.offset}`);

@@ -1,0 +1,116 @@
+/**
+ * The clients of the remote services, built from a profile and the context: composition only, so
+ * it lives on the cli floor and io's clients take plain settings (every import points down).
+ */
+import { basename } from 'node:path';
+import { EsignError } from '../core/errors.js';
+import { CscClient, type AuthorizationFactors } from '../io/csc-client.js';
+import { assertDistinctKeys, formatSize, objectKey, openStorageSession, progressBar, type StorageSession, type StoredObject } from '../io/storage-client.js';
+import { loadTrustAnchors, TsaClient } from '../io/tsa-client.js';
+import type { Context, ResolvedProfile } from './context.js';
+
+/**
+ * The CSC client for a profile (default: the active one), its service token cached per profile,
+ * service URL and kind of sign-in; `factors` gives the PIN and OTP of explicit credentials.
+ */
+export async function createCscClient(ctx: Context, profile?: ResolvedProfile, factors?: AuthorizationFactors): Promise<CscClient> {
+  const resolved = profile ?? (await ctx.profile());
+  const baseUrl = ctx.require(resolved, 'signingBaseUrl');
+  const { signingUsername: username, signingPassword: password } = resolved.secrets;
+  const serviceAuth = resolved.settings.serviceAuth ?? 'browser';
+  const clientSecret = resolved.secrets.clientSecret ?? '';
+  // auth/login needs no client secret (until a credential needs a browser approval).
+  if (!clientSecret && serviceAuth !== 'basic') {
+    throw new EsignError('CONFIG_MISSING', `The profile ${JSON.stringify(resolved.name)} has no client secret for the signing service.`, {
+      hint: 'Set ESIGN_CLIENT_SECRET, or CLIENT_SECRET= in the secrets file (esign config set secretsFile PATH).',
+    });
+  }
+  return new CscClient({
+    baseUrl,
+    clientId: ctx.require(resolved, 'clientId'),
+    clientSecret,
+    clientSecretInBody: resolved.settings.clientSecretInBody ?? false,
+    version: resolved.settings.cscVersion ?? 'auto',
+    authorizationDetails: resolved.settings.cscAuthorizationDetails ?? false,
+    sadAsBearer: resolved.settings.cscSadAsBearer ?? false,
+    ...(resolved.settings.cscMaxSignatures ? { maxSignatures: resolved.settings.cscMaxSignatures } : {}),
+    ...(resolved.settings.lang ? { lang: resolved.settings.lang } : {}),
+    http: ctx.http,
+    tokens: ctx.tokens,
+    // A sign-in of another kind (or as another user) is another token.
+    tokenKey: `${resolved.name}:signing-service:${baseUrl}${serviceAuth === 'browser' ? '' : `:${serviceAuth}:${serviceAuth === 'basic' ? (username ?? '') : ctx.require(resolved, 'clientId')}`}`,
+    refreshTokenKey: `${resolved.name}:signing-service-refresh:${baseUrl}:${username ?? ''}`,
+    serviceAuth,
+    ...(username !== undefined && password !== undefined ? { login: { username, password } } : {}),
+    ...(factors ? { factors } : {}),
+    progress: (line) => ctx.io.info(line),
+    clock: ctx.clock,
+    authorize: (request) => ctx.authorize(request),
+  });
+}
+
+/** The profile's TSA client, or undefined when the profile names no TSA. */
+export function createTsaClient(ctx: Context, profile: ResolvedProfile): TsaClient | undefined {
+  const urls = profile.settings.tsaUrls ?? [];
+  if (urls.length === 0) return undefined;
+  const anchorPaths = profile.settings.trustAnchors ?? [];
+  return new TsaClient({
+    urls,
+    username: profile.settings.tsaUsername,
+    password: profile.secrets.tsaPassword,
+    http: ctx.http,
+    trustAnchors: async () => {
+      if (anchorPaths.length === 0) ctx.io.warn(`the profile ${JSON.stringify(profile.name)} has no trustAnchors, so the TSA's certificate chain is not checked; set them with \`esign config set trustAnchors PEM\`.`);
+      return loadTrustAnchors(anchorPaths);
+    },
+    trace: (line) => ctx.io.debug(line),
+  });
+}
+
+/** Opens a storage session for the active profile, closed with the context. */
+export async function openStorage(ctx: Context): Promise<StorageSession> {
+  const profile = await ctx.profile({ storage: true });
+  const session = await openStorageSession({
+    http: ctx.http,
+    tokens: ctx.tokens,
+    clock: ctx.clock,
+    profileName: profile.name,
+    storageAuthUrl: ctx.require(profile, 'storageAuthUrl'),
+    region: profile.settings.region ?? 'us-east-1',
+  });
+  ctx.onClose(() => session.close());
+  return session;
+}
+
+/**
+ * Opens storage and returns what uploads one file as `PREFIX/BASENAME`, with a progress line on a
+ * TTY, and prints bucket, key, size and SHA-256 (one JSON value with --json). An existing object
+ * is replaced only with `overwrite`. `esign upload` and `esign sign --upload` both use it.
+ */
+export async function openUploader(ctx: Context, options: { prefix?: string; overwrite?: boolean }): Promise<(path: string) => Promise<StoredObject>> {
+  const session = await openStorage(ctx);
+  return async (path) => {
+    const spinner = await ctx.io.spinner(`uploading ${basename(path)}`);
+    try {
+      const object = await session.upload(path, objectKey(options.prefix, path), {
+        overwrite: options.overwrite,
+        onProgress: (loaded, total) => spinner.update(`uploading ${basename(path)} ${progressBar(loaded, total)}`),
+      });
+      spinner.stop();
+      ctx.io.result({ file: path, ...object }, () => `✓ ${path} → s3://${object.bucket}/${object.key} (${formatSize(object.size)}, sha256 ${object.sha256})`);
+      return object;
+    } catch (error) {
+      spinner.fail(`${basename(path)} not uploaded`);
+      throw error;
+    }
+  };
+}
+
+/** Uploads files one after the other; stops at the first failure (objects already stored stay). */
+export async function uploadFiles(ctx: Context, paths: readonly string[], options: { prefix?: string; overwrite?: boolean }): Promise<StoredObject[]> {
+  assertDistinctKeys(paths, options.prefix);
+  const upload = await openUploader(ctx, options);
+  const stored: StoredObject[] = [];
+  for (const path of paths) stored.push(await upload(path));
+  return stored;
+}
