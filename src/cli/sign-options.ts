@@ -17,6 +17,8 @@ export interface SignCommandOptions extends PdfPasswordOptions {
   page?: number;
   rect?: [number, number, number, number];
   continueOnError: boolean;
+  /** Skip an input whose output already holds a valid signature over it by the same credential. */
+  skipExisting: boolean;
   prepare: boolean;
   complete: boolean;
   state?: string;

@@ -86,13 +86,19 @@ export async function writeBytesAtomically(target: string, bytes: Uint8Array | s
   await writeFileAtomically(target, async (handle) => void (await handle.writeFile(bytes)), options);
 }
 
-/** Refuses with OUTPUT_EXISTS when something is at `target` already. */
-export async function assertAbsent(target: string): Promise<void> {
+/** Whether something is at `target` already. */
+export async function outputExists(target: string): Promise<boolean> {
   try {
     await access(target);
+    return true;
   } catch {
-    return;
+    return false;
   }
+}
+
+/** Refuses with OUTPUT_EXISTS when something is at `target` already. */
+export async function assertAbsent(target: string): Promise<void> {
+  if (!(await outputExists(target))) return;
   throw new EsignError('OUTPUT_EXISTS', `${target} already exists; esign does not overwrite files unasked.`, {
     hint: 'Pass --force to replace it, or choose another --output / --output-dir.',
   });

@@ -1,5 +1,5 @@
 /** PKCS#1 v1.5 over a SHA-256 digest: what signHash returns, and how esign checks it. */
-import { X509Certificate, constants, publicDecrypt } from 'node:crypto';
+import { X509Certificate, constants, publicDecrypt, type KeyObject } from 'node:crypto';
 import { EsignError } from '../errors.js';
 import { MAX_HASHES_PER_AUTHORIZATION, PKCS1_SHA256_SIGN_ALGOS, SHA256_LENGTH, type CredentialInfo } from './shapes.js';
 
@@ -20,7 +20,7 @@ export function sha256DigestInfo(digest: Uint8Array): Uint8Array {
  * certificate (DER): the signature is as long as the modulus and decodes to exactly the DigestInfo.
  */
 export function verifyDigestSignature(certificateDer: Uint8Array, digest: Uint8Array, signature: Uint8Array): boolean {
-  const publicKey = new X509Certificate(certificateDer).publicKey;
+  const publicKey = publicKeyOf(certificateDer);
   const bits = publicKey.asymmetricKeyDetails?.modulusLength;
   if (publicKey.asymmetricKeyType !== 'rsa' || bits === undefined || signature.length !== Math.ceil(bits / 8)) return false;
   let decoded: Buffer;
@@ -30,6 +30,19 @@ export function verifyDigestSignature(certificateDer: Uint8Array, digest: Uint8A
     return false;
   }
   return decoded.equals(sha256DigestInfo(digest));
+}
+
+// A batch checks every signature against the same certificate: parsing it once per batch, not per
+// signature, was a fifth of esign's time on one-page PDFs. Keyed by the array, which the credential holds.
+const publicKeys = new WeakMap<Uint8Array, KeyObject>();
+
+function publicKeyOf(certificateDer: Uint8Array): KeyObject {
+  let key = publicKeys.get(certificateDer);
+  if (!key) {
+    key = new X509Certificate(certificateDer).publicKey;
+    publicKeys.set(certificateDer, key);
+  }
+  return key;
 }
 
 /**
