@@ -29,7 +29,7 @@ import {
 } from '../core/sign-workflow.js';
 import { existingSignature } from '../core/existing-signature.js';
 import { assertAbsent, outputExists } from '../io/atomic-write.js';
-import { createOutputDir, fileSystemDocuments, writeDetachedSignature } from '../io/document-files.js';
+import { batchDocuments, createOutputDir, fileSystemDocuments, writeDetachedSignature } from '../io/document-files.js';
 import { createCscClient, type CscClient } from '../io/csc-client.js';
 import type { Context, ResolvedProfile } from './context.js';
 import { expandInputs, planJobs } from './inputs.js';
@@ -40,6 +40,8 @@ import { PdfPasswords } from './pdf-password.js';
 
 /** Documents prepared at once within a window, so that one file's open, copy and fsync overlap another's. */
 const PREPARE_CONCURRENCY = 4;
+/** Inputs checked per slice of the check before the sign-in. */
+const CHECK_SLICE = 64;
 /** Outputs completed (tail written, fsynced, renamed) at once: the file system joins their flushes. */
 const COMPLETE_CONCURRENCY = 8;
 
@@ -64,17 +66,23 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
   const check: UpdateCheck = { signingTime: ctx.clock.now(), pdf: signOptionsFrom(options, chooseLevel(options.level, profile), ctx.clock.now()).pdf };
   const jobs: SignJob[] = [];
   const held = new Map<SignJob, OpenedDocument>();
+  const checkOne = async (job: SignJob, index: number): Promise<void> => {
+    if (!options.force && !options.skipExisting) await assertAbsent(job.output);
+    const opened = await passwords.open(job.input, (password) => openDocument(job, fileSystemDocuments, password, check));
+    if (index < MAX_HASHES_PER_AUTHORIZATION) held.set(job, opened);
+    else await opened.source.close();
+  };
   try {
-    for (const job of planned) {
-      try {
-        if (!options.force && !options.skipExisting) await assertAbsent(job.output);
-        const opened = await passwords.open(job.input, (password) => openDocument(job, fileSystemDocuments, password, check));
-        if (held.size < MAX_HASHES_PER_AUTHORIZATION) held.set(job, opened);
-        else await opened.source.close();
-        jobs.push(job);
-      } catch (error) {
-        if (!options.continueOnError) throw error;
-        tally.failed(job.input, error);
+    // A few files at a time, so one file's reads overlap another's; the outcomes are taken in order,
+    // so the first bad input named is the first in the list.
+    for (let start = 0; start < planned.length; start += CHECK_SLICE) {
+      const slice = planned.slice(start, start + CHECK_SLICE);
+      const outcomes = await mapConcurrently(slice, PREPARE_CONCURRENCY, (job, index) => settle(checkOne(job, start + index)));
+      for (const [index, outcome] of outcomes.entries()) {
+        const job = slice[index]!;
+        if (outcome.status === 'fulfilled') jobs.push(job);
+        else if (options.continueOnError) tally.failed(job.input, outcome.reason);
+        else throw outcome.reason;
       }
     }
     await signChecked(jobs, held, tally, profile, options, passwords, ctx);
@@ -104,6 +112,7 @@ async function signChecked(jobs: SignJob[], held: Map<SignJob, OpenedDocument>, 
   const upload = options.upload ? await outputUploader(ctx, jobs, options.overwrite) : undefined;
   const progress = await tally.showProgress();
   const signer = credential.certificates[0];
+  const documents = batchDocuments();
 
   /** Outputs prepared and not yet committed or failed: what a stop must remove. */
   const pending = new Set<PreparedDocument>();
@@ -136,7 +145,7 @@ async function signChecked(jobs: SignJob[], held: Map<SignJob, OpenedDocument>, 
         });
       }
     }
-    const prepared = await prepareDocument(job, credential, fileSystemDocuments, signOptions, opened);
+    const prepared = await prepareDocument(job, credential, documents, signOptions, opened);
     pending.add(prepared);
     return { prepared };
   };
@@ -205,6 +214,8 @@ async function signChecked(jobs: SignJob[], held: Map<SignJob, OpenedDocument>, 
     await Promise.all([...pending].map((document) => document.output?.abort()));
     progress.fail();
     throw error;
+  } finally {
+    await documents.finish();
   }
   progress.stop();
   tally.finish();

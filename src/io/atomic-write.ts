@@ -22,22 +22,19 @@ export class TempPath {
   private constructor(
     readonly dir: string,
     readonly file: string,
+    /** In a directory shared by a batch's temp files, which the batch removes (SharedTempDir). */
+    private readonly shared = false,
   ) {}
 
-  static create(target: string): TempPath {
-    const dir = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
-    try {
-      mkdirSync(dir, { mode: 0o700 });
-    } catch (error) {
-      throw outputError(target, error);
-    }
-    pendingTempFiles.add(dir);
+  static create(target: string, shared?: SharedTempDir): TempPath {
+    if (shared) return new TempPath(shared.dir, join(shared.dir, basename(target)), true);
+    const dir = createTempDir(target, `.${basename(target)}`);
     return new TempPath(dir, join(dir, basename(target)));
   }
 
   /** A new temp file for `target`, opened for writing; nothing is left behind when that fails. */
-  static async open(target: string, mode: number): Promise<{ temp: TempPath; handle: FileHandle }> {
-    const temp = TempPath.create(target);
+  static async open(target: string, mode: number, shared?: SharedTempDir): Promise<{ temp: TempPath; handle: FileHandle }> {
+    const temp = TempPath.create(target, shared);
     try {
       return { temp, handle: await open(temp.file, 'wx', mode) };
     } catch (error) {
@@ -49,14 +46,46 @@ export class TempPath {
   /** Renames the temp file onto `target` and removes the emptied directory. */
   async moveTo(target: string): Promise<void> {
     await rename(this.file, target);
+    if (this.shared) return;
     await rmdir(this.dir).catch(() => undefined);
     pendingTempFiles.delete(this.dir);
   }
 
   async discard(): Promise<void> {
+    if (this.shared) return rm(this.file, { force: true });
     await rm(this.dir, { recursive: true, force: true });
     pendingTempFiles.delete(this.dir);
   }
+}
+
+/**
+ * One hidden directory for the temp files of a batch's outputs in one directory: a mkdir and an
+ * rmdir per file cost more than writing a one-page PDF. Interrupted, the whole directory goes, so
+ * the reason for a directory (a late create fails in it) holds; the batch removes it when done.
+ */
+export class SharedTempDir {
+  private constructor(readonly dir: string) {}
+
+  /** Created synchronously, as TempPath's own directories are. */
+  static create(besideTarget: string): SharedTempDir {
+    return new SharedTempDir(createTempDir(besideTarget, '.esign-batch'));
+  }
+
+  async remove(): Promise<void> {
+    await rm(this.dir, { recursive: true, force: true });
+    pendingTempFiles.delete(this.dir);
+  }
+}
+
+function createTempDir(target: string, stem: string): string {
+  const dir = join(dirname(target), `${stem}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (error) {
+    throw outputError(target, error);
+  }
+  pendingTempFiles.add(dir);
+  return dir;
 }
 
 /**
