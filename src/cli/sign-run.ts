@@ -119,14 +119,14 @@ async function signChecked(jobs: SignJob[], held: Map<SignJob, OpenedDocument>, 
   /**
    * A document that did not make it: its temp output goes; the run stops unless --continue-on-error,
    * and even then when the failure would only repeat for every later step (the person refused or
-   * did not answer, the profile is wrong, Ctrl-C).
+   * did not answer, the profile is wrong, the disk is full, Ctrl-C).
    */
   const fail = async (job: SignJob, error: unknown, document?: PreparedDocument): Promise<void> => {
     if (document) {
       pending.delete(document);
       await document.output?.abort();
     }
-    if (!options.continueOnError || (isEsignError(error) && /^(AUTH_|CONFIG_|USAGE$|INTERRUPTED$)/.test(error.code))) throw error;
+    if (!options.continueOnError || (isEsignError(error) && (/^(AUTH_|CONFIG_|USAGE$|INTERRUPTED$)/.test(error.code) || error.details?.['diskFull']))) throw error;
     tally.failed(job.input, error);
   };
   const prepareOne = async (job: SignJob): Promise<WindowEntry> => {

@@ -135,8 +135,11 @@ export async function assertAbsent(target: string): Promise<void> {
 
 export function outputError(target: string, error: unknown): EsignError {
   const code = (error as NodeJS.ErrnoException)?.code;
+  const diskFull = code === 'ENOSPC' || code === 'EDQUOT';
   return new EsignError('OUTPUT_WRITE_FAILED', `Could not write ${target}${code ? ` (${code})` : ''}.`, {
-    hint: code === 'ENOSPC' ? 'Free some disk space and try again.' : 'Check that the directory exists and is writable.',
+    hint: diskFull ? 'Free some disk space and try again (with --skip-existing, the files already signed are kept).' : 'Check that the directory exists and is writable.',
     cause: error,
+    // A full disk stops a batch even with --continue-on-error: every later file would fail the same way.
+    ...(diskFull ? { details: { diskFull: true } } : {}),
   });
 }

@@ -149,7 +149,12 @@ class TempOutput implements OutputFile {
   async write(bytes: Uint8Array): Promise<void> {
     this.handle ??= await open(this.tempPath.file, 'a');
     try {
-      await this.handle.write(bytes);
+      // A write can be short (a disk filling up takes what fits, then fails the next one): write the rest until it is all there.
+      for (let written = 0; written < bytes.length; ) {
+        const { bytesWritten } = await this.handle.write(bytes, written, bytes.length - written);
+        if (bytesWritten === 0) throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+        written += bytesWritten;
+      }
     } catch (error) {
       throw outputError(this.target, error);
     }
