@@ -120,7 +120,7 @@ export function contentsSizeFor(credential: SigningCredential, level: SignatureL
 }
 
 // The check's update is never written; its placeholder size only has to be a valid one.
-const CHECK_CONTENTS_SIZE = 8192;
+const CHECK_CONTENTS_SIZE = 64;
 
 /** An input opened and, for a PDF, its structure read: what checking it before approval leaves for prepare. */
 export interface OpenedDocument {
