@@ -1,4 +1,4 @@
-import { readdir, stat } from 'node:fs/promises';
+import { opendir, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { EsignError } from '../core/errors.js';
 import type { DocumentKind, SignJob } from '../core/sign-workflow.js';
@@ -27,12 +27,7 @@ export async function expandInputs(args: readonly string[]): Promise<string[]> {
   for (const arg of args) {
     const info = await stat(arg).catch(() => undefined);
     if (info?.isDirectory()) {
-      const entries = (await readdir(arg, { withFileTypes: true })).filter((entry) => !entry.name.startsWith('.') && !OWN_OUTPUTS.test(entry.name));
-      for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-        const path = join(arg, entry.name);
-        // The listing tells a regular file from others; only a link needs a stat of what it leads to.
-        if (entry.isFile() || (entry.isSymbolicLink() && (await stat(path).catch(() => undefined))?.isFile())) add(path);
-      }
+      for (const name of await fileNames(arg)) add(join(arg, name));
     } else if (info) {
       add(arg);
     } else if (GLOB_CHARS.test(basename(arg))) {
@@ -45,6 +40,24 @@ export async function expandInputs(args: readonly string[]): Promise<string[]> {
   }
   if (files.length === 0) throw new EsignError('INPUT_NOT_FOUND', 'No files to sign.', { hint: 'Name files, directories or patterns.' });
   return files;
+}
+
+/**
+ * The names of a directory's regular files (and links to files), sorted, without hidden files or
+ * esign's outputs. The listing is read entry by entry and tells a file from others, so a directory
+ * of 100,000 costs neither a stat per file nor 100,000 entry objects held at once; only a link
+ * needs a stat of what it leads to.
+ */
+async function fileNames(dir: string): Promise<string[]> {
+  const names: string[] = [];
+  const links: string[] = [];
+  for await (const entry of await opendir(dir)) {
+    if (entry.name.startsWith('.') || OWN_OUTPUTS.test(entry.name)) continue;
+    if (entry.isFile()) names.push(entry.name);
+    else if (entry.isSymbolicLink()) links.push(entry.name);
+  }
+  for (const link of links) if ((await stat(join(dir, link)).catch(() => undefined))?.isFile()) names.push(link);
+  return names.sort();
 }
 
 async function expandGlob(pattern: string): Promise<string[]> {
