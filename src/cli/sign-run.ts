@@ -187,7 +187,11 @@ async function signChecked(jobs: SignJob[], held: Map<SignJob, OpenedDocument>, 
           const extension = extender?.results.get(written.input);
           extender?.results.delete(written.input);
           progress.print(() => report(ctx, written, credential.credentialID, extension));
-          await upload?.(written.output);
+          if (upload) {
+            // The upload draws its own progress bar; one animation at a time.
+            progress.pause();
+            await upload(written.output).finally(() => progress.resume());
+          }
           tally.signed();
         })(),
       );
