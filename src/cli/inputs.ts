@@ -1,4 +1,4 @@
-import { readdir, stat } from 'node:fs/promises';
+import { opendir, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { EsignError } from '../core/errors.js';
 import type { DocumentKind, SignJob } from '../core/sign-workflow.js';
@@ -13,8 +13,11 @@ const OWN_OUTPUTS = /(-signed\.pdf|\.p7s|\.tsr)$/i;
  */
 export async function expandInputs(args: readonly string[]): Promise<string[]> {
   const files: string[] = [];
-  const seen = new Set<string>();
+  // One argument cannot name a file twice (a directory lists each name once): a batch of 100,000
+  // then holds no second copy of every path.
+  const seen = args.length > 1 ? new Set<string>() : undefined;
   const add = (path: string) => {
+    if (!seen) return void files.push(path);
     const absolute = resolve(path);
     if (!seen.has(absolute)) {
       seen.add(absolute);
@@ -24,11 +27,7 @@ export async function expandInputs(args: readonly string[]): Promise<string[]> {
   for (const arg of args) {
     const info = await stat(arg).catch(() => undefined);
     if (info?.isDirectory()) {
-      for (const name of (await readdir(arg)).sort()) {
-        if (name.startsWith('.') || OWN_OUTPUTS.test(name)) continue;
-        const path = join(arg, name);
-        if ((await stat(path)).isFile()) add(path);
-      }
+      for (const name of await fileNames(arg)) add(join(arg, name));
     } else if (info) {
       add(arg);
     } else if (GLOB_CHARS.test(basename(arg))) {
@@ -41,6 +40,24 @@ export async function expandInputs(args: readonly string[]): Promise<string[]> {
   }
   if (files.length === 0) throw new EsignError('INPUT_NOT_FOUND', 'No files to sign.', { hint: 'Name files, directories or patterns.' });
   return files;
+}
+
+/**
+ * The names of a directory's regular files (and links to files), sorted, without hidden files or
+ * esign's outputs. The listing is read entry by entry and tells a file from others, so a directory
+ * of 100,000 costs neither a stat per file nor 100,000 entry objects held at once; only a link
+ * needs a stat of what it leads to.
+ */
+async function fileNames(dir: string): Promise<string[]> {
+  const names: string[] = [];
+  const links: string[] = [];
+  for await (const entry of await opendir(dir)) {
+    if (entry.name.startsWith('.') || OWN_OUTPUTS.test(entry.name)) continue;
+    if (entry.isFile()) names.push(entry.name);
+    else if (entry.isSymbolicLink()) links.push(entry.name);
+  }
+  for (const link of links) if ((await stat(join(dir, link)).catch(() => undefined))?.isFile()) names.push(link);
+  return names.sort();
 }
 
 async function expandGlob(pattern: string): Promise<string[]> {
@@ -79,17 +96,59 @@ export function defaultOutputFor(input: string, outputDir?: string): string {
   return join(dir, `${name}.p7s`);
 }
 
+/** A file to sign whose output and kind are derived when asked: a batch of 100,000 holds little more than their names. */
+class PlannedJob implements SignJob {
+  constructor(
+    readonly input: string,
+    private readonly outputDir: string | undefined,
+  ) {}
+
+  get kind(): DocumentKind {
+    return kindOf(this.input);
+  }
+
+  get output(): string {
+    return defaultOutputFor(this.input, this.outputDir);
+  }
+}
+
 export function planJobs(inputs: readonly string[], options: { output?: string; outputDir?: string }): SignJob[] {
   if (options.output && inputs.length !== 1) {
     throw new EsignError('USAGE', `--output names one file, but there are ${inputs.length} inputs.`, { hint: 'Use --output-dir for several inputs.' });
   }
-  const jobs = inputs.map((input) => ({ input, kind: kindOf(input), output: options.output ?? defaultOutputFor(input, options.outputDir) }));
+  const jobs: SignJob[] = options.output ? inputs.map((input) => ({ input, kind: kindOf(input), output: options.output! })) : inputs.map((input) => new PlannedJob(input, options.outputDir));
+  for (const job of jobs) {
+    if (resolve(job.output) === resolve(job.input)) throw new EsignError('USAGE', `The output ${job.output} would replace its input.`, { hint: 'esign never modifies inputs; choose another --output.' });
+  }
+  assertDistinctOutputs(jobs);
+  return jobs;
+}
+
+/**
+ * Refuses two inputs with one output. Outputs are first told apart by a 30-bit hash (a set of small
+ * integers costs a tenth of a set of paths); only those whose hash repeats are compared as paths.
+ */
+function assertDistinctOutputs(jobs: readonly SignJob[]): void {
+  const hashes = new Set<number>();
+  const repeated = new Set<number>();
+  for (const job of jobs) {
+    const hash = pathHash(resolve(job.output));
+    if (hashes.has(hash)) repeated.add(hash);
+    else hashes.add(hash);
+  }
+  if (repeated.size === 0) return;
   const outputs = new Set<string>();
   for (const job of jobs) {
     const output = resolve(job.output);
-    if (output === resolve(job.input)) throw new EsignError('USAGE', `The output ${job.output} would replace its input.`, { hint: 'esign never modifies inputs; choose another --output.' });
+    if (!repeated.has(pathHash(output))) continue;
     if (outputs.has(output)) throw new EsignError('USAGE', `Two inputs would be written to ${job.output}.`, { hint: 'Rename one input or sign them into different --output-dir.' });
     outputs.add(output);
   }
-  return jobs;
+}
+
+/** FNV-1a over the UTF-16 code units, kept to 30 bits (a small integer in V8). */
+function pathHash(path: string): number {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < path.length; index++) hash = Math.imul(hash ^ path.charCodeAt(index), 0x01000193);
+  return hash & 0x3fffffff;
 }

@@ -21,9 +21,14 @@ export interface Spinner {
   succeed(text?: string): void;
   fail(text?: string): void;
   stop(): void;
+  /** Clears the spinner's line while `write` prints, then draws it again (a line written under it would be overdrawn). */
+  print(write: () => void): void;
+  /** Stops drawing until `resume` (while another step prints lines of its own). */
+  pause(): void;
+  resume(): void;
 }
 
-const SILENT_SPINNER: Spinner = { update() {}, succeed() {}, fail() {}, stop() {} };
+const SILENT_SPINNER: Spinner = { update() {}, succeed() {}, fail() {}, stop() {}, print: (write) => write(), pause() {}, resume() {} };
 
 export class Io {
   readonly json: boolean;
@@ -114,6 +119,14 @@ export class Io {
       succeed: (done) => void spinner.succeed(done),
       fail: (failed) => void spinner.fail(failed),
       stop: () => void spinner.stop(),
+      print: (write) => {
+        if (!spinner.isSpinning) return write();
+        spinner.clear();
+        write();
+        spinner.render();
+      },
+      pause: () => void spinner.stop(),
+      resume: () => void spinner.start(),
     };
   }
 

@@ -60,10 +60,25 @@ export class PdfPasswords {
       } catch (error) {
         const needsPassword = isEsignError(error) && (error.code === 'PDF_PASSWORD_REQUIRED' || error.code === 'PDF_PASSWORD_WRONG');
         if (!needsPassword || !this.ask || attempt >= ATTEMPTS) throw needsPassword ? naming(input, error) : error;
-        password = await this.ask(attempt > 0 || error.code === 'PDF_PASSWORD_WRONG' ? `${input} (the last one did not open it)` : input);
-        this.given = password;
+        const tried = password;
+        const ask = this.ask;
+        password = await this.oneAtATime(async () => {
+          // A batch checks a few files at once: one prompt at a time, and a password typed for
+          // another file meanwhile is tried before asking again.
+          if (this.given !== undefined && this.given !== tried) return this.given;
+          this.given = await ask(attempt > 0 || error.code === 'PDF_PASSWORD_WRONG' ? `${input} (the last one did not open it)` : input);
+          return this.given;
+        });
       }
     }
+  }
+
+  private prompting: Promise<unknown> = Promise.resolve();
+
+  private oneAtATime<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.prompting.then(task);
+    this.prompting = run.catch(() => undefined);
+    return run;
   }
 }
 

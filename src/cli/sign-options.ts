@@ -21,6 +21,8 @@ export interface SignCommandOptions extends PdfPasswordOptions, CredentialFactor
   page?: number;
   rect?: [number, number, number, number];
   continueOnError: boolean;
+  /** Skip an input whose output already holds a valid signature over it by the same credential. */
+  skipExisting: boolean;
   prepare: boolean;
   complete: boolean;
   state?: string;

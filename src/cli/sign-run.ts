@@ -1,7 +1,8 @@
 /**
- * `esign sign`, the batch: expand inputs → choose the credential → prepare every document → one
- * browser step and one signHash per 50 hashes → timestamps → write outputs. Loaded only when
- * signing, so the heavy modules (pkijs, the PDF core) never slow down other commands.
+ * `esign sign`, the batch: expand inputs → check every input → choose the credential → a pipeline
+ * of windows (one approval each: prepare, authorize and sign, timestamps, write), the next window
+ * prepared while the current one is signed. Loaded only when signing, so the heavy modules (pkijs,
+ * the PDF core) never slow down other commands.
  */
 import { createHash, X509Certificate } from 'node:crypto';
 import { EsignError, isEsignError } from '../core/errors.js';
@@ -11,10 +12,10 @@ import type { CredentialInfo } from '../core/csc/shapes.js';
 import type { ExtensionResult } from '../core/ltv/index.js';
 import type { SigningCredential, TimestampAuthority } from '../core/ports.js';
 import {
-  batches,
   completeDocument,
   MAX_HASHES_PER_AUTHORIZATION,
   fromHeader,
+  mapConcurrently,
   openDocument,
   prepareDocument,
   signBatch,
@@ -25,28 +26,34 @@ import {
   type SignOptions,
   type SignedDocument,
   type ExtendSigned,
+  type UpdateCheck,
 } from '../core/sign-workflow.js';
-import { createOutputDir, fileSystemDocuments, writeDetachedSignature } from '../io/document-files.js';
+import { existingSignature } from '../core/existing-signature.js';
+import { assertAbsent, outputExists } from '../io/atomic-write.js';
+import { batchDocuments, createOutputDir, fileSystemDocuments, writeDetachedSignature } from '../io/document-files.js';
 import type { CscClient } from '../io/csc-client.js';
 import type { Context, ResolvedProfile } from './context.js';
 import { expandInputs, planJobs } from './inputs.js';
-import { batchExitCode } from './command.js';
+import { BatchTally } from './batch-tally.js';
 import { outputUploader } from './output-uploader.js';
 import type { SignCommandOptions } from './sign-options.js';
 import { PdfPasswords } from './pdf-password.js';
 import { authorizationFactors } from './credential-factors.js';
 import { createCscClient } from './service-clients.js';
 
-interface Failure {
-  input: string;
-  error: EsignError;
-}
+/** Documents prepared at once within a window, so that one file's open, copy and fsync overlap another's. */
+const PREPARE_CONCURRENCY = 4;
+/** Inputs checked per slice of the check before the sign-in. */
+const CHECK_SLICE = 64;
+/** Outputs completed (tail written, fsynced, renamed) at once: the file system joins their flushes. */
+const COMPLETE_CONCURRENCY = 8;
 
 export async function runSign(files: string[], options: SignCommandOptions, ctx: Context): Promise<void> {
   if (options.prepare && options.complete) throw new EsignError('USAGE', '--prepare and --complete are two separate runs.', { hint: 'Run --prepare first, then --complete with the same --state.' });
   if ((options.prepare || options.complete) && !options.state) throw new EsignError('USAGE', 'The split flow needs --state FILE.', { hint: 'Add --state sign-state.json.' });
   if (options.prepare && options.upload) throw new EsignError('USAGE', '--upload goes with --complete, where the outputs are written, not with --prepare.', { hint: 'Run --prepare without it, then esign sign --complete --upload …' });
   if (options.overwrite && !options.upload) throw new EsignError('USAGE', '--overwrite replaces objects in your bucket, so it goes with --upload.', { hint: 'Add --upload, or use --force to replace local outputs.' });
+  if (options.skipExisting && (options.prepare || options.complete)) throw new EsignError('USAGE', '--skip-existing resumes a batch signed in one run, not the split flow.', { hint: 'Run the batch without --prepare/--complete, or leave out --skip-existing.' });
   if (options.complete) return (await import('./sign-split.js')).runSplitComplete(options, ctx);
   if (files.length === 0) throw new EsignError('USAGE', 'Name at least one file to sign.', { hint: 'esign sign contract.pdf' });
   // Every signing run outside the split flow has an approval step: no work before it is known to be possible.
@@ -54,41 +61,43 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
 
   const profile = await ctx.profile({ storage: options.upload });
   const passwords = await PdfPasswords.from(options, ctx);
-  const failures: Failure[] = [];
   const planned = planJobs(await expandInputs(files), options);
-  // Check every PDF's structure before anyone is asked to approve anything. The first approval's
-  // documents stay open and parsed for prepare; the rest are opened again then (a batch of
-  // thousands would hold as many file handles).
+  const tally = new BatchTally(planned.length, ctx);
+  // Everything that can refuse an input is checked before any browser step (the sign-in included),
+  // file by file, without holding them: only the first window's documents stay open and parsed for
+  // prepare; the rest are opened again in their window (a batch of thousands would hold as many handles).
+  const check: UpdateCheck = { signingTime: ctx.clock.now(), pdf: signOptionsFrom(options, chooseLevel(options.level, profile), ctx.clock.now()).pdf };
   const jobs: SignJob[] = [];
   const held = new Map<SignJob, OpenedDocument>();
+  const checkOne = async (job: SignJob, index: number): Promise<void> => {
+    if (!options.force && !options.skipExisting) await assertAbsent(job.output);
+    const opened = await passwords.open(job.input, (password) => openDocument(job, fileSystemDocuments, password, check));
+    if (index < MAX_HASHES_PER_AUTHORIZATION) held.set(job, opened);
+    else await opened.source.close();
+  };
   try {
-    for (const job of planned) {
-      try {
-        const opened = await passwords.open(job.input, (password) => openDocument(job, fileSystemDocuments, password));
-        if (held.size < MAX_HASHES_PER_AUTHORIZATION) held.set(job, opened);
-        else await opened.source.close();
-        jobs.push(job);
-      } catch (error) {
-        if (!options.continueOnError) throw error;
-        failures.push(failureOf(job, error));
+    // A few files at a time, so one file's reads overlap another's; the outcomes are taken in order,
+    // so the first bad input named is the first in the list.
+    for (let start = 0; start < planned.length; start += CHECK_SLICE) {
+      const slice = planned.slice(start, start + CHECK_SLICE);
+      const outcomes = await mapConcurrently(slice, PREPARE_CONCURRENCY, (job, index) => settle(checkOne(job, start + index)));
+      for (const [index, outcome] of outcomes.entries()) {
+        const job = slice[index]!;
+        if (outcome.status === 'fulfilled') jobs.push(job);
+        else if (options.continueOnError) tally.failed(job.input, outcome.reason);
+        else throw outcome.reason;
       }
     }
-    await signChecked(jobs, held, planned, failures, profile, options, passwords, ctx);
+    await signChecked(jobs, held, tally, profile, options, passwords, ctx);
   } finally {
     await Promise.all([...held.values()].map((opened) => opened.source.close()));
   }
 }
 
-async function signChecked(
-  jobs: SignJob[],
-  held: Map<SignJob, OpenedDocument>,
-  planned: SignJob[],
-  failures: Failure[],
-  profile: ResolvedProfile,
-  options: SignCommandOptions,
-  passwords: PdfPasswords,
-  ctx: Context,
-): Promise<void> {
+/** A document of a window: prepared for signing, or already signed by an earlier run (--skip-existing). */
+type WindowEntry = { prepared: PreparedDocument } | { skipped: SignJob };
+
+async function signChecked(jobs: SignJob[], held: Map<SignJob, OpenedDocument>, tally: BatchTally, profile: ResolvedProfile, options: SignCommandOptions, passwords: PdfPasswords, ctx: Context): Promise<void> {
   if (options.outputDir && !options.prepare && jobs.length > 0) await createOutputDir(options.outputDir);
   const level = chooseLevel(options.level, profile);
   const longTerm = level === 'B-LT' || level === 'B-LTA';
@@ -105,79 +114,119 @@ async function signChecked(
   const extender = longTerm ? await longTermExtender(ctx, level, tsa, passwords) : undefined;
   // Storage is opened before anyone approves anything, so a missing login shows at once.
   const upload = options.upload ? await outputUploader(ctx, jobs, options.overwrite) : undefined;
+  const progress = await tally.showProgress();
+  const signer = credential.certificates[0];
+  const documents = batchDocuments();
 
-  let spinner = await ctx.io.spinner(`Preparing ${jobs.length} file${jobs.length === 1 ? '' : 's'}…`);
-  const prepared: PreparedDocument[] = [];
-  const signed: SignedDocument[] = [];
+  /** Outputs prepared and not yet committed or failed: what a stop must remove. */
+  const pending = new Set<PreparedDocument>();
   /**
    * A document that did not make it: its temp output goes; the run stops unless --continue-on-error,
    * and even then when the failure would only repeat for every later step (the person refused or
-   * did not answer, the profile is wrong, Ctrl-C).
+   * did not answer, the profile is wrong, the disk is full, Ctrl-C).
    */
-  const fail = async (document: PreparedDocument, error: unknown): Promise<void> => {
-    await document.output?.abort();
-    if (!options.continueOnError || (isEsignError(error) && /^(AUTH_|CONFIG_|USAGE$|INTERRUPTED$)/.test(error.code))) throw error;
-    failures.push(failureOf(document.job, error));
+  const fail = async (job: SignJob, error: unknown, document?: PreparedDocument): Promise<void> => {
+    if (document) {
+      pending.delete(document);
+      await document.output?.abort();
+    }
+    if (!options.continueOnError || (isEsignError(error) && (/^(AUTH_|CONFIG_|USAGE$|INTERRUPTED$)/.test(error.code) || error.details?.['diskFull']))) throw error;
+    tally.failed(job.input, error);
   };
-  try {
-    for (const [index, job] of jobs.entries()) {
-      spinner.update(`Hashing ${index + 1}/${jobs.length}: ${job.input}`);
-      try {
-        const opened = held.get(job);
-        held.delete(job);
-        prepared.push(await prepareDocument(job, credential, fileSystemDocuments, signOptions, opened));
-      } catch (error) {
-        if (!options.continueOnError) throw error;
-        failures.push(failureOf(job, error));
+  const prepareOne = async (job: SignJob): Promise<WindowEntry> => {
+    const opened = held.get(job);
+    held.delete(job);
+    if (options.skipExisting && signer && (await outputExists(job.output))) {
+      const existing = await existingSignature(job, signer, fileSystemDocuments, passwords.for(job.input)).catch((error: unknown) => ({ signed: false as const, reason: errorText(error) }));
+      if (existing.signed) {
+        await opened?.source.close();
+        return { skipped: job };
+      }
+      if (!options.force) {
+        await opened?.source.close();
+        throw new EsignError('OUTPUT_EXISTS', `${job.output} already exists and is not a signature of ${job.input} by ${credential.credentialID} (${existing.reason}); esign does not overwrite it unasked.`, {
+          hint: 'Pass --force as well to sign it again over the old output, or move the old output away.',
+        });
       }
     }
-    const steps = batches(prepared, credential.signaturesPerApproval);
-    for (const [stepIndex, batch] of steps.entries()) {
-      // The browser step prints its own lines; the spinner comes back once the service has answered.
-      spinner.stop();
-      let results: BatchResult[];
-      try {
-        results = await signBatch(batch, credential, signing, tsa, level, {
-          signed: async () => {
-            spinner = await ctx.io.spinner(`Signed ${batch.length} (step ${stepIndex + 1}/${steps.length})${level === 'B-B' ? '' : '; timestamping…'}`);
-          },
-          timestamped: (done, total) => spinner.update(`Timestamping ${done}/${total} (step ${stepIndex + 1}/${steps.length})`),
-        });
-      } catch (error) {
-        for (const document of batch) await fail(document, error);
-        continue;
+    const prepared = await prepareDocument(job, credential, documents, signOptions, opened);
+    pending.add(prepared);
+    return { prepared };
+  };
+  /** Fills the next window: up to one approval's worth of documents to sign, skipping those already signed. */
+  let cursor = 0;
+  const prepareWindow = async (): Promise<PreparedDocument[]> => {
+    const window: PreparedDocument[] = [];
+    while (window.length < credential.signaturesPerApproval && cursor < jobs.length) {
+      const take = jobs.slice(cursor, cursor + credential.signaturesPerApproval - window.length);
+      cursor += take.length;
+      const entries = await mapConcurrently(take, PREPARE_CONCURRENCY, (job) => settle(prepareOne(job)));
+      for (const [index, entry] of entries.entries()) {
+        const job = take[index]!;
+        if (entry.status === 'rejected') await fail(job, entry.reason);
+        else if ('skipped' in entry.value) tally.skipped(entry.value.skipped, credential.credentialID);
+        else window.push(entry.value.prepared);
       }
-      // From here each written file prints its own line (and an upload may draw its progress bar).
-      spinner.stop();
-      for (const [index, document] of batch.entries()) {
-        const result = results[index]!;
-        if (result.status === 'rejected') {
-          await fail(document, result.reason);
-          continue;
-        }
-        try {
+    }
+    return window;
+  };
+  const finishWindow = async (window: PreparedDocument[]): Promise<void> => {
+    // The browser step prints its own lines; the progress comes back once the service has answered.
+    progress.pause();
+    let results: BatchResult[];
+    try {
+      results = await signBatch(window, credential, signing, tsa, level, { signed: () => progress.resume() });
+    } catch (error) {
+      progress.resume();
+      for (const document of window) await fail(document.job, error, document);
+      return;
+    }
+    const completed = await mapConcurrently(window, upload ? 1 : COMPLETE_CONCURRENCY, async (document, index) => {
+      const result = results[index]!;
+      if (result.status === 'rejected') return result;
+      return settle(
+        (async () => {
           const written = await completeDocument(document, credential, result.value, signOptions, writeDetachedSignature, extender?.extend);
-          report(ctx, written, credential.credentialID, extender?.results.get(written.input));
-          await upload?.(written.output);
-          signed.push(written);
-        } catch (error) {
-          await fail(document, error);
-        }
-      }
+          pending.delete(document);
+          const extension = extender?.results.get(written.input);
+          extender?.results.delete(written.input);
+          progress.print(() => report(ctx, written, credential.credentialID, extension));
+          if (upload) {
+            // The upload draws its own progress bar; one animation at a time.
+            progress.pause();
+            await upload(written.output).finally(() => progress.resume());
+          }
+          tally.signed();
+        })(),
+      );
+    });
+    for (const [index, outcome] of completed.entries()) {
+      if (outcome.status === 'rejected') await fail(window[index]!.job, outcome.reason, window[index]);
+    }
+  };
+
+  // The pipeline: window k+1 is prepared while window k is approved, signed, timestamped and written.
+  // Nothing of a window is kept after it, so memory stays flat however many files there are.
+  let next = prepareWindow();
+  next.catch(() => undefined);
+  try {
+    for (;;) {
+      const window = await next;
+      if (window.length === 0 && cursor >= jobs.length) break;
+      next = cursor < jobs.length ? prepareWindow() : Promise.resolve([]);
+      next.catch(() => undefined);
+      if (window.length > 0) await finishWindow(window);
     }
   } catch (error) {
-    await Promise.all(prepared.map((document) => document.output?.abort()));
-    spinner.fail();
+    await next.catch(() => undefined);
+    await Promise.all([...pending].map((document) => document.output?.abort()));
+    progress.fail();
     throw error;
+  } finally {
+    await documents.finish();
   }
-  spinner.stop();
-  for (const failure of failures) {
-    ctx.io.result({ input: failure.input, error: { code: failure.error.code, message: failure.error.message, hint: failure.error.hint } }, () => `✗ ${failure.input}: ${failure.error.message}`);
-  }
-  if (failures.length > 0) {
-    process.exitCode = batchExitCode(signed.length, failures.map((failure) => failure.error));
-    ctx.io.error(`esign: ${signed.length} of ${planned.length} files signed; ${failures.length} failed (see above).`);
-  }
+  progress.stop();
+  tally.finish();
 }
 
 /**
@@ -189,9 +238,15 @@ export async function readyToAuthorize(credential: SigningCredential, signing: C
   await signing.readyToAuthorize(credential);
 }
 
-function failureOf(job: SignJob, error: unknown): Failure {
-  if (isEsignError(error)) return { input: job.input, error };
-  return { input: job.input, error: new EsignError('INTERNAL', `Unexpected error while signing ${job.input}: ${(error as Error)?.message ?? String(error)}.`, { cause: error }) };
+function settle<T>(promise: Promise<T>): Promise<PromiseSettledResult<T>> {
+  return promise.then(
+    (value) => ({ status: 'fulfilled', value }),
+    (reason: unknown) => ({ status: 'rejected', reason }),
+  );
+}
+
+function errorText(error: unknown): string {
+  return isEsignError(error) ? error.message : ((error as Error)?.message ?? String(error));
 }
 
 export function chooseLevel(requested: SignatureLevel | undefined, profile: ResolvedProfile): SignatureLevel {

@@ -154,7 +154,7 @@ export async function runSplitPrepare(
     const state = randomState();
     const { url, codeVerifier } = await signing.credentialAuthorizationUrl(credential.credentialID, hashes, redirectUri, state);
     urls.push(url);
-    steps.push({ authorization: { state, redirectUri, codeVerifier }, jobs: batch.map((document, index) => ({ ...document.job, hash: Buffer.from(hashes[index]!).toString('base64') })) });
+    steps.push({ authorization: { state, redirectUri, codeVerifier }, jobs: batch.map((document, index) => ({ input: document.job.input, output: document.job.output, kind: document.job.kind, hash: Buffer.from(hashes[index]!).toString('base64') })) });
   }
   const saved: SplitState = {
     version: STATE_VERSION,

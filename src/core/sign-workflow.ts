@@ -1,7 +1,8 @@
 /**
- * The signing workflow, batch first: prepare every document (read once: hash and copy), authorize
- * and sign up to 50 hashes per browser step, timestamp, then complete every output. Pure apart
- * from its ports: files, the remote signer and the TSA are passed in.
+ * The signing workflow, one window at a time: prepare its documents (read once: hash and copy),
+ * authorize and sign its hashes (one approval), timestamp, then complete every output. A batch runs
+ * these windows as a pipeline (sign-run.ts). Pure apart from its ports: files, the remote signer
+ * and the TSA are passed in.
  */
 import { createHash, type Hash } from 'node:crypto';
 import { maxSignatureLength, type DigestName } from './cms/algorithms.js';
@@ -124,14 +125,27 @@ export function contentsSizeFor(credential: SigningCredential, level: SignatureL
   return chain + signature + 2_048 + timestamp + 2_048;
 }
 
+// The check's update is never written; its placeholder size only has to be a valid one.
+const CHECK_CONTENTS_SIZE = 64;
+
 /** An input opened and, for a PDF, its structure read: what checking it before approval leaves for prepare. */
 export interface OpenedDocument {
   source: DocumentSource;
   pdf?: PdfDocument;
 }
 
-/** Opens an input and, for a PDF, reads its cross-reference data: cheap, and fails before approval. */
-export async function openDocument(job: SignJob, files: DocumentFiles, password?: string): Promise<OpenedDocument> {
+/** What a check before approval builds the signature's update with (and then drops). */
+export interface UpdateCheck {
+  signingTime: Date;
+  pdf?: PdfSignatureOptions;
+}
+
+/**
+ * Opens an input and, for a PDF, reads its cross-reference data; with `check`, also builds its
+ * signature's update once (reading every object the update needs: catalog, AcroForm, fields, the
+ * page, DocMDP) and drops it. Everything that can refuse a document fails here, before any browser step.
+ */
+export async function openDocument(job: SignJob, files: DocumentFiles, password?: string, check?: UpdateCheck): Promise<OpenedDocument> {
   const source = await files.open(job.input).catch((error: unknown) => {
     throw naming(job.input, error);
   });
@@ -139,6 +153,7 @@ export async function openDocument(job: SignJob, files: DocumentFiles, password?
     if (job.kind !== 'pdf') return { source };
     const opened = await readPdfFromHeader(source, fromHeader, { password });
     opened.pdf.assertUpdatable();
+    if (check) await prepareSignature(opened.pdf, { kind: 'signature', signingTime: check.signingTime, contentsSize: CHECK_CONTENTS_SIZE, ...check.pdf });
     return opened;
   } catch (error) {
     await source.close();
@@ -340,13 +355,16 @@ export async function signBatch(
   return timestampSignatures(signatures, tsa, level, progress, { digest: credential.scheme.digest });
 }
 
+/** Timestamp requests of one window in flight at once: enough to hide a TSA's round trip, few enough to be polite. */
+export const TIMESTAMP_CONCURRENCY = 8;
+
 /** The timestamps of B-T and above for signature values, each settled on its own; the imprint is of the signature's digest. */
 export async function timestampSignatures(
   signatures: readonly Uint8Array[],
   tsa: TimestampAuthority | undefined,
   level: SignatureLevel,
   progress: BatchProgress = {},
-  { concurrency = 4, digest = 'sha256' }: { concurrency?: number; digest?: DigestName } = {},
+  { concurrency = TIMESTAMP_CONCURRENCY, digest = 'sha256' }: { concurrency?: number; digest?: DigestName } = {},
 ): Promise<BatchResult[]> {
   if (level === 'B-B') return signatures.map((signature) => ({ status: 'fulfilled', value: { signature } }));
   if (!tsa) throw new EsignError('TSA_NOT_CONFIGURED', `Level ${level} needs a timestamping service, and the profile has none.`, { hint: 'Set tsaUrls, or sign with --level B-B.' });

@@ -22,22 +22,19 @@ export class TempPath {
   private constructor(
     readonly dir: string,
     readonly file: string,
+    /** In a directory shared by a batch's temp files, which the batch removes (SharedTempDir). */
+    private readonly shared = false,
   ) {}
 
-  static create(target: string): TempPath {
-    const dir = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
-    try {
-      mkdirSync(dir, { mode: 0o700 });
-    } catch (error) {
-      throw outputError(target, error);
-    }
-    pendingTempFiles.add(dir);
+  static create(target: string, shared?: SharedTempDir): TempPath {
+    if (shared) return new TempPath(shared.dir, join(shared.dir, basename(target)), true);
+    const dir = createTempDir(target, `.${basename(target)}`);
     return new TempPath(dir, join(dir, basename(target)));
   }
 
   /** A new temp file for `target`, opened for writing; nothing is left behind when that fails. */
-  static async open(target: string, mode: number): Promise<{ temp: TempPath; handle: FileHandle }> {
-    const temp = TempPath.create(target);
+  static async open(target: string, mode: number, shared?: SharedTempDir): Promise<{ temp: TempPath; handle: FileHandle }> {
+    const temp = TempPath.create(target, shared);
     try {
       return { temp, handle: await open(temp.file, 'wx', mode) };
     } catch (error) {
@@ -49,14 +46,46 @@ export class TempPath {
   /** Renames the temp file onto `target` and removes the emptied directory. */
   async moveTo(target: string): Promise<void> {
     await rename(this.file, target);
+    if (this.shared) return;
     await rmdir(this.dir).catch(() => undefined);
     pendingTempFiles.delete(this.dir);
   }
 
   async discard(): Promise<void> {
+    if (this.shared) return rm(this.file, { force: true });
     await rm(this.dir, { recursive: true, force: true });
     pendingTempFiles.delete(this.dir);
   }
+}
+
+/**
+ * One hidden directory for the temp files of a batch's outputs in one directory: a mkdir and an
+ * rmdir per file cost more than writing a one-page PDF. Interrupted, the whole directory goes, so
+ * the reason for a directory (a late create fails in it) holds; the batch removes it when done.
+ */
+export class SharedTempDir {
+  private constructor(readonly dir: string) {}
+
+  /** Created synchronously, as TempPath's own directories are. */
+  static create(besideTarget: string): SharedTempDir {
+    return new SharedTempDir(createTempDir(besideTarget, '.esign-batch'));
+  }
+
+  async remove(): Promise<void> {
+    await rm(this.dir, { recursive: true, force: true });
+    pendingTempFiles.delete(this.dir);
+  }
+}
+
+function createTempDir(target: string, stem: string): string {
+  const dir = join(dirname(target), `${stem}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (error) {
+    throw outputError(target, error);
+  }
+  pendingTempFiles.add(dir);
+  return dir;
 }
 
 /**
@@ -86,13 +115,19 @@ export async function writeBytesAtomically(target: string, bytes: Uint8Array | s
   await writeFileAtomically(target, async (handle) => void (await handle.writeFile(bytes)), options);
 }
 
-/** Refuses with OUTPUT_EXISTS when something is at `target` already. */
-export async function assertAbsent(target: string): Promise<void> {
+/** Whether something is at `target` already. */
+export async function outputExists(target: string): Promise<boolean> {
   try {
     await access(target);
+    return true;
   } catch {
-    return;
+    return false;
   }
+}
+
+/** Refuses with OUTPUT_EXISTS when something is at `target` already. */
+export async function assertAbsent(target: string): Promise<void> {
+  if (!(await outputExists(target))) return;
   throw new EsignError('OUTPUT_EXISTS', `${target} already exists; esign does not overwrite files unasked.`, {
     hint: 'Pass --force to replace it, or choose another --output / --output-dir.',
   });
@@ -100,8 +135,11 @@ export async function assertAbsent(target: string): Promise<void> {
 
 export function outputError(target: string, error: unknown): EsignError {
   const code = (error as NodeJS.ErrnoException)?.code;
+  const diskFull = code === 'ENOSPC' || code === 'EDQUOT';
   return new EsignError('OUTPUT_WRITE_FAILED', `Could not write ${target}${code ? ` (${code})` : ''}.`, {
-    hint: code === 'ENOSPC' ? 'Free some disk space and try again.' : 'Check that the directory exists and is writable.',
+    hint: diskFull ? 'Free some disk space and try again (with --skip-existing, the files already signed are kept).' : 'Check that the directory exists and is writable.',
     cause: error,
+    // A full disk stops a batch even with --continue-on-error: every later file would fail the same way.
+    ...(diskFull ? { details: { diskFull: true } } : {}),
   });
 }

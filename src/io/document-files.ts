@@ -1,7 +1,8 @@
 import { chmod, copyFile, mkdir, open, stat, type FileHandle } from 'node:fs/promises';
 import { EsignError } from '../core/errors.js';
 import { changedWhileSigning, READ_CHUNK_BYTES, type DocumentFiles, type DocumentSource, type HashSink, type OutputFile } from '../core/sign-workflow.js';
-import { assertAbsent, outputError, TempPath, writeBytesAtomically } from './atomic-write.js';
+import { dirname, resolve } from 'node:path';
+import { assertAbsent, outputError, SharedTempDir, TempPath, writeBytesAtomically } from './atomic-write.js';
 import { FileByteSource, inputError, sameFile } from './file-source.js';
 
 /** DocumentFiles over the file system: inputs opened read-only, outputs through temp files. */
@@ -9,6 +10,31 @@ export const fileSystemDocuments: DocumentFiles = {
   open: (path) => FileByteSource.open(path) as Promise<DocumentSource>,
   createOutput: (path, { overwrite }) => TempOutput.create(path, overwrite),
 };
+
+/**
+ * DocumentFiles for a batch: the temp outputs of each output directory share one hidden directory,
+ * removed by `finish` (which the batch calls once every output is committed or aborted).
+ */
+export function batchDocuments(): DocumentFiles & { finish(): Promise<void> } {
+  const shared = new Map<string, SharedTempDir>();
+  const dirFor = (target: string): SharedTempDir => {
+    const dir = resolve(dirname(target));
+    let temp = shared.get(dir);
+    if (!temp) {
+      temp = SharedTempDir.create(target);
+      shared.set(dir, temp);
+    }
+    return temp;
+  };
+  return {
+    open: fileSystemDocuments.open,
+    createOutput: (path, { overwrite }) => TempOutput.create(path, overwrite, dirFor(path)),
+    finish: async () => {
+      await Promise.all([...shared.values()].map((temp) => temp.remove()));
+      shared.clear();
+    },
+  };
+}
 
 export async function writeDetachedSignature(path: string, bytes: Uint8Array, overwrite: boolean): Promise<void> {
   await writeBytesAtomically(path, bytes, { overwrite });
@@ -28,9 +54,9 @@ class TempOutput implements OutputFile {
     private readonly overwrite: boolean,
   ) {}
 
-  static async create(target: string, overwrite: boolean): Promise<TempOutput> {
+  static async create(target: string, overwrite: boolean, shared?: SharedTempDir): Promise<TempOutput> {
     if (!overwrite) await assertAbsent(target);
-    const { temp, handle } = await TempPath.open(target, 0o644);
+    const { temp, handle } = await TempPath.open(target, 0o644, shared);
     const output = new TempOutput(target, temp, overwrite);
     output.handle = handle;
     return output;
@@ -46,6 +72,12 @@ class TempOutput implements OutputFile {
    * When the name leads elsewhere (an editor's atomic save, say), the copy goes through the handle.
    */
   async copyFrom(source: DocumentSource, hash: HashSink): Promise<void> {
+    if (source instanceof FileByteSource && source.bytes && source.bytes.length === source.size) {
+      // A small file, read whole when it was opened: what was read is what the file held if the inode says it is unchanged since.
+      if (!sameFile(source.openedStat, await source.fileStat())) throw changedWhileSigning(source.path);
+      hash.update(source.bytes);
+      return this.write(source.bytes);
+    }
     await this.suspend();
     if (!(source instanceof FileByteSource)) return this.copyThroughHandle(source, hash);
     const opened = source.openedStat;
@@ -116,7 +148,12 @@ class TempOutput implements OutputFile {
   async write(bytes: Uint8Array): Promise<void> {
     this.handle ??= await open(this.tempPath.file, 'a');
     try {
-      await this.handle.write(bytes);
+      // A write can be short (a disk filling up takes what fits, then fails the next one): write the rest until it is all there.
+      for (let written = 0; written < bytes.length; ) {
+        const { bytesWritten } = await this.handle.write(bytes, written, bytes.length - written);
+        if (bytesWritten === 0) throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+        written += bytesWritten;
+      }
     } catch (error) {
       throw outputError(this.target, error);
     }

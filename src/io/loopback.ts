@@ -84,7 +84,7 @@ export async function authorizeInBrowser(options: AuthorizeInBrowserOptions): Pr
     if (options.nobodyHere) throw options.nobodyHere;
     const pasted = options.terminal.readLine;
     const waits: Promise<URLSearchParams>[] = [receiver.params, timeout(options.timeoutMs, options.purpose, abort.signal)];
-    if (options.signal) waits.push(aborted(options.signal));
+    if (options.signal) waits.push(aborted(options.signal, abort.signal));
     if (options.noBrowser) {
       options.terminal.say(`Open this URL in a browser to continue (${options.purpose}):`);
       options.terminal.say(url);
@@ -190,11 +190,16 @@ function timeout(ms: number, purpose: string, signal: AbortSignal): Promise<neve
   });
 }
 
-function aborted(signal: AbortSignal): Promise<never> {
+/**
+ * Rejects when the run's `signal` aborts (Ctrl-C) during this step; its listener goes when the step
+ * ends (`stepDone`), or a batch of thousands of approvals would pile one up per step on the run's signal.
+ */
+function aborted(signal: AbortSignal, stepDone: AbortSignal): Promise<never> {
   return new Promise((_, reject) => {
     const fail = () => reject(new EsignError('INTERRUPTED', 'Interrupted while waiting for the browser step.'));
-    if (signal.aborted) fail();
-    else signal.addEventListener('abort', fail, { once: true });
+    if (signal.aborted) return fail();
+    signal.addEventListener('abort', fail, { once: true });
+    stepDone.addEventListener('abort', () => signal.removeEventListener('abort', fail), { once: true });
   });
 }
 

@@ -58,9 +58,31 @@ describe.skipIf(missing)('on a terminal', () => {
     await writeFile(pdf, buildClassicPdf());
     const { status, screen } = await onTerminal(['--auto-approve', 'sign', '--level', 'B-T', pdf]);
     expect(status, screen.slice(-2000)).toBe(0);
-    expect(screen).toMatch(/Hashing 1\/1|Preparing 1 file/);
-    expect(screen).toMatch(/Signed 1 \(step 1\/1\); timestamping…|Timestamping 1\/1/);
+    expect(screen).toMatch(/Signing: [01]\/1 files/);
     expect(screen).toContain('✓ ');
+  });
+
+  it('a batch shows files done out of total, the rate and an ETA, and every result line whole', async () => {
+    const dir = join(work.dir, 'batch');
+    await mkdir(dir);
+    const pdf = buildClassicPdf();
+    for (let index = 0; index < 600; index++) await writeFile(join(dir, `doc-${String(index).padStart(3, '0')}.pdf`), pdf);
+    const { status, screen } = await onTerminal(['--auto-approve', 'sign', '--level', 'B-T', '--output-dir', join(dir, 'signed'), dir]);
+    expect(status, screen.slice(-2000)).toBe(0);
+    expect(screen).toMatch(/Signing: \d{2,3}\/600 files · \d+ files\/s · ETA \d+s/);
+    // The progress line is cleared before each result is printed, so no result shares a line with it.
+    // What each line shows: what follows its last return to column 1, without control sequences.
+    const shown = (line: string) =>
+      line
+        .slice(line.lastIndexOf('\u001b[1G'))
+        .split('\u001b[')
+        .map((part, index) => (index === 0 ? part : part.replace(/^[0-9;?]*[A-Za-z]/, '')))
+        .join('')
+        .replaceAll('\r', '');
+    const results = screen.split('\n').filter((line) => line.includes('✓ ')).map(shown);
+    expect(results).toHaveLength(600);
+    const strayLine = results.find((line) => !/^✓ \S+doc-\d{3}\.pdf → \S+doc-\d{3}-signed\.pdf \(PAdES B-T, [\d.]+ KiB\)$/.test(line));
+    expect(strayLine).toBeUndefined();
   });
 
   it('on a terminal that reports no width, shows no spinner rather than clearing lines without end', async () => {

@@ -11,10 +11,12 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .summary('sign PDFs (PAdES) and other files (detached CAdES .p7s)')
     .description(
       'Sign files. PDFs get a PAdES signature in an incremental update (NAME-signed.pdf); other files get a ' +
-        'detached CAdES signature (NAME.p7s). All files are prepared first, then authorized in steps — approved in ' +
-        'the browser (up to 50 signatures a step), or, for seals and other explicit credentials, with the PIN and ' +
-        'one-time password (ESIGN_CREDENTIAL_PIN, --pin-file, ESIGN_TOTP_SECRET, or asked on a terminal) — then ' +
-        'written. Inputs are never modified; outputs appear only when complete.',
+        'detached CAdES signature (NAME.p7s). Every input is checked first, before any browser step; then the files ' +
+        'are signed in windows — one browser approval each (up to 50 signatures), or, for seals and other explicit ' +
+        'credentials, one credentials/authorize with the PIN and one-time password (ESIGN_CREDENTIAL_PIN, --pin-file, ' +
+        'ESIGN_TOTP_SECRET, or asked on a terminal) — the next window prepared while the current one is signed, and ' +
+        'each output written (fsynced, renamed into place) as soon as it is complete. Memory stays flat however many ' +
+        'files there are. Inputs are never modified; outputs appear only when complete.',
     )
     .argument('[files...]', 'files, directories (their files) or quoted glob patterns')
     .option('-c, --credential <id>', 'signing credential (default: the profile\'s, see `esign credentials use`)')
@@ -34,6 +36,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .option('--page <n>', 'page for --visible (1 = first, -1 = last)', (text) => (text === '-1' ? -1 : positiveNumber(text)))
     .option('--rect <x1,y1,x2,y2>', 'rectangle for --visible in PDF points', parseRect)
     .option('--continue-on-error', 'sign the other files when one fails; report each failure')
+    .option('--skip-existing', 'skip an input whose output already holds a valid signature over it by the same credential (resumes an interrupted batch); other existing outputs are refused unless --force')
     .option('--upload', 'upload each output to your storage bucket as soon as it is written, also with --complete (needs `esign login --scope com.vendor.storage`)')
     .option('--overwrite', 'with --upload: replace objects that already exist in the bucket (never without it)')
     .option('--prepare', 'split flow: prepare, print the approval URL (one per 50 files), save --state, and stop')
@@ -45,7 +48,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
   withPasswordOptions(command)
     .addHelpText(
       'after',
-      '\nExamples:\n  esign sign contract.pdf\n  esign sign --output-dir signed/ invoices/\n  esign sign --auto-approve samples/contract.pdf      (sandbox)\n  esign sign --upload invoices/*.pdf                  (each output to your bucket as BASENAME)\n  esign sign --prepare --state s.json a.pdf b.pdf     (CI: prints the approval URL)\n  esign sign --complete --state s.json --redirect-url "http://127.0.0.1:8765/callback?code=…&state=…"\n' +
+      '\nExamples:\n  esign sign contract.pdf\n  esign sign --output-dir signed/ invoices/\n  esign sign --auto-approve samples/contract.pdf      (sandbox)\n  esign sign --upload invoices/*.pdf                  (each output to your bucket as BASENAME)\n  esign sign --skip-existing --output-dir signed/ invoices/   (resume: signs only what is not signed yet)\n  esign sign --prepare --state s.json a.pdf b.pdf     (CI: prints the approval URL)\n  esign sign --complete --state s.json --redirect-url "http://127.0.0.1:8765/callback?code=…&state=…"\n' +
         '  ESIGN_SERVICE_AUTH=client-credentials esign sign dist/*   (a seal in CI: ESIGN_CLIENT_ID, ESIGN_CLIENT_SECRET,\n' +
         '                                                        ESIGN_CREDENTIAL, ESIGN_CREDENTIAL_PIN, ESIGN_TOTP_SECRET)',
     )

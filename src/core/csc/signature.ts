@@ -76,6 +76,7 @@ export function defaultDigest(key: SignerKey): DigestName {
   return key.curve === 'P-384' ? 'sha384' : key.curve === 'P-521' ? 'sha512' : 'sha256';
 }
 
+
 /**
  * How esign signs with a credential: how many hashes one approval covers (the least of the
  * profile's cscMaxSignatures, the credential's multisign, and 50 for a browser approval or 1,000
