@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { bytesEqual, parseSignedData } from './cms/parse.js';
 import { verifySignerInfo } from './cms/verify-signer.js';
 import { headerOffset, readPdf } from './pdf/document.js';
-import { hashByteRange, listSignatureFields, trimDer } from './pdf/signatures.js';
+import { cmsPrefix, hashByteRange, listSignatureFields } from './pdf/signatures.js';
 import type { ByteSource } from './ports.js';
 import { hashSource, READ_CHUNK_BYTES, type DocumentFiles, type SignJob } from './sign-workflow.js';
 
@@ -43,7 +43,7 @@ async function pdfSignedAlready(input: ByteSource, output: ByteSource, signerCer
     if (!range || range.length !== 4 || range[0] !== 0 || (range[1] as number) < original || !field.contents) continue;
     const [, a, b, c] = range as [number, number, number, number];
     if (b + c > output.size || b <= a) continue;
-    return checkCms(trimDer(field.contents), signerCertificate, await hashByteRange(output, range));
+    return checkCms(cmsPrefix(field.contents), signerCertificate, await hashByteRange(output, range));
   }
   return { signed: false, reason: 'it holds no signature over the input' };
 }

@@ -167,3 +167,14 @@ describe('esign verify FILE --signature FILE.p7s made by openssl cms -sign', () 
     }
   });
 });
+
+describe('extend on what other tools wrote', () => {
+  it('adds the DSS to a PDF whose CMS is BER with indefinite lengths (as NSS writes it), and the signature still verifies', async () => {
+    const output = join(work.dir, 'ber-b-lt.pdf');
+    const extended = await runCli(['--json', 'extend', '--level', 'B-LT', '-o', output, join(FIXTURES, 'pdf', 'ber.pdf')], { env: { ...env, ESIGN_SANDBOX_DIR: join(work.dir, 'sandbox') } });
+    expect(extended.code, extended.stderr).toBe(0);
+    const { code, report } = await verify([output]);
+    expect(code).toBe(0);
+    expect(only(report)).toMatchObject({ indication: 'TOTAL-PASSED' });
+  });
+});

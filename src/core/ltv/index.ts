@@ -6,7 +6,8 @@ export { extendPdf, appendedSource, existingDss, DOC_TIMESTAMP_CONTENTS } from '
 export type { ExtendDependencies, ExtensionResult, LongTermLevel } from './extend.js';
 export { collectValidationData, targetsOf, tokenTarget } from './validation-data.js';
 export type { ChainTarget, RevocationCheck, RevocationFetcher, ValidationData } from './validation-data.js';
-export { findSignatures, trimDer } from './pdf-signatures.js';
+export { findSignatures } from './pdf-signatures.js';
+export { trimDer } from '../pdf/signatures.js';
 export type { PdfSignature } from './pdf-signatures.js';
 export { buildOcspRequest, checkOcspResponse } from './ocsp.js';
 export type { CheckedOcspResponse, OcspCertStatus } from './ocsp.js';

@@ -5,6 +5,7 @@
  */
 import { parseSignedData } from '../cms/parse.js';
 import type { PdfDocument } from '../pdf/index.js';
+import { cmsPrefix } from '../pdf/signatures.js';
 import { PdfRef, PdfString, isName } from '../pdf/objects.js';
 import type { PdfDict, PdfObject } from '../pdf/objects.js';
 
@@ -62,7 +63,7 @@ function readSignature(value: PdfDict, fieldName: string): PdfSignature | undefi
   if (!(contents instanceof PdfString) || contents.bytes.length === 0) return undefined;
   const subFilter = value.get('SubFilter');
   const kind = isName(value.get('Type'), 'DocTimeStamp') || isName(subFilter, 'ETSI.RFC3161') ? 'docTimeStamp' : 'signature';
-  const cms = trimDer(contents.bytes);
+  const cms = cmsPrefix(contents.bytes);
   const parsed = parseSignedData(cms);
   return {
     kind,
@@ -75,12 +76,3 @@ function readSignature(value: PdfDict, fieldName: string): PdfSignature | undefi
   };
 }
 
-/** The DER value at the start of `bytes` (a `/Contents` is zero-padded after it). */
-export function trimDer(bytes: Uint8Array): Uint8Array {
-  const first = bytes[1] ?? 0;
-  if ((first & 0x80) === 0) return bytes.subarray(0, Math.min(bytes.length, 2 + first));
-  const count = first & 0x7f;
-  let length = 0;
-  for (let i = 0; i < count; i++) length = length * 256 + (bytes[2 + i] ?? 0);
-  return bytes.subarray(0, Math.min(bytes.length, 2 + count + length));
-}

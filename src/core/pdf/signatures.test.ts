@@ -4,7 +4,7 @@ import { bytesSource } from './byte-source.js';
 import { readPdf } from './document.js';
 import { buildDssUpdate } from './dss.js';
 import { prepareSignature } from './placeholder.js';
-import { hashByteRange, listRevisions, listSignatureFields, parsePdfDate, readDss, trimDer } from './signatures.js';
+import { cmsPrefix, hashByteRange, listRevisions, listSignatureFields, parsePdfDate, readDss, trimDer } from './signatures.js';
 import { appendRevision, buildClassicPdf, buildXrefStreamPdf } from '../../../test/helpers/pdf-fixtures.js';
 
 const concat = (...parts: Uint8Array[]): Uint8Array => new Uint8Array(Buffer.concat(parts));
@@ -53,5 +53,16 @@ describe('PDF signature reading', () => {
       expect(revisions.length).toBe(3);
       expect(revisions[1]!.end).toBe(signed.length);
     }
+  });
+});
+
+describe('cmsPrefix: the CMS of a /Contents, padding dropped', () => {
+  it('keeps a DER value as trimDer does, and a BER value with indefinite lengths (NSS) up to its end-of-contents octets', () => {
+    const der = Uint8Array.of(0x30, 0x03, 0x02, 0x01, 0x05, 0, 0, 0);
+    expect([...cmsPrefix(der)]).toEqual([...trimDer(der)]);
+    // SEQUENCE (indefinite) { SEQUENCE (indefinite) { INTEGER 5 } } then zero padding: trimDer would keep two bytes.
+    const ber = Uint8Array.of(0x30, 0x80, 0x30, 0x80, 0x02, 0x01, 0x05, 0x00, 0x00, 0x00, 0x00, 0, 0, 0, 0);
+    expect([...cmsPrefix(ber)]).toEqual([...ber.subarray(0, 11)]);
+    expect(trimDer(ber)).toHaveLength(2);
   });
 });

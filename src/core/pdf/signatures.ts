@@ -4,6 +4,7 @@
  * dictionaries, the DSS, the page content objects, and a streaming hash over a `/ByteRange`.
  */
 import { createHash } from 'node:crypto';
+import { decodePrefix } from '../cms/der.js';
 import type { ByteSource } from '../ports.js';
 import { indexOf } from './byte-source.js';
 import { readPdf } from './document.js';
@@ -256,4 +257,13 @@ export function trimDer(bytes: Uint8Array): Uint8Array {
     header += count;
   }
   return bytes.subarray(0, Math.min(bytes.length, header + length));
+}
+
+/** The CMS at the start of a `/Contents` value, without its zero padding (BER, as NSS writes it: up to its end-of-contents octets). */
+export function cmsPrefix(contents: Uint8Array): Uint8Array {
+  try {
+    return decodePrefix(contents, 'signature').encoded;
+  } catch {
+    return trimDer(contents); // the CMS parser says what is wrong with it
+  }
 }

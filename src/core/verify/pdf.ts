@@ -5,7 +5,6 @@
  */
 import { createHash, X509Certificate } from 'node:crypto';
 import { parseTimeStampToken } from '../tsp/response.js';
-import { decodePrefix } from '../cms/der.js';
 import { HASH_NAME_BY_OID } from '../cms/oids.js';
 import type { ByteSource } from '../ports.js';
 import type { PdfDocument } from '../pdf/document.js';
@@ -18,7 +17,7 @@ import {
   parsePdfDate,
   readDss,
   readRevision,
-  trimDer,
+  cmsPrefix,
 } from '../pdf/signatures.js';
 import type { PdfDss, PdfRevision, PdfSignatureField } from '../pdf/signatures.js';
 import { checkSignatureCms, checkTimestampToken } from './cms-check.js';
@@ -198,14 +197,6 @@ async function verifyOne(index: number, item: Located, shared: Shared): Promise<
   return report;
 }
 
-/** The CMS at the start of a `/Contents` value, without its zero padding (BER: up to its end-of-contents octets). */
-function cmsPrefix(contents: Uint8Array): Uint8Array {
-  try {
-    return decodePrefix(contents, 'signature').encoded;
-  } catch {
-    return trimDer(contents); // the CMS parser says what is wrong with it
-  }
-}
 
 function checkByteRange(br: number[] | undefined, size: number): string | undefined {
   if (!br || br.length !== 4 || !br.every((n) => Number.isInteger(n) && n >= 0)) return 'the /ByteRange is missing or not four non-negative integers';
