@@ -154,7 +154,7 @@ export async function runSplitPrepare(
     const state = randomState();
     const { url, codeVerifier } = await signing.credentialAuthorizationUrl(credential.credentialID, hashes, redirectUri, state);
     urls.push(url);
-    steps.push({ authorization: { state, redirectUri, codeVerifier }, jobs: batch.map((document, index) => ({ input: document.job.input, output: document.job.output, kind: document.job.kind, hash: Buffer.from(hashes[index]!).toString('base64') })) });
+    steps.push({ authorization: { state, redirectUri, codeVerifier }, jobs: batch.map((document) => savedJob(document)) });
   }
   const saved: SplitState = {
     version: STATE_VERSION,
@@ -194,7 +194,7 @@ export async function runSplitPrepare(
  */
 async function savePreparedForAuthorize(prepared: PreparedDocument[], credential: CredentialInfo & SigningCredential, options: SignOptions, profileName: string, command: SignCommandOptions, ctx: Context): Promise<void> {
   const steps: ApprovalStep[] = batches(prepared, credential.signaturesPerApproval).map((batch) => ({
-    jobs: batch.map((document) => ({ ...document.job, hash: Buffer.from(document.signedAttributes.toBeSignedHash).toString('base64') })),
+    jobs: batch.map((document) => savedJob(document)),
   }));
   await saveState(command.state!, {
     version: STATE_VERSION,
@@ -216,6 +216,12 @@ async function savePreparedForAuthorize(prepared: PreparedDocument[], credential
       `Prepared ${files} file${files === 1 ? '' : 's'}; state saved in ${command.state}. The credential ${credential.credentialID} is authorized with its PIN${credential.otp ? ' and one-time password' : ''}, not in a browser: ` +
       `run esign sign --complete --state ${command.state} (with ESIGN_CREDENTIAL_PIN${credential.otp?.type === 'offline' ? ' and ESIGN_TOTP_SECRET' : ''} set, or at a terminal).`,
   );
+}
+
+/** A prepared document as the state file keeps it (a job's output is derived when asked, so named here). */
+function savedJob(document: PreparedDocument): SignJob & { hash: string } {
+  const { input, output, kind } = document.job;
+  return { input, output, kind, hash: Buffer.from(document.signedAttributes.toBeSignedHash).toString('base64') };
 }
 
 /** A fixed port: the redirect is pasted back, and nothing needs to listen on it. */

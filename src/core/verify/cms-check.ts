@@ -82,7 +82,7 @@ export async function checkSignatureCms(cmsDer: Uint8Array, signed: SignedBytes,
     return result;
   }
   const scheme = signatureScheme(parsed.signatureAlgorithm, parsed.signatureAlgorithmParameters, digest);
-  const key = signerCert?.publicKey;
+  const key = signerCert ? readablePublicKey(signerCert) : undefined;
   if ('name' in scheme) result.signatureValue.algorithm = scheme.name;
   if (key) result.signatureValue.key = describeKey(key);
   for (const weakness of [digest.weakness, 'weakness' in scheme ? scheme.weakness : undefined, key ? keyWeakness(key) : undefined]) {
@@ -93,7 +93,8 @@ export async function checkSignatureCms(cmsDer: Uint8Array, signed: SignedBytes,
   if (checked.intact) result.integrity.valid = true;
   else if (checked.integrityFailure) fail(checked.integrityFailure.failure, checked.integrityFailure.reason, ['integrity']);
   if ('unsupported' in scheme) fail('CRYPTO_CONSTRAINTS_FAILURE', scheme.unsupported, ['signatureValue']);
-  else if (!signerCert || !key) fail('NO_SIGNING_CERTIFICATE_FOUND', 'the signer certificate is not in the CMS', ['signatureValue']);
+  else if (!signerCert) fail('NO_SIGNING_CERTIFICATE_FOUND', 'the signer certificate is not in the CMS', ['signatureValue']);
+  else if (!key) fail('NO_SIGNING_CERTIFICATE_FOUND', "the signer certificate's public key cannot be read", ['signatureValue']);
   else if (checked.signatureFailure) fail(checked.signatureFailure.failure, checked.signatureFailure.reason, ['signatureValue']);
   else result.signatureValue.valid = true;
   if (!result.integrity.valid && !result.integrity.reason) result.integrity.reason = result.signatureValue.reason ?? 'not checked';
@@ -263,4 +264,13 @@ export function checkTimestampToken(tokenDer: Uint8Array, imprint: Uint8Array | 
     problems,
     chain,
   };
+}
+
+/** A certificate's public key, or undefined when its SubjectPublicKeyInfo does not decode (damaged or unknown). */
+function readablePublicKey(certificate: X509Certificate): KeyObject | undefined {
+  try {
+    return certificate.publicKey;
+  } catch {
+    return undefined;
+  }
 }
