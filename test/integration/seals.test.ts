@@ -66,13 +66,14 @@ describe.each(DIALECTS)('a seal signs from the environment alone (CSC %s)', (dia
     const run = await runCli(['sign', '--json', ...files], { env: sealEnv(shared, dialect) });
     expect(run.stderr).not.toContain('TEST signatures'); // the env profile, not the sandbox profile
     expect(run.code, run.stderr).toBe(0);
-    const lines = run.jsonLines<{ output: string; credential: string; level: string }>();
+    const lines = run.jsonLines<{ input: string; output: string; credential: string; level: string }>();
     expect(lines.map((line) => line.credential)).toEqual([seal.pinOnlyCredentialID, seal.pinOnlyCredentialID, seal.pinOnlyCredentialID]);
     expect(lines.map((line) => line.level)).toEqual(['CAdES B-T', 'PAdES B-T', 'PAdES B-T'].map((level) => expect.stringContaining(level.split(' ')[1]!)));
     expect(calls(shared, before, /credentials\/authorize/)).toBe(1);
     expect(calls(shared, before, /signatures\/signHash/)).toBe(1);
     expect(calls(shared, before, /oauth2\/authorize/)).toBe(0);
-    const verified = await runCli(['verify', '--json', lines[1]!.output], { env: sealEnv(shared, dialect) });
+    const signedPdf = lines.find((line) => line.input === files[1])!.output;
+    const verified = await runCli(['verify', '--json', signedPdf], { env: sealEnv(shared, dialect) });
     expect(verified.code, verified.stdout + verified.stderr).toBe(0);
   });
 

@@ -99,7 +99,10 @@ describe.skipIf(missing.length > 0)('signed PDFs judged by pdfsig, qpdf and open
     await writeFile(text, 'signed over CSC API v2\n');
     const result = await runCli(['--auto-approve', '--json', 'sign', '--profile', 'sandbox-v2', '--level', 'B-T', pdf, text], { env: sandbox.env });
     expect(result.code, result.stderr).toBe(0);
-    const [signedPdf, signedText] = result.jsonLines<{ output: string; credential: string }>();
+    // Each line is printed as its file finishes: told apart by input, not by order.
+    const lines = result.jsonLines<{ input: string; output: string; credential: string }>();
+    const signedPdf = lines.find((line) => line.input === pdf);
+    const signedText = lines.find((line) => line.input === text);
     expect(sandbox.sandbox.requestLog).toContain('signing-v2 POST /csc/v2/signatures/signHash');
     const report = await pdfsig(signedPdf!.output);
     expect(report.signatures[0], report.raw).toMatchObject({ valid: true, trusted: true, totalDocument: true });
