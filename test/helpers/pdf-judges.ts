@@ -6,6 +6,8 @@ import { execFile, execFileSync } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';
+import { startTestSandbox, type TestSandbox } from './sandbox.js';
+import { tempDirForFile } from './tmp.js';
 
 export interface Pdfsig {
   signatures: Array<{ valid: boolean; trusted: boolean; totalDocument: boolean; type: string }>;
@@ -75,4 +77,22 @@ export async function nssDbTrusting(dir: string, rootPemPath: string): Promise<s
   execFileSync('certutil', ['-N', '-d', `sql:${nssDir}`, '--empty-password']);
   execFileSync('certutil', ['-A', '-d', `sql:${nssDir}`, '-n', 'esign-sandbox-root', '-t', 'CT,C,C', '-i', rootPemPath]);
   return nssDir;
+}
+
+/** What an interop file judges with: an auto-approving sandbox, a work dir, and an NSS db (for pdfsig) trusting the sandbox root. */
+export interface InteropSetup {
+  sandbox: TestSandbox;
+  work: { dir: string; remove: () => Promise<void> };
+  nssDir: string;
+}
+
+export async function startInteropSetup(prefix: string): Promise<InteropSetup> {
+  const sandbox = await startTestSandbox({ autoApprove: true });
+  const work = await tempDirForFile(prefix);
+  return { sandbox, work, nssDir: await nssDbTrusting(work.dir, sandbox.rootPemPath) };
+}
+
+export async function closeInteropSetup(setup: Partial<InteropSetup>): Promise<void> {
+  await setup.sandbox?.close();
+  await setup.work?.remove();
 }

@@ -8,10 +8,9 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFile, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nssDbTrusting, opensslVerifiesCms, pdfsig, qpdfCheck, runTool } from '../helpers/pdf-judges.js';
+import { opensslVerifiesCms, pdfsig, qpdfCheck, runTool, startInteropSetup, closeInteropSetup } from '../helpers/pdf-judges.js';
 import { runCli } from '../helpers/run-cli.js';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { tempDirForFile } from '../helpers/tmp.js';
+import { type TestSandbox } from '../helpers/sandbox.js';
 
 const has = (tool: string) => spawnSync('which', [tool]).status === 0;
 const missing = ['pdfsig', 'qpdf', 'openssl', 'gs', 'certutil'].filter((tool) => !has(tool));
@@ -24,14 +23,9 @@ let nssDir: string;
 
 beforeAll(async () => {
   if (missing.length > 0) return;
-  sandbox = await startTestSandbox({ autoApprove: true });
-  work = await tempDirForFile('esign-interop-encrypted-');
-  nssDir = await nssDbTrusting(work.dir, sandbox.rootPemPath);
+  ({ sandbox, work, nssDir } = await startInteropSetup('esign-interop-encrypted-'));
 });
-afterAll(async () => {
-  await sandbox?.close();
-  await work?.remove();
-});
+afterAll(() => closeInteropSetup({ sandbox, work }));
 
 /** qpdf's own account of a file's encryption (method, R, P, permissions), with `password`. */
 async function encryptionOf(path: string, password: string): Promise<string> {

@@ -11,10 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OID } from '../../src/core/cms/oids.js';
 import { parseSignedData } from '../../src/core/cms/parse.js';
 import { SANDBOX_DIALECTS } from '../helpers/dialects.js';
-import { lastCms, nssDbTrusting, opensslVerifiesCms, pdfsig, qpdfCheck, runTool } from '../helpers/pdf-judges.js';
+import { lastCms, opensslVerifiesCms, pdfsig, qpdfCheck, runTool, startInteropSetup, closeInteropSetup } from '../helpers/pdf-judges.js';
 import { runCli } from '../helpers/run-cli.js';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { tempDirForFile } from '../helpers/tmp.js';
+import { type TestSandbox } from '../helpers/sandbox.js';
 
 const has = (tool: string) => spawnSync('which', [tool]).status === 0;
 const missing = ['pdfsig', 'qpdf', 'openssl', 'certutil'].filter((tool) => !has(tool));
@@ -34,14 +33,9 @@ let nssDir: string;
 
 beforeAll(async () => {
   if (missing.length > 0) return;
-  sandbox = await startTestSandbox({ autoApprove: true });
-  work = await tempDirForFile('esign-interop-keys-');
-  nssDir = await nssDbTrusting(work.dir, sandbox.rootPemPath);
+  ({ sandbox, work, nssDir } = await startInteropSetup('esign-interop-keys-'));
 });
-afterAll(async () => {
-  await sandbox?.close();
-  await work?.remove();
-});
+afterAll(() => closeInteropSetup({ sandbox, work }));
 
 /** Runs esign on the dialect's profile; the outputs it reports, in the order of the inputs (a batch reports each as it finishes). */
 async function esign(args: string[], profile: string): Promise<string[]> {

@@ -7,10 +7,9 @@ import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emptySignatureFieldPdf, ghostscriptPdf, linearizedPdf, multiRevisionPdf, pdfLibPdf, qpdfObjectStreamsPdf } from '../helpers/pdf-fixtures.js';
-import { nssDbTrusting } from '../helpers/pdf-judges.js';
+import { startInteropSetup, closeInteropSetup } from '../helpers/pdf-judges.js';
 import { runCli } from '../helpers/run-cli.js';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { tempDirForFile } from '../helpers/tmp.js';
+import { type TestSandbox } from '../helpers/sandbox.js';
 
 const has = (tool: string) => spawnSync('which', [tool]).status === 0;
 const missing = ['pdfsig', 'qpdf', 'gs', 'certutil'].filter((tool) => !has(tool));
@@ -22,14 +21,9 @@ let nssDir: string;
 
 beforeAll(async () => {
   if (missing.length > 0) return;
-  sandbox = await startTestSandbox({ autoApprove: true });
-  work = await tempDirForFile('esign-interop-verify-');
-  nssDir = await nssDbTrusting(work.dir, sandbox.rootPemPath);
+  ({ sandbox, work, nssDir } = await startInteropSetup('esign-interop-verify-'));
 });
-afterAll(async () => {
-  await sandbox?.close();
-  await work?.remove();
-});
+afterAll(() => closeInteropSetup({ sandbox, work }));
 
 /** Async on purpose: pdfsig asks the in-process sandbox's OCSP responder. */
 function run(tool: string, args: string[]): Promise<string> {

@@ -1,21 +1,12 @@
 import { TOTP, Secret } from 'otpauth';
 import { describe, expect, it } from 'vitest';
-import { EsignError } from '../errors.js';
+import { errorOf } from '../../../test/helpers/esign-error.js';
 import { authorizationServerMetadataUrl, processAuthorizationServerMetadata } from './oauth-metadata.js';
 import { buildAuthLoginRequest, buildClientCredentialsTokenRequest, buildCredentialsAuthorizeRequest, buildSendOtpRequest } from './requests.js';
 import { authorizationV1, authorizationV2, processAuthorizeResponse, processSendOtpResponse, processServiceSignInResponse } from './responses.js';
 import { parseTotpSecret } from './totp.js';
 import { buildCredentialsAuthorizeRequestV2 } from './v2.js';
 
-function errorOf(run: () => unknown): EsignError | undefined {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof EsignError) return error;
-    throw error;
-  }
-  return undefined;
-}
 
 const hashes = [new Uint8Array(32).fill(1), new Uint8Array(32).fill(2)];
 

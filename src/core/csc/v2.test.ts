@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { EsignError } from '../errors.js';
+import { errorOf } from '../../../test/helpers/esign-error.js';
 import { issueTestCertificate } from '../cms/test-pki.js';
 import { buildAuthorizeUrlV2, buildCredentialsListRequestV2, buildInfoRequest, buildSignHashRequestV2, checkV2Service, processCredentialsListResponseV2, processInfoResponse } from './v2.js';
 
@@ -8,15 +8,6 @@ const hash = (label: string) => new Uint8Array(createHash('sha256').update(label
 const common = { baseUrl: 'https://sign.example/api/', clientId: 'cli', redirectUri: 'http://127.0.0.1:8765/callback', state: 's' };
 const SHA256 = '2.16.840.1.101.3.4.2.1';
 
-function errorOf(run: () => unknown): EsignError | undefined {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof EsignError) return error;
-    throw error;
-  }
-  return undefined;
-}
 
 describe('CSC API v2 request builders', () => {
   it('asks info with no token at /csc/v2/info', () => {
