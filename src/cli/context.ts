@@ -6,7 +6,7 @@ import { readFile, stat, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EsignError } from '../core/errors.js';
 import { systemClock, type BrowserLauncher, type Clock } from '../core/ports.js';
-import { parseSecretsFile, PROFILE_KEYS, resolveSettings, type ProfileKey, type ProfileSettings, type ValueSource } from '../core/profile.js';
+import { parseSecretsFile, PROFILE_KEYS, resolveSettings, type ProfileKey, type ProfileSettings, type ServiceAuthSetting, type ValueSource } from '../core/profile.js';
 import { createBrowserLauncher, followRedirectsBrowser, systemBrowserUnavailable } from '../io/browser.js';
 import { ConfigStore } from '../io/config-store.js';
 import { getFollowingRedirects, HttpClient } from '../io/http.js';
@@ -158,7 +158,7 @@ export function createContext(io: Io, globals: GlobalOptions, overrides: Context
     async assertBrowserStepPossible(purpose, options = {}) {
       const { isSandbox, stored } = await ctx.checkProfile();
       // A seal's run signs in without a browser; whether its credential needs one is asked once it is known.
-      if (!options.approval && (resolveSettings({ env: ctx.env, stored }).settings.serviceAuth ?? 'browser') !== 'browser') return;
+      if (!options.approval && serviceAuthOf(ctx.env, stored) !== 'browser') return;
       const why = whyNobodyCanFinish();
       if (why) throw nobodyCanFinish(purpose, why, { onSandbox: isSandbox, splitFlow: true });
     },
@@ -214,6 +214,11 @@ export function missingSetting(profileName: string, key: ProfileKey): EsignError
   return new EsignError('CONFIG_MISSING', `The profile ${JSON.stringify(profileName)} has no ${key}.`, {
     hint: `Set it with \`esign config set ${key} VALUE\` (or ${variable}).`,
   });
+}
+
+/** The sign-in to the signing service as the environment and the stored profile say, before the profile is resolved. */
+function serviceAuthOf(env: NodeJS.ProcessEnv, stored: ProfileSettings | undefined): ServiceAuthSetting {
+  return resolveSettings({ env, stored }).settings.serviceAuth ?? 'browser';
 }
 
 /** ESIGN_HTTP_TIMEOUT_MS: the per-call HTTP time-out (default 30 s); tests shorten it to provoke time-outs. */
@@ -306,7 +311,7 @@ async function resolveProfile(ctx: Context, options: { storage?: boolean }): Pro
   const { name } = choice;
   const sandbox = isSandbox ? await findOrStartSandbox(ctx, options) : undefined;
   // On the sandbox a sign-in without a browser is the organization's: its client and its bulk seal.
-  const sealRun = sandbox !== undefined && (resolveSettings({ env: ctx.env, stored }).settings.serviceAuth ?? 'browser') !== 'browser';
+  const sealRun = sandbox !== undefined && serviceAuthOf(ctx.env, stored) !== 'browser';
   const seal = sealRun ? (await import('../sandbox/deps.js')).SANDBOX_SEAL : undefined;
   const defaults: ProfileSettings = sandbox
     ? {

@@ -258,10 +258,7 @@ export class CscClient implements RemoteSigner {
    * had in this run (a PIN, an OTP, a person at a browser), or an error says what to pass.
    */
   async readyToAuthorize(credential: SigningCredential): Promise<void> {
-    if (credential.authMode === 'explicit') {
-      if (!this.options.factors) throw new EsignError('INTERNAL', 'No source of PINs and OTPs was given to the signing client.');
-      await this.options.factors.ready(credential);
-    }
+    if (credential.authMode === 'explicit') await this.factors().ready(credential);
   }
 
   /** The credential as the signing flow uses it, with this profile's signing terms (and `--digest`, when given). */
@@ -302,12 +299,11 @@ export class CscClient implements RemoteSigner {
    * with the next time step's; a wrong PIN is never sent twice.
    */
   private async authorizeCredential(credential: SigningCredential, hashes: Uint8Array[]): Promise<string> {
-    const factors = this.options.factors;
-    if (credential.authMode === 'explicit' && !factors) throw new EsignError('INTERNAL', 'No source of PINs and OTPs was given to the signing client.');
-    const pin = credential.authMode === 'explicit' ? await factors!.pin(credential) : undefined;
+    const factors = credential.authMode === 'explicit' ? this.factors() : undefined;
+    const pin = await factors?.pin(credential);
     const attempt = async (again: boolean): Promise<string> => {
       if (credential.authMode === 'explicit' && credential.otp?.type === 'online') await this.sendOtp(credential);
-      const otp = credential.authMode === 'explicit' ? await factors!.otp(credential, again) : undefined;
+      const otp = await factors?.otp(credential, again);
       const v2 = await this.speaksV2();
       const authorized = await this.withServiceToken((token) => {
         const params = { baseUrl: this.options.baseUrl, accessToken: token, credentialID: credential.credentialID, hashes, ...(pin === undefined ? {} : { pin }), ...(otp === undefined ? {} : { otp }) };
@@ -321,6 +317,12 @@ export class CscClient implements RemoteSigner {
       if (!isEsignError(error, 'AUTH_OTP_INVALID') || !factors?.computesOtp(credential)) throw error;
       return attempt(true);
     }
+  }
+
+  /** Where the PIN and OTP of explicit credentials come from (the cli gives it for signing runs). */
+  private factors(): AuthorizationFactors {
+    if (!this.options.factors) throw new EsignError('INTERNAL', 'No source of PINs and OTPs was given to the signing client.');
+    return this.options.factors;
   }
 
   /** `credentials/sendOTP`: the service sends the user a one-time password. */

@@ -5,7 +5,7 @@
  * services. No HTTP here; `routes.ts` maps requests onto it. Strict by design: a lenient emulator
  * would prove nothing about the client.
  */
-import { createHash, createHmac, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createHash, createHmac, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock } from '../../core/ports.js';
@@ -14,6 +14,7 @@ import { CASES, DEFAULT_USER, findUser, type IdentityCase, type TestUser } from 
 import { CLAIMS_BY_SCOPE, KNOWN_SCOPES } from '../../core/oidc/claims.js';
 // The loopback redirect rule (RFC 8252 §7.3) is the same for both OAuth services of the sandbox.
 import { redirectUriAllowed, type RegisteredClient } from '../signing/service.js';
+import { timingSafeEqualText } from '../secrets.js';
 
 export const CHALLENGE_LIFETIME_S = 600;
 export const CONSENT_LIFETIME_S = 600;
@@ -416,6 +417,3 @@ function randomToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
-function timingSafeEqualText(a: string, b: string): boolean {
-  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
-}

@@ -5,10 +5,11 @@
  * step and never twice, an online OTP single-use and expiring. One SealAuthority serves both
  * dialects, as one credential store would.
  */
-import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
 import { SANDBOX_IMPLICIT_CREDENTIAL, SANDBOX_SEAL } from '../deps.js';
 import { SigningServiceError } from './service-error.js';
+import { timingSafeEqualText } from '../secrets.js';
 
 export interface SealPolicy {
   authMode: 'explicit' | 'implicit';
@@ -74,7 +75,7 @@ export class SealAuthority {
     if ((this.wrongOtps.get(credentialID) ?? 0) >= PIN_ATTEMPTS) throw invalid('invalid_request', 'OTP locked');
     if (policy.pin) {
       if (given.pin === undefined) throw invalid('invalid_request', 'Missing (or invalid type) string parameter PIN');
-      if (!sameText(given.pin, SANDBOX_SEAL.pin)) {
+      if (!timingSafeEqualText(given.pin, SANDBOX_SEAL.pin)) {
         this.wrongPins.set(credentialID, (this.wrongPins.get(credentialID) ?? 0) + 1);
         throw invalid('invalid_pin', 'The PIN is invalid');
       }
@@ -102,7 +103,7 @@ export class SealAuthority {
 
   private takeOnlineOtp(credentialID: string, code: string, nowMs: number): boolean {
     const pending = this.pendingOtps.get(credentialID);
-    if (!pending || pending.expiresAt <= nowMs || !sameText(code, pending.code)) return false;
+    if (!pending || pending.expiresAt <= nowMs || !timingSafeEqualText(code, pending.code)) return false;
     this.pendingOtps.delete(credentialID);
     return true;
   }
@@ -121,8 +122,4 @@ export class SealAuthority {
 
 function invalid(error: string, description: string): SigningServiceError {
   return new SigningServiceError(400, error, description);
-}
-
-function sameText(a: string, b: string): boolean {
-  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
 }

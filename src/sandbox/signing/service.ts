@@ -3,7 +3,7 @@
  * service tokens, SADs and signHash with the test keys. No HTTP here; `routes.ts` maps requests
  * onto it. It enforces every rule of the service document: a lenient emulator would prove nothing.
  */
-import { X509Certificate, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { X509Certificate, createHash, randomBytes } from 'node:crypto';
 import type { Clock } from '../../core/ports.js';
 import {
   MAX_HASHES_PER_AUTHORIZATION,
@@ -17,6 +17,7 @@ import type { SandboxCredential, SandboxPki } from '../pki.js';
 import { SEAL_POLICIES, SealAuthority, sealAuthInfo, sealAuthV2, type SealPolicy } from './seals.js';
 import { SigningServiceError } from './service-error.js';
 import { keyAlgorithms, keyCurve, schemeOfRequest, signWith } from './algorithms.js';
+import { timingSafeEqualText } from '../secrets.js';
 
 export const CODE_LIFETIME_S = 60;
 const APPROVAL_LIFETIME_S = 600;
@@ -638,11 +639,6 @@ function randomToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
-function timingSafeEqualText(a: string, b: string): boolean {
-  const left = createHash('sha256').update(a).digest();
-  const right = createHash('sha256').update(b).digest();
-  return timingSafeEqual(left, right);
-}
 
 /** v2 scope credential with `credentialID`, `numSignatures`, `hashes` (base64url, comma-separated) and `hashAlgorithmOID`. */
 function credentialHashesV2(query: URLSearchParams): { credentialID: string; hashes: Uint8Array[] } | string {
