@@ -75,12 +75,17 @@ export class BatchTally {
     const done = this.signedCount + this.skippedCount + this.failedCount;
     const seconds = (performance.now() - this.started) / 1000;
     const rate = done / Math.max(seconds, 0.001);
-    const parts = [`Signing: ${done.toLocaleString('en')}/${this.total.toLocaleString('en')} files`];
-    if (this.skippedCount > 0) parts.push(`${this.skippedCount.toLocaleString('en')} skipped`);
-    if (this.failedCount > 0) parts.push(`${this.failedCount.toLocaleString('en')} failed`);
+    const parts = [`Signing: ${grouped(done)}/${grouped(this.total)} files`];
+    if (this.skippedCount > 0) parts.push(`${grouped(this.skippedCount)} skipped`);
+    if (this.failedCount > 0) parts.push(`${grouped(this.failedCount)} failed`);
     if (done > 0 && seconds >= 1) parts.push(`${rate.toFixed(rate < 10 ? 1 : 0)} files/s`, `ETA ${duration((this.total - done) / rate)}`);
     return parts.join(' · ');
   }
+}
+
+/** 12345 → "12,345". Not toLocaleString: its first call loads the ICU data, a tenth of a short run. */
+export function grouped(count: number): string {
+  return String(count).replace(/\B(?=(\d{3})+$)/g, ',');
 }
 
 /** 95 → "1m 35s"; 4000 → "1h 07m". */

@@ -7,12 +7,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EsignError } from '../core/errors.js';
 import type { SigningCredential } from '../core/ports.js';
-import { parseTotpSecret, TOTP_VARIABLE, type TotpGenerator } from '../core/csc/totp.js';
+import type { TotpGenerator } from '../core/csc/totp.js';
 import type { AuthorizationFactors } from '../io/csc-client.js';
 import type { Context } from './context.js';
 import { readSecretLine } from './pdf-password.js';
 
 export const PIN_VARIABLE = 'ESIGN_CREDENTIAL_PIN';
+// As totp.ts names it: that module (and the otpauth package) loads only when the variable is set.
+const TOTP_VARIABLE = 'ESIGN_TOTP_SECRET';
 
 export interface CredentialFactorOptions {
   /** --pin-file FILE ('-' for stdin): its first line. */
@@ -22,7 +24,7 @@ export interface CredentialFactorOptions {
 export async function authorizationFactors(options: CredentialFactorOptions, ctx: Context): Promise<AuthorizationFactors> {
   const pin = options.pinFile !== undefined ? await readSecretLine(options.pinFile, ctx, { what: 'PIN file', flag: '--pin-file' }) : ctx.env[PIN_VARIABLE] || undefined;
   const secret = ctx.env[TOTP_VARIABLE];
-  return new TerminalFactors(ctx, pin, secret ? parseTotpSecret(secret) : undefined);
+  return new TerminalFactors(ctx, pin, secret ? (await import('../core/csc/totp.js')).parseTotpSecret(secret) : undefined);
 }
 
 /** A factor is needed unless the credential marks it optional (then it is sent only when given). */

@@ -11,7 +11,7 @@ import { buildSignedData } from './cms/signed-data.js';
 import { MAX_HASHES_PER_AUTHORIZATION } from './csc/shapes.js';
 import { EsignError, isEsignError, naming } from './errors.js';
 import { readPdfFromHeader, type PdfDocument } from './pdf/document.js';
-import { byteRangeChunks, prepareSignature, spliceContents, type PreparedUpdate } from './pdf/placeholder.js';
+import { prepareSignature } from './pdf/placeholder.js';
 import type { ByteSource, RemoteSigner, SigningCredential, TimestampAuthority, TimestampResult } from './ports.js';
 import type { SignatureLevel } from './profile.js';
 
@@ -68,11 +68,12 @@ export interface OutputFile {
    * that what is signed is what was written. Fails if the source changed since it was opened.
    */
   copyFrom(source: DocumentSource, hash: HashSink): Promise<void>;
-  write(bytes: Uint8Array): Promise<void>;
+  /** Appends bytes (pieces given in order). */
+  write(bytes: Uint8Array | readonly Uint8Array[]): Promise<void>;
   /** Releases the file handle between prepare and complete (a batch may hold thousands). */
   suspend(): Promise<void>;
   /** Appends the tail, syncs and renames into place. */
-  commit(tail: Uint8Array): Promise<void>;
+  commit(tail: Uint8Array | readonly Uint8Array[]): Promise<void>;
   /** Removes the temp file. Safe to call more than once. */
   abort(): Promise<void>;
 }
@@ -88,13 +89,23 @@ export interface PreparedDocument {
   inputSize: number;
   /** PDF only: bytes before the `%PDF-` header, left out of the output (0 for nearly every file). */
   inputStart?: number;
-  /** PDF only: the incremental update with its placeholder, and the temp output holding the original bytes. */
-  update?: PreparedUpdate;
+  /** PDF only: the incremental update around its placeholder, and the temp output holding the original bytes. */
+  update?: UpdateAroundContents;
   output?: OutputFile;
   /** SHA-256 state over the output bytes written so far (the original), to finish with the update. */
   outputHash?: Hash;
   /** CAdES only: digest (the credential's) of the whole input. */
   contentDigest?: Uint8Array;
+}
+
+/**
+ * An incremental update kept without its placeholder (`hexLength` zeros, up to 40 KB): a window of
+ * a thousand prepared documents then holds a few KB each.
+ */
+export interface UpdateAroundContents {
+  before: Uint8Array;
+  hexLength: number;
+  after: Uint8Array;
 }
 
 export interface SignedDocument {
@@ -229,13 +240,15 @@ async function prepareOne(job: SignJob, credential: SigningCredential, files: Do
     try {
       const documentHash = createHash(digest);
       const outputHash = await copyOriginal(source, output, documentHash, digest);
-      for (const chunk of byteRangeChunks(update, source.size)) {
-        if (chunk.source === 'update') documentHash.update(update.update.subarray(chunk.start, chunk.end));
-      }
+      const bytes = update.update;
+      const [, beforeContents, afterContents] = update.byteRange.map((offset) => offset - source.size);
+      documentHash.update(bytes.subarray(0, beforeContents)).update(bytes.subarray(afterContents));
       await output.suspend();
+      const hexStart = update.contentsHexOffset - source.size;
+      const around = { before: bytes.slice(0, hexStart), hexLength: update.contentsHexLength, after: bytes.slice(hexStart + update.contentsHexLength) };
       const contentDigest = new Uint8Array(documentHash.digest());
       const signedAttributes = buildSignedAttributes({ contentDigest, digest, signerCertificate: signer });
-      return { job, signedAttributes, inputSize: source.size, inputStart: source.headerOffset ?? 0, update, output, outputHash };
+      return { job, signedAttributes, inputSize: source.size, inputStart: source.headerOffset ?? 0, update: around, output, outputHash };
     } catch (error) {
       await output.abort();
       throw error;
@@ -298,22 +311,42 @@ export async function completeDocument(
     await writeDetached(prepared.job.output, cms, options.overwrite);
     return { ...base, bytes: cms.length, sha256: createHash('sha256').update(cms).digest('hex') };
   }
-  if (!prepared.update || !prepared.output || !prepared.outputHash) throw new EsignError('INTERNAL', 'A PDF was completed without being prepared.');
-  let tail = spliceContents(prepared.update, cms);
-  if (extend) {
-    const hash = prepared.outputHash.update(tail);
-    const extension = await extend({ input: prepared.job.input, inputStart: prepared.inputStart ?? 0, inputSize: prepared.inputSize, tail, hash });
-    hash.update(extension);
-    const whole = new Uint8Array(tail.length + extension.length);
-    whole.set(tail, 0);
-    whole.set(extension, tail.length);
-    tail = whole;
-    await prepared.output.commit(tail);
-    return { ...base, bytes: prepared.inputSize + tail.length, sha256: hash.digest('hex') };
+  const { output, update, outputHash: hash } = prepared;
+  if (!output || !update || !hash) throw new EsignError('INTERNAL', 'A PDF was completed without being prepared.');
+  const pieces = updateWithSignature(update, cms);
+  const tailLength = pieces.reduce((sum, piece) => sum + piece.length, 0);
+  for (const piece of pieces) hash.update(piece);
+  if (!extend) {
+    await output.commit(pieces);
+    return { ...base, bytes: prepared.inputSize + tailLength, sha256: hash.digest('hex') };
   }
-  await prepared.output.commit(tail);
-  return { ...base, bytes: prepared.inputSize + tail.length, sha256: prepared.outputHash.update(tail).digest('hex') };
+  const tail = Buffer.concat(pieces);
+  const extension = await extend({ input: prepared.job.input, inputStart: prepared.inputStart ?? 0, inputSize: prepared.inputSize, tail, hash });
+  hash.update(extension);
+  await output.commit([tail, extension]);
+  return { ...base, bytes: prepared.inputSize + tail.length + extension.length, sha256: hash.digest('hex') };
 }
+
+/**
+ * The update whole again, as pieces to write in order: the CMS as hex in /Contents, the
+ * placeholder's zeros after it (shared, not copied for every file); refused when it does not fit.
+ */
+function updateWithSignature({ before, hexLength, after }: UpdateAroundContents, cms: Uint8Array): Uint8Array[] {
+  if (cms.length * 2 > hexLength) {
+    throw new EsignError('PDF_PLACEHOLDER_TOO_SMALL', `The signature (${cms.length} bytes) does not fit the ${hexLength / 2} bytes reserved for it.`, {
+      hint: 'This is a bug in the size estimate; please report it with the certificate chain length.',
+      details: { needed: cms.length, reserved: hexLength / 2 },
+    });
+  }
+  const hex = Buffer.from(Buffer.from(cms.buffer, cms.byteOffset, cms.length).toString('hex'), 'latin1');
+  return [before, hex, zeroDigits(hexLength - hex.length), after];
+}
+
+function zeroDigits(count: number): Uint8Array {
+  if (count > ZERO_DIGITS.length) return Buffer.alloc(count, '0');
+  return ZERO_DIGITS.subarray(0, count);
+}
+const ZERO_DIGITS = Buffer.alloc(64 * 1024, '0');
 
 /** Splits a list into authorization batches of at most 50. */
 export function batches<T>(items: readonly T[], size = MAX_HASHES_PER_AUTHORIZATION): T[][] {

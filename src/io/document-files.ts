@@ -145,14 +145,20 @@ class TempOutput implements OutputFile {
     }
   }
 
-  async write(bytes: Uint8Array): Promise<void> {
+  async write(bytes: Uint8Array | readonly Uint8Array[]): Promise<void> {
+    const pieces = bytes instanceof Uint8Array ? [bytes] : bytes;
     this.handle ??= await open(this.tempPath.file, 'a');
     try {
+      let done = pieces.length > 1 ? (await this.handle.writev(pieces as Uint8Array[])).bytesWritten : 0;
       // A write can be short (a disk filling up takes what fits, then fails the next one): write the rest until it is all there.
-      for (let written = 0; written < bytes.length; ) {
-        const { bytesWritten } = await this.handle.write(bytes, written, bytes.length - written);
-        if (bytesWritten === 0) throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
-        written += bytesWritten;
+      for (const piece of pieces) {
+        const skip = Math.min(done, piece.length);
+        done -= skip;
+        for (let written = skip; written < piece.length; ) {
+          const { bytesWritten } = await this.handle.write(piece, written, piece.length - written);
+          if (bytesWritten === 0) throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+          written += bytesWritten;
+        }
       }
     } catch (error) {
       throw outputError(this.target, error);
@@ -164,7 +170,7 @@ class TempOutput implements OutputFile {
     this.handle = undefined;
   }
 
-  async commit(tail: Uint8Array): Promise<void> {
+  async commit(tail: Uint8Array | readonly Uint8Array[]): Promise<void> {
     try {
       await this.earlySync;
       await this.write(tail);

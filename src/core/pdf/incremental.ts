@@ -10,9 +10,13 @@ import type { PdfHexPlaceholder, PdfObject } from './objects.js';
 /** More than the table, trailer and startxref of any update take, so that its offsets are known to fit. */
 const TABLE_ROOM = 1_000_000;
 
-/** The serialized update and, for each placeholder in it, the absolute offset of its `<`. */
+/**
+ * The serialized update and, for each placeholder in it, the absolute offset of its `<`. The bytes
+ * are made when first read: a signature placeholder settles its ByteRange on lengths alone.
+ */
 export interface SerializedUpdate {
-  bytes: Uint8Array;
+  readonly bytes: Uint8Array;
+  length: number;
   placeholders: Map<PdfHexPlaceholder, number>;
 }
 
@@ -73,7 +77,14 @@ export class IncrementalUpdate {
     else this.writeXrefStream(w, base, offsets);
     const placeholders = new Map<PdfHexPlaceholder, number>();
     for (const [placeholder, at] of w.placeholders) placeholders.set(placeholder, base + at);
-    return { bytes: w.toBytes(), placeholders };
+    let bytes: Uint8Array | undefined;
+    return {
+      get bytes() {
+        return (bytes ??= w.toBytes());
+      },
+      length: w.length,
+      placeholders,
+    };
   }
 
   private trailerEntries(size: number): Record<string, PdfObject | undefined> {

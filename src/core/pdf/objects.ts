@@ -144,9 +144,13 @@ export function asciiBytes(text: string): Uint8Array {
   return out;
 }
 
-/** Collects output in chunks and remembers where placeholders landed. */
+/**
+ * Collects output in chunks and remembers where placeholders landed. Text stays text and a
+ * placeholder's zeros stay a count until toBytes: a signature's update is written once, not as
+ * hundreds of small arrays (a batch of thousands makes that garbage for every file).
+ */
 export class ByteWriter {
-  private readonly chunks: Uint8Array[] = [];
+  private readonly chunks: (Uint8Array | string | ZeroDigits)[] = [];
   private written = 0;
   /** Offsets (from the writer's start) of each placeholder's `<`. */
   readonly placeholders = new Map<PdfHexPlaceholder, number>();
@@ -160,19 +164,39 @@ export class ByteWriter {
     this.written += data.length;
   }
 
+  /** Text of single-byte characters (latin1), as asciiBytes encodes it. */
   ascii(text: string): void {
-    this.bytes(asciiBytes(text));
+    this.chunks.push(text);
+    this.written += text.length;
+  }
+
+  /** `count` ASCII zeros: a placeholder's room. */
+  zeroDigits(count: number): void {
+    this.chunks.push({ zeros: count });
+    this.written += count;
   }
 
   toBytes(): Uint8Array {
     const out = new Uint8Array(this.written);
     let at = 0;
     for (const chunk of this.chunks) {
-      out.set(chunk, at);
-      at += chunk.length;
+      if (typeof chunk === 'string') {
+        for (let i = 0; i < chunk.length; i++) out[at + i] = chunk.charCodeAt(i) & 0xff;
+        at += chunk.length;
+      } else if (chunk instanceof Uint8Array) {
+        out.set(chunk, at);
+        at += chunk.length;
+      } else {
+        out.fill(0x30, at, at + chunk.zeros);
+        at += chunk.zeros;
+      }
     }
     return out;
   }
+}
+
+interface ZeroDigits {
+  zeros: number;
 }
 
 /** Formats a number the way PDF wants it: integers plainly, reals without exponent. */
@@ -239,7 +263,7 @@ export function writeObject(w: ByteWriter, value: PdfObject): void {
   } else {
     w.placeholders.set(value, w.length);
     w.ascii('<');
-    w.bytes(new Uint8Array(value.byteLength * 2).fill(0x30));
+    w.zeroDigits(value.byteLength * 2);
     w.ascii('>');
   }
 }

@@ -92,13 +92,13 @@ export async function prepareSignature(doc: PdfDocument, opts: SignatureOptions)
 
   // Numbers in /ByteRange shift the bytes after them, so serialize until their widths settle.
   for (let attempt = 0; attempt < 16; attempt++) {
-    const { bytes, placeholders } = u.serialize();
-    const a = placeholders.get(contents) as number;
+    const serialized = u.serialize();
+    const a = serialized.placeholders.get(contents) as number;
     const b = a + 2 + 2 * opts.contentsSize;
-    const next: [number, number, number, number] = [0, a, b, doc.size + bytes.length - b];
+    const next: [number, number, number, number] = [0, a, b, doc.size + serialized.length - b];
     if (next.every((value, i) => value === byteRange[i])) {
       return {
-        update: bytes,
+        update: serialized.bytes,
         originalSize: doc.size,
         byteRange: next,
         contentsHexOffset: a + 1,
