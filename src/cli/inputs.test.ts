@@ -11,22 +11,22 @@ describe('expandInputs', () => {
     await mkdir(join(dir, 'sub'));
     await symlink(join(dir, 'a.txt'), join(dir, 'c-link.txt'));
     await symlink(join(dir, 'sub'), join(dir, 'd-link'));
-    expect(await expandInputs([dir])).toEqual([join(dir, 'a.txt'), join(dir, 'b.pdf'), join(dir, 'c-link.txt')]);
+    expect([...(await expandInputs([dir]))]).toEqual([join(dir, 'a.txt'), join(dir, 'b.pdf'), join(dir, 'c-link.txt')]);
   });
 
   it('names a file once when several arguments reach it', async () => {
     const dir = await tempDir('esign-inputs-');
     await writeFile(join(dir, 'a.pdf'), 'x');
-    expect(await expandInputs([dir, join(dir, 'a.pdf'), join(dir, '*.pdf')])).toEqual([join(dir, 'a.pdf')]);
+    expect([...(await expandInputs([dir, join(dir, 'a.pdf'), join(dir, '*.pdf')]))]).toEqual([join(dir, 'a.pdf')]);
   });
 });
 
 describe('planJobs', () => {
   it('derives each output from its input and the output directory', () => {
-    const [pdf, other] = planJobs(['in/a.pdf', 'in/notes.txt'], { outputDir: 'out' });
+    const [pdf, other] = [...planJobs(['in/a.pdf', 'in/notes.txt'], { outputDir: 'out' })];
     expect([pdf!.input, pdf!.output, pdf!.kind]).toEqual(['in/a.pdf', join('out', 'a-signed.pdf'), 'pdf']);
     expect([other!.output, other!.kind]).toEqual([join('out', 'notes.txt.p7s'), 'cades']);
-    expect(planJobs(['a.pdf'], { output: 'signed.pdf' })[0]!.output).toBe('signed.pdf');
+    expect(planJobs(['a.pdf'], { output: 'signed.pdf' }).at(0).output).toBe('signed.pdf');
   });
 
   it('refuses two inputs with one output, among many that differ', () => {

@@ -7,14 +7,26 @@ const GLOB_CHARS = /[*?[]/;
 /** Files esign itself writes; a directory or glob never picks them up as inputs. */
 const OWN_OUTPUTS = /(-signed\.pdf|\.p7s|\.tsr)$/i;
 
+/** A list of inputs that a batch of 100,000 holds compactly: a directory's files as their names. */
+export interface InputList extends Iterable<string> {
+  readonly length: number;
+  at(index: number): string;
+}
+
 /**
  * Expands FILE, DIR and GLOB arguments into files, in argument order, without duplicates.
  * A directory contributes its regular files (not hidden, not esign outputs, not recursive).
  */
-export async function expandInputs(args: readonly string[]): Promise<string[]> {
+export async function expandInputs(args: readonly string[]): Promise<InputList> {
+  // One directory, the usual large batch: its path once and the names, not 100,000 joined paths.
+  // One argument cannot name a file twice (a directory lists each name once).
+  if (args.length === 1 && (await stat(args[0]!).catch(() => undefined))?.isDirectory()) {
+    const dir = args[0]!;
+    const names = await fileNames(dir);
+    if (names.length === 0) throw noFiles();
+    return listOf(names.length, (index) => join(dir, names[index]!));
+  }
   const files: string[] = [];
-  // One argument cannot name a file twice (a directory lists each name once): a batch of 100,000
-  // then holds no second copy of every path.
   const seen = args.length > 1 ? new Set<string>() : undefined;
   const add = (path: string) => {
     if (!seen) return void files.push(path);
@@ -38,8 +50,22 @@ export async function expandInputs(args: readonly string[]): Promise<string[]> {
       throw new EsignError('INPUT_NOT_FOUND', `${arg} does not exist.`, { hint: 'Check the file name.' });
     }
   }
-  if (files.length === 0) throw new EsignError('INPUT_NOT_FOUND', 'No files to sign.', { hint: 'Name files, directories or patterns.' });
-  return files;
+  if (files.length === 0) throw noFiles();
+  return listOf(files.length, (index) => files[index]!);
+}
+
+function noFiles(): EsignError {
+  return new EsignError('INPUT_NOT_FOUND', 'No files to sign.', { hint: 'Name files, directories or patterns.' });
+}
+
+function listOf<T>(length: number, at: (index: number) => T): { length: number; at(index: number): T; [Symbol.iterator](): Iterator<T> } {
+  return {
+    length,
+    at,
+    *[Symbol.iterator]() {
+      for (let index = 0; index < length; index++) yield at(index);
+    },
+  };
 }
 
 /**
@@ -96,7 +122,7 @@ export function defaultOutputFor(input: string, outputDir?: string): string {
   return join(dir, `${name}.p7s`);
 }
 
-/** A file to sign whose output and kind are derived when asked: a batch of 100,000 holds little more than their names. */
+/** A file to sign whose output and kind are derived when asked. */
 class PlannedJob implements SignJob {
   constructor(
     readonly input: string,
@@ -112,11 +138,23 @@ class PlannedJob implements SignJob {
   }
 }
 
-export function planJobs(inputs: readonly string[], options: { output?: string; outputDir?: string }): SignJob[] {
+/**
+ * The files of a batch to sign, each job made when asked for (`at`): a batch of 100,000 holds
+ * little more than the names of its files.
+ */
+export interface JobList extends Iterable<SignJob> {
+  readonly length: number;
+  at(index: number): SignJob;
+  /** The jobs but those at `indexes`. */
+  without(indexes: ReadonlySet<number>): JobList;
+}
+
+export function planJobs(inputs: InputList | readonly string[], options: { output?: string; outputDir?: string }): JobList {
   if (options.output && inputs.length !== 1) {
     throw new EsignError('USAGE', `--output names one file, but there are ${inputs.length} inputs.`, { hint: 'Use --output-dir for several inputs.' });
   }
-  const jobs: SignJob[] = options.output ? inputs.map((input) => ({ input, kind: kindOf(input), output: options.output! })) : inputs.map((input) => new PlannedJob(input, options.outputDir));
+  const inputAt = (index: number): string => inputs.at(index)!;
+  const jobs = jobList(inputs.length, options.output ? (index) => ({ input: inputAt(index), kind: kindOf(inputAt(index)), output: options.output! }) : (index) => new PlannedJob(inputAt(index), options.outputDir));
   for (const job of jobs) {
     if (resolve(job.output) === resolve(job.input)) throw new EsignError('USAGE', `The output ${job.output} would replace its input.`, { hint: 'esign never modifies inputs; choose another --output.' });
   }
@@ -128,7 +166,18 @@ export function planJobs(inputs: readonly string[], options: { output?: string; 
  * Refuses two inputs with one output. Outputs are first told apart by a 30-bit hash (a set of small
  * integers costs a tenth of a set of paths); only those whose hash repeats are compared as paths.
  */
-function assertDistinctOutputs(jobs: readonly SignJob[]): void {
+function jobList(length: number, at: (index: number) => SignJob): JobList {
+  return {
+    ...listOf(length, at),
+    without(indexes) {
+      if (indexes.size === 0) return this;
+      const kept = Int32Array.from({ length }, (_, index) => index).filter((index) => !indexes.has(index));
+      return jobList(kept.length, (index) => at(kept[index]!));
+    },
+  };
+}
+
+function assertDistinctOutputs(jobs: Iterable<SignJob>): void {
   const hashes = new Set<number>();
   const repeated = new Set<number>();
   for (const job of jobs) {

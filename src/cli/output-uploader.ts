@@ -7,9 +7,9 @@ import type { Context } from './context.js';
  * to replace an object), so a later failure loses no upload. A failed upload fails its document; its
  * local output stays.
  */
-export async function outputUploader(ctx: Context, jobs: readonly Pick<SignJob, 'output'>[], overwrite: boolean): Promise<(output: string) => Promise<void>> {
+export async function outputUploader(ctx: Context, jobs: Iterable<Pick<SignJob, 'output'>>, overwrite: boolean): Promise<(output: string) => Promise<void>> {
   const [{ assertDistinctKeys }, { openUploader }] = await Promise.all([import('../io/storage-client.js'), import('./service-clients.js')]);
-  assertDistinctKeys(jobs.map((job) => job.output), undefined);
+  assertDistinctKeys(Array.from(jobs, (job) => job.output), undefined);
   const upload = await openUploader(ctx, { overwrite });
   return async (output) => {
     try {

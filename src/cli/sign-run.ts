@@ -5,6 +5,7 @@
  * the PDF core) never slow down other commands.
  */
 import { createHash, X509Certificate } from 'node:crypto';
+import { stat } from 'node:fs/promises';
 import { setFlagsFromString } from 'node:v8';
 import { EsignError, isEsignError } from '../core/errors.js';
 import type { SignatureLevel } from '../core/profile.js';
@@ -34,7 +35,7 @@ import { assertAbsent, outputExists } from '../io/atomic-write.js';
 import { batchDocuments, createOutputDir, fileSystemDocuments, writeDetachedSignature } from '../io/document-files.js';
 import type { CscClient } from '../io/csc-client.js';
 import type { Context, ResolvedProfile } from './context.js';
-import { expandInputs, planJobs } from './inputs.js';
+import { expandInputs, planJobs, type JobList } from './inputs.js';
 import { BatchTally } from './batch-tally.js';
 import { outputUploader } from './output-uploader.js';
 import type { SignCommandOptions } from './sign-options.js';
@@ -60,37 +61,39 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
   // Every signing run outside the split flow has an approval step: no work before it is known to be possible.
   if (!options.prepare) await ctx.assertBrowserStepPossible('approval of the signatures');
 
-  keepHeapSmall();
   const profile = await ctx.profile({ storage: options.upload });
   const passwords = await PdfPasswords.from(options, ctx);
+  // Before the inputs are listed: a directory of 100,000 names is the first garbage of a batch.
+  if (files.length > 1 || !(await isRegularFile(files[0]!))) keepHeapSmall();
   const planned = planJobs(await expandInputs(files), options);
   const tally = new BatchTally(planned.length, ctx);
   // Everything that can refuse an input is checked before any browser step (the sign-in included),
   // file by file, without holding them: only the first window's documents stay open and parsed for
   // prepare; the rest are opened again in their window (a batch of thousands would hold as many handles).
   const check: UpdateCheck = { signingTime: ctx.clock.now(), pdf: signOptionsFrom(options, chooseLevel(options.level, profile), ctx.clock.now()).pdf };
-  const jobs: SignJob[] = [];
-  const held = new Map<SignJob, OpenedDocument>();
+  const refused = new Set<number>();
+  /** The first window's documents, by input: opened and parsed once. */
+  const held = new Map<string, OpenedDocument>();
   const checkOne = async (job: SignJob, index: number): Promise<void> => {
     if (!options.force && !options.skipExisting) await assertAbsent(job.output);
     const opened = await passwords.open(job.input, (password) => openDocument(job, fileSystemDocuments, password, check));
-    if (index < MAX_HASHES_PER_AUTHORIZATION) held.set(job, opened);
+    if (index < MAX_HASHES_PER_AUTHORIZATION) held.set(job.input, opened);
     else await opened.source.close();
   };
   try {
     // A few files at a time, so one file's reads overlap another's; the outcomes are taken in order,
     // so the first bad input named is the first in the list.
     for (let start = 0; start < planned.length; start += CHECK_SLICE) {
-      const slice = planned.slice(start, start + CHECK_SLICE);
+      const slice = jobsIn(planned, start, start + CHECK_SLICE);
       const outcomes = await mapConcurrently(slice, PREPARE_CONCURRENCY, (job, index) => settle(checkOne(job, start + index)));
       for (const [index, outcome] of outcomes.entries()) {
-        const job = slice[index]!;
-        if (outcome.status === 'fulfilled') jobs.push(job);
-        else if (options.continueOnError) tally.failed(job.input, outcome.reason);
-        else throw outcome.reason;
+        if (outcome.status === 'fulfilled') continue;
+        if (!options.continueOnError) throw outcome.reason;
+        refused.add(start + index);
+        tally.failed(slice[index]!.input, outcome.reason);
       }
     }
-    await signChecked(jobs, held, tally, profile, options, passwords, ctx);
+    await signChecked(planned.without(refused), held, tally, profile, options, passwords, ctx);
   } finally {
     await Promise.all([...held.values()].map((opened) => opened.source.close()));
   }
@@ -99,7 +102,7 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
 /** A document of a window: prepared for signing, or already signed by an earlier run (--skip-existing). */
 type WindowEntry = { prepared: PreparedDocument } | { skipped: SignJob };
 
-async function signChecked(jobs: SignJob[], held: Map<SignJob, OpenedDocument>, tally: BatchTally, profile: ResolvedProfile, options: SignCommandOptions, passwords: PdfPasswords, ctx: Context): Promise<void> {
+async function signChecked(jobs: JobList, held: Map<string, OpenedDocument>, tally: BatchTally, profile: ResolvedProfile, options: SignCommandOptions, passwords: PdfPasswords, ctx: Context): Promise<void> {
   if (options.outputDir && !options.prepare && jobs.length > 0) await createOutputDir(options.outputDir);
   const level = chooseLevel(options.level, profile);
   const longTerm = level === 'B-LT' || level === 'B-LTA';
@@ -111,7 +114,7 @@ async function signChecked(jobs: SignJob[], held: Map<SignJob, OpenedDocument>, 
   const credential = await chooseCredential(options.credential ?? profile.settings.credential, signing, ctx, options.digest);
   if (!split) await readyToAuthorize(credential, signing, ctx);
   const signOptions: SignOptions = { ...signOptionsFrom(options, level, ctx.clock.now(), signerName(credential)), pdfPassword: (input) => passwords.for(input) };
-  if (split) return split.runSplitPrepare(jobs, credential, signOptions, signing, options, ctx);
+  if (split) return split.runSplitPrepare([...jobs], credential, signOptions, signing, options, ctx);
   const tsa = level === 'B-B' ? undefined : (await import('./service-clients.js')).createTsaClient(ctx, profile);
   const extender = longTerm ? await longTermExtender(ctx, level, tsa, passwords) : undefined;
   // Storage is opened before anyone approves anything, so a missing login shows at once.
@@ -136,8 +139,8 @@ async function signChecked(jobs: SignJob[], held: Map<SignJob, OpenedDocument>, 
     tally.failed(job.input, error);
   };
   const prepareOne = async (job: SignJob): Promise<WindowEntry> => {
-    const opened = held.get(job);
-    held.delete(job);
+    const opened = held.get(job.input);
+    held.delete(job.input);
     if (options.skipExisting && signer && (await outputExists(job.output))) {
       const existing = await existingSignature(job, signer, fileSystemDocuments, passwords.for(job.input)).catch((error: unknown) => ({ signed: false as const, reason: errorText(error) }));
       if (existing.signed) {
@@ -160,7 +163,7 @@ async function signChecked(jobs: SignJob[], held: Map<SignJob, OpenedDocument>, 
   const prepareWindow = async (): Promise<PreparedDocument[]> => {
     const window: PreparedDocument[] = [];
     while (window.length < credential.signaturesPerApproval && cursor < jobs.length) {
-      const take = jobs.slice(cursor, cursor + credential.signaturesPerApproval - window.length);
+      const take = jobsIn(jobs, cursor, cursor + credential.signaturesPerApproval - window.length);
       cursor += take.length;
       const entries = await mapConcurrently(take, PREPARE_CONCURRENCY, (job) => settle(prepareOne(job)));
       for (const [index, entry] of entries.entries()) {
@@ -245,11 +248,22 @@ export async function readyToAuthorize(credential: SigningCredential, signing: C
  * V8's defaults trade memory for speed there: its young generation grows to 32 MB and its old one
  * to three times what survives, which was most of a 10,000-file batch's 110 MB. Kept small, the
  * heap is collected more often and cheaply (a few ms each), and memory stays near 80 MB whatever
- * the number of files, at a few percent of throughput.
+ * the number of files, at a few percent of throughput. Not for one file: it gains nothing, and V8
+ * refuses compiled code cached under other flags, so a run that writes the launcher's code cache
+ * after this would cost the next run its cache.
  */
 function keepHeapSmall(): void {
   setFlagsFromString('--semi-space-growth-factor=1');
   setFlagsFromString('--heap-growing-percent=25');
+}
+
+/** The jobs from `start` up to `end` (or the last). */
+function jobsIn(jobs: JobList, start: number, end: number): SignJob[] {
+  return Array.from({ length: Math.max(0, Math.min(end, jobs.length) - start) }, (_, index) => jobs.at(start + index));
+}
+
+async function isRegularFile(path: string): Promise<boolean> {
+  return (await stat(path).catch(() => undefined))?.isFile() ?? false;
 }
 
 function settle<T>(promise: Promise<T>): Promise<PromiseSettledResult<T>> {
@@ -342,13 +356,13 @@ function report(ctx: Context, result: SignedDocument, credentialID: string, exte
 }
 
 /** B-LT and B-LTA are PAdES levels: PDFs only, and not through the split flow (extend after --complete). */
-function refuseLongTermFor(jobs: readonly SignJob[], level: SignatureLevel, options: SignCommandOptions): void {
+function refuseLongTermFor(jobs: JobList, level: SignatureLevel, options: SignCommandOptions): void {
   if (options.prepare) {
     throw new EsignError('USAGE', `The split flow signs at B-B or B-T; level ${level} is added afterwards.`, { hint: `Sign with --prepare/--complete at B-T, then run \`esign extend FILE --level ${level}\`.` });
   }
-  const other = jobs.find((job) => job.kind !== 'pdf');
-  if (other) {
-    throw new EsignError('USAGE', `Level ${level} applies to PDFs (PAdES) only; ${other.input} would get a CAdES signature.`, { hint: 'Sign other files with --level B-T, or sign the PDFs separately.' });
+  for (const job of jobs) {
+    if (job.kind === 'pdf') continue;
+    throw new EsignError('USAGE', `Level ${level} applies to PDFs (PAdES) only; ${job.input} would get a CAdES signature.`, { hint: 'Sign other files with --level B-T, or sign the PDFs separately.' });
   }
 }
 

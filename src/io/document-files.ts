@@ -40,9 +40,6 @@ export async function writeDetachedSignature(path: string, bytes: Uint8Array, ov
   await writeBytesAtomically(path, bytes, { overwrite });
 }
 
-// Copies at least this large start their flush to disk at once, while the signature is being made.
-const EARLY_SYNC_BYTES = 8 * 1024 * 1024;
-
 class TempOutput implements OutputFile {
   private handle: FileHandle | undefined;
   private finished = false;
@@ -84,20 +81,32 @@ class TempOutput implements OutputFile {
     if (!sameFile(opened, await source.fileStat())) throw changedWhileSigning(source.path);
     const nameLeadsToOpened = async (): Promise<boolean> => sameFile(opened, await stat(source.path).catch(() => undefined));
     if (!(await nameLeadsToOpened())) return this.copyThroughHandle(source, hash);
-    const copying = this.kernelCopy(source);
+    // The copy starts its flush to disk as soon as the kernel has made it, while the hash still runs
+    // and then while the signature is made; commit then only waits for what is left.
+    const copying = this.kernelCopy(source).then((copied) => {
+      if (copied) this.startEarlySync();
+      return copied;
+    });
     try {
       for await (const chunk of source.chunks(0, source.size)) hash.update(chunk);
     } catch (error) {
       await copying.catch(() => undefined);
       throw error instanceof EsignError ? error : inputError(source.path, error);
     }
-    if (!(await copying) || !(await nameLeadsToOpened())) await this.copyThroughHandle(source);
-    if (!sameFile(opened, await source.fileStat())) throw changedWhileSigning(source.path);
-    if (source.size >= EARLY_SYNC_BYTES) {
-      this.earlySync = this.syncCopy();
-      // Handled here so that a failure waits for commit (which reports it) instead of crashing the run.
-      this.earlySync.catch(() => undefined);
+    if (!(await copying) || !(await nameLeadsToOpened())) {
+      // The kernel's copy is not of the file hashed: written again through the handle, and flushed after that.
+      await this.earlySync?.catch(() => undefined);
+      this.earlySync = undefined;
+      await this.copyThroughHandle(source);
+      this.startEarlySync();
     }
+    if (!sameFile(opened, await source.fileStat())) throw changedWhileSigning(source.path);
+  }
+
+  private startEarlySync(): void {
+    this.earlySync = this.syncCopy();
+    // Handled here so that a failure waits for commit (which reports it) instead of crashing the run.
+    this.earlySync.catch(() => undefined);
   }
 
   /** copyFile onto the temp file, keeping the temp file's mode (copyFile copies the input's). */
