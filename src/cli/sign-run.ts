@@ -61,41 +61,62 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
   // Every signing run outside the split flow has an approval step: no work before it is known to be possible.
   if (!options.prepare) await ctx.assertBrowserStepPossible('approval of the signatures');
 
-  const profile = await ctx.profile({ storage: options.upload });
-  const passwords = await PdfPasswords.from(options, ctx);
-  // Before the inputs are listed: a directory of 100,000 names is the first garbage of a batch.
-  if (files.length > 1 || !(await isRegularFile(files[0]!))) keepHeapSmall();
-  const planned = planJobs(await expandInputs(files), options);
-  const tally = new BatchTally(planned.length, ctx);
-  // Everything that can refuse an input is checked before any browser step (the sign-in included),
-  // file by file, without holding them: only the first window's documents stay open and parsed for
-  // prepare; the rest are opened again in their window (a batch of thousands would hold as many handles).
-  const check: UpdateCheck = { signingTime: ctx.clock.now(), pdf: signOptionsFrom(options, chooseLevel(options.level, profile), ctx.clock.now()).pdf };
-  const refused = new Set<number>();
+  // The profile is resolved (on the sandbox: its health asked over HTTP) while the inputs are
+  // listed and checked; its errors still come first, and its line is printed before any of theirs.
+  const profiling = ctx.profile({ storage: options.upload });
+  profiling.catch(() => undefined);
+  // A password prompt waits for it, so the two do not interleave on the terminal.
+  if (options.password) await profiling;
+  const refused = new Map<number, unknown>();
   /** The first window's documents, by input: opened and parsed once. */
   const held = new Map<string, OpenedDocument>();
+  try {
+    let planned: JobList;
+    let passwords: PdfPasswords;
+    try {
+      passwords = await PdfPasswords.from(options, ctx);
+      // Before the inputs are listed: a directory of 100,000 names is the first garbage of a batch.
+      if (files.length > 1 || !(await isRegularFile(files[0]!))) keepHeapSmall();
+      planned = planJobs(await expandInputs(files), options);
+      await checkInputs(planned, passwords, held, refused, options, ctx);
+    } catch (error) {
+      await profiling;
+      throw error;
+    }
+    const profile = await profiling;
+    const tally = new BatchTally(planned.length, ctx);
+    for (const [index, reason] of refused) tally.failed(planned.at(index).input, reason);
+    await signChecked(planned.without(new Set(refused.keys())), held, tally, profile, options, passwords, ctx);
+  } finally {
+    await Promise.all([...held.values()].map((opened) => opened.source.close()));
+  }
+}
+
+/**
+ * Everything that can refuse an input is checked before any browser step (the sign-in included),
+ * file by file, without holding them: only the first window's documents stay open and parsed for
+ * prepare (in `held`); the rest are opened again in their window (a batch of thousands would hold
+ * as many handles). With --continue-on-error the refused are noted in `refused`, by index.
+ */
+async function checkInputs(planned: JobList, passwords: PdfPasswords, held: Map<string, OpenedDocument>, refused: Map<number, unknown>, options: SignCommandOptions, ctx: Context): Promise<void> {
+  // The level does not change the update; the signer's name is not known yet (the appearance's size does not depend on it).
+  const check: UpdateCheck = { signingTime: ctx.clock.now(), pdf: signOptionsFrom(options, 'B-B', ctx.clock.now()).pdf };
   const checkOne = async (job: SignJob, index: number): Promise<void> => {
     if (!options.force && !options.skipExisting) await assertAbsent(job.output);
     const opened = await passwords.open(job.input, (password) => openDocument(job, fileSystemDocuments, password, check));
     if (index < MAX_HASHES_PER_AUTHORIZATION) held.set(job.input, opened);
     else await opened.source.close();
   };
-  try {
-    // A few files at a time, so one file's reads overlap another's; the outcomes are taken in order,
-    // so the first bad input named is the first in the list.
-    for (let start = 0; start < planned.length; start += CHECK_SLICE) {
-      const slice = jobsIn(planned, start, start + CHECK_SLICE);
-      const outcomes = await mapConcurrently(slice, PREPARE_CONCURRENCY, (job, index) => settle(checkOne(job, start + index)));
-      for (const [index, outcome] of outcomes.entries()) {
-        if (outcome.status === 'fulfilled') continue;
-        if (!options.continueOnError) throw outcome.reason;
-        refused.add(start + index);
-        tally.failed(slice[index]!.input, outcome.reason);
-      }
+  // A few files at a time, so one file's reads overlap another's; the outcomes are taken in order,
+  // so the first bad input named is the first in the list.
+  for (let start = 0; start < planned.length; start += CHECK_SLICE) {
+    const slice = jobsIn(planned, start, start + CHECK_SLICE);
+    const outcomes = await mapConcurrently(slice, PREPARE_CONCURRENCY, (job, index) => settle(checkOne(job, start + index)));
+    for (const [index, outcome] of outcomes.entries()) {
+      if (outcome.status === 'fulfilled') continue;
+      if (!options.continueOnError) throw outcome.reason;
+      refused.set(start + index, outcome.reason);
     }
-    await signChecked(planned.without(refused), held, tally, profile, options, passwords, ctx);
-  } finally {
-    await Promise.all([...held.values()].map((opened) => opened.source.close()));
   }
 }
 

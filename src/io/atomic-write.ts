@@ -72,7 +72,8 @@ export class SharedTempDir {
   }
 
   async remove(): Promise<void> {
-    await rm(this.dir, { recursive: true, force: true });
+    // Empty once every output is renamed out of it: rmdir, and rm's recursive walk only when not.
+    await rmdir(this.dir).catch(() => rm(this.dir, { recursive: true, force: true }));
     pendingTempFiles.delete(this.dir);
   }
 }
