@@ -65,8 +65,8 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
   // listed and checked; its errors still come first, and its line is printed before any of theirs.
   const profiling = ctx.profile({ storage: options.upload });
   profiling.catch(() => undefined);
-  // A password prompt waits for it, so the two do not interleave on the terminal.
-  if (options.password) await profiling;
+  // At a terminal, where an encrypted input may ask for its password, it comes first: the two do not interleave.
+  if (ctx.io.canPrompt) await profiling;
   const refused = new Map<number, unknown>();
   /** The first window's documents, by input: opened and parsed once. */
   const held = new Map<string, OpenedDocument>();
