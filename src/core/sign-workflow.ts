@@ -11,7 +11,7 @@ import { buildSignedData } from './cms/signed-data.js';
 import { MAX_HASHES_PER_AUTHORIZATION } from './csc/shapes.js';
 import { EsignError, isEsignError, naming } from './errors.js';
 import { readPdfFromHeader, type PdfDocument } from './pdf/document.js';
-import { prepareSignature } from './pdf/placeholder.js';
+import { assertContentsFit, prepareSignature } from './pdf/placeholder.js';
 import type { ByteSource, RemoteSigner, SigningCredential, TimestampAuthority, TimestampResult } from './ports.js';
 import type { SignatureLevel } from './profile.js';
 
@@ -332,12 +332,7 @@ export async function completeDocument(
  * placeholder's zeros after it (shared, not copied for every file); refused when it does not fit.
  */
 function updateWithSignature({ before, hexLength, after }: UpdateAroundContents, cms: Uint8Array): Uint8Array[] {
-  if (cms.length * 2 > hexLength) {
-    throw new EsignError('PDF_PLACEHOLDER_TOO_SMALL', `The signature (${cms.length} bytes) does not fit the ${hexLength / 2} bytes reserved for it.`, {
-      hint: 'This is a bug in the size estimate; please report it with the certificate chain length.',
-      details: { needed: cms.length, reserved: hexLength / 2 },
-    });
-  }
+  assertContentsFit(cms, hexLength);
   const hex = Buffer.from(Buffer.from(cms.buffer, cms.byteOffset, cms.length).toString('hex'), 'latin1');
   return [before, hex, zeroDigits(hexLength - hex.length), after];
 }

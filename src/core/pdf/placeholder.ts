@@ -291,14 +291,18 @@ export function byteRangeChunks(pu: PreparedUpdate, originalSize = pu.originalSi
   ];
 }
 
+/** Refuses a CMS whose hex does not fit a placeholder of `hexLength` digits. */
+export function assertContentsFit(cmsDer: Uint8Array, hexLength: number): void {
+  if (cmsDer.length * 2 <= hexLength) return;
+  throw new EsignError('PDF_PLACEHOLDER_TOO_SMALL', `The signature (${cmsDer.length} bytes) does not fit the ${hexLength / 2} bytes reserved for it.`, {
+    hint: 'This is a bug in the size estimate; please report it with the certificate chain length.',
+    details: { needed: cmsDer.length, reserved: hexLength / 2 },
+  });
+}
+
 /** A copy of the update with `cmsDer` written as hex into `/Contents` (the rest stays zeros). */
 export function spliceContents(pu: PreparedUpdate, cmsDer: Uint8Array): Uint8Array {
-  if (cmsDer.length * 2 > pu.contentsHexLength) {
-    throw new EsignError('PDF_PLACEHOLDER_TOO_SMALL', `The signature (${cmsDer.length} bytes) does not fit the ${pu.contentsHexLength / 2} bytes reserved for it.`, {
-      hint: 'This is a bug in the size estimate; please report it with the certificate chain length.',
-      details: { needed: cmsDer.length, reserved: pu.contentsHexLength / 2 },
-    });
-  }
+  assertContentsFit(cmsDer, pu.contentsHexLength);
   const out = pu.update.slice();
   out.set(asciiBytes(Buffer.from(cmsDer).toString('hex')), pu.contentsHexOffset - pu.originalSize);
   return out;
