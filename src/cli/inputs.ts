@@ -145,6 +145,8 @@ class PlannedJob implements SignJob {
 export interface JobList extends Iterable<SignJob> {
   readonly length: number;
   at(index: number): SignJob;
+  /** The jobs from `start` up to `end` (or the last), made now. */
+  slice(start: number, end: number): SignJob[];
   /** The jobs but those at `indexes`. */
   without(indexes: ReadonlySet<number>): JobList;
 }
@@ -169,6 +171,7 @@ export function planJobs(inputs: InputList | readonly string[], options: { outpu
 function jobList(length: number, at: (index: number) => SignJob): JobList {
   return {
     ...listOf(length, at),
+    slice: (start, end) => Array.from({ length: Math.max(0, Math.min(end, length) - start) }, (_, index) => at(start + index)),
     without(indexes) {
       if (indexes.size === 0) return this;
       const kept = Int32Array.from({ length }, (_, index) => index).filter((index) => !indexes.has(index));

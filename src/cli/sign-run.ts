@@ -110,7 +110,7 @@ async function checkInputs(planned: JobList, passwords: PdfPasswords, held: Map<
   // A few files at a time, so one file's reads overlap another's; the outcomes are taken in order,
   // so the first bad input named is the first in the list.
   for (let start = 0; start < planned.length; start += CHECK_SLICE) {
-    const slice = jobsIn(planned, start, start + CHECK_SLICE);
+    const slice = planned.slice(start, start + CHECK_SLICE);
     const outcomes = await mapConcurrently(slice, PREPARE_CONCURRENCY, (job, index) => settle(checkOne(job, start + index)));
     for (const [index, outcome] of outcomes.entries()) {
       if (outcome.status === 'fulfilled') continue;
@@ -184,7 +184,7 @@ async function signChecked(jobs: JobList, held: Map<string, OpenedDocument>, tal
   const prepareWindow = async (): Promise<PreparedDocument[]> => {
     const window: PreparedDocument[] = [];
     while (window.length < credential.signaturesPerApproval && cursor < jobs.length) {
-      const take = jobsIn(jobs, cursor, cursor + credential.signaturesPerApproval - window.length);
+      const take = jobs.slice(cursor, cursor + credential.signaturesPerApproval - window.length);
       cursor += take.length;
       const entries = await mapConcurrently(take, PREPARE_CONCURRENCY, (job) => settle(prepareOne(job)));
       for (const [index, entry] of entries.entries()) {
@@ -276,11 +276,6 @@ export async function readyToAuthorize(credential: SigningCredential, signing: C
 function keepHeapSmall(): void {
   setFlagsFromString('--semi-space-growth-factor=1');
   setFlagsFromString('--heap-growing-percent=25');
-}
-
-/** The jobs from `start` up to `end` (or the last). */
-function jobsIn(jobs: JobList, start: number, end: number): SignJob[] {
-  return Array.from({ length: Math.max(0, Math.min(end, jobs.length) - start) }, (_, index) => jobs.at(start + index));
 }
 
 async function isRegularFile(path: string): Promise<boolean> {

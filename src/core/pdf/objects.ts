@@ -140,8 +140,12 @@ export function isName(value: PdfObject | undefined, expected?: string): value i
 
 export function asciiBytes(text: string): Uint8Array {
   const out = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i) & 0xff;
+  writeAscii(out, 0, text);
   return out;
+}
+
+function writeAscii(out: Uint8Array, at: number, text: string): void {
+  for (let i = 0; i < text.length; i++) out[at + i] = text.charCodeAt(i) & 0xff;
 }
 
 /**
@@ -181,7 +185,7 @@ export class ByteWriter {
     let at = 0;
     for (const chunk of this.chunks) {
       if (typeof chunk === 'string') {
-        for (let i = 0; i < chunk.length; i++) out[at + i] = chunk.charCodeAt(i) & 0xff;
+        writeAscii(out, at, chunk);
         at += chunk.length;
       } else if (chunk instanceof Uint8Array) {
         out.set(chunk, at);
