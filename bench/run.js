@@ -6,6 +6,9 @@
 // bulk seal (client credentials, no browser); batches run once per flow of BENCH_FLOWS (default
 // `seal,browser`: the seal, then the browser approval on the auto-approving sandbox).
 // BENCH_SIGN_ARGS adds `esign sign` options to every run.
+// Beside the single-file ratios, the floors they stand on: for 1 MB, a bare Node script doing only
+// the protocol and file work (bench/floor-sign.cjs) and `esign --version` (launcher and bundle);
+// for large files, `cp` + `sync` (the durable copy alone) and Node's own start (`node -e 0`).
 import { spawn, spawnSync } from 'node:child_process';
 import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
@@ -98,7 +101,7 @@ for (const sizeMb of sizes) {
       const bytes = await generatePdf(input, { targetBytes: sizeMb * MB, pages, xref });
       const small = sizeMb <= 1;
       // esign fsyncs each output before renaming it into place; `sync FILE` gives the floor the same durability.
-      const [floor, durableFloor, esign, dgst, copy, node] = interleaved(
+      const [floor, durableFloor, esign, dgst, copy, durableCopy, node, floorSign, launcher] = interleaved(
         [
           ['bash', ['-c', `openssl dgst -sha256 "${input}" >/dev/null && cp "${input}" "${out}/floor.pdf"`]],
           ['bash', ['-c', `openssl dgst -sha256 "${input}" >/dev/null && cp "${input}" "${out}/floor.pdf" && sync "${out}/floor.pdf"`]],
@@ -106,13 +109,22 @@ for (const sizeMb of sizes) {
           // Hashing and copying can overlap on two cores: the slower of the two alone is the tighter floor.
           ['openssl', ['dgst', '-sha256', input]],
           ['cp', [input, join(out, 'floor.pdf')]],
-          ...(small ? [[process.execPath, ['-e', '0']]] : []),
+          // What the durability alone costs: the copy and its fsync, with no hashing.
+          ['bash', ['-c', `cp "${input}" "${out}/floor.pdf" && sync "${out}/floor.pdf"`]],
+          // For one small file: Node's start, the bare protocol and file work (bench/floor-sign.cjs), and esign's launcher and bundle alone.
+          ...(small
+            ? [
+                [process.execPath, ['-e', '0']],
+                [process.execPath, [join(root, 'bench', 'floor-sign.cjs'), input, join(out, 'floor.pdf')], { env: envOf('seal') }],
+                [process.execPath, [bin, '--version']],
+              ]
+            : []),
         ],
         small ? Math.max(runs, 9) : runs,
       );
       const signpdf = sizeMb <= 560 && !process.env.BENCH_NO_SIGNPDF ? measure(process.execPath, [join(root, 'bench', 'signpdf-baseline.js'), input, join(out, 'signpdf.pdf'), p12], { timeout: 600_000 }) : undefined;
       const slowerOfTwo = dgst.seconds >= copy.seconds ? dgst : copy;
-      rows.push({ sizeMb, case: `${sizeMb} MB, ${pages} page${pages === 1 ? '' : 's'}, xref ${xref}`, bytes, floor, durableFloor, slowerOfTwo, esign, node, signpdf });
+      rows.push({ sizeMb, case: `${sizeMb} MB, ${pages} page${pages === 1 ? '' : 's'}, xref ${xref}`, bytes, floor, durableFloor, slowerOfTwo, durableCopy, esign, node, floorSign, launcher, signpdf });
       console.log(formatRow(rows.at(-1)));
       await rm(input, { force: true });
     }
@@ -145,9 +157,9 @@ await writeFile(join(out, 'results.json'), JSON.stringify({ nodeFloor, rows, bat
 function formatRow(row) {
   const ratio = (a, b) => (a.ok && b.ok ? `${(a.seconds / b.seconds).toFixed(2)}x` : 'n/a');
   const signpdf = row.signpdf ? (row.signpdf.ok ? `${ratio(row.signpdf, row.floor)} floor, ${row.signpdf.rssMb.toFixed(0)} MB` : 'cannot sign') : 'skipped';
-  const small = row.node ? `, ${ratio(row.esign, row.node)} node -e 0` : '';
+  const small = row.node ? `, ${ratio(row.esign, row.node)} node -e 0 (the bare protocol and file work ${ratio(row.floorSign, row.node)}, esign --version ${ratio(row.launcher, row.node)})` : '';
   // Against the slower of the two alone only where the file is large enough for the work to dominate.
-  const slower = row.sizeMb >= 50 ? `, ${ratio(row.esign, row.slowerOfTwo)} slower of dgst|cp` : '';
+  const slower = row.sizeMb >= 50 ? `, ${ratio(row.esign, row.slowerOfTwo)} slower of dgst|cp (cp + sync alone ${ratio(row.durableCopy, row.slowerOfTwo)})` : '';
   return `${row.case.padEnd(34)} esign ${ratio(row.esign, row.floor)} floor (${ratio(row.esign, row.durableFloor)} floor + fsync${slower})${small}, peak RSS ${row.esign.rssMb?.toFixed(0)} MB | @signpdf ${signpdf}${row.esign.ok ? '' : ' | esign FAILED: ' + row.esign.stderr.trim().split('\n')[0]}`;
 }
 
@@ -225,3 +237,15 @@ const targets = [
 ];
 console.log('');
 for (const [target, met] of targets) console.log(`${met === undefined ? '–' : met ? '✓' : '✗'} ${target}${met === undefined ? ' (not in this run)' : ''}`);
+// What the two single-file targets stand on, on this machine (docs/architecture.md, "Single files").
+const range = (values) => (values.length === 0 ? 'n/a' : `${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)}x`);
+const floorRows = oneMb.filter((row) => row.floorSign.ok && row.launcher.ok);
+const durableRows = largest.filter((row) => row.durableCopy.ok);
+if (floorRows.length > 0 || durableRows.length > 0) {
+  console.log('');
+  if (floorRows.length > 0) console.log(`floor of 1 MB: the bare protocol and file work ${range(floorRows.map((row) => row.floorSign.seconds / row.node.seconds))} node -e 0; esign --version alone ${range(floorRows.map((row) => row.launcher.seconds / row.node.seconds))}`);
+  if (durableRows.length > 0) {
+    const ratios = (of) => range(durableRows.map((row) => of(row) / row.slowerOfTwo.seconds));
+    console.log(`floor of ≥ 500 MB, as parts of the slower of dgst|cp: cp + sync of the file (esign fsyncs its output) ${ratios((row) => row.durableCopy.seconds)}; Node's start (node -e 0) ${ratios(() => nodeFloor.seconds)}`);
+  }
+}

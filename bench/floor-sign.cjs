@@ -1,0 +1,66 @@
+// The floor of one signing run, for `npm run bench`: a bare Node script that does only what any
+// client of the sandbox's PIN-only seal must do for one PDF, and nothing esign adds around it (no
+// argument parsing, configuration, PDF parsing, CMS, checks or messages): credentials/info,
+// credentials/authorize with the PIN and the document's hash, signatures/signHash, the input
+// copied and hashed, a tail of a placeholder's size appended, fsynced and renamed into place.
+// Usage: node bench/floor-sign.cjs INPUT OUTPUT, with esign's ESIGN_CONFIG_DIR (its cached service
+// token, from an earlier esign run) and ESIGN_SANDBOX_DIR (the running sandbox's address).
+'use strict';
+const process = require('node:process');
+const { Buffer } = require('node:buffer');
+const http = require('node:http');
+const { createHash } = require('node:crypto');
+const { readFileSync } = require('node:fs');
+const { copyFile, mkdtemp, open, rename, rm } = require('node:fs/promises');
+const { dirname, join } = require('node:path');
+
+const [input, output] = process.argv.slice(2);
+const base = JSON.parse(readFileSync(join(process.env.ESIGN_SANDBOX_DIR, 'runtime.json'), 'utf8')).urls.signing;
+const tokens = JSON.parse(readFileSync(join(process.env.ESIGN_CONFIG_DIR, 'tokens.json'), 'utf8'));
+const token = Object.entries(tokens).find(([key]) => key.includes(':client-credentials:'))[1].accessToken;
+const credentialID = 'acme-seal-bulk';
+const agent = new http.Agent({ keepAlive: true });
+
+function post(path, body) {
+  return new Promise((resolve, reject) => {
+    const data = Buffer.from(JSON.stringify(body));
+    const request = http.request(`${base}/csc/v1/${path}`, { method: 'POST', agent, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': data.length } }, (response) => {
+      const chunks = [];
+      response.on('data', (chunk) => chunks.push(chunk));
+      response.on('end', () => (response.statusCode === 200 ? resolve(JSON.parse(Buffer.concat(chunks).toString())) : reject(new Error(`${path}: HTTP ${response.statusCode}`))));
+    });
+    request.on('error', reject);
+    request.end(data);
+  });
+}
+
+async function main() {
+  await post('credentials/info', { credentialID, certificates: 'chain', certInfo: true, authInfo: true });
+  const dir = await mkdtemp(join(dirname(output), '.floor-'));
+  try {
+    const temp = join(dir, 'out.pdf');
+    const copying = copyFile(input, temp);
+    const hash = createHash('sha256');
+    const source = await open(input);
+    const buffer = Buffer.allocUnsafe(1 << 20);
+    for (let read; (read = (await source.read(buffer, 0, buffer.length)).bytesRead) > 0; ) hash.update(buffer.subarray(0, read));
+    await source.close();
+    await copying;
+    const digest = hash.digest('base64');
+    const { SAD } = await post('credentials/authorize', { credentialID, numSignatures: 1, hash: [digest], PIN: process.env.ESIGN_CREDENTIAL_PIN });
+    await post('signatures/signHash', { credentialID, SAD, hash: [digest], hashAlgo: '2.16.840.1.101.3.4.2.1', signAlgo: '1.2.840.113549.1.1.1' });
+    const tail = await open(temp, 'a');
+    await tail.write(Buffer.alloc(17_000, 0x30));
+    await tail.sync();
+    await tail.close();
+    await rename(temp, output);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  agent.destroy();
+}
+
+main().catch((error) => {
+  process.stderr.write(`floor-sign: ${error.message}\n`);
+  process.exit(1);
+});
