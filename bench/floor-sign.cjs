@@ -15,11 +15,10 @@ const { copyFile, mkdtemp, open, rename, rm } = require('node:fs/promises');
 const { dirname, join } = require('node:path');
 
 const [input, output] = process.argv.slice(2);
-const base = JSON.parse(readFileSync(join(process.env.ESIGN_SANDBOX_DIR, 'runtime.json'), 'utf8')).urls.signing;
-const tokens = JSON.parse(readFileSync(join(process.env.ESIGN_CONFIG_DIR, 'tokens.json'), 'utf8'));
-const token = Object.entries(tokens).find(([key]) => key.includes(':client-credentials:'))[1].accessToken;
 const credentialID = 'acme-seal-bulk';
 const agent = new http.Agent({ keepAlive: true });
+let base;
+let token;
 
 function post(path, body) {
   return new Promise((resolve, reject) => {
@@ -35,6 +34,10 @@ function post(path, body) {
 }
 
 async function main() {
+  base = JSON.parse(readFileSync(join(process.env.ESIGN_SANDBOX_DIR, 'runtime.json'), 'utf8')).urls.signing;
+  const tokens = JSON.parse(readFileSync(join(process.env.ESIGN_CONFIG_DIR, 'tokens.json'), 'utf8'));
+  token = Object.entries(tokens).find(([key]) => key.includes(':client-credentials:'))?.[1].accessToken;
+  if (!token) throw new Error('no client-credentials token in ESIGN_CONFIG_DIR/tokens.json: sign once with ESIGN_SERVICE_AUTH=client-credentials first');
   await post('credentials/info', { credentialID, certificates: 'chain', certInfo: true, authInfo: true });
   const dir = await mkdtemp(join(dirname(output), '.floor-'));
   try {
