@@ -13,6 +13,7 @@ import { getFollowingRedirects, HttpClient } from '../io/http.js';
 import { authorizeInBrowser, type AuthorizationResponse } from '../io/loopback.js';
 import { configDir, sandboxDataDir } from '../io/paths.js';
 import { TokenStore } from '../io/token-store.js';
+import { loadTransport, type SettingNames, type Transport } from '../io/transport.js';
 import type { Io } from './io.js';
 
 export const SANDBOX_PROFILE = 'sandbox';
@@ -50,6 +51,7 @@ export interface Secrets {
 /** A running sandbox a profile points at (embedded in this process, or `esign sandbox start`). */
 export interface SandboxRuntime {
   urls: { signing: string; signingV2?: string; identity: string; identityLegacy: string; storage: string; tsaEndpoint: string; pki: string; base: string; s3?: string };
+  /** The sandbox root: trust anchor of its signatures and, over TLS, of its server certificate. */
   rootPemPath: string;
   embedded: boolean;
 }
@@ -62,6 +64,8 @@ export interface ResolvedProfile {
   sources: Partial<Record<ProfileKey, ValueSource>>;
   secrets: Secrets;
   sandbox?: SandboxRuntime;
+  /** Proxy, trusted roots and client certificate for every call this profile makes. */
+  transport: Transport;
 }
 
 export interface AuthorizeRequest {
@@ -115,7 +119,12 @@ export function createContext(io: Io, globals: GlobalOptions, overrides: Context
   let configPromise: Promise<ConfigStore> | undefined;
   let profilePromise: Promise<ResolvedProfile> | undefined;
   let checkedPromise: Promise<CheckedProfile> | undefined;
-  const http = new HttpClient({ userAgent: 'esign/0.1', timeoutMs: httpTimeoutMs(env), trace: globals.verbose ? (line) => io.debug(line) : undefined });
+  const http = new HttpClient({
+    userAgent: 'esign/0.1',
+    timeoutMs: httpTimeoutMs(env),
+    trace: globals.verbose ? (line) => io.debug(line) : undefined,
+    transport: async () => (await ctx.profile()).transport,
+  });
 
   const browserCommand = typeof globals.browser === 'string' ? globals.browser : env['ESIGN_BROWSER'];
   const browserIsScripted = () => overrides.browser !== undefined || Boolean(globals.autoApprove) || browserCommand !== undefined;
@@ -167,7 +176,7 @@ export function createContext(io: Io, globals: GlobalOptions, overrides: Context
       const scripted = browserIsScripted();
       const stuck = (why: string) => nobodyCanFinish(request.purpose, why, { onSandbox: profile.isSandbox, splitFlow: request.splitFlow ?? true });
       const why = whyNobodyCanFinish();
-      const browser = overrides.browser ?? (globals.autoApprove ? followRedirectsBrowser : createBrowserLauncher(browserCommand, env));
+      const browser = overrides.browser ?? (globals.autoApprove ? followRedirectsBrowser(profile.transport.tls) : createBrowserLauncher(browserCommand, env));
       return authorizeInBrowser({
         buildAuthorizeUrl: request.buildAuthorizeUrl,
         redirectUri: request.redirectUri ?? profile.settings.redirectUri ?? DEFAULT_REDIRECT_URI,
@@ -327,15 +336,23 @@ async function resolveProfile(ctx: Context, options: { storage?: boolean }): Pro
         credential: 'alice-rsa2048',
         lang: 'en',
         region: 'us-east-1',
+        ...(sandbox.urls.base.startsWith('https:') ? { caFile: sandbox.rootPemPath } : {}),
         ...(seal ? { clientId: seal.clientId, credential: seal.pinOnlyCredentialID } : {}),
       }
     : { redirectUri: DEFAULT_REDIRECT_URI, lang: 'en', region: 'us-east-1' };
   const { settings, sources } = resolveSettings({ env: ctx.env, stored, defaults });
   const secrets = sandbox ? await sandboxSecrets(ctx.env, sealRun) : await readSecrets(ctx.env, settings.secretsFile);
+  const transport = await loadTransport(settings, ctx.env, transportSettingNames(sources));
   if (ctx.globals.verbose) ctx.io.debug(describeProfile(choice, sources));
   // Not silenced by --quiet: nobody should mistake a TEST signature for a real one.
   if (isSandbox) ctx.io.error(ctx.io.paint('33', 'esign: sandbox profile — signatures made here are TEST signatures with no legal effect.'));
-  return { name, choice, isSandbox, settings, sources, secrets, sandbox };
+  return { name, choice, isSandbox, settings, sources, secrets, sandbox, transport };
+}
+
+/** How messages name each transport setting: its variable when it came from one, else the profile key. */
+function transportSettingNames(sources: Partial<Record<ProfileKey, ValueSource>>): SettingNames {
+  const name = (key: keyof SettingNames) => (sources[key] === 'env' ? PROFILE_KEYS[key].env : `the ${key} setting`);
+  return { caFile: name('caFile'), clientCert: name('clientCert'), clientKey: name('clientKey') };
 }
 
 function unknownProfile(choice: ProfileChoice, serviceVariables: string[]): EsignError {
@@ -406,7 +423,7 @@ const RUNTIME_FILE = 'runtime.json';
 async function findOrStartSandbox(ctx: Context, options: { storage?: boolean }): Promise<SandboxRuntime> {
   const dataDir = sandboxDataDir(ctx.env);
   const running = await readRuntime(dataDir);
-  if (running && (await answers(running.urls.base))) {
+  if (running && (await answers(running.urls.base, running.rootPemPath))) {
     if (ctx.globals.autoApprove && running.autoApprove === false) {
       throw new EsignError('USAGE', `The running sandbox (${running.urls.base}) was started without --auto-approve, so it waits for approval in the browser.`, {
         hint: 'Approve in the browser without --auto-approve, or restart the sandbox with `esign --auto-approve sandbox start`.',
@@ -454,9 +471,10 @@ async function readRuntime(dataDir: string): Promise<PublishedSandbox | undefine
   }
 }
 
-async function answers(base: string): Promise<boolean> {
+async function answers(base: string, rootPemPath: string): Promise<boolean> {
   try {
-    const response = await getFollowingRedirects(`${base}/_sandbox/health`, 1000, 0);
+    const tls = base.startsWith('https:') ? { ca: [await readFile(rootPemPath, 'utf8')] } : {};
+    const response = await getFollowingRedirects(`${base}/_sandbox/health`, 1000, 0, tls);
     return response.status === 200;
   } catch {
     return false;

@@ -63,6 +63,8 @@ export type EsignErrorCode =
   | 'HTTP_SERVER_ERROR'
   | 'HTTP_CLIENT_ERROR'
   | 'HTTP_BAD_RESPONSE'
+  | 'HTTP_TLS_FAILED'
+  | 'HTTP_PROXY_REFUSED'
   // remote signing service (CSC)
   | 'CSC_UNAUTHORIZED'
   | 'CSC_INVALID_REQUEST'
@@ -158,6 +160,8 @@ const EXIT_CODE_BY_CODE: Partial<Record<EsignErrorCode, ExitCode>> = {
   HTTP_TIMEOUT: ExitCode.unavailable,
   HTTP_RATE_LIMITED: ExitCode.unavailable,
   HTTP_SERVER_ERROR: ExitCode.unavailable,
+  HTTP_TLS_FAILED: ExitCode.unavailable,
+  HTTP_PROXY_REFUSED: ExitCode.unavailable,
   STORAGE_UNAVAILABLE: ExitCode.unavailable,
   REVOCATION_UNAVAILABLE: ExitCode.unavailable,
   REVOCATION_CERT_REVOKED: ExitCode.verification,

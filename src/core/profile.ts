@@ -29,6 +29,9 @@ export interface ProfileSettings {
   cscSadAsBearer?: boolean;
   cscMaxSignatures?: number;
   serviceAuth?: ServiceAuthSetting;
+  caFile?: string;
+  clientCert?: string;
+  clientKey?: string;
 }
 
 /**
@@ -86,6 +89,9 @@ export const PROFILE_KEYS: Record<ProfileKey, KeySpec> = {
     env: 'ESIGN_SERVICE_AUTH',
     description: 'sign-in to the signing service: browser, client-credentials (ESIGN_CLIENT_ID/ESIGN_CLIENT_SECRET, no browser) or basic (auth/login with ESIGN_SIGNING_USERNAME/ESIGN_SIGNING_PASSWORD)',
   },
+  caFile: { kind: 'string', env: 'ESIGN_CA_FILE', description: 'PEM bundle of certificate authorities trusted for TLS besides the system ones (a private CA, a TLS-inspecting proxy)' },
+  clientCert: { kind: 'string', env: 'ESIGN_CLIENT_CERT', description: 'PEM file of the TLS client certificate shown to servers that ask for one (with clientKey)' },
+  clientKey: { kind: 'string', env: 'ESIGN_CLIENT_KEY', description: 'PEM file of the TLS client certificate\'s private key (encrypted: passphrase in ESIGN_CLIENT_KEY_PASSPHRASE)' },
 };
 
 export const SIGNATURE_LEVELS = ['B-B', 'B-T', 'B-LT', 'B-LTA'] as const;

@@ -2,6 +2,7 @@ import { EsignError } from '../core/errors.js';
 import type { BrowserLauncher } from '../core/ports.js';
 import { defaultExport } from './default-export.js';
 import { getFollowingRedirects } from './http.js';
+import type { TlsOptions } from './transport.js';
 
 /**
  * Why the system browser cannot be opened here, or undefined when it may be: xdg-open on a Linux
@@ -69,11 +70,11 @@ export function splitCommand(command: string): string[] {
  * redirects to the loopback receiver, as `curl -sfL` would. An authorization page it cannot reach
  * fails the step at once.
  */
-export const followRedirectsBrowser: BrowserLauncher = {
+export const followRedirectsBrowser = (tls: TlsOptions = {}): BrowserLauncher => ({
   async open(url: string) {
     let response;
     try {
-      response = await getFollowingRedirects(url, 60_000);
+      response = await getFollowingRedirects(url, 60_000, 10, tls);
     } catch (error) {
       if (error instanceof EsignError) throw error;
       const reason = (error as NodeJS.ErrnoException)?.code ?? (error as Error)?.message ?? String(error);
@@ -89,4 +90,4 @@ export const followRedirectsBrowser: BrowserLauncher = {
       });
     }
   },
-};
+});

@@ -15,10 +15,11 @@ import { EsignError, ExitCode, isEsignError, sentence } from '../core/errors.js'
 import type { Clock } from '../core/ports.js';
 import { writeFileAtomically } from './atomic-write.js';
 import { inputError } from './file-source.js';
-import { backoffMs, MAX_TRIES, responseJson, RETRYABLE_STATUS, retryAfterMs, type HttpClient } from './http.js';
+import { backoffMs, MAX_TRIES, responseJson, RETRYABLE_STATUS, retryAfterMs, tlsFailure, type HttpClient } from './http.js';
 import { readIdentitySession } from './identity-client.js';
 import { STORAGE_SCOPE, processStorageCredentialsResponse, type StorageGrant } from './storage-grant.js';
 import type { TokenStore } from './token-store.js';
+import { Transport } from './transport.js';
 
 export { STORAGE_SCOPE, type StorageGrant };
 
@@ -67,13 +68,14 @@ export class StorageSession {
     private readonly clock: Clock,
     private readonly region: string,
     private readonly timeoutMs: number,
+    private readonly transport: Transport,
   ) {
     this.grant = first;
     this.issuedAt = clock.now().getTime();
   }
 
-  static async open(options: { fetchGrant: () => Promise<StorageGrant>; clock: Clock; region: string; timeoutMs?: number }): Promise<StorageSession> {
-    return new StorageSession(options.fetchGrant, await options.fetchGrant(), options.clock, options.region, options.timeoutMs ?? 30_000);
+  static async open(options: { fetchGrant: () => Promise<StorageGrant>; clock: Clock; region: string; timeoutMs?: number; transport?: Transport }): Promise<StorageSession> {
+    return new StorageSession(options.fetchGrant, await options.fetchGrant(), options.clock, options.region, options.timeoutMs ?? 30_000, options.transport ?? Transport.direct());
   }
 
   get bucket(): string {
@@ -112,7 +114,10 @@ export class StorageSession {
       // The SDK warns on every Node 20 process about its future Node 22 floor; esign supports Node 20.
       process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
       const { S3Client } = await import('@aws-sdk/client-s3');
-      const host = new URL(this.grant.endpoint).hostname;
+      const endpoint = new URL(this.grant.endpoint);
+      const host = endpoint.hostname;
+      // The proxy and trusted roots of every other call: the SDK takes them as its agent.
+      const agent = await this.transport.agentFor(endpoint);
       return new S3Client({
         endpoint: this.grant.endpoint,
         region: this.region,
@@ -120,7 +125,7 @@ export class StorageSession {
         maxAttempts: MAX_TRIES,
         retryStrategy: S3_RETRY_STRATEGY,
         // Idle, not total: a multi-gigabyte upload may take long, but a silent server is a failure.
-        requestHandler: { connectionTimeout: this.timeoutMs, socketTimeout: this.timeoutMs },
+        requestHandler: { connectionTimeout: this.timeoutMs, socketTimeout: this.timeoutMs, ...(agent ? (endpoint.protocol === 'https:' ? { httpsAgent: agent } : { httpAgent: agent }) : {}) },
         credentials: async () => {
           const grant = await this.credentials();
           return { accessKeyId: grant.accessKeyId, secretAccessKey: grant.secretAccessKey, sessionToken: grant.sessionToken, expiration: grant.expiration };
@@ -147,12 +152,12 @@ export class StorageSession {
     try {
       return await run(await this.client());
     } catch (error) {
-      if (errorName(error) !== 'ExpiredToken') throw s3Error(error, what, this.bucket, key);
+      if (errorName(error) !== 'ExpiredToken') throw s3Error(error, what, this.bucket, key, new URL(this.grant.endpoint).host);
     }
     try {
       return await run(await this.renewedClient());
     } catch (again) {
-      throw s3Error(again, what, this.bucket, key);
+      throw s3Error(again, what, this.bucket, key, new URL(this.grant.endpoint).host);
     }
   }
 
@@ -291,7 +296,7 @@ export async function openStorageSession(settings: StorageSessionSettings): Prom
     if (session.expiresAt <= clock.now().getTime()) throw new EsignError('AUTH_LOGIN_REQUIRED', 'The login session has expired.', { hint: LOGIN_HINT });
     return requestStorageCredentials(http, storageAuthUrl, session.accessToken);
   };
-  return StorageSession.open({ fetchGrant, clock, region: settings.region, timeoutMs: http.timeoutMs });
+  return StorageSession.open({ fetchGrant, clock, region: settings.region, timeoutMs: http.timeoutMs, transport: await http.transport() });
 }
 
 /** `PREFIX/BASENAME` (DESIGN §4); the prefix loses leading and trailing slashes. */
@@ -367,7 +372,8 @@ const S3_RETRY_STRATEGY: RetryStrategyV2 = {
     const retries = token.getRetryCount() + 1;
     const status = httpStatus(info.error);
     const clockCorrected = (info.error as { $metadata?: { clockSkewCorrected?: boolean } } | undefined)?.$metadata?.clockSkewCorrected === true;
-    const retryable = clockCorrected || (status === undefined ? transportFailure(info.error) !== undefined : RETRYABLE_STATUS.has(status));
+    const transient = transportFailure(info.error) !== undefined && !tlsFailure(info.error, '', '');
+    const retryable = clockCorrected || (status === undefined ? transient : RETRYABLE_STATUS.has(status));
     // Refusing the token makes the SDK throw the request's own error.
     if (!retryable || retries >= MAX_TRIES) throw new Error('not retried');
     return retryToken(retries, retryAfterMs(info.retryAfterHint?.toUTCString() ?? null) ?? backoffMs(retries));
@@ -380,8 +386,10 @@ function retryToken(count: number, delayMs: number): RetryToken {
 }
 
 /** Maps an S3 failure (SDK service exception or transport error) to an EsignError. */
-export function s3Error(error: unknown, what: string, bucket: string, key: string | undefined): EsignError {
+export function s3Error(error: unknown, what: string, bucket: string, key: string | undefined, host?: string): EsignError {
   if (isEsignError(error)) return error;
+  const tls = tlsFailure(error, host ?? bucket, 'storage server');
+  if (tls) return tls;
   const name = errorName(error);
   const status = httpStatus(error);
   const message = (error as Error)?.message ?? String(error);

@@ -98,6 +98,8 @@ export interface SandboxDeps {
   shared: SharedServices;
   /** Lines for the sandbox's log (`esign sandbox start` prints them): the OTPs it "sends". */
   log?: (line: string) => void;
+  /** Over TLS (sandbox start --tls): the server certificate the S3 gateway serves too. */
+  tls?: { chainPem: string; keyPem: string };
 }
 
 /** A service mount may start something (the S3 server) and hand back how to stop it. */

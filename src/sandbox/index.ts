@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, STATUS_CODES, type Server } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { mkdir } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { SandboxClock } from './clock.js';
 import { SANDBOX_SECRETS, type CloseFn, type SandboxDeps, type SandboxSecrets, type SandboxUrls, type SharedServices } from './deps.js';
 import { FaultInjector, isFaultRule, type Fault } from './faults.js';
 import { json, jsonBody, problem, readRequest, Router, writeResponse, type SandboxRequest, type SandboxResponse } from './http.js';
-import { loadOrCreatePki, type SandboxPki } from './pki.js';
+import { issueTlsServerCertificate, loadOrCreatePki, type SandboxPki, type TlsServerCertificate } from './pki.js';
 import { mountPki } from './pki-routes.js';
 import { mountSigning } from './signing/routes.js';
 import { mountOAuthMetadata, mountSigningV2 } from './signing/routes-v2.js';
@@ -29,6 +30,8 @@ export interface SandboxOptions {
   s3?: boolean;
   /** Where the sandbox's log lines go (the OTPs it "sends"); nowhere by default. */
   log?: (line: string) => void;
+  /** Serve every emulator over HTTPS, with a certificate for localhost and 127.0.0.1 from the sandbox root. */
+  tls?: boolean;
 }
 
 export interface Sandbox {
@@ -72,7 +75,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   const sockets = new Set<Socket>();
   const requestLog: string[] = [];
 
-  const server = createServer((message, response) => {
+  const listener: RequestListener = (message: IncomingMessage, response: ServerResponse) => {
     void handle(message.url ?? '/', message.method ?? 'GET')
       .then(async (found) => {
         if (found === 'reset') {
@@ -106,7 +109,9 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       if (applied) return applied;
       return route.handler(request);
     }
-  });
+  };
+  // Over TLS the certificate is set once the PKI (whose URLs name the port) is loaded.
+  const server: Server = options.tls ? createTlsServer({}, listener) : createServer(listener);
   server.on('connection', (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -114,7 +119,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   await listen(server, options.port ?? 0);
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('sandbox: no TCP address');
-  const base = `http://127.0.0.1:${address.port}`;
+  const base = `${options.tls ? 'https' : 'http'}://127.0.0.1:${address.port}`;
   const urls: SandboxUrls = {
     base,
     signing: `${base}/signing`,
@@ -129,8 +134,13 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
 
   const closers: CloseFn[] = [];
   let pki: SandboxPki;
+  let tls: TlsServerCertificate | undefined;
   try {
     pki = await loadOrCreatePki(options.dataDir, { baseUrl: urls.pki, now: clock.now() });
+    if (options.tls) {
+      tls = await sandboxTlsCertificate(pki, clock.now());
+      (server as unknown as { setSecureContext(context: { cert: string; key: string }): void }).setSecureContext({ cert: tls.chainPem, key: tls.keyPem });
+    }
   } catch (error) {
     await closeServer(server, sockets);
     throw error;
@@ -147,6 +157,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     secrets,
     shared,
     ...(options.log ? { log: options.log } : {}),
+    ...(tls ? { tls } : {}),
     get autoApprove() {
       return state.autoApprove;
     },
@@ -226,6 +237,12 @@ async function applyFault(fault: Fault, problemInstance?: string): Promise<Sandb
     case 'reset':
       return 'reset';
   }
+}
+
+/** The sandbox's TLS server certificate: from its issuing CA (so its root is the CA to trust), for loopback names. */
+function sandboxTlsCertificate(pki: SandboxPki, now: Date): Promise<TlsServerCertificate> {
+  const day = 24 * 60 * 60 * 1000;
+  return issueTlsServerCertificate({ issuer: pki.issuingCa, names: ['localhost', '127.0.0.1'], notBefore: new Date(now.getTime() - day), notAfter: new Date(now.getTime() + 365 * day) });
 }
 
 function listen(server: Server, port: number): Promise<void> {

@@ -6,6 +6,7 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPair, randomBytes, sign } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import * as asn1js from 'asn1js';
@@ -127,6 +128,8 @@ const OID = {
   ocspNoCheck: '1.3.6.1.5.5.7.48.1.5',
   timeStamping: '1.3.6.1.5.5.7.3.8',
   ocspSigning: '1.3.6.1.5.5.7.3.9',
+  serverAuth: '1.3.6.1.5.5.7.3.1',
+  subjectAltName: '2.5.29.17',
 } as const;
 
 /** keyUsage bits (RFC 5280 §4.2.1.3), first octet. */
@@ -470,6 +473,49 @@ function issue(request: IssueRequest): IssuedCertificate {
     serialNumberHex: Buffer.from(serial).toString('hex'),
     notAfter: certificateTime(request.notAfter).value,
   };
+}
+
+export interface TlsServerCertificate {
+  /** The server certificate, then its issuer (none for a self-signed one). */
+  chainPem: string;
+  keyPem: string;
+}
+
+/**
+ * A TLS server certificate for host names and IP addresses: from `issuer` (the sandbox's issuing
+ * CA, so clients trust the sandbox root), or self-signed without one. Tests ask for expired,
+ * wrong-name and unknown-issuer ones to see how esign reports each.
+ */
+export async function issueTlsServerCertificate(options: { issuer?: IssuedCertificate; names: string[]; notBefore: Date; notAfter: Date }): Promise<TlsServerCertificate> {
+  const key = await generateRsaKey(2048);
+  const generalNames = options.names.map((name) =>
+    isIP(name) ? new pkijs.GeneralName({ type: 7, value: new asn1js.OctetString({ valueHex: ipBytes(name) }) }) : new pkijs.GeneralName({ type: 2, value: name }),
+  );
+  const certificate = issue({
+    name: 'tls-server',
+    subject: dn(options.names[0] ?? 'localhost', 'TLS'),
+    issuer: options.issuer,
+    subjectKey: key,
+    issuerKey: options.issuer?.privateKey ?? key,
+    notBefore: options.notBefore,
+    notAfter: options.notAfter,
+    extensions: (ski) => [
+      basicConstraints(false),
+      keyUsage(KU.digitalSignature),
+      extKeyUsage([OID.serverAuth], false),
+      extension(OID.subjectAltName, false, new pkijs.GeneralNames({ names: generalNames })),
+      subjectKeyId(ski),
+      ...(options.issuer ? [authorityKeyId(options.issuer)] : []),
+    ],
+  });
+  return {
+    chainPem: certificate.certificatePem + (options.issuer?.certificatePem ?? ''),
+    keyPem: key.export({ type: 'pkcs8', format: 'pem' }) as string,
+  };
+}
+
+function ipBytes(address: string): Uint8Array {
+  return new Uint8Array(address.split('.').map(Number));
 }
 
 /** Signs the TBS part of a certificate or CRL with SHA-256/RSA and returns the whole structure's DER. */

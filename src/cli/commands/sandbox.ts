@@ -22,11 +22,12 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .description('serve the emulators on 127.0.0.1 until Ctrl-C')
     .option('--port <n>', 'port on 127.0.0.1 (0 picks a free one)', (text) => (text === '0' ? 0 : positiveNumber(text)), DEFAULT_SANDBOX_PORT)
     .option('--data-dir <dir>', 'where the TEST PKI and state live (default: the platform data dir, or ESIGN_SANDBOX_DIR)')
-    .action(async (options: { port: number; dataDir?: string }, command: Command) =>
+    .option('--tls', 'serve over HTTPS, with a certificate for localhost and 127.0.0.1 from the sandbox root (trust it with ESIGN_CA_FILE; the sandbox profiles do)')
+    .action(async (options: { port: number; dataDir?: string; tls?: boolean }, command: Command) =>
       run(command, async (ctx) => {
         const dataDir = options.dataDir ?? sandboxDataDir(ctx.env);
         const { startSandbox } = await import('../../sandbox/index.js');
-        const started = await startSandbox({ dataDir, port: options.port, autoApprove: ctx.globals.autoApprove ?? false, log: (line) => ctx.io.error(line) });
+        const started = await startSandbox({ dataDir, port: options.port, autoApprove: ctx.globals.autoApprove ?? false, log: (line) => ctx.io.error(line), tls: options.tls ?? false });
         const { SANDBOX_SEAL } = await import('../../sandbox/deps.js');
         const seal = { ...SANDBOX_SEAL };
         const rootPemPath = await writeRootPem(dataDir, started.pki.rootPem);
@@ -36,7 +37,8 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
           exitHooks.add(() => removeOwnRuntime(runtimeFile));
         }
         const urls = started.urls;
-        ctx.io.result({ urls, dataDir, rootPem: rootPemPath, autoApprove: started.autoApprove, seal }, () =>
+        const tls = options.tls ? { caFile: rootPemPath } : undefined;
+        ctx.io.result({ urls, dataDir, rootPem: rootPemPath, ...(tls ? { tls } : {}), autoApprove: started.autoApprove, seal }, () =>
           [
             ctx.io.bold('esign sandbox') + ' — TEST services, TEST signatures (no legal effect)',
             `  signing           ${urls.signing}   (CSC API v1.0.4)`,
@@ -48,6 +50,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
             `  S3                ${urls.s3 ?? '(not started)'}`,
             `  PKI (CRL, OCSP)   ${urls.pki}`,
             `  trust anchor      ${rootPemPath}`,
+            ...(tls ? [`  TLS               HTTPS with a server certificate from that root; other clients: ESIGN_CA_FILE=${rootPemPath}`] : []),
             `  data              ${dataDir}`,
             `  approval          ${started.autoApprove ? 'automatic (--auto-approve)' : 'in the browser'}`,
             `  organization seals (no browser): client ${seal.clientId}, login user ${seal.username}; credentials`,

@@ -14,6 +14,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
+import { createServer as createTlsServer } from 'node:https';
 import { createServer, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo, Socket } from 'node:net';
@@ -43,6 +44,8 @@ export interface S3ServerOptions {
   /** The host's fault injector and request log (see above). */
   faults?: FaultInjector;
   requestLog?: string[];
+  /** Serve the gateway over HTTPS with this certificate chain and key. */
+  tls?: { chainPem: string; keyPem: string };
 }
 
 interface S3rverInstance {
@@ -99,12 +102,13 @@ export async function startS3Server(options: S3ServerOptions): Promise<S3Server>
   const target = useSocket ? { socketPath } : { host: '127.0.0.1', port: (backendAddress as AddressInfo).port };
 
   const sockets = new Set<Socket>();
-  const gateway = createServer((request, response) => {
+  const handler = (request: IncomingMessage, response: ServerResponse) => {
     void serve(request, response).catch((error: unknown) => {
       if (!response.headersSent) sendError(request, response, { status: 500, code: 'InternalError', message: `We encountered an internal error: ${(error as Error)?.message ?? String(error)}` });
       else response.destroy();
     });
-  });
+  };
+  const gateway: Server = options.tls ? createTlsServer({ cert: options.tls.chainPem, key: options.tls.keyPem }, handler) : createServer(handler);
   gateway.on('connection', (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -113,7 +117,7 @@ export async function startS3Server(options: S3ServerOptions): Promise<S3Server>
     gateway.once('error', reject);
     gateway.listen(0, '127.0.0.1', () => resolve());
   });
-  const url = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
+  const url = `${options.tls ? 'https' : 'http'}://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
 
   async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
     try {
