@@ -176,7 +176,7 @@ export function createContext(io: Io, globals: GlobalOptions, overrides: Context
       const scripted = browserIsScripted();
       const stuck = (why: string) => nobodyCanFinish(request.purpose, why, { onSandbox: profile.isSandbox, splitFlow: request.splitFlow ?? true });
       const why = whyNobodyCanFinish();
-      const browser = overrides.browser ?? (globals.autoApprove ? followRedirectsBrowser(profile.transport.tls) : createBrowserLauncher(browserCommand, env));
+      const browser = overrides.browser ?? (globals.autoApprove ? followRedirectsBrowser(profile.transport) : createBrowserLauncher(browserCommand, env));
       return authorizeInBrowser({
         buildAuthorizeUrl: request.buildAuthorizeUrl,
         redirectUri: request.redirectUri ?? profile.settings.redirectUri ?? DEFAULT_REDIRECT_URI,
@@ -351,7 +351,7 @@ async function resolveProfile(ctx: Context, options: { storage?: boolean }): Pro
 
 /** How messages name each transport setting: its variable when it came from one, else the profile key. */
 function transportSettingNames(sources: Partial<Record<ProfileKey, ValueSource>>): SettingNames {
-  const name = (key: keyof SettingNames) => (sources[key] === 'env' ? PROFILE_KEYS[key].env : `the ${key} setting`);
+  const name = (key: keyof SettingNames) => (sources[key] === 'profile' ? `the ${key} setting` : PROFILE_KEYS[key].env);
   return { caFile: name('caFile'), clientCert: name('clientCert'), clientKey: name('clientKey') };
 }
 
@@ -423,7 +423,7 @@ const RUNTIME_FILE = 'runtime.json';
 async function findOrStartSandbox(ctx: Context, options: { storage?: boolean }): Promise<SandboxRuntime> {
   const dataDir = sandboxDataDir(ctx.env);
   const running = await readRuntime(dataDir);
-  if (running && (await answers(running.urls.base, running.rootPemPath))) {
+  if (running && (await answers(running.urls.base, running.rootPemPath, ctx.env))) {
     if (ctx.globals.autoApprove && running.autoApprove === false) {
       throw new EsignError('USAGE', `The running sandbox (${running.urls.base}) was started without --auto-approve, so it waits for approval in the browser.`, {
         hint: 'Approve in the browser without --auto-approve, or restart the sandbox with `esign --auto-approve sandbox start`.',
@@ -471,10 +471,10 @@ async function readRuntime(dataDir: string): Promise<PublishedSandbox | undefine
   }
 }
 
-async function answers(base: string, rootPemPath: string): Promise<boolean> {
+async function answers(base: string, rootPemPath: string, env: NodeJS.ProcessEnv): Promise<boolean> {
   try {
-    const tls = base.startsWith('https:') ? { ca: [await readFile(rootPemPath, 'utf8')] } : {};
-    const response = await getFollowingRedirects(`${base}/_sandbox/health`, 1000, 0, tls);
+    const transport = await loadTransport(base.startsWith('https:') ? { caFile: rootPemPath } : {}, env);
+    const response = await getFollowingRedirects(`${base}/_sandbox/health`, 1000, 0, transport);
     return response.status === 200;
   } catch {
     return false;

@@ -2,7 +2,7 @@ import { EsignError } from '../core/errors.js';
 import type { BrowserLauncher } from '../core/ports.js';
 import { defaultExport } from './default-export.js';
 import { getFollowingRedirects } from './http.js';
-import type { TlsOptions } from './transport.js';
+import type { Transport } from './transport.js';
 
 /**
  * Why the system browser cannot be opened here, or undefined when it may be: xdg-open on a Linux
@@ -70,11 +70,11 @@ export function splitCommand(command: string): string[] {
  * redirects to the loopback receiver, as `curl -sfL` would. An authorization page it cannot reach
  * fails the step at once.
  */
-export const followRedirectsBrowser = (tls: TlsOptions = {}): BrowserLauncher => ({
+export const followRedirectsBrowser = (transport?: Transport): BrowserLauncher => ({
   async open(url: string) {
     let response;
     try {
-      response = await getFollowingRedirects(url, 60_000, 10, tls);
+      response = await getFollowingRedirects(url, 60_000, 10, transport);
     } catch (error) {
       if (error instanceof EsignError) throw error;
       const reason = (error as NodeJS.ErrnoException)?.code ?? (error as Error)?.message ?? String(error);

@@ -116,10 +116,11 @@ function isTransient(error: unknown): boolean {
 }
 
 /** A plain GET that follows redirects, as a browser would (the sandbox's --auto-approve browser, health checks). */
-export async function getFollowingRedirects(url: string, timeoutMs: number, maxRedirects = 10, tls: TlsOptions = {}): Promise<HttpResponse> {
+export async function getFollowingRedirects(url: string, timeoutMs: number, maxRedirects = 10, transport: Transport = DIRECT): Promise<HttpResponse> {
   let current = url;
   for (let hop = 0; ; hop++) {
-    const response = await send({ method: 'GET', url: current, service: 'browser' }, {}, timeoutMs, { tls });
+    const route = await transport.route(new URL(current));
+    const response = await send({ method: 'GET', url: current, service: 'browser' }, {}, timeoutMs, { ...route, tls: transport.tls });
     const location = response.headers.get('location');
     if (response.status < 300 || response.status >= 400 || !location || hop >= maxRedirects) return response;
     current = new URL(location, current).toString();
@@ -270,7 +271,7 @@ export function tlsFailure(error: unknown, host: string, service: string, caSett
     return fail(code === 'CERT_HAS_EXPIRED' ? 'the server certificate has expired' : 'the server certificate is not yet valid', "Check this computer's clock; otherwise the service's operator must renew its certificate (no setting of esign can fix it).");
   }
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
-    const names = /cert's altnames: (.*)$/.exec((error as Error).message ?? '')?.[1];
+    const names = (error as { cert?: { subjectaltname?: string } }).cert?.subjectaltname;
     return fail(`the server certificate is not for ${host.replace(/:\d+$/, '')}${names ? ` (it names ${names})` : ''}`, 'Use the host name the certificate names in the service URL of your profile (esign config list).');
   }
   if (CLIENT_CERTIFICATE_REFUSED.test(code)) {

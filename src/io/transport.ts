@@ -6,7 +6,8 @@
  */
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import type { Agent } from 'node:http';
+import type { Agent, ClientRequest } from 'node:http';
+import type { AgentConnectOpts } from 'agent-base';
 import { isIP } from 'node:net';
 import { EsignError } from '../core/errors.js';
 
@@ -107,7 +108,14 @@ async function proxyAgent(protocol: string, proxy: string, tls: TlsOptions): Pro
     return new HttpProxyAgent(proxy, { keepAlive: true });
   }
   const { HttpsProxyAgent } = await import('https-proxy-agent');
-  return new HttpsProxyAgent(proxy, { keepAlive: true, ...tls });
+  // The agent keeps TLS options only for its connection to the proxy; those of a request reach the
+  // tunnelled connection, so a client that sets none on its requests (the S3 SDK) gets ours here.
+  class TunnelAgent extends HttpsProxyAgent<string> {
+    override connect(request: ClientRequest, options: AgentConnectOpts) {
+      return super.connect(request, { ...tls, ...options });
+    }
+  }
+  return new TunnelAgent(proxy, { keepAlive: true, ...tls });
 }
 
 function withScheme(proxy: string, protocol: string): string {

@@ -100,6 +100,8 @@ export interface SandboxDeps {
   log?: (line: string) => void;
   /** Over TLS (sandbox start --tls): the server certificate the S3 gateway serves too. */
   tls?: { chainPem: string; keyPem: string };
+  /** The host name in the sandbox's URLs, when not 127.0.0.1 (SandboxOptions.hostName). */
+  hostName?: string;
 }
 
 /** A service mount may start something (the S3 server) and hand back how to stop it. */

@@ -32,6 +32,11 @@ export interface SandboxOptions {
   log?: (line: string) => void;
   /** Serve every emulator over HTTPS, with a certificate for localhost and 127.0.0.1 from the sandbox root. */
   tls?: boolean;
+  /**
+   * The host name in the sandbox's URLs (and its TLS certificate) instead of 127.0.0.1, for tests
+   * that reach it through a proxy that alone resolves the name. It still listens on 127.0.0.1 only.
+   */
+  hostName?: string;
 }
 
 export interface Sandbox {
@@ -119,7 +124,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   await listen(server, options.port ?? 0);
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('sandbox: no TCP address');
-  const base = `${options.tls ? 'https' : 'http'}://127.0.0.1:${address.port}`;
+  const base = `${options.tls ? 'https' : 'http'}://${options.hostName ?? '127.0.0.1'}:${address.port}`;
   const urls: SandboxUrls = {
     base,
     signing: `${base}/signing`,
@@ -138,7 +143,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   try {
     pki = await loadOrCreatePki(options.dataDir, { baseUrl: urls.pki, now: clock.now() });
     if (options.tls) {
-      tls = await sandboxTlsCertificate(pki, clock.now());
+      tls = await sandboxTlsCertificate(pki, clock.now(), options.hostName);
       (server as unknown as { setSecureContext(context: { cert: string; key: string }): void }).setSecureContext({ cert: tls.chainPem, key: tls.keyPem });
     }
   } catch (error) {
@@ -158,6 +163,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     shared,
     ...(options.log ? { log: options.log } : {}),
     ...(tls ? { tls } : {}),
+    ...(options.hostName ? { hostName: options.hostName } : {}),
     get autoApprove() {
       return state.autoApprove;
     },
@@ -240,9 +246,9 @@ async function applyFault(fault: Fault, problemInstance?: string): Promise<Sandb
 }
 
 /** The sandbox's TLS server certificate: from its issuing CA (so its root is the CA to trust), for loopback names. */
-function sandboxTlsCertificate(pki: SandboxPki, now: Date): Promise<TlsServerCertificate> {
+function sandboxTlsCertificate(pki: SandboxPki, now: Date, hostName: string | undefined): Promise<TlsServerCertificate> {
   const day = 24 * 60 * 60 * 1000;
-  return issueTlsServerCertificate({ issuer: pki.issuingCa, names: ['localhost', '127.0.0.1'], notBefore: new Date(now.getTime() - day), notAfter: new Date(now.getTime() + 365 * day) });
+  return issueTlsServerCertificate({ issuer: pki.issuingCa, names: ['localhost', '127.0.0.1', ...(hostName ? [hostName] : [])], notBefore: new Date(now.getTime() - day), notAfter: new Date(now.getTime() + 365 * day) });
 }
 
 function listen(server: Server, port: number): Promise<void> {

@@ -129,6 +129,7 @@ const OID = {
   timeStamping: '1.3.6.1.5.5.7.3.8',
   ocspSigning: '1.3.6.1.5.5.7.3.9',
   serverAuth: '1.3.6.1.5.5.7.3.1',
+  clientAuth: '1.3.6.1.5.5.7.3.2',
   subjectAltName: '2.5.29.17',
 } as const;
 
@@ -482,7 +483,7 @@ export interface TlsServerCertificate {
 }
 
 /**
- * A TLS server certificate for host names and IP addresses: from `issuer` (the sandbox's issuing
+ * A TLS certificate for host names and IP addresses (server, and client for mutual-TLS tests): from `issuer` (the sandbox's issuing
  * CA, so clients trust the sandbox root), or self-signed without one. Tests ask for expired,
  * wrong-name and unknown-issuer ones to see how esign reports each.
  */
@@ -502,7 +503,7 @@ export async function issueTlsServerCertificate(options: { issuer?: IssuedCertif
     extensions: (ski) => [
       basicConstraints(false),
       keyUsage(KU.digitalSignature),
-      extKeyUsage([OID.serverAuth], false),
+      extKeyUsage([OID.serverAuth, OID.clientAuth], false),
       extension(OID.subjectAltName, false, new pkijs.GeneralNames({ names: generalNames })),
       subjectKeyId(ski),
       ...(options.issuer ? [authorityKeyId(options.issuer)] : []),

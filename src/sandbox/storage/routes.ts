@@ -70,7 +70,7 @@ export function clearStorageSwitches(shared: SharedServices): void {
 export async function mountStorage(router: Router, deps: SandboxDeps & StorageHostHooks): Promise<CloseFn> {
   const issuer = new CredentialIssuer();
   const control = { issuer, storageUnavailable: false, armed: [] as StorageFailure[] } as StorageControl;
-  const s3 = await startS3Server({ dataDir: deps.dataDir, clock: deps.clock, issuer, region: S3_REGION, isUnavailable: () => control.storageUnavailable, faults: deps.faults, requestLog: deps.requestLog, ...(deps.tls ? { tls: deps.tls } : {}) });
+  const s3 = await startS3Server({ dataDir: deps.dataDir, clock: deps.clock, issuer, region: S3_REGION, isUnavailable: () => control.storageUnavailable, faults: deps.faults, requestLog: deps.requestLog, ...(deps.tls ? { tls: deps.tls } : {}), ...(deps.hostName ? { hostName: deps.hostName } : {}) });
   control.s3 = s3;
   controls.set(deps.shared, control);
   deps.urls.s3 = s3.url;

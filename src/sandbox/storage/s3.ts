@@ -46,6 +46,8 @@ export interface S3ServerOptions {
   requestLog?: string[];
   /** Serve the gateway over HTTPS with this certificate chain and key. */
   tls?: { chainPem: string; keyPem: string };
+  /** The host name in the endpoint URL instead of 127.0.0.1 (it still listens on 127.0.0.1). */
+  hostName?: string;
 }
 
 interface S3rverInstance {
@@ -117,7 +119,7 @@ export async function startS3Server(options: S3ServerOptions): Promise<S3Server>
     gateway.once('error', reject);
     gateway.listen(0, '127.0.0.1', () => resolve());
   });
-  const url = `${options.tls ? 'https' : 'http'}://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
+  const url = `${options.tls ? 'https' : 'http'}://${options.hostName ?? '127.0.0.1'}:${(gateway.address() as AddressInfo).port}`;
 
   async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
     try {
