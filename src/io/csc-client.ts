@@ -27,6 +27,7 @@ import {
   processCredentialsListResponse,
   processSendOtpResponse,
   processServiceSignInResponse,
+  refusedAfterFreshSignIn,
   processSignHashResponse,
   processTokenResponse,
 } from '../core/csc/responses.js';
@@ -518,7 +519,12 @@ export class CscClient implements RemoteSigner {
     } catch (error) {
       if (!isEsignError(error, 'CSC_UNAUTHORIZED')) throw error;
       await this.forgetServiceToken();
-      return call(await this.serviceToken());
+      const fresh = await this.serviceToken();
+      try {
+        return await call(fresh);
+      } catch (again) {
+        throw isEsignError(again, 'CSC_UNAUTHORIZED') ? refusedAfterFreshSignIn(again) : again;
+      }
     }
   }
 

@@ -3,6 +3,7 @@
  * call and returns a validated value or throws an EsignError with a stable code.
  */
 import { EsignError, sentence } from '../errors.js';
+import { notImplemented, permanentOAuthRefusal } from '../oauth-errors.js';
 import { CREDENTIAL_AUTH_MODES, type AuthFactor, type CredentialAuthMode, type CredentialAuthorization, type CredentialInfo, type CredentialsPage, type OtpFactor, type ServiceSignIn, type TokenResponse } from './shapes.js';
 
 type Body = Uint8Array | string;
@@ -49,7 +50,7 @@ export function badResponse(operation: string, problem: string): EsignError {
 export function cscError(status: number, body: Body, operation: string): EsignError {
   const parsed = serviceError(body);
   const text = `${parsed.error ?? ''} ${parsed.description ?? ''}`.toLowerCase();
-  const details = { status, error: parsed.error, error_description: parsed.description };
+  const details = { status, error: parsed.error, error_description: parsed.description, operation };
   if (status === 401 || parsed.error === 'invalid_token') {
     return new EsignError('CSC_UNAUTHORIZED', `The signing service did not accept the service token for ${operation}${said(parsed)}.`, {
       hint: 'Run the command again to sign in to the signing service.',
@@ -86,6 +87,7 @@ export function cscError(status: number, body: Body, operation: string): EsignEr
       details,
     });
   }
+  if (status === 501) return notImplemented('signing service', operation, said(parsed));
   if (status >= 500) {
     return new EsignError('HTTP_SERVER_ERROR', `The signing service failed on ${operation} with HTTP ${status}${said(parsed)}.`, {
       hint: 'Try again in a moment.',
@@ -121,6 +123,9 @@ export function stringArray(value: unknown): string[] | undefined {
 /** The token endpoint's answer: `Bearer` for scope service, `SAD` for scope credential. */
 export function processTokenResponse(status: number, body: Body, expected: 'Bearer' | 'SAD', alsoAccepted: ReadonlyArray<'Bearer' | 'SAD'> = []): TokenResponse {
   const step = expected === 'SAD' ? 'the signature authorization' : 'the sign-in to the signing service';
+  const parsedError = serviceError(body);
+  const permanent = permanentOAuthRefusal('signing service', `the token exchange for ${step}`, status, parsedError.error, parsedError.description);
+  if (permanent) throw permanent;
   if (status === 429 || status >= 500) throw cscError(status, body, `the token exchange for ${step}`);
   if (status !== 200) {
     const parsed = serviceError(body);
@@ -321,6 +326,9 @@ export function processSendOtpResponse(status: number, body: Body): void {
 
 /** `auth/login`, or a client_credentials token request: the service token, and a refresh token when one came. */
 export function processServiceSignInResponse(status: number, body: Body, operation: 'auth/login' | 'the client credentials token request'): ServiceSignIn {
+  const parsedError = serviceError(body);
+  const permanent = permanentOAuthRefusal('signing service', operation, status, parsedError.error, parsedError.description);
+  if (permanent) throw permanent;
   if (status === 429 || status >= 500) throw cscError(status, body, operation);
   if (status !== 200) {
     const parsed = serviceError(body);
@@ -344,4 +352,17 @@ export function processServiceSignInResponse(status: number, body: Body, operati
   const refreshToken = object['refresh_token'];
   if (refreshToken !== undefined && (typeof refreshToken !== 'string' || refreshToken === '')) throw badResponse(operation, 'has a refresh_token that is not a string');
   return { accessToken, ...(expiresIn === undefined ? {} : { expiresIn }), ...(typeof refreshToken === 'string' ? { refreshToken } : {}) };
+}
+
+/**
+ * A call refused (401) again right after a fresh sign-in: not a stale token but the service
+ * refusing that method to this client, which signing in once more cannot change.
+ */
+export function refusedAfterFreshSignIn(error: EsignError): EsignError {
+  const operation = typeof error.details?.['operation'] === 'string' ? error.details['operation'] : 'the call';
+  const description = [error.details?.['error'], error.details?.['error_description']].filter((part) => typeof part === 'string' && part).join(': ');
+  return new EsignError('CSC_METHOD_REFUSED', `The signing service refused ${operation} to this client even with the service token it had just issued${description ? ` (${description})` : ''}.`, {
+    hint: `The service does not allow ${operation} to this client or this sign-in; run with --verbose to see the exchange, and ask the provider.`,
+    ...(error.details ? { details: error.details } : {}),
+  });
 }

@@ -2,6 +2,7 @@
  * The token endpoint's answer (seed 001 §2 "Token response", §4.2) and its error answers. Pure.
  */
 import { EsignError } from '../errors.js';
+import { notImplemented, permanentOAuthRefusal } from '../oauth-errors.js';
 import { parseScope } from './claims.js';
 
 export interface IdentityTokens {
@@ -55,6 +56,9 @@ function tokenEndpointError(status: number, object: Record<string, unknown> | un
   const description = typeof object?.['error_description'] === 'string' ? object['error_description'] : undefined;
   const said = [error, description].filter(Boolean).join(': ');
   const details = { status, error, error_description: description };
+  const permanent = permanentOAuthRefusal('identity service', 'the token request', status, error, description);
+  if (permanent) return permanent;
+  if (status === 501) return notImplemented('identity service', 'the token request', said ? `, ${said}` : '');
   if (status === 429) {
     return new EsignError('HTTP_RATE_LIMITED', `The identity service is rate limiting the token endpoint (HTTP 429${said ? `, ${said}` : ''}).`, {
       hint: 'Run esign login again in a moment.',
