@@ -17,6 +17,8 @@ const JUDGES: Record<string, string> = {
   aws: 'awscli',
   script: 'bsdutils',
   mutool: 'mupdf-tools',
+  tinyproxy: 'tinyproxy',
+  unshare: 'util-linux',
 };
 
 describe('independent judges', () => {
