@@ -21,10 +21,15 @@ const out = join(root, 'bench', 'out');
 const bin = join(root, 'bin', 'esign.cjs');
 const MB = 1024 * 1024;
 const runs = Number(process.env.BENCH_RUNS ?? 5);
-const sizes = (process.env.BENCH_SIZES ?? (process.env.BENCH_QUICK ? '1,50' : '1,50,500,560')).split(',').map(Number);
+const sizes = (process.env.BENCH_SIZES ?? (process.env.BENCH_QUICK ? '1,50' : '1,50,500,560')).split(',').filter((size) => size && size !== 'none').map(Number);
 const batchSizes = (process.env.BENCH_BATCHES ?? (process.env.BENCH_QUICK ? '1000' : '10000')).split(',').filter(Boolean).map(Number);
 const signArgs = (process.env.BENCH_SIGN_ARGS ?? '').split(' ').filter(Boolean);
 const flows = (process.env.BENCH_FLOWS ?? 'seal,browser').split(',').filter(Boolean);
+/** The levels of the large batches; the long-term ones run with the seal only (BENCH_LEVELS=B-B,B-T,B-LT,B-LTA). */
+const levels = (process.env.BENCH_LEVELS ?? 'B-B,B-T,B-LT,B-LTA').split(',').filter(Boolean);
+const longTerm = (level) => level === 'B-LT' || level === 'B-LTA';
+/** BENCH_SINGLES=0 leaves out the 200 single runs beside the 200-document batch. */
+const singles = process.env.BENCH_SINGLES !== '0';
 /**
  * How each flow signs: its global options and environment. The seal is the sandbox organization's
  * PIN-only bulk seal, which the sandbox profile picks when the service sign-in is client credentials.
@@ -141,7 +146,7 @@ await mkdir(join(out, 'batch-signed'), { recursive: true });
 const batch = measure(process.execPath, esignSign('seal', '--level', 'B-B', '--force', '--output-dir', join(out, 'batch-signed'), batchDir), { env: envOf('seal') });
 const singleStarted = Date.now();
 let singleFailures = 0;
-for (let index = 0; index < 200; index++) {
+for (let index = 0; index < (singles ? 200 : 0); index++) {
   const name = `doc-${String(index).padStart(3, '0')}.pdf`;
   const single = spawnSync(process.execPath, esignSign('seal', '--level', 'B-B', '--force', '-o', join(out, 'single.pdf'), join(batchDir, name)), { env: envOf('seal'), stdio: 'ignore' });
   if (single.status !== 0) singleFailures++;
@@ -151,7 +156,7 @@ const singleSeconds = (Date.now() - singleStarted) / 1000;
 console.log('');
 console.log(`node -e 0: ${nodeFloor.seconds.toFixed(3)} s`);
 console.log(`200 one-page PDFs, one batch run: ${batch.ok ? (200 / batch.seconds).toFixed(1) : 'FAILED'} documents/s (peak RSS ${batch.rssMb.toFixed(0)} MB)`);
-console.log(`200 one-page PDFs, 200 single runs: ${singleFailures === 0 ? (200 / singleSeconds).toFixed(1) + ' documents/s' : `${singleFailures} of 200 runs FAILED`}`);
+if (singles) console.log(`200 one-page PDFs, 200 single runs: ${singleFailures === 0 ? (200 / singleSeconds).toFixed(1) + ' documents/s' : `${singleFailures} of 200 runs FAILED`}`);
 await writeFile(join(out, 'results.json'), JSON.stringify({ nodeFloor, rows, batch, singleSeconds, singleFailures }, null, 2));
 
 function formatRow(row) {
@@ -182,7 +187,8 @@ for (const count of batchSizes) {
   const first = join(loadDir, `doc-${'0'.repeat(width)}.pdf`);
   await generatePdf(first, { targetBytes: 2000, pages: 1, xref: 'table' });
   for (let index = 1; index < count; index++) await copyFile(first, join(loadDir, `doc-${String(index).padStart(width, '0')}.pdf`));
-  for (const flow of flows) for (const level of ['B-B', 'B-T']) {
+  for (const flow of flows) for (const level of levels) {
+    if (longTerm(level) && flow !== 'seal') continue;
     const loadOut = join(out, `load-${count}-signed`);
     await rm(loadOut, { recursive: true, force: true });
     await mkdir(loadOut, { recursive: true });
