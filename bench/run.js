@@ -1,7 +1,8 @@
 // npm run bench: esign beside the floor (openssl dgst -sha256 + cp) and beside @signpdf, in one run,
 // as ratios of wall time, with peak RSS. Sizes: BENCH_SIZES=1,50,500,560 (MB); BENCH_QUICK=1 for 1,50.
-// Large batches: BENCH_BATCHES=10000 (one-page PDFs per run; add 100000 for the long one), at B-B and
-// B-T, with files/s, peak RSS and how the CPU time splits between esign and the sandbox.
+// Large batches: BENCH_BATCHES=10000 (one-page PDFs per run; add 100000 for the long one), at B-B,
+// B-T, B-LT and B-LTA (BENCH_LEVELS), with files/s, peak RSS, how the CPU time splits between esign
+// and the sandbox, and the sandbox's time answering per service (signing, TSA, OCSP and CRLs).
 // How signing is authorized: the single files and the throughput targets use the sandbox's PIN-only
 // bulk seal (client credentials, no browser); batches run once per flow of BENCH_FLOWS (default
 // `seal,browser`: the seal, then the browser approval on the auto-approving sandbox).
@@ -169,7 +170,7 @@ function formatRow(row) {
 }
 
 
-// Large batches (issue 22): N one-page PDFs in one run, at B-B and B-T. Files/s, peak RSS, and the
+// Large batches (issue 22): N one-page PDFs in one run, at B-B, B-T, B-LT and B-LTA (the long-term levels with the seal only). Files/s, peak RSS, and the
 // CPU time of esign (GNU time) beside the sandbox's (its /proc stat), since both share the machine.
 const batchRuns = [];
 const sandboxCpuSeconds = () => {
@@ -180,6 +181,27 @@ const sandboxCpuSeconds = () => {
     return NaN;
   }
 };
+/** The sandbox's time answering each service so far (GET /_sandbox/stats): calls, and ms from request read to response built. */
+async function serviceTimes() {
+  try {
+    const { urls } = JSON.parse(readFileSync(join(env.ESIGN_SANDBOX_DIR, 'runtime.json'), 'utf8'));
+    return (await (await fetch(`${urls.base}/_sandbox/stats`, { headers: { connection: 'close' } })).json()).services;
+  } catch (error) {
+    console.error(`bench: no service times from the sandbox (${error.cause?.message ?? error.message})`);
+    return undefined;
+  }
+}
+/** What a run cost each service: signing (with its sign-in), TSA, PKI (OCSP responder, CRLs, CA certificates). */
+function servicesSince(before, after) {
+  const of = (stats, prefixes) => prefixes.reduce((sum, prefix) => ({ calls: sum.calls + (stats?.[prefix]?.calls ?? 0), ms: sum.ms + (stats?.[prefix]?.ms ?? 0) }), { calls: 0, ms: 0 });
+  const since = (prefixes) => {
+    const [a, b] = [of(before, prefixes), of(after, prefixes)];
+    return { calls: b.calls - a.calls, ms: b.ms - a.ms };
+  };
+  return { signing: since(['signing', 'signing-v2', 'identity', '.well-known']), tsa: since(['tsa']), pki: since(['pki']) };
+}
+const perFile = (service, count) => `${(service.ms / count).toFixed(2)} ms (${service.calls} calls)`;
+
 for (const count of batchSizes) {
   const loadDir = join(out, `load-${count}`);
   await mkdir(loadDir, { recursive: true });
@@ -194,14 +216,18 @@ for (const count of batchSizes) {
     await mkdir(loadOut, { recursive: true });
     spawnSync('sync');
     const sandboxBefore = sandboxCpuSeconds();
+    const servicesBefore = await serviceTimes();
     const load = measure(process.execPath, esignSign(flow, '--level', level, '--output-dir', loadOut, loadDir), { timeout: 3_600_000, env: envOf(flow) });
     const sandboxCpu = sandboxCpuSeconds() - sandboxBefore;
+    const services = servicesSince(servicesBefore, await serviceTimes());
     const filesPerSecond = count / load.seconds;
-    batchRuns.push({ count, flow, level, ...load, filesPerSecond, sandboxCpu });
+    batchRuns.push({ count, flow, level, ...load, filesPerSecond, sandboxCpu, services });
+    const bt = batchRuns.find((run) => run.count === count && run.flow === flow && run.level === 'B-T' && run.ok);
     console.log(
       `${count.toLocaleString('en')} one-page PDFs at ${level} (${flow === 'seal' ? 'PIN-only seal' : 'browser approval, 50 a step'}), one run: ` +
         (load.ok
-          ? `${filesPerSecond.toFixed(0)} files/s, ${load.seconds.toFixed(1)} s, peak RSS ${load.rssMb.toFixed(0)} MB; CPU esign ${load.cpuSeconds.toFixed(1)} s, sandbox ${sandboxCpu.toFixed(1)} s (${(load.cpuSeconds / count * 1000).toFixed(2)} + ${(sandboxCpu / count * 1000).toFixed(2)} ms per file)`
+          ? `${filesPerSecond.toFixed(0)} files/s${longTerm(level) && bt ? ` (${(filesPerSecond / bt.filesPerSecond).toFixed(2)}× B-T's)` : ''}, ${load.seconds.toFixed(1)} s, peak RSS ${load.rssMb.toFixed(0)} MB; CPU esign ${load.cpuSeconds.toFixed(1)} s, sandbox ${sandboxCpu.toFixed(1)} s (${(load.cpuSeconds / count * 1000).toFixed(2)} + ${(sandboxCpu / count * 1000).toFixed(2)} ms per file)` +
+            `\n    time answering, per file: signing service ${perFile(services.signing, count)}, TSA ${perFile(services.tsa, count)}, OCSP responder and CRLs ${perFile(services.pki, count)}`
           : `FAILED: ${load.stderr.trim().split('\n').at(-2) ?? ''}`),
     );
     await rm(loadOut, { recursive: true, force: true });
@@ -239,6 +265,9 @@ const targets = [
   ['batches of 10,000 and more under 100 MB peak RSS, with the browser approval', underTarget(batchesOf('browser'))],
   ['batch at B-B ≥ 400 files/s with the PIN-only seal', sealBatchAt('B-B').length > 0 ? sealBatchAt('B-B').every((run) => run.ok && run.filesPerSecond >= 400) : undefined],
   ['batch at B-T ≥ 200 files/s with the PIN-only seal', sealBatchAt('B-T').length > 0 ? sealBatchAt('B-T').every((run) => run.ok && run.filesPerSecond >= 200) : undefined],
+  ['batch at B-LT ≥ 120 files/s with the PIN-only seal', sealBatchAt('B-LT').length > 0 ? sealBatchAt('B-LT').every((run) => run.ok && run.filesPerSecond >= 120) : undefined],
+  ['batch at B-LTA ≥ 100 files/s with the PIN-only seal', sealBatchAt('B-LTA').length > 0 ? sealBatchAt('B-LTA').every((run) => run.ok && run.filesPerSecond >= 100) : undefined],
+  ['10,000 files and more at B-LTA under 100 MB peak RSS', underTarget(batchesOf('seal').filter((run) => run.level === 'B-LTA'))],
   ['--help within node -e 0 + 30 ms', help.ok ? help.seconds - helpNode.seconds <= 0.03 : false],
 ];
 console.log('');

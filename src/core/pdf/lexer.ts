@@ -213,13 +213,18 @@ export class Lexer {
   }
 
   private hexString(): PdfString {
-    this.pos++;
-    const out: number[] = [];
+    // Found first, so that a signature's /Contents (tens of KB) is decoded once into its own array.
+    const end = this.bytes.indexOf(0x3e, this.pos + 1);
+    if (end < 0) {
+      if (!this.complete) throw new NeedMoreBytes();
+      this.pos = this.bytes.length;
+      this.fail('unterminated hex string');
+    }
+    const out = new Uint8Array((end - this.pos) >> 1);
+    let length = 0;
     let pending = -1;
-    for (;;) {
-      const byte = this.byteAt(this.pos++);
-      if (byte === undefined) this.fail('unterminated hex string');
-      if (byte === 0x3e) break;
+    for (this.pos++; this.pos < end; this.pos++) {
+      const byte = this.bytes[this.pos] as number;
       const value = hexValue(byte);
       if (value < 0) {
         if (BYTE_CLASS[byte] === WHITE) continue;
@@ -227,12 +232,13 @@ export class Lexer {
       }
       if (pending < 0) pending = value;
       else {
-        out.push(pending * 16 + value);
+        out[length++] = pending * 16 + value;
         pending = -1;
       }
     }
-    if (pending >= 0) out.push(pending * 16);
-    return new PdfString(Uint8Array.from(out), true);
+    this.pos = end + 1;
+    if (pending >= 0) out[length++] = pending * 16;
+    return new PdfString(out.subarray(0, length), true);
   }
 
   private literalString(): PdfString {
