@@ -277,6 +277,25 @@ describe('PAdES B-LT and B-LTA', () => {
     }
   });
 
+  it('extend over many files: the certificates they share get their revocation data once; each output valid at B-LTA', async () => {
+    const dir = await tempDir();
+    for (let index = 0; index < 3; index++) await makePdf(join(dir, `doc-${index}.pdf`));
+    const signing = await runCli(['--json', 'sign', '--level', 'B-T', '--output-dir', join(dir, 'bt'), dir], { env: sealEnv(50) });
+    expect(signing.code, signing.stderr).toBe(0);
+    const signed = ['doc-0', 'doc-1', 'doc-2'].map((name) => join(dir, 'bt', `${name}-signed.pdf`));
+    const before = { ocsp: served('pki POST /ocsp'), issuing: served('pki GET /issuing.crl') };
+    const run = await runCli(['--json', 'extend', '--level', 'B-LTA', ...signed], { env: sandbox.env });
+    expect(run.code, run.stderr).toBe(0);
+    expect(served('pki POST /ocsp') - before.ocsp).toBe(1);
+    expect(served('pki GET /issuing.crl') - before.issuing).toBe(1);
+    const results = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { input: string; output: string });
+    expect(results.map((result) => result.input)).toEqual(signed);
+    for (const result of results) {
+      expectCompleteDss(await dssOf(await readFile(result.output)), 'ACME Test Seal');
+      await expectVerifiedAt(result.output, 'B-LTA');
+    }
+  });
+
   it('a certificate revoked between two windows is caught at the next: those files fail naming the revocation, the others are written (exit 10)', async () => {
     const dir = await tempDir();
     for (let index = 0; index < 4; index++) await makePdf(join(dir, `doc-${index}.pdf`));
