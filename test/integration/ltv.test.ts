@@ -277,6 +277,20 @@ describe('PAdES B-LT and B-LTA', () => {
     }
   });
 
+  it('an OCSP responder answering garbage for one window, then slow for the next: their files fall back to the CRLs, with a warning; all valid at B-LT', async () => {
+    const dir = await tempDir();
+    for (let index = 0; index < 4; index++) await makePdf(join(dir, `doc-${index}.pdf`));
+    sandbox.sandbox.faults.inject({ route: 'pki POST /ocsp', fault: { kind: 'malformed', body: 'not an OCSP response', contentType: 'application/ocsp-response' }, times: 1 });
+    sandbox.sandbox.faults.inject({ route: 'pki POST /ocsp', fault: { kind: 'delay', ms: 3_000 }, times: 10 });
+    const run = await runCli(['--json', 'sign', '--level', 'B-LT', '--output-dir', join(dir, 'out'), dir], { env: { ...sealEnv(2), ESIGN_HTTP_TIMEOUT_MS: '400' } });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/OCSP response from http:\/\/127\.0\.0\.1:\d+\/pki\/ocsp cannot be used: .*; the CRL of esign Sandbox TEST Issuing CA stands in for it/);
+    expect(run.stderr).toMatch(/OCSP responder at http:\/\/127\.0\.0\.1:\d+\/pki\/ocsp: .*did not answer within .*; the CRL of esign Sandbox TEST Issuing CA stands in for it/);
+    const results = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { output: string; dss: { ocsps: number; crls: number } });
+    expect(results.map((result) => result.dss)).toEqual(Array.from({ length: 4 }, () => ({ certs: expect.any(Number), ocsps: 0, crls: 2 })));
+    for (const result of results) await expectVerifiedAt(result.output, 'B-LT');
+  });
+
   it('extend over many files: the certificates they share get their revocation data once; each output valid at B-LTA', async () => {
     const dir = await tempDir();
     for (let index = 0; index < 3; index++) await makePdf(join(dir, `doc-${index}.pdf`));
