@@ -56,6 +56,8 @@ function hexValue(byte: number): number {
  * `complete` says the window reaches the end of the document, so running out is a syntax error
  * rather than a reason to read more.
  */
+const PLAIN_HEX = /^[0-9A-Fa-f]*$/;
+
 export class Lexer {
   pos = 0;
 
@@ -219,6 +221,15 @@ export class Lexer {
       if (!this.complete) throw new NeedMoreBytes();
       this.pos = this.bytes.length;
       this.fail('unterminated hex string');
+    }
+    const digits = this.bytes.subarray(this.pos + 1, end);
+    if ((digits.length & 1) === 0) {
+      // The usual case, a run of hex digits and nothing else, is decoded natively.
+      const text = Buffer.from(digits.buffer, digits.byteOffset, digits.length).toString('latin1');
+      if (PLAIN_HEX.test(text)) {
+        this.pos = end + 1;
+        return new PdfString(new Uint8Array(Buffer.from(text, 'hex')), true);
+      }
     }
     const out = new Uint8Array((end - this.pos) >> 1);
     let length = 0;
