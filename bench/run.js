@@ -1,14 +1,17 @@
 // npm run bench: esign beside the floor (openssl dgst -sha256 + cp) and beside @signpdf, in one run,
 // as ratios of wall time, with peak RSS. Sizes: BENCH_SIZES=1,50,500,560 (MB); BENCH_QUICK=1 for 1,50.
-// Large batches: BENCH_BATCHES=10000 (one-page PDFs per run; add 100000 for the long one), at B-B and
-// B-T, with files/s, peak RSS and how the CPU time splits between esign and the sandbox.
+// Large batches: BENCH_BATCHES=10000 (one-page PDFs per run; add 100000 for the long one), at B-B,
+// B-T, B-LT and B-LTA (BENCH_LEVELS), with files/s, peak RSS, how the CPU time splits between esign
+// and the sandbox, and the sandbox's time answering per service (signing, TSA, OCSP and CRLs).
 // How signing is authorized: the single files and the throughput targets use the sandbox's PIN-only
 // bulk seal (client credentials, no browser); batches run once per flow of BENCH_FLOWS (default
 // `seal,browser`: the seal, then the browser approval on the auto-approving sandbox).
 // BENCH_SIGN_ARGS adds `esign sign` options to every run.
 // Beside the single-file ratios, the floors they stand on: for 1 MB, a bare Node script doing only
 // the protocol and file work (bench/floor-sign.cjs) and `esign --version` (launcher and bundle);
-// for large files, `cp` + `sync` (the durable copy alone) and Node's own start (`node -e 0`).
+// for large files, `cp` + `sync` (the durable copy alone), a bare Node script that hashes while it
+// copies and then fsyncs (bench/floor-copy.cjs) and Node's own start (`node -e 0`). esign's ratio to
+// bench/floor-sign.cjs (1 MB) and to bench/floor-copy.cjs (≥ 500 MB) are targets of their own.
 import { spawn, spawnSync } from 'node:child_process';
 import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
@@ -21,10 +24,15 @@ const out = join(root, 'bench', 'out');
 const bin = join(root, 'bin', 'esign.cjs');
 const MB = 1024 * 1024;
 const runs = Number(process.env.BENCH_RUNS ?? 5);
-const sizes = (process.env.BENCH_SIZES ?? (process.env.BENCH_QUICK ? '1,50' : '1,50,500,560')).split(',').map(Number);
+const sizes = (process.env.BENCH_SIZES ?? (process.env.BENCH_QUICK ? '1,50' : '1,50,500,560')).split(',').filter((size) => size && size !== 'none').map(Number);
 const batchSizes = (process.env.BENCH_BATCHES ?? (process.env.BENCH_QUICK ? '1000' : '10000')).split(',').filter(Boolean).map(Number);
 const signArgs = (process.env.BENCH_SIGN_ARGS ?? '').split(' ').filter(Boolean);
 const flows = (process.env.BENCH_FLOWS ?? 'seal,browser').split(',').filter(Boolean);
+/** The levels of the large batches; the long-term ones run with the seal only (BENCH_LEVELS=B-B,B-T,B-LT,B-LTA). */
+const levels = (process.env.BENCH_LEVELS ?? 'B-B,B-T,B-LT,B-LTA').split(',').filter(Boolean);
+const longTerm = (level) => level === 'B-LT' || level === 'B-LTA';
+/** BENCH_SINGLES=0 leaves out the 200 single runs beside the 200-document batch. */
+const singles = process.env.BENCH_SINGLES !== '0';
 /**
  * How each flow signs: its global options and environment. The seal is the sandbox organization's
  * PIN-only bulk seal, which the sandbox profile picks when the service sign-in is client credentials.
@@ -101,7 +109,7 @@ for (const sizeMb of sizes) {
       const bytes = await generatePdf(input, { targetBytes: sizeMb * MB, pages, xref });
       const small = sizeMb <= 1;
       // esign fsyncs each output before renaming it into place; `sync FILE` gives the floor the same durability.
-      const [floor, durableFloor, esign, dgst, copy, durableCopy, node, floorSign, launcher] = interleaved(
+      const [floor, durableFloor, esign, dgst, copy, durableCopy, floorCopy, node, floorSign, launcher] = interleaved(
         [
           ['bash', ['-c', `openssl dgst -sha256 "${input}" >/dev/null && cp "${input}" "${out}/floor.pdf"`]],
           ['bash', ['-c', `openssl dgst -sha256 "${input}" >/dev/null && cp "${input}" "${out}/floor.pdf" && sync "${out}/floor.pdf"`]],
@@ -111,6 +119,8 @@ for (const sizeMb of sizes) {
           ['cp', [input, join(out, 'floor.pdf')]],
           // What the durability alone costs: the copy and its fsync, with no hashing.
           ['bash', ['-c', `cp "${input}" "${out}/floor.pdf" && sync "${out}/floor.pdf"`]],
+          // A bare Node script that hashes while it copies, then fsyncs (bench/floor-copy.cjs).
+          [process.execPath, [join(root, 'bench', 'floor-copy.cjs'), input, join(out, 'floor.pdf')]],
           // For one small file: Node's start, the bare protocol and file work (bench/floor-sign.cjs), and esign's launcher and bundle alone.
           ...(small
             ? [
@@ -124,7 +134,7 @@ for (const sizeMb of sizes) {
       );
       const signpdf = sizeMb <= 560 && !process.env.BENCH_NO_SIGNPDF ? measure(process.execPath, [join(root, 'bench', 'signpdf-baseline.js'), input, join(out, 'signpdf.pdf'), p12], { timeout: 600_000 }) : undefined;
       const slowerOfTwo = dgst.seconds >= copy.seconds ? dgst : copy;
-      rows.push({ sizeMb, case: `${sizeMb} MB, ${pages} page${pages === 1 ? '' : 's'}, xref ${xref}`, bytes, floor, durableFloor, slowerOfTwo, durableCopy, esign, node, floorSign, launcher, signpdf });
+      rows.push({ sizeMb, case: `${sizeMb} MB, ${pages} page${pages === 1 ? '' : 's'}, xref ${xref}`, bytes, floor, durableFloor, slowerOfTwo, durableCopy, floorCopy, esign, node, floorSign, launcher, signpdf });
       console.log(formatRow(rows.at(-1)));
       await rm(input, { force: true });
     }
@@ -141,7 +151,7 @@ await mkdir(join(out, 'batch-signed'), { recursive: true });
 const batch = measure(process.execPath, esignSign('seal', '--level', 'B-B', '--force', '--output-dir', join(out, 'batch-signed'), batchDir), { env: envOf('seal') });
 const singleStarted = Date.now();
 let singleFailures = 0;
-for (let index = 0; index < 200; index++) {
+for (let index = 0; index < (singles ? 200 : 0); index++) {
   const name = `doc-${String(index).padStart(3, '0')}.pdf`;
   const single = spawnSync(process.execPath, esignSign('seal', '--level', 'B-B', '--force', '-o', join(out, 'single.pdf'), join(batchDir, name)), { env: envOf('seal'), stdio: 'ignore' });
   if (single.status !== 0) singleFailures++;
@@ -151,20 +161,20 @@ const singleSeconds = (Date.now() - singleStarted) / 1000;
 console.log('');
 console.log(`node -e 0: ${nodeFloor.seconds.toFixed(3)} s`);
 console.log(`200 one-page PDFs, one batch run: ${batch.ok ? (200 / batch.seconds).toFixed(1) : 'FAILED'} documents/s (peak RSS ${batch.rssMb.toFixed(0)} MB)`);
-console.log(`200 one-page PDFs, 200 single runs: ${singleFailures === 0 ? (200 / singleSeconds).toFixed(1) + ' documents/s' : `${singleFailures} of 200 runs FAILED`}`);
+if (singles) console.log(`200 one-page PDFs, 200 single runs: ${singleFailures === 0 ? (200 / singleSeconds).toFixed(1) + ' documents/s' : `${singleFailures} of 200 runs FAILED`}`);
 await writeFile(join(out, 'results.json'), JSON.stringify({ nodeFloor, rows, batch, singleSeconds, singleFailures }, null, 2));
 
 function formatRow(row) {
   const ratio = (a, b) => (a.ok && b.ok ? `${(a.seconds / b.seconds).toFixed(2)}x` : 'n/a');
   const signpdf = row.signpdf ? (row.signpdf.ok ? `${ratio(row.signpdf, row.floor)} floor, ${row.signpdf.rssMb.toFixed(0)} MB` : 'cannot sign') : 'skipped';
-  const small = row.node ? `, ${ratio(row.esign, row.node)} node -e 0 (the bare protocol and file work ${ratio(row.floorSign, row.node)}, esign --version ${ratio(row.launcher, row.node)})` : '';
+  const small = row.node ? `, ${ratio(row.esign, row.node)} node -e 0 (the bare protocol and file work ${ratio(row.floorSign, row.node)}, esign --version ${ratio(row.launcher, row.node)}; esign ${ratio(row.esign, row.floorSign)} the bare protocol and file work)` : '';
   // Against the slower of the two alone only where the file is large enough for the work to dominate.
-  const slower = row.sizeMb >= 50 ? `, ${ratio(row.esign, row.slowerOfTwo)} slower of dgst|cp (cp + sync alone ${ratio(row.durableCopy, row.slowerOfTwo)})` : '';
+  const slower = row.sizeMb >= 50 ? `, ${ratio(row.esign, row.slowerOfTwo)} slower of dgst|cp (cp + sync alone ${ratio(row.durableCopy, row.slowerOfTwo)}), ${ratio(row.esign, row.floorCopy)} a bare hash-while-copy + fsync` : '';
   return `${row.case.padEnd(34)} esign ${ratio(row.esign, row.floor)} floor (${ratio(row.esign, row.durableFloor)} floor + fsync${slower})${small}, peak RSS ${row.esign.rssMb?.toFixed(0)} MB | @signpdf ${signpdf}${row.esign.ok ? '' : ' | esign FAILED: ' + row.esign.stderr.trim().split('\n')[0]}`;
 }
 
 
-// Large batches (issue 22): N one-page PDFs in one run, at B-B and B-T. Files/s, peak RSS, and the
+// Large batches (issue 22): N one-page PDFs in one run, at B-B, B-T, B-LT and B-LTA (the long-term levels with the seal only). Files/s, peak RSS, and the
 // CPU time of esign (GNU time) beside the sandbox's (its /proc stat), since both share the machine.
 const batchRuns = [];
 const sandboxCpuSeconds = () => {
@@ -175,6 +185,27 @@ const sandboxCpuSeconds = () => {
     return NaN;
   }
 };
+/** The sandbox's time answering each service so far (GET /_sandbox/stats): calls, and ms from request read to response built. */
+async function serviceTimes() {
+  try {
+    const { urls } = JSON.parse(readFileSync(join(env.ESIGN_SANDBOX_DIR, 'runtime.json'), 'utf8'));
+    return (await (await fetch(`${urls.base}/_sandbox/stats`, { headers: { connection: 'close' } })).json()).services;
+  } catch (error) {
+    console.error(`bench: no service times from the sandbox (${error.cause?.message ?? error.message})`);
+    return undefined;
+  }
+}
+/** What a run cost each service: signing (with its sign-in), TSA, PKI (OCSP responder, CRLs, CA certificates). */
+function servicesSince(before, after) {
+  const of = (stats, prefixes) => prefixes.reduce((sum, prefix) => ({ calls: sum.calls + (stats?.[prefix]?.calls ?? 0), ms: sum.ms + (stats?.[prefix]?.ms ?? 0) }), { calls: 0, ms: 0 });
+  const since = (prefixes) => {
+    const [a, b] = [of(before, prefixes), of(after, prefixes)];
+    return { calls: b.calls - a.calls, ms: b.ms - a.ms };
+  };
+  return { signing: since(['signing', 'signing-v2', 'identity', '.well-known']), tsa: since(['tsa']), pki: since(['pki']) };
+}
+const perFile = (service, count) => `${(service.ms / count).toFixed(2)} ms (${service.calls} calls)`;
+
 for (const count of batchSizes) {
   const loadDir = join(out, `load-${count}`);
   await mkdir(loadDir, { recursive: true });
@@ -182,20 +213,25 @@ for (const count of batchSizes) {
   const first = join(loadDir, `doc-${'0'.repeat(width)}.pdf`);
   await generatePdf(first, { targetBytes: 2000, pages: 1, xref: 'table' });
   for (let index = 1; index < count; index++) await copyFile(first, join(loadDir, `doc-${String(index).padStart(width, '0')}.pdf`));
-  for (const flow of flows) for (const level of ['B-B', 'B-T']) {
+  for (const flow of flows) for (const level of levels) {
+    if (longTerm(level) && flow !== 'seal') continue;
     const loadOut = join(out, `load-${count}-signed`);
     await rm(loadOut, { recursive: true, force: true });
     await mkdir(loadOut, { recursive: true });
     spawnSync('sync');
     const sandboxBefore = sandboxCpuSeconds();
+    const servicesBefore = await serviceTimes();
     const load = measure(process.execPath, esignSign(flow, '--level', level, '--output-dir', loadOut, loadDir), { timeout: 3_600_000, env: envOf(flow) });
     const sandboxCpu = sandboxCpuSeconds() - sandboxBefore;
+    const services = servicesSince(servicesBefore, await serviceTimes());
     const filesPerSecond = count / load.seconds;
-    batchRuns.push({ count, flow, level, ...load, filesPerSecond, sandboxCpu });
+    batchRuns.push({ count, flow, level, ...load, filesPerSecond, sandboxCpu, services });
+    const bt = batchRuns.find((run) => run.count === count && run.flow === flow && run.level === 'B-T' && run.ok);
     console.log(
       `${count.toLocaleString('en')} one-page PDFs at ${level} (${flow === 'seal' ? 'PIN-only seal' : 'browser approval, 50 a step'}), one run: ` +
         (load.ok
-          ? `${filesPerSecond.toFixed(0)} files/s, ${load.seconds.toFixed(1)} s, peak RSS ${load.rssMb.toFixed(0)} MB; CPU esign ${load.cpuSeconds.toFixed(1)} s, sandbox ${sandboxCpu.toFixed(1)} s (${(load.cpuSeconds / count * 1000).toFixed(2)} + ${(sandboxCpu / count * 1000).toFixed(2)} ms per file)`
+          ? `${filesPerSecond.toFixed(0)} files/s${longTerm(level) && bt ? ` (${(filesPerSecond / bt.filesPerSecond).toFixed(2)}× B-T's)` : ''}, ${load.seconds.toFixed(1)} s, peak RSS ${load.rssMb.toFixed(0)} MB; CPU esign ${load.cpuSeconds.toFixed(1)} s, sandbox ${sandboxCpu.toFixed(1)} s (${(load.cpuSeconds / count * 1000).toFixed(2)} + ${(sandboxCpu / count * 1000).toFixed(2)} ms per file)` +
+            `\n    time answering, per file: signing service ${perFile(services.signing, count)}, TSA ${perFile(services.tsa, count)}, OCSP responder and CRLs ${perFile(services.pki, count)}`
           : `FAILED: ${load.stderr.trim().split('\n').at(-2) ?? ''}`),
     );
     await rm(loadOut, { recursive: true, force: true });
@@ -228,11 +264,16 @@ const targets = [
   ['≥ 500 MB within 1.1× the slower of openssl dgst and cp', largest.length > 0 ? largest.every((row) => row.esign.seconds / row.slowerOfTwo.seconds <= 1.1) : undefined],
   ['peak RSS under 100 MB at every size', rows.every((row) => row.esign.rssMb < 100)],
   ['1 MB (1 or 2,000 pages) with the PIN-only seal within 1.5× node -e 0', oneMb.length > 0 ? oneMb.every((row) => row.esign.seconds / row.node.seconds <= 1.5) : undefined],
+  ['1 MB with the PIN-only seal within 1.2× bench/floor-sign.cjs', oneMb.length > 0 ? oneMb.every((row) => row.floorSign.ok && row.esign.seconds / row.floorSign.seconds <= 1.2) : undefined],
+  ['≥ 500 MB within 1.1× a bare hash-while-copy + fsync (bench/floor-copy.cjs)', largest.length > 0 ? largest.every((row) => row.floorCopy.ok && row.esign.seconds / row.floorCopy.seconds <= 1.1) : undefined],
   ['200-document batch at ≥ 100 documents/s', batch.ok ? 200 / batch.seconds >= 100 : false],
   ['batches of 10,000 and more under 100 MB peak RSS, with the seal', underTarget(batchesOf('seal'))],
   ['batches of 10,000 and more under 100 MB peak RSS, with the browser approval', underTarget(batchesOf('browser'))],
   ['batch at B-B ≥ 400 files/s with the PIN-only seal', sealBatchAt('B-B').length > 0 ? sealBatchAt('B-B').every((run) => run.ok && run.filesPerSecond >= 400) : undefined],
   ['batch at B-T ≥ 200 files/s with the PIN-only seal', sealBatchAt('B-T').length > 0 ? sealBatchAt('B-T').every((run) => run.ok && run.filesPerSecond >= 200) : undefined],
+  ['batch at B-LT ≥ 120 files/s with the PIN-only seal', sealBatchAt('B-LT').length > 0 ? sealBatchAt('B-LT').every((run) => run.ok && run.filesPerSecond >= 120) : undefined],
+  ['batch at B-LTA ≥ 100 files/s with the PIN-only seal', sealBatchAt('B-LTA').length > 0 ? sealBatchAt('B-LTA').every((run) => run.ok && run.filesPerSecond >= 100) : undefined],
+  ['10,000 files and more at B-LTA under 100 MB peak RSS', underTarget(batchesOf('seal').filter((run) => run.level === 'B-LTA'))],
   ['--help within node -e 0 + 30 ms', help.ok ? help.seconds - helpNode.seconds <= 0.03 : false],
 ];
 console.log('');

@@ -207,12 +207,13 @@ async function signChecked(jobs: JobList, held: Map<string, OpenedDocument>, tal
       for (const document of window) await fail(document.job, error, document);
       return;
     }
+    const extend = await extender?.forWindow(credential.certificates, results);
     const completed = await mapConcurrently(window, upload ? 1 : COMPLETE_CONCURRENCY, async (document, index) => {
       const result = results[index]!;
       if (result.status === 'rejected') return result;
       return settle(
         (async () => {
-          const written = await completeDocument(document, credential, result.value, signOptions, writeDetachedSignature, extender?.extend);
+          const written = await completeDocument(document, credential, result.value, signOptions, writeDetachedSignature, extend);
           pending.delete(document);
           const extension = extender?.results.get(written.input);
           extender?.results.delete(written.input);
@@ -385,29 +386,45 @@ function refuseLongTermFor(jobs: JobList, level: SignatureLevel, options: SignCo
 /**
  * The long-term extension of each signed PDF, run before its output is committed: the signed
  * document is read as the unchanged input followed by the new tail, so nothing is re-read whole.
+ * Validation data is a stage of the window: once the window's signatures and their timestamps are
+ * in, `forWindow` fetches the revocation data of every certificate of the signer's and the TSA's
+ * chains once (issued after those signatures), and each document of the window takes it from there.
  */
 async function longTermExtender(
   ctx: Context,
   level: 'B-LT' | 'B-LTA',
   tsa: TimestampAuthority | undefined,
   passwords: PdfPasswords,
-): Promise<{ extend: ExtendSigned; results: Map<string, ExtensionResult> }> {
-  const [{ extendPdf, appendedSource }, { createRevocationClient }] = await Promise.all([import('../core/ltv/index.js'), import('../io/revocation-client.js')]);
+): Promise<{ forWindow: (signer: readonly Uint8Array[], signed: readonly BatchResult[]) => Promise<ExtendSigned>; results: Map<string, ExtensionResult> }> {
+  const [{ extendPdf, appendedSource, collectValidationData, RevocationCache, tokenTarget }, { createRevocationClient }] = await Promise.all([
+    import('../core/ltv/index.js'),
+    import('../io/revocation-client.js'),
+  ]);
   const fetcher = createRevocationClient(ctx);
   const results = new Map<string, ExtensionResult>();
-  const extend: ExtendSigned = async ({ input, inputStart, inputSize, tail, hash }) => {
-    const opened = await fileSystemDocuments.open(input);
-    const source = inputStart > 0 ? fromHeader(opened, inputStart) : opened;
-    try {
-      if (source.size !== inputSize) throw new EsignError('INPUT_UNREADABLE', `${input} changed while it was being signed.`, { hint: 'Sign it again once nothing else writes to it.' });
-      const result = await extendPdf(appendedSource(source, tail), hash, level, { fetcher, tsa, password: passwords.for(input) });
-      results.set(input, result);
-      return result.tail;
-    } finally {
-      await source.close();
-    }
+  const forWindow = async (signer: readonly Uint8Array[], signed: readonly BatchResult[]): Promise<ExtendSigned> => {
+    const times = signed.flatMap((result) => (result.status === 'fulfilled' && result.value.timestampTime ? [result.value.timestampTime] : []));
+    const first = signed.find((result) => result.status === 'fulfilled' && result.value.timestampToken);
+    const token = first?.status === 'fulfilled' ? first.value.timestampToken : undefined;
+    const earliest = times.length > 0 ? new Date(Math.min(...times.map(Number))) : undefined;
+    const cache = new RevocationCache(fetcher, { now: () => ctx.clock.now(), issuedAfter: times.length > 0 ? new Date(Math.max(...times.map(Number))) : undefined });
+    // The window's certificates, fetched for all at once; a failure here is each document's to report.
+    const targets = [...(signer[0] ? [{ role: 'signer' as const, leaf: signer[0], pool: [...signer], usedAt: earliest }] : []), ...(token ? tokenTarget(token) : [])];
+    await collectValidationData(targets, fetcher, [], cache).catch(() => undefined);
+    return async ({ input, inputStart, inputSize, tail, hash }) => {
+      const opened = await fileSystemDocuments.open(input);
+      const source = inputStart > 0 ? fromHeader(opened, inputStart) : opened;
+      try {
+        if (source.size !== inputSize) throw new EsignError('INPUT_UNREADABLE', `${input} changed while it was being signed.`, { hint: 'Sign it again once nothing else writes to it.' });
+        const result = await extendPdf(appendedSource(source, tail), hash, level, { fetcher, tsa, password: passwords.for(input), cache });
+        results.set(input, result);
+        return result.tail;
+      } finally {
+        await source.close();
+      }
+    };
   };
-  return { extend, results };
+  return { forWindow, results };
 }
 
 export function formatBytes(bytes: number): string {

@@ -13,7 +13,6 @@ export interface RevocationClientOptions {
 }
 
 export class RevocationClient implements RevocationFetcher {
-  private readonly crls = new Map<string, Promise<Uint8Array>>();
   private readonly certificates = new Map<string, Promise<Uint8Array>>();
 
   constructor(private readonly options: RevocationClientOptions) {}
@@ -27,8 +26,9 @@ export class RevocationClient implements RevocationFetcher {
     return body(response);
   }
 
-  crl(url: string): Promise<Uint8Array> {
-    return memo(this.crls, url, async () => body(await this.send(url, 'CRL distribution point', { method: 'GET', headers: { accept: 'application/pkix-crl' } })));
+  /** Not kept here: a batch window asks once (RevocationCache), and the next window asks again, for news of a revocation. */
+  async crl(url: string): Promise<Uint8Array> {
+    return body(await this.send(url, 'CRL distribution point', { method: 'GET', headers: { accept: 'application/pkix-crl' } }));
   }
 
   certificate(url: string): Promise<Uint8Array> {

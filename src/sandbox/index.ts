@@ -14,6 +14,7 @@ import { mountOAuthMetadata, mountSigningV2 } from './signing/routes-v2.js';
 import { mountIdentity, mountIdentityLegacy } from './identity/routes.js';
 import { clearStorageSwitches, mountStorage, storageSwitch, type StorageHostHooks } from './storage/routes.js';
 import { mountTsa } from './tsa/routes.js';
+import { isRevocationRule, RevocationSchedule } from './revocation-schedule.js';
 
 export type { SandboxUrls, SandboxDeps } from './deps.js';
 export { SANDBOX_SECRETS } from './deps.js';
@@ -49,7 +50,17 @@ export interface Sandbox {
   autoApprove: boolean;
   /** Route ids (`signing GET /oauth2/authorize`) of every call served, for tests to count steps. */
   readonly requestLog: string[];
+  /** Certificates revoked while it runs (also `POST /_sandbox/revocations`). */
+  readonly revocations: RevocationSchedule;
+  /** Calls served and the time spent answering them, by service prefix (also `GET /_sandbox/stats`). */
+  readonly serviceTime: Map<string, ServiceTime>;
   close(): Promise<void>;
+}
+
+export interface ServiceTime {
+  calls: number;
+  /** Wall time from the request read to the response built (the service's own work, and any waits it makes). */
+  ms: number;
 }
 
 type Mount = (router: Router, deps: SandboxDeps) => void | CloseFn | Promise<void | CloseFn>;
@@ -79,6 +90,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   const routers = new Map<string, Router>();
   const sockets = new Set<Socket>();
   const requestLog: string[] = [];
+  const serviceTime = new Map<string, ServiceTime>();
 
   const listener: RequestListener = (message: IncomingMessage, response: ServerResponse) => {
     void handle(message.url ?? '/', message.method ?? 'GET')
@@ -112,7 +124,14 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       const fault = faults.take(routeId);
       const applied = fault ? await applyFault(fault, PROBLEM_DETAILS_SERVICES.has(prefix) ? `${request.baseUrl}${path}#${randomUUID()}` : undefined) : undefined;
       if (applied) return applied;
-      return route.handler(request);
+      const started = process.hrtime.bigint();
+      try {
+        return await route.handler(request);
+      } finally {
+        const time = serviceTime.get(prefix) ?? { calls: 0, ms: 0 };
+        serviceTime.set(prefix, { calls: time.calls + 1, ms: time.ms + Number(process.hrtime.bigint() - started) / 1e6 });
+        revocations.served(routeId);
+      }
     }
   };
   // Over TLS the certificate is set once the PKI (whose URLs name the port) is loaded.
@@ -151,6 +170,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     throw error;
   }
   const state = { autoApprove: options.autoApprove ?? false };
+  const revocations = new RevocationSchedule(pki, clock);
   const shared: SharedServices = {};
   const deps: SandboxDeps & StorageHostHooks = {
     faults,
@@ -201,6 +221,12 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       if (typeof body.advanceSeconds === 'number') clock.advance(body.advanceSeconds * 1000);
       return json(200, { now: clock.now().toISOString() });
     }
+    if (request.method === 'POST' && request.path === '/revocations') {
+      const rule: unknown = jsonBody(request);
+      if (!isRevocationRule(rule)) return json(400, { error: 'invalid_request', error_description: 'expected {credentialID, after?: {route, calls}}' });
+      return revocations.arm(rule) ? json(200, { ok: true }) : json(404, { error: 'not_found', error_description: `no credential ${rule.credentialID}` });
+    }
+    if (request.method === 'GET' && request.path === '/stats') return json(200, { services: Object.fromEntries(serviceTime) });
     if (request.method === 'GET' && request.path === '/health') return json(200, { ok: true, urls });
     return json(404, { error: 'not_found', error_description: 'unknown control endpoint' });
   }
@@ -213,6 +239,8 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     secrets,
     shared,
     requestLog,
+    revocations,
+    serviceTime,
     get autoApprove() {
       return state.autoApprove;
     },

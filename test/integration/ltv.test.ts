@@ -4,7 +4,7 @@
  * checked with pkijs; a failing OCSP responder leaves no output behind.
  */
 import { createHash, X509Certificate } from 'node:crypto';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as pkijs from 'pkijs';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
@@ -17,6 +17,7 @@ import { parseTimeStampToken } from '../../src/core/tsp/response.js';
 import { runCli } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDir } from '../helpers/tmp.js';
+import { SANDBOX_SEAL } from '../../src/sandbox/deps.js';
 
 let sandbox: TestSandbox;
 beforeAll(async () => {
@@ -86,9 +87,9 @@ async function dssOf(pdf: Uint8Array): Promise<Dss> {
 
 const cn = (certificate: X509Certificate): string => /CN=([^\n]+)/.exec(certificate.subject)?.[1] ?? '';
 
-function expectCompleteDss(dss: Dss): void {
+function expectCompleteDss(dss: Dss, signerName = 'Alice Test'): void {
   const names = dss.certs.map(cn);
-  expect(names.some((name) => name.startsWith('Alice Test'))).toBe(true);
+  expect(names.some((name) => name.startsWith(signerName))).toBe(true);
   for (const expected of ['esign Sandbox TEST Issuing CA', 'esign Sandbox TEST Root CA', 'esign Sandbox TEST Time-Stamping Authority', 'esign Sandbox TEST OCSP Responder']) {
     expect(names).toContain(expected);
   }
@@ -98,7 +99,7 @@ function expectCompleteDss(dss: Dss): void {
   expect(dss.ocsps).toHaveLength(1);
   const single = dss.ocsps[0]!.tbsResponseData.responses[0]!;
   expect(single.certStatus.idBlock.tagNumber).toBe(0);
-  const signer = dss.certs.find((c) => cn(c).startsWith('Alice Test'))!;
+  const signer = dss.certs.find((c) => cn(c).startsWith(signerName))!;
   expect(Buffer.from(single.certID.serialNumber.valueBlock.valueHexView).toString('hex').replace(/^0+/, '')).toBe(signer.serialNumber.toLowerCase().replace(/^0+/, ''));
   expect(dss.crls).toHaveLength(2);
   const subjectDer = (name: string) => {
@@ -216,16 +217,26 @@ describe('PAdES B-LT and B-LTA', () => {
     expect((await readdir(dir)).sort()).toEqual(['x-signed-lt.pdf', 'x-signed.pdf', 'x.pdf']);
   });
 
-  it('an OCSP responder that is down: a clear error naming it, and no output or temp file left', async () => {
+  it('an OCSP responder that is down: the CRL stands in, with a warning naming it; without the CRL a clear error naming both, and no output or temp file left', async () => {
     const dir = await tempDir();
     const input = join(dir, 'down.pdf');
     await makePdf(input);
     sandbox.sandbox.faults.inject({ route: 'pki POST /ocsp', fault: { kind: 'status', status: 503 }, times: 10 });
+    const fallback = await runCli(['--auto-approve', '--json', 'sign', '--level', 'B-LT', '-o', join(dir, 'fallback.pdf'), input], { env: sandbox.env });
+    expect(fallback.code, fallback.stderr).toBe(0);
+    expect(fallback.stderr).toMatch(/OCSP responder at http:\/\/127\.0\.0\.1:\d+\/pki\/ocsp answered HTTP 503; the CRL of .* stands in for it/);
+    const dss = await dssOf(await readFile(join(dir, 'fallback.pdf')));
+    expect(dss.ocsps).toHaveLength(0);
+    expect(dss.crls).toHaveLength(2);
+    await rm(join(dir, 'fallback.pdf'));
+
+    sandbox.sandbox.faults.inject({ route: 'pki POST /ocsp', fault: { kind: 'status', status: 503 }, times: 10 });
+    sandbox.sandbox.faults.inject({ route: 'pki GET /issuing.crl', fault: { kind: 'status', status: 503 }, times: 10 });
     const failed = await runCli(['--auto-approve', '--json', 'sign', '--level', 'B-LTA', input], { env: sandbox.env });
     expect(failed.code).toBe(5);
     const error = failed.json<{ error: { code: string; message: string; hint: string } }>().error;
     expect(error.code).toBe('REVOCATION_UNAVAILABLE');
-    expect(error.message).toMatch(/OCSP responder at http:\/\/127\.0\.0\.1:\d+\/pki\/ocsp answered HTTP 503/);
+    expect(error.message).toMatch(/OCSP responder at http:\/\/127\.0\.0\.1:\d+\/pki\/ocsp answered HTTP 503, and its CRL fallback failed too: .*issuing\.crl answered HTTP 503/);
     expect(error.hint).toContain('esign extend');
     expect(await readdir(dir)).toEqual(['down.pdf']);
 
@@ -233,9 +244,94 @@ describe('PAdES B-LT and B-LTA', () => {
     const { output: signed } = await sign(input, 'B-T');
     const before = await readFile(signed);
     sandbox.sandbox.faults.inject({ route: 'pki POST /ocsp', fault: { kind: 'status', status: 503 }, times: 10 });
+    sandbox.sandbox.faults.inject({ route: 'pki GET /issuing.crl', fault: { kind: 'status', status: 503 }, times: 10 });
     const inPlace = await runCli(['--json', 'extend', '--in-place', signed], { env: sandbox.env });
     expect(inPlace.code).toBe(5);
     expect(await readFile(signed)).toEqual(before);
     expect((await readdir(dir)).sort()).toEqual(['down-signed.pdf', 'down.pdf']);
+  });
+
+  /** The PIN-only bulk seal, over client credentials, in windows of `window` signatures. */
+  const sealEnv = (window: number): Record<string, string> => ({ ...sandbox.env, ESIGN_SERVICE_AUTH: 'client-credentials', ESIGN_CREDENTIAL_PIN: SANDBOX_SEAL.pin, ESIGN_CSC_MAX_SIGNATURES: String(window) });
+  const served = (route: string): number => sandbox.sandbox.requestLog.filter((id) => id === route).length;
+
+  it('a batch at B-LTA in windows: revocation data fetched once per certificate per window, issued after its signatures; every output valid at B-LTA', async () => {
+    const dir = await tempDir();
+    for (let index = 0; index < 5; index++) await makePdf(join(dir, `doc-${index}.pdf`));
+    const before = { ocsp: served('pki POST /ocsp'), issuing: served('pki GET /issuing.crl'), root: served('pki GET /root.crl') };
+    const run = await runCli(['--json', 'sign', '--level', 'B-LTA', '--output-dir', join(dir, 'out'), dir], { env: sealEnv(2) });
+    expect(run.code, run.stderr).toBe(0);
+    // Three windows (2 + 2 + 1): the signer's OCSP response and the two CRLs once each per window.
+    expect(served('pki POST /ocsp') - before.ocsp).toBe(3);
+    expect(served('pki GET /issuing.crl') - before.issuing).toBe(3);
+    expect(served('pki GET /root.crl') - before.root).toBe(3);
+    const results = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { output: string; timestamp: string });
+    expect(results).toHaveLength(5);
+    for (const result of results) {
+      const dss = await dssOf(await readFile(result.output));
+      expectCompleteDss(dss, 'ACME Test Seal');
+      // Produced no earlier than the signature's timestamp (to the second, as the responder stamps).
+      expect(Math.floor(dss.ocsps[0]!.tbsResponseData.producedAt.getTime() / 1000)).toBeGreaterThanOrEqual(Math.floor(new Date(result.timestamp).getTime() / 1000));
+      await expectDocTimestampCovers(await readFile(result.output), 1);
+      await expectVerifiedAt(result.output, 'B-LTA');
+    }
+  });
+
+  it('an OCSP responder answering garbage for one window, then slow for the next: their files fall back to the CRLs, with a warning; all valid at B-LT', async () => {
+    const dir = await tempDir();
+    for (let index = 0; index < 4; index++) await makePdf(join(dir, `doc-${index}.pdf`));
+    sandbox.sandbox.faults.inject({ route: 'pki POST /ocsp', fault: { kind: 'malformed', body: 'not an OCSP response', contentType: 'application/ocsp-response' }, times: 1 });
+    sandbox.sandbox.faults.inject({ route: 'pki POST /ocsp', fault: { kind: 'delay', ms: 3_000 }, times: 10 });
+    const run = await runCli(['--json', 'sign', '--level', 'B-LT', '--output-dir', join(dir, 'out'), dir], { env: { ...sealEnv(2), ESIGN_HTTP_TIMEOUT_MS: '400' } });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/OCSP response from http:\/\/127\.0\.0\.1:\d+\/pki\/ocsp cannot be used: .*; the CRL of esign Sandbox TEST Issuing CA stands in for it/);
+    expect(run.stderr).toMatch(/OCSP responder at http:\/\/127\.0\.0\.1:\d+\/pki\/ocsp: .*did not answer within .*; the CRL of esign Sandbox TEST Issuing CA stands in for it/);
+    const results = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { output: string; dss: { ocsps: number; crls: number } });
+    expect(results.map((result) => result.dss)).toEqual(Array.from({ length: 4 }, () => ({ certs: expect.any(Number), ocsps: 0, crls: 2 })));
+    for (const result of results) await expectVerifiedAt(result.output, 'B-LT');
+  });
+
+  it('extend over many files: the certificates they share get their revocation data once; each output valid at B-LTA', async () => {
+    const dir = await tempDir();
+    for (let index = 0; index < 3; index++) await makePdf(join(dir, `doc-${index}.pdf`));
+    const signing = await runCli(['--json', 'sign', '--level', 'B-T', '--output-dir', join(dir, 'bt'), dir], { env: sealEnv(50) });
+    expect(signing.code, signing.stderr).toBe(0);
+    const signed = ['doc-0', 'doc-1', 'doc-2'].map((name) => join(dir, 'bt', `${name}-signed.pdf`));
+    const before = { ocsp: served('pki POST /ocsp'), issuing: served('pki GET /issuing.crl') };
+    const run = await runCli(['--json', 'extend', '--level', 'B-LTA', ...signed], { env: sandbox.env });
+    expect(run.code, run.stderr).toBe(0);
+    expect(served('pki POST /ocsp') - before.ocsp).toBe(1);
+    expect(served('pki GET /issuing.crl') - before.issuing).toBe(1);
+    const results = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { input: string; output: string });
+    expect(results.map((result) => result.input)).toEqual(signed);
+    for (const result of results) {
+      expectCompleteDss(await dssOf(await readFile(result.output)), 'ACME Test Seal');
+      await expectVerifiedAt(result.output, 'B-LTA');
+    }
+  });
+
+  it('a certificate revoked between two windows is caught at the next: those files fail naming the revocation, the others are written (exit 10)', async () => {
+    const dir = await tempDir();
+    for (let index = 0; index < 4; index++) await makePdf(join(dir, `doc-${index}.pdf`));
+    // Revoked once the first window has fetched the issuing CA's CRL, its last revocation data.
+    sandbox.sandbox.revocations.arm({ credentialID: SANDBOX_SEAL.pinOnlyCredentialID, after: { route: 'pki GET /issuing.crl', calls: 1 } });
+    try {
+      const run = await runCli(['--json', 'sign', '--level', 'B-LT', '--continue-on-error', '--output-dir', join(dir, 'out'), dir], { env: sealEnv(2) });
+      expect(run.code, run.stderr).toBe(10);
+      const lines = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { input: string; output?: string; error?: { code: string; message: string } });
+      const written = lines.filter((line) => line.output && !line.error);
+      const failed = lines.filter((line) => line.error);
+      expect(written.map((line) => line.input).sort()).toEqual([join(dir, 'doc-0.pdf'), join(dir, 'doc-1.pdf')]);
+      expect(failed).toHaveLength(2);
+      for (const line of failed) {
+        expect(line.error!.code).toBe('REVOCATION_CERT_REVOKED');
+        expect(line.error!.message).toMatch(/ACME Test Seal.*was revoked on .*before it was used/);
+      }
+      for (const line of written) await expectVerifiedAt(line.output!, 'B-LT');
+      expect((await readdir(join(dir, 'out'))).sort()).toEqual(['doc-0-signed.pdf', 'doc-1-signed.pdf']);
+    } finally {
+      const serial = sandbox.sandbox.pki.credentials.find((credential) => credential.credentialID === SANDBOX_SEAL.pinOnlyCredentialID)!.signer.serialNumberHex;
+      sandbox.sandbox.pki.revocations.splice(sandbox.sandbox.pki.revocations.findIndex((revocation) => revocation.serialNumberHex === serial), 1);
+    }
   });
 });

@@ -17,6 +17,7 @@ import { nssDbTrusting } from '../helpers/pdf-judges.js';
 import { runCli } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDirForFile } from '../helpers/tmp.js';
+import { SANDBOX_SEAL } from '../../src/sandbox/deps.js';
 
 const has = (tool: string) => spawnSync('which', [tool]).status === 0;
 const tools = ['pdfsig', 'qpdf', 'openssl', 'certutil'];
@@ -123,7 +124,7 @@ async function judge(path: string, expected: { signatures: number; docTimestamps
 }
 
 /** The DSS's OCSP responses and CRLs, checked by openssl against the sandbox PKI. */
-async function judgeDss(path: string): Promise<void> {
+async function judgeDss(path: string, issuedAfter?: Date): Promise<void> {
   const doc = await readPdf(bytesSource(await readFile(path)));
   const dss = await doc.resolveDict((await doc.catalog()).dict.get('DSS'));
   const items = async (key: string): Promise<Uint8Array[]> => {
@@ -144,6 +145,12 @@ async function judgeDss(path: string): Promise<void> {
     const checked = await run('openssl', ['ocsp', '-respin', file, '-issuer', issuingPem, '-CAfile', sandbox.rootPemPath, '-resp_text']);
     expect(checked.out).toContain('Response verify OK');
     expect(checked.out).toContain('Cert Status: good');
+    expect(checked.out).not.toContain('Status times invalid');
+    // Fresh: produced no earlier than the signature's timestamp (to the second), as openssl reads both.
+    if (issuedAfter) {
+      const producedAt = new Date(/Produced At: (.+)/.exec(checked.out)![1]!.trim());
+      expect(producedAt.getTime(), checked.out).toBeGreaterThanOrEqual(Math.floor(issuedAfter.getTime() / 1000) * 1000);
+    }
   }
   for (const [index, crl] of crls.entries()) {
     const file = `${path}.crl${index}.der`;
@@ -190,5 +197,32 @@ describe.skipIf(missing.length > 0)('B-LT and B-LTA outputs judged by pdfsig, qp
     expect(both.code, both.stderr).toBe(0);
     await judge(join(dir, 'two-lt.pdf'), { signatures: 2, docTimestamps: 0 });
     await judgeDss(join(dir, 'two-lt.pdf'));
+  });
+
+  it('a batch in windows at B-LT and B-LTA with the bulk seal: every output judged; its DSS checked by openssl, OCSP produced after the signature timestamp', async () => {
+    const dir = join(work.dir, 'batch');
+    await mkdir(dir, { recursive: true });
+    const input = await pdfLibPdf(dir);
+    const inputs = join(dir, 'in');
+    await mkdir(inputs, { recursive: true });
+    for (let index = 0; index < 5; index++) await writeFile(join(inputs, `doc-${index}.pdf`), await readFile(input));
+    const env = { ...sandbox.env, ESIGN_SERVICE_AUTH: 'client-credentials', ESIGN_CREDENTIAL_PIN: SANDBOX_SEAL.pin, ESIGN_CSC_MAX_SIGNATURES: '2' };
+    for (const level of ['B-LT', 'B-LTA'] as const) {
+      const out = join(dir, level);
+      const signed = await runCli(['--quiet', 'sign', '--level', level, '--output-dir', out, inputs], { env });
+      expect(signed.code, signed.stderr).toBe(0);
+      for (let index = 0; index < 5; index++) {
+        const path = join(out, `doc-${index}-signed.pdf`);
+        await judge(path, { signatures: 1, docTimestamps: level === 'B-LTA' ? 1 : 0 });
+        const [signature] = await findSignatures(await readPdf(bytesSource(await readFile(path))));
+        const tokenPath = `${path}.sig-ts.der`;
+        await writeFile(tokenPath, signature!.timestampToken!);
+        const token = await run('openssl', ['ts', '-reply', '-token_in', '-in', tokenPath, '-token_out', '-text']);
+        const stamped = new Date(/Time stamp: (.+)/.exec(token.out)![1]!.trim());
+        await judgeDss(path, stamped);
+        const verified = await runCli(['verify', '--level', level, path], { env: sandbox.env });
+        expect(verified.code, verified.stdout).toBe(0);
+      }
+    }
   });
 });

@@ -9,10 +9,15 @@ import { basename, dirname, extname, join } from 'node:path';
 import { Option, type Command } from 'commander';
 import { EsignError, isEsignError } from '../../core/errors.js';
 import type { ExtensionResult, LongTermLevel } from '../../core/ltv/index.js';
-import { copyOriginal } from '../../core/sign-workflow.js';
+import { copyOriginal, mapConcurrently } from '../../core/sign-workflow.js';
 import type { Context } from '../context.js';
 import { batchExitCode, type CommandModule } from '../command.js';
 import { PdfPasswords, withPasswordOptions, type PdfPasswordOptions } from '../pdf-password.js';
+
+/** Files whose shared certificates get their revocation data once. */
+const EXTEND_WINDOW = 64;
+/** Files extended at once within a window: one file's reads and document timestamp overlap another's. */
+const EXTEND_CONCURRENCY = 4;
 
 export interface ExtendCommandOptions extends PdfPasswordOptions {
   level: LongTermLevel;
@@ -64,37 +69,61 @@ export async function runExtend(files: string[], options: ExtendCommandOptions, 
   }
   const fetcher = createRevocationClient(ctx);
   const passwords = await PdfPasswords.from(options, ctx);
-  const { extendPdf } = await import('../../core/ltv/index.js');
+  const { extendPdf, RevocationCache } = await import('../../core/ltv/index.js');
+
+  const extendOne = async (input: string, cache: InstanceType<typeof RevocationCache>): Promise<() => void> => {
+    const target = options.inPlace ? input : (options.output ?? defaultOutput(input, options.level));
+    const source = await fileSystemDocuments.open(input);
+    try {
+      const output = await fileSystemDocuments.createOutput(target, { overwrite: options.inPlace || options.force });
+      try {
+        let copied: Promise<Hash> | undefined;
+        const copy = (): Promise<Hash> => (copied ??= copyOriginal(source, output, createHash('sha256')));
+        const result = await passwords.open(input, (password) => extendPdf(source, copy, options.level, { fetcher, tsa, password, cache }));
+        const hash = (await copy()).copy().update(result.tail);
+        await output.commit(result.tail);
+        return () => report(ctx, input, target, options.level, result, source.size + result.tail.length, hash.digest('hex'));
+      } catch (error) {
+        await output.abort();
+        throw error;
+      }
+    } finally {
+      await source.close();
+    }
+  };
 
   const failures: EsignError[] = [];
   let succeeded = 0;
-  for (const input of files) {
-    const target = options.inPlace ? input : (options.output ?? defaultOutput(input, options.level));
-    try {
-      const source = await fileSystemDocuments.open(input);
-      try {
-        const output = await fileSystemDocuments.createOutput(target, { overwrite: options.inPlace || options.force });
-        try {
-          let copied: Promise<Hash> | undefined;
-          const copy = (): Promise<Hash> => (copied ??= copyOriginal(source, output, createHash('sha256')));
-          const result = await passwords.open(input, (password) => extendPdf(source, copy, options.level, { fetcher, tsa, password }));
-          const hash = (await copy()).copy().update(result.tail);
-          await output.commit(result.tail);
-          succeeded++;
-          report(ctx, input, target, options.level, result, source.size + result.tail.length, hash.digest('hex'));
-        } catch (error) {
-          await output.abort();
-          throw error;
-        }
-      } finally {
-        await source.close();
+  // In windows, like a signing batch: the certificates the files share (their signers', their TSAs')
+  // get their revocation data once per window, and a few files are read, stamped and written at once.
+  for (let start = 0; start < files.length; start += EXTEND_WINDOW) {
+    const window = files.slice(start, start + EXTEND_WINDOW);
+    const cache = new RevocationCache(fetcher, { now: () => ctx.clock.now() });
+    const outcomes = await mapConcurrently(window, EXTEND_CONCURRENCY, (input) =>
+      extendOne(input, cache).then(
+        (reported) => ({ reported }),
+        (error: unknown) => ({ error }),
+      ),
+    );
+    // Reported in the order given; without --continue-on-error the first failure ends the run
+    // once the window's files already written have been reported.
+    let stop: EsignError | undefined;
+    for (const [index, outcome] of outcomes.entries()) {
+      if ('reported' in outcome) {
+        succeeded++;
+        outcome.reported();
+        continue;
       }
-    } catch (error) {
-      const failure = named(input, error);
-      if (!options.continueOnError || files.length === 1) throw failure;
+      const input = window[index]!;
+      const failure = named(input, outcome.error);
+      if (!options.continueOnError || files.length === 1) {
+        stop ??= failure;
+        continue;
+      }
       failures.push(failure);
       ctx.io.result({ input, error: { code: failure.code, message: failure.message, hint: failure.hint } }, () => `✗ ${input}: ${failure.message}`);
     }
+    if (stop) throw stop;
   }
   if (failures.length > 0) {
     process.exitCode = batchExitCode(succeeded, failures);

@@ -1,9 +1,10 @@
-import { X509Certificate, constants, createHash, verify } from 'node:crypto';
+import { constants, createHash, verify } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import { Asn1StructureError, decode, isUniversal, octets, oid, sequenceItems } from './der.js';
 import { HASH_NAME_BY_OID, OID } from './oids.js';
 import { bytesEqual } from './parse.js';
 import type { ParsedSignedData } from './parse.js';
+import { x509Of } from './x509.js';
 
 export type SignerCheck = { valid: true } | { valid: false; reason: string };
 
@@ -44,7 +45,7 @@ export function verifySignerInfo(signed: ParsedSignedData, options: SignerCheckO
 
   let publicKey: KeyObject;
   try {
-    publicKey = new X509Certificate(certificate).publicKey;
+    publicKey = x509Of(certificate).publicKey;
   } catch (error) {
     return invalid(`the signer certificate cannot be read (${(error as Error).message})`);
   }

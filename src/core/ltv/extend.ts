@@ -15,7 +15,7 @@ import { decodeStream } from '../pdf/filters.js';
 import { PdfStream } from '../pdf/objects.js';
 import type { ByteSource, TimestampAuthority } from '../ports.js';
 import { findSignatures } from './pdf-signatures.js';
-import { collectValidationData, hex, targetsOf, tokenTarget } from './validation-data.js';
+import { collectValidationData, hex, RevocationCache, targetsOf, tokenTarget } from './validation-data.js';
 import type { RevocationCheck, RevocationFetcher, ValidationData } from './validation-data.js';
 
 export type LongTermLevel = 'B-LT' | 'B-LTA';
@@ -26,6 +26,8 @@ export interface ExtendDependencies {
   tsa?: TimestampAuthority;
   /** The password of an encrypted PDF, when it needs one (or the owner's, for its permissions). */
   password?: string;
+  /** The batch window's certificates and revocation data, shared by its documents; else this document's own. */
+  cache?: RevocationCache;
 }
 
 export interface ExtensionResult {
@@ -59,7 +61,8 @@ export async function extendPdf(source: ByteSource, hash: Hash | (() => Promise<
     throw new EsignError('PDF_NOT_SIGNED', 'The PDF has no signature or document timestamp to extend.', { hint: 'Sign it first: esign sign FILE --level B-LT.' });
   }
   const existing = await existingDss(doc);
-  const data = await collectValidationData(targetsOf(signatures), deps.fetcher, existing.certs);
+  const cache = deps.cache ?? new RevocationCache(deps.fetcher);
+  const data = await collectValidationData(targetsOf(signatures), deps.fetcher, existing.certs, cache);
   const added = { certs: 0, ocsps: 0, crls: 0 };
   const warnings = [...data.warnings];
   const checks = [...data.checks];
@@ -81,7 +84,7 @@ export async function extendPdf(source: ByteSource, hash: Hash | (() => Promise<
   result.documentTimestamps++;
 
   // The new timestamp's own validation data, when its TSA publishes any beyond what is stored.
-  const tsaData = await collectValidationData(tokenTarget(stamped.token), deps.fetcher, [...existing.certs, ...data.certs]);
+  const tsaData = await collectValidationData(tokenTarget(stamped.token), deps.fetcher, [...existing.certs, ...data.certs], cache);
   warnings.push(...tsaData.warnings.filter((warning) => !warnings.includes(warning)));
   checks.push(...tsaData.checks);
   const known = new Set([...existing.digests, ...[...data.certs, ...data.ocsps, ...data.crls].map(hex)]);

@@ -6,11 +6,11 @@ import * as pkijs from 'pkijs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadOrCreatePki, pkiUrls, type SandboxPki } from '../../sandbox/pki.js';
 import { buildCrl, buildOcspResponse } from '../../sandbox/pki-routes.js';
-import { isEsignError } from '../errors.js';
+import { EsignError, isEsignError } from '../errors.js';
 import { bytesSource } from '../pdf/index.js';
 import { certificateFacts } from './certificates.js';
 import { appendedSource } from './extend.js';
-import { buildOcspRequest, checkCrl, checkOcspResponse, collectValidationData, trimDer } from './index.js';
+import { buildOcspRequest, checkCrl, checkOcspResponse, collectValidationData, RevocationCache, trimDer } from './index.js';
 import type { RevocationFetcher } from './index.js';
 
 const BASE = 'http://127.0.0.1:9/pki';
@@ -151,6 +151,64 @@ describe('collectValidationData', () => {
   it('passes a fetch failure through', async () => {
     const failing = fakeFetcher({ ocsp: async () => Promise.reject(new Error('down')) });
     await expect(collectValidationData([{ role: 'signer', leaf: alice(), pool: [alice(), pki.issuingCa.certificate], usedAt: NOW }], failing)).rejects.toThrow('down');
+  });
+});
+
+describe('RevocationCache (one batch window)', () => {
+  const targets = () => [
+    { role: 'signer' as const, leaf: alice(), pool: [alice(), pki.issuingCa.certificate, pki.root.certificate], usedAt: NOW },
+    { role: 'tsa' as const, leaf: pki.tsa.certificate, pool: pki.tsaChain, usedAt: NOW },
+  ];
+
+  it('fetches and checks each certificate\'s OCSP response and CRL once for all documents of the window', async () => {
+    const fetcher = fakeFetcher();
+    const cache = new RevocationCache(fetcher, { now: () => NOW });
+    const documents = await Promise.all(Array.from({ length: 5 }, () => collectValidationData(targets(), fetcher, [], cache)));
+    expect(fetcher.calls.filter((call) => call.startsWith('ocsp'))).toHaveLength(1);
+    expect(fetcher.calls.filter((call) => call.startsWith('crl'))).toHaveLength(2);
+    for (const data of documents) expect({ ocsps: data.ocsps.length, crls: data.crls.length }).toEqual({ ocsps: 1, crls: 2 });
+    // The next window asks again (news of a revocation reaches the batch at its next window).
+    await collectValidationData(targets(), fetcher, [], new RevocationCache(fetcher, { now: () => NOW }));
+    expect(fetcher.calls.filter((call) => call.startsWith('ocsp'))).toHaveLength(2);
+  });
+
+  it('fetches again a response whose nextUpdate has passed before the window is written', async () => {
+    const fetcher = fakeFetcher();
+    let now = NOW;
+    const cache = new RevocationCache(fetcher, { now: () => now });
+    await collectValidationData(targets(), fetcher, [], cache);
+    now = new Date(NOW.getTime() + 2 * 86_400_000); // past the OCSP response's nextUpdate (1 day), not the CRLs' (7 days)
+    await collectValidationData(targets(), fetcher, [], cache);
+    expect(fetcher.calls.filter((call) => call.startsWith('ocsp'))).toHaveLength(2);
+    expect(fetcher.calls.filter((call) => call.startsWith('crl'))).toHaveLength(2);
+  });
+
+  it('asks once more for an OCSP response produced before the window\'s last signature', async () => {
+    let produced = new Date(NOW.getTime() - 3_600_000);
+    const fetcher = fakeFetcher({ ocsp: async (_url, request) => buildOcspResponse(pki, request, (produced = new Date(produced.getTime() + 3_600_000))) });
+    const cache = new RevocationCache(fetcher, { issuedAfter: new Date(NOW.getTime() + 1_000) });
+    const data = await collectValidationData(targets(), fetcher, [], cache);
+    const basic = pkijs.BasicOCSPResponse.fromBER(pkijs.OCSPResponse.fromBER(data.ocsps[0]!).responseBytes!.response.valueBlock.valueHexView);
+    expect(basic.tbsResponseData.producedAt.getTime()).toBe(NOW.getTime() + 3_600_000);
+  });
+
+  it('an OCSP responder that is down or answers garbage: the CRL stands in, with a warning; its failure is asked once per window', async () => {
+    for (const ocsp of [
+      async () => {
+        throw new EsignError('REVOCATION_UNAVAILABLE', 'No revocation data from the OCSP responder at http://127.0.0.1:9/pki/ocsp: timed out.');
+      },
+      async () => new Uint8Array([0x30, 0x03, 0x0a, 0x01, 0x00]),
+    ]) {
+      let asked = 0;
+      const fetcher = fakeFetcher({ ocsp: () => (asked++, ocsp()) });
+      const cache = new RevocationCache(fetcher);
+      const [data] = await Promise.all(Array.from({ length: 3 }, () => collectValidationData(targets(), fetcher, [], cache)));
+      expect(asked).toBe(1);
+      expect(data!.ocsps).toHaveLength(0);
+      expect(data!.crls).toHaveLength(2);
+      expect(data!.warnings.join('\n')).toMatch(/OCSP .*; the CRL of esign Sandbox TEST Issuing CA stands in for it\./);
+      expect(data!.checks.filter((check) => check.source === 'crl').every((check) => check.status === 'good')).toBe(true);
+    }
   });
 });
 

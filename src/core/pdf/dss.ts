@@ -32,11 +32,29 @@ export async function buildDssUpdate(doc: PdfDocument, material: DssMaterial): P
       const digest = createHash('sha256').update(item).digest('hex');
       if (seen.has(digest)) continue;
       seen.add(digest);
-      refs.push(u.add(new PdfStream(dict({ Filter: name('FlateDecode') }), new Uint8Array(deflateSync(item)))));
+      refs.push(u.add(new PdfStream(dict({ Filter: name('FlateDecode') }), deflated(digest, item))));
     }
     if (refs.length > 0) dss.set(key, refs);
   }
   if (dssValue instanceof PdfRef) u.set(dssValue, dss);
   else u.set(catalogRef, catalog.clone().set('DSS', u.add(dss)));
   return u.serialize().bytes;
+}
+
+/**
+ * Compressed DSS items by SHA-256: a batch writes the same few certificates, OCSP responses and
+ * CRLs into every document of a window, and compressing them again for each was most of the DSS's
+ * cost. Bounded; an entry is the compressed DER of public validation data, never document bytes.
+ */
+const compressed = new Map<string, Uint8Array>();
+const COMPRESSED_ITEMS = 64;
+
+function deflated(digest: string, item: Uint8Array): Uint8Array {
+  let bytes = compressed.get(digest);
+  if (!bytes) {
+    bytes = new Uint8Array(deflateSync(item));
+    if (compressed.size >= COMPRESSED_ITEMS) compressed.delete(compressed.keys().next().value!);
+    compressed.set(digest, bytes);
+  }
+  return bytes;
 }

@@ -56,6 +56,8 @@ function hexValue(byte: number): number {
  * `complete` says the window reaches the end of the document, so running out is a syntax error
  * rather than a reason to read more.
  */
+const PLAIN_HEX = /^[0-9A-Fa-f]*$/;
+
 export class Lexer {
   pos = 0;
 
@@ -213,13 +215,27 @@ export class Lexer {
   }
 
   private hexString(): PdfString {
-    this.pos++;
-    const out: number[] = [];
+    // Found first, so that a signature's /Contents (tens of KB) is decoded once into its own array.
+    const end = this.bytes.indexOf(0x3e, this.pos + 1);
+    if (end < 0) {
+      if (!this.complete) throw new NeedMoreBytes();
+      this.pos = this.bytes.length;
+      this.fail('unterminated hex string');
+    }
+    const digits = this.bytes.subarray(this.pos + 1, end);
+    if ((digits.length & 1) === 0) {
+      // The usual case, a run of hex digits and nothing else, is decoded natively.
+      const text = Buffer.from(digits.buffer, digits.byteOffset, digits.length).toString('latin1');
+      if (PLAIN_HEX.test(text)) {
+        this.pos = end + 1;
+        return new PdfString(new Uint8Array(Buffer.from(text, 'hex')), true);
+      }
+    }
+    const out = new Uint8Array((end - this.pos) >> 1);
+    let length = 0;
     let pending = -1;
-    for (;;) {
-      const byte = this.byteAt(this.pos++);
-      if (byte === undefined) this.fail('unterminated hex string');
-      if (byte === 0x3e) break;
+    for (this.pos++; this.pos < end; this.pos++) {
+      const byte = this.bytes[this.pos] as number;
       const value = hexValue(byte);
       if (value < 0) {
         if (BYTE_CLASS[byte] === WHITE) continue;
@@ -227,12 +243,13 @@ export class Lexer {
       }
       if (pending < 0) pending = value;
       else {
-        out.push(pending * 16 + value);
+        out[length++] = pending * 16 + value;
         pending = -1;
       }
     }
-    if (pending >= 0) out.push(pending * 16);
-    return new PdfString(Uint8Array.from(out), true);
+    this.pos = end + 1;
+    if (pending >= 0) out[length++] = pending * 16;
+    return new PdfString(out.subarray(0, length), true);
   }
 
   private literalString(): PdfString {

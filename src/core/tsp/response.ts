@@ -1,4 +1,5 @@
-import { X509Certificate } from 'node:crypto';
+import type { X509Certificate } from 'node:crypto';
+import { x509Of } from '../cms/x509.js';
 import { readCertificate } from '../cms/certificate.js';
 import { Asn1StructureError, bitStringValue, decode, encoded, integerValue, isUniversal, magnitudeHex, oid, sequenceItems, stringValue } from '../cms/der.js';
 import type { Block } from '../cms/der.js';
@@ -82,9 +83,9 @@ export function verifyTsaCertificate(tokenCerts: Uint8Array[], trustAnchors: Uin
   let intermediates: X509Certificate[];
   checkTimeStampingUsage(leafDer);
   try {
-    leaf = new X509Certificate(leafDer);
-    anchors = trustAnchors.map((der) => new X509Certificate(der));
-    intermediates = others.map((der) => new X509Certificate(der));
+    leaf = x509Of(leafDer);
+    anchors = trustAnchors.map((der) => x509Of(der));
+    intermediates = others.map((der) => x509Of(der));
   } catch (error) {
     throw untrusted('a certificate cannot be read', error);
   }
