@@ -13,6 +13,7 @@ import { mountOAuthMetadata, mountSigningV2 } from './signing/routes-v2.js';
 import { mountIdentity, mountIdentityLegacy } from './identity/routes.js';
 import { clearStorageSwitches, mountStorage, storageSwitch, type StorageHostHooks } from './storage/routes.js';
 import { mountTsa } from './tsa/routes.js';
+import { isQuirkName, SandboxQuirks, type QuirkName } from './signing/quirks.js';
 
 export type { SandboxUrls, SandboxDeps } from './deps.js';
 export { SANDBOX_SECRETS } from './deps.js';
@@ -27,6 +28,8 @@ export interface SandboxOptions {
   secrets?: Partial<SandboxSecrets>;
   /** Start the S3-compatible server (default true). */
   s3?: boolean;
+  /** Provider behaviours the signing service shows (`esign sandbox start --quirk NAME`). */
+  quirks?: readonly QuirkName[];
   /** Where the sandbox's log lines go (the OTPs it "sends"); nowhere by default. */
   log?: (line: string) => void;
 }
@@ -36,6 +39,8 @@ export interface Sandbox {
   pki: SandboxPki;
   clock: SandboxClock;
   faults: FaultInjector;
+  /** The quirks switched on; tests switch them between cases. */
+  quirks: SandboxQuirks;
   secrets: SandboxSecrets;
   shared: SharedServices;
   autoApprove: boolean;
@@ -67,6 +72,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
   const clock = options.clock ?? new SandboxClock();
   const faults = new FaultInjector();
+  const quirks = new SandboxQuirks(options.quirks);
   const secrets = { ...SANDBOX_SECRETS, ...options.secrets };
   const routers = new Map<string, Router>();
   const sockets = new Set<Socket>();
@@ -104,7 +110,8 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       const fault = faults.take(routeId);
       const applied = fault ? await applyFault(fault, PROBLEM_DETAILS_SERVICES.has(prefix) ? `${request.baseUrl}${path}#${randomUUID()}` : undefined) : undefined;
       if (applied) return applied;
-      return route.handler(request);
+      const answer = await route.handler(request);
+      return prefix === 'signing' || prefix === 'signing-v2' ? quirks.answer(`${route.method} ${path}`, answer) : answer;
     }
   });
   server.on('connection', (socket) => {
@@ -146,6 +153,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     urls,
     secrets,
     shared,
+    quirks,
     ...(options.log ? { log: options.log } : {}),
     get autoApprove() {
       return state.autoApprove;
@@ -177,6 +185,14 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       clearStorageSwitches(shared);
       return json(200, { ok: true });
     }
+    if (request.method === 'POST' && request.path === '/quirks') {
+      const names = jsonBody(request)?.['quirks'];
+      if (!Array.isArray(names) || !names.every((name): name is QuirkName => typeof name === 'string' && isQuirkName(name))) {
+        return json(400, { error: 'invalid_request', error_description: 'expected {quirks: [NAME…]} with known names' });
+      }
+      quirks.set(names);
+      return json(200, { quirks: quirks.list() });
+    }
     if (request.method === 'POST' && request.path === '/storage') return storageSwitch(shared, jsonBody(request));
     if (request.method === 'POST' && request.path === '/clock') {
       const body = JSON.parse(request.body.toString('utf8') || '{}') as { advanceSeconds?: number; reset?: boolean };
@@ -193,6 +209,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     pki,
     clock,
     faults,
+    quirks,
     secrets,
     shared,
     requestLog,
