@@ -234,11 +234,20 @@ export class CscClient implements RemoteSigner {
         )
       );
     }
-    return this.withServiceToken((token) =>
-      this.call(buildCredentialsInfoRequest(this.options.baseUrl, token, credentialID), 'idempotent', (status, body) =>
-        processCredentialsInfoResponse(status, body, credentialID),
-      ),
-    );
+    const ask = (certInfo: boolean) =>
+      this.withServiceToken((token) =>
+        this.call(buildCredentialsInfoRequest(this.options.baseUrl, token, credentialID, { certInfo }), 'idempotent', (status, body) =>
+          processCredentialsInfoResponse(status, body, credentialID),
+        ),
+      );
+    try {
+      return await ask(true);
+    } catch (error) {
+      // certInfo is a convenience esign does not need (it reads the certificate); a service that
+      // has not implemented it (certomancer-csc-dummy answers 501) is asked without it.
+      if (!isEsignError(error) || error.details?.['status'] !== 501) throw error;
+      return ask(false);
+    }
   }
 
   /** Ids and info of every credential (info calls run concurrently). */

@@ -157,8 +157,8 @@ export function buildCredentialsListRequest(
  * `credentials/info` (§11.5) asking for everything esign uses: the whole chain (the default is the
  * signer's certificate alone), the certificate's details and the PIN and OTP groups (absent unless asked).
  */
-export function buildCredentialsInfoRequest(baseUrl: string, accessToken: string | undefined, credentialID: string): PreparedRequest {
-  return jsonRequest(baseUrl, '/csc/v1/credentials/info', accessToken, { credentialID, ...CREDENTIAL_INFO_WANTED });
+export function buildCredentialsInfoRequest(baseUrl: string, accessToken: string | undefined, credentialID: string, options: { certInfo?: boolean } = {}): PreparedRequest {
+  return jsonRequest(baseUrl, '/csc/v1/credentials/info', accessToken, { credentialID, ...CREDENTIAL_INFO_WANTED, ...(options.certInfo === false ? { certInfo: false } : {}) });
 }
 
 /** What both dialects ask `credentials/info` (and v2 `credentials/list`) for. */

@@ -18,6 +18,8 @@ interface QuirkHooks {
   keepsExpiredEnabled?: true;
   /** Who a CSC call without any Authorization header is made by (authType external). */
   caller?: { user: string; clientId: string };
+  /** Whether credentials/info refuses certInfo (501). */
+  refusesCertInfo?: true;
   /** An answer of the signing service (`route`: `POST /csc/v1/info`, `POST /oauth2/token`…) as the provider words it. */
   answer?: (route: string, response: SandboxResponse) => SandboxResponse;
 }
@@ -52,6 +54,11 @@ export const QUIRKS = {
     description: 'a credential whose certificate expired is still reported key/status enabled, cert/status valid',
     source: 'certomancer-csc-dummy (its testing-ca/signer1 credentials)',
     keepsExpiredEnabled: true,
+  },
+  'no-cert-info': {
+    description: 'credentials/info with certInfo true answers HTTP 501 Not Implemented',
+    source: 'certomancer-csc-dummy csc_dummy_server.py credentials_info ("TODO implement certInfo")',
+    refusesCertInfo: true,
   },
   'html-errors': {
     description: 'error answers are an HTML page (text/html), not {error, error_description}',
@@ -145,6 +152,10 @@ export class SandboxQuirks {
   /** An answer of the signing service as the quirks switched on word it. */
   answer(route: string, response: SandboxResponse): SandboxResponse {
     return this.hooks().reduce((answer, quirk) => quirk.answer?.(route, answer) ?? answer, response);
+  }
+
+  get refusesCertInfo(): boolean {
+    return this.hooks().some((quirk) => quirk.refusesCertInfo);
   }
 
   get caller(): { user: string; clientId: string } | undefined {

@@ -447,6 +447,7 @@ export class SigningService {
    * `authInfo`.
    */
   credentialInfo(user: string, credentialID: string, options: CredentialInfoOptionsV2): CredentialInfoBody {
+    if (options.certInfo && this.quirks.refusesCertInfo) throw new SigningServiceError(501, 'not_implemented', 'certInfo is not implemented.');
     const credential = this.requireCredential(user, credentialID);
     const status = this.statusOf(credential);
     const { certificates, ...certInfo } = this.describeCertificate(credential, options);
