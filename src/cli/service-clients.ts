@@ -5,6 +5,9 @@
 import { basename } from 'node:path';
 import { EsignError } from '../core/errors.js';
 import { CscClient, type AuthorizationFactors } from '../io/csc-client.js';
+import { completeChain } from '../io/chain-completion.js';
+import { createRevocationClient } from '../io/revocation-client.js';
+import type { SigningCredential } from '../core/ports.js';
 import { assertDistinctKeys, formatSize, objectKey, openStorageSession, progressBar, type StorageSession, type StoredObject } from '../io/storage-client.js';
 import { loadTrustAnchors, TsaClient } from '../io/tsa-client.js';
 import type { Context, ResolvedProfile } from './context.js';
@@ -19,8 +22,8 @@ export async function createCscClient(ctx: Context, profile?: ResolvedProfile, f
   const { signingUsername: username, signingPassword: password } = resolved.secrets;
   const serviceAuth = resolved.settings.serviceAuth ?? 'browser';
   const clientSecret = resolved.secrets.clientSecret ?? '';
-  // auth/login needs no client secret (until a credential needs a browser approval).
-  if (!clientSecret && serviceAuth !== 'basic') {
+  // auth/login and external sign-ins need no client secret (until a credential needs a browser approval).
+  if (!clientSecret && serviceAuth !== 'basic' && serviceAuth !== 'external') {
     throw new EsignError('CONFIG_MISSING', `The profile ${JSON.stringify(resolved.name)} has no client secret for the signing service.`, {
       hint: 'Set ESIGN_CLIENT_SECRET, or CLIENT_SECRET= in the secrets file (esign config set secretsFile PATH).',
     });
@@ -47,6 +50,21 @@ export async function createCscClient(ctx: Context, profile?: ResolvedProfile, f
     clock: ctx.clock,
     authorize: (request) => ctx.authorize(request),
   });
+}
+
+/**
+ * The credential with its chain completed for the CMS when the service returned it short (from the
+ * profile's trust anchors, else AIA caIssuers); a chain that ends in a root is left as it is.
+ */
+export async function withCompleteChain<C extends SigningCredential>(credential: C, profile: ResolvedProfile, ctx: Context): Promise<C> {
+  const anchors = await loadTrustAnchors(profile.settings.trustAnchors ?? []);
+  const revocation = createRevocationClient(ctx);
+  const certificates = await completeChain(credential.credentialID, credential.certificates, {
+    anchors,
+    fetchCertificate: (url) => revocation.certificate(url),
+    trace: (line) => ctx.io.debug(line),
+  });
+  return certificates.length === credential.certificates.length ? credential : { ...credential, certificates };
 }
 
 /** The profile's TSA client, or undefined when the profile names no TSA. */

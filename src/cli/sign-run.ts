@@ -41,7 +41,7 @@ import { outputUploader } from './output-uploader.js';
 import type { SignCommandOptions } from './sign-options.js';
 import { PdfPasswords } from './pdf-password.js';
 import { authorizationFactors } from './credential-factors.js';
-import { createCscClient } from './service-clients.js';
+import { createCscClient, withCompleteChain } from './service-clients.js';
 
 /** Documents prepared at once within a window, so that one file's open, copy and fsync overlap another's. */
 const PREPARE_CONCURRENCY = 4;
@@ -132,7 +132,7 @@ async function signChecked(jobs: JobList, held: Map<string, OpenedDocument>, tal
   // The split flow and the TSA client load only when used: a plain B-B run is the one to keep quick.
   const split = options.prepare ? await import('./sign-split.js') : undefined;
   if (split && (await split.splitServiceSignIn(signing, options, ctx))) return;
-  const credential = await chooseCredential(options.credential ?? profile.settings.credential, signing, ctx, options.digest);
+  const credential = await withCompleteChain(await chooseCredential(options.credential ?? profile.settings.credential, signing, ctx, options.digest), profile, ctx);
   if (!split) await readyToAuthorize(credential, signing, ctx);
   const signOptions: SignOptions = { ...signOptionsFrom(options, level, ctx.clock.now(), signerName(credential)), pdfPassword: (input) => passwords.for(input) };
   if (split) return split.runSplitPrepare([...jobs], credential, signOptions, signing, options, ctx);

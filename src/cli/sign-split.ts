@@ -19,7 +19,7 @@ import { writeBytesAtomically } from '../io/atomic-write.js';
 import type { CscClient } from '../io/csc-client.js';
 import { createOutputDir, fileSystemDocuments, writeDetachedSignature } from '../io/document-files.js';
 import { checkRedirect, constantTimeEqual, randomState } from '../io/loopback.js';
-import { createCscClient, createTsaClient } from './service-clients.js';
+import { createCscClient, createTsaClient, withCompleteChain } from './service-clients.js';
 import type { Context } from './context.js';
 import { DEFAULT_REDIRECT_URI } from './context.js';
 import { outputUploader } from './output-uploader.js';
@@ -257,7 +257,7 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
       hint: 'Run --complete where --prepare ran (the same ESIGN_CONFIG_DIR) within the hour, or run --prepare again.',
     });
   }
-  const credential = signing.forSigning(await signing.credentialInfo(state.credentialID), state.digest);
+  const credential = await withCompleteChain(signing.forSigning(await signing.credentialInfo(state.credentialID), state.digest), profile, ctx);
   if (!byBrowser) await signing.readyToAuthorize(credential);
   // Storage is opened before any code is spent, so a missing login shows at once.
   const upload = command.upload ? await outputUploader(ctx, chosen.flatMap(({ step }) => step.jobs), command.overwrite) : undefined;

@@ -18,7 +18,7 @@ import {
   processTokenResponse,
 } from './csc/responses.js';
 import { processAuthorizationServerMetadata } from './csc/oauth-metadata.js';
-import { checkV2Service, processCredentialsInfoResponseV2, processCredentialsListResponseV2, processInfoResponse } from './csc/v2.js';
+import { checkService, processCredentialsInfoResponseV2, processCredentialsListResponseV2, processInfoResponse } from './csc/v2.js';
 import { issueTestCertificate } from './cms/test-pki.js';
 import { audienceList, notSharedClaims, parseProof } from './oidc/claims.js';
 import { checkIdTokenClaims, checkUserinfoSubject } from './oidc/id-token.js';
@@ -78,7 +78,7 @@ describe('JSON answer processors under mutation', () => {
           if (value === undefined) return;
           expect(value.specs).toMatch(/^\d+(\.\d+)*$/);
           expect(value.methods.every((method) => typeof method === 'string')).toBe(true);
-          outcome('checkV2Service', () => checkV2Service(value));
+          outcome('checkService', () => checkService(value));
         });
         check('processCredentialsListResponseV2', () => processCredentialsListResponseV2(l.status, l.body), (value) => {
           expect(value.credentialIDs.every((id) => typeof id === 'string')).toBe(true);

@@ -36,10 +36,11 @@ export interface ProfileSettings {
 
 /**
  * How esign signs in to the signing service: a person in the browser (OAuth authorization code),
- * the client itself (client_credentials), or a user name and password (CSC auth/login).
+ * the client itself (client_credentials), a user name and password (CSC auth/login), or not at all
+ * (external: the service is authorized by other means, a LAN, a VPN, a gateway).
  */
-export type ServiceAuthSetting = 'browser' | 'client-credentials' | 'basic';
-export const SERVICE_AUTH_SETTINGS: readonly ServiceAuthSetting[] = ['browser', 'client-credentials', 'basic'];
+export type ServiceAuthSetting = 'browser' | 'client-credentials' | 'basic' | 'external';
+export const SERVICE_AUTH_SETTINGS: readonly ServiceAuthSetting[] = ['browser', 'client-credentials', 'basic', 'external'];
 
 /** Which CSC API the signing service speaks: found out from its `info` (auto), or said. */
 export type CscVersionSetting = 'auto' | '1' | '2';
@@ -87,7 +88,7 @@ export const PROFILE_KEYS: Record<ProfileKey, KeySpec> = {
   serviceAuth: {
     kind: 'serviceAuth',
     env: 'ESIGN_SERVICE_AUTH',
-    description: 'sign-in to the signing service: browser, client-credentials (ESIGN_CLIENT_ID/ESIGN_CLIENT_SECRET, no browser) or basic (auth/login with ESIGN_SIGNING_USERNAME/ESIGN_SIGNING_PASSWORD)',
+    description: 'sign-in to the signing service: browser, client-credentials (ESIGN_CLIENT_ID/ESIGN_CLIENT_SECRET, no browser) basic (auth/login with ESIGN_SIGNING_USERNAME/ESIGN_SIGNING_PASSWORD) or external (no token: the service is reached through a LAN, VPN or gateway)',
   },
   caFile: { kind: 'string', env: 'ESIGN_CA_FILE', description: 'PEM bundle of certificate authorities trusted for TLS besides the system ones (a private CA, a TLS-inspecting proxy)' },
   clientCert: { kind: 'string', env: 'ESIGN_CLIENT_CERT', description: 'PEM file of the TLS client certificate shown to servers that ask for one (with clientKey)' },

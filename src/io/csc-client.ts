@@ -8,9 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { EsignError, isEsignError } from '../core/errors.js';
 import type { Clock, RemoteSigner, SigningCredential } from '../core/ports.js';
 import {
-  buildAuthLoginRequest,
   buildAuthorizeUrl,
-  buildClientCredentialsTokenRequest,
   buildCredentialsAuthorizeRequest,
   buildCredentialsInfoRequest,
   buildCredentialsListRequest,
@@ -31,7 +29,7 @@ import {
   processSignHashResponse,
   processTokenResponse,
 } from '../core/csc/responses.js';
-import { MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION, SERVICE_TOKEN_LIFETIME_S, type CredentialInfo, type PreparedRequest, type ServiceSignIn } from '../core/csc/shapes.js';
+import { MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION, SERVICE_TOKEN_LIFETIME_S, type CredentialInfo, type PreparedRequest } from '../core/csc/shapes.js';
 import {
   buildAuthorizeUrlV2,
   buildCredentialsAuthorizeRequestV2,
@@ -39,7 +37,7 @@ import {
   buildCredentialsListRequestV2,
   buildInfoRequest,
   buildSignHashRequestV2,
-  checkV2Service,
+  checkService,
   credentialAuthorizationDetails,
   processCredentialsInfoResponseV2,
   processCredentialsListResponseV2,
@@ -49,10 +47,11 @@ import {
 import type { CscVersionSetting, ServiceAuthSetting } from '../core/profile.js';
 import { processAuthorizationServerMetadata, authorizationServerMetadataUrl, type AuthorizationServer } from '../core/csc/oauth-metadata.js';
 import { codeChallengeS256, verifierFromBytes } from '../core/oidc/pkce.js';
-import { signingTerms } from '../core/csc/signature.js';
+import { assertCertificateCurrent, signingTerms } from '../core/csc/signature.js';
 import { acceptedSignatureValue, schemeLabel, type DigestName } from '../core/cms/algorithms.js';
 import { assertSecureUrl, type HttpClient, type HttpResponse } from './http.js';
 import { isFresh, type TokenStore } from './token-store.js';
+import { signInStrategy, type SignInStrategy } from './csc-sign-in.js';
 
 /** One browser step, as `Context.authorize` runs it through the loopback receiver. */
 export type BrowserAuthorize = (request: {
@@ -141,7 +140,23 @@ export class CscClient implements RemoteSigner {
   /** v2: the endpoints of an OAuth server named by its RFC 8414 issuer. */
   private oauth2Server: AuthorizationServer | undefined;
 
-  constructor(private readonly options: CscClientOptions) {}
+  private readonly signIn: SignInStrategy;
+
+  constructor(private readonly options: CscClientOptions) {
+    this.signIn = signInStrategy(options.serviceAuth ?? 'browser', {
+      baseUrl: options.baseUrl,
+      clientId: options.clientId,
+      clientSecret: options.clientSecret,
+      clientSecretInBody: options.clientSecretInBody ?? false,
+      tokens: options.tokens,
+      ...(options.refreshTokenKey ? { refreshTokenKey: options.refreshTokenKey } : {}),
+      ...(options.login ? { login: options.login } : {}),
+      tokenUrl: () => this.tokenUrl(),
+      version: async () => ((await this.speaksV2()) ? 2 : 1),
+      browserSignIn: () => this.browserStep({ scope: 'service' }, 'Bearer', 'sign-in to the signing service'),
+      call: (request, retry, process) => this.call(request, retry, process),
+    });
+  }
 
   /**
    * The CSC API this service speaks: the cscVersion setting, else its `info` — `POST /csc/v2/info`,
@@ -158,20 +173,26 @@ export class CscClient implements RemoteSigner {
 
   private async discover(): Promise<SpokenProtocol> {
     const setting = this.options.version ?? 'auto';
-    if (setting === '1') return { version: '1', chosenBy: 'setting' };
     const ask = (version: 1 | 2): Promise<ServiceInfo | undefined> =>
       this.call(buildInfoRequest(this.options.baseUrl, version, this.options.lang), 'idempotent', (status, body) => processInfoResponse(status, body));
-    // Said to be v2, the service is still asked: its info names its methods and its OAuth server.
-    const v2 = await ask(2);
+    // Said to be v1 or v2, the service is still asked: its info names its methods, sign-ins and OAuth server.
+    const v2 = setting === '1' ? undefined : await ask(2);
     if (v2 && (v2.specs.startsWith('2') || setting === '2')) {
-      checkV2Service(v2, this.options.serviceAuth ?? 'browser');
-      if (v2.oauth2) this.oauth2BaseUrl = oauthServerOf(v2.oauth2);
-      else if (v2.oauth2Issuer && (this.options.serviceAuth ?? 'browser') !== 'basic') this.oauth2Server = await this.readIssuerMetadata(v2.oauth2Issuer);
+      await this.useInfo(v2);
       return { version: '2', specs: v2.specs, chosenBy: setting === '2' ? 'setting' : 'info' };
     }
     if (setting === '2') return { version: '2', chosenBy: 'setting' };
     const v1 = v2 ?? (await ask(1));
-    return { version: '1', chosenBy: 'info', ...(v1 ? { specs: v1.specs } : {}) };
+    if (v1) await this.useInfo(v1);
+    return { version: '1', chosenBy: setting === '1' ? 'setting' : 'info', ...(v1 ? { specs: v1.specs } : {}) };
+  }
+
+  /** A service's info: the methods and sign-in esign needs are offered (else refused by name), and where its OAuth server is. */
+  private async useInfo(info: ServiceInfo): Promise<void> {
+    checkService(info, this.signIn.setting);
+    if (this.signIn.setting === 'external') return;
+    if (info.oauth2) this.oauth2BaseUrl = oauthServerOf(info.oauth2);
+    else if (info.oauth2Issuer && this.signIn.setting !== 'basic') this.oauth2Server = await this.readIssuerMetadata(info.oauth2Issuer);
   }
 
   private async speaksV2(): Promise<boolean> {
@@ -215,11 +236,20 @@ export class CscClient implements RemoteSigner {
         )
       );
     }
-    return this.withServiceToken((token) =>
-      this.call(buildCredentialsInfoRequest(this.options.baseUrl, token, credentialID), 'idempotent', (status, body) =>
-        processCredentialsInfoResponse(status, body, credentialID),
-      ),
-    );
+    const ask = (certInfo: boolean) =>
+      this.withServiceToken((token) =>
+        this.call(buildCredentialsInfoRequest(this.options.baseUrl, token, credentialID, { certInfo }), 'idempotent', (status, body) =>
+          processCredentialsInfoResponse(status, body, credentialID),
+        ),
+      );
+    try {
+      return await ask(true);
+    } catch (error) {
+      // certInfo is a convenience esign does not need (it reads the certificate); a service that
+      // has not implemented it (certomancer-csc-dummy answers 501) is asked without it.
+      if (!isEsignError(error) || error.details?.['status'] !== 501) throw error;
+      return ask(false);
+    }
   }
 
   /** Ids and info of every credential (info calls run concurrently). */
@@ -262,8 +292,12 @@ export class CscClient implements RemoteSigner {
     if (credential.authMode === 'explicit') await this.factors().ready(credential);
   }
 
-  /** The credential as the signing flow uses it, with this profile's signing terms (and `--digest`, when given). */
+  /**
+   * The credential as the signing flow uses it, with this profile's signing terms (and `--digest`,
+   * when given); refused when its certificate is not valid now, whatever the service says of the key.
+   */
   forSigning(info: CredentialInfo, digest?: DigestName): CredentialInfo & SigningCredential {
+    if (info.certificates[0]) assertCertificateCurrent(info.credentialID, info.certificates[0], this.options.clock.now());
     return { ...info, ...signingTerms(info, this.options.maxSignatures, digest) };
   }
 
@@ -415,60 +449,17 @@ export class CscClient implements RemoteSigner {
    * one browser step (scope service), the client's own credentials, or auth/login (with the
    * refresh token of an earlier login when there is one).
    */
-  async serviceToken(): Promise<string> {
+  async serviceToken(): Promise<string | undefined> {
     await this.protocol();
     const cached = await this.cachedServiceToken();
     if (cached) return cached;
-    switch (this.options.serviceAuth ?? 'browser') {
-      case 'browser':
-        return this.cacheServiceToken(await this.browserStep({ scope: 'service' }, 'Bearer', 'sign-in to the signing service'));
-      case 'client-credentials':
-        return this.cacheServiceToken(await this.clientCredentialsSignIn());
-      case 'basic':
-        return this.cacheServiceToken(await this.loginSignIn());
-    }
+    const signedIn = await this.signIn.signIn();
+    return signedIn && this.cacheServiceToken(signedIn);
   }
 
   /** Whether the service sign-in needs a person at a browser in this run. */
   signInNeedsBrowser(): boolean {
-    return (this.options.serviceAuth ?? 'browser') === 'browser';
-  }
-
-  private clientCredentialsSignIn(): Promise<ServiceSignIn> {
-    const { clientId, clientSecret } = this.options;
-    const request = buildClientCredentialsTokenRequest({ tokenUrl: this.tokenUrl(), clientId, clientSecret, clientSecretInBody: this.options.clientSecretInBody ?? false });
-    return this.call(request, 'never', (status, body) => processServiceSignInResponse(status, body, 'the client credentials token request'));
-  }
-
-  /** auth/login: with the kept refresh token first; when that is refused, with the user's name and password. */
-  private async loginSignIn(): Promise<ServiceSignIn> {
-    const { login, refreshTokenKey, tokens } = this.options;
-    const version = (await this.speaksV2()) ? 2 : 1;
-    const signIn = (credentials: { username: string; password: string } | { refreshToken: string }) =>
-      this.call(buildAuthLoginRequest(this.options.baseUrl, version, credentials), 'never', (status, body) => processServiceSignInResponse(status, body, 'auth/login'));
-    const kept = refreshTokenKey ? await tokens.get(refreshTokenKey) : undefined;
-    let result: ServiceSignIn | undefined;
-    if (kept) {
-      try {
-        result = await signIn({ refreshToken: kept.accessToken });
-      } catch (error) {
-        if (!isEsignError(error, 'AUTH_TOKEN_REJECTED')) throw error;
-        await tokens.delete(refreshTokenKey!);
-      }
-    }
-    if (!result) {
-      if (!login) {
-        throw new EsignError('CONFIG_MISSING', 'The sign-in to the signing service is auth/login (serviceAuth basic), and no user name and password are set.', {
-          hint: 'Set ESIGN_SIGNING_USERNAME and ESIGN_SIGNING_PASSWORD.',
-        });
-      }
-      result = await signIn(login);
-    }
-    if (result.refreshToken && refreshTokenKey) {
-      // Kept like the service token (0600, never printed); its lifetime is the service's to decide.
-      await tokens.set(refreshTokenKey, { accessToken: result.refreshToken, tokenType: 'refresh', expiresAt: Number.MAX_SAFE_INTEGER });
-    }
-    return result;
+    return this.signIn.needsBrowser;
   }
 
   private async cachedServiceToken(): Promise<string | undefined> {
@@ -512,12 +503,12 @@ export class CscClient implements RemoteSigner {
     return token.accessToken;
   }
 
-  /** Runs a call with the service token; after a 401, signs in once more and repeats it once. */
-  private async withServiceToken<T>(call: (token: string) => Promise<T>): Promise<T> {
+  /** Runs a call with the service token (none for external); after a 401, signs in once more and repeats it once. */
+  private async withServiceToken<T>(call: (token: string | undefined) => Promise<T>): Promise<T> {
     try {
       return await call(await this.serviceToken());
     } catch (error) {
-      if (!isEsignError(error, 'CSC_UNAUTHORIZED')) throw error;
+      if (!isEsignError(error, 'CSC_UNAUTHORIZED') || this.signIn.setting === 'external') throw error;
       await this.forgetServiceToken();
       const fresh = await this.serviceToken();
       try {
@@ -586,10 +577,13 @@ function signHashAlgorithm(credential: SigningCredential): { signAlgo: string; s
   return { signAlgo: credential.signAlgorithm, ...(credential.signAlgorithmParams ? { signAlgoParams: credential.signAlgorithmParams } : {}) };
 }
 
-/** The OAuth 2.0 server a v2 service's info names: https://, or http:// on loopback only. */
+/**
+ * The OAuth 2.0 server a service's info names: https://, or http:// on loopback only. Some give the
+ * full `…/oauth2/authorize` URL for the base URI: it is trimmed to its base.
+ */
 function oauthServerOf(url: string): string {
   try {
-    return assertSecureUrl(url, 'OAuth 2.0 server').toString();
+    return assertSecureUrl(url.replace(/\/oauth2\/authorize\/?$/, ''), 'OAuth 2.0 server').toString();
   } catch (error) {
     throw badResponse('info', `names an OAuth 2.0 server esign will not use (${(error as Error).message.replace(/\.$/, '')})`);
   }

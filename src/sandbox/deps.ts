@@ -1,5 +1,6 @@
 import type { SandboxClock } from './clock.js';
 import type { SandboxPki } from './pki.js';
+import type { SandboxQuirks } from './signing/quirks.js';
 
 /** Fixed test credentials of the sandbox. They guard nothing real, but are never printed anyway. */
 export interface SandboxSecrets {
@@ -96,6 +97,8 @@ export interface SandboxDeps {
   /** Approval pages redirect at once, approving as the default test user. */
   readonly autoApprove: boolean;
   shared: SharedServices;
+  /** How the signing service departs from the specification text, as switched on (none by default). */
+  quirks: SandboxQuirks;
   /** Lines for the sandbox's log (`esign sandbox start` prints them): the OTPs it "sends". */
   log?: (line: string) => void;
   /** Over TLS (sandbox start --tls): the server certificate the S3 gateway serves too. */

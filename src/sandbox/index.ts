@@ -15,6 +15,7 @@ import { mountIdentity, mountIdentityLegacy } from './identity/routes.js';
 import { clearStorageSwitches, mountStorage, storageSwitch, type StorageHostHooks } from './storage/routes.js';
 import { mountTsa } from './tsa/routes.js';
 import { isRevocationRule, RevocationSchedule } from './revocation-schedule.js';
+import { isQuirkName, SandboxQuirks, type QuirkName } from './signing/quirks.js';
 
 export type { SandboxUrls, SandboxDeps } from './deps.js';
 export { SANDBOX_SECRETS } from './deps.js';
@@ -29,6 +30,8 @@ export interface SandboxOptions {
   secrets?: Partial<SandboxSecrets>;
   /** Start the S3-compatible server (default true). */
   s3?: boolean;
+  /** Provider behaviours the signing service shows (`esign sandbox start --quirk NAME`). */
+  quirks?: readonly QuirkName[];
   /** Where the sandbox's log lines go (the OTPs it "sends"); nowhere by default. */
   log?: (line: string) => void;
   /** Serve every emulator over HTTPS, with a certificate for localhost and 127.0.0.1 from the sandbox root. */
@@ -45,6 +48,8 @@ export interface Sandbox {
   pki: SandboxPki;
   clock: SandboxClock;
   faults: FaultInjector;
+  /** The quirks switched on; tests switch them between cases. */
+  quirks: SandboxQuirks;
   secrets: SandboxSecrets;
   shared: SharedServices;
   autoApprove: boolean;
@@ -86,6 +91,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
   const clock = options.clock ?? new SandboxClock();
   const faults = new FaultInjector();
+  const quirks = new SandboxQuirks(options.quirks);
   const secrets = { ...SANDBOX_SECRETS, ...options.secrets };
   const routers = new Map<string, Router>();
   const sockets = new Set<Socket>();
@@ -126,7 +132,8 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       if (applied) return applied;
       const started = process.hrtime.bigint();
       try {
-        return await route.handler(request);
+        const answer = await route.handler(request);
+        return prefix === 'signing' || prefix === 'signing-v2' ? quirks.answer(`${route.method} ${path}`, answer) : answer;
       } finally {
         const time = serviceTime.get(prefix) ?? { calls: 0, ms: 0 };
         serviceTime.set(prefix, { calls: time.calls + 1, ms: time.ms + Number(process.hrtime.bigint() - started) / 1e6 });
@@ -181,6 +188,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     urls,
     secrets,
     shared,
+    quirks,
     ...(options.log ? { log: options.log } : {}),
     ...(tls ? { tls } : {}),
     ...(options.hostName ? { hostName: options.hostName } : {}),
@@ -214,6 +222,14 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       clearStorageSwitches(shared);
       return json(200, { ok: true });
     }
+    if (request.method === 'POST' && request.path === '/quirks') {
+      const names = jsonBody(request)?.['quirks'];
+      if (!Array.isArray(names) || !names.every((name): name is QuirkName => typeof name === 'string' && isQuirkName(name))) {
+        return json(400, { error: 'invalid_request', error_description: 'expected {quirks: [NAME…]} with known names' });
+      }
+      quirks.set(names);
+      return json(200, { quirks: quirks.list() });
+    }
     if (request.method === 'POST' && request.path === '/storage') return storageSwitch(shared, jsonBody(request));
     if (request.method === 'POST' && request.path === '/clock') {
       const body = JSON.parse(request.body.toString('utf8') || '{}') as { advanceSeconds?: number; reset?: boolean };
@@ -236,6 +252,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     pki,
     clock,
     faults,
+    quirks,
     secrets,
     shared,
     requestLog,

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { writeRootPem, writeRuntime } from '../../src/cli/context.js';
 import { tempDirForFile } from './tmp.js';
+import { SANDBOX_SEAL as seal } from '../../src/sandbox/deps.js';
 
 export interface TestSandbox {
   sandbox: Sandbox;
@@ -34,5 +35,29 @@ export async function startTestSandbox(options: { autoApprove?: boolean; s3?: bo
       await sandbox.close();
       await temp.remove();
     },
+  };
+}
+
+export type Dialect = 'v1' | 'v2';
+
+/** The environment of a CI job that seals: the env profile, pointed at the sandbox's services. */
+export function sealEnv(sandbox: TestSandbox, dialect: Dialect, extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+  const urls = sandbox.sandbox.urls;
+  return {
+    ESIGN_CONFIG_DIR: sandbox.configDir,
+    ESIGN_SANDBOX_DIR: undefined,
+    DISPLAY: undefined,
+    WAYLAND_DISPLAY: undefined,
+    ESIGN_SIGNING_URL: dialect === 'v2' ? urls.signingV2 : urls.signing,
+    ESIGN_TSA_URL: urls.tsaEndpoint,
+    ESIGN_TSA_USERNAME: 'esign',
+    ESIGN_TSA_PASSWORD: 'sandbox-tsa',
+    ESIGN_TRUST_ANCHORS: sandbox.rootPemPath,
+    ESIGN_SERVICE_AUTH: 'client-credentials',
+    ESIGN_CLIENT_ID: seal.clientId,
+    ESIGN_CLIENT_SECRET: seal.clientSecret,
+    ESIGN_CREDENTIAL: seal.pinOnlyCredentialID,
+    ESIGN_CREDENTIAL_PIN: seal.pin,
+    ...extra,
   };
 }

@@ -54,7 +54,7 @@ describe.each(SANDBOX_DIALECTS)('esign credentials on $name', (dialect) => {
     expect(listed.credentials[0]?.signer.subjectCN).toContain('TEST');
     expect(listed.credentials[0]?.signer.issuerCN).toBe('esign Sandbox TEST Issuing CA');
     expect(listed.credentials[0]?.isDefault).toBe(true);
-    expect(listed.signingService).toEqual({ cscVersion: dialect.profile === 'sandbox' ? '1' : '2', ...(dialect.profile === 'sandbox' ? {} : { specs: '2.0.0.2' }), chosenBy: 'setting' });
+    expect(listed.signingService).toEqual({ cscVersion: dialect.profile === 'sandbox' ? '1' : '2', specs: dialect.profile === 'sandbox' ? '1.0.4.0' : '2.0.0.2', chosenBy: 'setting' });
   });
 
   it('prints a table for people, and never a token', async () => {
@@ -76,7 +76,7 @@ describe.each(SANDBOX_DIALECTS)('esign credentials on $name', (dialect) => {
     const human = await runCli(['--auto-approve', 'credentials', 'info', 'alice-expired'], { env: sandbox.env });
     expect(human.stdout).toContain('disabled (certificate expired)');
     expect(human.stdout).toContain(
-      dialect.profile === 'sandbox' ? 'service      CSC API v1.0.4, chosen by the cscVersion setting' : 'service      CSC API v2 (specs 2.0.0.2), chosen by the cscVersion setting',
+      dialect.profile === 'sandbox' ? 'service      CSC API v1.0.4 (specs 1.0.4.0), chosen by the cscVersion setting' : 'service      CSC API v2 (specs 2.0.0.2), chosen by the cscVersion setting',
     );
   });
 
@@ -109,7 +109,7 @@ describe.each(SANDBOX_DIALECTS)('esign credentials on $name', (dialect) => {
     expect(chosen.code, chosen.stderr).toBe(0);
     expect(chosen.json()).toMatchObject({ credential: 'alice-rsa3072', level: 'B-B' });
     const listed = await runCli(['--browser', browser, '--json', 'credentials', 'list'], { env });
-    expect(listed.json<Listed>().signingService).toEqual(dialect.profile === 'sandbox' ? { cscVersion: '1', chosenBy: 'info' } : { cscVersion: '2', specs: '2.0.0.2', chosenBy: 'info' });
+    expect(listed.json<Listed>().signingService).toEqual(dialect.profile === 'sandbox' ? { cscVersion: '1', specs: '1.0.4.0', chosenBy: 'info' } : { cscVersion: '2', specs: '2.0.0.2', chosenBy: 'info' });
   });
 
   it('signs in to the signing service once and reuses the cached service token in later commands', async () => {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOTP, Secret } from 'otpauth';
 import { SANDBOX_SEAL as seal } from '../../src/sandbox/deps.js';
 import { runCli } from '../helpers/run-cli.js';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { sealEnv, startTestSandbox, type Dialect, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDir } from '../helpers/tmp.js';
 
 let shared: TestSandbox;
@@ -18,30 +18,7 @@ beforeAll(async () => {
 });
 afterAll(async () => shared?.close());
 
-type Dialect = 'v1' | 'v2';
 const DIALECTS: Dialect[] = ['v1', 'v2'];
-
-/** The environment of a CI job that seals: the env profile, pointed at the sandbox's services. */
-function sealEnv(sandbox: TestSandbox, dialect: Dialect, extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
-  const urls = sandbox.sandbox.urls;
-  return {
-    ESIGN_CONFIG_DIR: sandbox.configDir,
-    ESIGN_SANDBOX_DIR: undefined,
-    DISPLAY: undefined,
-    WAYLAND_DISPLAY: undefined,
-    ESIGN_SIGNING_URL: dialect === 'v2' ? urls.signingV2 : urls.signing,
-    ESIGN_TSA_URL: urls.tsaEndpoint,
-    ESIGN_TSA_USERNAME: 'esign',
-    ESIGN_TSA_PASSWORD: 'sandbox-tsa',
-    ESIGN_TRUST_ANCHORS: sandbox.rootPemPath,
-    ESIGN_SERVICE_AUTH: 'client-credentials',
-    ESIGN_CLIENT_ID: seal.clientId,
-    ESIGN_CLIENT_SECRET: seal.clientSecret,
-    ESIGN_CREDENTIAL: seal.pinOnlyCredentialID,
-    ESIGN_CREDENTIAL_PIN: seal.pin,
-    ...extra,
-  };
-}
 
 async function inputs(count: number, dir?: string): Promise<string[]> {
   const where = dir ?? (await tempDir());

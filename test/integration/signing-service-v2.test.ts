@@ -385,12 +385,15 @@ async function codeOf(promise: Promise<unknown>): Promise<EsignError | 'no error
 }
 
 describe('the client chooses the dialect', () => {
-  it('auto: a service whose info says 2.0.0.2 is spoken to in v2; one with no info in v1.0.4', async () => {
+  it('auto: a service whose info says 2.0.0.2 is spoken to in v2; 1.0.4.0, or no info at all, in v1.0.4', async () => {
     const v2 = makeTestClient({ baseUrl: base, dir: dir.dir });
     expect(await v2.client.protocol()).toEqual({ version: '2', specs: '2.0.0.2', chosenBy: 'info' });
     const v1 = makeTestClient({ baseUrl: sandbox.urls.signing, dir: dir.dir });
-    expect(await v1.client.protocol()).toEqual({ version: '1', chosenBy: 'info' });
+    expect(await v1.client.protocol()).toEqual({ version: '1', specs: '1.0.4.0', chosenBy: 'info' });
     expect(await v1.client.listCredentialIDs()).toHaveLength(ALICE_CREDENTIALS.length);
+    sandbox.faults.inject({ route: 'signing POST /csc/v1/info', fault: { kind: 'status', status: 404 } });
+    const noInfo = makeTestClient({ baseUrl: sandbox.urls.signing, dir: dir.dir });
+    expect(await noInfo.client.protocol()).toEqual({ version: '1', chosenBy: 'info' });
   });
 
   it('refuses a v2 service that does not offer signatures/signHash, naming it, before any browser step', async () => {
@@ -430,12 +433,12 @@ describe('the client chooses the dialect', () => {
     expect(steps).toEqual([]);
   });
 
-  it('cscVersion 1 asks no info', async () => {
+  it('cscVersion 1 asks the v1 info only (for its sign-ins, methods and OAuth server), never v2\'s', async () => {
     const http = new RecordingHttp({ maxTries: 1 });
     const { client } = makeTestClient({ baseUrl: sandbox.urls.signing, dir: dir.dir, version: '1', extra: { http } });
-    expect(await client.protocol()).toEqual({ version: '1', chosenBy: 'setting' });
+    expect(await client.protocol()).toEqual({ version: '1', specs: '1.0.4.0', chosenBy: 'setting' });
     await client.listCredentialIDs();
-    expect(http.sent.map((request) => new URL(request.url).pathname)).toEqual(['/signing/oauth2/token', '/signing/csc/v1/credentials/list']);
+    expect(http.sent.map((request) => new URL(request.url).pathname)).toEqual(['/signing/csc/v1/info', '/signing/oauth2/token', '/signing/csc/v1/credentials/list']);
   });
 });
 

@@ -2,13 +2,14 @@
  * The sandbox signing service and the CSC client against each other, over real HTTP: the rules of
  * the service document (scopes, codes, SADs, OIDs, encodings, limits) and the client's handling.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, X509Certificate } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EsignError } from '../../src/core/errors.js';
 import type { BrowserLauncher } from '../../src/core/ports.js';
 import { verifyDigestSignature } from '../../src/core/csc/signature.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { SANDBOX_SEAL } from '../../src/sandbox/deps.js';
 import { ALICE_CREDENTIALS, CLIENT_ID, CLIENT_SECRET, hiddenFields, makeTestClient, pageBrowser, type TestClient } from '../helpers/csc-browser.js';
 import { tempDirForFile } from '../helpers/tmp.js';
 
@@ -350,12 +351,30 @@ describe('/csc/v1', () => {
     expect((await csc('credentials/list', bearer, { pageToken: 'forged' })).body['error']).toBe('invalid_request');
   });
 
-  it('answers credentials/info with key.len as a number and the chain, signer first', async () => {
-    const result = await csc('credentials/info', bearer, { credentialID: 'alice-rsa2048' });
+  it('answers credentials/info with key.len as a number and the chain, signer first, only when asked for it (§11.5)', async () => {
+    const result = await csc('credentials/info', bearer, { credentialID: 'alice-rsa2048', certificates: 'chain' });
     const body = result.body as { key: { len: unknown; status: string; algo: string[] }; cert: { certificates: string[] }; authMode: string };
     expect(body.key).toEqual({ status: 'enabled', algo: [RSA], len: 2048 });
     expect(body.cert.certificates).toHaveLength(3);
     expect(body.authMode).toBe('oauth2code');
+    const issuers = body.cert.certificates.map((text) => new X509Certificate(Buffer.from(text, 'base64')));
+    expect(issuers[0]?.checkIssued(issuers[1]!) && issuers[1]?.checkIssued(issuers[2]!) && issuers[2]?.checkIssued(issuers[2]!)).toBe(true);
+    expect(issuers[1]?.subject).not.toBe(issuers[2]?.subject); // an issuing CA below the root
+    // The defaults, to the letter: the signer alone, no certificate details, no PIN or OTP groups.
+    const seal = await token({ grant_type: 'client_credentials', client_id: SANDBOX_SEAL.clientId, scope: 'service' }, `${SANDBOX_SEAL.clientId}:${SANDBOX_SEAL.clientSecret}`);
+    const sealBearer = seal.body['access_token'] as string;
+    const plain = (await csc('credentials/info', sealBearer, { credentialID: 'acme-seal-totp' })).body as { cert: Record<string, unknown>; PIN?: unknown; OTP?: unknown; authMode: string };
+    expect(plain.cert['certificates']).toHaveLength(1);
+    expect(plain.cert['subjectDN']).toBeUndefined();
+    expect(plain.authMode).toBe('explicit');
+    expect(plain.PIN).toBeUndefined();
+    expect(plain.OTP).toBeUndefined();
+    const full = (await csc('credentials/info', sealBearer, { credentialID: 'acme-seal-totp', certInfo: true, authInfo: true, certificates: 'none' })).body as { cert: Record<string, unknown>; PIN?: unknown; OTP?: unknown };
+    expect(full.cert['certificates']).toBeUndefined();
+    expect(full.cert['validTo']).toMatch(/^\d{14}Z$/);
+    expect(full.cert['subjectDN']).toMatch(/^CN=/);
+    expect(full.PIN).toMatchObject({ presence: 'true' });
+    expect(full.OTP).toMatchObject({ presence: 'true', type: 'offline' });
     const expired = (await csc('credentials/info', bearer, { credentialID: 'alice-expired' })).body as { key: { status: string } };
     expect(expired.key.status).toBe('disabled');
   });

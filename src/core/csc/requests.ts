@@ -115,7 +115,8 @@ export function buildAuthLoginRequest(baseUrl: string, version: 1 | 2, login: { 
 
 export interface CredentialAuthorizeParams {
   baseUrl: string;
-  accessToken: string;
+  /** The service token; none when the service is authorized by other means (external). */
+  accessToken: string | undefined;
   credentialID: string;
   hashes: Uint8Array[];
   pin?: string;
@@ -136,13 +137,13 @@ export function buildCredentialsAuthorizeRequest(params: CredentialAuthorizePara
 }
 
 /** `POST {base}/csc/v{1|2}/credentials/sendOTP` (§11.8). */
-export function buildSendOtpRequest(baseUrl: string, version: 1 | 2, accessToken: string, credentialID: string): PreparedRequest {
+export function buildSendOtpRequest(baseUrl: string, version: 1 | 2, accessToken: string | undefined, credentialID: string): PreparedRequest {
   return jsonRequest(baseUrl, `/csc/v${version}/credentials/sendOTP`, accessToken, { credentialID });
 }
 
 export function buildCredentialsListRequest(
   baseUrl: string,
-  accessToken: string,
+  accessToken: string | undefined,
   options: { maxResults?: number; pageToken?: string; clientData?: string } = {},
 ): PreparedRequest {
   const body: Record<string, unknown> = {};
@@ -152,13 +153,20 @@ export function buildCredentialsListRequest(
   return jsonRequest(baseUrl, '/csc/v1/credentials/list', accessToken, body);
 }
 
-export function buildCredentialsInfoRequest(baseUrl: string, accessToken: string, credentialID: string): PreparedRequest {
-  return jsonRequest(baseUrl, '/csc/v1/credentials/info', accessToken, { credentialID });
+/**
+ * `credentials/info` (§11.5) asking for everything esign uses: the whole chain (the default is the
+ * signer's certificate alone), the certificate's details and the PIN and OTP groups (absent unless asked).
+ */
+export function buildCredentialsInfoRequest(baseUrl: string, accessToken: string | undefined, credentialID: string, options: { certInfo?: boolean } = {}): PreparedRequest {
+  return jsonRequest(baseUrl, '/csc/v1/credentials/info', accessToken, { credentialID, ...CREDENTIAL_INFO_WANTED, ...(options.certInfo === false ? { certInfo: false } : {}) });
 }
+
+/** What both dialects ask `credentials/info` (and v2 `credentials/list`) for. */
+export const CREDENTIAL_INFO_WANTED = { certificates: 'chain', certInfo: true, authInfo: true } as const;
 
 export interface SignHashParams {
   baseUrl: string;
-  accessToken: string;
+  accessToken: string | undefined;
   credentialID: string;
   sad: string;
   hashes: Uint8Array[];

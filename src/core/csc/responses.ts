@@ -11,6 +11,8 @@ type Body = Uint8Array | string;
 interface ServiceError {
   error?: string;
   description?: string;
+  /** The first bytes of a body that is not JSON (an HTML page, a proxy's text), control characters stripped. */
+  looksLike?: string;
 }
 
 function parseJson(body: Body): unknown {
@@ -26,15 +28,33 @@ export function asObject(value: unknown): Record<string, unknown> | undefined {
 }
 
 function serviceError(body: Body): ServiceError {
-  const object = asObject(parseJson(body));
+  const parsed = parseJson(body);
+  const object = asObject(parsed);
   const error = typeof object?.['error'] === 'string' ? object['error'] : undefined;
   const description = typeof object?.['error_description'] === 'string' ? object['error_description'] : undefined;
-  return { error, description };
+  return { error, description, ...(parsed === undefined ? looksLike(body) : {}) };
 }
 
-function said({ error, description }: ServiceError): string {
+/** What a body that is not JSON starts with: at most 80 printable characters, whitespace folded. */
+function looksLike(body: Body): { looksLike?: string } {
+  const text = (typeof body === 'string' ? body : Buffer.from(body.subarray(0, 400)).toString('utf8'))
+    .slice(0, 400)
+    .replace(/\p{Cc}+/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  if (text === '') return {};
+  return { looksLike: text.length > 80 ? `${text.slice(0, 80)}…` : text };
+}
+
+function said({ error, description, looksLike }: ServiceError): string {
+  if (looksLike) return ` (not JSON: ${JSON.stringify(looksLike)})`;
   if (!error && !description) return '';
   return ` (${[error, description].filter(Boolean).join(': ')})`;
+}
+
+/** An `error` member in a 2xx answer (some services report errors with HTTP 200). */
+function errorIn(body: Body): boolean {
+  return typeof asObject(parseJson(body))?.['error'] === 'string';
 }
 
 export function badResponse(operation: string, problem: string): EsignError {
@@ -94,7 +114,7 @@ export function cscError(status: number, body: Body, operation: string): EsignEr
       details,
     });
   }
-  if (status >= 400) {
+  if (status >= 400 || parsed.error !== undefined) {
     return new EsignError('CSC_INVALID_REQUEST', `The signing service rejected ${operation} with HTTP ${status}${said(parsed)}.`, {
       hint: 'Run with --verbose; if it repeats, report it with the error above.',
       details,
@@ -104,9 +124,9 @@ export function cscError(status: number, body: Body, operation: string): EsignEr
 }
 
 export function okJson(status: number, body: Body, operation: string): Record<string, unknown> {
-  if (status !== 200) throw cscError(status, body, operation);
+  if (status !== 200 || errorIn(body)) throw cscError(status, body, operation);
   const object = asObject(parseJson(body));
-  if (!object) throw badResponse(operation, 'is not a JSON object');
+  if (!object) throw badResponse(operation, `is not a JSON object${said(looksLike(body))}`);
   return object;
 }
 
@@ -276,7 +296,7 @@ export function decodeBase64(text: string, operation: string, what: string): Uin
 
 /** `credentials/authorize` (v1 and v2): the SAD, and its lifetime when said. */
 export function processAuthorizeResponse(status: number, body: Body): CredentialAuthorization {
-  if (status !== 200) throw authorizeError(status, body);
+  if (status !== 200 || errorIn(body)) throw authorizeError(status, body);
   const object = okJson(status, body, 'credentials/authorize');
   const sad = object['SAD'];
   if (typeof sad !== 'string' || sad === '') throw badResponse('credentials/authorize', 'has no SAD');

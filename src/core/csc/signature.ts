@@ -15,6 +15,7 @@ import {
   type SignerKey,
 } from '../cms/algorithms.js';
 import { OID } from '../cms/oids.js';
+import { certificate, validAt } from '../verify/chain.js';
 import { EsignError } from '../errors.js';
 import { MAX_HASHES_PER_AUTHORIZATION, MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION, SHA256_LENGTH, type CredentialInfo } from './shapes.js';
 
@@ -123,4 +124,19 @@ const DIGEST_LENGTH: Readonly<Record<DigestName, number>> = { sha256: 32, sha384
 
 function keyWords(key: SignerKey): string {
   return key.type === 'rsa' ? `RSA ${key.bits}` : key.type === 'ec' ? `EC ${key.curve}` : key.name;
+}
+
+/**
+ * Refuses a credential whose signer certificate is not valid at `now` (expired, or not yet valid),
+ * whatever the service says of its key: a signature made with it would not validate.
+ */
+export function assertCertificateCurrent(credentialID: string, signerDer: Uint8Array, now: Date): void {
+  const signer = certificate(signerDer);
+  if (!signer || validAt(signer, now)) return;
+  const expired = new Date(signer.validTo).getTime() < now.getTime();
+  const when = expired ? `expired on ${new Date(signer.validTo).toISOString()}` : `is not valid before ${new Date(signer.validFrom).toISOString()}`;
+  throw new EsignError('CREDENTIAL_DISABLED', `The certificate of the credential ${credentialID} ${when}, so it cannot sign (checked at ${now.toISOString()}).`, {
+    hint: expired ? 'Choose a credential with a current certificate (esign credentials list), or ask the provider to renew it.' : "Check this machine's clock, or wait until the certificate is valid.",
+    details: { credentialID, notBefore: new Date(signer.validFrom).toISOString(), notAfter: new Date(signer.validTo).toISOString() },
+  });
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { errorOf } from '../../../test/helpers/esign-error.js';
 import { issueTestCertificate } from '../cms/test-pki.js';
-import { buildAuthorizeUrlV2, buildCredentialsListRequestV2, buildInfoRequest, buildSignHashRequestV2, checkV2Service, processCredentialsListResponseV2, processInfoResponse } from './v2.js';
+import { buildAuthorizeUrlV2, buildCredentialsListRequestV2, buildInfoRequest, buildSignHashRequestV2, checkService, processCredentialsListResponseV2, processInfoResponse } from './v2.js';
 
 const hash = (label: string) => new Uint8Array(createHash('sha256').update(label).digest());
 const common = { baseUrl: 'https://sign.example/api/', clientId: 'cli', redirectUri: 'http://127.0.0.1:8765/callback', state: 's' };
@@ -85,22 +85,22 @@ describe('CSC API v2 info', () => {
   });
 
   it('refuses a service without signHash or without oauth2code, naming what is missing', () => {
-    const noSignHash = errorOf(() => checkV2Service({ specs: '2.0.0.2', authTypes: ['oauth2code'], methods: ['credentials/list', 'signatures/signDoc'] }));
+    const noSignHash = errorOf(() => checkService({ specs: '2.0.0.2', authTypes: ['oauth2code'], methods: ['credentials/list', 'signatures/signDoc'] }));
     expect(noSignHash?.code).toBe('CSC_UNSUPPORTED_SERVICE');
     expect(noSignHash?.message).toContain('does not offer credentials/info, signatures/signHash');
-    expect(errorOf(() => checkV2Service({ specs: '2.0.0.2', authTypes: ['basic'], methods: info.methods }))?.message).toContain('offers no oauth2code');
-    expect(errorOf(() => checkV2Service({ specs: '2.0.0.2', authTypes: info.authType, methods: info.methods }))).toBeUndefined();
+    expect(errorOf(() => checkService({ specs: '2.0.0.2', authTypes: ['basic'], methods: info.methods }))?.message).toContain('offers no oauth2code');
+    expect(errorOf(() => checkService({ specs: '2.0.0.2', authTypes: info.authType, methods: info.methods }))).toBeUndefined();
     // A service naming its OAuth server by its RFC 8414 issuer alone is read through its metadata now.
-    expect(errorOf(() => checkV2Service({ specs: '2.0.0.2', authTypes: info.authType, methods: info.methods, oauth2Issuer: 'https://as.example' }))).toBeUndefined();
+    expect(errorOf(() => checkService({ specs: '2.0.0.2', authTypes: info.authType, methods: info.methods, oauth2Issuer: 'https://as.example' }))).toBeUndefined();
   });
 
   it('asks for the sign-in the serviceAuth setting uses: oauth2client for client credentials, basic and auth/login for basic', () => {
     const offered = { specs: '2.0.0.2', authTypes: ['oauth2code'], methods: [...info.methods] };
-    expect(errorOf(() => checkV2Service(offered, 'client-credentials'))?.message).toContain('offers no oauth2client sign-in (it offers oauth2code), which serviceAuth client-credentials needs');
-    expect(errorOf(() => checkV2Service({ ...offered, authTypes: ['oauth2client'] }, 'client-credentials'))).toBeUndefined();
-    const noLogin = errorOf(() => checkV2Service({ ...offered, authTypes: ['basic'], methods: info.methods.filter((method: string) => method !== 'auth/login') }, 'basic'));
+    expect(errorOf(() => checkService(offered, 'client-credentials'))?.message).toContain('offers no oauth2client sign-in (it offers oauth2code), which serviceAuth client-credentials needs');
+    expect(errorOf(() => checkService({ ...offered, authTypes: ['oauth2client'] }, 'client-credentials'))).toBeUndefined();
+    const noLogin = errorOf(() => checkService({ ...offered, authTypes: ['basic'], methods: info.methods.filter((method: string) => method !== 'auth/login') }, 'basic'));
     expect(noLogin?.message).toContain('does not offer auth/login');
-    expect(errorOf(() => checkV2Service({ ...offered, authTypes: ['basic'], methods: [...info.methods, 'auth/login'] }, 'basic'))).toBeUndefined();
+    expect(errorOf(() => checkService({ ...offered, authTypes: ['basic'], methods: [...info.methods, 'auth/login'] }, 'basic'))).toBeUndefined();
   });
 });
 

@@ -7,7 +7,7 @@
  */
 import { EsignError } from '../errors.js';
 import type { ServiceAuthSetting } from '../profile.js';
-import { authorizeUrlWith, hashAlgorithmOf, jsonRequest, type AuthorizeParams, type CredentialAuthorizeParams } from './requests.js';
+import { authorizeUrlWith, CREDENTIAL_INFO_WANTED, hashAlgorithmOf, jsonRequest, type AuthorizeParams, type CredentialAuthorizeParams } from './requests.js';
 import { asObject, authorizationV2, badResponse, credentialInfoFrom, okJson, stringArray } from './responses.js';
 import { signAlgoNamesHash } from './signature.js';
 import { CSC_SIGN_ALGO_RSA, MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION, type CredentialInfo, type PreparedRequest } from './shapes.js';
@@ -15,7 +15,7 @@ import { CSC_SIGN_ALGO_RSA, MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION, type Creden
 type Body = Uint8Array | string;
 
 /** The methods esign calls; a v2 service that lists none of one is refused before any browser step. */
-export const V2_METHODS_NEEDED = ['credentials/list', 'credentials/info', 'signatures/signHash'] as const;
+export const METHODS_NEEDED = ['credentials/list', 'credentials/info', 'signatures/signHash'] as const;
 
 /** What `info` says of a service, as far as esign uses it. */
 export interface ServiceInfo {
@@ -52,12 +52,17 @@ export function processInfoResponse(status: number, body: Body): ServiceInfo | u
   return info;
 }
 
-/** The info authType each way of signing in needs (CSC v2 §8.1). */
-const AUTH_TYPE_FOR: Record<ServiceAuthSetting, string> = { browser: 'oauth2code', 'client-credentials': 'oauth2client', basic: 'basic' };
+/** The info authType each way of signing in needs (CSC v1.0.4 §11.1, v2 §8.1). */
+const AUTH_TYPE_FOR: Record<ServiceAuthSetting, string> = { browser: 'oauth2code', 'client-credentials': 'oauth2client', basic: 'basic', external: 'external' };
+/** The serviceAuth setting that uses an info authType. */
+const SETTING_FOR = Object.fromEntries(Object.entries(AUTH_TYPE_FOR).map(([setting, authType]) => [authType, setting])) as Record<string, ServiceAuthSetting | undefined>;
 
-/** Refuses a v2 service that cannot do what esign needs, naming what is missing, before any browser step. */
-export function checkV2Service(info: ServiceInfo, serviceAuth: ServiceAuthSetting = 'browser'): void {
-  const needed = [...V2_METHODS_NEEDED, ...(serviceAuth === 'basic' ? ['auth/login'] : [])];
+/**
+ * Refuses a service (either dialect) that cannot do what esign needs, naming what is missing,
+ * before any sign-in: a method, or the sign-in the serviceAuth setting asks for.
+ */
+export function checkService(info: ServiceInfo, serviceAuth: ServiceAuthSetting = 'browser'): void {
+  const needed = [...METHODS_NEEDED, ...(serviceAuth === 'basic' ? ['auth/login'] : [])];
   const missing = needed.filter((method) => !info.methods.includes(method));
   if (missing.length > 0) {
     throw new EsignError('CSC_UNSUPPORTED_SERVICE', `The signing service (CSC API ${info.specs}) does not offer ${missing.join(', ')}, which esign needs to sign.`, {
@@ -67,8 +72,12 @@ export function checkV2Service(info: ServiceInfo, serviceAuth: ServiceAuthSettin
   }
   const authType = AUTH_TYPE_FOR[serviceAuth];
   if (info.authTypes.length > 0 && !info.authTypes.includes(authType)) {
+    const usable = info.authTypes.map((offered) => SETTING_FOR[offered]).filter((setting): setting is ServiceAuthSetting => setting !== undefined);
     throw new EsignError('CSC_UNSUPPORTED_SERVICE', `The signing service (CSC API ${info.specs}) offers no ${authType} sign-in (it offers ${info.authTypes.join(', ')}), which serviceAuth ${serviceAuth} needs.`, {
-      hint: serviceAuth === 'browser' ? 'Ask the provider for OAuth 2.0 authorization code access for your client, or set ESIGN_SERVICE_AUTH to a way it offers.' : 'Set ESIGN_SERVICE_AUTH to a sign-in the service offers (browser, client-credentials, basic).',
+      hint:
+        usable.length > 0
+          ? `Set ESIGN_SERVICE_AUTH (or serviceAuth) to ${usable.join(' or ')}.`
+          : 'esign cannot sign in to it in any way it offers; ask the provider for OAuth 2.0, auth/login or external access.',
       details: { authTypes: info.authTypes },
     });
   }
@@ -103,12 +112,10 @@ export function credentialAuthorizationDetails(credentialID: string, hashes: Uin
   return JSON.stringify([{ type: 'credential', credentialID, documentDigests, hashAlgorithmOID }]);
 }
 
-/** The parameters that ask a v2 service for certificates and info along with the ids. */
-const WITH_INFO = { certificates: 'chain', certInfo: true, authInfo: true } as const;
 
 /** `credentials/list` asking for every credential's info in the same answer. */
-export function buildCredentialsListRequestV2(baseUrl: string, accessToken: string): PreparedRequest {
-  return jsonRequest(baseUrl, '/csc/v2/credentials/list', accessToken, { credentialInfo: true, ...WITH_INFO });
+export function buildCredentialsListRequestV2(baseUrl: string, accessToken: string | undefined): PreparedRequest {
+  return jsonRequest(baseUrl, '/csc/v2/credentials/list', accessToken, { credentialInfo: true, ...CREDENTIAL_INFO_WANTED });
 }
 
 /**
@@ -144,8 +151,8 @@ function usableInfo(read: () => CredentialInfo): CredentialInfo | undefined {
   }
 }
 
-export function buildCredentialsInfoRequestV2(baseUrl: string, accessToken: string, credentialID: string): PreparedRequest {
-  return jsonRequest(baseUrl, '/csc/v2/credentials/info', accessToken, { credentialID, ...WITH_INFO });
+export function buildCredentialsInfoRequestV2(baseUrl: string, accessToken: string | undefined, credentialID: string): PreparedRequest {
+  return jsonRequest(baseUrl, '/csc/v2/credentials/info', accessToken, { credentialID, ...CREDENTIAL_INFO_WANTED });
 }
 
 export function processCredentialsInfoResponseV2(status: number, body: Body, credentialID: string): CredentialInfo {
@@ -155,8 +162,8 @@ export function processCredentialsInfoResponseV2(status: number, body: Body, cre
 
 export interface SignHashParamsV2 {
   baseUrl: string;
-  /** The service token, or the credential-scoped token (the SAD) when `sadAsBearer`. */
-  accessToken: string;
+  /** The service token, or the credential-scoped token (the SAD) when `sadAsBearer`; none for external. */
+  accessToken: string | undefined;
   credentialID: string;
   sad: string;
   hashes: Uint8Array[];

@@ -12,38 +12,23 @@ import { OID } from '../../core/cms/oids.js';
 import type { SandboxDeps } from '../deps.js';
 import { bearerToken, json, type Router } from '../http.js';
 import { CMS_SHA256_WITH_RSA, CSC_SIGN_ALGO_RSA } from '../../core/csc/shapes.js';
-import { csc, cscCall, mountCredentialAuthorization, mountOAuth, optionalString, requiredString, signingService, standardBase64Hashes, type HashArrayWords } from './routes.js';
-import { SigningServiceError, type CredentialInfoOptionsV2 } from './service.js';
+import { csc, cscCall, infoOptions, mountCredentialAuthorization, mountInfo, mountOAuth, optionalString, requiredString, signingService, standardBase64Hashes, type HashArrayWords } from './routes.js';
+import { SigningServiceError } from './service.js';
 
-export const V2_SPECS = '2.0.0.2';
-export const V2_METHODS = ['auth/login', 'credentials/list', 'credentials/info', 'credentials/authorize', 'credentials/sendOTP', 'signatures/signHash'] as const;
+export { V2_METHODS, V2_SPECS } from './routes.js';
 
 export function mountSigningV2(router: Router, deps: SandboxDeps): void {
   const service = signingService(deps, 2);
   mountOAuth(router, deps, service);
   mountCredentialAuthorization(router, service, 2);
 
-  router.post('/csc/v2/info', (request) =>
-    cscCall(request, (body) => {
-      optionalString(body['lang'], 'lang');
-      return {
-        specs: V2_SPECS,
-        name: 'esign sandbox signing service (CSC API v2)',
-        logo: `${request.baseUrl}/logo.png`,
-        region: 'NL',
-        lang: 'en-US',
-        description: 'Test signatures only: keys and certificates of the esign sandbox PKI.',
-        authType: ['basic', 'oauth2code', 'oauth2client'],
-        oauth2: request.baseUrl,
-        asynchronousOperationMode: false,
-        methods: [...V2_METHODS],
-        signAlgorithms: { algos: [CSC_SIGN_ALGO_RSA, CMS_SHA256_WITH_RSA, OID.rsassaPss, OID.ecdsaWithSHA256, OID.ecdsaWithSHA384, OID.ecdsaWithSHA512] },
-        // Required by §11.1 although they describe signDoc, which this service does not offer.
-        signature_formats: { formats: ['C', 'P'], envelope_properties: [['Detached'], ['Certification', 'Revision']] },
-        conformance_levels: ['Ades-B-B', 'Ades-B-T'],
-      };
-    }),
-  );
+  mountInfo(router, deps, 2, {
+    asynchronousOperationMode: false,
+    signAlgorithms: { algos: [CSC_SIGN_ALGO_RSA, CMS_SHA256_WITH_RSA, OID.rsassaPss, OID.ecdsaWithSHA256, OID.ecdsaWithSHA384, OID.ecdsaWithSHA512] },
+    // Required by §11.1 although they describe signDoc, which this service does not offer.
+    signature_formats: { formats: ['C', 'P'], envelope_properties: [['Detached'], ['Certification', 'Revision']] },
+    conformance_levels: ['Ades-B-B', 'Ades-B-T'],
+  });
 
   router.post('/csc/v2/credentials/list', (request) =>
     csc(service, request, (body, holder) => {
@@ -54,7 +39,7 @@ export function mountSigningV2(router: Router, deps: SandboxDeps): void {
       return service.listCredentialsV2(holder.user, {
         credentialInfo: optionalBoolean(body['credentialInfo'], 'credentialInfo'),
         onlyValid: optionalBoolean(body['onlyValid'], 'onlyValid'),
-        ...infoOptions(body),
+        ...infoOptions(body, invalid),
       });
     }),
   );
@@ -64,7 +49,7 @@ export function mountSigningV2(router: Router, deps: SandboxDeps): void {
       const credentialID = v2String(body['credentialID'], 'credentialID');
       optionalString(body['lang'], 'lang');
       optionalString(body['clientData'], 'clientData');
-      return service.credentialInfoV2(holder.user, credentialID, infoOptions(body));
+      return service.credentialInfoV2(holder.user, credentialID, infoOptions(body, invalid));
     }),
   );
 
@@ -110,12 +95,6 @@ function optionalBoolean(value: unknown, name: string): boolean {
   return value;
 }
 
-/** `certificates` (none, single, chain; single when absent), `certInfo` and `authInfo`. */
-function infoOptions(body: Record<string, unknown>): CredentialInfoOptionsV2 {
-  const certificates = body['certificates'] ?? 'single';
-  if (certificates !== 'none' && certificates !== 'single' && certificates !== 'chain') throw invalid('Invalid parameter certificates');
-  return { certificates, certInfo: optionalBoolean(body['certInfo'], 'certInfo'), authInfo: optionalBoolean(body['authInfo'], 'authInfo') };
-}
 
 /**
  * RFC 8414 §3: the v2 service's authorization server metadata at

@@ -12,10 +12,15 @@ import type { SandboxDeps } from '../deps.js';
 import { basicCredentials, bearerToken, formBody, html, json, jsonBody, redirect, type Router, type SandboxRequest, type SandboxResponse } from '../http.js';
 import { pickLang } from '../pages.js';
 import { consentPage, errorPage, expiredPage, signInPage } from './pages.js';
-import { SANDBOX_USERS, SigningService, SigningServiceError, decodeStandardBase64, type AuthorizationRequest, type RegisteredClient, type ServiceTokenHolder } from './service.js';
+import { SANDBOX_USERS, SigningService, SigningServiceError, decodeStandardBase64, type AuthorizationRequest, type CredentialInfoOptionsV2, type RegisteredClient, type ServiceTokenHolder } from './service.js';
 import { SealAuthority } from './seals.js';
 import { SANDBOX_ORGANIZATION, SANDBOX_SEAL } from '../deps.js';
 import { otpOutboxPage } from './pages.js';
+
+export const V1_SPECS = '1.0.4.0';
+export const V2_SPECS = '2.0.0.2';
+export const V1_METHODS = ['auth/login', 'credentials/list', 'credentials/info', 'credentials/authorize', 'credentials/sendOTP', 'signatures/signHash'] as const;
+export const V2_METHODS = V1_METHODS;
 
 /** The redirect URI registered for the CLI; any loopback port is accepted with it (RFC 8252 §7.3). */
 export const REGISTERED_REDIRECT_URI = 'http://127.0.0.1:8765/callback';
@@ -25,7 +30,7 @@ const TOKEN_HEADERS = { 'cache-control': 'no-store', pragma: 'no-cache' };
 export function mountSigning(router: Router, deps: SandboxDeps): void {
   const service = signingService(deps, 1);
   mountOAuth(router, deps, service);
-  mountCscV1(router, service);
+  mountCscV1(router, deps, service);
   mountCredentialAuthorization(router, service, 1);
 }
 
@@ -41,7 +46,7 @@ export function signingService(deps: SandboxDeps, version: 1 | 2): SigningServic
   let seals = sealAuthorities.get(deps);
   if (!seals) sealAuthorities.set(deps, (seals = new SealAuthority(deps.log)));
   const loginUsers = [{ username: SANDBOX_SEAL.username, password: SANDBOX_SEAL.password, account: SANDBOX_ORGANIZATION }];
-  return new SigningService(deps.pki, deps.clock, clients, version, seals, loginUsers);
+  return new SigningService(deps.pki, deps.clock, clients, version, seals, loginUsers, deps.quirks);
 }
 
 /**
@@ -172,7 +177,33 @@ export function mountOAuth(router: Router, deps: SandboxDeps, service: SigningSe
   router.post('/oauth2/token', (request) => token(service, request));
 }
 
-function mountCscV1(router: Router, service: SigningService): void {
+/**
+ * `POST /csc/v{1|2}/info` (§11.1): what both dialects say of the service, `extra` what only v2 says,
+ * as the quirks switched on reword it.
+ */
+export function mountInfo(router: Router, deps: SandboxDeps, version: 1 | 2, extra: Record<string, unknown> = {}): void {
+  router.post(`/csc/v${version}/info`, (request) =>
+    cscCall(request, (body) => {
+      optionalString(body['lang'], 'lang');
+      return deps.quirks.info({
+        specs: version === 2 ? V2_SPECS : V1_SPECS,
+        name: `esign sandbox signing service (CSC API ${version === 2 ? 'v2' : 'v1.0.4'})`,
+        logo: `${request.baseUrl}/logo.png`,
+        region: 'NL',
+        lang: 'en-US',
+        description: 'Test signatures only: keys and certificates of the esign sandbox PKI.',
+        authType: ['basic', 'oauth2code', 'oauth2client'],
+        oauth2: request.baseUrl,
+        methods: [...(version === 2 ? V2_METHODS : V1_METHODS)],
+        ...extra,
+      });
+    }),
+  );
+}
+
+function mountCscV1(router: Router, deps: SandboxDeps, service: SigningService): void {
+  mountInfo(router, deps, 1);
+
 
   router.post('/csc/v1/credentials/list', (request) =>
     csc(service, request, (body, holder) => {
@@ -185,7 +216,10 @@ function mountCscV1(router: Router, service: SigningService): void {
 
   router.post('/csc/v1/credentials/info', (request) =>
     csc(service, request, (body, holder) => {
-      return service.credentialInfo(holder.user, requiredString(body['credentialID'], 'credentialID'));
+      const credentialID = requiredString(body['credentialID'], 'credentialID');
+      optionalString(body['lang'], 'lang');
+      optionalString(body['clientData'], 'clientData');
+      return service.credentialInfo(holder.user, credentialID, infoOptions(body, (description) => new SigningServiceError(400, 'invalid_request', `${description}.`)));
     }),
   );
 
@@ -350,3 +384,18 @@ export function standardBase64Hashes(value: unknown, words: HashArrayWords = V1_
   });
 }
 
+
+/**
+ * `certificates` (none, single, chain; single when absent), `certInfo` and `authInfo` (false when
+ * absent) of `credentials/info` and v2 `credentials/list`; `refuse` words a bad one in the dialect.
+ */
+export function infoOptions(body: Record<string, unknown>, refuse: (description: string) => SigningServiceError): CredentialInfoOptionsV2 {
+  const certificates = body['certificates'] ?? 'single';
+  if (certificates !== 'none' && certificates !== 'single' && certificates !== 'chain') throw refuse('Invalid parameter certificates');
+  const flag = (name: string): boolean => {
+    const value = body[name] ?? false;
+    if (typeof value !== 'boolean') throw refuse(`Invalid parameter ${name}: a boolean is expected`);
+    return value;
+  };
+  return { certificates, certInfo: flag('certInfo'), authInfo: flag('authInfo') };
+}

@@ -18,6 +18,7 @@ import { SEAL_POLICIES, SealAuthority, sealAuthInfo, sealAuthV2, type SealPolicy
 import { SigningServiceError } from './service-error.js';
 import { keyAlgorithms, keyCurve, schemeOfRequest, signWith } from './algorithms.js';
 import { timingSafeEqualText } from '../secrets.js';
+import { SandboxQuirks } from './quirks.js';
 
 export const CODE_LIFETIME_S = 60;
 const APPROVAL_LIFETIME_S = 600;
@@ -103,7 +104,7 @@ export interface TokenGrant {
 
 export interface CredentialInfoBody {
   key: { status: 'enabled' | 'disabled'; algo: string[]; len: number; curve?: string };
-  cert: { status: 'valid' | 'expired' | 'revoked'; certificates: string[]; subjectDN: string; issuerDN: string; serialNumber: string; validTo: string };
+  cert: { status: 'valid' | 'expired' | 'revoked'; certificates?: string[]; subjectDN?: string; issuerDN?: string; serialNumber?: string; validFrom?: string; validTo?: string };
   authMode: 'oauth2code' | 'explicit' | 'implicit';
 }
 
@@ -142,6 +143,7 @@ export class SigningService {
     readonly version: 1 | 2 = 1,
     readonly seals: SealAuthority = new SealAuthority(),
     private readonly loginUsers: LoginUser[] = [],
+    private readonly quirks: SandboxQuirks = new SandboxQuirks(),
   ) {}
 
   private nowMs(): number {
@@ -411,6 +413,9 @@ export class SigningService {
 
   /** The service token's holder, or a 401 `invalid_token`. */
   authenticate(accessToken: string | undefined): ServiceTokenHolder {
+    const caller = this.quirks.caller;
+    if (caller && accessToken !== undefined) throw new SigningServiceError(401, 'invalid_token', 'This service is authorized externally: no access token is expected.');
+    if (caller) return { ...caller, expiresAt: Number.MAX_SAFE_INTEGER };
     const token = accessToken ? this.tokens.get(accessToken) : undefined;
     if (!accessToken || !token) throw new SigningServiceError(401, 'invalid_token', 'A valid Bearer access token of scope service is required.');
     if (token.expiresAt <= this.nowMs()) {
@@ -436,22 +441,44 @@ export class SigningService {
     return { credentialIDs, nextPageToken };
   }
 
-  credentialInfo(user: string, credentialID: string): CredentialInfoBody {
+  /**
+   * v1.0.4 `credentials/info` (§11.5), to the letter: `certificates` none, single or chain (single
+   * when absent), the DNs, serial and dates only with `certInfo`, the PIN and OTP groups only with
+   * `authInfo`.
+   */
+  credentialInfo(user: string, credentialID: string, options: CredentialInfoOptionsV2): CredentialInfoBody {
+    if (options.certInfo && this.quirks.refusesCertInfo) throw new SigningServiceError(501, 'not_implemented', 'certInfo is not implemented.');
     const credential = this.requireCredential(user, credentialID);
     const status = this.statusOf(credential);
-    const certificate = new X509Certificate(credential.signer.certificate);
+    const { certificates, ...certInfo } = this.describeCertificate(credential, options);
+    const { PIN, OTP, ...authorization } = v1Authorization(SEAL_POLICIES[credential.credentialID]) as ReturnType<typeof v1Authorization> & { PIN?: object; OTP?: object };
     return {
       key: { status: status.status, algo: keyAlgorithms(credential, 1), len: credential.keyBits, ...keyCurve(credential) },
-      cert: {
-        status: status.certStatus,
-        certificates: credential.chain.map((der) => Buffer.from(der).toString('base64')),
-        subjectDN: certificate.subject.replace(/\n/g, ', '),
-        issuerDN: certificate.issuer.replace(/\n/g, ', '),
-        serialNumber: credential.signer.serialNumberHex,
-        validTo: certificate.validTo,
-      },
-      ...v1Authorization(SEAL_POLICIES[credential.credentialID]),
+      cert: { status: status.certStatus, ...(certificates.length > 0 ? { certificates } : {}), ...certInfo },
+      ...authorization,
+      ...(options.authInfo ? { ...(PIN ? { PIN } : {}), ...(OTP ? { OTP } : {}) } : {}),
     };
+  }
+
+  /** The certificates asked for, and with `certInfo` the signer's DNs (RFC 4514), serial (hex) and dates (GeneralizedTime). */
+  private describeCertificate(credential: SandboxCredential, options: CredentialInfoOptionsV2): { certificates: string[]; issuerDN?: string; serialNumber?: string; subjectDN?: string; validFrom?: string; validTo?: string } {
+    const encoded = this.chainOf(credential).map((der) => Buffer.from(der).toString('base64'));
+    const certificates = options.certificates === 'none' ? [] : options.certificates === 'chain' ? encoded : encoded.slice(0, 1);
+    if (!options.certInfo) return { certificates };
+    const certificate = new X509Certificate(credential.signer.certificate);
+    return {
+      certificates,
+      issuerDN: rfc4514(certificate.issuer),
+      serialNumber: credential.signer.serialNumberHex,
+      subjectDN: rfc4514(certificate.subject),
+      validFrom: generalizedTime(new Date(certificate.validFrom)),
+      validTo: generalizedTime(new Date(certificate.validTo)),
+    };
+  }
+
+  /** The chain `certificates: chain` returns (signer, issuing CA, root), as the quirks switched on shorten it. */
+  private chainOf(credential: SandboxCredential): Uint8Array[] {
+    return this.quirks.chain(credential.chain);
   }
 
   /**
@@ -475,19 +502,8 @@ export class SigningService {
   private describeV2(credential: SandboxCredential, options: CredentialInfoOptionsV2): CredentialInfoBodyV2 {
     const status = this.statusOf(credential);
     const policy = SEAL_POLICIES[credential.credentialID];
-    const certificate = new X509Certificate(credential.signer.certificate);
-    const encoded = credential.chain.map((der) => Buffer.from(der).toString('base64'));
-    const certificates = options.certificates === 'none' ? [] : options.certificates === 'chain' ? encoded : encoded.slice(0, 1);
-    const cert: CredentialInfoBodyV2['cert'] = { status: status.certStatus, ...(certificates.length > 0 ? { certificates } : {}) };
-    if (options.certInfo) {
-      Object.assign(cert, {
-        issuerDN: rfc4514(certificate.issuer),
-        serialNumber: credential.signer.serialNumberHex,
-        subjectDN: rfc4514(certificate.subject),
-        validFrom: generalizedTime(new Date(certificate.validFrom)),
-        validTo: generalizedTime(new Date(certificate.validTo)),
-      });
-    }
+    const { certificates, ...certInfo } = this.describeCertificate(credential, options);
+    const cert: CredentialInfoBodyV2['cert'] = { status: status.certStatus, ...(certificates.length > 0 ? { certificates } : {}), ...certInfo };
     return {
       key: { status: status.status, algo: keyAlgorithms(credential, 2), len: credential.keyBits, ...keyCurve(credential) },
       cert,
@@ -576,8 +592,10 @@ export class SigningService {
   /** The status `credentials/info` reports; the certificate's dates are judged with the service clock. */
   statusOf(credential: SandboxCredential): { status: 'enabled' | 'disabled'; reason?: string; certStatus: 'valid' | 'expired' | 'revoked' } {
     if (this.pki.revokedSerials.includes(credential.signer.serialNumberHex)) return { status: 'disabled', reason: 'certificate revoked', certStatus: 'revoked' };
-    if (credential.signer.notAfter.getTime() <= this.nowMs()) return { status: 'disabled', reason: 'certificate expired', certStatus: 'expired' };
-    if (credential.status === 'disabled') return { status: 'disabled', reason: credential.statusReason ?? 'disabled by owner', certStatus: 'valid' };
+    if (credential.signer.notAfter.getTime() <= this.nowMs() && !this.quirks.keepsExpiredEnabled) return { status: 'disabled', reason: 'certificate expired', certStatus: 'expired' };
+    if (credential.status === 'disabled' && !(credential.statusReason === 'certificate expired' && this.quirks.keepsExpiredEnabled)) {
+      return { status: 'disabled', reason: credential.statusReason ?? 'disabled by owner', certStatus: 'valid' };
+    }
     return { status: 'enabled', certStatus: 'valid' };
   }
 

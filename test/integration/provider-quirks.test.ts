@@ -1,0 +1,235 @@
+/**
+ * Real signing services as they are (issue 29), against the sandbox over real HTTP: the
+ * specification to the letter by default, and each documented provider behaviour switched on as a
+ * sandbox quirk. Every signed output is judged by esign verify against the sandbox root alone.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { SANDBOX_SEAL as seal } from '../../src/sandbox/deps.js';
+import type { QuirkName } from '../../src/sandbox/signing/quirks.js';
+import { runCli } from '../helpers/run-cli.js';
+import { sealEnv as sealEnvOf, startTestSandbox, type Dialect, type TestSandbox } from '../helpers/sandbox.js';
+import { tempDir } from '../helpers/tmp.js';
+import { opensslVerifiesCms, runTool } from '../helpers/pdf-judges.js';
+
+let shared: TestSandbox;
+beforeAll(async () => {
+  shared = await startTestSandbox({ autoApprove: true });
+});
+afterAll(async () => shared?.close());
+afterEach(() => {
+  shared.sandbox.quirks.set([]);
+  shared.sandbox.faults.clear();
+});
+
+const DIALECTS: Dialect[] = ['v1', 'v2'];
+
+function quirks(...names: QuirkName[]): void {
+  shared.sandbox.quirks.set(names);
+}
+
+/** A CI job's environment on the env profile, pointed at the sandbox's services, sealing with the PIN-only bulk seal. */
+function sealEnv(dialect: Dialect, extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+  return sealEnvOf(shared, dialect, extra);
+}
+
+/** A PDF and a text file (signed as a detached CAdES .p7s). */
+async function inputs(): Promise<string[]> {
+  const dir = await tempDir();
+  const pdf = join(dir, 'contract.pdf');
+  const txt = join(dir, 'release.txt');
+  await writeFile(pdf, await readFile(new URL('../../samples/contract.pdf', import.meta.url)));
+  await writeFile(txt, 'release artifact\n');
+  return [pdf, txt];
+}
+
+function calls(since: number, pattern: RegExp): number {
+  return shared.sandbox.requestLog.slice(since).filter((route) => pattern.test(route)).length;
+}
+
+/** Signs a PDF and a .p7s with the environment given, and verifies both against the sandbox root alone. */
+async function signsAndVerifies(env: Record<string, string | undefined>): Promise<void> {
+  const files = await inputs();
+  const run = await runCli(['sign', '--json', ...files], { env });
+  expect(run.code, run.stderr).toBe(0);
+  for (const line of run.jsonLines<{ input: string; output: string }>()) {
+    const verified = await runCli(['verify', '--json', '--trust', shared.rootPemPath, ...(line.output.endsWith('.p7s') ? [line.input, '--signature', line.output] : [line.output])], { env });
+    expect(verified.code, verified.stdout + verified.stderr).toBe(0);
+  }
+}
+
+describe.each(DIALECTS)('a service authorized externally (authType external; CSC %s)', (dialect) => {
+  it('ESIGN_SERVICE_AUTH=external: lists and signs with no token request and no Authorization header (the quirk refuses any)', async () => {
+    quirks('external');
+    const env = sealEnv(dialect, { ESIGN_SERVICE_AUTH: 'external', ESIGN_CLIENT_SECRET: undefined });
+    const before = shared.sandbox.requestLog.length;
+    const listed = await runCli(['credentials', 'list', '--json'], { env });
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain(seal.pinOnlyCredentialID);
+    await signsAndVerifies(env);
+    expect(calls(before, /oauth2\//)).toBe(0);
+    expect(calls(before, /signatures\/signHash/)).toBeGreaterThan(0);
+  });
+
+  it('a sign-in the service does not offer is refused by name after its info, before any token request', async () => {
+    quirks('external');
+    const before = shared.sandbox.requestLog.length;
+    const run = await runCli(['credentials', 'list'], { env: sealEnv(dialect) });
+    expect(run.code).toBe(6);
+    expect(run.stderr).toContain('offers no oauth2client sign-in (it offers external), which serviceAuth client-credentials needs');
+    expect(run.stderr).toContain('ESIGN_SERVICE_AUTH (or serviceAuth) to external');
+    expect(run.stderr).not.toMatch(/client secret/i);
+    expect(calls(before, /oauth2\//)).toBe(0);
+  });
+});
+
+describe('CSC v1.0.4 info is read as v2 info is', () => {
+  it('a v1 service whose info offers only oauth2code refuses client-credentials by name, before any token request', async () => {
+    const info = { specs: '1.0.4.0', name: 'browser only', authType: ['oauth2code'], methods: ['credentials/list', 'credentials/info', 'credentials/authorize', 'signatures/signHash'] };
+    shared.sandbox.faults.inject({ route: 'signing POST /csc/v1/info', fault: { kind: 'malformed', body: JSON.stringify(info) }, times: 1 });
+    const before = shared.sandbox.requestLog.length;
+    const run = await runCli(['credentials', 'list'], { env: sealEnv('v1', { ESIGN_CONFIG_DIR: await tempDir() }) });
+    expect(run.code).toBe(6);
+    expect(run.stderr).toContain('offers no oauth2client sign-in (it offers oauth2code)');
+    expect(calls(before, /oauth2\/token/)).toBe(0);
+  });
+
+  it('a v1 service whose info lacks signatures/signHash is refused naming it', async () => {
+    const info = { specs: '1.0.4.0', name: 'signDoc only', authType: ['oauth2client'], methods: ['credentials/list', 'credentials/info', 'signatures/signDoc'] };
+    shared.sandbox.faults.inject({ route: 'signing POST /csc/v1/info', fault: { kind: 'malformed', body: JSON.stringify(info) }, times: 1 });
+    const run = await runCli(['credentials', 'list'], { env: sealEnv('v1', { ESIGN_CONFIG_DIR: await tempDir() }) });
+    expect(run.code).toBe(6);
+    expect(run.stderr).toContain('does not offer signatures/signHash');
+  });
+});
+
+describe.each(DIALECTS)('a credential whose certificate expired while the service says its key is enabled (CSC %s)', (dialect) => {
+  it('is refused before any authorization: exit 11 naming the date, nothing signed', async () => {
+    quirks('expired-enabled');
+    const env = { ...shared.env, ESIGN_PROFILE: dialect === 'v2' ? 'sandbox-v2' : 'sandbox' };
+    const [pdf] = await inputs();
+    const before = shared.sandbox.requestLog.length;
+    const run = await runCli(['--auto-approve', 'sign', '--credential', 'alice-expired', pdf!], { env });
+    expect(run.code, run.stderr).toBe(11);
+    expect(run.stderr).toMatch(/The certificate of the credential alice-expired expired on \d{4}-\d\d-\d\dT/);
+    expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^esign: The certificate of the credential alice-expired expired on .*Choose a credential with a current certificate/);
+    expect(run.stderr).not.toMatch(/^\s+at /m);
+    expect(calls(before, /signatures\/signHash|credentials\/authorize/)).toBe(0);
+  });
+});
+
+describe.each(DIALECTS)('a chain that comes back short is completed for the CMS (CSC %s)', (dialect) => {
+  const env = () => ({ ...shared.env, ESIGN_PROFILE: dialect === 'v2' ? 'sandbox-v2' : 'sandbox' });
+
+  it.each<[QuirkName, RegExp | undefined]>([
+    ['chain-without-root', undefined],
+    ['signer-only', /fetched the issuer .*Issuing CA.* from http:\/\/127\.0\.0\.1:\d+\/pki\/issuing\.crt \(AIA caIssuers\)/],
+  ])('%s: the outputs carry the issuing CA, and openssl verifies them given only the root', async (quirk, said) => {
+    quirks(quirk);
+    const files = await inputs();
+    const run = await runCli(['--auto-approve', '--verbose', 'sign', '--json', ...files], { env: env() });
+    expect(run.code, run.stderr).toBe(0);
+    if (said) expect(run.stderr).toMatch(said);
+    const outputs = run.jsonLines<{ input: string; output: string }>();
+    const pdfOut = outputs.find((line) => line.input === files[0])?.output;
+    const p7s = outputs.find((line) => line.input === files[1])?.output;
+    await opensslVerifiesCms(pdfOut!, shared.rootPemPath);
+    const verify = await runTool('openssl', ['cms', '-verify', '-binary', '-inform', 'DER', '-in', p7s!, '-content', files[1]!, '-CAfile', shared.rootPemPath, '-purpose', 'any', '-out', '/dev/null']);
+    expect(verify.status, verify.stderr).toBe(0);
+  });
+
+  it('signer-only with its caIssuers unreachable and no intermediate in the trust anchors: one line, exit 11, nothing signed', async () => {
+    quirks('signer-only');
+    shared.sandbox.faults.inject({ route: 'pki GET /issuing.crt', fault: { kind: 'status', status: 404 }, times: 10 });
+    const [pdf] = await inputs();
+    const before = shared.sandbox.requestLog.length;
+    const run = await runCli(['--auto-approve', 'sign', pdf!], { env: env() });
+    expect(run.code, run.stderr).toBe(11);
+    expect(run.stderr).toMatch(/gave only the certificate of alice-rsa2048, and its issuer \(.*Issuing CA.*\) is neither in the trust anchors nor fetchable/);
+    expect(calls(before, /signatures\/signHash/)).toBe(0);
+  });
+});
+
+/** Judges signed outputs with a tool esign did not write: openssl cms -verify, given only the sandbox root. */
+async function opensslJudges(outputs: Array<{ input: string; output: string }>): Promise<void> {
+  for (const { input, output } of outputs) {
+    if (output.endsWith('.pdf')) {
+      await opensslVerifiesCms(output, shared.rootPemPath);
+      continue;
+    }
+    const verify = await runTool('openssl', ['cms', '-verify', '-binary', '-inform', 'DER', '-in', output, '-content', input, '-CAfile', shared.rootPemPath, '-purpose', 'any', '-out', '/dev/null']);
+    expect(verify.status, verify.stderr).toBe(0);
+  }
+}
+
+/** Quirks a signing run gets through as it is; `unknown-auth-mode` is refused by design (below). */
+const TOLERATED: QuirkName[] = ['no-cert-info', 'chain-without-root', 'signer-only', 'html-errors', 'error-with-200', 'no-expires-in', 'empty-authorization-details', 'list-without-infos', 'oauth2-authorize-url', 'expired-enabled', 'external'];
+
+describe.each(DIALECTS)('every quirk: credentials list and info, and a batch needing several authorizations (CSC %s)', (dialect) => {
+  it.each(TOLERATED)('%s', async (quirk) => {
+    quirks(quirk);
+    const dir = await tempDir();
+    const files = [join(dir, 'a.pdf'), join(dir, 'notes.txt'), join(dir, 'b.pdf')];
+    const sample = await readFile(new URL('../../samples/contract.pdf', import.meta.url));
+    await writeFile(files[0]!, sample);
+    await writeFile(files[1]!, 'release notes\n');
+    await writeFile(files[2]!, sample);
+    const env = sealEnv(dialect, { ESIGN_CSC_MAX_SIGNATURES: '2', ...(quirk === 'external' ? { ESIGN_SERVICE_AUTH: 'external', ESIGN_CLIENT_SECRET: undefined } : {}) });
+    const listed = await runCli(['credentials', 'list', '--json'], { env });
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain(seal.pinOnlyCredentialID);
+    const info = await runCli(['credentials', 'info', seal.pinOnlyCredentialID, '--json'], { env });
+    expect(info.code, info.stderr).toBe(0);
+    const before = shared.sandbox.requestLog.length;
+    const run = await runCli(['sign', '--json', ...files], { env });
+    expect(run.code, run.stderr).toBe(0);
+    expect(calls(before, /credentials\/authorize/)).toBe(2);
+    await opensslJudges(run.jsonLines<{ input: string; output: string }>());
+  });
+});
+
+describe.each(DIALECTS)('tolerated without any setting (CSC %s)', (dialect) => {
+  it('an error body that is not JSON: one line with the HTTP status and its first bytes, exit 6, no stack', async () => {
+    quirks('html-errors');
+    const run = await runCli(['credentials', 'info', 'no-such-credential'], { env: sealEnv(dialect) });
+    expect(run.code).toBe(6);
+    expect(run.stderr).toMatch(/rejected credentials\/info with HTTP 400 \(not JSON: "<!DOCTYPE html> <html><head><title>400 Error<\/title>/);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('an error member in an HTTP 200 answer is an error', async () => {
+    quirks('error-with-200');
+    const run = await runCli(['credentials', 'info', 'no-such-credential'], { env: sealEnv(dialect) });
+    expect(run.code, run.stderr).toBe(11);
+    expect(run.stderr).toMatch(/does not know this credential \((unknown_credential|invalid_request): /);
+  });
+
+  it('a browser sign-in and approval with info.oauth2 given as the full …/oauth2/authorize URL, token answers without expires_in and with an empty authorization_details', async () => {
+    quirks('oauth2-authorize-url', 'no-expires-in', 'empty-authorization-details');
+    const env = { ...shared.env, ESIGN_PROFILE: dialect === 'v2' ? 'sandbox-v2' : 'sandbox', ESIGN_CONFIG_DIR: await tempDir() };
+    const files = await inputs();
+    const run = await runCli(['--auto-approve', 'sign', '--json', ...files], { env });
+    expect(run.code, run.stderr).toBe(0);
+    await opensslJudges(run.jsonLines<{ input: string; output: string }>());
+  });
+
+  it('an unknown authMode (oauth2token) is refused by name', async () => {
+    quirks('unknown-auth-mode');
+    const run = await runCli(['credentials', 'info', seal.pinOnlyCredentialID], { env: sealEnv(dialect) });
+    expect(run.code).toBe(6);
+    expect(run.stderr).toContain('has the authorization mode "oauth2token", none of oauth2code, explicit, implicit');
+  });
+});
+
+describe('a v2 credentials/list without the credentialInfos asked for', () => {
+  it('is followed by credentials/info for each id', async () => {
+    quirks('list-without-infos');
+    const before = shared.sandbox.requestLog.length;
+    const run = await runCli(['credentials', 'list', '--json'], { env: sealEnv('v2') });
+    expect(run.code, run.stderr).toBe(0);
+    const listed = run.json<{ credentials: Array<{ credentialID: string }> }>();
+    expect(listed.credentials.length).toBeGreaterThan(1);
+    expect(calls(before, /^signing-v2 POST \/csc\/v2\/credentials\/info$/)).toBe(listed.credentials.length);
+  });
+});
