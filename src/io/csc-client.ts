@@ -24,7 +24,6 @@ import {
   processCredentialsInfoResponse,
   processCredentialsListResponse,
   processSendOtpResponse,
-  processServiceSignInResponse,
   refusedAfterFreshSignIn,
   processSignHashResponse,
   processTokenResponse,
