@@ -184,6 +184,7 @@ async function verifyOne(index: number, item: Located, shared: Shared): Promise<
     if (!report.signatureValue.valid) findings.failures.add(unreadable ? 'FORMAT_FAILURE' : 'SIG_CRYPTO_FAILURE');
     if (timestamp.chain) report.chain = timestamp.chain;
     report.problems.push(...timestamp.problems);
+    findings.weak.push(...(timestamp.weak ?? []));
     if (timestamp.chain && !timestamp.chain.trusted) findings.untrusted.push(...timestamp.chain.problems.map((p) => `timestamp authority: ${p}`));
   }
 

@@ -36,6 +36,8 @@ export interface ChainReport {
   /** Leaf first; the trust anchor last when `trusted`. */
   certificates: CertificateSummary[];
   checkedAt: string;
+  /** Certificates of the path signed with SHA-1 or MD5 (the anchor's self-signature aside). */
+  weak?: string[];
   /** One entry per certificate of the path. */
   revocation: RevocationResult[];
 }
@@ -46,6 +48,8 @@ export interface TimestampReport {
   serialNumber: string;
   valid: boolean;
   problems: string[];
+  /** An imprint, token signature or TSA chain under SHA-1 or MD5: intact, but no longer acceptable. */
+  weak?: string[];
   chain: ChainReport | undefined;
 }
 
