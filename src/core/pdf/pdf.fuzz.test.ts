@@ -13,6 +13,7 @@ import { bytesSource } from './byte-source.js';
 import { readPdf } from './document.js';
 import { buildDssUpdate } from './dss.js';
 import { prepareSignature, spliceContents } from './placeholder.js';
+import { testAppearanceAssets } from '../../../test/helpers/appearance-assets.js';
 import type { PreparedUpdate, SignatureOptions } from './placeholder.js';
 
 const encryptedFixture = (file: string): Uint8Array => new Uint8Array(readFileSync(new URL(`../../../test/fixtures/encrypted/${file}`, import.meta.url)));
@@ -93,7 +94,7 @@ describe('PDF reader and incremental writer under mutation', () => {
             const extended = await outcomeAsync('readPdf(dss)', () => readPdf(bytesSource(concatBytes(input.bytes, dss.value))));
             if (!extended.ok) throw new Error(`the DSS update of a readable input does not read back: ${extended.error.code} ${extended.error.message}`);
           }
-          const prepared = await outcomeAsync('prepareSignature', () => prepareSignature(read.value, { ...options, signingTime, contentsSize: 64 }));
+          const prepared = await outcomeAsync('prepareSignature', () => prepareSignature(read.value, { ...options, assets: testAppearanceAssets(), signingTime, contentsSize: 64 }));
           if (!prepared.ok) return refuse(prepared.error.code);
           const pu = prepared.value;
           if (cms.length > 64) {

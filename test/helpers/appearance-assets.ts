@@ -1,0 +1,11 @@
+/** For tests: esign's default font (Noto Sans, from the package the build copies it from), loaded once. */
+import { readFileSync } from 'node:fs';
+import { AppearanceFont } from '../../src/core/pdf/appearance.js';
+import type { AppearanceAssets } from '../../src/core/pdf/placeholder.js';
+
+let assets: AppearanceAssets | undefined;
+
+export function testAppearanceAssets(): AppearanceAssets {
+  assets ??= { font: AppearanceFont.from(readFileSync(new URL('../../node_modules/@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf', import.meta.url)), 'the default font') };
+  return assets;
+}
