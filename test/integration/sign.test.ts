@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSignedData } from '../../src/core/cms/parse.js';
 import { trimDer } from '../../src/core/pdf/signatures.js';
 import { runCli } from '../helpers/run-cli.js';
+import { appendRevision } from '../helpers/pdf-fixtures.js';
 import { SANDBOX_DIALECTS, onDialect, signingRoute } from '../helpers/dialects.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -412,6 +413,48 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     expect(notImage.stderr).toMatch(/is neither a PNG nor a JPEG/);
     for (const result of [cjk, notFont, outside, notImage]) expect(result.stderr.trim().split('\n').filter((line) => !/sandbox profile/.test(line))).toHaveLength(1);
     expect(await readdir(dir)).toEqual(['refused.pdf']);
+  });
+
+  it('--certify makes the first signature a certification that verify reports; later signatures keep to its level; a change it forbids fails verify', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'contract.pdf');
+    await makePdf(input);
+    const sign = (file: string, ...args: string[]) => runCli(['--auto-approve', '--json', 'sign', '--level', 'B-B', ...args, file], { env: sandbox.env });
+    const verify = async (file: string) => (await runCli(['--json', 'verify', file], { env: sandbox.env })).json<{ status: string; signatures: Array<{ status: string; certification?: unknown; problems: string[] }> }>();
+
+    for (const [permissions, level] of [['no-changes', 1], ['form-filling', 2], ['annotations', 3]] as const) {
+      const output = join(dir, `certified-${level}.pdf`);
+      const certified = await sign(input, '--certify', permissions, '-o', output);
+      expect(certified.code, certified.stderr).toBe(0);
+      const report = await verify(output);
+      expect(report.signatures[0]).toMatchObject({ status: 'valid', certification: { level, permits: permissions } });
+    }
+    // A new signature field is an annotation: refused at P=1 and P=2 before any approval, allowed at P=3.
+    for (const level of [1, 2]) {
+      const refused = await sign(join(dir, `certified-${level}.pdf`), '-o', join(dir, `approved-${level}.pdf`));
+      expect(refused.code, refused.stderr).toBe(7);
+      expect(refused.stderr).toMatch(/PDF_CERTIFIED_NO_CHANGES|certified/);
+    }
+    const approved = await sign(join(dir, 'certified-3.pdf'), '-o', join(dir, 'approved-3.pdf'));
+    expect(approved.code, approved.stderr).toBe(0);
+    const both = await verify(join(dir, 'approved-3.pdf'));
+    expect(both.signatures.map((signature) => signature.status)).toEqual(['valid', 'valid']);
+
+    // Certifying a signed document is refused, naming its signature.
+    const again = await sign(join(dir, 'approved-3.pdf'), '--certify', 'no-changes', '-o', join(dir, 'recertified.pdf'));
+    expect(again.code).toBe(7);
+    expect(again.stderr).toMatch(/already has a signature \(field "Signature1"/);
+
+    // An unsigned change appended after a P=1 certification: verify names it as forbidden.
+    const certified = new Uint8Array(await readFile(join(dir, 'certified-1.pdf')));
+    const text = Buffer.from(certified).toString('latin1');
+    const size = Number([...text.matchAll(/\/Size (\d+)/g)].at(-1)![1]);
+    const root = [...text.matchAll(/\/Root (\d+ \d+ R)/g)].at(-1)![1]!;
+    const changed = Buffer.from(appendRevision(certified, { [size]: '<< /Title (Changed after certification) >>' }, size + 1, `/Info ${size} 0 R`)).toString('latin1').replace(/\/Root 1 0 R \/Prev/g, `/Root ${root} /Prev`);
+    await writeFile(join(dir, 'changed.pdf'), Buffer.from(changed, 'latin1'));
+    const report = await verify(join(dir, 'changed.pdf'));
+    expect(report.signatures[0]!.status).toBe('invalid');
+    expect(report.signatures[0]!.problems.join('\n')).toMatch(/revision 3 changes the document \(1 object\(s\)\), which the certification's DocMDP P=1 \(no-changes\) forbids/);
   });
 
   it('splits prepare and complete for CI, with the sign-in and the approval done elsewhere', async () => {

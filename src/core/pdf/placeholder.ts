@@ -8,6 +8,7 @@ import { buildAppearance, type AppearanceFont } from './appearance.js';
 import type { AppearanceImage } from './appearance-image.js';
 import type { PdfDocument } from './document.js';
 import { IncrementalUpdate } from './incremental.js';
+import { docMdpOf } from './signatures.js';
 import { PdfDict, PdfHexPlaceholder, PdfRef, PdfString, asciiBytes, dict, isName, name } from './objects.js';
 import type { PdfObject , PdfStream} from './objects.js';
 
@@ -196,15 +197,8 @@ export async function certificationLevel(doc: PdfDocument, catalog: PdfDict): Pr
   const perms = await doc.resolveDict(catalog.get('Perms'));
   const certification = await doc.resolveDict(perms?.get('DocMDP'));
   if (!certification) return undefined;
-  for (const reference of (await doc.resolveArray(certification.get('Reference'))) ?? []) {
-    const ref = await doc.resolveDict(reference);
-    if (!ref || !isName(ref.get('TransformMethod'), 'DocMDP')) continue;
-    const params = await doc.resolveDict(ref.get('TransformParams'));
-    const p = await doc.resolve(params?.get('P'));
-    // ISO 32000-1 Table 254: P defaults to 2; other values are read as the strictest.
-    return p === undefined ? 2 : p === 2 || p === 3 ? p : 1;
-  }
-  return 2;
+  // A /Perms /DocMDP signature without a DocMDP reference: P's default, 2.
+  return (await docMdpOf(doc, certification)) ?? 2;
 }
 
 interface FieldSurvey {

@@ -114,6 +114,8 @@ export interface SignatureReport {
     appended: AppendedUpdate[];
   };
   chain?: ChainReport;
+  /** A certification (author) signature: its DocMDP permissions, which later revisions must keep to. */
+  certification?: { level: 1 | 2 | 3; permits: 'no-changes' | 'form-filling' | 'annotations' };
   level?: PadesLevel;
   status: SignatureStatus;
   code: SignatureCode;
