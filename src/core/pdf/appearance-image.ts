@@ -35,7 +35,7 @@ export class AppearanceImage {
       throw new EsignError('USAGE', `The image ${label} is ${bytes.length} bytes; esign embeds images up to ${MAX_IMAGE_BYTES / 1024 / 1024} MiB.`, { hint: 'Scale the image down (a few hundred pixels across is plenty for a signature box).' });
     }
     if (bytes[0] === 0xff && bytes[1] === 0xd8) return jpeg(bytes, label);
-    if (Buffer.from(bytes.subarray(0, 8)).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return png(bytes, label, await import('@pdf-lib/upng'));
+    if (Buffer.from(bytes.subarray(0, 8)).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return png(bytes, label, cjsModule(await import('@pdf-lib/upng'), 'decode'));
     throw new EsignError('USAGE', `The image ${label} is neither a PNG nor a JPEG.`, { hint: 'Convert it to PNG (transparency kept) or JPEG.' });
   }
 
@@ -44,6 +44,19 @@ export class AppearanceImage {
     if (!this.mask) return add(this.stream);
     return add(new PdfStream(this.stream.dict.clone().set('SMask', add(this.mask)), this.stream.data));
   }
+}
+
+/**
+ * A CommonJS package loaded with import(): the object that has `key`, wherever the loader and the
+ * package's own transpiler put it (`module.exports`, `.default`, or `.default.default` for UPNG).
+ */
+export function cjsModule<T extends object>(loaded: T, key: keyof T): T {
+  let candidate: unknown = loaded;
+  for (let depth = 0; depth < 3 && candidate && typeof candidate === 'object'; depth++) {
+    if (key in candidate) return candidate as T;
+    candidate = (candidate as { default?: unknown }).default;
+  }
+  return loaded;
 }
 
 function checkPixels(width: number, height: number, label: string): void {

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
 import type { Font, Glyph } from '@pdf-lib/fontkit';
 import { EsignError } from '../errors.js';
-import type { AppearanceImage } from './appearance-image.js';
+import { cjsModule, type AppearanceImage } from './appearance-image.js';
 import { ByteWriter, PdfStream, PdfString, asciiBytes, dict, name } from './objects.js';
 import type { PdfObject, PdfRef } from './objects.js';
 
@@ -40,7 +40,7 @@ export class AppearanceFont {
    * fontkit loads here, not with this module: it costs more to load than an invisible signature takes.
    */
   static async load(bytes: Uint8Array, label: string): Promise<AppearanceFont> {
-    const { create } = await import('@pdf-lib/fontkit');
+    const { create } = cjsModule(await import('@pdf-lib/fontkit'), 'create');
     let parsed: Font | { fonts?: Font[] };
     try {
       parsed = create(bytes) as Font | { fonts?: Font[] };
