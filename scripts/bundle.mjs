@@ -7,7 +7,7 @@
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 
 /** What `esign --version` names the build by: the commit (`-dirty` with uncommitted changes) and its date. */
 function buildName() {
@@ -55,3 +55,10 @@ if (bundle.some((byte) => byte > 0x7f)) throw new Error('dist/cli/esign.cjs is n
 // The launcher keys the code cache by the bundle's content, fixed here rather than hashed per run.
 const bundleId = createHash('sha256').update(bundle).digest('hex').slice(0, 20);
 await build({ ...common, entryPoints: ['src/cli/launch.ts'], outfile: 'dist/cli/launch.cjs', define: { ...common.define, BUNDLE_ID: JSON.stringify(bundleId) } });
+
+// The default font of visible signatures (src/cli/appearance-assets.ts) ships beside the bundle
+// with its licence: Noto Sans Regular (Latin, Greek, Cyrillic), SIL Open Font License 1.1.
+const noto = 'node_modules/@expo-google-fonts/noto-sans';
+mkdirSync('dist/fonts', { recursive: true });
+copyFileSync(`${noto}/400Regular/NotoSans_400Regular.ttf`, 'dist/fonts/NotoSans-Regular.ttf');
+copyFileSync(`${noto}/LICENSE_FONT`, 'dist/fonts/NotoSans-OFL.txt');

@@ -20,6 +20,11 @@ export interface SignCommandOptions extends PdfPasswordOptions, CredentialFactor
   visible: boolean;
   page?: number;
   rect?: [number, number, number, number];
+  font?: string;
+  image?: string;
+  imagePosition: 'left' | 'background';
+  appearanceText?: string;
+  certify?: 'no-changes' | 'form-filling' | 'annotations';
   continueOnError: boolean;
   /** Skip an input whose output already holds a valid signature over it by the same credential. */
   skipExisting: boolean;

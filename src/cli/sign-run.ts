@@ -39,6 +39,7 @@ import { expandInputs, planJobs, type JobList } from './inputs.js';
 import { BatchTally } from './batch-tally.js';
 import { outputUploader } from './output-uploader.js';
 import type { SignCommandOptions } from './sign-options.js';
+import { appearanceLines, assertAppearanceDrawable, loadAppearanceAssets } from './appearance-assets.js';
 import { PdfPasswords } from './pdf-password.js';
 import { authorizationFactors } from './credential-factors.js';
 import { createCscClient, withCompleteChain } from './service-clients.js';
@@ -100,7 +101,10 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
  */
 async function checkInputs(planned: JobList, passwords: PdfPasswords, held: Map<string, OpenedDocument>, refused: Map<number, unknown>, options: SignCommandOptions, ctx: Context): Promise<void> {
   // The level does not change the update; the signer's name is not known yet (the appearance's size does not depend on it).
-  const check: UpdateCheck = { signingTime: ctx.clock.now(), pdf: signOptionsFrom(options, 'B-B', ctx.clock.now()).pdf };
+  const { pdf } = signOptionsFrom(options, 'B-B', ctx.clock.now());
+  const appearance = await loadAppearanceAssets(pdf?.visible);
+  assertAppearanceDrawable(pdf?.visible, appearance);
+  const check: UpdateCheck = { signingTime: ctx.clock.now(), pdf, appearance };
   const checkOne = async (job: SignJob, index: number): Promise<void> => {
     if (!options.force && !options.skipExisting) await assertAbsent(job.output);
     const opened = await passwords.open(job.input, (password) => openDocument(job, fileSystemDocuments, password, check));
@@ -134,7 +138,10 @@ async function signChecked(jobs: JobList, held: Map<string, OpenedDocument>, tal
   if (split && (await split.splitServiceSignIn(signing, options, ctx))) return;
   const credential = await withCompleteChain(await chooseCredential(options.credential ?? profile.settings.credential, signing, ctx, options.digest), profile, ctx);
   if (!split) await readyToAuthorize(credential, signing, ctx);
-  const signOptions: SignOptions = { ...signOptionsFrom(options, level, ctx.clock.now(), signerName(credential)), pdfPassword: (input) => passwords.for(input) };
+  const signOptions: SignOptions = { ...signOptionsFrom(options, level, ctx.clock.now(), signerName(credential), credential.credentialID), pdfPassword: (input) => passwords.for(input) };
+  signOptions.appearance = await loadAppearanceAssets(signOptions.pdf?.visible);
+  // The signer's name comes from the certificate: a character the font lacks is refused before any approval.
+  assertAppearanceDrawable(signOptions.pdf?.visible, signOptions.appearance);
   if (split) return split.runSplitPrepare([...jobs], credential, signOptions, signing, options, ctx);
   const tsa = level === 'B-B' ? undefined : (await import('./service-clients.js')).createTsaClient(ctx, profile);
   const extender = longTerm ? await longTermExtender(ctx, level, tsa, passwords) : undefined;
@@ -308,22 +315,31 @@ export function signerName(credential: CredentialInfo): string {
   return /(?:^|\n)CN=([^\n]+)/.exec(subject)?.[1] ?? credential.credentialID;
 }
 
-export function signOptionsFrom(options: SignCommandOptions, level: SignatureLevel, signingTime: Date, signer = ''): SignOptions {
+export function signOptionsFrom(options: SignCommandOptions, level: SignatureLevel, signingTime: Date, signer = '', credentialID = ''): SignOptions {
   const pdf: SignOptions['pdf'] = {
     reason: options.reason,
     location: options.location,
     contactInfo: options.contactInfo,
     name: options.name,
     fieldName: options.field,
+    certify: options.certify === undefined ? undefined : CERTIFY_LEVEL[options.certify],
   };
+  const appearanceOnly = [options.font && '--font', options.image && '--image', options.appearanceText !== undefined && '--appearance-text'].filter(Boolean);
+  if (!options.visible && appearanceOnly.length > 0) throw new EsignError('USAGE', `${appearanceOnly.join(', ')} shape${appearanceOnly.length > 1 ? '' : 's'} a visible signature.`, { hint: 'Add --visible.' });
   if (options.visible) {
-    const lines = [`Digitally signed by ${options.name ?? signer}`, `Date: ${signingTime.toISOString().replace('T', ' ').slice(0, 19)} UTC`];
-    if (options.reason) lines.push(`Reason: ${options.reason}`);
-    if (options.location) lines.push(`Location: ${options.location}`);
-    pdf.visible = { page: options.page ?? 1, rect: options.rect ?? [36, 36, 286, 106], lines };
+    const values = { name: options.name ?? signer, date: `${signingTime.toISOString().replace('T', ' ').slice(0, 19)} UTC`, reason: options.reason ?? '', location: options.location ?? '', credential: credentialID };
+    pdf.visible = {
+      page: options.page ?? 1,
+      rect: options.rect ?? [36, 36, 286, 106],
+      lines: appearanceLines(options.appearanceText, values),
+      ...(options.font ? { fontFile: options.font } : {}),
+      ...(options.image ? { image: { file: options.image, position: options.imagePosition ?? 'left' } } : {}),
+    };
   }
   return { level, signingTime, pdf, overwrite: options.force };
 }
+
+const CERTIFY_LEVEL = { 'no-changes': 1, 'form-filling': 2, annotations: 3 } as const;
 
 /**
  * The credential to sign with: the one named, else the only enabled one, else a prompt on a TTY.

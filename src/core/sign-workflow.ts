@@ -11,7 +11,7 @@ import { buildSignedData } from './cms/signed-data.js';
 import { MAX_HASHES_PER_AUTHORIZATION } from './csc/shapes.js';
 import { EsignError, isEsignError, naming } from './errors.js';
 import { readPdfFromHeader, type PdfDocument } from './pdf/document.js';
-import { assertContentsFit, prepareSignature } from './pdf/placeholder.js';
+import { assertContentsFit, prepareSignature, type AppearanceAssets, type CertificationLevel, type VisibleSignature } from './pdf/placeholder.js';
 import type { ByteSource, RemoteSigner, SigningCredential, TimestampAuthority, TimestampResult } from './ports.js';
 import type { SignatureLevel } from './profile.js';
 
@@ -33,13 +33,17 @@ export interface PdfSignatureOptions {
   contactInfo?: string;
   name?: string;
   fieldName?: string;
-  visible?: { page: number; rect: [number, number, number, number]; lines: string[] };
+  visible?: VisibleSignature;
+  /** A certification signature with these DocMDP permissions. */
+  certify?: CertificationLevel;
 }
 
 export interface SignOptions {
   level: SignatureLevel;
   signingTime: Date;
   pdf?: PdfSignatureOptions;
+  /** The loaded font and image `pdf.visible` names (never in the split flow's state: loaded again from the files). */
+  appearance?: AppearanceAssets;
   /** Replace existing outputs. */
   overwrite: boolean;
   /** The password of an encrypted PDF that needs one, by input path (never kept in the split flow's state). */
@@ -149,6 +153,7 @@ export interface OpenedDocument {
 export interface UpdateCheck {
   signingTime: Date;
   pdf?: PdfSignatureOptions;
+  appearance?: AppearanceAssets;
 }
 
 /**
@@ -164,7 +169,7 @@ export async function openDocument(job: SignJob, files: DocumentFiles, password?
     if (job.kind !== 'pdf') return { source };
     const opened = await readPdfFromHeader(source, fromHeader, { password });
     opened.pdf.assertUpdatable();
-    if (check) await prepareSignature(opened.pdf, { kind: 'signature', signingTime: check.signingTime, contentsSize: CHECK_CONTENTS_SIZE, ...check.pdf });
+    if (check) await prepareSignature(opened.pdf, { kind: 'signature', signingTime: check.signingTime, contentsSize: CHECK_CONTENTS_SIZE, ...check.pdf, assets: check.appearance });
     return opened;
   } catch (error) {
     await source.close();
@@ -235,6 +240,7 @@ async function prepareOne(job: SignJob, credential: SigningCredential, files: Do
       signingTime: options.signingTime,
       contentsSize: contentsSizeFor(credential, options.level),
       ...options.pdf,
+      assets: options.appearance,
     });
     const output = await files.createOutput(job.output, { overwrite: options.overwrite });
     try {

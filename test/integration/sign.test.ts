@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSignedData } from '../../src/core/cms/parse.js';
 import { trimDer } from '../../src/core/pdf/signatures.js';
 import { runCli } from '../helpers/run-cli.js';
+import { appendRevision } from '../helpers/pdf-fixtures.js';
 import { SANDBOX_DIALECTS, onDialect, signingRoute } from '../helpers/dialects.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -375,18 +376,85 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     expect((await readdir(dir)).sort()).toEqual(['a.pdf', 'b.pdf']);
   });
 
-  it('--visible draws the signer named in the certificate, the date and the reason on the page', async () => {
+  it('--visible draws the signer named in the certificate, the date and the reason in an embedded font subset', async () => {
     const dir = await tempDir();
     const input = join(dir, 'visible.pdf');
     const original = await makePdf(input);
     const result = await runCli(['--auto-approve', '--quiet', 'sign', '--level', 'B-B', '--visible', '--reason', 'Approved by QA', input], { env: sandbox.env });
     expect(result.code, result.stderr).toBe(0);
     const update = (await readFile(join(dir, 'visible-signed.pdf'))).subarray(original.length).toString('latin1');
-    const appearance = /stream\r?\n([\s\S]*?Digitally signed by[\s\S]*?)endstream/.exec(update)?.[1] ?? '';
-    expect(appearance).toContain('(Digitally signed by Alice Test');
-    expect(appearance).toMatch(/\(Date: \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC\)/);
-    expect(appearance).toContain('(Reason: Approved by QA)');
     expect(update).toMatch(/\/Subtype \/Widget [^>]*\/Rect \[[\d.]+ [\d.]+ [\d.]+ [\d.]+\][^>]*\/AP << \/N \d+ 0 R >>/);
+    expect(update).toMatch(/\/Subtype \/Type0 \/BaseFont \/[A-Z]{6}\+NotoSans-Regular \/Encoding \/Identity-H/);
+    expect(update).toMatch(/\/Subtype \/CIDFontType2/);
+    expect(update).toMatch(/\/FontFile2 \d+ 0 R/);
+    // The words themselves are checked by pdftotext (test/interop/appearance.test.ts): here, that
+    // no text is left in WinAnsi literals and no standard-14 font stands in.
+    expect(update).not.toMatch(/\/Subtype \/Type1/);
+    expect(update).not.toContain('(Digitally signed by');
+  });
+
+  it('--visible refuses, before any approval, a character the font lacks (naming it and --font), a file that is not a font, and a box outside the page', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'refused.pdf');
+    await makePdf(input);
+    const sign = (...args: string[]) => runCli(['--auto-approve', 'sign', '--level', 'B-B', '--visible', ...args, input], { env: sandbox.env });
+    const cjk = await sign('--reason', 'Genehmigt 合同');
+    expect(cjk.code, cjk.stderr).toBe(2);
+    expect(cjk.stderr).toMatch(/has no glyph for "合" \(U\+5408\) in the appearance text \(and 1 other character\)/);
+    expect(cjk.stderr).toContain('--font FILE');
+    const notFont = await sign('--font', input);
+    expect(notFont.code).toBe(2);
+    expect(notFont.stderr).toMatch(/refused\.pdf is not a TrueType or OpenType font/);
+    const outside = await sign('--rect', '500,700,900,800');
+    expect(outside.code).toBe(2);
+    expect(outside.stderr).toMatch(/is not within page 1, which is \d+(\.\d+)? × \d+(\.\d+)? points/);
+    const notImage = await sign('--image', input);
+    expect(notImage.code).toBe(2);
+    expect(notImage.stderr).toMatch(/is neither a PNG nor a JPEG/);
+    for (const result of [cjk, notFont, outside, notImage]) expect(result.stderr.trim().split('\n').filter((line) => !/sandbox profile/.test(line))).toHaveLength(1);
+    expect(await readdir(dir)).toEqual(['refused.pdf']);
+  });
+
+  it('--certify makes the first signature a certification that verify reports; later signatures keep to its level; a change it forbids fails verify', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'contract.pdf');
+    await makePdf(input);
+    const sign = (file: string, ...args: string[]) => runCli(['--auto-approve', '--json', 'sign', '--level', 'B-B', ...args, file], { env: sandbox.env });
+    const verify = async (file: string) => (await runCli(['--json', 'verify', file], { env: sandbox.env })).json<{ status: string; signatures: Array<{ status: string; certification?: unknown; problems: string[] }> }>();
+
+    for (const [permissions, level] of [['no-changes', 1], ['form-filling', 2], ['annotations', 3]] as const) {
+      const output = join(dir, `certified-${level}.pdf`);
+      const certified = await sign(input, '--certify', permissions, '-o', output);
+      expect(certified.code, certified.stderr).toBe(0);
+      const report = await verify(output);
+      expect(report.signatures[0]).toMatchObject({ status: 'valid', certification: { level, permits: permissions } });
+    }
+    // A new signature field is an annotation: refused at P=1 and P=2 before any approval, allowed at P=3.
+    for (const level of [1, 2]) {
+      const refused = await sign(join(dir, `certified-${level}.pdf`), '-o', join(dir, `approved-${level}.pdf`));
+      expect(refused.code, refused.stderr).toBe(7);
+      expect(refused.stderr).toMatch(/PDF_CERTIFIED_NO_CHANGES|certified/);
+    }
+    const approved = await sign(join(dir, 'certified-3.pdf'), '-o', join(dir, 'approved-3.pdf'));
+    expect(approved.code, approved.stderr).toBe(0);
+    const both = await verify(join(dir, 'approved-3.pdf'));
+    expect(both.signatures.map((signature) => signature.status)).toEqual(['valid', 'valid']);
+
+    // Certifying a signed document is refused, naming its signature.
+    const again = await sign(join(dir, 'approved-3.pdf'), '--certify', 'no-changes', '-o', join(dir, 'recertified.pdf'));
+    expect(again.code).toBe(7);
+    expect(again.stderr).toMatch(/already has a signature \(field "Signature1"/);
+
+    // An unsigned change appended after a P=1 certification: verify names it as forbidden.
+    const certified = new Uint8Array(await readFile(join(dir, 'certified-1.pdf')));
+    const text = Buffer.from(certified).toString('latin1');
+    const size = Number([...text.matchAll(/\/Size (\d+)/g)].at(-1)![1]);
+    const root = [...text.matchAll(/\/Root (\d+ \d+ R)/g)].at(-1)![1]!;
+    const changed = Buffer.from(appendRevision(certified, { [size]: '<< /Title (Changed after certification) >>' }, size + 1, `/Info ${size} 0 R`)).toString('latin1').replace(/\/Root 1 0 R \/Prev/g, `/Root ${root} /Prev`);
+    await writeFile(join(dir, 'changed.pdf'), Buffer.from(changed, 'latin1'));
+    const report = await verify(join(dir, 'changed.pdf'));
+    expect(report.signatures[0]!.status).toBe('invalid');
+    expect(report.signatures[0]!.problems.join('\n')).toMatch(/revision 3 changes the document \(1 object\(s\)\), which the certification's DocMDP P=1 \(no-changes\) forbids/);
   });
 
   it('splits prepare and complete for CI, with the sign-in and the approval done elsewhere', async () => {

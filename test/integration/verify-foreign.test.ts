@@ -9,6 +9,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SignatureReport, VerificationReport } from '../../src/core/verify/types.js';
+import { bytesEqual } from '../../src/core/cms/parse.js';
+import { decode, objectIdentifier, sequence, smallInteger, tlv } from '../../src/core/cms/der.js';
+import type { Block } from '../../src/core/cms/der.js';
 import { runCli } from '../helpers/run-cli.js';
 import { tempDirForFile } from '../helpers/tmp.js';
 
@@ -147,6 +150,22 @@ describe('esign verify FILE --signature FILE.p7s made by openssl cms -sign', () 
       expect(changed.code).toBe(9);
     });
   }
+
+  it('ed448 with id-shake256 without its length parameter (RFC 8419: 512 bits beside Ed448) is intact and valid, not a changed content', async () => {
+    const shakeLen = sequence(objectIdentifier('2.16.840.1.101.3.4.2.18'), smallInteger(512));
+    const bareShake = sequence(objectIdentifier('2.16.840.1.101.3.4.2.12'));
+    // The SignerInfo's digestAlgorithm is not signed: swapping it leaves the signature valid.
+    const swap = (block: Block): Uint8Array =>
+      bytesEqual(block.encoded, shakeLen) ? bareShake : block.constructed ? tlv(block.encoded[0]!, ...block.items.map(swap)) : block.encoded;
+    const original = new Uint8Array(await readFile(join(FIXTURES, 'cms', 'ed448.p7s')));
+    const p7s = join(work.dir, 'ed448-bare-shake256.p7s');
+    await writeFile(p7s, swap(decode(original, 'cms')));
+    expect(Buffer.from(await readFile(p7s)).includes(Buffer.from(shakeLen))).toBe(false);
+    const { code, report } = await verify([content, '--signature', p7s]);
+    expect(only(report)).toMatchObject({ status: 'valid', indication: 'TOTAL-PASSED', integrity: { valid: true, digestAlgorithm: 'shake256-512' } });
+    expect(code).toBe(0);
+    expect(only((await verify([await tampered(content, 4), '--signature', p7s])).report)).toMatchObject({ status: 'invalid', integrity: { valid: false } });
+  });
 
   it('without signed attributes a changed content is HASH_FAILURE for RSA PKCS#1 v1.5 (its signature opens), SIG_CRYPTO_FAILURE for ECDSA', async () => {
     const changed = await tampered(content, 4);

@@ -51,10 +51,22 @@ beforeAll(async () => {
 afterAll(() => work?.remove());
 
 describe('the packed tarball, installed globally', () => {
-  it('holds the launcher, the bundle, its source map and the samples, and nothing from the sources or tests', async () => {
+  it('holds the launcher, the bundle, its source map, the appearance font with its licence and the samples, and nothing from the sources or tests', async () => {
     const listed = run('tar', ['-tzf', tarball]).stdout.split('\n').filter(Boolean).sort();
     expect(listed).toEqual(
-      ['CHANGELOG.md', 'README.md', 'bin/esign.cjs', 'dist/cli/esign.cjs', 'dist/cli/esign.cjs.map', 'dist/cli/launch.cjs', 'package.json', 'samples/contract.pdf', 'samples/release-notes.txt'].map((path) => `package/${path}`),
+      [
+        'CHANGELOG.md',
+        'README.md',
+        'bin/esign.cjs',
+        'dist/cli/esign.cjs',
+        'dist/cli/esign.cjs.map',
+        'dist/cli/launch.cjs',
+        'dist/fonts/NotoSans-OFL.txt',
+        'dist/fonts/NotoSans-Regular.ttf',
+        'package.json',
+        'samples/contract.pdf',
+        'samples/release-notes.txt',
+      ].map((path) => `package/${path}`),
     );
     expect(pkg.engines.node).toBe('^20.19.0 || >=22.12.0');
     expect(await readdir(join(installed, 'node_modules'))).not.toContain('vitest');
@@ -66,9 +78,10 @@ describe('the packed tarball, installed globally', () => {
     expect(result.stdout.trim()).toMatch(new RegExp(`^${pkg.version.replace(/\./g, '\\.')} \\(build ([0-9a-f]{10}(-dirty)?, \\d{4}-\\d{2}-\\d{2}|unknown)\\)$`));
   });
 
-  it('signs the sample contract on the sandbox and verifies the result', async () => {
+  it('signs the sample contract on the sandbox with a visible signature in Greek and verifies the result', async () => {
     await copyFile(join(installed, 'samples', 'contract.pdf'), join(work.dir, 'contract.pdf'));
-    const signed = run('esign', ['sign', 'contract.pdf', '--auto-approve'], { timeoutMs: 120_000 });
+    // --visible with a Greek name: the bundled font is found in the installed package (no devDependencies there).
+    const signed = run('esign', ['sign', 'contract.pdf', '--auto-approve', '--visible', '--name', 'Ζωή Παπαδοπούλου'], { timeoutMs: 120_000 });
     expect(signed.code, signed.stderr).toBe(0);
     expect(signed.stderr).toContain('TEST signatures');
     const verified = run('esign', ['verify', 'contract-signed.pdf']);

@@ -141,6 +141,7 @@ function describe(s: SignatureReport): string[] {
   if (s.chain) out.push(...chainLines(s.chain, 'chain'));
   if (s.timestamp?.chain) out.push(...chainLines(s.timestamp.chain, 'TSA chain'));
   if (s.level) out.push(`  level       ${s.level}`);
+  if (s.certification) out.push(`  certifies   ${s.certification.permits.replace('-', ' ')} after it (DocMDP P=${s.certification.level})`);
   for (const p of s.problems) out.push(`  ✗ ${p}`);
   for (const w of s.warnings) out.push(`  ! ${w}`);
   return out;

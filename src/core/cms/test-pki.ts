@@ -27,6 +27,8 @@ export interface TestCertificateOptions {
   keyType?: 'rsa' | 'ec';
   /** Reuse a key pair (key generation is the slow part of a test). */
   keyPair?: { privateKey: KeyObject; publicKey: KeyObject };
+  /** The issuer's hash over the certificate (RSA issuers). Default sha256. */
+  signatureHash?: 'sha1' | 'sha256';
 }
 
 let nextSerial = 1;
@@ -58,7 +60,7 @@ export function issueTestCertificate(options: TestCertificateOptions): TestIdent
   const signatureAlgorithm =
     signer.privateKey.asymmetricKeyType === 'ec'
       ? sequence(objectIdentifier(OID.ecdsaWithSHA256))
-      : sequence(objectIdentifier(OID.sha256WithRSAEncryption), derNull);
+      : sequence(objectIdentifier(options.signatureHash === 'sha1' ? '1.2.840.113549.1.1.5' : OID.sha256WithRSAEncryption), derNull);
   const notBefore = options.notBefore ?? new Date('2020-01-01T00:00:00Z');
   const notAfter = options.notAfter ?? new Date('2045-01-01T00:00:00Z');
   const tbs = sequence(
@@ -71,7 +73,7 @@ export function issueTestCertificate(options: TestCertificateOptions): TestIdent
     spki,
     explicit(3, sequence(...extensions)),
   );
-  const signature = new Uint8Array(sign('sha256', tbs, signer.privateKey));
+  const signature = new Uint8Array(sign(signer.privateKey.asymmetricKeyType === 'ec' ? 'sha256' : (options.signatureHash ?? 'sha256'), tbs, signer.privateKey));
   const der = sequence(tbs, signatureAlgorithm, bitString(signature));
   return { der, privateKey: keys.privateKey, publicKey: keys.publicKey, name };
 }

@@ -1,24 +1,76 @@
+import { readFileSync } from 'node:fs';
+import { inflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { buildAppearance, toWinAnsi } from './appearance.js';
+import { AppearanceFont, buildAppearance, fitText } from './appearance.js';
+import { PdfRef, PdfStream, serialize } from './objects.js';
+import type { PdfObject } from './objects.js';
 
-const fontSize = (content: string) => Number(/\/Helv ([\d.]+) Tf/.exec(content)?.[1]);
+const NOTO = readFileSync(new URL('../../../node_modules/@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf', import.meta.url));
+const font = await AppearanceFont.load(NOTO, 'the default font');
+
+/** Builds an appearance, collecting the indirect objects it adds. */
+async function build(width: number, height: number, lines: string[]): Promise<{ content: string; added: PdfObject[] }> {
+  const added: PdfObject[] = [];
+  const stream = await buildAppearance(width, height, { lines, font }, (value) => {
+    added.push(value);
+    return new PdfRef(added.length, 0);
+  });
+  return { content: Buffer.from(stream.data).toString('latin1'), added };
+}
+
+const fontSize = (content: string) => Number(/\/F1 ([\d.]+) Tf/.exec(content)?.[1]);
 
 describe('appearance', () => {
-  it('encodes WinAnsi, replacing what it lacks with "?"', () => {
-    expect([...toWinAnsi('Aé€–Ω😀')]).toEqual([0x41, 0xe9, 0x80, 0x96, 0x3f, 0x3f]);
+  it('embeds a Type 0 font subset (CIDFontType2, Identity-H) with a ToUnicode CMap mapping its glyphs back to the text', async () => {
+    const { content, added } = await build(250, 70, ['Ζωή Παπαδοπούλου', 'Łukasiewicz – Привет']);
+    const dicts = added.map((value) => serialize(value instanceof PdfStream ? value.dict : value)).map((bytes) => Buffer.from(bytes).toString('latin1'));
+    expect(dicts.some((d) => /\/Subtype \/Type0/.test(d) && /\/Encoding \/Identity-H/.test(d) && /\/ToUnicode \d+ 0 R/.test(d))).toBe(true);
+    expect(dicts.some((d) => /\/Subtype \/CIDFontType2/.test(d) && /\/CIDToGIDMap \/Identity/.test(d) && /\/BaseFont \/[A-Z]{6}\+NotoSans-Regular/.test(d))).toBe(true);
+    expect(dicts.some((d) => /\/FontFile2 \d+ 0 R/.test(d))).toBe(true);
+    const streams = added.filter((value): value is PdfStream => value instanceof PdfStream).map((s) => inflateSync(s.data));
+    const cmap = streams.map((s) => s.toString('latin1')).find((s) => s.includes('beginbfchar'))!;
+    // Ζ is U+0396, Ж of Привет is not there but П (U+041F) is; each glyph is mapped once.
+    expect(cmap).toMatch(/<[0-9a-f]{4}> <0396>/);
+    expect(cmap).toMatch(/<[0-9a-f]{4}> <041f>/);
+    // The subset is a small TrueType program, not the whole 600 KB font.
+    const program = streams.find((s) => !s.includes('beginbfchar'))!;
+    expect([0x00010000, 0x74727565]).toContain(program.readUInt32BE(0));
+    expect(program.length).toBeLessThan(40_000);
+    expect(content).toMatch(/BT \/F1 [\d.]+ Tf/);
+    expect(content).toMatch(/\[<[0-9a-f]{4}>/);
+    expect(content).not.toContain('?');
   });
 
-  it('scales text to fit the box, never above 12 pt', () => {
-    const roomy = Buffer.from(buildAppearance(400, 100, ['short']).data).toString('latin1');
-    const narrow = Buffer.from(buildAppearance(60, 100, ['a much longer line of text']).data).toString('latin1');
-    const many = Buffer.from(buildAppearance(400, 30, ['1', '2', '3', '4']).data).toString('latin1');
-    expect(fontSize(roomy)).toBe(12);
-    expect(fontSize(narrow)).toBeLessThan(5);
+  it('names a character the font lacks, with --font as the way out; whitespace needs no glyph', () => {
+    expect(font.missing('Zoë 合同\t')).toEqual(['合', '同']);
+    expect(() => font.assertCovers('Reason: 合同', 'reason')).toThrow(/The default font has no glyph for "合" \(U\+5408\) in the reason \(and 1 other character\)/);
+    expect(() => font.assertCovers('Ζωή Παπαδοπούλου', 'name')).not.toThrow();
+  });
+
+  it('refuses a file that is not a font in one line', async () => {
+    await expect(AppearanceFont.load(Buffer.from('%PDF-1.7 not a font'), 'notes.pdf')).rejects.toThrow(/Notes\.pdf is not a TrueType or OpenType font/);
+  });
+
+  it('sizes text to fit the box, never above 12 pt, and wraps long lines rather than overflow', async () => {
+    expect(fontSize((await build(400, 100, ['short'])).content)).toBe(12);
+    const many = (await build(400, 30, ['1', '2', '3', '4'])).content;
     expect(fontSize(many) * 1.2 * 4).toBeLessThanOrEqual(30);
+    const long = 'Reason: approved by the board of directors at its meeting of the twelfth of March';
+    const fitted = fitText(font, ['Digitally signed by Zoë Łukasiewicz', long], 150, 80);
+    expect(fitted.lines.length).toBeGreaterThan(2);
+    expect(fitted.lines.join(' ')).toBe(`Digitally signed by Zoë Łukasiewicz ${long}`);
+    for (const line of fitted.lines) expect(font.width(line) * fitted.size).toBeLessThanOrEqual(150);
+    expect(fitted.lines.length * fitted.size * 1.2).toBeLessThanOrEqual(80);
+    // One unbreakable word in a narrow box is broken between characters, still inside the box.
+    const word = fitText(font, ['Donaudampfschifffahrtsgesellschaftskapitän'], 40, 60);
+    for (const line of word.lines) expect(font.width(line) * word.size).toBeLessThanOrEqual(40);
+    expect(word.lines.join('')).toBe('Donaudampfschifffahrtsgesellschaftskapitän');
   });
 
-  it('escapes PDF string delimiters in the text', () => {
-    const content = Buffer.from(buildAppearance(200, 50, ['a (b) \\ c']).data).toString('latin1');
-    expect(content).toContain('(a \\(b\\) \\\\ c) Tj');
+  it('keeps PDF delimiters out of the content stream: glyphs are shown by CID', async () => {
+    const { content } = await build(200, 50, ['a (b) \\ c']);
+    expect(content).not.toMatch(/\(a/);
+    expect(content).toMatch(/\] TJ/);
   });
 });
+

@@ -1,80 +1,407 @@
 /**
- * The appearance of a visible signature: a Form XObject with a thin border and text lines in
- * standard-14 Helvetica (WinAnsiEncoding), scaled to fit the box. No font is embedded.
+ * The appearance of a visible signature: a Form XObject with a thin border, an optional image
+ * (beside the text or behind it), and text lines drawn in an embedded subset of a TrueType or
+ * OpenType font — a Type 0 font (Identity-H, CIDFontType2 or CIDFontType0) with a ToUnicode CMap,
+ * so any script the font covers renders and extracts. fontkit maps characters to glyphs and
+ * shapes the scripts that need it; the text is wrapped and sized to fit the box.
  */
-import { ByteWriter, PdfStream, dict, name, writeObject, PdfString } from './objects.js';
+import { createHash } from 'node:crypto';
+import { deflateSync } from 'node:zlib';
+import type { Font, Glyph } from '@pdf-lib/fontkit';
+import { EsignError } from '../errors.js';
+import { cjsModule, type AppearanceImage } from './appearance-image.js';
+import { ByteWriter, PdfStream, PdfString, asciiBytes, dict, name } from './objects.js';
+import type { PdfObject, PdfRef } from './objects.js';
 
-/** Helvetica advance widths (1/1000 em) for WinAnsi codes 32–255 (Adobe's AFM metrics). */
-// prettier-ignore
-const HELVETICA_WIDTHS = [
-  278,278,355,556,556,889,667,191,333,333,389,584,278,333,278,278,556,556,556,556,556,556,556,556,556,556,278,278,584,584,584,556,
-  1015,667,667,722,722,667,611,778,722,278,500,667,556,833,722,778,667,778,722,667,611,722,667,944,667,667,611,278,278,278,469,556,
-  333,556,556,500,556,556,278,556,556,222,222,500,222,833,556,556,556,556,333,500,278,556,500,722,500,500,500,334,260,334,584,0,
-  556,0,222,556,333,1000,556,556,333,1000,667,333,1000,0,611,0,0,222,222,333,333,350,556,1000,333,1000,500,333,944,0,500,500,
-  278,333,556,556,556,556,260,556,333,737,370,556,584,333,737,333,400,584,333,333,333,556,537,278,333,333,365,556,834,834,834,611,
-  667,667,667,667,667,667,1000,722,667,667,667,667,278,278,278,278,722,722,778,778,778,778,778,584,778,722,722,722,722,667,667,611,
-  556,556,556,556,556,556,889,500,556,556,556,556,278,278,278,278,556,556,556,556,556,556,556,584,611,556,556,556,556,500,556,500,
-];
+/** Scripts whose glyphs depend on their neighbours (joining, reordering, marks): laid out with GSUB/GPOS. */
+const NEEDS_SHAPING = /[\u0590-\u08ff\u0900-\u0dff\u0e00-\u0fff\u1000-\u109f\u1780-\u17ff\ufb1d-\ufdff\ufe70-\ufeff\p{M}]/u;
 
-/** Unicode characters that WinAnsiEncoding places in 0x80–0x9F. */
-const WIN_ANSI_EXTRAS: Record<number, number> = {
-  0x20ac: 0x80, 0x201a: 0x82, 0x0192: 0x83, 0x201e: 0x84, 0x2026: 0x85, 0x2020: 0x86, 0x2021: 0x87, 0x02c6: 0x88,
-  0x2030: 0x89, 0x0160: 0x8a, 0x2039: 0x8b, 0x0152: 0x8c, 0x017d: 0x8e, 0x2018: 0x91, 0x2019: 0x92, 0x201c: 0x93,
-  0x201d: 0x94, 0x2022: 0x95, 0x2013: 0x96, 0x2014: 0x97, 0x02dc: 0x98, 0x2122: 0x99, 0x0161: 0x9a, 0x203a: 0x9b,
-  0x0153: 0x9c, 0x017e: 0x9e, 0x0178: 0x9f,
-};
-
-/** Encodes text in WinAnsiEncoding; characters it lacks become '?'. */
-export function toWinAnsi(text: string): Uint8Array {
-  const out: number[] = [];
-  for (const ch of text) {
-    const cp = ch.codePointAt(0) ?? 0x3f;
-    if ((cp >= 0x20 && cp <= 0x7e) || (cp >= 0xa0 && cp <= 0xff)) out.push(cp);
-    else out.push(WIN_ANSI_EXTRAS[cp] ?? 0x3f);
-  }
-  return Uint8Array.from(out);
+/** A glyph placed on a line, in font units. */
+interface PlacedGlyph {
+  glyph: Glyph;
+  xAdvance: number;
+  xOffset: number;
+  yOffset: number;
 }
 
-/** Width of WinAnsi-encoded text at a font size of 1. */
-function textWidth(encoded: Uint8Array): number {
-  let total = 0;
-  for (const code of encoded) total += HELVETICA_WIDTHS[code - 32] ?? 556;
-  return total / 1000;
+/** A font for appearances: parsed once, then used for every document of a run. */
+export class AppearanceFont {
+  private readonly widths = new Map<string, number>();
+  private readonly subsets = new Map<string, FontSubset>();
+
+  private constructor(
+    private readonly font: Font,
+    /** How errors name it: the file, or "the default font (Noto Sans)". */
+    readonly label: string,
+  ) {}
+
+  /**
+   * Parses a TrueType/OpenType font (the first of a collection); refuses anything else in one line.
+   * fontkit loads here, not with this module: it costs more to load than an invisible signature takes.
+   */
+  static async load(bytes: Uint8Array, label: string): Promise<AppearanceFont> {
+    const { create } = cjsModule(await import('@pdf-lib/fontkit'), 'create');
+    let parsed: Font | { fonts?: Font[] };
+    try {
+      parsed = create(bytes) as Font | { fonts?: Font[] };
+    } catch (error) {
+      throw notAFont(label, (error as Error).message);
+    }
+    const font = 'fonts' in parsed && Array.isArray(parsed.fonts) ? parsed.fonts[0] : (parsed as Font);
+    if (!font || typeof font.glyphsForString !== 'function' || !(font.unitsPerEm > 0)) throw notAFont(label, 'no glyphs');
+    try {
+      font.hasGlyphForCodePoint(0x20);
+    } catch (error) {
+      throw notAFont(label, (error as Error).message);
+    }
+    return new AppearanceFont(font, label);
+  }
+
+  /** The characters of `text` (whitespace aside) this font has no glyph for, each once, in order. */
+  missing(text: string): string[] {
+    const missing = new Set<string>();
+    for (const ch of text) if (!/\s/u.test(ch) && !this.font.hasGlyphForCodePoint(ch.codePointAt(0)!)) missing.add(ch);
+    return [...missing];
+  }
+
+  /** Refuses `text` when the font lacks a glyph for one of its characters: never a `?` or an empty box. */
+  assertCovers(text: string, what: string): void {
+    const [first, ...more] = this.missing(text);
+    if (first === undefined) return;
+    const code = `U+${first.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+    const others = more.length > 0 ? ` (and ${more.length} other character${more.length > 1 ? 's' : ''})` : '';
+    throw new EsignError('USAGE', `${capitalize(this.label)} has no glyph for "${first}" (${code}) in the ${what}${others}.`, {
+      hint: 'Give a font that covers it with --font FILE (a TrueType or OpenType file, e.g. a Noto font for that script).',
+    });
+  }
+
+  /** The glyphs of one line, shaped when its script needs it. */
+  place(text: string): PlacedGlyph[] {
+    if (NEEDS_SHAPING.test(text)) {
+      const run = this.font.layout(text);
+      return run.glyphs.map((glyph, i) => {
+        const p = run.positions[i]!;
+        return { glyph, xAdvance: p.xAdvance, xOffset: p.xOffset, yOffset: p.yOffset };
+      });
+    }
+    return this.font.glyphsForString(text).map((glyph) => ({ glyph, xAdvance: glyph.advanceWidth, xOffset: 0, yOffset: 0 }));
+  }
+
+  /** Width of `text` at a font size of 1. */
+  width(text: string): number {
+    let width = this.widths.get(text);
+    if (width === undefined) {
+      width = this.place(text).reduce((sum, g) => sum + g.xAdvance, 0) / this.font.unitsPerEm;
+      this.widths.set(text, width);
+    }
+    return width;
+  }
+
+  get unitsPerEm(): number {
+    return this.font.unitsPerEm;
+  }
+
+  /** The subset holding `glyphs` (encoded once per distinct set: a batch shares it). */
+  async subset(glyphs: readonly Glyph[]): Promise<FontSubset> {
+    const byId = new Map<number, Glyph>();
+    for (const glyph of glyphs) byId.set(glyph.id, glyph);
+    const ids = [...byId.keys()].sort((a, b) => a - b);
+    const key = ids.join(',');
+    let subset = this.subsets.get(key);
+    if (!subset) {
+      subset = await encodeSubset(this.font, ids.map((id) => byId.get(id)!));
+      this.subsets.set(key, subset);
+    }
+    return subset;
+  }
+}
+
+/** A font program holding only some glyphs, with what the PDF font dictionaries say about it. */
+interface FontSubset {
+  /** Original glyph id → CID (the glyph's id in the subset). */
+  cids: Map<number, number>;
+  program: Uint8Array;
+  cff: boolean;
+  baseFont: string;
+  /** Advance widths in 1/1000 em, by CID from 0. */
+  widths: number[];
+  toUnicode: Uint8Array;
+  /** The three streams, compressed once: a batch adds the same bytes to every document. */
+  compressed?: { program: Uint8Array; toUnicode: Uint8Array; cidSet: Uint8Array };
+  descriptor: { ascent: number; descent: number; capHeight: number; italicAngle: number; bbox: number[] };
+}
+
+async function encodeSubset(font: Font, glyphs: readonly Glyph[]): Promise<FontSubset> {
+  const subset = font.createSubset();
+  const cids = new Map<number, number>();
+  const scale = 1000 / font.unitsPerEm;
+  const widths = [Math.round(font.getGlyph(0).advanceWidth * scale)];
+  const unicode: string[] = [];
+  for (const glyph of glyphs) {
+    if (glyph.id === 0) continue;
+    const cid = subset.includeGlyph(glyph);
+    cids.set(glyph.id, cid);
+    widths[cid] = Math.round(glyph.advanceWidth * scale);
+    unicode[cid] = String.fromCodePoint(...glyph.codePoints);
+  }
+  cids.set(0, 0);
+  const parts: Uint8Array[] = [];
+  await new Promise<void>((resolve, reject) => {
+    try {
+      subset
+        .encodeStream()
+        .on('data', (chunk) => void parts.push(chunk))
+        .on('end', () => resolve());
+    } catch (error) {
+      reject(new EsignError('USAGE', `The font could not be subset (${(error as Error).message}).`, { hint: 'Give another font with --font FILE.' }));
+    }
+  });
+  const program = Buffer.concat(parts);
+  // A subset's name is tagged with six capitals (ISO 32000-1 §9.6.4), here from its glyphs.
+  const digest = createHash('sha256').update(glyphs.map((g) => g.id).join(',')).digest();
+  const tag = Array.from(digest.subarray(0, 6), (byte) => String.fromCharCode(65 + (byte % 26))).join('');
+  const bbox = font.bbox;
+  return {
+    cids,
+    program,
+    cff: Boolean((font as { cff?: unknown }).cff),
+    baseFont: `${tag}+${(font.postscriptName ?? 'Font').replace(/[^\x21-\x7e]|[()<>[\]{}/%#]/g, '')}`,
+    widths: Array.from({ length: widths.length }, (_, i) => widths[i] ?? 0),
+    toUnicode: toUnicodeCMap(unicode),
+    descriptor: {
+      ascent: Math.round(font.ascent * scale),
+      descent: Math.round(font.descent * scale),
+      capHeight: Math.round((font.capHeight || font.ascent) * scale),
+      italicAngle: font.italicAngle,
+      bbox: [bbox.minX, bbox.minY, bbox.maxX, bbox.maxY].map((v) => Math.round(v * scale)),
+    },
+  };
+}
+
+/** A ToUnicode CMap: each CID (2 bytes, Identity-H) to the UTF-16BE of the characters its glyph shows. */
+function toUnicodeCMap(unicode: readonly (string | undefined)[]): Uint8Array {
+  const entries: string[] = [];
+  unicode.forEach((text, cid) => {
+    if (!text) return;
+    let hex = '';
+    for (let i = 0; i < text.length; i++) hex += text.charCodeAt(i).toString(16).padStart(4, '0');
+    entries.push(`<${cid.toString(16).padStart(4, '0')}> <${hex}>`);
+  });
+  const blocks: string[] = [];
+  for (let i = 0; i < entries.length; i += 100) {
+    const block = entries.slice(i, i + 100);
+    blocks.push(`${block.length} beginbfchar\n${block.join('\n')}\nendbfchar`);
+  }
+  return Buffer.from(
+    '/CIDInit /ProcSet findresource begin\n12 dict begin\nbegincmap\n' +
+      '/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def\n/CMapName /Adobe-Identity-UCS def\n/CMapType 2 def\n' +
+      `1 begincodespacerange\n<0000> <FFFF>\nendcodespacerange\n${blocks.join('\n')}\n` +
+      'endcmap\nCMapName currentdict /CMap defineresource pop\nend\nend\n',
+    'latin1',
+  );
+}
+
+/** Adds the Type 0 font of `subset` (and the objects it refers to) and returns its reference. */
+function addFont(subset: FontSubset, add: (value: PdfObject) => PdfRef): PdfRef {
+  subset.compressed ??= { program: deflateSync(subset.program), toUnicode: deflateSync(subset.toUnicode), cidSet: deflateSync(cidSet(subset.widths.length)) };
+  const compressed = subset.compressed;
+  const flate = (data: Uint8Array, extra: Record<string, PdfObject> = {}): PdfStream => new PdfStream(dict({ Filter: name('FlateDecode'), ...extra }), data);
+  const program = add(flate(compressed.program, subset.cff ? { Subtype: name('CIDFontType0C') } : { Length1: subset.program.length }));
+  const d = subset.descriptor;
+  const descriptor = add(
+    dict({
+      Type: name('FontDescriptor'),
+      FontName: name(subset.baseFont),
+      Flags: 4,
+      FontBBox: d.bbox,
+      ItalicAngle: d.italicAngle,
+      Ascent: d.ascent,
+      Descent: d.descent,
+      CapHeight: d.capHeight,
+      StemV: 80,
+      // PDF/A-1 (ISO 19005-1 §6.3.5) wants every CID of a subset listed; later parts accept a complete one.
+      CIDSet: add(flate(compressed.cidSet)),
+      [subset.cff ? 'FontFile3' : 'FontFile2']: program,
+    }),
+  );
+  const descendant = add(
+    dict({
+      Type: name('Font'),
+      Subtype: name(subset.cff ? 'CIDFontType0' : 'CIDFontType2'),
+      BaseFont: name(subset.baseFont),
+      CIDSystemInfo: dict({ Registry: asciiString('Adobe'), Ordering: asciiString('Identity'), Supplement: 0 }),
+      FontDescriptor: descriptor,
+      W: [0, subset.widths],
+      CIDToGIDMap: subset.cff ? undefined : name('Identity'),
+    }),
+  );
+  return add(
+    dict({
+      Type: name('Font'),
+      Subtype: name('Type0'),
+      BaseFont: name(subset.baseFont),
+      Encoding: name('Identity-H'),
+      DescendantFonts: [descendant],
+      ToUnicode: add(flate(compressed.toUnicode)),
+    }),
+  );
+}
+
+/** A CIDSet stream's bits: CIDs 0 to `count` − 1 present, the most significant bit first. */
+function cidSet(count: number): Uint8Array {
+  const bits = new Uint8Array(Math.ceil(count / 8));
+  for (let cid = 0; cid < count; cid++) bits[cid >> 3]! |= 0x80 >> (cid & 7);
+  return bits;
 }
 
 const MAX_FONT_SIZE = 12;
+const MIN_WRAPPED_FONT_SIZE = 4;
 const LINE_HEIGHT = 1.2;
 
-/** Builds the `/AP /N` Form XObject for a box of `width` × `height` points showing `lines`. */
-export function buildAppearance(width: number, height: number, lines: readonly string[]): PdfStream {
-  const pad = Math.min(4, width / 10, height / 10);
-  const encoded = lines.map(toWinAnsi);
-  let size = lines.length > 0 ? Math.min(MAX_FONT_SIZE, (height - 2 * pad) / (lines.length * LINE_HEIGHT)) : MAX_FONT_SIZE;
-  for (const line of encoded) {
-    const w = textWidth(line);
-    if (w > 0) size = Math.min(size, (width - 2 * pad) / w);
+/** What an appearance shows: the lines of text, in `font`, and an optional image. */
+export interface AppearanceContent {
+  lines: readonly string[];
+  font: AppearanceFont;
+  image?: { image: AppearanceImage; position: 'left' | 'background' };
+}
+
+/** Lines wrapped at spaces (a word too long for a line is broken between characters) to `maxWidth` at size 1. */
+export function wrapLines(font: AppearanceFont, lines: readonly string[], maxWidth: number): string[] {
+  const out: string[] = [];
+  for (const line of lines) {
+    let current = '';
+    for (const word of line.split(/ +/)) {
+      const candidate = current ? `${current} ${word}` : word;
+      if (font.width(candidate) <= maxWidth || !current) {
+        current = candidate;
+        if (font.width(current) > maxWidth) {
+          const pieces = breakWord(font, current, maxWidth);
+          out.push(...pieces.slice(0, -1));
+          current = pieces.at(-1)!;
+        }
+        continue;
+      }
+      out.push(current);
+      current = word;
+      if (font.width(current) > maxWidth) {
+        const pieces = breakWord(font, current, maxWidth);
+        out.push(...pieces.slice(0, -1));
+        current = pieces.at(-1)!;
+      }
+    }
+    out.push(current);
   }
+  return out;
+}
+
+function breakWord(font: AppearanceFont, word: string, maxWidth: number): string[] {
+  const pieces: string[] = [];
+  let current = '';
+  for (const ch of word) {
+    if (current && font.width(current + ch) > maxWidth && !/\p{M}/u.test(ch)) {
+      pieces.push(current);
+      current = ch;
+    } else current += ch;
+  }
+  pieces.push(current);
+  return pieces;
+}
+
+/**
+ * The font size and lines that fit a `width` × `height` box: the largest size (up to 12 pt) at
+ * which the wrapped lines fit; below 4 pt lines are no longer wrapped but shrunk to fit.
+ */
+export function fitText(font: AppearanceFont, lines: readonly string[], width: number, height: number): { size: number; lines: string[] } {
+  if (lines.length === 0 || width <= 0 || height <= 0) return { size: MAX_FONT_SIZE, lines: [] };
+  for (let size = MAX_FONT_SIZE; size >= MIN_WRAPPED_FONT_SIZE; size -= 0.5) {
+    const wrapped = wrapLines(font, lines, width / size);
+    if (wrapped.length * size * LINE_HEIGHT <= height && wrapped.every((line) => font.width(line) * size <= width)) return { size, lines: wrapped };
+  }
+  const wrapped = wrapLines(font, lines, width / MIN_WRAPPED_FONT_SIZE);
+  let size = height / (wrapped.length * LINE_HEIGHT);
+  for (const line of wrapped) {
+    const w = font.width(line);
+    if (w > 0) size = Math.min(size, width / w);
+  }
+  return { size, lines: wrapped };
+}
+
+/**
+ * Builds the `/AP /N` Form XObject for a box of `width` × `height` points. `add` makes an
+ * indirect object of the update (the font's streams, the image) and returns its reference.
+ */
+export async function buildAppearance(width: number, height: number, content: AppearanceContent, add: (value: PdfObject) => PdfRef): Promise<PdfStream> {
+  const pad = Math.min(4, width / 10, height / 10);
   const ops = new ByteWriter();
   ops.ascii(`q 0.5 w 0.3 0.3 0.3 RG 0.25 0.25 ${fmt(width - 0.5)} ${fmt(height - 0.5)} re S Q\n`);
-  if (encoded.length > 0) {
-    ops.ascii(`BT /Helv ${fmt(size)} Tf 0 g ${fmt(size * LINE_HEIGHT)} TL ${fmt(pad)} ${fmt(height - pad - size)} Td\n`);
-    encoded.forEach((line, i) => {
+  const resources = dict({ ProcSet: [name('PDF'), name('Text'), name('ImageB'), name('ImageC')] });
+  let textLeft = pad;
+  if (content.image) {
+    const { image, position } = content.image;
+    const box = position === 'background' ? { x: pad, y: pad, w: width - 2 * pad, h: height - 2 * pad } : { x: pad, y: pad, w: Math.min((width - 2 * pad) * 0.4, height - 2 * pad), h: height - 2 * pad };
+    const scale = Math.min(box.w / image.width, box.h / image.height);
+    const w = image.width * scale;
+    const h = image.height * scale;
+    const x = position === 'background' ? box.x + (box.w - w) / 2 : box.x;
+    ops.ascii(`q ${fmt(w)} 0 0 ${fmt(h)} ${fmt(x)} ${fmt(box.y + (box.h - h) / 2)} cm /Im1 Do Q\n`);
+    resources.set('XObject', dict({ Im1: image.addTo(add) }));
+    if (position === 'left') textLeft = pad + box.w + pad;
+  }
+  const { size, lines } = fitText(content.font, content.lines, width - textLeft - pad, height - 2 * pad);
+  if (lines.length > 0) {
+    const placed = lines.map((line) => content.font.place(line));
+    const subset = await content.font.subset(placed.flat().map((g) => g.glyph));
+    resources.set('Font', dict({ F1: addFont(subset, add) }));
+    const k = 1000 / content.font.unitsPerEm;
+    ops.ascii(`BT /F1 ${fmt(size)} Tf 0 g ${fmt(size * LINE_HEIGHT)} TL ${fmt(textLeft)} ${fmt(height - pad - size)} Td\n`);
+    placed.forEach((glyphs, i) => {
       if (i > 0) ops.ascii('T* ');
-      writeObject(ops, new PdfString(line));
-      ops.ascii(' Tj\n');
+      ops.ascii(showGlyphs(glyphs, subset, k, size));
     });
     ops.ascii('ET\n');
   }
-  const font = dict({ Type: name('Font'), Subtype: name('Type1'), BaseFont: name('Helvetica'), Encoding: name('WinAnsiEncoding') });
-  return new PdfStream(
-    dict({
-      Type: name('XObject'),
-      Subtype: name('Form'),
-      BBox: [0, 0, width, height],
-      Resources: dict({ Font: dict({ Helv: font }), ProcSet: [name('PDF'), name('Text')] }),
-    }),
-    ops.toBytes(),
-  );
+  return new PdfStream(dict({ Type: name('XObject'), Subtype: name('Form'), BBox: [0, 0, width, height], Resources: resources }), ops.toBytes());
+}
+
+/** `[<cid> adjust <cid> …] TJ` for one line; a glyph raised or lowered by shaping is shown with Ts. */
+function showGlyphs(glyphs: readonly PlacedGlyph[], subset: FontSubset, k: number, size: number): string {
+  let out = '';
+  let array: string[] = [];
+  const flush = (): void => {
+    if (array.length > 0) out += `[${array.join(' ')}] TJ `;
+    array = [];
+  };
+  for (const { glyph, xAdvance, xOffset, yOffset } of glyphs) {
+    const cid = subset.cids.get(glyph.id) ?? 0;
+    const shown = subset.widths[cid] ?? 0;
+    if (xOffset !== 0) array.push(fmt(-xOffset * k));
+    if (yOffset !== 0) {
+      flush();
+      out += `${fmt((yOffset * k * size) / 1000)} Ts [<${hex4(cid)}>] TJ 0 Ts `;
+    } else array.push(`<${hex4(cid)}>`);
+    const rest = (xAdvance - xOffset) * k - shown;
+    if (Math.abs(rest) > 0.01) array.push(fmt(-rest));
+  }
+  flush();
+  return `${out}\n`;
+}
+
+function hex4(value: number): string {
+  return value.toString(16).padStart(4, '0');
+}
+
+function asciiString(text: string): PdfString {
+  return new PdfString(asciiBytes(text));
+}
+
+function notAFont(label: string, reason: string): EsignError {
+  return new EsignError('USAGE', `${capitalize(label)} is not a TrueType or OpenType font (${reason}).`, {
+    hint: 'Give a .ttf or .otf file with --font FILE.',
+  });
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 function fmt(value: number): string {

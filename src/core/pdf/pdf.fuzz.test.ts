@@ -13,6 +13,7 @@ import { bytesSource } from './byte-source.js';
 import { readPdf } from './document.js';
 import { buildDssUpdate } from './dss.js';
 import { prepareSignature, spliceContents } from './placeholder.js';
+import { testAppearanceAssets } from '../../../test/helpers/appearance-assets.js';
 import type { PreparedUpdate, SignatureOptions } from './placeholder.js';
 
 const encryptedFixture = (file: string): Uint8Array => new Uint8Array(readFileSync(new URL(`../../../test/fixtures/encrypted/${file}`, import.meta.url)));
@@ -40,7 +41,8 @@ const optionsArb: fc.Arbitrary<Partial<SignatureOptions>> = fc.record(
   {
     kind: fc.constantFrom<'signature' | 'docTimeStamp'>('signature', 'docTimeStamp'),
     fieldName: fc.constantFrom('Approval', 'Missing', undefined, undefined, undefined, undefined),
-    visible: fc.record({ page: fc.constantFrom(1, -1, 2, 7), rect: fc.constant<[number, number, number, number]>([10, 10, 210, 60]), lines: fc.constant(['Signed by Zoë', 'TEST']) }),
+    // An embedded font subset makes each drawn case a few times dearer: about one case in three draws, so the time-bound runs still reach their count.
+    visible: fc.option(fc.record({ page: fc.constantFrom(1, -1, 2, 7), rect: fc.constant<[number, number, number, number]>([10, 10, 210, 60]), lines: fc.constant(['Signed by Zoë', 'TEST']) }), { freq: 3, nil: undefined }),
     page: fc.constantFrom(1, -1, 2, 9),
     reason: fc.string({ maxLength: 12 }),
   },
@@ -93,7 +95,7 @@ describe('PDF reader and incremental writer under mutation', () => {
             const extended = await outcomeAsync('readPdf(dss)', () => readPdf(bytesSource(concatBytes(input.bytes, dss.value))));
             if (!extended.ok) throw new Error(`the DSS update of a readable input does not read back: ${extended.error.code} ${extended.error.message}`);
           }
-          const prepared = await outcomeAsync('prepareSignature', () => prepareSignature(read.value, { ...options, signingTime, contentsSize: 64 }));
+          const prepared = await outcomeAsync('prepareSignature', () => prepareSignature(read.value, { ...options, assets: testAppearanceAssets(), signingTime, contentsSize: 64 }));
           if (!prepared.ok) return refuse(prepared.error.code);
           const pu = prepared.value;
           if (cms.length > 64) {

@@ -4,18 +4,36 @@
  * edits — all as one incremental update. Then: which bytes to hash, and splicing the CMS in.
  */
 import { EsignError } from '../errors.js';
-import { buildAppearance } from './appearance.js';
+import { buildAppearance, type AppearanceFont } from './appearance.js';
+import type { AppearanceImage } from './appearance-image.js';
 import type { PdfDocument } from './document.js';
 import { IncrementalUpdate } from './incremental.js';
-import { PdfDict, PdfHexPlaceholder, PdfRef, PdfString, asciiBytes, dict, isName, name } from './objects.js';
+import { decodeStream } from './filters.js';
+import { docMdpOf } from './signatures.js';
+import { PdfDict, PdfHexPlaceholder, PdfRef, PdfStream, PdfString, asciiBytes, dict, isName, name } from './objects.js';
 import type { PdfObject } from './objects.js';
 
-/** A visible signature: the page (1-based, -1 = last), the box in points, the text lines. */
+/**
+ * A visible signature: the page (1-based, -1 = last), the box in points, the text lines, and the
+ * files its font and image come from (kept as paths: the split flow stores these options as JSON).
+ */
 export interface VisibleSignature {
   page: number;
   rect: [number, number, number, number];
   lines: string[];
+  /** A TrueType/OpenType file; without it, esign's bundled font. */
+  fontFile?: string;
+  image?: { file: string; position: 'left' | 'background' };
 }
+
+/** The font and image of a visible signature, loaded once per run from the files it names. */
+export interface AppearanceAssets {
+  font: AppearanceFont;
+  image?: AppearanceImage;
+}
+
+/** DocMDP permissions (ISO 32000-1 §12.8.2.2): 1 no changes, 2 form filling and signing, 3 also annotations. */
+export type CertificationLevel = 1 | 2 | 3;
 
 export interface SignatureOptions {
   /** `'signature'` (PAdES, ETSI.CAdES.detached) or `'docTimeStamp'` (ETSI.RFC3161). Default `'signature'`. */
@@ -24,6 +42,10 @@ export interface SignatureOptions {
   fieldName?: string;
   /** Draw the signature; without it the new field is invisible (`/Rect [0 0 0 0]`). */
   visible?: VisibleSignature;
+  /** What `visible` names, loaded; required with `visible`. */
+  assets?: AppearanceAssets;
+  /** Make a certification (author) signature with these DocMDP permissions. */
+  certify?: CertificationLevel;
   /** Page of an invisible field's widget (1-based, -1 = last). Default 1. */
   page?: number;
   reason?: string;
@@ -63,7 +85,18 @@ export async function prepareSignature(doc: PdfDocument, opts: SignatureOptions)
     throw new EsignError('INTERNAL', `contentsSize must be a positive integer, not ${opts.contentsSize}`);
   }
   const { ref: catalogRef, dict: catalog } = await doc.catalog();
-  if (kind === 'signature') await refuseCertifiedNoChanges(doc, catalog);
+  if (opts.visible && !opts.assets) throw new EsignError('INTERNAL', 'prepareSignature needs the appearance assets of a visible signature.');
+  if (opts.visible?.image && opts.assets?.image?.transparent && (await pdfaPart(doc, catalog)) === 1) {
+    throw new EsignError('USAGE', `The PDF declares PDF/A-1, which forbids transparency, and the image ${opts.visible.image.file} has an alpha channel.`, {
+      hint: 'Give a JPEG or a PNG without transparency, or leave out --image.',
+    });
+  }
+  const certification = kind === 'signature' ? await certificationLevel(doc, catalog) : undefined;
+  if (certification === 1) {
+    throw new EsignError('PDF_CERTIFIED_NO_CHANGES', 'The PDF is certified with "no changes allowed" (DocMDP P=1); another signature would break its certification.', {
+      hint: 'Ask the author for a version certified to allow signing (P=2), or sign the document before it is certified.',
+    });
+  }
 
   const u = new IncrementalUpdate(doc);
   const contents = new PdfHexPlaceholder(opts.contentsSize);
@@ -73,22 +106,32 @@ export async function prepareSignature(doc: PdfDocument, opts: SignatureOptions)
   const acroFormValue = catalog.get('AcroForm');
   const acroForm = (await doc.resolveDict(acroFormValue))?.clone() ?? new PdfDict();
   const fields = [...((await doc.resolveArray(acroForm.get('Fields'))) ?? [])];
+  const existing = await surveyFields(doc, fields);
+  if (opts.certify !== undefined) refuseCertifyingSigned(existing, certification);
   let fieldName: string;
-  if (opts.fieldName !== undefined) {
-    fieldName = opts.fieldName;
-    await fillExistingField(doc, u, fields, opts.fieldName, sigRef, opts.visible);
-  } else {
-    fieldName = await uniqueFieldName(doc, fields, kind === 'signature' ? 'Signature' : 'Timestamp');
+  const filled = opts.fieldName !== undefined && (await fillExistingField(doc, u, fields, opts.fieldName, sigRef, opts));
+  if (opts.fieldName !== undefined && filled) fieldName = opts.fieldName;
+  else {
+    // A new field is a new widget annotation: a document certified for form filling (P=2) forbids it.
+    if (certification === 2) {
+      throw new EsignError('PDF_CERTIFIED_NO_CHANGES', 'The PDF is certified for form filling and signing only (DocMDP P=2): a signature must go into one of its empty signature fields, and adding a field would break its certification.', {
+        hint: existing.empty.length > 0 ? `Sign into one with --field: ${existing.empty.join(', ')}.` : 'The PDF has no empty signature field to sign into; ask its author for one certified to allow annotations (P=3).',
+      });
+    }
+    if (opts.fieldName !== undefined && opts.fieldName.includes('.')) {
+      throw new EsignError('PDF_FIELD_NOT_FOUND', `The PDF has no field named "${opts.fieldName}", and a new field's name cannot contain ".".`, { hint: hintForFields(existing.empty) });
+    }
+    fieldName = opts.fieldName ?? (await uniqueFieldName(doc, fields, kind === 'signature' ? 'Signature' : 'Timestamp'));
     fields.push(await addField(doc, u, fieldName, sigRef, opts));
   }
 
   const flags = acroForm.get('SigFlags');
   acroForm.set('Fields', fields).set('SigFlags', (typeof flags === 'number' ? flags : 0) | 3);
+  let newCatalog: PdfDict | undefined;
   if (acroFormValue instanceof PdfRef) u.set(acroFormValue, acroForm);
-  else {
-    const newCatalog = catalog.clone().set('AcroForm', acroFormValue instanceof PdfDict ? acroForm : u.add(acroForm));
-    u.set(catalogRef, newCatalog);
-  }
+  else newCatalog = catalog.clone().set('AcroForm', acroFormValue instanceof PdfDict ? acroForm : u.add(acroForm));
+  if (opts.certify !== undefined) newCatalog = (newCatalog ?? catalog.clone()).set('Perms', dict({ DocMDP: sigRef }));
+  if (newCatalog) u.set(catalogRef, newCatalog);
 
   // Numbers in /ByteRange shift the bytes after them, so serialize until their widths settle.
   for (let attempt = 0; attempt < 16; attempt++) {
@@ -139,6 +182,10 @@ function signatureDictionary(
     Reason: text(opts.reason),
     Location: text(opts.location),
     ContactInfo: text(opts.contactInfo),
+    Reference:
+      opts.certify === undefined
+        ? undefined
+        : [dict({ Type: name('SigRef'), TransformMethod: name('DocMDP'), TransformParams: dict({ Type: name('TransformParams'), P: opts.certify, V: name('1.2') }) })],
   });
 }
 
@@ -151,20 +198,53 @@ export function pdfDate(date: Date): string {
   );
 }
 
-/** Refuses documents certified with DocMDP P=1 (no changes allowed, not even signatures). */
-async function refuseCertifiedNoChanges(doc: PdfDocument, catalog: PdfDict): Promise<void> {
+/** The PDF/A part the document's XMP metadata declares (`pdfaid:part`), if any. */
+async function pdfaPart(doc: PdfDocument, catalog: PdfDict): Promise<number | undefined> {
+  const metadata = await doc.resolve(catalog.get('Metadata'));
+  if (!(metadata instanceof PdfStream)) return undefined;
+  let xmp: string;
+  try {
+    xmp = Buffer.from(decodeStream(metadata)).toString('utf8');
+  } catch {
+    return undefined;
+  }
+  const part = /pdfaid:part\s*=\s*["'](\d)["']|<pdfaid:part>\s*(\d)\s*</.exec(xmp);
+  return part ? Number(part[1] ?? part[2]) : undefined;
+}
+
+/** The DocMDP permissions of a certified document (`/Perms /DocMDP`), or undefined when it is not certified. */
+export async function certificationLevel(doc: PdfDocument, catalog: PdfDict): Promise<CertificationLevel | undefined> {
   const perms = await doc.resolveDict(catalog.get('Perms'));
   const certification = await doc.resolveDict(perms?.get('DocMDP'));
-  for (const reference of (await doc.resolveArray(certification?.get('Reference'))) ?? []) {
-    const ref = await doc.resolveDict(reference);
-    if (!ref || !isName(ref.get('TransformMethod'), 'DocMDP')) continue;
-    const params = await doc.resolveDict(ref.get('TransformParams'));
-    if ((await doc.resolve(params?.get('P'))) === 1) {
-      throw new EsignError('PDF_CERTIFIED_NO_CHANGES', 'The PDF is certified with "no changes allowed" (DocMDP P=1); another signature would break its certification.', {
-        hint: 'Ask the author for a version certified to allow signing (P=2), or sign the document before it is certified.',
-      });
-    }
+  if (!certification) return undefined;
+  // A /Perms /DocMDP signature without a DocMDP reference: P's default, 2.
+  return (await docMdpOf(doc, certification)) ?? 2;
+}
+
+interface FieldSurvey {
+  /** Qualified names of signature fields with a value. */
+  signed: string[];
+  empty: string[];
+}
+
+async function surveyFields(doc: PdfDocument, fields: readonly PdfObject[]): Promise<FieldSurvey> {
+  const survey: FieldSurvey = { signed: [], empty: [] };
+  for await (const field of walkFields(doc, fields)) {
+    if (!field.isSignature) continue;
+    const value = field.dict.get('V');
+    (value !== undefined && value !== null ? survey.signed : survey.empty).push(field.qualifiedName);
   }
+  return survey;
+}
+
+/** A certification signature must be the document's first: it states what may change after it. */
+function refuseCertifyingSigned(existing: FieldSurvey, certification: CertificationLevel | undefined): void {
+  const [first] = existing.signed;
+  if (first === undefined && certification === undefined) return;
+  const what = first !== undefined ? `a signature (field "${first}"${existing.signed.length > 1 ? ` and ${existing.signed.length - 1} more` : ''})` : 'a certification';
+  throw new EsignError('PDF_ALREADY_SIGNED', `The PDF already has ${what}; a certification signature must be the document's first signature.`, {
+    hint: 'Certify the unsigned original, or sign this one without --certify (an approval signature).',
+  });
 }
 
 interface FoundField {
@@ -190,14 +270,8 @@ async function* walkFields(doc: PdfDocument, refs: readonly PdfObject[], prefix 
   }
 }
 
-async function fillExistingField(
-  doc: PdfDocument,
-  u: IncrementalUpdate,
-  fields: readonly PdfObject[],
-  fieldName: string,
-  sigRef: PdfRef,
-  visible: VisibleSignature | undefined,
-): Promise<void> {
+/** Signs into the field named `fieldName`; false when the document has no field of that name. */
+async function fillExistingField(doc: PdfDocument, u: IncrementalUpdate, fields: readonly PdfObject[], fieldName: string, sigRef: PdfRef, opts: SignatureOptions): Promise<boolean> {
   const emptySignatureFields: string[] = [];
   for await (const field of walkFields(doc, fields)) {
     const signed = field.dict.get('V') !== undefined && field.dict.get('V') !== null;
@@ -215,14 +289,20 @@ async function fillExistingField(
     }
     const updated = field.dict.clone().set('V', sigRef);
     const rect = await doc.resolveArray(field.dict.get('Rect'));
-    if (visible && isName(field.dict.get('Subtype'), 'Widget') && rect?.length === 4 && rect.every((n) => typeof n === 'number')) {
+    if (opts.visible && isName(field.dict.get('Subtype'), 'Widget') && rect?.length === 4 && rect.every((n) => typeof n === 'number')) {
       const [x1, y1, x2, y2] = rect as number[] as [number, number, number, number];
-      updated.set('AP', dict({ N: u.add(buildAppearance(Math.abs(x2 - x1), Math.abs(y2 - y1), visible.lines)) }));
+      updated.set('AP', dict({ N: u.add(await appearanceFor(u, Math.abs(x2 - x1), Math.abs(y2 - y1), opts)) }));
     }
     u.set(field.ref, updated);
-    return;
+    return true;
   }
-  throw new EsignError('PDF_FIELD_NOT_FOUND', `The PDF has no field named "${fieldName}".`, { hint: hintForFields(emptySignatureFields) });
+  return false;
+}
+
+function appearanceFor(u: IncrementalUpdate, width: number, height: number, opts: SignatureOptions): Promise<PdfStream> {
+  const { visible, assets } = opts as Required<Pick<SignatureOptions, 'visible' | 'assets'>>;
+  const image = assets.image && visible.image ? { image: assets.image, position: visible.image.position } : undefined;
+  return buildAppearance(width, height, { lines: visible.lines, font: assets.font, ...(image ? { image } : {}) }, (value) => u.add(value));
 }
 
 function hintForFields(names: string[]): string {
@@ -252,12 +332,18 @@ async function addField(doc: PdfDocument, u: IncrementalUpdate, fieldName: strin
     rect = [Math.min(x1, x2), Math.min(y1, y2), Math.max(x1, x2), Math.max(y1, y2)];
     const width = (rect[2] as number) - (rect[0] as number);
     const height = (rect[3] as number) - (rect[1] as number);
+    const box = await pageBox(doc, page.dict);
     if (!(width > 0 && height > 0)) {
       throw new EsignError('USAGE', `The signature box [${opts.visible.rect.join(' ')}] has no area.`, {
-        hint: 'Give the box as x1,y1,x2,y2 in points with x1 ≠ x2 and y1 ≠ y2.',
+        hint: `Give the box as x1,y1,x2,y2 in points with x1 ≠ x2 and y1 ≠ y2, within page ${page.number} (${boxText(box)}).`,
       });
     }
-    appearance = dict({ N: u.add(buildAppearance(width, height, opts.visible.lines)) });
+    if (box && (rect[0]! < box[0] || rect[1]! < box[1] || rect[2]! > box[2] || rect[3]! > box[3])) {
+      throw new EsignError('USAGE', `The signature box [${opts.visible.rect.join(' ')}] is not within page ${page.number}, which is ${boxText(box)}.`, {
+        hint: 'Give --rect x1,y1,x2,y2 in points inside the page (the origin is its lower left corner).',
+      });
+    }
+    appearance = dict({ N: u.add(await appearanceFor(u, width, height, opts)) });
   }
   const widgetRef = u.add(
     dict({
@@ -279,6 +365,29 @@ async function addField(doc: PdfDocument, u: IncrementalUpdate, fieldName: strin
     u.set(page.ref, page.dict.clone().set('Annots', [...(Array.isArray(annots) ? annots : []), widgetRef]));
   }
   return widgetRef;
+}
+
+/** The page's visible area (`/CropBox`, else `/MediaBox`, inherited through the page tree), normalized. */
+async function pageBox(doc: PdfDocument, page: PdfDict): Promise<[number, number, number, number] | undefined> {
+  let node: PdfDict | undefined = page;
+  for (let depth = 0; node && depth < 64; depth++) {
+    for (const key of ['CropBox', 'MediaBox']) {
+      const box = await doc.resolveArray(node.get(key));
+      if (box?.length === 4 && box.every((n) => typeof n === 'number')) {
+        const [x1, y1, x2, y2] = box as [number, number, number, number];
+        return [Math.min(x1, x2), Math.min(y1, y2), Math.max(x1, x2), Math.max(y1, y2)];
+      }
+    }
+    node = await doc.resolveDict(node.get('Parent'));
+  }
+  return undefined;
+}
+
+function boxText(box: [number, number, number, number] | undefined): string {
+  if (!box) return 'of unknown size';
+  const [x1, y1, x2, y2] = box;
+  const origin = x1 === 0 && y1 === 0 ? '' : ` from ${x1},${y1}`;
+  return `${x2 - x1} × ${y2 - y1} points${origin}`;
 }
 
 /** The stretches of bytes the signature covers, without the `/Contents` hex, in order. */

@@ -108,6 +108,21 @@ export interface PdfSignatureField {
   reason: string | undefined;
   location: string | undefined;
   signerName: string | undefined;
+  /** The field's own object number (its widget, when merged), when indirect. */
+  fieldObjectNumber: number | undefined;
+  /** DocMDP permissions when this is a certification signature (a `/Reference` with TransformMethod DocMDP). */
+  docMdp: 1 | 2 | 3 | undefined;
+}
+
+/** The P of a signature's DocMDP transform (ISO 32000-1 Table 254: 2 when absent; anything else read as 1, the strictest). */
+export async function docMdpOf(doc: PdfDocument, sig: PdfDict): Promise<1 | 2 | 3 | undefined> {
+  for (const reference of (await doc.resolveArray(sig.get('Reference'))) ?? []) {
+    const ref = await doc.resolveDict(reference);
+    if (!ref || !isName(ref.get('TransformMethod'), 'DocMDP')) continue;
+    const p = await doc.resolve((await doc.resolveDict(ref.get('TransformParams')))?.get('P'));
+    return p === undefined ? 2 : p === 2 || p === 3 ? p : 1;
+  }
+  return undefined;
 }
 
 /** Every signed signature field of the AcroForm, in the order of `/Fields` (depth first). */
@@ -146,6 +161,8 @@ export async function listSignatureFields(doc: PdfDocument): Promise<PdfSignatur
       reason: textOf(sig.get('Reason')),
       location: textOf(sig.get('Location')),
       signerName: textOf(sig.get('Name')),
+      fieldObjectNumber: value instanceof PdfRef ? value.num : undefined,
+      docMdp: await docMdpOf(doc, sig),
     });
   };
   for (const field of (await doc.resolveArray(acroForm?.get('Fields'))) ?? []) await visit(field, '', undefined, 0);

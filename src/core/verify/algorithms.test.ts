@@ -1,8 +1,9 @@
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { explicit, objectIdentifier, sequence, smallInteger } from '../cms/der.js';
-import { describeKey, digestAlgorithm, keyWeakness, signatureScheme, streamingVerifier, verifyWith } from './algorithms.js';
+import { certificateSignatureWeakness, describeKey, digestAlgorithm, keyWeakness, signatureScheme, streamingVerifier, verifyWith } from './algorithms.js';
 import { verdict, noFindings } from './types.js';
+import { generateTestKeyPair, issueTestCertificate } from '../cms/test-pki.js';
 
 const SHA256 = '2.16.840.1.101.3.4.2.1';
 const sha256 = digestAlgorithm(SHA256)!;
@@ -15,6 +16,9 @@ describe('digest algorithms', () => {
     expect(digestAlgorithm('2.16.840.1.101.3.4.2.12')).toMatchObject({ name: 'shake256', outputLength: 32 });
     expect(digestAlgorithm('2.16.840.1.101.3.4.2.18', smallInteger(512))).toMatchObject({ name: 'shake256-512', outputLength: 64 });
     expect(digestAlgorithm('2.16.840.1.101.3.4.2.18', smallInteger(7))).toBeUndefined();
+    // RFC 8419 §2.3: beside Ed448, id-shake256 without parameters has 512 bits of output.
+    expect(digestAlgorithm('2.16.840.1.101.3.4.2.12', undefined, '1.3.101.113')).toMatchObject({ name: 'shake256-512', outputLength: 64 });
+    expect(digestAlgorithm('2.16.840.1.101.3.4.2.12', undefined, '1.3.101.112')).toMatchObject({ outputLength: 32 });
     expect(digestAlgorithm('1.3.14.3.2.26')?.weakness).toMatch(/SHA-1/);
     expect(digestAlgorithm('1.2.840.113549.2.5')?.weakness).toMatch(/MD5/);
     expect(digestAlgorithm('1.2.643.7.1.1.2.2')).toBeUndefined();
@@ -77,5 +81,15 @@ describe('verdict: esign status and ETSI EN 319 102-1 indication', () => {
     expect(verdict({ ...noFindings(), modified: true })).toMatchObject({ status: 'modified', subIndication: 'SIG_CONSTRAINTS_FAILURE' });
     expect(verdict({ ...noFindings(), problems: ['revoked'], failures: new Set(['REVOKED_NO_POE'] as const) })).toMatchObject({ status: 'invalid', indication: 'INDETERMINATE', subIndication: 'REVOKED_NO_POE' });
     expect(verdict(noFindings())).toEqual({ status: 'valid', code: null, indication: 'TOTAL-PASSED' });
+  });
+});
+
+describe('certificate signatures', () => {
+  it('a certificate its issuer signed with SHA-1 is weak; with SHA-256 it is not; an unreadable one is left to the chain', () => {
+    const keyPair = generateTestKeyPair();
+    const ca = issueTestCertificate({ commonName: 'CA', ca: true, keyPair });
+    expect(certificateSignatureWeakness(issueTestCertificate({ commonName: 'old', issuer: ca, keyPair, signatureHash: 'sha1' }).der)).toMatch(/sha1WithRSAEncryption: SHA-1/);
+    expect(certificateSignatureWeakness(issueTestCertificate({ commonName: 'new', issuer: ca, keyPair }).der)).toBeUndefined();
+    expect(certificateSignatureWeakness(Uint8Array.of(0x30, 0x00))).toBeUndefined();
   });
 });

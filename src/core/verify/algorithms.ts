@@ -33,10 +33,17 @@ const DIGESTS: Readonly<Record<string, Omit<DigestAlgorithm, 'oid'>>> = {
   // RFC 8702: id-shake256 is 256 bits of output; id-shake256-len says how many (RFC 8419: 512 for Ed448)
   '2.16.840.1.101.3.4.2.12': { name: 'shake256', hash: 'shake256', outputLength: 32 },
 };
+const SHAKE256 = '2.16.840.1.101.3.4.2.12';
 const SHAKE256_LEN = '2.16.840.1.101.3.4.2.18';
+const ED448 = '1.3.101.113';
 
-/** The digest algorithm of an AlgorithmIdentifier, or undefined when esign does not know it. */
-export function digestAlgorithm(algorithm: string, parameters?: Uint8Array): DigestAlgorithm | undefined {
+/**
+ * The digest algorithm of an AlgorithmIdentifier, or undefined when esign does not know it.
+ * `signatureAlgorithm` is the SignerInfo's: beside Ed448, id-shake256 without parameters is
+ * SHAKE256 with 512 bits of output (RFC 8419 §2.3), not RFC 8702's 256.
+ */
+export function digestAlgorithm(algorithm: string, parameters?: Uint8Array, signatureAlgorithm?: string): DigestAlgorithm | undefined {
+  if (algorithm === SHAKE256 && signatureAlgorithm === ED448) return { oid: algorithm, name: 'shake256-512', hash: 'shake256', outputLength: 64 };
   if (algorithm === SHAKE256_LEN) {
     const bits = parameters ? Number(integerValue(decode(parameters, 'ShakeOutputLen'), 'ShakeOutputLen')) : 0;
     if (!(bits > 0 && bits % 8 === 0 && bits <= 4096)) return undefined;
@@ -140,6 +147,22 @@ function hashOf(algorithmIdentifier: ReturnType<typeof decode> | undefined): str
   const digest = DIGESTS[oid(algorithm, 'algorithm')];
   if (!digest || digest.outputLength !== undefined) throw new Asn1StructureError('unknown hash algorithm');
   return digest.hash;
+}
+
+/**
+ * Why a certificate's own signature (its issuer's, over it) is no longer acceptable: a SHA-1 or
+ * MD5 signature algorithm, read from the certificate's outer AlgorithmIdentifier.
+ */
+export function certificateSignatureWeakness(der: Uint8Array): string | undefined {
+  try {
+    const algorithm = oid(sequenceItems(sequenceItems(decode(der, 'certificate'), 'certificate')[1], 'signatureAlgorithm')[0], 'algorithm');
+    const hash = algorithm === RSASSA_PSS ? undefined : SCHEMES[algorithm]?.hash;
+    if (hash === 'md5' || algorithm === '1.2.840.113549.1.1.4') return `${SCHEMES[algorithm]?.name ?? 'md5WithRSAEncryption'}: ${DIGESTS['1.2.840.113549.2.5']?.weakness}`;
+    if (hash === 'sha1') return `${SCHEMES[algorithm]?.name}: ${SHA1_WEAKNESS}`;
+  } catch {
+    // An unreadable certificate is reported by the chain, not here.
+  }
+  return undefined;
 }
 
 /** "RSA 2048", "EC P-384", "Ed25519": the signer key as reports show it. */

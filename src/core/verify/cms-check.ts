@@ -15,7 +15,7 @@ import type { ParsedTimeStampToken } from '../tsp/response.js';
 import { buildChain, certificate, certificatePool, summarize } from './chain.js';
 import { combineMaterial, embeddedRevocation, revocationStatus } from './revocation.js';
 import type { RevocationMaterial } from './revocation.js';
-import { createDigest, describeKey, digestAlgorithm, keyWeakness, opensUnderKey, signatureScheme, streamingVerifier, verifyWith } from './algorithms.js';
+import { certificateSignatureWeakness, createDigest, describeKey, digestAlgorithm, keyWeakness, opensUnderKey, signatureScheme, streamingVerifier, verifyWith } from './algorithms.js';
 import type { DigestAlgorithm, SignatureScheme } from './algorithms.js';
 import { noFindings } from './types.js';
 import type { ChainReport, Findings, SignatureReport, SubIndication, TimestampReport } from './types.js';
@@ -74,7 +74,7 @@ export async function checkSignatureCms(cmsDer: Uint8Array, signed: SignedBytes,
   const signerDer = parsed.signerCertificate;
   const signerCert = signerDer ? certificate(signerDer) : undefined;
   if (signerCert) result.signer = summarize(signerCert);
-  const digest = digestAlgorithm(parsed.digestAlgorithm, parsed.digestAlgorithmParameters);
+  const digest = digestAlgorithm(parsed.digestAlgorithm, parsed.digestAlgorithmParameters, parsed.signatureAlgorithm);
   result.integrity.digestAlgorithm = digest?.name ?? parsed.digestAlgorithm;
   result.signatureValue.algorithm = parsed.signatureAlgorithm;
   if (!digest) {
@@ -105,6 +105,7 @@ export async function checkSignatureCms(cmsDer: Uint8Array, signed: SignedBytes,
     // The imprint's hash is the token's choice (esign asks for the signature's digest: SHA-384 for P-384).
     const imprintOf = (hashName: string): Uint8Array => new Uint8Array(createHash(hashName).update(parsed.signatureValue).digest());
     result.timestamp = checkTimestampToken(parsed.signatureTimeStampToken, undefined, context, imprintOf);
+    for (const weakness of result.timestamp.weak ?? []) result.weak.push(`signature timestamp: ${weakness}`);
     if (!result.timestamp.valid) {
       result.problems.push(...result.timestamp.problems.map((p) => `signature timestamp: ${p}`));
       result.failures.add('SIG_CONSTRAINTS_FAILURE');
@@ -202,6 +203,7 @@ function collectChainProblems(chain: ChainReport, into: Findings, who: string, p
     into.untrusted.push(...chain.problems.map((p) => `${who}: ${p}`));
     into.failures.add('NO_CERTIFICATE_CHAIN_FOUND');
   } else into.problems.push(...chain.problems.map((p) => `${who}: ${p}`));
+  for (const weakness of chain.weak ?? []) if (!into.weak.includes(`${who}: ${weakness}`)) into.weak.push(`${who}: ${weakness}`);
   const at = new Date(chain.checkedAt).getTime();
   if (chain.certificates.some((cert) => new Date(cert.notAfter).getTime() < at)) into.failures.add('OUT_OF_BOUNDS_NO_POE');
   if (chain.certificates.some((cert) => new Date(cert.notBefore).getTime() > at)) into.failures.add('NOT_YET_VALID');
@@ -222,10 +224,17 @@ export function chainReport(leaf: X509Certificate, extra: readonly Uint8Array[],
     if (isAnchor) return { subject: summarize(cert).subject, status: 'not-checked' as const, source: 'trust-anchor' as const };
     return revocationStatus(cert, built.path[index + 1], ctx.revocation, at);
   });
+  // The anchor's self-signature vouches for nothing: trust in it is configured, not computed.
+  const signedPath = built.anchored ? built.path.slice(0, -1) : built.path;
+  const weak = signedPath.flatMap((cert) => {
+    const weakness = certificateSignatureWeakness(new Uint8Array(cert.raw));
+    return weakness ? [`${summarize(cert).subject} is signed with ${weakness}`] : [];
+  });
   // Validity problems make the signature invalid; an unanchored path makes it untrusted.
   return {
     trusted: built.anchored,
     problems,
+    ...(weak.length > 0 ? { weak } : {}),
     certificates: built.path.map(summarize),
     checkedAt: at.toISOString(),
     revocation,
@@ -243,6 +252,10 @@ export function checkTimestampToken(tokenDer: Uint8Array, imprint: Uint8Array | 
   const { tstInfo } = token;
   const problems: string[] = [];
   const hashName = HASH_NAME_BY_OID[tstInfo.messageImprint.hashAlgorithm];
+  const weak: string[] = [];
+  if (hashName === 'sha1' || hashName === 'md5') weak.push(`the message imprint is a ${hashName === 'sha1' ? 'SHA-1' : 'MD5'} digest: ${hashName === 'sha1' ? 'SHA-1 is no longer acceptable (collisions)' : 'MD5 is broken'}`);
+  const tokenDigest = digestAlgorithm(token.signedData.digestAlgorithm, token.signedData.digestAlgorithmParameters, token.signedData.signatureAlgorithm);
+  if (tokenDigest?.weakness) weak.push(`the token is signed over ${tokenDigest.name}: ${tokenDigest.weakness}`);
   const expected = imprint ?? (hashName && digestOf ? digestOf(hashName) : undefined);
   if (expected === undefined) problems.push(`unsupported imprint hash algorithm ${tstInfo.messageImprint.hashAlgorithm}`);
   else if (!bytesEqual(expected, tstInfo.messageImprint.hashedMessage)) problems.push('the message imprint does not match the timestamped data');
@@ -255,6 +268,7 @@ export function checkTimestampToken(tokenDer: Uint8Array, imprint: Uint8Array | 
   const tsaCert = token.signerCertificate ? certificate(token.signerCertificate) : undefined;
   const chain = tsaCert ? chainReport(tsaCert, [...token.certificates, ...ctx.extraCerts], withEmbeddedRevocation(ctx, token.signedData), tstInfo.genTime) : undefined;
   if (chain?.trusted) problems.push(...chain.problems);
+  for (const weakness of chain?.weak ?? []) weak.push(`timestamp authority: ${weakness}`);
   for (const entry of chain?.revocation ?? []) if (entry.status === 'revoked') problems.push(`${entry.subject} was revoked on ${entry.revokedAt ?? '?'}`);
   return {
     time: tstInfo.genTime.toISOString(),
@@ -262,6 +276,7 @@ export function checkTimestampToken(tokenDer: Uint8Array, imprint: Uint8Array | 
     serialNumber: tstInfo.serialNumber,
     valid: problems.length === 0,
     problems,
+    ...(weak.length > 0 ? { weak } : {}),
     chain,
   };
 }

@@ -10,6 +10,7 @@ import type { ByteSource } from '../ports.js';
 import type { PdfDocument } from '../pdf/document.js';
 import { byteSourceFrom, readPdfFromHeader } from '../pdf/document.js';
 import { isPdfWhitespace } from '../pdf/lexer.js';
+import { PdfRef } from '../pdf/objects.js';
 import {
   listRevisions,
   readByteRange,
@@ -132,6 +133,7 @@ async function verifyOne(index: number, item: Located, shared: Shared): Promise<
     problems: [],
     warnings: [],
   };
+  if (field.docMdp !== undefined) report.certification = { level: field.docMdp, permits: PERMITS[field.docMdp] };
   if (field.signingTime) {
     const date = parsePdfDate(field.signingTime);
     report.claimedTime = date ? date.toISOString() : field.signingTime;
@@ -184,6 +186,7 @@ async function verifyOne(index: number, item: Located, shared: Shared): Promise<
     if (!report.signatureValue.valid) findings.failures.add(unreadable ? 'FORMAT_FAILURE' : 'SIG_CRYPTO_FAILURE');
     if (timestamp.chain) report.chain = timestamp.chain;
     report.problems.push(...timestamp.problems);
+    findings.weak.push(...(timestamp.weak ?? []));
     if (timestamp.chain && !timestamp.chain.trusted) findings.untrusted.push(...timestamp.chain.problems.map((p) => `timestamp authority: ${p}`));
   }
 
@@ -221,6 +224,7 @@ async function coverage(item: Located, shared: Shared, report: SignatureReport):
   const appended: AppendedUpdate[] = [];
   let modified = false;
   for (const update of later) appended.push(await classify(update, shared));
+  if (item.field.docMdp !== undefined) report.problems.push(...(await forbiddenByCertification(item.field.docMdp, appended, later, shared)));
   for (const update of appended) {
     if (update.pageContentChanged) report.problems.push(`revision ${update.revision}, appended after this signature, changes page content: ${update.details.join('; ')}`);
     if (update.kind === 'unsigned') {
@@ -242,6 +246,31 @@ async function coverage(item: Located, shared: Shared, report: SignatureReport):
   }
   report.coverage = { wholeFile: wholeFile && shared.leadingBytes === 0, revision: revision.number, revisions: revisions.length, signedBytes: item.signedEnd, appended };
   return modified;
+}
+
+const PERMITS = { 1: 'no-changes', 2: 'form-filling', 3: 'annotations' } as const;
+
+/**
+ * What revisions after a certification signature do that its DocMDP level forbids (ISO 32000-1
+ * §12.8.2.2): at P=1 any signature or unsigned change; at P=2 a signature in a field that revision
+ * adds. DSS updates and document timestamps are allowed at every level (ETSI EN 319 142-1 §5.4);
+ * changed page content is reported for every signature, certified or not.
+ */
+async function forbiddenByCertification(p: 1 | 2 | 3, appended: AppendedUpdate[], later: PdfRevision[], shared: Shared): Promise<string[]> {
+  const forbidden: string[] = [];
+  const level = `the certification's DocMDP P=${p} (${PERMITS[p]})`;
+  for (const [i, update] of appended.entries()) {
+    const revision = later[i] as PdfRevision;
+    const signedHere = shared.located.find((other) => other.revision === revision && other.kind === 'signature');
+    if (p === 1 && update.kind === 'signature') forbidden.push(`revision ${update.revision} adds a signature${signedHere ? ` (field "${signedHere.field.name}")` : ''}, which ${level} forbids`);
+    else if (p === 1 && update.kind === 'unsigned') forbidden.push(`revision ${update.revision} changes the document (${update.objects} object(s)), which ${level} forbids`);
+    else if (p === 2 && signedHere && signedHere.field.fieldObjectNumber !== undefined) {
+      const before = await shared.docAt(shared.revisions[revision.number - 2] as PdfRevision);
+      const existed = (await before.resolve(new PdfRef(signedHere.field.fieldObjectNumber, 0))) !== null;
+      if (!existed) forbidden.push(`revision ${update.revision} adds the signature field "${signedHere.field.name}", a new annotation, which ${level} forbids`);
+    }
+  }
+  return forbidden;
 }
 
 /** Whether nothing but white space (an editor's trailing newlines) follows `offset`. */

@@ -36,6 +36,8 @@ export interface ChainReport {
   /** Leaf first; the trust anchor last when `trusted`. */
   certificates: CertificateSummary[];
   checkedAt: string;
+  /** Certificates of the path signed with SHA-1 or MD5 (the anchor's self-signature aside). */
+  weak?: string[];
   /** One entry per certificate of the path. */
   revocation: RevocationResult[];
 }
@@ -46,6 +48,8 @@ export interface TimestampReport {
   serialNumber: string;
   valid: boolean;
   problems: string[];
+  /** An imprint, token signature or TSA chain under SHA-1 or MD5: intact, but no longer acceptable. */
+  weak?: string[];
   chain: ChainReport | undefined;
 }
 
@@ -110,6 +114,8 @@ export interface SignatureReport {
     appended: AppendedUpdate[];
   };
   chain?: ChainReport;
+  /** A certification (author) signature: its DocMDP permissions, which later revisions must keep to. */
+  certification?: { level: 1 | 2 | 3; permits: 'no-changes' | 'form-filling' | 'annotations' };
   level?: PadesLevel;
   status: SignatureStatus;
   code: SignatureCode;

@@ -1,0 +1,90 @@
+/**
+ * The font and image of a visible signature, read from their files once per run: esign's bundled
+ * font (Noto Sans, SIL Open Font License, in dist/fonts/ beside the bundle) unless --font names one.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { EsignError } from '../core/errors.js';
+import { AppearanceFont } from '../core/pdf/appearance.js';
+import { AppearanceImage, MAX_IMAGE_BYTES } from '../core/pdf/appearance-image.js';
+import type { AppearanceAssets, VisibleSignature } from '../core/pdf/placeholder.js';
+
+/** Where the build puts the default font (scripts/bundle.mjs), relative to dist/cli/esign.cjs. */
+const BUNDLED_FONT = new URL('../fonts/NotoSans-Regular.ttf', import.meta.url);
+/** The same font where the sources run unbundled (tests): the package it comes from. */
+const SOURCE_FONT = new URL('../../node_modules/@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf', import.meta.url);
+
+const fonts = new Map<string, AppearanceFont>();
+const images = new Map<string, AppearanceImage>();
+
+export async function loadAppearanceAssets(visible: VisibleSignature | undefined): Promise<AppearanceAssets | undefined> {
+  if (!visible) return undefined;
+  const key = visible.fontFile ?? '';
+  let font = fonts.get(key);
+  if (!font) {
+    font = visible.fontFile ? await AppearanceFont.load(readAsset(visible.fontFile, 'font', 64 * 1024 * 1024), visible.fontFile) : await AppearanceFont.load(defaultFontBytes(), 'the default font (Noto Sans)');
+    fonts.set(key, font);
+  }
+  if (!visible.image) return { font };
+  let image = images.get(visible.image.file);
+  if (!image) {
+    image = await AppearanceImage.load(readAsset(visible.image.file, 'image', MAX_IMAGE_BYTES + 1), visible.image.file);
+    images.set(visible.image.file, image);
+  }
+  return { font, image };
+}
+
+/** Refuses, before any approval, appearance text the font cannot draw (naming the character). */
+export function assertAppearanceDrawable(visible: VisibleSignature | undefined, assets: AppearanceAssets | undefined): void {
+  if (!visible || !assets) return;
+  assets.font.assertCovers(visible.lines.join('\n'), 'appearance text');
+}
+
+export interface AppearanceValues {
+  name: string;
+  date: string;
+  reason: string;
+  location: string;
+  credential: string;
+}
+
+/**
+ * The lines of a visible signature: `template` (`\\n` or a newline breaks a line) with its
+ * placeholders filled, or the default — the signer and date, then the reason and location given.
+ */
+export function appearanceLines(template: string | undefined, values: AppearanceValues): string[] {
+  if (template === undefined) {
+    const lines = [`Digitally signed by ${values.name}`, `Date: ${values.date}`];
+    if (values.reason) lines.push(`Reason: ${values.reason}`);
+    if (values.location) lines.push(`Location: ${values.location}`);
+    return lines;
+  }
+  const text = template.replace(/\\n/g, '\n').replace(/\{([^{}]*)\}/g, (whole, key: string) => {
+    if (Object.hasOwn(values, key)) return values[key as keyof AppearanceValues];
+    throw new EsignError('USAGE', `--appearance-text has an unknown placeholder ${whole}.`, { hint: 'Use {name}, {date}, {reason}, {location} and {credential}.' });
+  });
+  return text.split('\n');
+}
+
+function defaultFontBytes(): Uint8Array {
+  for (const url of [BUNDLED_FONT, SOURCE_FONT]) {
+    try {
+      return readFileSync(fileURLToPath(url));
+    } catch {
+      // the next place
+    }
+  }
+  throw new EsignError('INTERNAL', "esign's bundled font (dist/fonts/NotoSans-Regular.ttf) is missing from this installation.", { hint: 'Reinstall esign, or give a font with --font FILE.' });
+}
+
+function readAsset(path: string, what: 'font' | 'image', limit: number): Uint8Array {
+  try {
+    const bytes = readFileSync(path);
+    // An image over the bound is refused by its reader, naming the bound; only the first bytes past it are needed.
+    return bytes.length > limit ? bytes.subarray(0, limit) : bytes;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' ? 'permission denied' : (code ?? (error as Error).message);
+    throw new EsignError('USAGE', `Cannot read the ${what} ${path}: ${why}.`, { hint: `Check the path given to --${what}.` });
+  }
+}

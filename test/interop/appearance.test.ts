@@ -1,0 +1,114 @@
+/**
+ * Visible signatures in any script, judged by poppler: pdftotext gives back exactly the text of the
+ * appearance, pdffonts shows its font embedded with a Unicode mapping, pdftoppm renders ink inside
+ * the signature's rectangle, and pdfsig still finds the signature valid.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { encode as encodePng } from '@pdf-lib/upng';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pdfLibPdf } from '../helpers/pdf-fixtures.js';
+import { closeInteropSetup, pdfsig, runTool, startInteropSetup, type InteropSetup } from '../helpers/pdf-judges.js';
+import { runCli } from '../helpers/run-cli.js';
+
+const has = (tool: string) => spawnSync('which', [tool]).status === 0;
+const missing = ['pdfinfo', 'pdftotext', 'pdffonts', 'pdftoppm', 'pdfsig', 'certutil'].filter((tool) => !has(tool));
+/** A CJK font with Latin too, from Debian (fonts-wqy-zenhei, installed by .ci/run): a TrueType collection. */
+const CJK_FONT = '/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc';
+
+let setup: InteropSetup;
+beforeAll(async () => {
+  if (missing.length === 0) setup = await startInteropSetup('esign-interop-appearance-');
+});
+afterAll(async () => {
+  await closeInteropSetup(setup ?? {});
+});
+
+const RECT = [40, 500, 340, 600] as const;
+
+async function signVisible(name: string, extra: string[]): Promise<string> {
+  const input = await pdfLibPdf(setup.work.dir);
+  const output = join(setup.work.dir, `${name}.pdf`);
+  const result = await runCli(['--auto-approve', '--quiet', 'sign', '--force', '--level', 'B-B', '--visible', '--rect', RECT.join(','), '-o', output, ...extra, input], { env: setup.sandbox.env });
+  expect(result.code, result.stderr).toBe(0);
+  return output;
+}
+
+/** The crop of the signature's rectangle at 72 dpi: poppler's y axis points down from the top of the page. */
+async function crop(path: string, inset = 0): Promise<string[]> {
+  const info = await runTool('pdfinfo', [path]);
+  const height = Number(/Page size:\s+[\d.]+ x ([\d.]+) pts/.exec(info.stdout)?.[1]);
+  const [x1, y1, x2, y2] = RECT;
+  const at = (value: number) => String(Math.round(value));
+  return ['-f', '1', '-l', '1', '-r', '72', '-x', at(x1 + inset), '-y', at(height - y2 + inset), '-W', at(x2 - x1 - 2 * inset), '-H', at(y2 - y1 - 2 * inset)];
+}
+
+/** The text pdftotext finds inside the signature's rectangle. */
+async function textInRect(path: string): Promise<string> {
+  const args = [...(await crop(path)), path, '-'];
+  const result = await runTool('pdftotext', args);
+  expect(result.status, result.stderr).toBe(0);
+  return result.stdout;
+}
+
+/** Dark pixels pdftoppm renders inside the rectangle (greyscale at 72 dpi). */
+async function inkInRect(path: string): Promise<number> {
+  const out = join(setup.work.dir, 'render');
+  // Inset past the border: the ink counted is the text's and the image's.
+  const result = await runTool('pdftoppm', [...(await crop(path, 3)), '-gray', path, out]);
+  expect(result.status, result.stderr).toBe(0);
+  const pgm = await readFile(`${out}-1.pgm`);
+  // P5 header: magic, width, height, maxval, then one byte per pixel.
+  const header = /^P5\s+(\d+)\s+(\d+)\s+(\d+)\s/.exec(pgm.subarray(0, 50).toString('latin1'))!;
+  const pixels = pgm.subarray(header[0].length);
+  return pixels.filter((value) => value < 128).length;
+}
+
+const words = (text: string) => text.replace(/\s+/g, ' ').trim();
+
+describe.skipIf(missing.length > 0)('visible signatures in any script, judged by poppler', () => {
+  const cases: Array<[string, string, string[]]> = [
+    ['greek', 'Ζωή Παπαδοπούλου', []],
+    ['polish-german', 'Genehmigt – Zoë Łukasiewicz', []],
+    ['czech-cyrillic', 'Příliš žluťoučký kůň – Съешь же ещё', []],
+  ];
+  if (existsSync(CJK_FONT)) cases.push(['cjk', '合同 Genehmigt – 张伟', ['--font', CJK_FONT]]);
+
+  for (const [label, text, extra] of cases) {
+    it(`${label}: pdftotext gives back the name and reason, pdffonts shows the font embedded with a Unicode map, pdftoppm finds ink, pdfsig: valid`, async () => {
+      const output = await signVisible(label, ['--name', text, '--reason', text, ...extra]);
+      const extracted = words(await textInRect(output));
+      expect(extracted).toContain(`Digitally signed by ${text}`);
+      expect(extracted).toContain(`Reason: ${text}`);
+      expect(extracted).not.toContain('?');
+
+      const fonts = await runTool('pdffonts', [output]);
+      const rows = fonts.stdout.split('\n').slice(2).filter(Boolean);
+      expect(rows.length, fonts.stdout).toBeGreaterThan(0);
+      const ours = rows.filter((row) => /CID TrueType/.test(row));
+      expect(ours.length, fonts.stdout).toBeGreaterThan(0);
+      // Columns: name, type, encoding, emb, sub, uni, object, id.
+      for (const row of ours) expect(row, fonts.stdout).toMatch(/Identity-H\s+yes\s+yes\s+yes\s/);
+
+      expect(await inkInRect(output)).toBeGreaterThan(50);
+      const judged = await pdfsig(output, setup.nssDir);
+      expect(judged.signatures.at(-1), judged.raw).toMatchObject({ valid: true, totalDocument: true });
+    });
+  }
+
+  it('--image: a PNG with transparency behind the text renders (pdftoppm finds its dark pixels), the text still extracts, pdfsig: valid', async () => {
+    // 40 × 20, dark and opaque on the left half, transparent on the right.
+    const rgba = new Uint8Array(40 * 20 * 4);
+    for (let i = 0; i < 40 * 20; i++) rgba.set((i % 40) < 20 ? [20, 20, 20, 255] : [0, 0, 0, 0], i * 4);
+    const logo = join(setup.work.dir, 'logo.png');
+    await writeFile(logo, new Uint8Array(encodePng([rgba.buffer], 40, 20, 0)));
+    const output = await signVisible('image', ['--image', logo, '--image-position', 'background', '--appearance-text', 'Approved by {name}\\nfor {reason}', '--name', 'Zoë', '--reason', 'the board']);
+    expect(words(await textInRect(output))).toBe('Approved by Zoë for the board');
+    // Half the box (the opaque half of the image, scaled to its height) is dark.
+    expect(await inkInRect(output)).toBeGreaterThan(2000);
+    const judged = await pdfsig(output, setup.nssDir);
+    expect(judged.signatures.at(-1), judged.raw).toMatchObject({ valid: true, totalDocument: true });
+  });
+});
