@@ -18,6 +18,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generatePdf } from './generate.js';
+import { benchExecutable } from './sea.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const out = join(root, 'bench', 'out');
@@ -250,6 +251,13 @@ const [help, helpNode] = interleaved(
 );
 console.log(`esign --help: ${(help.seconds * 1000).toFixed(0)} ms, node -e 0 + ${((help.seconds - helpNode.seconds) * 1000).toFixed(0)} ms`);
 
+// The single executable against the npm launcher (bench/sea.js).
+const seaInput = join(out, 'in-sea-1mb.pdf');
+await generatePdf(seaInput, { targetBytes: MB, pages: 1, xref: 'table' });
+// esignSign's arguments without bin/esign.cjs: `prefix` is [bin] for the npm launcher, [] for the executable.
+const sealSign = (command, prefix, input, output) => [command, [...prefix, ...esignSign('seal', '--level', 'B-B', '--force', '-o', output, input).slice(1)], { env: envOf('seal') }];
+const executableTargets = benchExecutable({ root, out, bin, runs, env, interleaved, sealSign, input: seaInput });
+
 sandbox.kill('SIGINT');
 
 // The targets, checked against this run's own figures (ratios, so the machine's speed cancels out).
@@ -275,6 +283,7 @@ const targets = [
   ['batch at B-LTA ≥ 100 files/s with the PIN-only seal', sealBatchAt('B-LTA').length > 0 ? sealBatchAt('B-LTA').every((run) => run.ok && run.filesPerSecond >= 100) : undefined],
   ['10,000 files and more at B-LTA under 100 MB peak RSS', underTarget(batchesOf('seal').filter((run) => run.level === 'B-LTA'))],
   ['--help within node -e 0 + 30 ms', help.ok ? help.seconds - helpNode.seconds <= 0.03 : false],
+  ...executableTargets.map(({ target, met }) => [target, met]),
 ];
 console.log('');
 for (const [target, met] of targets) console.log(`${met === undefined ? '–' : met ? '✓' : '✗'} ${target}${met === undefined ? ' (not in this run)' : ''}`);

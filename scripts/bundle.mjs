@@ -21,15 +21,16 @@ function buildName() {
   return `${commit}${dirty}, ${git('log', '-1', '--format=%cs')}`;
 }
 
-const dependencies = Object.keys(JSON.parse(readFileSync('package.json', 'utf8')).dependencies);
+const manifest = JSON.parse(readFileSync('package.json', 'utf8'));
+const dependencies = Object.keys(manifest.dependencies);
 const common = {
   bundle: true,
   platform: 'node',
   target: 'node20',
   format: 'cjs',
   external: dependencies.filter((name) => name !== 'commander'),
-  // `import.meta.url` of the sources becomes the bundle's own URL; it lives in dist/cli/ as the
-  // modules did, so paths relative to it (../../package.json) still hold.
+  // `import.meta.url` of the sources becomes the bundle's own URL. Nothing reads files relative to
+  // it (the version is written in below): a single executable has no files beside it.
   define: { 'import.meta.url': 'importMetaUrl' },
   banner: { js: "const importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
   logLevel: 'warning',
@@ -46,7 +47,7 @@ await build({
   // import() becomes require() (Node 20.19+ requires ES modules): V8 drops the import callback
   // of functions restored from a code cache.
   supported: { 'dynamic-import': false },
-  define: { ...common.define, ESIGN_BUILD: JSON.stringify(buildName()) },
+  define: { ...common.define, ESIGN_VERSION: JSON.stringify(manifest.version), ESIGN_BUILD: JSON.stringify(buildName()) },
 });
 const bundle = readFileSync('dist/cli/esign.cjs');
 // esbuild escapes every non-ASCII character (its default charset), so the launcher reads the

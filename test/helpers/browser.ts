@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
-import { ESIGN_BIN } from './run-cli.js';
+import { esignCommand } from './run-cli.js';
 
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -26,7 +26,7 @@ export interface StreamingCli {
 
 /** Runs the built CLI and lets the test react to its stderr while it runs (e.g. a browser step). */
 export function spawnCliStreaming(args: string[], env: Record<string, string>): StreamingCli {
-  const child = spawn(process.execPath, [ESIGN_BIN, ...args], { env: { ...process.env, NO_COLOR: '1', CI: 'true', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(...esignCommand(args), { env: { ...process.env, NO_COLOR: '1', CI: 'true', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   const waiters: Array<{ pattern: RegExp; resolve: (match: RegExpMatchArray) => void }> = [];

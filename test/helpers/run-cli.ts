@@ -1,9 +1,28 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkJsonOutput } from './json-schemas.js';
 import { recordCliOutput, recordSchemaCheck } from './secret-ledger.js';
 
-export const ESIGN_BIN = fileURLToPath(new URL('../../bin/esign.cjs', import.meta.url));
+/**
+ * The esign under test: the single executable named by the environment variable ESIGN_BIN
+ * (`ESIGN_BIN=dist/sea/esign npx vitest run --project integration`), else bin/esign.cjs, run by
+ * the Node running the tests.
+ */
+export const ESIGN_BIN = process.env['ESIGN_BIN'] ? resolve(process.env['ESIGN_BIN']) : fileURLToPath(new URL('../../bin/esign.cjs', import.meta.url));
+/** Whether the tests run the single executable (ESIGN_BIN) rather than the npm package. */
+export const TESTING_EXECUTABLE = Boolean(process.env['ESIGN_BIN']);
+
+/** The program and arguments that run esign with `args`. */
+export function esignCommand(args: string[]): [string, string[]] {
+  return TESTING_EXECUTABLE ? [ESIGN_BIN, args] : [process.execPath, [ESIGN_BIN, ...args]];
+}
+
+/** A shell command line that runs esign with `args`, each argument quoted. */
+export function esignShellLine(args: string[]): string {
+  const [file, rest] = esignCommand(args);
+  return [file, ...rest].map((arg) => `'${arg.replaceAll("'", "'\\''")}'`).join(' ');
+}
 
 export interface CliResult {
   code: number | null;
@@ -40,7 +59,7 @@ export interface SpawnedCli {
 export function spawnCli(args: string[], options: RunCliOptions = {}): SpawnedCli {
   const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', CI: 'true', ...options.env };
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
-  const child = spawn(process.execPath, [ESIGN_BIN, ...args], { cwd: options.cwd, env: env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(...esignCommand(args), { cwd: options.cwd, env: env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   const waiters = new Set<() => void>();

@@ -14,7 +14,7 @@ import module from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, type CliResult } from '../helpers/run-cli.js';
+import { runCli, TESTING_EXECUTABLE, type CliResult } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -23,9 +23,11 @@ const SAMPLE_PDF = fileURLToPath(new URL('../../samples/contract.pdf', import.me
 
 // Node 22.1+ caches compiled code itself and launch.ts then leaves the bundle to it.
 const nodeCachesItself = typeof (module as { enableCompileCache?: unknown }).enableCompileCache === 'function';
-const suiteName = nodeCachesItself
-  ? `V8 code cache of the bundle (skipped: Node ${process.version} has module.enableCompileCache, so launch.ts does not keep its own cache)`
-  : `V8 code cache of the bundle on Node ${process.version} without module.enableCompileCache`;
+const suiteName = TESTING_EXECUTABLE
+  ? 'V8 code cache of the npm launcher (skipped: ESIGN_BIN is the single executable, whose cache test/integration/executable.test.ts checks)'
+  : nodeCachesItself
+    ? `V8 code cache of the bundle (skipped: Node ${process.version} has module.enableCompileCache, so launch.ts does not keep its own cache)`
+    : `V8 code cache of the bundle on Node ${process.version} without module.enableCompileCache`;
 
 /** The cache key launch.ts uses: the bundle's content hash (fixed at build time), size, mtime, Node version, arch. */
 function cacheKey(): string {
@@ -70,7 +72,7 @@ function expectOk(result: CliResult): void {
   expect(result.stderr).not.toMatch(/dynamic import callback/i);
 }
 
-describe.skipIf(nodeCachesItself)(suiteName, () => {
+describe.skipIf(nodeCachesItself || TESTING_EXECUTABLE)(suiteName, () => {
   it('the bundle holds no dynamic import() (the vm.Script it runs in has no import callback)', () => {
     const source = readFileSync(BUNDLE, 'latin1');
     expect(source.match(/(?:^|[^\w$.])import\s*\(/g) ?? []).toEqual([]);

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ESIGN_BIN, runCli } from '../helpers/run-cli.js';
+import { esignCommand, runCli } from '../helpers/run-cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 describe('esign sandbox start', () => {
@@ -11,7 +11,7 @@ describe('esign sandbox start', () => {
     const dir = await tempDir();
     const env = { ...process.env, ESIGN_CONFIG_DIR: join(dir, 'config'), ESIGN_SANDBOX_DIR: join(dir, 'sandbox'), NO_COLOR: '1' };
     const dataDir = join(dir, 'elsewhere');
-    const child = spawn(process.execPath, [ESIGN_BIN, '--json', 'sandbox', 'start', '--port', '0', '--data-dir', dataDir], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(...esignCommand(['--json', 'sandbox', 'start', '--port', '0', '--data-dir', dataDir]), { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

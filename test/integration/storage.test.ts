@@ -15,7 +15,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { bucketNameFor } from '../../src/sandbox/storage/credentials.js';
 import { storageControl } from '../../src/sandbox/storage/routes.js';
 import { pdfLibBytes } from '../helpers/pdf-fixtures.js';
-import { ESIGN_BIN, runCli, spawnCli, type CliResult } from '../helpers/run-cli.js';
+import { ESIGN_BIN, runCli, spawnCli, TESTING_EXECUTABLE, type CliResult } from '../helpers/run-cli.js';
 import { SANDBOX_SEAL } from '../../src/sandbox/deps.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDir, tempDirForFile } from '../helpers/tmp.js';
@@ -97,11 +97,15 @@ async function writeBigFile(path: string, size: number): Promise<string> {
 const MAX_RSS_PRELOAD = new URL('../helpers/max-rss.js', import.meta.url).href;
 let measuredRuns = 0;
 
-/** The built CLI with a preload that records its peak RSS (Node only): its result and that peak in MiB. */
+/**
+ * The built CLI with its peak RSS recorded: its result and that peak in MiB. The npm package runs
+ * with a preload that writes it; the single executable (which runs no preload) under GNU time.
+ */
 function runCliMeasured(args: string[]): Promise<CliResult & { peakRssMiB: number }> {
   const rssFile = join(work.dir, `max-rss-${++measuredRuns}.txt`);
   const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', CI: 'true', ...t.env, ESIGN_TEST_MAX_RSS_FILE: rssFile };
-  const child = spawn(process.execPath, ['--import', MAX_RSS_PRELOAD, ESIGN_BIN, ...args], { cwd: work.dir, env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const [command, commandArgs] = TESTING_EXECUTABLE ? ['/usr/bin/time', ['-f', '%M', '-o', rssFile, ESIGN_BIN, ...args]] : [process.execPath, ['--import', MAX_RSS_PRELOAD, ESIGN_BIN, ...args]];
+  const child = spawn(command, commandArgs, { cwd: work.dir, env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -116,7 +120,8 @@ function runCliMeasured(args: string[]): Promise<CliResult & { peakRssMiB: numbe
             signal,
             stdout,
             stderr,
-            peakRssMiB: Number(kib) / 1024,
+            // GNU time puts "Command exited with non-zero status N" before the figure.
+            peakRssMiB: Number(kib.trim().split('\n').at(-1)) / 1024,
             json: <T>() => JSON.parse(stdout) as T,
             jsonLines: <T>() => stdout.split('\n').filter((line) => line.trim()).map((line) => JSON.parse(line) as T),
           }),

@@ -1,21 +1,27 @@
 /**
- * docs/ci/release-signing.yml, run as GitHub Actions would run it: every `run:` step of both jobs
- * in order, in bash, with the workflow's environment, against `esign sandbox start` (reached through
- * the env profile, as a real service would be). The `uses:` steps GitHub provides (checkout, cache,
- * artifacts) are done by small stand-ins that copy files; `npm install --global` of esign's tarball and the
- * `gh release upload` that needs GitHub are skipped. A person's part (sign in, approve) is a fetch
- * of the URL the job summary shows. Every output is judged by `openssl cms -verify`.
+ * docs/ci/release-signing.yml, run as GitHub Actions would run it: every `run:` step of the
+ * prepare and complete jobs in order, in bash, with the workflow's environment (GITHUB_PATH and
+ * GITHUB_OUTPUT between steps), against `esign sandbox start` (reached through the env profile, as
+ * a real service would be). The build job (npm ci, npm pack, npm run build:sea) is not run: its
+ * artifacts are an npm tarball's stand-in and esign's release archive (test/helpers/release-archive.ts:
+ * the real one when ESIGN_BIN is the executable), which the jobs install esign from, as the
+ * workflow does. The `uses:` steps GitHub provides (checkout, cache, artifacts) are done by small
+ * stand-ins that copy files; the `gh release upload` that needs GitHub is skipped. A person's part
+ * (sign in, approve) is a fetch of the URL the job summary shows. Every output is judged by
+ * `openssl cms -verify`.
  */
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmod, cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { SANDBOX_SECRETS } from '../../src/sandbox/deps.js';
-import { ESIGN_BIN } from '../helpers/run-cli.js';
+import { runnerFiles, runStep, stepOutputs as readStepOutputs } from '../helpers/github-runner.js';
+import { RELEASE_ARCHIVE, writeReleaseArchive } from '../helpers/release-archive.js';
+import { spawnSandbox } from '../helpers/sandbox-process.js';
 import { tempDirForFile } from '../helpers/tmp.js';
 
 const WORKFLOW = fileURLToPath(new URL('../../docs/ci/release-signing.yml', import.meta.url));
@@ -52,7 +58,8 @@ let repo: string;
 /** What actions/cache keeps between runs, and actions/upload-artifact between jobs. */
 let cacheDir: string;
 let artifactDir: string;
-let bin: string;
+/** What the build job uploads: the npm tarball and the executable's archive. */
+let buildDir: string;
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -65,19 +72,8 @@ async function freePort(): Promise<number> {
 beforeAll(async () => {
   root = await tempDirForFile('esign-ci-workflow-');
   const port = await freePort();
-  const sandboxDir = join(root.dir, 'sandbox');
-  sandbox = spawn(process.execPath, [ESIGN_BIN, '--auto-approve', '--json', 'sandbox', 'start', '--port', String(port), '--data-dir', sandboxDir], {
-    env: { ...process.env, ESIGN_CONFIG_DIR: join(root.dir, 'sandbox-config'), ESIGN_SANDBOX_DIR: sandboxDir, NO_COLOR: '1' },
-  });
-  const started = await new Promise<{ urls: Record<string, string>; rootPem: string }>((resolve, reject) => {
-    let out = '';
-    sandbox.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const line = out.split('\n').find((candidate) => candidate.startsWith('{'));
-      if (line && out.includes('\n')) resolve(JSON.parse(line) as { urls: Record<string, string>; rootPem: string });
-    });
-    sandbox.once('exit', (code) => reject(new Error(`esign sandbox start ended (${code})`)));
-  });
+  const { child, started } = await spawnSandbox(root.dir, { globalArgs: ['--auto-approve'], port });
+  sandbox = child;
   urls = started.urls;
   rootPem = started.rootPem;
   repo = join(root.dir, 'repo');
@@ -87,11 +83,10 @@ beforeAll(async () => {
   await cp(rootPem, join(repo, '.github', 'esign-root.pem'));
   cacheDir = join(root.dir, 'actions-cache');
   artifactDir = join(root.dir, 'actions-artifact');
-  bin = join(root.dir, 'bin');
-  await Promise.all([mkdir(cacheDir), mkdir(artifactDir), mkdir(bin)]);
-  // `esign` on PATH, as `npm install --global` of its tarball leaves it (test/interop/pack.test.ts installs one).
-  await writeFile(join(bin, 'esign'), `#!/bin/sh\nexec '${process.execPath}' '${ESIGN_BIN}' "$@"\n`);
-  await chmod(join(bin, 'esign'), 0o755);
+  buildDir = join(root.dir, 'build-artifacts');
+  await Promise.all([mkdir(cacheDir), mkdir(artifactDir), mkdir(buildDir)]);
+  await writeFile(join(buildDir, 'esign-0.1.0.tgz'), 'the npm tarball of esign 0.1.0\n');
+  await writeReleaseArchive(buildDir);
 });
 
 afterAll(async () => {
@@ -126,10 +121,7 @@ async function runJob(name: string, context: Record<string, Record<string, strin
   const job = workflow.jobs[name]!;
   const workspace = join(root.dir, `run-${randomBytes(4).toString('hex')}`, name);
   await mkdir(workspace, { recursive: true });
-  const githubOutput = join(workspace, '..', 'GITHUB_OUTPUT');
-  const summaryFile = join(workspace, '..', 'GITHUB_STEP_SUMMARY');
-  await writeFile(githubOutput, '');
-  await writeFile(summaryFile, '');
+  const files = await runnerFiles(join(workspace, '..'));
   const jobContext = { ...context, github: { workspace, run_id: '1', ref_name: 'v1.2.3' } };
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(workflow.env)) env[key] = expand(String(value), jobContext);
@@ -143,25 +135,19 @@ async function runJob(name: string, context: Record<string, Record<string, strin
       await standIn(step, workspace);
       continue;
     }
-    if (!step.run || /npm install --global/.test(step.run) || /^gh /.test(step.run.trim())) continue;
-    await writeFile(githubOutput, '');
+    if (!step.run || /^gh /.test(step.run.trim())) continue;
     const stepEnv: Record<string, string> = { ...env };
     for (const [key, value] of Object.entries(step.env ?? {})) stepEnv[key] = expand(String(value), stepContext);
-    const result = spawnSync('bash', ['-eo', 'pipefail', '-c', step.run], {
-      cwd: workspace,
-      encoding: 'utf8',
-      timeout: 120_000,
-      env: { PATH: `${bin}:${process.env['PATH']}`, HOME: process.env['HOME'] ?? workspace, NO_COLOR: '1', CI: 'true', GITHUB_OUTPUT: githubOutput, GITHUB_STEP_SUMMARY: summaryFile, GITHUB_WORKSPACE: workspace, ...stepEnv },
-    });
+    const result = await runStep(step.run, files, workspace, stepEnv);
     log += `--- ${step.name ?? step.run.split('\n')[0]}\n${result.stdout}${result.stderr}`;
     if (result.status !== 0) throw new Error(`step "${step.name}" of job ${name} failed (${result.status}):\n${log}`);
-    if (step.id) stepOutputs[step.id] = Object.fromEntries((await readFile(githubOutput, 'utf8')).split('\n').filter(Boolean).map((line) => line.split('=', 2) as [string, string]));
+    if (step.id) stepOutputs[step.id] = await readStepOutputs(files);
   }
   const outputs: Record<string, string> = {};
   const outputContext: Record<string, Record<string, string>> = { ...jobContext };
   for (const [id, values] of Object.entries(stepOutputs)) outputContext[`steps.${id}.outputs`] = values;
   for (const [key, value] of Object.entries(job.outputs ?? {})) outputs[key] = expand(value, outputContext);
-  return { workspace, outputs, summary: await readFile(summaryFile, 'utf8'), log };
+  return { workspace, outputs, summary: await readFile(files.summary, 'utf8'), log };
 }
 
 /** What GitHub's own actions do, reduced to the files they move. */
@@ -176,7 +162,8 @@ async function standIn(step: Step, workspace: string): Promise<void> {
   else if (action === 'actions/upload-artifact') {
     await rm(artifactDir, { recursive: true, force: true });
     for (const path of step.with!['path']!.split('\n').map((line) => line.trim()).filter(Boolean)) await cp(join(workspace, path), join(artifactDir, path), { recursive: true });
-  } else if (action === 'actions/download-artifact') await cp(artifactDir, workspace, { recursive: true });
+  } else if (action === 'actions/download-artifact' && step.with!['pattern'] === 'esign-build-*') await cp(buildDir, join(workspace, step.with!['path']!), { recursive: true });
+  else if (action === 'actions/download-artifact') await cp(artifactDir, workspace, { recursive: true });
   else throw new Error(`no stand-in for ${step.uses}`);
 }
 
@@ -219,9 +206,9 @@ describe('docs/ci/release-signing.yml against esign sandbox start', () => {
     expect(second.summary).toContain('## Approve the release signatures');
     const approvalUrl = /^(http:\S+\/oauth2\/authorize\?\S+)$/m.exec(second.summary)![1]!;
     expect(approvalUrl).toContain('scope=credential');
-    expect(new URL(approvalUrl).searchParams.get('numSignatures')).toBe('2');
+    expect(new URL(approvalUrl).searchParams.get('numSignatures')).toBe('3');
     const listed = [...second.summary.matchAll(/^(\S+)\s{2}(dist\/\S+)$/gm)].map((match) => match[2]);
-    expect(listed.sort()).toEqual(['dist/SHA256SUMS', 'dist/app-1.2.3.tgz']);
+    expect(listed.sort()).toEqual(['dist/SHA256SUMS', 'dist/esign-0.1.0.tgz', `dist/${RELEASE_ARCHIVE}`]);
     // Nothing secret is left in the artifact in the clear: the sign-in travels encrypted.
     expect((await readdir(artifactDir)).sort()).toEqual(['dist', 'esign-signer.enc']);
     const carried = await readFile(join(artifactDir, 'esign-signer.enc'));
@@ -231,19 +218,20 @@ describe('docs/ci/release-signing.yml against esign sandbox start', () => {
     const approved = await signerOpens(approvalUrl);
     const complete = await runJob('complete', { vars, secrets: { ...secrets, ESIGN_APPROVAL_REDIRECT_URL: approved }, inputs: {} });
     const dist = join(complete.workspace, 'dist');
-    expect((await readdir(dist)).sort()).toEqual(['SHA256SUMS', 'SHA256SUMS.p7s', 'app-1.2.3.tgz', 'app-1.2.3.tgz.p7s']);
+    expect((await readdir(dist)).sort()).toEqual(['SHA256SUMS', 'SHA256SUMS.p7s', 'esign-0.1.0.tgz', 'esign-0.1.0.tgz.p7s', RELEASE_ARCHIVE, `${RELEASE_ARCHIVE}.p7s`]);
     const completed = (await readFile(join(complete.workspace, 'completed.json'), 'utf8')).split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(completed.filter((line) => line['output']).map((line) => [line['format'], line['level']])).toEqual([
       ['CAdES', 'B-T'],
       ['CAdES', 'B-T'],
+      ['CAdES', 'B-T'],
     ]);
     // The check step ran esign verify and openssl cms -verify on each; judge once more here, independently.
-    for (const file of ['SHA256SUMS', 'app-1.2.3.tgz']) {
+    for (const file of ['SHA256SUMS', 'esign-0.1.0.tgz', RELEASE_ARCHIVE]) {
       const verdict = spawnSync('openssl', ['cms', '-verify', '-binary', '-inform', 'DER', '-in', `${file}.p7s`, '-content', file, '-CAfile', rootPem, '-purpose', 'any', '-out', '/dev/null'], { cwd: dist, encoding: 'utf8' });
       expect(verdict.status, verdict.stderr).toBe(0);
       expect(verdict.stderr).toContain('Verification successful');
     }
-    expect(complete.log).toMatch(/app-1\.2\.3\.tgz: OK/);
+    expect(complete.log).toMatch(/esign-0\.1\.0\.tgz: OK/);
     // The state file is gone once every approval is complete; no SAD or token was printed.
     expect(await readdir(complete.workspace)).not.toContain('sign-state.json');
   });

@@ -6,14 +6,15 @@
  * (esign is put on PATH instead) and the `uses:` steps are stand-ins that copy files. Every
  * output is judged by `openssl cms -verify`, by the workflow itself and again here.
  */
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { chmod, cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { SandboxSeal } from '../../src/sandbox/deps.js';
-import { ESIGN_BIN } from '../helpers/run-cli.js';
+import { esignShellLine } from '../helpers/run-cli.js';
+import { spawnSandbox, type StartedSandbox } from '../helpers/sandbox-process.js';
 import { tempDirForFile } from '../helpers/tmp.js';
 
 const WORKFLOW = fileURLToPath(new URL('../../docs/ci/seal-signing.yml', import.meta.url));
@@ -26,24 +27,12 @@ const workflow = parse(await readFile(WORKFLOW, 'utf8')) as { env: Record<string
 
 let root: { dir: string; remove: () => Promise<void> };
 let sandbox: ChildProcessWithoutNullStreams;
-let started: { urls: Record<string, string>; rootPem: string; seal: SandboxSeal };
+let started: StartedSandbox;
 
 beforeAll(async () => {
   root = await tempDirForFile('esign-seal-workflow-');
-  const sandboxDir = join(root.dir, 'sandbox');
   // Without --auto-approve: a browser step would hang, so the run proves there is none.
-  sandbox = spawn(process.execPath, [ESIGN_BIN, '--json', 'sandbox', 'start', '--port', '0', '--data-dir', sandboxDir], {
-    env: { ...process.env, ESIGN_CONFIG_DIR: join(root.dir, 'sandbox-config'), ESIGN_SANDBOX_DIR: sandboxDir, NO_COLOR: '1' },
-  });
-  started = await new Promise((resolve, reject) => {
-    let out = '';
-    sandbox.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const line = out.split('\n').find((candidate) => candidate.startsWith('{'));
-      if (line && out.includes('\n')) resolve(JSON.parse(line) as typeof started);
-    });
-    sandbox.once('exit', (code) => reject(new Error(`esign sandbox start ended (${code})`)));
-  });
+  ({ child: sandbox, started } = await spawnSandbox(root.dir));
 });
 
 afterAll(async () => {
@@ -61,7 +50,7 @@ describe('docs/ci/seal-signing.yml against esign sandbox start', () => {
     const bin = join(root.dir, 'bin');
     await mkdir(join(workspace, '.github'), { recursive: true });
     await mkdir(bin, { recursive: true });
-    await writeFile(join(bin, 'esign'), `#!/bin/sh\nexec '${process.execPath}' '${ESIGN_BIN}' "$@"\n`);
+    await writeFile(join(bin, 'esign'), `#!/bin/sh\nexec ${esignShellLine([])} "$@"\n`);
     await chmod(join(bin, 'esign'), 0o755);
     const context: Record<string, Record<string, string>> = {
       vars: { ESIGN_SIGNING_URL: urls['signing']!, ESIGN_TSA_URL: urls['tsaEndpoint']!, ESIGN_TSA_USERNAME: 'esign', ESIGN_CLIENT_ID: seal.clientId, ESIGN_CREDENTIAL: '' },

@@ -8,7 +8,7 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildClassicPdf } from '../helpers/pdf-fixtures.js';
-import { ESIGN_BIN, runCli } from '../helpers/run-cli.js';
+import { esignShellLine, runCli } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDirForFile } from '../helpers/tmp.js';
 
@@ -31,7 +31,7 @@ afterAll(async () => {
 
 /** Runs esign under `script`, on a pseudo-terminal; resolves with everything the terminal showed. */
 function onTerminal(args: string[], columns = 120): Promise<{ status: number; screen: string }> {
-  const quoted = [process.execPath, ESIGN_BIN, ...args].map((arg) => `'${arg.replaceAll("'", "'\\''")}'`).join(' ');
+  const quoted = esignShellLine(args);
   // A pseudo-terminal made by `script` without a terminal around it is 0 columns wide; give it a size.
   const command = `stty cols ${columns} rows 40; ${quoted}`;
   const env = { ...process.env, ...t.env, NO_COLOR: '1', CI: '', TERM: 'xterm' };
@@ -110,7 +110,7 @@ describe.skipIf(missing)('on a terminal', () => {
     await mkdir(dir);
     const pdf = join(dir, 'pasted.pdf');
     await writeFile(pdf, buildClassicPdf());
-    const quoted = [process.execPath, ESIGN_BIN, '--no-browser', 'sign', '--level', 'B-B', pdf].map((arg) => `'${arg.replaceAll("'", "'\\''")}'`).join(' ');
+    const quoted = esignShellLine(['--no-browser', 'sign', '--level', 'B-B', pdf]);
     const env = { ...process.env, ...t.env, ESIGN_CONFIG_DIR: join(dir, 'config'), NO_COLOR: '1', CI: '', TERM: 'xterm', DISPLAY: '', WAYLAND_DISPLAY: '' };
     const child = spawn('script', ['-qefc', `stty cols 400 rows 40; ${quoted}`, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     let screen = '';
@@ -140,7 +140,7 @@ describe.skipIf(missing)('on a terminal', () => {
     const pdf = join(dir, 'locked.pdf');
     await writeFile(join(dir, 'plain.pdf'), buildClassicPdf());
     expect(spawnSync('qpdf', ['--encrypt', 'tty-pass-42', 'owner', '256', '--', join(dir, 'plain.pdf'), pdf]).status).toBe(0);
-    const quoted = [process.execPath, ESIGN_BIN, '--auto-approve', 'sign', '--level', 'B-B', pdf].map((arg) => `'${arg.replaceAll("'", "'\\''")}'`).join(' ');
+    const quoted = esignShellLine(['--auto-approve', 'sign', '--level', 'B-B', pdf]);
     const env = { ...process.env, ...t.env, NO_COLOR: '1', CI: '', TERM: 'xterm' };
     const child = spawn('script', ['-qefc', `stty cols 200 rows 40; ${quoted}`, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     let screen = '';

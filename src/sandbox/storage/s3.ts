@@ -16,7 +16,6 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { createServer as createTlsServer } from 'node:https';
 import { createServer, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream';
@@ -92,8 +91,8 @@ const FAULT_CODES: Record<number, string> = { 429: 'SlowDown', 500: 'InternalErr
 export async function startS3Server(options: S3ServerOptions): Promise<S3Server> {
   const storeDir = join(options.dataDir, 's3');
   await mkdir(storeDir, { recursive: true, mode: 0o700 });
-  const require = createRequire(import.meta.url);
-  const S3rver = require('s3rver') as S3rverConstructor;
+  // A plain import, which the bundlers follow (scripts/bundle.mjs, the single executable's assets).
+  const S3rver = (await import('s3rver')).default as S3rverConstructor;
   const backend = new S3rver({ directory: storeDir, silent: true, vhostBuckets: false, address: '127.0.0.1', port: 0 });
 
   // The store listens on a Unix socket in the data dir, so only the gateway reaches it.
