@@ -17,18 +17,18 @@ const SOURCE_FONT = new URL('../../node_modules/@expo-google-fonts/noto-sans/400
 const fonts = new Map<string, AppearanceFont>();
 const images = new Map<string, AppearanceImage>();
 
-export function loadAppearanceAssets(visible: VisibleSignature | undefined): AppearanceAssets | undefined {
+export async function loadAppearanceAssets(visible: VisibleSignature | undefined): Promise<AppearanceAssets | undefined> {
   if (!visible) return undefined;
   const key = visible.fontFile ?? '';
   let font = fonts.get(key);
   if (!font) {
-    font = visible.fontFile ? AppearanceFont.from(readAsset(visible.fontFile, 'font', 64 * 1024 * 1024), visible.fontFile) : AppearanceFont.from(defaultFontBytes(), 'the default font (Noto Sans)');
+    font = visible.fontFile ? await AppearanceFont.load(readAsset(visible.fontFile, 'font', 64 * 1024 * 1024), visible.fontFile) : await AppearanceFont.load(defaultFontBytes(), 'the default font (Noto Sans)');
     fonts.set(key, font);
   }
   if (!visible.image) return { font };
   let image = images.get(visible.image.file);
   if (!image) {
-    image = AppearanceImage.from(readAsset(visible.image.file, 'image', MAX_IMAGE_BYTES + 1), visible.image.file);
+    image = await AppearanceImage.load(readAsset(visible.image.file, 'image', MAX_IMAGE_BYTES + 1), visible.image.file);
     images.set(visible.image.file, image);
   }
   return { font, image };

@@ -101,7 +101,8 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
  */
 async function checkInputs(planned: JobList, passwords: PdfPasswords, held: Map<string, OpenedDocument>, refused: Map<number, unknown>, options: SignCommandOptions, ctx: Context): Promise<void> {
   // The level does not change the update; the signer's name is not known yet (the appearance's size does not depend on it).
-  const { pdf, appearance } = signOptionsFrom(options, 'B-B', ctx.clock.now());
+  const { pdf } = signOptionsFrom(options, 'B-B', ctx.clock.now());
+  const appearance = await loadAppearanceAssets(pdf?.visible);
   assertAppearanceDrawable(pdf?.visible, appearance);
   const check: UpdateCheck = { signingTime: ctx.clock.now(), pdf, appearance };
   const checkOne = async (job: SignJob, index: number): Promise<void> => {
@@ -138,6 +139,7 @@ async function signChecked(jobs: JobList, held: Map<string, OpenedDocument>, tal
   const credential = await chooseCredential(options.credential ?? profile.settings.credential, signing, ctx, options.digest);
   if (!split) await readyToAuthorize(credential, signing, ctx);
   const signOptions: SignOptions = { ...signOptionsFrom(options, level, ctx.clock.now(), signerName(credential), credential.credentialID), pdfPassword: (input) => passwords.for(input) };
+  signOptions.appearance = await loadAppearanceAssets(signOptions.pdf?.visible);
   // The signer's name comes from the certificate: a character the font lacks is refused before any approval.
   assertAppearanceDrawable(signOptions.pdf?.visible, signOptions.appearance);
   if (split) return split.runSplitPrepare([...jobs], credential, signOptions, signing, options, ctx);
@@ -333,7 +335,7 @@ export function signOptionsFrom(options: SignCommandOptions, level: SignatureLev
       ...(options.image ? { image: { file: options.image, position: options.imagePosition ?? 'left' } } : {}),
     };
   }
-  return { level, signingTime, pdf, appearance: loadAppearanceAssets(pdf.visible), overwrite: options.force };
+  return { level, signingTime, pdf, overwrite: options.force };
 }
 
 const CERTIFY_LEVEL = { 'no-changes': 1, 'form-filling': 2, annotations: 3 } as const;

@@ -264,7 +264,7 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
   const upload = command.upload ? await outputUploader(ctx, chosen.flatMap(({ step }) => step.jobs), command.overwrite) : undefined;
   // The state never holds a PDF password: it is given again here (ESIGN_PDF_PASSWORD, --password-file, the terminal).
   const passwords = await PdfPasswords.from(command, ctx);
-  const options: SignOptions = { level: state.level, signingTime: new Date(state.signingTime), pdf: state.pdf, appearance: loadAppearanceAssets(state.pdf?.visible), overwrite: state.overwrite || command.force };
+  const options: SignOptions = { level: state.level, signingTime: new Date(state.signingTime), pdf: state.pdf, appearance: await loadAppearanceAssets(state.pdf?.visible), overwrite: state.overwrite || command.force };
   const jobs = chosen.flatMap(({ step }) => step.jobs);
   for (const dir of new Set(jobs.map((job) => dirname(job.output)))) await createOutputDir(dir);
   const prepared: PreparedDocument[] = [];

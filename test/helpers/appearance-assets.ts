@@ -3,9 +3,10 @@ import { readFileSync } from 'node:fs';
 import { AppearanceFont } from '../../src/core/pdf/appearance.js';
 import type { AppearanceAssets } from '../../src/core/pdf/placeholder.js';
 
-let assets: AppearanceAssets | undefined;
+const assets: AppearanceAssets = {
+  font: await AppearanceFont.load(readFileSync(new URL('../../node_modules/@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf', import.meta.url)), 'the default font'),
+};
 
 export function testAppearanceAssets(): AppearanceAssets {
-  assets ??= { font: AppearanceFont.from(readFileSync(new URL('../../node_modules/@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf', import.meta.url)), 'the default font') };
   return assets;
 }

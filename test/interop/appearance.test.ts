@@ -5,7 +5,8 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { encode as encodePng } from '@pdf-lib/upng';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pdfLibPdf } from '../helpers/pdf-fixtures.js';
@@ -96,4 +97,18 @@ describe.skipIf(missing.length > 0)('visible signatures in any script, judged by
       expect(judged.signatures.at(-1), judged.raw).toMatchObject({ valid: true, totalDocument: true });
     });
   }
+
+  it('--image: a PNG with transparency behind the text renders (pdftoppm finds its dark pixels), the text still extracts, pdfsig: valid', async () => {
+    // 40 × 20, dark and opaque on the left half, transparent on the right.
+    const rgba = new Uint8Array(40 * 20 * 4);
+    for (let i = 0; i < 40 * 20; i++) rgba.set((i % 40) < 20 ? [20, 20, 20, 255] : [0, 0, 0, 0], i * 4);
+    const logo = join(setup.work.dir, 'logo.png');
+    await writeFile(logo, new Uint8Array(encodePng([rgba.buffer], 40, 20, 0)));
+    const output = await signVisible('image', ['--image', logo, '--image-position', 'background', '--appearance-text', 'Approved by {name}\\nfor {reason}', '--name', 'Zoë', '--reason', 'the board']);
+    expect(words(await textInRect(output))).toBe('Approved by Zoë for the board');
+    // Half the box (the opaque half of the image, scaled to its height) is dark.
+    expect(await inkInRect(output)).toBeGreaterThan(2000);
+    const judged = await pdfsig(output, setup.nssDir);
+    expect(judged.signatures.at(-1), judged.raw).toMatchObject({ valid: true, totalDocument: true });
+  });
 });

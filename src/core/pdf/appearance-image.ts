@@ -4,8 +4,10 @@
  * run; each document's update gets its own copy of the objects.
  */
 import { deflateSync } from 'node:zlib';
-import { decode as decodePng, toRGBA8 } from '@pdf-lib/upng';
+import type * as UpngModule from '@pdf-lib/upng';
 import { EsignError } from '../errors.js';
+
+type Upng = typeof UpngModule;
 import { PdfStream, dict, name } from './objects.js';
 import type { PdfObject, PdfRef } from './objects.js';
 
@@ -28,12 +30,12 @@ export class AppearanceImage {
   }
 
   /** Reads a PNG or JPEG; anything else, or an image over the bounds, is refused in one line. */
-  static from(bytes: Uint8Array, label: string): AppearanceImage {
+  static async load(bytes: Uint8Array, label: string): Promise<AppearanceImage> {
     if (bytes.length > MAX_IMAGE_BYTES) {
       throw new EsignError('USAGE', `The image ${label} is ${bytes.length} bytes; esign embeds images up to ${MAX_IMAGE_BYTES / 1024 / 1024} MiB.`, { hint: 'Scale the image down (a few hundred pixels across is plenty for a signature box).' });
     }
     if (bytes[0] === 0xff && bytes[1] === 0xd8) return jpeg(bytes, label);
-    if (Buffer.from(bytes.subarray(0, 8)).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return png(bytes, label);
+    if (Buffer.from(bytes.subarray(0, 8)).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return png(bytes, label, cjsModule(await import('@pdf-lib/upng'), 'decode'));
     throw new EsignError('USAGE', `The image ${label} is neither a PNG nor a JPEG.`, { hint: 'Convert it to PNG (transparency kept) or JPEG.' });
   }
 
@@ -42,6 +44,19 @@ export class AppearanceImage {
     if (!this.mask) return add(this.stream);
     return add(new PdfStream(this.stream.dict.clone().set('SMask', add(this.mask)), this.stream.data));
   }
+}
+
+/**
+ * A CommonJS package loaded with import(): the object that has `key`, wherever the loader and the
+ * package's own transpiler put it (`module.exports`, `.default`, or `.default.default` for UPNG).
+ */
+export function cjsModule<T extends object>(loaded: T, key: keyof T): T {
+  let candidate: unknown = loaded;
+  for (let depth = 0; depth < 3 && candidate && typeof candidate === 'object'; depth++) {
+    if (key in candidate) return candidate as T;
+    candidate = (candidate as { default?: unknown }).default;
+  }
+  return loaded;
 }
 
 function checkPixels(width: number, height: number, label: string): void {
@@ -76,16 +91,16 @@ function jpeg(bytes: Uint8Array, label: string): AppearanceImage {
   throw new EsignError('USAGE', `The image ${label} is not a JPEG esign can read (no frame header).`, { hint: 'Convert it to PNG or to a baseline JPEG.' });
 }
 
-function png(bytes: Uint8Array, label: string): AppearanceImage {
+function png(bytes: Uint8Array, label: string, upng: Upng): AppearanceImage {
   let width: number;
   let height: number;
   let rgba: Uint8Array;
   try {
     const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
-    const image = decodePng(buffer);
+    const image = upng.decode(buffer);
     ({ width, height } = image);
     checkPixels(width, height, label);
-    rgba = new Uint8Array(toRGBA8(image)[0]!);
+    rgba = new Uint8Array(upng.toRGBA8(image)[0]!);
   } catch (error) {
     if (error instanceof EsignError) throw error;
     throw new EsignError('USAGE', `The image ${label} is not a PNG esign can read (${(error as Error).message}).`, { hint: 'Save it again as PNG or JPEG.' });

@@ -6,7 +6,7 @@ import { PdfRef, PdfStream, serialize } from './objects.js';
 import type { PdfObject } from './objects.js';
 
 const NOTO = readFileSync(new URL('../../../node_modules/@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf', import.meta.url));
-const font = AppearanceFont.from(NOTO, 'the default font');
+const font = await AppearanceFont.load(NOTO, 'the default font');
 
 /** Builds an appearance, collecting the indirect objects it adds. */
 async function build(width: number, height: number, lines: string[]): Promise<{ content: string; added: PdfObject[] }> {
@@ -47,8 +47,8 @@ describe('appearance', () => {
     expect(() => font.assertCovers('Ζωή Παπαδοπούλου', 'name')).not.toThrow();
   });
 
-  it('refuses a file that is not a font in one line', () => {
-    expect(() => AppearanceFont.from(Buffer.from('%PDF-1.7 not a font'), 'notes.pdf')).toThrow(/Notes\.pdf is not a TrueType or OpenType font/);
+  it('refuses a file that is not a font in one line', async () => {
+    await expect(AppearanceFont.load(Buffer.from('%PDF-1.7 not a font'), 'notes.pdf')).rejects.toThrow(/Notes\.pdf is not a TrueType or OpenType font/);
   });
 
   it('sizes text to fit the box, never above 12 pt, and wraps long lines rather than overflow', async () => {

@@ -7,9 +7,9 @@
  */
 import { createHash } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
-import { create, type Font, type Glyph } from '@pdf-lib/fontkit';
+import type { Font, Glyph } from '@pdf-lib/fontkit';
 import { EsignError } from '../errors.js';
-import type { AppearanceImage } from './appearance-image.js';
+import { cjsModule, type AppearanceImage } from './appearance-image.js';
 import { ByteWriter, PdfStream, PdfString, asciiBytes, dict, name } from './objects.js';
 import type { PdfObject, PdfRef } from './objects.js';
 
@@ -35,8 +35,12 @@ export class AppearanceFont {
     readonly label: string,
   ) {}
 
-  /** Parses a TrueType/OpenType font (the first of a collection); refuses anything else in one line. */
-  static from(bytes: Uint8Array, label: string): AppearanceFont {
+  /**
+   * Parses a TrueType/OpenType font (the first of a collection); refuses anything else in one line.
+   * fontkit loads here, not with this module: it costs more to load than an invisible signature takes.
+   */
+  static async load(bytes: Uint8Array, label: string): Promise<AppearanceFont> {
+    const { create } = cjsModule(await import('@pdf-lib/fontkit'), 'create');
     let parsed: Font | { fonts?: Font[] };
     try {
       parsed = create(bytes) as Font | { fonts?: Font[] };
@@ -122,6 +126,8 @@ interface FontSubset {
   /** Advance widths in 1/1000 em, by CID from 0. */
   widths: number[];
   toUnicode: Uint8Array;
+  /** The three streams, compressed once: a batch adds the same bytes to every document. */
+  compressed?: { program: Uint8Array; toUnicode: Uint8Array; cidSet: Uint8Array };
   descriptor: { ascent: number; descent: number; capHeight: number; italicAngle: number; bbox: number[] };
 }
 
@@ -197,9 +203,10 @@ function toUnicodeCMap(unicode: readonly (string | undefined)[]): Uint8Array {
 
 /** Adds the Type 0 font of `subset` (and the objects it refers to) and returns its reference. */
 function addFont(subset: FontSubset, add: (value: PdfObject) => PdfRef): PdfRef {
-  const flate = (data: Uint8Array, extra: Record<string, PdfObject> = {}): PdfStream =>
-    new PdfStream(dict({ Filter: name('FlateDecode'), ...extra }), deflateSync(data));
-  const program = add(flate(subset.program, subset.cff ? { Subtype: name('CIDFontType0C') } : { Length1: subset.program.length }));
+  subset.compressed ??= { program: deflateSync(subset.program), toUnicode: deflateSync(subset.toUnicode), cidSet: deflateSync(cidSet(subset.widths.length)) };
+  const compressed = subset.compressed;
+  const flate = (data: Uint8Array, extra: Record<string, PdfObject> = {}): PdfStream => new PdfStream(dict({ Filter: name('FlateDecode'), ...extra }), data);
+  const program = add(flate(compressed.program, subset.cff ? { Subtype: name('CIDFontType0C') } : { Length1: subset.program.length }));
   const d = subset.descriptor;
   const descriptor = add(
     dict({
@@ -212,6 +219,8 @@ function addFont(subset: FontSubset, add: (value: PdfObject) => PdfRef): PdfRef 
       Descent: d.descent,
       CapHeight: d.capHeight,
       StemV: 80,
+      // PDF/A-1 (ISO 19005-1 §6.3.5) wants every CID of a subset listed; later parts accept a complete one.
+      CIDSet: add(flate(compressed.cidSet)),
       [subset.cff ? 'FontFile3' : 'FontFile2']: program,
     }),
   );
@@ -233,9 +242,16 @@ function addFont(subset: FontSubset, add: (value: PdfObject) => PdfRef): PdfRef 
       BaseFont: name(subset.baseFont),
       Encoding: name('Identity-H'),
       DescendantFonts: [descendant],
-      ToUnicode: add(flate(subset.toUnicode)),
+      ToUnicode: add(flate(compressed.toUnicode)),
     }),
   );
+}
+
+/** A CIDSet stream's bits: CIDs 0 to `count` − 1 present, the most significant bit first. */
+function cidSet(count: number): Uint8Array {
+  const bits = new Uint8Array(Math.ceil(count / 8));
+  for (let cid = 0; cid < count; cid++) bits[cid >> 3]! |= 0x80 >> (cid & 7);
+  return bits;
 }
 
 const MAX_FONT_SIZE = 12;

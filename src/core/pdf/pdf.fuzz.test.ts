@@ -41,7 +41,8 @@ const optionsArb: fc.Arbitrary<Partial<SignatureOptions>> = fc.record(
   {
     kind: fc.constantFrom<'signature' | 'docTimeStamp'>('signature', 'docTimeStamp'),
     fieldName: fc.constantFrom('Approval', 'Missing', undefined, undefined, undefined, undefined),
-    visible: fc.record({ page: fc.constantFrom(1, -1, 2, 7), rect: fc.constant<[number, number, number, number]>([10, 10, 210, 60]), lines: fc.constant(['Signed by Zoë', 'TEST']) }),
+    // An embedded font subset makes each drawn case a few times dearer: about one case in three draws, so the time-bound runs still reach their count.
+    visible: fc.option(fc.record({ page: fc.constantFrom(1, -1, 2, 7), rect: fc.constant<[number, number, number, number]>([10, 10, 210, 60]), lines: fc.constant(['Signed by Zoë', 'TEST']) }), { freq: 3, nil: undefined }),
     page: fc.constantFrom(1, -1, 2, 9),
     reason: fc.string({ maxLength: 12 }),
   },

@@ -15,11 +15,14 @@ import type { PdfStream, PdfString } from './objects.js';
 import { PdfDict, PdfName, PdfRef } from './objects.js';
 import { byteRangeChunks, pdfDate, prepareSignature, spliceContents } from './placeholder.js';
 import type { PreparedUpdate, SignatureOptions } from './placeholder.js';
+import { encode as encodePng } from '@pdf-lib/upng';
+import { AppearanceImage, MAX_IMAGE_BYTES } from './appearance-image.js';
 import { testAppearanceAssets } from '../../../test/helpers/appearance-assets.js';
 
 const signingTime = new Date(Date.UTC(2024, 4, 17, 9, 3, 7));
 const latin1 = (bytes: Uint8Array) => Buffer.from(bytes).toString('latin1');
 const concat = (...parts: Uint8Array[]) => new Uint8Array(Buffer.concat(parts));
+const latin1Bytes = (text: string) => new Uint8Array(Buffer.from(text, 'latin1'));
 
 async function sign(pdf: Uint8Array, opts: Partial<SignatureOptions> = {}): Promise<{ out: Uint8Array; pu: PreparedUpdate }> {
   const pu = await prepareSignature(await readPdf(bytesSource(pdf)), { signingTime, contentsSize: 256, assets: testAppearanceAssets(), ...opts });
@@ -229,5 +232,37 @@ describe('prepareSignature', () => {
 
   it('formats /M in UTC', () => {
     expect(pdfDate(new Date('2024-01-02T23:04:05-02:00'))).toBe("D:20240103010405+00'00'");
+  });
+});
+
+describe('appearance images', () => {
+  /** A 4 × 2 PNG, half of it transparent. */
+  const transparentPng = (): Uint8Array => {
+    const rgba = new Uint8Array(4 * 2 * 4).map((_, i) => (i % 4 === 3 ? (i < 16 ? 0 : 255) : 200));
+    return new Uint8Array(encodePng([rgba.buffer], 4, 2, 0));
+  };
+
+  it('draws a PNG beside the text with its transparency as a soft mask; reads a JPEG frame header; refuses other files', async () => {
+    const image = await AppearanceImage.load(transparentPng(), 'logo.png');
+    expect([image.width, image.height, image.transparent]).toEqual([4, 2, true]);
+    const { out } = await sign(await pdfLibBytes({ pages: 1 }), { visible: { page: 1, rect: [20, 20, 220, 80], lines: ['Signed'], image: { file: 'logo.png', position: 'left' } }, assets: { ...testAppearanceAssets(), image } });
+    const text = latin1(out);
+    expect(text).toMatch(/\/Subtype \/Image \/Width 4 \/Height 2 [^>]*\/SMask \d+ 0 R/);
+    expect(text).toMatch(/cm \/Im1 Do Q/);
+    // SOF0 of a 16 × 32 RGB JPEG (the header is all esign reads; the data goes in as it is, DCTDecode).
+    const jpeg = await AppearanceImage.load(Uint8Array.from([0xff, 0xd8, 0xff, 0xc0, 0x00, 0x11, 0x08, 0x00, 0x20, 0x00, 0x10, 0x03, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0xff, 0xd9]), 'sig.jpg');
+    expect([jpeg.width, jpeg.height, jpeg.transparent]).toEqual([16, 32, false]);
+    await expect(AppearanceImage.load(latin1Bytes('GIF89a...'), 'x.gif')).rejects.toThrow(/x\.gif is neither a PNG nor a JPEG/);
+    await expect(AppearanceImage.load(new Uint8Array(MAX_IMAGE_BYTES + 1), 'huge.png')).rejects.toThrow(/esign embeds images up to 10 MiB/);
+  });
+
+  it('refuses a transparent image on a document that declares PDF/A-1, which forbids transparency', async () => {
+    const xmp = '<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description xmlns:pdfaid="http://www.aiim.org/pdfa/ns/id/" pdfaid:part="1" pdfaid:conformance="B"/></rdf:RDF></x:xmpmeta>';
+    const pdfa = buildClassicPdf([...minimalObjects('/Metadata 4 0 R '), { dict: '<< /Type /Metadata /Subtype /XML >>', data: xmp }]);
+    const image = await AppearanceImage.load(transparentPng(), 'logo.png');
+    const visible = { page: 1, rect: [20, 20, 220, 80] as [number, number, number, number], lines: ['Signed'], image: { file: 'logo.png', position: 'background' as const } };
+    await expect(sign(pdfa, { visible, assets: { ...testAppearanceAssets(), image } })).rejects.toMatchObject({ code: 'USAGE', message: expect.stringMatching(/declares PDF\/A-1, which forbids transparency/) });
+    // Without the image, the signature's appearance is only its embedded font and text: accepted.
+    await expect(sign(pdfa, { visible: { ...visible, image: undefined } })).resolves.toBeDefined();
   });
 });

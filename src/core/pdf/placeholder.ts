@@ -8,9 +8,10 @@ import { buildAppearance, type AppearanceFont } from './appearance.js';
 import type { AppearanceImage } from './appearance-image.js';
 import type { PdfDocument } from './document.js';
 import { IncrementalUpdate } from './incremental.js';
+import { decodeStream } from './filters.js';
 import { docMdpOf } from './signatures.js';
-import { PdfDict, PdfHexPlaceholder, PdfRef, PdfString, asciiBytes, dict, isName, name } from './objects.js';
-import type { PdfObject , PdfStream} from './objects.js';
+import { PdfDict, PdfHexPlaceholder, PdfRef, PdfStream, PdfString, asciiBytes, dict, isName, name } from './objects.js';
+import type { PdfObject } from './objects.js';
 
 /**
  * A visible signature: the page (1-based, -1 = last), the box in points, the text lines, and the
@@ -85,6 +86,11 @@ export async function prepareSignature(doc: PdfDocument, opts: SignatureOptions)
   }
   const { ref: catalogRef, dict: catalog } = await doc.catalog();
   if (opts.visible && !opts.assets) throw new EsignError('INTERNAL', 'prepareSignature needs the appearance assets of a visible signature.');
+  if (opts.visible?.image && opts.assets?.image?.transparent && (await pdfaPart(doc, catalog)) === 1) {
+    throw new EsignError('USAGE', `The PDF declares PDF/A-1, which forbids transparency, and the image ${opts.visible.image.file} has an alpha channel.`, {
+      hint: 'Give a JPEG or a PNG without transparency, or leave out --image.',
+    });
+  }
   const certification = kind === 'signature' ? await certificationLevel(doc, catalog) : undefined;
   if (certification === 1) {
     throw new EsignError('PDF_CERTIFIED_NO_CHANGES', 'The PDF is certified with "no changes allowed" (DocMDP P=1); another signature would break its certification.', {
@@ -190,6 +196,20 @@ export function pdfDate(date: Date): string {
     `D:${String(date.getUTCFullYear()).padStart(4, '0')}${two(date.getUTCMonth() + 1)}${two(date.getUTCDate())}` +
     `${two(date.getUTCHours())}${two(date.getUTCMinutes())}${two(date.getUTCSeconds())}+00'00'`
   );
+}
+
+/** The PDF/A part the document's XMP metadata declares (`pdfaid:part`), if any. */
+async function pdfaPart(doc: PdfDocument, catalog: PdfDict): Promise<number | undefined> {
+  const metadata = await doc.resolve(catalog.get('Metadata'));
+  if (!(metadata instanceof PdfStream)) return undefined;
+  let xmp: string;
+  try {
+    xmp = Buffer.from(decodeStream(metadata)).toString('utf8');
+  } catch {
+    return undefined;
+  }
+  const part = /pdfaid:part\s*=\s*["'](\d)["']|<pdfaid:part>\s*(\d)\s*</.exec(xmp);
+  return part ? Number(part[1] ?? part[2]) : undefined;
 }
 
 /** The DocMDP permissions of a certified document (`/Perms /DocMDP`), or undefined when it is not certified. */
