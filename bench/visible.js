@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { generatePdf } from './generate.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const out = join(root, 'bench', 'out-visible');
+const out = join(root, 'bench', 'out', 'visible');
 const bin = join(root, 'bin', 'esign.cjs');
 const runs = Number(process.env.BENCH_RUNS ?? 15);
 const batch = Number(process.env.BENCH_VISIBLE_BATCH ?? 1000);
