@@ -30,5 +30,6 @@ export function permanentOAuthRefusal(service: string, step: string, status: num
 export function notImplemented(service: string, step: string, said: string): EsignError {
   return new EsignError('CSC_UNSUPPORTED_SERVICE', `The ${service} does not implement ${step} (HTTP 501${said}).`, {
     hint: 'Check the service URL and the settings for this provider (esign config --help); ask the provider whether it offers this.',
+    details: { status: 501 },
   });
 }
