@@ -10,6 +10,7 @@ import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDssUpdate, bytesSource, prepareSignature, readPdf, spliceContents } from '../../src/core/pdf/index.js';
 import type { SignatureOptions } from '../../src/core/pdf/index.js';
+import { loadAppearanceAssets } from '../../src/cli/appearance-assets.js';
 import {
   emptySignatureFieldPdf,
   ghostscriptPdf,
@@ -38,7 +39,8 @@ function writeOutput(input: string, original: Uint8Array, update: Uint8Array, su
 
 async function signFile(input: string, opts: Partial<SignatureOptions> = {}, suffix = 'signed') {
   const original = readBytes(input);
-  const pu = await prepareSignature(await readPdf(bytesSource(original)), { signingTime: new Date(), contentsSize: 8192, ...opts });
+  const assets = await loadAppearanceAssets(opts.visible);
+  const pu = await prepareSignature(await readPdf(bytesSource(original)), { signingTime: new Date(), contentsSize: 8192, ...(assets ? { assets } : {}), ...opts });
   const path = writeOutput(input, original, spliceContents(pu, new Uint8Array(600).fill(0x5a)), suffix);
   return { path, pu };
 }
