@@ -71,6 +71,9 @@ const addAsset = (file, asset) => {
 modules['esign'] = addAsset('dist/cli/esign.cjs', 'esign.cjs');
 addAsset('dist/cli/esign.cjs.map', 'esign.cjs.map');
 for (const name of packages) modules[name] = addAsset(join(work, assetName(name)), assetName(name));
+// The appearance's default font (scripts/bundle.mjs copies it into dist/fonts), read by
+// src/cli/appearance-assets.ts with node:sea's getAsset.
+assets['NotoSans-Regular.ttf'] = 'dist/fonts/NotoSans-Regular.ttf';
 
 // The code cache is keyed by every asset's name and content.
 const hash = createHash('sha256');
@@ -137,5 +140,6 @@ function notices(files) {
     const text = licenceFile ? readFileSync(join(dir, licenceFile), 'utf8') : `Licence: ${license ?? 'not stated'} (no licence file in the package)`;
     sections.push(`${name} ${version}\n\n${text.trim()}`);
   }
+  sections.push(`Noto Sans (the default font of visible signatures)\n\n${readFileSync('dist/fonts/NotoSans-OFL.txt', 'utf8').trim()}`);
   return `esign ${target} contains the following software.\n\n${sections.join(`\n\n${'-'.repeat(72)}\n\n`)}\n`;
 }

@@ -22,7 +22,7 @@ export async function loadAppearanceAssets(visible: VisibleSignature | undefined
   const key = visible.fontFile ?? '';
   let font = fonts.get(key);
   if (!font) {
-    font = visible.fontFile ? await AppearanceFont.load(readAsset(visible.fontFile, 'font', 64 * 1024 * 1024), visible.fontFile) : await AppearanceFont.load(defaultFontBytes(), 'the default font (Noto Sans)');
+    font = visible.fontFile ? await AppearanceFont.load(readAsset(visible.fontFile, 'font', 64 * 1024 * 1024), visible.fontFile) : await AppearanceFont.load(await defaultFontBytes(), 'the default font (Noto Sans)');
     fonts.set(key, font);
   }
   if (!visible.image) return { font };
@@ -66,7 +66,10 @@ export function appearanceLines(template: string | undefined, values: Appearance
   return text.split('\n');
 }
 
-function defaultFontBytes(): Uint8Array {
+async function defaultFontBytes(): Promise<Uint8Array> {
+  // In the single executable (npm run build:sea) the font is one of its assets.
+  const sea = await import('node:sea').catch(() => undefined);
+  if (sea?.isSea()) return new Uint8Array(sea.getAsset('NotoSans-Regular.ttf'));
   for (const url of [BUNDLED_FONT, SOURCE_FONT]) {
     try {
       return readFileSync(fileURLToPath(url));
