@@ -39,6 +39,10 @@ export const CONFIGURED_SECRETS = [
   's3cr3t-owner',
   'guess-1234',
   'split-user-pw',
+  // Transport secrets the TLS and proxy tests give: a client key's passphrase, proxy passwords.
+  'client-key-passphrase-93',
+  'proxy-pass-7x',
+  'proxy-pass-41k',
 ];
 
 const ledgerDir = process.env['ESIGN_TEST_LEDGER'];
