@@ -1,5 +1,5 @@
 /**
- * docs/ci/release-signing.yml, run as GitHub Actions would run it: every `run:` step of the
+ * docs/ci/release-approval.yml, run as GitHub Actions would run it: every `run:` step of the
  * prepare and complete jobs in order, in bash, with the workflow's environment (GITHUB_PATH and
  * GITHUB_OUTPUT between steps), against `esign sandbox start` (reached through the env profile, as
  * a real service would be). The build job (npm ci, npm pack, npm run build:sea) is not run: its
@@ -19,33 +19,12 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { SANDBOX_SECRETS } from '../../src/sandbox/deps.js';
-import { runnerFiles, runStep, stepOutputs as readStepOutputs } from '../helpers/github-runner.js';
+import { condition, runJob, type JobRun, type Workflow, type WorkflowContext, type WorkflowStep } from '../helpers/github-runner.js';
 import { RELEASE_ARCHIVE, writeReleaseArchive } from '../helpers/release-archive.js';
 import { spawnSandbox } from '../helpers/sandbox-process.js';
 import { tempDirForFile } from '../helpers/tmp.js';
 
-const WORKFLOW = fileURLToPath(new URL('../../docs/ci/release-signing.yml', import.meta.url));
-
-interface Step {
-  name?: string;
-  id?: string;
-  uses?: string;
-  run?: string;
-  if?: string;
-  env?: Record<string, string>;
-  with?: Record<string, string>;
-}
-interface Job {
-  needs?: string;
-  if?: string;
-  environment?: string;
-  steps: Step[];
-  outputs?: Record<string, string>;
-}
-interface Workflow {
-  env: Record<string, string>;
-  jobs: Record<string, Job>;
-}
+const WORKFLOW = fileURLToPath(new URL('../../docs/ci/release-approval.yml', import.meta.url));
 
 const workflow = parse(await readFile(WORKFLOW, 'utf8')) as Workflow;
 
@@ -94,64 +73,11 @@ afterAll(async () => {
   await root?.remove();
 });
 
-/** GitHub's `${{ … }}` expressions, for the few forms the workflow uses. */
-function expand(text: string, context: Record<string, Record<string, string>>): string {
-  return text.replace(/\$\{\{\s*([\w-]+)\.([\w-]+)(?:\.([\w-]+)\.([\w-]+))?\s*\}\}/g, (_, scope: string, key: string, sub?: string, leaf?: string) =>
-    sub ? (context[`${scope}.${key}.${sub}`]?.[leaf!] ?? '') : (context[scope]?.[key] ?? ''),
-  );
-}
-
-/** `if:` conditions of the form `a.b.c.d == 'x'`. */
-function condition(text: string | undefined, context: Record<string, Record<string, string>>): boolean {
-  if (!text) return true;
-  const match = /^(.+?)\s*==\s*'([^']*)'$/.exec(text.trim());
-  if (!match) throw new Error(`unsupported if: ${text}`);
-  return expand(`\${{ ${match[1]} }}`, context) === match[2];
-}
-
-interface JobRun {
-  workspace: string;
-  outputs: Record<string, string>;
-  summary: string;
-  log: string;
-}
-
 /** Runs one job of the workflow in a fresh workspace; throws with the log when a step fails. */
-async function runJob(name: string, context: Record<string, Record<string, string>>): Promise<JobRun> {
-  const job = workflow.jobs[name]!;
-  const workspace = join(root.dir, `run-${randomBytes(4).toString('hex')}`, name);
-  await mkdir(workspace, { recursive: true });
-  const files = await runnerFiles(join(workspace, '..'));
-  const jobContext = { ...context, github: { workspace, run_id: '1', ref_name: 'v1.2.3' } };
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(workflow.env)) env[key] = expand(String(value), jobContext);
-  const stepOutputs: Record<string, Record<string, string>> = {};
-  let log = '';
-  for (const step of job.steps) {
-    const stepContext: Record<string, Record<string, string>> = { ...jobContext };
-    for (const [id, outputs] of Object.entries(stepOutputs)) stepContext[`steps.${id}.outputs`] = outputs;
-    if (!condition(step.if?.replace(/^\$\{\{\s*|\s*\}\}$/g, ''), stepContext)) continue;
-    if (step.uses) {
-      await standIn(step, workspace);
-      continue;
-    }
-    if (!step.run || /^gh /.test(step.run.trim())) continue;
-    const stepEnv: Record<string, string> = { ...env };
-    for (const [key, value] of Object.entries(step.env ?? {})) stepEnv[key] = expand(String(value), stepContext);
-    const result = await runStep(step.run, files, workspace, stepEnv);
-    log += `--- ${step.name ?? step.run.split('\n')[0]}\n${result.stdout}${result.stderr}`;
-    if (result.status !== 0) throw new Error(`step "${step.name}" of job ${name} failed (${result.status}):\n${log}`);
-    if (step.id) stepOutputs[step.id] = await readStepOutputs(files);
-  }
-  const outputs: Record<string, string> = {};
-  const outputContext: Record<string, Record<string, string>> = { ...jobContext };
-  for (const [id, values] of Object.entries(stepOutputs)) outputContext[`steps.${id}.outputs`] = values;
-  for (const [key, value] of Object.entries(job.outputs ?? {})) outputs[key] = expand(value, outputContext);
-  return { workspace, outputs, summary: await readFile(files.summary, 'utf8'), log };
-}
+const runReleaseJob = (name: string, context: WorkflowContext): Promise<JobRun> => runJob(workflow, name, context, root.dir, standIn);
 
 /** What GitHub's own actions do, reduced to the files they move. */
-async function standIn(step: Step, workspace: string): Promise<void> {
+async function standIn(step: WorkflowStep, workspace: string): Promise<void> {
   const action = step.uses!.split('@')[0];
   if (action === 'actions/checkout') await cp(repo, workspace, { recursive: true });
   else if (action === 'actions/setup-node') return;
@@ -174,7 +100,7 @@ async function signerOpens(url: string): Promise<string> {
   return response.headers.get('location')!;
 }
 
-describe('docs/ci/release-signing.yml against esign sandbox start', () => {
+describe('docs/ci/release-approval.yml against esign sandbox start', () => {
   it('signs the SHA256SUMS manifest and every artifact in one approval, and OpenSSL verifies each', async () => {
     const vars = {
       ESIGN_SIGNING_URL: urls['signing']!,
@@ -191,7 +117,7 @@ describe('docs/ci/release-signing.yml against esign sandbox start', () => {
     const secrets: Record<string, string> = { ESIGN_CLIENT_SECRET: SANDBOX_SECRETS.clientSecret, ESIGN_TSA_PASSWORD: SANDBOX_SECRETS.tsaPassword, ESIGN_STATE_KEY: randomBytes(24).toString('base64') };
 
     // Run 1 on a fresh runner: no sign-in yet, so `prepare` asks for one and `complete` is skipped.
-    const first = await runJob('prepare', { vars, secrets, inputs: { signin_redirect_url: '' } });
+    const first = await runReleaseJob('prepare', { vars, secrets, inputs: { signin_redirect_url: '' } });
     expect(first.outputs['ready'], first.log).toBe('false');
     expect(first.summary).toContain('## Sign in to the signing service');
     expect(condition(workflow.jobs['complete']!.if, { 'needs.prepare.outputs': first.outputs })).toBe(false);
@@ -201,7 +127,7 @@ describe('docs/ci/release-signing.yml against esign sandbox start', () => {
     // The signer signs in at the URL the summary shows.
     const signedIn = await signerOpens(signInUrl);
     // Run 2, with the address the browser was sent to as the workflow input.
-    const second = await runJob('prepare', { vars, secrets, inputs: { signin_redirect_url: signedIn } });
+    const second = await runReleaseJob('prepare', { vars, secrets, inputs: { signin_redirect_url: signedIn } });
     expect(second.outputs['ready'], second.log).toBe('true');
     expect(second.summary).toContain('## Approve the release signatures');
     const approvalUrl = /^(http:\S+\/oauth2\/authorize\?\S+)$/m.exec(second.summary)![1]!;
@@ -216,7 +142,7 @@ describe('docs/ci/release-signing.yml against esign sandbox start', () => {
 
     // The signer approves in the browser, stores the redirect address as the environment secret, approves the job.
     const approved = await signerOpens(approvalUrl);
-    const complete = await runJob('complete', { vars, secrets: { ...secrets, ESIGN_APPROVAL_REDIRECT_URL: approved }, inputs: {} });
+    const complete = await runReleaseJob('complete', { vars, secrets: { ...secrets, ESIGN_APPROVAL_REDIRECT_URL: approved }, inputs: {} });
     const dist = join(complete.workspace, 'dist');
     expect((await readdir(dist)).sort()).toEqual(['SHA256SUMS', 'SHA256SUMS.p7s', 'esign-0.1.0.tgz', 'esign-0.1.0.tgz.p7s', RELEASE_ARCHIVE, `${RELEASE_ARCHIVE}.p7s`]);
     const completed = (await readFile(join(complete.workspace, 'completed.json'), 'utf8')).split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
