@@ -51,6 +51,18 @@ describe.skipIf(!TESTING_EXECUTABLE)(suite, () => {
     expectOk(verified);
   });
 
+  it('needs no glibc newer than 2.28 and nothing but the C and C++ runtimes, as README "Install" says', () => {
+    // objdump (binutils) reads the versions of the dynamic symbols the loader must resolve.
+    const symbols = spawnSync('objdump', ['-T', ESIGN_BIN], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    expect(symbols.status, symbols.stderr).toBe(0);
+    const glibc = [...new Set([...symbols.stdout.matchAll(/\bGLIBC_(\d+)\.(\d+)/g)].map((match) => Number(match[1]) * 1000 + Number(match[2])))];
+    expect(glibc.length).toBeGreaterThan(0);
+    expect(Math.max(...glibc), 'the newest glibc symbol version the executable needs').toBeLessThanOrEqual(2028);
+    const needed = spawnSync('objdump', ['-p', ESIGN_BIN], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    const libraries = [...needed.stdout.matchAll(/^\s+NEEDED\s+(\S+)$/gm)].map((match) => match[1]).sort();
+    expect(libraries).toEqual(['ld-linux-x86-64.so.2', 'libc.so.6', 'libdl.so.2', 'libgcc_s.so.1', 'libm.so.6', 'libpthread.so.0', 'libstdc++.so.6']);
+  });
+
   it('keeps one code cache file per command and asset (0600), used by the next run and not rewritten', async () => {
     const config = await tempDir();
     const env = { ESIGN_CONFIG_DIR: config, ESIGN_CACHE_DIR: undefined, NODE_DISABLE_COMPILE_CACHE: undefined };

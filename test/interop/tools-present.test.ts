@@ -19,6 +19,9 @@ const JUDGES: Record<string, string> = {
   mutool: 'mupdf-tools',
   tinyproxy: 'tinyproxy',
   unshare: 'util-linux',
+  objdump: 'binutils',
+  xz: 'xz-utils',
+  jq: 'jq',
 };
 
 describe('independent judges', () => {
