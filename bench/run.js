@@ -76,7 +76,7 @@ function median(values) {
 function summary(samples) {
   const failed = samples.find((sample) => !sample.ok);
   if (failed) return { ok: false, seconds: NaN, rssMb: NaN, stderr: failed.stderr };
-  return { ok: true, seconds: median(samples.map((s) => s.seconds)), rssMb: Math.max(...samples.map((s) => s.rssMb)) };
+  return { ok: true, seconds: median(samples.map((s) => s.seconds)), cpuSeconds: median(samples.map((s) => s.cpuSeconds)), rssMb: Math.max(...samples.map((s) => s.rssMb)) };
 }
 
 /** Alternates the commands sample by sample, so that drift in the machine's load hits all alike. */
