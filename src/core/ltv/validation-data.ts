@@ -289,6 +289,13 @@ function refuseRevoked(cert: CertificateFacts, revokedAt: Date, usedAt: Date | u
   });
 }
 
+/** SHA-256 (hex) of a certificate, OCSP response or CRL; remembered per array, as a window's documents share them. */
 export function hex(der: Uint8Array): string {
-  return createHash('sha256').update(der).digest('hex');
+  let digest = digests.get(der);
+  if (digest === undefined) {
+    digest = createHash('sha256').update(der).digest('hex');
+    digests.set(der, digest);
+  }
+  return digest;
 }
+const digests = new WeakMap<Uint8Array, string>();
