@@ -75,11 +75,12 @@ function readSignature(value: PdfDict, fieldName: string, known: KnownSignature 
   if (!(contents instanceof PdfString) || contents.bytes.length === 0) return undefined;
   const subFilter = value.get('SubFilter');
   const kind = isName(value.get('Type'), 'DocTimeStamp') || isName(subFilter, 'ETSI.RFC3161') ? 'docTimeStamp' : 'signature';
-  const cms = cmsPrefix(contents.bytes);
-  if (kind === 'signature' && known && bytesEqual(cms, known.cms)) {
+  // Contents that begin with the CMS just built hold it (its DER header fixes its length), padding after.
+  if (kind === 'signature' && known && known.cms.length <= contents.bytes.length && bytesEqual(contents.bytes.subarray(0, known.cms.length), known.cms)) {
     const { certificates, signerCertificate, timestampToken, timestampTarget } = known;
-    return { kind, fieldName, cms, contents: contents.bytes, certificates, signerCertificate, timestampToken, ...(timestampTarget ? { timestampTarget } : {}) };
+    return { kind, fieldName, cms: known.cms, contents: contents.bytes, certificates, signerCertificate, timestampToken, ...(timestampTarget ? { timestampTarget } : {}) };
   }
+  const cms = cmsPrefix(contents.bytes);
   const parsed = parseSignedData(cms);
   return {
     kind,
