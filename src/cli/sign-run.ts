@@ -421,18 +421,20 @@ async function longTermExtender(
   const forWindow = async (signer: readonly Uint8Array[], signed: readonly BatchResult[]): Promise<ExtendSigned> => {
     const times = signed.flatMap((result) => (result.status === 'fulfilled' && result.value.timestampTime ? [result.value.timestampTime] : []));
     const first = signed.find((result) => result.status === 'fulfilled' && result.value.timestampToken);
-    const token = first?.status === 'fulfilled' ? first.value.timestampToken : undefined;
+    const stamp = first?.status === 'fulfilled' ? first.value : undefined;
     const earliest = times.length > 0 ? new Date(Math.min(...times.map(Number))) : undefined;
     const cache = new RevocationCache(fetcher, { now: () => ctx.clock.now(), issuedAfter: times.length > 0 ? new Date(Math.max(...times.map(Number))) : undefined });
     // The window's certificates, fetched for all at once; a failure here is each document's to report.
-    const targets = [...(signer[0] ? [{ role: 'signer' as const, leaf: signer[0], pool: [...signer], usedAt: earliest }] : []), ...(token ? tokenTarget(token) : [])];
+    const targets = [...(signer[0] ? [{ role: 'signer' as const, leaf: signer[0], pool: [...signer], usedAt: earliest }] : []), ...(stamp?.timestampToken ? tokenTarget(stamp.timestampToken, { certificates: stamp.timestampCertificates, genTime: stamp.timestampTime }) : [])];
     await collectValidationData(targets, fetcher, [], cache).catch(() => undefined);
-    return async ({ input, inputStart, inputSize, tail, hash }) => {
+    const certificates = [...signer];
+    return async ({ input, inputStart, inputSize, tail, hash, cms, value }) => {
       const opened = await fileSystemDocuments.open(input);
       const source = inputStart > 0 ? fromHeader(opened, inputStart) : opened;
       try {
         if (source.size !== inputSize) throw new EsignError('INPUT_UNREADABLE', `${input} changed while it was being signed.`, { hint: 'Sign it again once nothing else writes to it.' });
-        const result = await extendPdf(appendedSource(source, tail), hash, level, { fetcher, tsa, password: passwords.for(input), cache });
+        const known = { cms, certificates, signerCertificate: signer[0], timestampToken: value.timestampToken, timestampTarget: value.timestampToken ? tokenTarget(value.timestampToken, { certificates: value.timestampCertificates, genTime: value.timestampTime })[0] : undefined };
+        const result = await extendPdf(appendedSource(source, tail), hash, level, { fetcher, tsa, password: passwords.for(input), cache, known });
         results.set(input, result);
         return result.tail;
       } finally {

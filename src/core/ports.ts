@@ -62,6 +62,8 @@ export interface TimestampResult {
   token: Uint8Array;
   genTime: Date;
   serialNumber: string;
+  /** The token's certificates, the TSA's first, when the client has read them (so nothing parses the token again). */
+  certificates?: Uint8Array[];
 }
 
 /** Opens a URL in the user's browser (or runs `--browser CMD`). */

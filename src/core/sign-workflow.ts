@@ -126,6 +126,8 @@ export interface SignedValue {
   signature: Uint8Array;
   timestampToken?: Uint8Array;
   timestampTime?: Date;
+  /** The timestamp token's certificates, the TSA's first, as the TSA client read them. */
+  timestampCertificates?: Uint8Array[];
 }
 
 /**
@@ -293,8 +295,9 @@ export async function hashSource(source: ByteSource, hash: HashSink): Promise<vo
  * Raises a just-signed PDF to a long-term level before its output is committed: given the signed
  * document (the original input followed by `tail`) and the SHA-256 state over all of it, returns
  * the bytes to append (DSS, document timestamp). Nothing is visible at the output until it returns.
+ * `cms` and `value` are the new signature as built, so that it need not be parsed back.
  */
-export type ExtendSigned = (signed: { input: string; inputStart: number; inputSize: number; tail: Uint8Array; hash: Hash }) => Promise<Uint8Array>;
+export type ExtendSigned = (signed: { input: string; inputStart: number; inputSize: number; tail: Uint8Array; hash: Hash; cms: Uint8Array; value: SignedValue }) => Promise<Uint8Array>;
 
 /** Writes the signed output of a prepared document. */
 export async function completeDocument(
@@ -327,7 +330,7 @@ export async function completeDocument(
     return { ...base, bytes: prepared.inputSize + tailLength, sha256: hash.digest('hex') };
   }
   const tail = Buffer.concat(pieces);
-  const extension = await extend({ input: prepared.job.input, inputStart: prepared.inputStart ?? 0, inputSize: prepared.inputSize, tail, hash });
+  const extension = await extend({ input: prepared.job.input, inputStart: prepared.inputStart ?? 0, inputSize: prepared.inputSize, tail, hash, cms, value });
   hash.update(extension);
   await output.commit([tail, extension]);
   return { ...base, bytes: prepared.inputSize + tail.length + extension.length, sha256: hash.digest('hex') };
@@ -406,7 +409,7 @@ export async function timestampSignatures(
   return mapConcurrently(signatures, concurrency, async (signature): Promise<BatchResult> => {
     try {
       const stamp = await timestampSignature(tsa, signature, digest);
-      return { status: 'fulfilled', value: { signature, timestampToken: stamp.token, timestampTime: stamp.genTime } };
+      return { status: 'fulfilled', value: { signature, timestampToken: stamp.token, timestampTime: stamp.genTime, ...(stamp.certificates ? { timestampCertificates: stamp.certificates } : {}) } };
     } catch (reason) {
       return { status: 'rejected', reason };
     } finally {

@@ -102,6 +102,7 @@ export class TsaClient implements TimestampAuthority {
       serialNumber: checked.tstInfo.serialNumber,
       tstInfo: checked.tstInfo,
       signerCertificate: checked.signerCertificate,
+      certificates: checked.chain,
       chainChecked: trustAnchors.length > 0,
       url,
     };

@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { bytesSource, readPdf } from '../../src/core/pdf/index.js';
 import { decodeStream } from '../../src/core/pdf/filters.js';
 import { PdfStream } from '../../src/core/pdf/objects.js';
-import { findSignatures } from '../../src/core/ltv/index.js';
+import { findSignatures, targetsOf, tokenTarget } from '../../src/core/ltv/index.js';
 import { parseTimeStampToken } from '../../src/core/tsp/response.js';
 import { runCli } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
@@ -333,5 +333,27 @@ describe('PAdES B-LT and B-LTA', () => {
       const serial = sandbox.sandbox.pki.credentials.find((credential) => credential.credentialID === SANDBOX_SEAL.pinOnlyCredentialID)!.signer.serialNumberHex;
       sandbox.sandbox.pki.revocations.splice(sandbox.sandbox.pki.revocations.findIndex((revocation) => revocation.serialNumberHex === serial), 1);
     }
+  });
+
+  it('the signature just made is taken as built: the same chains and times as parsed back; any other CMS is parsed', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'known.pdf');
+    await makePdf(input);
+    const { output } = await sign(input, 'B-T');
+    const doc = await readPdf(bytesSource(await readFile(output)));
+    const [parsed] = await findSignatures(doc);
+    const token = parseTimeStampToken(parsed!.timestampToken!);
+    const tsaChain = [token.signerCertificate!, ...token.certificates.filter((der) => !Buffer.from(der).equals(token.signerCertificate!))];
+    const timestampTarget = tokenTarget(parsed!.timestampToken!, { certificates: tsaChain, genTime: token.tstInfo.genTime })[0];
+    const known = { cms: parsed!.cms, certificates: parsed!.certificates, signerCertificate: parsed!.signerCertificate, timestampToken: parsed!.timestampToken, timestampTarget };
+    const summary = (targets: ReturnType<typeof targetsOf>) => targets.map((target) => [target.role, sha256(target.leaf).toString('hex'), target.pool.length, target.usedAt?.toISOString()]);
+
+    const taken = await findSignatures(doc, known);
+    expect(taken[0]!.timestampTarget).toBe(timestampTarget);
+    expect(summary(targetsOf(taken))).toEqual(summary(targetsOf([parsed!])));
+    // A CMS other than the one built (here one byte off) is read from the document.
+    const other = await findSignatures(doc, { ...known, cms: Uint8Array.from([...parsed!.cms.subarray(0, -1), parsed!.cms.at(-1)! ^ 1]) });
+    expect(other[0]!.timestampTarget).toBeUndefined();
+    expect(summary(targetsOf(other))).toEqual(summary(targetsOf([parsed!])));
   });
 });

@@ -3,6 +3,7 @@
  * re-encoding anything: issuer and serial number (IssuerAndSerialNumber, ESSCertIDv2), subject key
  * identifier (SignerIdentifier), and extensions with their criticality (the TSA's extended key usage).
  */
+import { createHash } from 'node:crypto';
 import { Asn1StructureError, booleanValue, decode, encoded, explicitInner, integerHex, isContext, octets, oid, sequenceItems } from './der.js';
 import type { Block } from './der.js';
 import { OID } from './oids.js';
@@ -28,8 +29,23 @@ export interface CertificateInfo {
   subjectKeyIdentifier: Uint8Array | undefined;
 }
 
-/** Reads a DER certificate; throws Asn1StructureError when it is not one. */
+/**
+ * Reads a DER certificate; throws Asn1StructureError when it is not one. Remembered by content
+ * (bounded): a batch meets the same few certificates in every timestamp token and signature.
+ */
 export function readCertificate(der: Uint8Array): CertificateInfo {
+  const key = createHash('sha256').update(der).digest('base64');
+  const known = read.get(key);
+  if (known) return known.der === der ? known : { ...known, der };
+  const info = readCertificateFields(der);
+  if (read.size >= KEPT) read.delete(read.keys().next().value!);
+  read.set(key, info);
+  return info;
+}
+const read = new Map<string, CertificateInfo>();
+const KEPT = 64;
+
+function readCertificateFields(der: Uint8Array): CertificateInfo {
   const [tbs] = sequenceItems(decode(der, 'certificate'), 'certificate');
   const fields = sequenceItems(tbs, 'tbsCertificate');
   const offset = isContext(fields[0], 0) ? 1 : 0;

@@ -15,8 +15,9 @@ import { decodeStream } from '../pdf/filters.js';
 import { PdfStream } from '../pdf/objects.js';
 import type { ByteSource, TimestampAuthority } from '../ports.js';
 import { findSignatures } from './pdf-signatures.js';
+import type { KnownSignature } from './pdf-signatures.js';
 import { collectValidationData, hex, RevocationCache, targetsOf, tokenTarget } from './validation-data.js';
-import type { RevocationCheck, RevocationFetcher, ValidationData } from './validation-data.js';
+import type { ChainTarget, RevocationCheck, RevocationFetcher, ValidationData } from './validation-data.js';
 
 export type LongTermLevel = 'B-LT' | 'B-LTA';
 
@@ -28,6 +29,8 @@ export interface ExtendDependencies {
   password?: string;
   /** The batch window's certificates and revocation data, shared by its documents; else this document's own. */
   cache?: RevocationCache;
+  /** The signature just made (sign at B-LT/B-LTA), taken as built rather than parsed back from the document. */
+  known?: KnownSignature;
 }
 
 export interface ExtensionResult {
@@ -56,7 +59,7 @@ export async function extendPdf(source: ByteSource, hash: Hash | (() => Promise<
   }
   const open = { password: deps.password };
   const doc = await readPdf(source, open);
-  const signatures = await findSignatures(doc);
+  const signatures = await findSignatures(doc, deps.known);
   if (signatures.length === 0) {
     throw new EsignError('PDF_NOT_SIGNED', 'The PDF has no signature or document timestamp to extend.', { hint: 'Sign it first: esign sign FILE --level B-LT.' });
   }
@@ -84,7 +87,7 @@ export async function extendPdf(source: ByteSource, hash: Hash | (() => Promise<
   result.documentTimestamps++;
 
   // The new timestamp's own validation data, when its TSA publishes any beyond what is stored.
-  const tsaData = await collectValidationData(tokenTarget(stamped.token), deps.fetcher, [...existing.certs, ...data.certs], cache);
+  const tsaData = await collectValidationData(stamped.target, deps.fetcher, [...existing.certs, ...data.certs], cache);
   warnings.push(...tsaData.warnings.filter((warning) => !warnings.includes(warning)));
   checks.push(...tsaData.checks);
   const known = new Set([...existing.digests, ...[...data.certs, ...data.ocsps, ...data.crls].map(hex)]);
@@ -105,7 +108,7 @@ async function documentTimestamp(
   tail: Uint8Array,
   tsa: TimestampAuthority,
   open: PdfOpenOptions,
-): Promise<{ update: Uint8Array; token: Uint8Array; genTime: Date }> {
+): Promise<{ update: Uint8Array; token: Uint8Array; genTime: Date; target: ChainTarget[] }> {
   const doc = await readPdf(appendedSource(source, tail), open);
   let contentsSize = DOC_TIMESTAMP_CONTENTS;
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -114,7 +117,7 @@ async function documentTimestamp(
     const local = (offset: number): number => offset - placeholder.originalSize;
     const digest = hash.copy().update(tail).update(placeholder.update.subarray(0, local(a))).update(placeholder.update.subarray(local(b))).digest();
     const stamp = await tsa.timestamp(new Uint8Array(digest));
-    if (stamp.token.length <= contentsSize) return { update: spliceContents(placeholder, stamp.token), token: stamp.token, genTime: stamp.genTime };
+    if (stamp.token.length <= contentsSize) return { update: spliceContents(placeholder, stamp.token), token: stamp.token, genTime: stamp.genTime, target: tokenTarget(stamp.token, stamp) };
     contentsSize = stamp.token.length + 2_048;
   }
   throw new EsignError('PDF_PLACEHOLDER_TOO_SMALL', 'The document timestamp token kept growing beyond the room reserved for it.', { hint: 'This is a bug; please report it with the TSA URL.' });

@@ -3,11 +3,12 @@
  * way viewers find them): each with its CMS (zero padding trimmed) and, for a signature, the
  * embedded signature-time-stamp token.
  */
-import { parseSignedData } from '../cms/parse.js';
+import { bytesEqual, parseSignedData } from '../cms/parse.js';
 import type { PdfDocument } from '../pdf/index.js';
 import { cmsPrefix } from '../pdf/signatures.js';
 import { PdfRef, PdfString, isName } from '../pdf/objects.js';
 import type { PdfDict, PdfObject } from '../pdf/objects.js';
+import type { ChainTarget } from './validation-data.js';
 
 export interface PdfSignature {
   kind: 'signature' | 'docTimeStamp';
@@ -22,20 +23,31 @@ export interface PdfSignature {
   signerCertificate: Uint8Array | undefined;
   /** The signature-time-stamp token of a signature, when it has one. */
   timestampToken: Uint8Array | undefined;
+  /** Its TSA's chain and genTime, when known without parsing the token (a signature esign just made). */
+  timestampTarget?: ChainTarget;
+}
+
+/** A signature esign has just built, as it built it: found in the document, it is taken from here rather than parsed back. */
+export interface KnownSignature {
+  cms: Uint8Array;
+  certificates: Uint8Array[];
+  signerCertificate: Uint8Array | undefined;
+  timestampToken: Uint8Array | undefined;
+  timestampTarget: ChainTarget | undefined;
 }
 
 /** Every signed signature field's value, in field order. Unsigned fields are skipped. */
-export async function findSignatures(doc: PdfDocument): Promise<PdfSignature[]> {
+export async function findSignatures(doc: PdfDocument, known?: KnownSignature): Promise<PdfSignature[]> {
   const { dict: catalog } = await doc.catalog();
   const acroForm = await doc.resolveDict(catalog.get('AcroForm'));
   const fields = (await doc.resolveArray(acroForm?.get('Fields'))) ?? [];
   const found: PdfSignature[] = [];
   const seen = new Set<number>();
-  await walk(doc, fields, '', undefined, 0, seen, found);
+  await walk(doc, fields, '', undefined, 0, seen, found, known);
   return found;
 }
 
-async function walk(doc: PdfDocument, refs: readonly PdfObject[], prefix: string, inheritedType: string | undefined, depth: number, seen: Set<number>, found: PdfSignature[]): Promise<void> {
+async function walk(doc: PdfDocument, refs: readonly PdfObject[], prefix: string, inheritedType: string | undefined, depth: number, seen: Set<number>, found: PdfSignature[], known: KnownSignature | undefined): Promise<void> {
   if (depth > 32) return;
   for (const ref of refs) {
     if (ref instanceof PdfRef) {
@@ -50,19 +62,24 @@ async function walk(doc: PdfDocument, refs: readonly PdfObject[], prefix: string
     const type = isName(ft) ? ft.value : inheritedType;
     if (type === 'Sig') {
       const value = await doc.resolveDict(field.get('V'));
-      const signature = value ? readSignature(value, name) : undefined;
+      const signature = value ? readSignature(value, name, known) : undefined;
       if (signature) found.push(signature);
     }
     const kids = await doc.resolveArray(field.get('Kids'));
-    if (kids) await walk(doc, kids, name, type, depth + 1, seen, found);
+    if (kids) await walk(doc, kids, name, type, depth + 1, seen, found, known);
   }
 }
 
-function readSignature(value: PdfDict, fieldName: string): PdfSignature | undefined {
+function readSignature(value: PdfDict, fieldName: string, known: KnownSignature | undefined): PdfSignature | undefined {
   const contents = value.get('Contents');
   if (!(contents instanceof PdfString) || contents.bytes.length === 0) return undefined;
   const subFilter = value.get('SubFilter');
   const kind = isName(value.get('Type'), 'DocTimeStamp') || isName(subFilter, 'ETSI.RFC3161') ? 'docTimeStamp' : 'signature';
+  // Contents that begin with the CMS just built hold it (its DER header fixes its length), padding after.
+  if (kind === 'signature' && known && known.cms.length <= contents.bytes.length && bytesEqual(contents.bytes.subarray(0, known.cms.length), known.cms)) {
+    const { certificates, signerCertificate, timestampToken, timestampTarget } = known;
+    return { kind, fieldName, cms: known.cms, contents: contents.bytes, certificates, signerCertificate, timestampToken, ...(timestampTarget ? { timestampTarget } : {}) };
+  }
   const cms = cmsPrefix(contents.bytes);
   const parsed = parseSignedData(cms);
   return {

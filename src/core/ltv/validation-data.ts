@@ -52,6 +52,12 @@ export interface ValidationData {
 export function targetsOf(signatures: readonly PdfSignature[]): ChainTarget[] {
   const targets: ChainTarget[] = [];
   for (const signature of signatures) {
+    if (signature.timestampTarget) {
+      const leaf = signature.signerCertificate ?? signature.certificates[0];
+      if (leaf) targets.push({ role: 'signer', leaf, pool: signature.certificates, usedAt: signature.timestampTarget.usedAt });
+      targets.push(signature.timestampTarget);
+      continue;
+    }
     const token = signature.kind === 'docTimeStamp' ? signature.cms : signature.timestampToken;
     const parsedToken = token ? parseTimeStampToken(token) : undefined;
     if (signature.kind === 'signature') {
@@ -66,8 +72,13 @@ export function targetsOf(signatures: readonly PdfSignature[]): ChainTarget[] {
   return targets;
 }
 
-/** The certificates of a timestamp token as a target (for the DSS after a new document timestamp). */
-export function tokenTarget(token: Uint8Array): ChainTarget[] {
+/**
+ * The certificates of a timestamp token as a target (for the DSS after a new document timestamp):
+ * as the TSA client read them (`read`, the TSA's first), else parsed from the token.
+ */
+export function tokenTarget(token: Uint8Array, read?: { certificates?: Uint8Array[]; genTime?: Date }): ChainTarget[] {
+  const certificates = read?.certificates;
+  if (certificates?.[0]) return [{ role: 'tsa', leaf: certificates[0], pool: certificates, usedAt: read?.genTime }];
   const parsed = parseTimeStampToken(token);
   const leaf = parsed.signerCertificate ?? parsed.certificates[0];
   return leaf ? [{ role: 'tsa', leaf, pool: parsed.certificates, usedAt: parsed.tstInfo.genTime }] : [];
@@ -278,6 +289,13 @@ function refuseRevoked(cert: CertificateFacts, revokedAt: Date, usedAt: Date | u
   });
 }
 
+/** SHA-256 (hex) of a certificate, OCSP response or CRL; remembered per array, as a window's documents share them. */
 export function hex(der: Uint8Array): string {
-  return createHash('sha256').update(der).digest('hex');
+  let digest = digests.get(der);
+  if (digest === undefined) {
+    digest = createHash('sha256').update(der).digest('hex');
+    digests.set(der, digest);
+  }
+  return digest;
 }
+const digests = new WeakMap<Uint8Array, string>();

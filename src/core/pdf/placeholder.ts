@@ -412,7 +412,7 @@ export function assertContentsFit(cmsDer: Uint8Array, hexLength: number): void {
 /** A copy of the update with `cmsDer` written as hex into `/Contents` (the rest stays zeros). */
 export function spliceContents(pu: PreparedUpdate, cmsDer: Uint8Array): Uint8Array {
   assertContentsFit(cmsDer, pu.contentsHexLength);
-  const out = pu.update.slice();
-  out.set(asciiBytes(Buffer.from(cmsDer).toString('hex')), pu.contentsHexOffset - pu.originalSize);
+  const out = Buffer.from(pu.update);
+  out.write(Buffer.from(cmsDer.buffer, cmsDer.byteOffset, cmsDer.length).toString('hex'), pu.contentsHexOffset - pu.originalSize, 'latin1');
   return out;
 }

@@ -106,13 +106,25 @@ export function verifyTsaCertificate(tokenCerts: Uint8Array[], trustAnchors: Uin
   throw untrusted(`${leafName} does not chain to a trusted root`);
 }
 
+/**
+ * Whether `issuer` signed `subject`, remembered per pair: a batch checks every token against the same
+ * TSA chain, and the answer for the same two certificates (x509Of keeps one object per DER) never changes.
+ */
 function issues(issuer: X509Certificate, subject: X509Certificate): boolean {
-  try {
-    return subject.checkIssued(issuer) && subject.verify(issuer.publicKey);
-  } catch {
-    return false;
+  let known = issuedBy.get(subject);
+  if (!known) issuedBy.set(subject, (known = new WeakMap()));
+  let answer = known.get(issuer);
+  if (answer === undefined) {
+    try {
+      answer = subject.checkIssued(issuer) && subject.verify(issuer.publicKey);
+    } catch {
+      answer = false;
+    }
+    known.set(issuer, answer);
   }
+  return answer;
 }
+const issuedBy = new WeakMap<X509Certificate, WeakMap<X509Certificate, boolean>>();
 
 function validAt(certificate: X509Certificate, at: Date): boolean {
   const from = new Date(certificate.validFrom).getTime();
@@ -122,6 +134,23 @@ function validAt(certificate: X509Certificate, at: Date): boolean {
 
 /** The TSA certificate's extended key usage must be critical and name only id-kp-timeStamping (RFC 3161 §2.3). */
 export function checkTimeStampingUsage(certificateDer: Uint8Array): void {
+  // The same TSA certificate comes back with every token of a batch: read once, by its X509Certificate.
+  const certificate = tryX509(certificateDer);
+  if (certificate && timeStampingCertificates.has(certificate)) return;
+  readTimeStampingUsage(certificateDer);
+  if (certificate) timeStampingCertificates.add(certificate);
+}
+const timeStampingCertificates = new WeakSet<X509Certificate>();
+
+function tryX509(der: Uint8Array): X509Certificate | undefined {
+  try {
+    return x509Of(der);
+  } catch {
+    return undefined;
+  }
+}
+
+function readTimeStampingUsage(certificateDer: Uint8Array): void {
   const untrusted = (reason: string, cause?: unknown): EsignError =>
     new EsignError('TSA_CERT_UNTRUSTED', `The timestamp authority's certificate is not a timestamping certificate: ${reason}.`, {
       hint: 'Check the TSA URL: the service answering is not a proper timestamp authority.',
@@ -163,6 +192,8 @@ export interface ProcessedTimeStampResp {
   tstInfo: TstInfo;
   signerCertificate: Uint8Array | undefined;
   certificates: Uint8Array[];
+  /** The token's certificates, the TSA's first. */
+  chain: Uint8Array[];
 }
 
 /**
@@ -209,7 +240,7 @@ export function processTimeStampResp(der: Uint8Array, expected: ExpectedTimestam
   const chain = [signer, ...token.certificates.filter((certificate) => !bytesEqual(certificate, signer))];
   if (expected.trustAnchors !== undefined) verifyTsaCertificate(chain, expected.trustAnchors, tstInfo.genTime);
   else checkTimeStampingUsage(signer);
-  return { status, token: tokenDer, tstInfo, signerCertificate: token.signerCertificate, certificates: token.certificates };
+  return { status, token: tokenDer, tstInfo, signerCertificate: token.signerCertificate, certificates: token.certificates, chain };
 }
 
 export interface RawTimeStampResp {
