@@ -33,8 +33,8 @@ rmSync(out, { recursive: true, force: true });
 mkdirSync(work, { recursive: true });
 
 const dependencies = Object.keys(JSON.parse(readFileSync('package.json', 'utf8')).dependencies);
-// commander is inside the CLI bundle already (scripts/bundle.mjs).
-const packages = dependencies.filter((name) => name !== 'commander');
+// commander and fontkit are inside the CLI bundle already (scripts/bundle.mjs).
+const packages = dependencies.filter((name) => name !== 'commander' && name !== '@pdf-lib/fontkit');
 const assetName = (name) => `${name.replace(/^@/, '').replace(/\//g, '+')}.cjs`;
 
 const bundledFiles = new Set();

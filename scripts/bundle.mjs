@@ -3,11 +3,14 @@
 // (resolving, linking and evaluating some fifty modules one by one); a single CommonJS file loads
 // in a fraction of that, and the launcher keeps its compiled code between runs (src/cli/launch.ts).
 // Packages stay outside the bundle and load from node_modules only where a command needs them,
-// except commander, which every run loads. Type checking is `npm run typecheck`.
+// except commander, which every run loads, and fontkit, bundled with its data decompressed lazily
+// (scripts/lazy-fontkit.mjs) so a visible signature's font code is compiled from the code cache
+// and does not unpack tables it never reads. Type checking is `npm run typecheck`.
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { lazyFontkit } from './lazy-fontkit.mjs';
 
 /** What `esign --version` names the build by: the commit (`-dirty` with uncommitted changes) and its date. */
 function buildName() {
@@ -23,12 +26,14 @@ function buildName() {
 
 const manifest = JSON.parse(readFileSync('package.json', 'utf8'));
 const dependencies = Object.keys(manifest.dependencies);
+/** The packages inside the CLI bundle (scripts/build-sea.mjs leaves them out of its assets). */
+const BUNDLED = ['commander', '@pdf-lib/fontkit'];
 const common = {
   bundle: true,
   platform: 'node',
   target: 'node20',
   format: 'cjs',
-  external: dependencies.filter((name) => name !== 'commander'),
+  external: dependencies.filter((name) => !BUNDLED.includes(name)),
   // `import.meta.url` of the sources becomes the bundle's own URL. Nothing reads files relative to
   // it (the version is written in below): a single executable has no files beside it.
   define: { 'import.meta.url': 'importMetaUrl' },
@@ -41,6 +46,7 @@ await build({
   entryPoints: ['src/cli/main.ts'],
   outfile: 'dist/cli/esign.cjs',
   sourcemap: 'linked',
+  plugins: [lazyFontkit],
   // Less to read at each start; names stay, and --verbose traces go through the source map.
   minifyWhitespace: true,
   minifySyntax: true,

@@ -292,5 +292,28 @@ describe.skipIf(nodeCachesItself || TESTING_EXECUTABLE)(suiteName, () => {
         expect(signed.toString('latin1'), name).toMatch(/\/ByteRange\s*\[/);
       }
     });
+
+    it('sign --visible keeps its own cache (the font code an invisible sign never compiles), and works a second time from it', async () => {
+      const dir = await tempDir();
+      const input = join(dir, 'contract.pdf');
+      await copyFile(SAMPLE_PDF, input);
+      const cache = join(dir, 'cache');
+      const sign = (output: string, visible: boolean) =>
+        runCli(['--auto-approve', '--json', 'sign', '--level', 'B-B', ...(visible ? ['--visible', '--name', 'Ζωή Παπαδοπούλου'] : []), '--output', join(dir, output), input], {
+          env: { ...sandbox.env, ...envFor(join(dir, `config-${output}`), { ESIGN_CACHE_DIR: cache }) },
+        });
+
+      expectOk(await sign('invisible.pdf', false));
+      const first = await sign('first.pdf', true);
+      expectOk(first);
+      expect((await readdir(join(cache, 'v8', cacheKey()))).sort()).toEqual(['sign-visible.cache', 'sign.cache']);
+      const written = await identity(join(cache, 'v8', cacheKey(), 'sign-visible.cache'));
+
+      const second = await sign('second.pdf', true);
+      expectOk(second);
+      expect(await identity(join(cache, 'v8', cacheKey(), 'sign-visible.cache'))).toBe(written);
+      expect(second.stderr).toBe(first.stderr);
+      for (const name of ['first.pdf', 'second.pdf']) expect((await readFile(join(dir, name))).toString('latin1'), name).toMatch(/\/FontFile2 \d+ 0 R/);
+    });
   });
 });
