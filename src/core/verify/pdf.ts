@@ -5,7 +5,7 @@
  */
 import { createHash, X509Certificate } from 'node:crypto';
 import { parseTimeStampToken } from '../tsp/response.js';
-import { HASH_NAME_BY_OID } from '../cms/oids.js';
+import { IMPRINT_HASH_NAME_BY_OID } from '../cms/oids.js';
 import type { ByteSource } from '../ports.js';
 import type { PdfDocument } from '../pdf/document.js';
 import { byteSourceFrom, readPdfFromHeader } from '../pdf/document.js';
@@ -168,7 +168,7 @@ async function verifyOne(index: number, item: Located, shared: Shared): Promise<
   } else {
     let hashName = 'sha256';
     try {
-      hashName = HASH_NAME_BY_OID[parseTimeStampToken(cms).tstInfo.messageImprint.hashAlgorithm] ?? 'sha256';
+      hashName = IMPRINT_HASH_NAME_BY_OID[parseTimeStampToken(cms).tstInfo.messageImprint.hashAlgorithm] ?? 'sha256';
     } catch {
       // checkTimestampToken reports the unreadable token
     }
