@@ -523,7 +523,8 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     }
   });
 
-  it('splits prepare and complete for CI, with the sign-in and the approval done elsewhere', async () => {
+  for (const visible of [[], ['--visible', '--name', 'Ζωή Παπαδοπούλου', '--reason', 'Genehmigt – Zoë Łukasiewicz']]) {
+  it(`splits prepare and complete for CI, with the sign-in and the approval done elsewhere${visible.length > 0 ? ' (--visible: the appearance and its font subset drawn in the split flow too)' : ''}`, async () => {
     const dir = await tempDir();
     await makePdf(join(dir, 'ci.pdf'));
     const state = join(dir, 'state.json');
@@ -535,7 +536,7 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     const { signInUrl } = pending.json<{ signInUrl: string }>();
     expect((await stat(state)).mode & 0o777).toBe(0o600);
     const signedIn = (await fetch(signInUrl, { redirect: 'manual' })).headers.get('location')!;
-    const prepared = await prepare('--redirect-url', signedIn);
+    const prepared = await prepare('--redirect-url', signedIn, ...visible);
     expect(prepared.code, prepared.stderr).toBe(0);
     const { approvals } = prepared.json<{ approvals: Array<{ authorizationUrl: string; hashes: Array<{ hash: string }> }> }>();
     expect(approvals).toHaveLength(1);
@@ -547,7 +548,16 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     expect(completed.code, completed.stderr).toBe(0);
     // Done: the state file (with its PKCE verifiers) goes.
     expect((await readdir(dir)).sort()).toEqual(['ci-signed.pdf', 'ci.pdf', 'config']);
+    const verified = await runCli(['--json', 'verify', join(dir, 'ci-signed.pdf')], { env: sandbox.env });
+    expect(verified.code, verified.stdout).toBe(0);
+    const signed = (await readFile(join(dir, 'ci-signed.pdf'))).toString('latin1');
+    if (visible.length > 0) {
+      expect(signed).toMatch(/\/FontFile2 \d+ 0 R/);
+      expect(signed).toMatch(/\/Subtype \/Type0 [^>]*\/ToUnicode \d+ 0 R|\/ToUnicode \d+ 0 R[^>]*\/Subtype \/Type0/);
+      expect(signed).toMatch(/\/AP << \/N \d+ 0 R >>/);
+    } else expect(signed).not.toMatch(/\/FontFile2/);
   });
+  }
 
   it('--prepare prints what a person must open even with --quiet, and overwrites an old state file it does not need', async () => {
     const dir = await tempDir();
