@@ -16,6 +16,9 @@ import type { PdfObject, PdfRef } from './objects.js';
 /** Scripts whose glyphs depend on their neighbours (joining, reordering, marks): laid out with GSUB/GPOS. */
 const NEEDS_SHAPING = /[\u0590-\u08ff\u0900-\u0dff\u0e00-\u0fff\u1000-\u109f\u1780-\u17ff\ufb1d-\ufdff\ufe70-\ufeff\p{M}]/u;
 
+const KEPT_SUBSETS = 8;
+const KEPT_WIDTHS = 4096;
+
 /** A glyph placed on a line, in font units. */
 interface PlacedGlyph {
   glyph: Glyph;
@@ -93,6 +96,8 @@ export class AppearanceFont {
     let width = this.widths.get(text);
     if (width === undefined) {
       width = this.place(text).reduce((sum, g) => sum + g.xAdvance, 0) / this.font.unitsPerEm;
+      // Bounded: a batch's lines change with the time of signing.
+      if (this.widths.size >= KEPT_WIDTHS) this.widths.clear();
       this.widths.set(text, width);
     }
     return width;
@@ -102,7 +107,10 @@ export class AppearanceFont {
     return this.font.unitsPerEm;
   }
 
-  /** The subset holding `glyphs` (encoded once per distinct set: a batch shares it). */
+  /**
+   * The subset holding `glyphs` (encoded once per distinct set: a batch shares it). The last few
+   * are kept: a batch's text changes with the time of signing.
+   */
   async subset(glyphs: readonly Glyph[]): Promise<FontSubset> {
     const byId = new Map<number, Glyph>();
     for (const glyph of glyphs) byId.set(glyph.id, glyph);
@@ -111,10 +119,12 @@ export class AppearanceFont {
     let subset = this.subsets.get(key);
     if (!subset) {
       subset = await encodeSubset(this.font, ids.map((id) => byId.get(id)!), this.italicAngle);
+      if (this.subsets.size >= KEPT_SUBSETS) this.subsets.delete(this.subsets.keys().next().value!);
       this.subsets.set(key, subset);
     }
     return subset;
   }
+
 }
 
 /**
