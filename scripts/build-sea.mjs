@@ -33,8 +33,8 @@ rmSync(out, { recursive: true, force: true });
 mkdirSync(work, { recursive: true });
 
 const dependencies = Object.keys(JSON.parse(readFileSync('package.json', 'utf8')).dependencies);
-// commander is inside the CLI bundle already (scripts/bundle.mjs).
-const packages = dependencies.filter((name) => name !== 'commander');
+// commander is inside the CLI bundle already, fontkit beside it (scripts/bundle.mjs).
+const packages = dependencies.filter((name) => name !== 'commander' && name !== '@pdf-lib/fontkit');
 const assetName = (name) => `${name.replace(/^@/, '').replace(/\//g, '+')}.cjs`;
 
 const bundledFiles = new Set();
@@ -69,6 +69,8 @@ const addAsset = (file, asset) => {
   return { asset, ascii: !bytes.some((byte) => byte > 0x7f) };
 };
 modules['esign'] = addAsset('dist/cli/esign.cjs', 'esign.cjs');
+// fontkit as `npm run build` bundles it (its data unpacked lazily), required by the CLI bundle as the file beside it.
+modules['./fontkit.cjs'] = addAsset('dist/cli/fontkit.cjs', 'fontkit.cjs');
 addAsset('dist/cli/esign.cjs.map', 'esign.cjs.map');
 for (const name of packages) modules[name] = addAsset(join(work, assetName(name)), assetName(name));
 // The appearance's default font (scripts/bundle.mjs copies it into dist/fonts), read by

@@ -3,11 +3,16 @@
 // (resolving, linking and evaluating some fifty modules one by one); a single CommonJS file loads
 // in a fraction of that, and the launcher keeps its compiled code between runs (src/cli/launch.ts).
 // Packages stay outside the bundle and load from node_modules only where a command needs them,
-// except commander, which every run loads. Type checking is `npm run typecheck`.
+// except commander, which every run loads. fontkit, which only visible signatures load, is bundled
+// on its own beside it, dist/cli/fontkit.cjs, with its data decompressed lazily
+// (scripts/lazy-fontkit.mjs); the launcher compiles it with the code cache too. Type checking is
+// `npm run typecheck`.
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import process from 'node:process';
+import { lazyFontkit } from './lazy-fontkit.mjs';
 
 /** What `esign --version` names the build by: the commit (`-dirty` with uncommitted changes) and its date. */
 function buildName() {
@@ -36,11 +41,27 @@ const common = {
   logLevel: 'warning',
 };
 
+/** The CLI bundle requires fontkit from the file beside it. */
+const fontkitBeside = {
+  name: 'fontkit-beside',
+  setup(build) {
+    build.onResolve({ filter: /^@pdf-lib\/fontkit$/ }, () => ({ path: './fontkit.cjs', external: true }));
+  },
+};
+await build({
+  ...common,
+  stdin: { contents: "module.exports = require('@pdf-lib/fontkit');", resolveDir: process.cwd(), loader: 'js' },
+  outfile: 'dist/cli/fontkit.cjs',
+  plugins: [lazyFontkit],
+  minifyWhitespace: true,
+  minifySyntax: true,
+});
 await build({
   ...common,
   entryPoints: ['src/cli/main.ts'],
   outfile: 'dist/cli/esign.cjs',
   sourcemap: 'linked',
+  plugins: [fontkitBeside],
   // Less to read at each start; names stay, and --verbose traces go through the source map.
   minifyWhitespace: true,
   minifySyntax: true,
@@ -49,12 +70,16 @@ await build({
   supported: { 'dynamic-import': false },
   define: { ...common.define, ESIGN_VERSION: JSON.stringify(manifest.version), ESIGN_BUILD: JSON.stringify(buildName()) },
 });
-const bundle = readFileSync('dist/cli/esign.cjs');
-// esbuild escapes every non-ASCII character (its default charset), so the launcher reads the
-// bundle as latin1; a byte above 0x7f would change its meaning.
-if (bundle.some((byte) => byte > 0x7f)) throw new Error('dist/cli/esign.cjs is not ASCII; the launcher reads it as latin1');
-// The launcher keys the code cache by the bundle's content, fixed here rather than hashed per run.
-const bundleId = createHash('sha256').update(bundle).digest('hex').slice(0, 20);
+const hash = createHash('sha256');
+for (const file of ['dist/cli/esign.cjs', 'dist/cli/fontkit.cjs']) {
+  const bundle = readFileSync(file);
+  // esbuild escapes every non-ASCII character (its default charset), so the launcher reads the
+  // bundles as latin1; a byte above 0x7f would change their meaning.
+  if (bundle.some((byte) => byte > 0x7f)) throw new Error(`${file} is not ASCII; the launcher reads it as latin1`);
+  hash.update(bundle);
+}
+// The launcher keys the code cache by the bundles' content, fixed here rather than hashed per run.
+const bundleId = hash.digest('hex').slice(0, 20);
 await build({ ...common, entryPoints: ['src/cli/launch.ts'], outfile: 'dist/cli/launch.cjs', define: { ...common.define, BUNDLE_ID: JSON.stringify(bundleId) } });
 
 // The default font of visible signatures (src/cli/appearance-assets.ts) ships beside the bundle

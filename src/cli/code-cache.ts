@@ -30,7 +30,7 @@ export function codeCacheRoot(argv: string[], env: NodeJS.ProcessEnv): string | 
 }
 
 /**
- * Which cache a run uses: its command; `help` for any help (a cache written by `sign --help` would
+ * Which cache a run uses: its command (`sign-visible` for `sign --visible`); `help` for any help (a cache written by `sign --help` would
  * hold little of what a sign needs, and is never replaced); `version` for --version.
  */
 export function cacheName(argv: string[]): string {
@@ -38,7 +38,8 @@ export function cacheName(argv: string[]): string {
   const firstWord = args.find((arg) => !arg.startsWith('-'));
   if (args.includes('--help') || args.includes('-h') || firstWord === 'help') return 'help';
   const command = commandNameIn(args);
-  if (command !== undefined) return /^[a-z][a-z-]{0,23}$/.test(command) ? command : 'other';
+  // A visible signature runs the font code an invisible one never compiles: its own cache.
+  if (command !== undefined) return /^[a-z][a-z-]{0,23}$/.test(command) ? `${command}${args.includes('--visible') ? '-visible' : ''}` : 'other';
   return args.includes('--version') || args.includes('-V') ? 'version' : 'help';
 }
 

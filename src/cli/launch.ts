@@ -10,6 +10,9 @@
  * The bundle holds no dynamic import() (scripts/bundle.mjs turns them into require): a vm.Script
  * needs an import callback for them, and on Node 20 functions restored from a code cache lose it
  * even when one is given ("A dynamic import callback was not specified").
+ *
+ * The bundles beside it (dist/cli/fontkit.cjs, which only visible signatures need) are compiled
+ * the same way when the bundle requires them, each with its own cache file.
  */
 import { readFileSync, statSync } from 'node:fs';
 import module, { createRequire } from 'node:module';
@@ -37,26 +40,46 @@ export async function launch(bundlePath: string, argv = process.argv, env = proc
 }
 
 function loadWithCodeCache(bundlePath: string, argv: string[], root: string): Bundle | undefined {
-  let source: string;
   let key: string;
   try {
-    // The bundle is ASCII (checked when it is built): read as latin1, without UTF-8 decoding.
-    source = readFileSync(bundlePath, 'latin1');
     const { size, mtimeMs } = statSync(bundlePath);
     key = `${BUNDLE_ID}-${size}-${Math.trunc(mtimeMs)}-${process.version}-${process.arch}`;
   } catch {
     return undefined;
   }
-  const file = join(root, key, `${cacheName(argv)}.cache`);
-  const cachedData = readCache(file);
-  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, { filename: bundlePath, cachedData });
-  if (!cachedData || script.cachedDataRejected) {
-    process.once('exit', (code) => {
-      if (code === 0) writeCache(script.createCachedData(), root, key, file);
-    });
-  } else markUsed(dirname(file));
-  const wrapper = script.runInThisContext() as (...args: unknown[]) => void;
-  const bundleModule = { exports: {} as Bundle };
-  wrapper.call(bundleModule.exports, bundleModule.exports, createRequire(bundlePath), bundleModule, bundlePath, dirname(bundlePath));
-  return bundleModule.exports;
+  const command = cacheName(argv);
+  const uncached: { script: vm.Script; file: string }[] = [];
+  process.once('exit', (code) => {
+    if (code === 0) for (const { script, file } of uncached) writeCache(script.createCachedData(), root, key, file);
+  });
+  const load = (path: string, file: string): LoadedModule => {
+    // The bundles are ASCII (checked when they are built): read as latin1, without UTF-8 decoding.
+    const source = readFileSync(path, 'latin1');
+    const cachedData = readCache(file);
+    const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, { filename: path, cachedData });
+    if (!cachedData || script.cachedDataRejected) uncached.push({ script, file });
+    else markUsed(dirname(file));
+    const wrapper = script.runInThisContext() as (...args: unknown[]) => void;
+    const loaded: LoadedModule = { exports: {} };
+    wrapper.call(loaded.exports, loaded.exports, bundleRequire, loaded, path, dirname(path));
+    return loaded;
+  };
+  // The bundle's own require, but for the bundles built beside it (./fontkit.cjs), compiled with
+  // the code cache of this command too.
+  const nodeRequire = createRequire(bundlePath);
+  const siblings = new Map<string, LoadedModule>();
+  const bundleRequire = Object.assign((request: string): unknown => {
+    if (!/^\.\/[a-z-]+\.cjs$/.test(request)) return nodeRequire(request);
+    let loaded = siblings.get(request);
+    if (!loaded) {
+      loaded = load(join(dirname(bundlePath), request), join(root, key, `${command}.${request.slice(2, -4)}.cache`));
+      siblings.set(request, loaded);
+    }
+    return loaded.exports;
+  }, nodeRequire);
+  return load(bundlePath, join(root, key, `${command}.cache`)).exports as Bundle;
+}
+
+interface LoadedModule {
+  exports: unknown;
 }

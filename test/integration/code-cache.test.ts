@@ -19,6 +19,7 @@ import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const BUNDLE = fileURLToPath(new URL('../../dist/cli/esign.cjs', import.meta.url));
+const FONTKIT_BUNDLE = fileURLToPath(new URL('../../dist/cli/fontkit.cjs', import.meta.url));
 const SAMPLE_PDF = fileURLToPath(new URL('../../samples/contract.pdf', import.meta.url));
 
 // Node 22.1+ caches compiled code itself and launch.ts then leaves the bundle to it.
@@ -29,10 +30,10 @@ const suiteName = TESTING_EXECUTABLE
     ? `V8 code cache of the bundle (skipped: Node ${process.version} has module.enableCompileCache, so launch.ts does not keep its own cache)`
     : `V8 code cache of the bundle on Node ${process.version} without module.enableCompileCache`;
 
-/** The cache key launch.ts uses: the bundle's content hash (fixed at build time), size, mtime, Node version, arch. */
+/** The cache key launch.ts uses: the bundles' content hash (fixed at build time), the CLI bundle's size and mtime, Node version, arch. */
 function cacheKey(): string {
   const bundle = readFileSync(BUNDLE);
-  const bundleId = createHash('sha256').update(bundle).digest('hex').slice(0, 20);
+  const bundleId = createHash('sha256').update(bundle).update(readFileSync(FONTKIT_BUNDLE)).digest('hex').slice(0, 20);
   return `${bundleId}-${bundle.length}-${Math.trunc(statSync(BUNDLE).mtimeMs)}-${process.version}-${process.arch}`;
 }
 
@@ -291,6 +292,31 @@ describe.skipIf(nodeCachesItself || TESTING_EXECUTABLE)(suiteName, () => {
         expect(signed.subarray(0, original.length).equals(original), name).toBe(true);
         expect(signed.toString('latin1'), name).toMatch(/\/ByteRange\s*\[/);
       }
+    });
+
+    it('sign --visible keeps its own caches (the font code an invisible sign never loads), and works a second time from them', async () => {
+      const dir = await tempDir();
+      const input = join(dir, 'contract.pdf');
+      await copyFile(SAMPLE_PDF, input);
+      const cache = join(dir, 'cache');
+      const sign = (output: string, visible: boolean) =>
+        runCli(['--auto-approve', '--json', 'sign', '--level', 'B-B', ...(visible ? ['--visible', '--name', 'Ζωή Παπαδοπούλου'] : []), '--output', join(dir, output), input], {
+          env: { ...sandbox.env, ...envFor(join(dir, `config-${output}`), { ESIGN_CACHE_DIR: cache }) },
+        });
+
+      expectOk(await sign('invisible.pdf', false));
+      const first = await sign('first.pdf', true);
+      expectOk(first);
+      // fontkit, in the bundle beside the CLI's (dist/cli/fontkit.cjs), has a cache file of its own.
+      expect((await readdir(join(cache, 'v8', cacheKey()))).sort()).toEqual(['sign-visible.cache', 'sign-visible.fontkit.cache', 'sign.cache']);
+      const caches = ['sign-visible.cache', 'sign-visible.fontkit.cache'].map((name) => join(cache, 'v8', cacheKey(), name));
+      const written = await Promise.all(caches.map(identity));
+
+      const second = await sign('second.pdf', true);
+      expectOk(second);
+      expect(await Promise.all(caches.map(identity))).toEqual(written);
+      expect(second.stderr).toBe(first.stderr);
+      for (const name of ['first.pdf', 'second.pdf']) expect((await readFile(join(dir, name))).toString('latin1'), name).toMatch(/\/FontFile2 \d+ 0 R/);
     });
   });
 });

@@ -2,12 +2,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { chmod, mkdir, readdir, readFile, stat, writeFile, copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PDFDocument, StandardFonts } from 'pdf-lib';
+import { PDFDocument, PDFName, PDFRef, PDFString, StandardFonts } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSignedData } from '../../src/core/cms/parse.js';
 import { trimDer } from '../../src/core/pdf/signatures.js';
 import { runCli } from '../helpers/run-cli.js';
-import { appendRevision } from '../helpers/pdf-fixtures.js';
+import { appendRevision, type ObjectBody } from '../helpers/pdf-fixtures.js';
 import { SANDBOX_DIALECTS, onDialect, signingRoute } from '../helpers/dialects.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -457,7 +457,74 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     expect(report.signatures[0]!.problems.join('\n')).toMatch(/revision 3 changes the document \(1 object\(s\)\), which the certification's DocMDP P=1 \(no-changes\) forbids/);
   });
 
-  it('splits prepare and complete for CI, with the sign-in and the approval done elsewhere', async () => {
+  it('verify after a certification at P=2 and P=3: form filling allowed at both, an added annotation a failure at P=2 only (named), changed page content a failure at both', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'form.pdf');
+    const form = await PDFDocument.create();
+    const page = form.addPage([595, 842]);
+    form.getForm().createTextField('Name').addToPage(page, { x: 72, y: 700, width: 200, height: 24 });
+    await writeFile(input, await form.save({ useObjectStreams: false }));
+    const verify = async (file: string) => (await runCli(['--json', 'verify', file], { env: sandbox.env })).json<{ signatures: Array<{ status: string; problems: string[] }> }>();
+
+    /** The certified file with one unsigned incremental update, its objects edited with pdf-lib and written by the test helper. */
+    const update = async (certified: Uint8Array, edit: (doc: PDFDocument, next: () => number) => Record<number, ObjectBody>): Promise<Uint8Array> => {
+      const doc = await PDFDocument.load(certified, { updateMetadata: false });
+      const text = Buffer.from(certified).toString('latin1');
+      let size = Number([...text.matchAll(/\/Size (\d+)/g)].at(-1)![1]);
+      const root = [...text.matchAll(/\/Root (\d+ \d+ R)/g)].at(-1)![1]!;
+      const objects = edit(doc, () => size++);
+      return Buffer.from(Buffer.from(appendRevision(certified, objects, size)).toString('latin1').replace(/\/Root 1 0 R \/Prev/g, `/Root ${root} /Prev`), 'latin1');
+    };
+    const fillIn = (doc: PDFDocument): Record<number, ObjectBody> => {
+      const field = doc.getForm().getTextField('Name').acroField;
+      field.dict.set(PDFName.of('V'), PDFString.of('Filled in after certification'));
+      return { [field.ref.objectNumber]: field.dict.toString() };
+    };
+    const annotate = (doc: PDFDocument, next: () => number): Record<number, ObjectBody> => {
+      const first = doc.getPage(0);
+      const note = next();
+      const annots = first.node.Annots()?.asArray() ?? [];
+      first.node.set(PDFName.of('Annots'), doc.context.obj([...annots, PDFRef.of(note)]));
+      return { [first.ref.objectNumber]: first.node.toString(), [note]: '<< /Type /Annot /Subtype /Text /Rect [300 300 320 320] /Contents (A note) >>' };
+    };
+    const redraw = (doc: PDFDocument, next: () => number): Record<number, ObjectBody> => {
+      const first = doc.getPage(0);
+      const contents = next();
+      first.node.set(PDFName.of('Contents'), PDFRef.of(contents));
+      return { [first.ref.objectNumber]: first.node.toString(), [contents]: { dict: '<< >>', data: 'BT /F1 24 Tf 72 600 Td (Changed) Tj ET' } };
+    };
+
+    for (const [permissions, level] of [['form-filling', 2], ['annotations', 3]] as const) {
+      const output = join(dir, `certified-${level}.pdf`);
+      const certified = await runCli(['--auto-approve', '--quiet', 'sign', '--level', 'B-B', '--certify', permissions, '-o', output, input], { env: sandbox.env });
+      expect(certified.code, certified.stderr).toBe(0);
+      const bytes = new Uint8Array(await readFile(output));
+      const forbids = `which the certification's DocMDP P=${level} \\(${permissions}\\) forbids`;
+
+      await writeFile(join(dir, `filled-${level}.pdf`), await update(bytes, fillIn));
+      const filled = (await verify(join(dir, `filled-${level}.pdf`))).signatures[0]!;
+      expect(filled.problems, `P=${level}, form filled`).toEqual([]);
+      expect(filled.status).toBe('modified');
+
+      await writeFile(join(dir, `annotated-${level}.pdf`), await update(bytes, annotate));
+      const annotated = (await verify(join(dir, `annotated-${level}.pdf`))).signatures[0]!;
+      if (level === 2) {
+        expect(annotated.status).toBe('invalid');
+        expect(annotated.problems.join('\n')).toMatch(new RegExp(`revision 3 adds a Text annotation \\(object \\d+\\), ${forbids}`));
+      } else {
+        expect(annotated.problems, 'P=3, an annotation added').toEqual([]);
+        expect(annotated.status).toBe('modified');
+      }
+
+      await writeFile(join(dir, `redrawn-${level}.pdf`), await update(bytes, redraw));
+      const redrawn = (await verify(join(dir, `redrawn-${level}.pdf`))).signatures[0]!;
+      expect(redrawn.status).toBe('invalid');
+      expect(redrawn.problems.join('\n')).toMatch(/revision 3, appended after this signature, changes page content/);
+    }
+  });
+
+  for (const visible of [[], ['--visible', '--name', 'Ζωή Παπαδοπούλου', '--reason', 'Genehmigt – Zoë Łukasiewicz']]) {
+  it(`splits prepare and complete for CI, with the sign-in and the approval done elsewhere${visible.length > 0 ? ' (--visible: the appearance and its font subset drawn in the split flow too)' : ''}`, async () => {
     const dir = await tempDir();
     await makePdf(join(dir, 'ci.pdf'));
     const state = join(dir, 'state.json');
@@ -469,7 +536,7 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     const { signInUrl } = pending.json<{ signInUrl: string }>();
     expect((await stat(state)).mode & 0o777).toBe(0o600);
     const signedIn = (await fetch(signInUrl, { redirect: 'manual' })).headers.get('location')!;
-    const prepared = await prepare('--redirect-url', signedIn);
+    const prepared = await prepare('--redirect-url', signedIn, ...visible);
     expect(prepared.code, prepared.stderr).toBe(0);
     const { approvals } = prepared.json<{ approvals: Array<{ authorizationUrl: string; hashes: Array<{ hash: string }> }> }>();
     expect(approvals).toHaveLength(1);
@@ -481,7 +548,16 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     expect(completed.code, completed.stderr).toBe(0);
     // Done: the state file (with its PKCE verifiers) goes.
     expect((await readdir(dir)).sort()).toEqual(['ci-signed.pdf', 'ci.pdf', 'config']);
+    const verified = await runCli(['--json', 'verify', join(dir, 'ci-signed.pdf')], { env: sandbox.env });
+    expect(verified.code, verified.stdout).toBe(0);
+    const signed = (await readFile(join(dir, 'ci-signed.pdf'))).toString('latin1');
+    if (visible.length > 0) {
+      expect(signed).toMatch(/\/FontFile2 \d+ 0 R/);
+      expect(signed).toMatch(/\/Subtype \/Type0 [^>]*\/ToUnicode \d+ 0 R|\/ToUnicode \d+ 0 R[^>]*\/Subtype \/Type0/);
+      expect(signed).toMatch(/\/AP << \/N \d+ 0 R >>/);
+    } else expect(signed).not.toMatch(/\/FontFile2/);
   });
+  }
 
   it('--prepare prints what a person must open even with --quiet, and overwrites an old state file it does not need', async () => {
     const dir = await tempDir();

@@ -400,6 +400,23 @@ describe('esign verify', () => {
     expect(code).toBe(0);
   });
 
+  it('a signature timestamp whose imprint is a SHA-1 digest (an intact token, a sound TSA chain): weak, exit 12, naming the imprint', async () => {
+    const input = await pdfLibBytes();
+    const pu = await prepareSignature(await readPdf(bytesSource(input)), { kind: 'signature', signingTime: new Date(), contentsSize: 24_000 });
+    const alice = credential('alice-rsa2048');
+    const signedAttributes = buildSignedAttributes({ contentDigest: hashChunks(input, pu), signerCertificate: alice.chain[0]! }).der;
+    const signatureValue = new Uint8Array(sign('sha256', signedAttributes, alice.signer.privateKey));
+    const imprint = new Uint8Array(createHash('sha1').update(signatureValue).digest());
+    const tstInfo = buildTstInfo({ policy: '0.4.0.2023.1.1', hashAlgorithm: OID.sha1, hashedMessage: imprint, serialNumber: randomBytes(8), genTime: new Date() });
+    const token = buildTimeStampToken({ tstInfo, signerCertificate: pki.tsa.certificate, privateKey: pki.tsa.privateKey, certificates: pki.tsaChain });
+    const cms = buildSignedData({ signedAttributesDer: signedAttributes, signatureValue, certificates: alice.chain, unsignedAttributes: { signatureTimeStampToken: token } });
+    const { code, report } = await verify(concat(input, spliceContents(pu, cms)));
+    expect(report.signatures[0]).toMatchObject({ status: 'weak', indication: 'INDETERMINATE', subIndication: 'CRYPTO_CONSTRAINTS_FAILURE', timestamp: { valid: true, weak: [expect.stringMatching(/message imprint is a SHA-1 digest/)] } });
+    expect(report.signatures[0]!.problems.join('\n')).toMatch(/algorithm not acceptable: signature timestamp: the message imprint is a SHA-1 digest/);
+    expect(report.code).toBe('VERIFY_WEAK_ALGORITHM');
+    expect(code).toBe(12);
+  });
+
   it('a file without signatures: VERIFY_NO_SIGNATURES, exit 9', async () => {
     const { code, report } = await verify(await pdfLibBytes());
     expect(code).toBe(9);

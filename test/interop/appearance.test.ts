@@ -17,6 +17,8 @@ const has = (tool: string) => spawnSync('which', [tool]).status === 0;
 const missing = ['pdfinfo', 'pdftotext', 'pdffonts', 'pdftoppm', 'pdfsig', 'certutil'].filter((tool) => !has(tool));
 /** A CJK font with Latin too, from Debian (fonts-wqy-zenhei, installed by .ci/run): a TrueType collection. */
 const CJK_FONT = '/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc';
+/** A font with Arabic and its GSUB joining forms, from Debian (fonts-dejavu-core, installed by .ci/run). */
+const ARABIC_FONT = '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf';
 
 let setup: InteropSetup;
 beforeAll(async () => {
@@ -97,6 +99,18 @@ describe.skipIf(missing.length > 0)('visible signatures in any script, judged by
       expect(judged.signatures.at(-1), judged.raw).toMatchObject({ valid: true, totalDocument: true });
     });
   }
+
+  // Arabic goes through fontkit's shaping (joining forms from GSUB), whose data esign's build unpacks on first use.
+  it.skipIf(!existsSync(ARABIC_FONT))('arabic (shaped, DejaVu Sans): signs, every letter extracts, the font is embedded with a Unicode map, pdftoppm finds ink', async () => {
+    const name = 'محمد علي';
+    const output = await signVisible('arabic', ['--name', name, '--font', ARABIC_FONT]);
+    const extracted = await textInRect(output);
+    for (const letter of name.replace(/\s/g, '')) expect(extracted).toContain(letter);
+    expect(extracted).not.toContain('?');
+    const fonts = await runTool('pdffonts', [output]);
+    expect(fonts.stdout).toMatch(/DejaVuSans\s+CID TrueType\s+Identity-H\s+yes\s+yes\s+yes\s/);
+    expect(await inkInRect(output)).toBeGreaterThan(50);
+  });
 
   it('--image: a PNG with transparency behind the text renders (pdftoppm finds its dark pixels), the text still extracts, pdfsig: valid', async () => {
     // 40 × 20, dark and opaque on the left half, transparent on the right.

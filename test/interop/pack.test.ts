@@ -51,7 +51,7 @@ beforeAll(async () => {
 afterAll(() => work?.remove());
 
 describe('the packed tarball, installed globally', () => {
-  it('holds the launcher, the bundle, its source map, the appearance font with its licence and the samples, and nothing from the sources or tests', async () => {
+  it('holds the launcher, the bundle, its source map, the fontkit bundle, the appearance font with its licence and the samples, and nothing from the sources or tests', async () => {
     const listed = run('tar', ['-tzf', tarball]).stdout.split('\n').filter(Boolean).sort();
     expect(listed).toEqual(
       [
@@ -60,6 +60,7 @@ describe('the packed tarball, installed globally', () => {
         'bin/esign.cjs',
         'dist/cli/esign.cjs',
         'dist/cli/esign.cjs.map',
+        'dist/cli/fontkit.cjs',
         'dist/cli/launch.cjs',
         'dist/fonts/NotoSans-OFL.txt',
         'dist/fonts/NotoSans-Regular.ttf',

@@ -42,3 +42,13 @@ export const HASH_NAME_BY_OID: Readonly<Record<string, string>> = {
   [OID.sha384]: 'sha384',
   [OID.sha512]: 'sha512',
 };
+
+/**
+ * Those, and SHA-1 and MD5: what a timestamp's message imprint is recomputed with, so that an
+ * intact token with a SHA-1 or MD5 imprint is reported weak, never as a changed document.
+ */
+export const IMPRINT_HASH_NAME_BY_OID: Readonly<Record<string, string>> = {
+  ...HASH_NAME_BY_OID,
+  [OID.sha1]: 'sha1',
+  [OID.md5]: 'md5',
+};

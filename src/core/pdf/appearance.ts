@@ -16,6 +16,9 @@ import type { PdfObject, PdfRef } from './objects.js';
 /** Scripts whose glyphs depend on their neighbours (joining, reordering, marks): laid out with GSUB/GPOS. */
 const NEEDS_SHAPING = /[\u0590-\u08ff\u0900-\u0dff\u0e00-\u0fff\u1000-\u109f\u1780-\u17ff\ufb1d-\ufdff\ufe70-\ufeff\p{M}]/u;
 
+const KEPT_SUBSETS = 8;
+const KEPT_WIDTHS = 4096;
+
 /** A glyph placed on a line, in font units. */
 interface PlacedGlyph {
   glyph: Glyph;
@@ -33,6 +36,7 @@ export class AppearanceFont {
     private readonly font: Font,
     /** How errors name it: the file, or "the default font (Noto Sans)". */
     readonly label: string,
+    private readonly italicAngle: number,
   ) {}
 
   /**
@@ -54,7 +58,7 @@ export class AppearanceFont {
     } catch (error) {
       throw notAFont(label, (error as Error).message);
     }
-    return new AppearanceFont(font, label);
+    return new AppearanceFont(font, label, italicAngle(font, bytes));
   }
 
   /** The characters of `text` (whitespace aside) this font has no glyph for, each once, in order. */
@@ -92,6 +96,8 @@ export class AppearanceFont {
     let width = this.widths.get(text);
     if (width === undefined) {
       width = this.place(text).reduce((sum, g) => sum + g.xAdvance, 0) / this.font.unitsPerEm;
+      // Bounded: a batch's lines change with the time of signing.
+      if (this.widths.size >= KEPT_WIDTHS) this.widths.clear();
       this.widths.set(text, width);
     }
     return width;
@@ -101,7 +107,10 @@ export class AppearanceFont {
     return this.font.unitsPerEm;
   }
 
-  /** The subset holding `glyphs` (encoded once per distinct set: a batch shares it). */
+  /**
+   * The subset holding `glyphs` (encoded once per distinct set: a batch shares it). The last few
+   * are kept: a batch's text changes with the time of signing.
+   */
   async subset(glyphs: readonly Glyph[]): Promise<FontSubset> {
     const byId = new Map<number, Glyph>();
     for (const glyph of glyphs) byId.set(glyph.id, glyph);
@@ -109,11 +118,26 @@ export class AppearanceFont {
     const key = ids.join(',');
     let subset = this.subsets.get(key);
     if (!subset) {
-      subset = await encodeSubset(this.font, ids.map((id) => byId.get(id)!));
+      subset = await encodeSubset(this.font, ids.map((id) => byId.get(id)!), this.italicAngle);
+      if (this.subsets.size >= KEPT_SUBSETS) this.subsets.delete(this.subsets.keys().next().value!);
       this.subsets.set(key, subset);
     }
     return subset;
   }
+
+}
+
+/**
+ * The post table's italic angle (a 16.16 fixed-point number at byte 4), read from the file: fontkit
+ * decodes the whole table to give it, every glyph's name included (30 ms for Noto Sans). WOFF
+ * tables are compressed, so there fontkit reads it.
+ */
+function italicAngle(font: Font, bytes: Uint8Array): number {
+  const post = (font as { directory?: { tables?: Record<string, { offset: number; length: number } | undefined> } }).directory?.tables?.['post'];
+  const woff = /^wOF[F2]$/.test(Buffer.from(bytes.subarray(0, 4)).toString('latin1'));
+  if (woff || !post) return font.italicAngle;
+  if (post.length < 8 || post.offset + 8 > bytes.length) return 0;
+  return new DataView(bytes.buffer, bytes.byteOffset + post.offset + 4, 4).getInt32(0) / 65536;
 }
 
 /** A font program holding only some glyphs, with what the PDF font dictionaries say about it. */
@@ -131,7 +155,7 @@ interface FontSubset {
   descriptor: { ascent: number; descent: number; capHeight: number; italicAngle: number; bbox: number[] };
 }
 
-async function encodeSubset(font: Font, glyphs: readonly Glyph[]): Promise<FontSubset> {
+async function encodeSubset(font: Font, glyphs: readonly Glyph[], italicAngle: number): Promise<FontSubset> {
   const subset = font.createSubset();
   const cids = new Map<number, number>();
   const scale = 1000 / font.unitsPerEm;
@@ -172,7 +196,7 @@ async function encodeSubset(font: Font, glyphs: readonly Glyph[]): Promise<FontS
       ascent: Math.round(font.ascent * scale),
       descent: Math.round(font.descent * scale),
       capHeight: Math.round((font.capHeight || font.ascent) * scale),
-      italicAngle: font.italicAngle,
+      italicAngle,
       bbox: [bbox.minX, bbox.minY, bbox.maxX, bbox.maxY].map((v) => Math.round(v * scale)),
     },
   };

@@ -262,7 +262,13 @@ describe('appearance images', () => {
     const image = await AppearanceImage.load(transparentPng(), 'logo.png');
     const visible = { page: 1, rect: [20, 20, 220, 80] as [number, number, number, number], lines: ['Signed'], image: { file: 'logo.png', position: 'background' as const } };
     await expect(sign(pdfa, { visible, assets: { ...testAppearanceAssets(), image } })).rejects.toMatchObject({ code: 'USAGE', message: expect.stringMatching(/declares PDF\/A-1, which forbids transparency/) });
-    // Without the image, the signature's appearance is only its embedded font and text: accepted.
-    await expect(sign(pdfa, { visible: { ...visible, image: undefined } })).resolves.toBeDefined();
+    // Without the image, the signature's appearance is only its embedded font and text: accepted,
+    // with the font program embedded, a CIDSet (PDF/A-1 §6.3.5), a ToUnicode map, and no transparency.
+    const { out } = await sign(pdfa, { visible: { ...visible, image: undefined } });
+    const added = latin1(out.subarray(pdfa.length));
+    expect(added).toMatch(/\/FontFile2 \d+ 0 R/);
+    expect(added).toMatch(/\/CIDSet \d+ 0 R/);
+    expect(added).toMatch(/\/ToUnicode \d+ 0 R/);
+    expect(added).not.toMatch(/\/SMask|\/S \/Transparency|\/CA [0.]|\/ca [0.]|\/BM /);
   });
 });

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { KeyObject, X509Certificate } from 'node:crypto';
 import { concatBytes } from '../cms/der.js';
-import { HASH_NAME_BY_OID } from '../cms/oids.js';
+import { IMPRINT_HASH_NAME_BY_OID } from '../cms/oids.js';
 import { bytesEqual, parseSignedData } from '../cms/parse.js';
 import type { ParsedSignedData } from '../cms/parse.js';
 import { checkSigningCertificate } from '../cms/verify-signer.js';
@@ -251,7 +251,7 @@ export function checkTimestampToken(tokenDer: Uint8Array, imprint: Uint8Array | 
   }
   const { tstInfo } = token;
   const problems: string[] = [];
-  const hashName = HASH_NAME_BY_OID[tstInfo.messageImprint.hashAlgorithm];
+  const hashName = IMPRINT_HASH_NAME_BY_OID[tstInfo.messageImprint.hashAlgorithm];
   const weak: string[] = [];
   if (hashName === 'sha1' || hashName === 'md5') weak.push(`the message imprint is a ${hashName === 'sha1' ? 'SHA-1' : 'MD5'} digest: ${hashName === 'sha1' ? 'SHA-1 is no longer acceptable (collisions)' : 'MD5 is broken'}`);
   const tokenDigest = digestAlgorithm(token.signedData.digestAlgorithm, token.signedData.digestAlgorithmParameters, token.signedData.signatureAlgorithm);

@@ -5,12 +5,12 @@
  */
 import { createHash, X509Certificate } from 'node:crypto';
 import { parseTimeStampToken } from '../tsp/response.js';
-import { HASH_NAME_BY_OID } from '../cms/oids.js';
+import { IMPRINT_HASH_NAME_BY_OID } from '../cms/oids.js';
 import type { ByteSource } from '../ports.js';
 import type { PdfDocument } from '../pdf/document.js';
 import { byteSourceFrom, readPdfFromHeader } from '../pdf/document.js';
 import { isPdfWhitespace } from '../pdf/lexer.js';
-import { PdfRef } from '../pdf/objects.js';
+import { PdfName, PdfRef } from '../pdf/objects.js';
 import {
   listRevisions,
   readByteRange,
@@ -168,7 +168,7 @@ async function verifyOne(index: number, item: Located, shared: Shared): Promise<
   } else {
     let hashName = 'sha256';
     try {
-      hashName = HASH_NAME_BY_OID[parseTimeStampToken(cms).tstInfo.messageImprint.hashAlgorithm] ?? 'sha256';
+      hashName = IMPRINT_HASH_NAME_BY_OID[parseTimeStampToken(cms).tstInfo.messageImprint.hashAlgorithm] ?? 'sha256';
     } catch {
       // checkTimestampToken reports the unreadable token
     }
@@ -253,8 +253,10 @@ const PERMITS = { 1: 'no-changes', 2: 'form-filling', 3: 'annotations' } as cons
 /**
  * What revisions after a certification signature do that its DocMDP level forbids (ISO 32000-1
  * §12.8.2.2): at P=1 any signature or unsigned change; at P=2 a signature in a field that revision
- * adds. DSS updates and document timestamps are allowed at every level (ETSI EN 319 142-1 §5.4);
- * changed page content is reported for every signature, certified or not.
+ * adds, and any annotation other than a form field's widget that it adds or changes (form filling
+ * — a field's value and appearance — is allowed at P=2 and 3, annotations at P=3 only). DSS updates
+ * and document timestamps are allowed at every level (ETSI EN 319 142-1 §5.4); changed page
+ * content and new pages are reported for every signature, certified or not.
  */
 async function forbiddenByCertification(p: 1 | 2 | 3, appended: AppendedUpdate[], later: PdfRevision[], shared: Shared): Promise<string[]> {
   const forbidden: string[] = [];
@@ -269,8 +271,30 @@ async function forbiddenByCertification(p: 1 | 2 | 3, appended: AppendedUpdate[]
       const existed = (await before.resolve(new PdfRef(signedHere.field.fieldObjectNumber, 0))) !== null;
       if (!existed) forbidden.push(`revision ${update.revision} adds the signature field "${signedHere.field.name}", a new annotation, which ${level} forbids`);
     }
+    if (p === 2) for (const annotation of await annotationsChanged(revision, shared)) forbidden.push(`revision ${update.revision} ${annotation}, which ${level} forbids`);
   }
   return forbidden;
+}
+
+/**
+ * The annotations other than widgets that `revision` adds or changes, as "adds a Text annotation
+ * (object 12)". An annotation is a dictionary with a /Rect and a /Subtype (a form XObject has a
+ * /BBox instead); a widget is a form field's, which form filling may change.
+ */
+async function annotationsChanged(revision: PdfRevision, shared: Shared): Promise<string[]> {
+  const after = await shared.docAt(revision);
+  const before = revision.number > 1 ? await shared.docAt(shared.revisions[revision.number - 2] as PdfRevision) : undefined;
+  const found: string[] = [];
+  for (const num of revision.objects) {
+    if (num === revision.xrefStreamObject) continue;
+    const ref = new PdfRef(num, after.generationOf(num));
+    const dict = await after.resolveDict(ref).catch(() => undefined);
+    const subtype = dict?.get('Subtype');
+    if (!dict || !(subtype instanceof PdfName) || !Array.isArray(dict.get('Rect')) || subtype.value === 'Widget') continue;
+    const existed = before ? (await before.resolve(ref).catch(() => undefined)) != null : false;
+    found.push(`${existed ? 'changes' : 'adds'} a ${subtype.value} annotation (object ${num})`);
+  }
+  return found;
 }
 
 /** Whether nothing but white space (an editor's trailing newlines) follows `offset`. */
