@@ -6,7 +6,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
 import { describe, expect, it } from 'vitest';
-import { EsignError } from '../errors.js';
+import type { EsignError } from '../errors.js';
 import { checkSettingConflicts, parseSettingValue, type PresentSecrets } from '../profile.js';
 import { buildAccountToken, buildAuthorizeUrl, buildClientCredentialsTokenRequest, buildCredentialsListRequest, buildPasswordTokenRequest, buildSignHashRequest, buildTokenRequest } from './requests.js';
 import { buildAuthorizeUrlV2, buildInfoRequest } from './v2.js';
