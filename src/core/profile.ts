@@ -90,7 +90,7 @@ export const PROFILE_KEYS: Record<ProfileKey, KeySpec> = {
   storageAuthUrl: { kind: 'url', env: 'ESIGN_STORAGE_URL', description: 'base URL of the storage authorization service' },
   tsaUrls: { kind: 'urls', env: 'ESIGN_TSA_URL', description: 'timestamping endpoint(s), comma-separated, tried in order' },
   clientId: { kind: 'string', env: 'ESIGN_CLIENT_ID', description: 'OAuth client id registered with the services' },
-  redirectUri: { kind: 'url', env: 'ESIGN_REDIRECT_URI', description: 'loopback redirect URI registered with the services' },
+  redirectUri: { kind: 'url', env: 'ESIGN_REDIRECT_URI', description: 'redirect URI registered with the services: loopback http://127.0.0.1:PORT/PATH, or an https:// page (then esign prints the URL and reads the address the browser lands on)' },
   tsaUsername: { kind: 'string', env: 'ESIGN_TSA_USERNAME', description: 'timestamping user name (password: ESIGN_TSA_PASSWORD)' },
   trustAnchors: { kind: 'paths', env: 'ESIGN_TRUST_ANCHORS', description: 'PEM files of trusted roots, comma-separated' },
   credential: { kind: 'string', env: 'ESIGN_CREDENTIAL', description: 'default signing credential id' },
