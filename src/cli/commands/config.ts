@@ -15,7 +15,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .description('Manage profiles. Values resolve as: flag > ESIGN_* variable > profile > default.')
     .addHelpText(
       'after',
-      `\nSettings (key, environment variable, meaning):\n${keys}\n\nSecrets are never settings: ESIGN_CLIENT_SECRET, ESIGN_TSA_PASSWORD, or a secretsFile of mode 0600\nwith CLIENT_SECRET=… and TSA_PASSWORD=… lines (the client key's passphrase: ESIGN_CLIENT_KEY_PASSPHRASE only).\nESIGN_CONFIG_DIR moves the config dir. Network: HTTPS_PROXY, HTTP_PROXY and NO_PROXY (either case; credentials\nin the proxy URL are never printed; loopback is never proxied); NODE_EXTRA_CA_CERTS works beside caFile (docs/network.md).`,
+      `\nSettings (key, environment variable, meaning):\n${keys}\n\nSecrets are never settings: ESIGN_CLIENT_SECRET, ESIGN_TSA_PASSWORD, ESIGN_SIGNING_USERNAME/ESIGN_SIGNING_PASSWORD\n(serviceAuth password or basic), ESIGN_API_KEY (with apiKeyHeader), ESIGN_TOTP_SECRET (base32, base64, otpauth://;\nforce the form with a base32: or base64: prefix), or a secretsFile of mode 0600 with CLIENT_SECRET=…, TSA_PASSWORD=…,\nSIGNING_USERNAME=…, SIGNING_PASSWORD=… and API_KEY=… lines (the client key's passphrase: ESIGN_CLIENT_KEY_PASSPHRASE only).\nSettings that contradict each other (serviceAuth password without a user, apiKeyHeader without ESIGN_API_KEY,\naccountToken without accountId…) are refused before any request.\nESIGN_CONFIG_DIR moves the config dir. Network: HTTPS_PROXY, HTTP_PROXY and NO_PROXY (either case; credentials\nin the proxy URL are never printed; loopback is never proxied); NODE_EXTRA_CA_CERTS works beside caFile (docs/network.md).`,
     );
 
   config
