@@ -6,7 +6,7 @@ import { readFile, stat, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EsignError } from '../core/errors.js';
 import { systemClock, type BrowserLauncher, type Clock } from '../core/ports.js';
-import { parseSecretsFile, PROFILE_KEYS, resolveSettings, type ProfileKey, type ProfileSettings, type ServiceAuthSetting, type ValueSource } from '../core/profile.js';
+import { checkSettingConflicts, parseSecretsFile, PROFILE_KEYS, resolveSettings, type ProfileKey, type ProfileSettings, type ServiceAuthSetting, type ValueSource } from '../core/profile.js';
 import { createBrowserLauncher, followRedirectsBrowser, systemBrowserUnavailable } from '../io/browser.js';
 import { ConfigStore } from '../io/config-store.js';
 import { getFollowingRedirects, HttpClient } from '../io/http.js';
@@ -46,6 +46,8 @@ export interface Secrets {
   /** serviceAuth basic: the auth/login user (ESIGN_SIGNING_USERNAME, ESIGN_SIGNING_PASSWORD). */
   signingUsername?: string;
   signingPassword?: string;
+  /** The signing service's API key (ESIGN_API_KEY), sent in the apiKeyHeader header. */
+  apiKey?: string;
 }
 
 /** A running sandbox a profile points at (embedded in this process, or `esign sandbox start`). */
@@ -256,7 +258,7 @@ const CHOICE_WORDS: Record<ProfileChoiceSource, string> = {
 export const SERVICE_URL_KEYS = ['signingBaseUrl', 'identityBaseUrl', 'identityLegacyBaseUrl', 'storageAuthUrl', 'tsaUrls'] as const satisfies readonly ProfileKey[];
 
 /** Variables that only make sense for a real service: set without any service URL, they are a mistake. */
-const REAL_SERVICE_VARIABLES = ['ESIGN_CLIENT_ID', 'ESIGN_CLIENT_SECRET', 'ESIGN_TSA_USERNAME', 'ESIGN_TSA_PASSWORD', 'ESIGN_SECRETS_FILE', 'ESIGN_SIGNING_USERNAME', 'ESIGN_SIGNING_PASSWORD'];
+const REAL_SERVICE_VARIABLES = ['ESIGN_CLIENT_ID', 'ESIGN_CLIENT_SECRET', 'ESIGN_TSA_USERNAME', 'ESIGN_TSA_PASSWORD', 'ESIGN_SECRETS_FILE', 'ESIGN_SIGNING_USERNAME', 'ESIGN_SIGNING_PASSWORD', 'ESIGN_API_KEY'];
 
 /** The service URL variables set (non-empty) in the environment. */
 export function serviceUrlVariables(env: NodeJS.ProcessEnv): string[] {
@@ -342,6 +344,11 @@ async function resolveProfile(ctx: Context, options: { storage?: boolean }): Pro
     : { redirectUri: DEFAULT_REDIRECT_URI, lang: 'en', region: 'us-east-1' };
   const { settings, sources } = resolveSettings({ env: ctx.env, stored, defaults });
   const secrets = sandbox ? await sandboxSecrets(ctx.env, sealRun) : await readSecrets(ctx.env, settings.secretsFile);
+  checkSettingConflicts(
+    settings,
+    { clientSecret: Boolean(secrets.clientSecret), apiKey: Boolean(secrets.apiKey), signingUsername: Boolean(secrets.signingUsername), signingPassword: Boolean(secrets.signingPassword) },
+    (key) => (sources[key] === 'profile' ? `the ${key} setting` : PROFILE_KEYS[key].env),
+  );
   const transport = await loadTransport(settings, ctx.env, transportSettingNames(sources));
   if (ctx.globals.verbose) ctx.io.debug(describeProfile(choice, sources));
   // Not silenced by --quiet: nobody should mistake a TEST signature for a real one.
@@ -389,6 +396,7 @@ async function sandboxSecrets(env: NodeJS.ProcessEnv, sealRun: boolean): Promise
     tsaPassword: SANDBOX_SECRETS.tsaPassword,
     signingUsername: env['ESIGN_SIGNING_USERNAME'] || SANDBOX_SEAL.username,
     signingPassword: env['ESIGN_SIGNING_PASSWORD'] || SANDBOX_SEAL.password,
+    ...(env['ESIGN_API_KEY'] ? { apiKey: env['ESIGN_API_KEY'] } : {}),
   };
 }
 
@@ -414,6 +422,7 @@ export async function readSecrets(env: NodeJS.ProcessEnv, secretsFile: string | 
     tsaPassword: env['ESIGN_TSA_PASSWORD'] || fromFile['TSA_PASSWORD'],
     signingUsername: env['ESIGN_SIGNING_USERNAME'] || fromFile['SIGNING_USERNAME'],
     signingPassword: env['ESIGN_SIGNING_PASSWORD'] || fromFile['SIGNING_PASSWORD'],
+    apiKey: env['ESIGN_API_KEY'] || fromFile['API_KEY'],
   };
 }
 

@@ -22,14 +22,26 @@ export async function createCscClient(ctx: Context, profile?: ResolvedProfile, f
   const { signingUsername: username, signingPassword: password } = resolved.secrets;
   const serviceAuth = resolved.settings.serviceAuth ?? 'browser';
   const clientSecret = resolved.secrets.clientSecret ?? '';
-  // auth/login and external sign-ins need no client secret (until a credential needs a browser approval).
-  if (!clientSecret && serviceAuth !== 'basic' && serviceAuth !== 'external') {
+  // auth/login and external sign-ins need no client secret (until a credential needs a browser approval), nor a client that authenticates with none.
+  if (!clientSecret && serviceAuth !== 'basic' && serviceAuth !== 'external' && resolved.settings.clientAuth !== 'none') {
     throw new EsignError('CONFIG_MISSING', `The profile ${JSON.stringify(resolved.name)} has no client secret for the signing service.`, {
       hint: 'Set ESIGN_CLIENT_SECRET, or CLIENT_SECRET= in the secrets file (esign config set secretsFile PATH).',
     });
   }
+  const { settings } = resolved;
   return new CscClient({
     baseUrl,
+    oauth: {
+      ...(settings.oauthUrl ? { oauthUrl: settings.oauthUrl } : {}),
+      ...(settings.oauthAuthorizeUrl ? { authorizeUrl: settings.oauthAuthorizeUrl } : {}),
+      ...(settings.oauthTokenUrl ? { tokenUrl: settings.oauthTokenUrl } : {}),
+      ...(settings.tokenRequest ? { tokenRequest: settings.tokenRequest } : {}),
+      ...(settings.clientAuth ? { clientAuth: settings.clientAuth } : {}),
+      ...(settings.hashEncoding ? { hashEncoding: settings.hashEncoding } : {}),
+      ...(settings.accountToken && settings.accountId ? { accountId: settings.accountId } : {}),
+    },
+    ...(settings.cscClientData !== undefined ? { clientData: settings.cscClientData } : {}),
+    ...(settings.apiKeyHeader && resolved.secrets.apiKey ? { apiKey: { header: settings.apiKeyHeader, value: resolved.secrets.apiKey } } : {}),
     clientId: ctx.require(resolved, 'clientId'),
     clientSecret,
     clientSecretInBody: resolved.settings.clientSecretInBody ?? false,
@@ -41,7 +53,7 @@ export async function createCscClient(ctx: Context, profile?: ResolvedProfile, f
     http: ctx.http,
     tokens: ctx.tokens,
     // A sign-in of another kind (or as another user) is another token.
-    tokenKey: `${resolved.name}:signing-service:${baseUrl}${serviceAuth === 'browser' ? '' : `:${serviceAuth}:${serviceAuth === 'basic' ? (username ?? '') : ctx.require(resolved, 'clientId')}`}`,
+    tokenKey: `${resolved.name}:signing-service:${baseUrl}${serviceAuth === 'browser' ? '' : `:${serviceAuth}:${serviceAuth === 'basic' || serviceAuth === 'password' ? (username ?? '') : ctx.require(resolved, 'clientId')}`}`,
     refreshTokenKey: `${resolved.name}:signing-service-refresh:${baseUrl}:${username ?? ''}`,
     serviceAuth,
     ...(username !== undefined && password !== undefined ? { login: { username, password } } : {}),

@@ -32,28 +32,56 @@ export interface ProfileSettings {
   caFile?: string;
   clientCert?: string;
   clientKey?: string;
+  oauthUrl?: string;
+  oauthAuthorizeUrl?: string;
+  oauthTokenUrl?: string;
+  tokenRequest?: TokenRequestSetting;
+  clientAuth?: ClientAuthSetting;
+  hashEncoding?: HashEncodingSetting;
+  cscClientData?: string;
+  accountToken?: boolean;
+  accountId?: string;
+  apiKeyHeader?: string;
 }
+
+/** How the token request's body is encoded: a form (RFC 6749) or JSON (some providers). */
+export type TokenRequestSetting = 'form' | 'json';
+/** How the OAuth client authenticates at the token endpoint: HTTP Basic, client_secret in the body, or its client_id alone. */
+export type ClientAuthSetting = 'basic' | 'body' | 'none';
+/** How hashes are encoded in the authorization URL: base64url (the specification) or standard base64. */
+export type HashEncodingSetting = 'base64url' | 'base64';
 
 /**
  * How esign signs in to the signing service: a person in the browser (OAuth authorization code),
  * the client itself (client_credentials), a user name and password (CSC auth/login), or not at all
  * (external: the service is authorized by other means, a LAN, a VPN, a gateway).
  */
-export type ServiceAuthSetting = 'browser' | 'client-credentials' | 'basic' | 'external';
-export const SERVICE_AUTH_SETTINGS: readonly ServiceAuthSetting[] = ['browser', 'client-credentials', 'basic', 'external'];
+export type ServiceAuthSetting = 'browser' | 'client-credentials' | 'password' | 'basic' | 'external';
 
-/** Which CSC API the signing service speaks: found out from its `info` (auto), or said. */
-export type CscVersionSetting = 'auto' | '1' | '2';
-export const CSC_VERSION_SETTINGS: readonly CscVersionSetting[] = ['auto', '1', '2'];
+/** Which CSC API the signing service speaks: found out from its `info` (auto), or said; `0` is v1.0.4 on `/csc/v0/` paths. */
+export type CscVersionSetting = 'auto' | '0' | '1' | '2';
 
 export type ProfileKey = keyof ProfileSettings;
-type ValueKind = 'url' | 'urls' | 'string' | 'paths' | 'boolean' | 'lang' | 'level' | 'cscVersion' | 'signatureCount' | 'serviceAuth';
+type ValueKind = 'url' | 'urls' | 'string' | 'paths' | 'boolean' | 'lang' | 'level' | 'signatureCount' | 'choice' | 'headerName';
 
 interface KeySpec {
   kind: ValueKind;
   env: string;
   description: string;
+  /** The values a `choice` setting takes. */
+  choices?: readonly string[];
 }
+
+/** The values of each choice setting: the data `parseSettingValue` checks against. */
+export const SETTING_CHOICES = {
+  serviceAuth: ['browser', 'client-credentials', 'password', 'basic', 'external'],
+  cscVersion: ['auto', '0', '1', '2'],
+  tokenRequest: ['form', 'json'],
+  clientAuth: ['basic', 'body', 'none'],
+  hashEncoding: ['base64url', 'base64'],
+} as const satisfies Partial<Record<ProfileKey, readonly string[]>>;
+export const SERVICE_AUTH_SETTINGS: readonly ServiceAuthSetting[] = SETTING_CHOICES.serviceAuth;
+export const CSC_VERSION_SETTINGS: readonly CscVersionSetting[] = SETTING_CHOICES.cscVersion;
 
 export const PROFILE_KEYS: Record<ProfileKey, KeySpec> = {
   signingBaseUrl: { kind: 'url', env: 'ESIGN_SIGNING_URL', description: 'base URL of the remote signing service (CSC API)' },
@@ -62,7 +90,7 @@ export const PROFILE_KEYS: Record<ProfileKey, KeySpec> = {
   storageAuthUrl: { kind: 'url', env: 'ESIGN_STORAGE_URL', description: 'base URL of the storage authorization service' },
   tsaUrls: { kind: 'urls', env: 'ESIGN_TSA_URL', description: 'timestamping endpoint(s), comma-separated, tried in order' },
   clientId: { kind: 'string', env: 'ESIGN_CLIENT_ID', description: 'OAuth client id registered with the services' },
-  redirectUri: { kind: 'url', env: 'ESIGN_REDIRECT_URI', description: 'loopback redirect URI registered with the services' },
+  redirectUri: { kind: 'url', env: 'ESIGN_REDIRECT_URI', description: 'redirect URI registered with the services: loopback http://127.0.0.1:PORT/PATH, or an https:// page (then esign prints the URL and reads the address the browser lands on)' },
   tsaUsername: { kind: 'string', env: 'ESIGN_TSA_USERNAME', description: 'timestamping user name (password: ESIGN_TSA_PASSWORD)' },
   trustAnchors: { kind: 'paths', env: 'ESIGN_TRUST_ANCHORS', description: 'PEM files of trusted roots, comma-separated' },
   credential: { kind: 'string', env: 'ESIGN_CREDENTIAL', description: 'default signing credential id' },
@@ -73,7 +101,7 @@ export const PROFILE_KEYS: Record<ProfileKey, KeySpec> = {
   clientSecretInBody: { kind: 'boolean', env: 'ESIGN_CLIENT_SECRET_IN_BODY', description: 'also send the client secret in the token request form' },
   secretsFile: { kind: 'string', env: 'ESIGN_SECRETS_FILE', description: 'file (mode 0600) with CLIENT_SECRET= and TSA_PASSWORD= lines' },
   level: { kind: 'level', env: 'ESIGN_LEVEL', description: 'default signature level: B-B, B-T, B-LT or B-LTA' },
-  cscVersion: { kind: 'cscVersion', env: 'ESIGN_CSC_VERSION', description: 'CSC API of the signing service: auto (ask its info), 1 (v1.0.4) or 2 (v2)' },
+  cscVersion: { kind: 'choice', choices: SETTING_CHOICES.cscVersion, env: 'ESIGN_CSC_VERSION', description: 'CSC API of the signing service: auto (ask its info), 1 (v1.0.4), 2 (v2) or 0 (v1.0.4 field names on /csc/v0/ paths)' },
   cscAuthorizationDetails: {
     kind: 'boolean',
     env: 'ESIGN_CSC_AUTHORIZATION_DETAILS',
@@ -86,13 +114,29 @@ export const PROFILE_KEYS: Record<ProfileKey, KeySpec> = {
     description: `most signatures one authorization (numSignatures) may cover, 1 to ${MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION} (a browser approval covers at most ${MAX_HASHES_PER_AUTHORIZATION}; a credential's multisign can lower it)`,
   },
   serviceAuth: {
-    kind: 'serviceAuth',
+    kind: 'choice',
+    choices: SETTING_CHOICES.serviceAuth,
     env: 'ESIGN_SERVICE_AUTH',
-    description: 'sign-in to the signing service: browser, client-credentials (ESIGN_CLIENT_ID/ESIGN_CLIENT_SECRET, no browser) basic (auth/login with ESIGN_SIGNING_USERNAME/ESIGN_SIGNING_PASSWORD) or external (no token: the service is reached through a LAN, VPN or gateway)',
+    description: 'sign-in to the signing service: browser, client-credentials (ESIGN_CLIENT_ID/ESIGN_CLIENT_SECRET, no browser), password (OAuth password grant with ESIGN_SIGNING_USERNAME/ESIGN_SIGNING_PASSWORD), basic (auth/login with the same) or external (no token: the service is reached through a LAN, VPN or gateway)',
   },
   caFile: { kind: 'string', env: 'ESIGN_CA_FILE', description: 'PEM bundle of certificate authorities trusted for TLS besides the system ones (a private CA, a TLS-inspecting proxy)' },
   clientCert: { kind: 'string', env: 'ESIGN_CLIENT_CERT', description: 'PEM file of the TLS client certificate shown to servers that ask for one (with clientKey)' },
   clientKey: { kind: 'string', env: 'ESIGN_CLIENT_KEY', description: 'PEM file of the TLS client certificate\'s private key (encrypted: passphrase in ESIGN_CLIENT_KEY_PASSPHRASE)' },
+  oauthUrl: { kind: 'url', env: 'ESIGN_OAUTH_URL', description: 'base URL of the signing service\'s OAuth server ({url}/oauth2/authorize and /oauth2/token), when it is not the API\'s' },
+  oauthAuthorizeUrl: { kind: 'url', env: 'ESIGN_OAUTH_AUTHORIZE_URL', description: 'the OAuth authorization endpoint itself (overrides oauthUrl and the service\'s info)' },
+  oauthTokenUrl: { kind: 'url', env: 'ESIGN_OAUTH_TOKEN_URL', description: 'the OAuth token endpoint itself (overrides oauthUrl and the service\'s info)' },
+  tokenRequest: { kind: 'choice', choices: SETTING_CHOICES.tokenRequest, env: 'ESIGN_TOKEN_REQUEST', description: 'body of the OAuth token request: form (RFC 6749, default) or json' },
+  clientAuth: {
+    kind: 'choice',
+    choices: SETTING_CHOICES.clientAuth,
+    env: 'ESIGN_CLIENT_AUTH',
+    description: 'client authentication at the token endpoint: basic (HTTP Basic, default), body (client_secret in the body) or none (client_id alone)',
+  },
+  hashEncoding: { kind: 'choice', choices: SETTING_CHOICES.hashEncoding, env: 'ESIGN_HASH_ENCODING', description: 'hashes in the authorization URL: base64url (the specification, default) or base64' },
+  cscClientData: { kind: 'string', env: 'ESIGN_CSC_CLIENT_DATA', description: 'clientData sent with credentials/list (some providers filter the list by it, e.g. EVCS)' },
+  accountToken: { kind: 'boolean', env: 'ESIGN_ACCOUNT_TOKEN', description: 'on: send a CSC account_token (§8.3.1, HS256 keyed by SHA-256 of the client secret) with every authorization request; needs accountId' },
+  accountId: { kind: 'string', env: 'ESIGN_ACCOUNT_ID', description: 'the Account ID registered with the provider: the sub of the account_token' },
+  apiKeyHeader: { kind: 'headerName', env: 'ESIGN_API_KEY_HEADER', description: 'name of the HTTP header carrying the signing service\'s API key (the key: ESIGN_API_KEY), e.g. x-api-key' },
 };
 
 export const SIGNATURE_LEVELS = ['B-B', 'B-T', 'B-LT', 'B-LTA'] as const;
@@ -180,11 +224,12 @@ export function parseSettingValue(key: ProfileKey, text: string): ProfileSetting
       if (!(count >= 1 && count <= MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION)) throw invalid(`expected a whole number from 1 to ${MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION}`);
       return count;
     }
-    case 'serviceAuth':
-      if (!(SERVICE_AUTH_SETTINGS as readonly string[]).includes(text)) throw invalid(`expected one of ${SERVICE_AUTH_SETTINGS.join(', ')}`);
+    case 'choice':
+      if (!spec.choices?.includes(text)) throw invalid(`expected one of ${spec.choices?.join(', ')}`);
       return text;
-    case 'cscVersion':
-      if (!(CSC_VERSION_SETTINGS as readonly string[]).includes(text)) throw invalid(`expected one of ${CSC_VERSION_SETTINGS.join(', ')}`);
+    case 'headerName':
+      // RFC 9110 token characters; never a header esign sets itself.
+      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(text) || /^(authorization|content-type|content-length|host|accept)$/i.test(text)) throw invalid('expected an HTTP header name such as x-api-key');
       return text;
     case 'string':
       return text;
@@ -209,4 +254,46 @@ export function parseSecretsFile(text: string): Record<string, string> {
     if (match?.[1] && !line.trimStart().startsWith('#')) secrets[match[1]] = (match[2] ?? '').replace(/^"(.*)"$/, '$1');
   }
   return secrets;
+}
+
+/** The secrets a profile's settings may call for, by whether they are present. */
+export interface PresentSecrets {
+  clientSecret: boolean;
+  apiKey: boolean;
+  signingUsername: boolean;
+  signingPassword: boolean;
+}
+
+/**
+ * Settings that contradict each other (a password grant without its user, an API-key header
+ * without its key…): found before any request, and refused in one line naming both sides.
+ * `name` words a setting as the user gave it (its variable, or the profile key).
+ */
+export function checkSettingConflicts(settings: ProfileSettings, secrets: PresentSecrets, name: (key: ProfileKey) => string): void {
+  const conflict = (message: string, hint: string) => new EsignError('CONFIG_INVALID', message, { hint });
+  const auth = settings.serviceAuth;
+  if (auth === 'password' && !(secrets.signingUsername && secrets.signingPassword)) {
+    const missing = secrets.signingUsername ? 'ESIGN_SIGNING_PASSWORD' : 'ESIGN_SIGNING_USERNAME';
+    throw conflict(`${name('serviceAuth')} is ${auth}, but ${missing} is not set.`, `Set ESIGN_SIGNING_USERNAME and ESIGN_SIGNING_PASSWORD (or SIGNING_USERNAME=/SIGNING_PASSWORD= in the secrets file), or choose another ${name('serviceAuth')}.`);
+  }
+  if (settings.apiKeyHeader && !secrets.apiKey) {
+    throw conflict(`${name('apiKeyHeader')} names the header ${settings.apiKeyHeader}, but ESIGN_API_KEY is not set.`, 'Set ESIGN_API_KEY (or API_KEY= in the secrets file) to the key, or unset the header name.');
+  }
+  if (!settings.apiKeyHeader && secrets.apiKey) {
+    throw conflict(`ESIGN_API_KEY is set, but ${name('apiKeyHeader')} (the header that carries it) is not.`, 'Set ESIGN_API_KEY_HEADER to the header the provider names (e.g. x-api-key), or unset ESIGN_API_KEY.');
+  }
+  if (settings.accountToken && !settings.accountId) {
+    throw conflict(`${name('accountToken')} is on, but ${name('accountId')} (its sub, the Account ID) is not set.`, `Set ${name('accountId')} to the Account ID registered with the provider, or turn ${name('accountToken')} off.`);
+  }
+  if (settings.accountToken && !secrets.clientSecret) {
+    throw conflict(`${name('accountToken')} is on, but there is no client secret to key it with (ESIGN_CLIENT_SECRET).`, 'Set ESIGN_CLIENT_SECRET (the account_token is an HMAC keyed by its SHA-256), or turn the account token off.');
+  }
+  if (settings.clientAuth === 'none' && settings.clientSecretInBody) {
+    throw conflict(`${name('clientAuth')} is none, but ${name('clientSecretInBody')} asks for the client secret in the body.`, `Use ${name('clientAuth')}=body for the secret in the body, or unset ${name('clientSecretInBody')}.`);
+  }
+  if (settings.cscVersion === '0' || settings.cscVersion === '1') {
+    for (const key of ['cscAuthorizationDetails', 'cscSadAsBearer'] as const) {
+      if (settings[key]) throw conflict(`${name(key)} is a CSC v2 setting, but ${name('cscVersion')} is ${settings.cscVersion}.`, `Unset ${name(key)}, or set ${name('cscVersion')} to 2 or auto.`);
+    }
+  }
 }

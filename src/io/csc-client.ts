@@ -15,11 +15,9 @@ import {
   buildSendOtpRequest,
   buildSignHashRequest,
   buildTokenRequest,
-  endpoint,
   type AuthorizeParams,
 } from '../core/csc/requests.js';
 import {
-  badResponse,
   processAuthorizeResponse,
   processCredentialsInfoResponse,
   processCredentialsListResponse,
@@ -45,10 +43,11 @@ import {
 } from '../core/csc/v2.js';
 import type { CscVersionSetting, ServiceAuthSetting } from '../core/profile.js';
 import { processAuthorizationServerMetadata, authorizationServerMetadataUrl, type AuthorizationServer } from '../core/csc/oauth-metadata.js';
+import { OAuthEndpoints, oauthServerOf, type OAuthSettings } from './csc-oauth-endpoints.js';
 import { codeChallengeS256, verifierFromBytes } from '../core/oidc/pkce.js';
 import { assertCertificateCurrent, signingTerms } from '../core/csc/signature.js';
 import { acceptedSignatureValue, schemeLabel, type DigestName } from '../core/cms/algorithms.js';
-import { assertSecureUrl, type HttpClient, type HttpResponse } from './http.js';
+import type { HttpClient, HttpResponse } from './http.js';
 import { isFresh, type TokenStore } from './token-store.js';
 import { signInStrategy, type SignInStrategy } from './csc-sign-in.js';
 
@@ -90,6 +89,12 @@ export interface CscClientOptions {
   factors?: AuthorizationFactors;
   /** Says what the run is waiting for (a fresh TOTP step, an OTP sent). */
   progress?: (line: string) => void;
+  /** The provider's OAuth server, token request and authorization URL, when not the specification's. */
+  oauth?: OAuthSettings;
+  /** clientData of credentials/list (some providers filter the list by it). */
+  clientData?: string;
+  /** A header that carries an API key on every call to the service. */
+  apiKey?: { header: string; value: string };
 }
 
 /**
@@ -134,24 +139,24 @@ export class CscClient implements RemoteSigner {
   private knownV2 = false;
   /** v2 sends every credential's info with the list: kept for the info calls that follow. */
   private readonly listedInfos = new Map<string, CredentialInfo>();
-  /** v2: where `/oauth2/*` lives when the service's info names another server. */
-  private oauth2BaseUrl: string | undefined;
-  /** v2: the endpoints of an OAuth server named by its RFC 8414 issuer. */
-  private oauth2Server: AuthorizationServer | undefined;
+  /** The OAuth server: the settings', else the one the service's info names, else the service's own. */
+  private readonly oauth: OAuthEndpoints;
+  /** The v1.0.4 paths: `/csc/v1/`, or `/csc/v0/` (cscVersion 0). */
+  private readonly pathVersion: 0 | 1;
 
   private readonly signIn: SignInStrategy;
 
   constructor(private readonly options: CscClientOptions) {
+    const { clientId, clientSecret, clock } = options;
+    this.oauth = new OAuthEndpoints(options.baseUrl, options.oauth ?? {}, { clientId, clientSecret, clientSecretInBody: options.clientSecretInBody ?? false, clock });
+    this.pathVersion = options.version === '0' ? 0 : 1;
     this.signIn = signInStrategy(options.serviceAuth ?? 'browser', {
       baseUrl: options.baseUrl,
-      clientId: options.clientId,
-      clientSecret: options.clientSecret,
-      clientSecretInBody: options.clientSecretInBody ?? false,
       tokens: options.tokens,
       ...(options.refreshTokenKey ? { refreshTokenKey: options.refreshTokenKey } : {}),
       ...(options.login ? { login: options.login } : {}),
-      tokenUrl: () => this.tokenUrl(),
-      version: async () => ((await this.speaksV2()) ? 2 : 1),
+      tokenEndpoint: () => this.oauth.tokenEndpoint(),
+      version: async () => ((await this.speaksV2()) ? 2 : this.pathVersion),
       browserSignIn: () => this.browserStep({ scope: 'service' }, 'Bearer', 'sign-in to the signing service'),
       call: (request, retry, process) => this.call(request, retry, process),
     });
@@ -172,26 +177,26 @@ export class CscClient implements RemoteSigner {
 
   private async discover(): Promise<SpokenProtocol> {
     const setting = this.options.version ?? 'auto';
-    const ask = (version: 1 | 2): Promise<ServiceInfo | undefined> =>
+    const ask = (version: 0 | 1 | 2): Promise<ServiceInfo | undefined> =>
       this.call(buildInfoRequest(this.options.baseUrl, version, this.options.lang), 'idempotent', (status, body) => processInfoResponse(status, body));
     // Said to be v1 or v2, the service is still asked: its info names its methods, sign-ins and OAuth server.
-    const v2 = setting === '1' ? undefined : await ask(2);
+    const v2 = setting === '1' || setting === '0' ? undefined : await ask(2);
     if (v2 && (v2.specs.startsWith('2') || setting === '2')) {
       await this.useInfo(v2);
       return { version: '2', specs: v2.specs, chosenBy: setting === '2' ? 'setting' : 'info' };
     }
     if (setting === '2') return { version: '2', chosenBy: 'setting' };
-    const v1 = v2 ?? (await ask(1));
+    const v1 = v2 ?? (await ask(this.pathVersion));
     if (v1) await this.useInfo(v1);
-    return { version: '1', chosenBy: setting === '1' ? 'setting' : 'info', ...(v1 ? { specs: v1.specs } : {}) };
+    return { version: '1', chosenBy: setting === 'auto' ? 'info' : 'setting', ...(v1 ? { specs: v1.specs } : {}) };
   }
 
   /** A service's info: the methods and sign-in esign needs are offered (else refused by name), and where its OAuth server is. */
   private async useInfo(info: ServiceInfo): Promise<void> {
     checkService(info, this.signIn.setting);
-    if (this.signIn.setting === 'external') return;
-    if (info.oauth2) this.oauth2BaseUrl = oauthServerOf(info.oauth2);
-    else if (info.oauth2Issuer && this.signIn.setting !== 'basic') this.oauth2Server = await this.readIssuerMetadata(info.oauth2Issuer);
+    if (this.signIn.setting === 'external' || this.oauth.setByProfile) return;
+    if (info.oauth2) this.oauth.useInfoBase(info.oauth2);
+    else if (info.oauth2Issuer && this.signIn.setting !== 'basic') this.oauth.useMetadata(await this.readIssuerMetadata(info.oauth2Issuer));
   }
 
   private async speaksV2(): Promise<boolean> {
@@ -202,7 +207,7 @@ export class CscClient implements RemoteSigner {
   async listCredentialIDs(): Promise<string[]> {
     if (await this.speaksV2()) {
       const listed = await this.withServiceToken((token) =>
-        this.call(buildCredentialsListRequestV2(this.options.baseUrl, token), 'idempotent', (status, body) => processCredentialsListResponseV2(status, body)),
+        this.call(buildCredentialsListRequestV2(this.options.baseUrl, token, this.options.clientData), 'idempotent', (status, body) => processCredentialsListResponseV2(status, body)),
       );
       for (const [id, info] of listed.infos) this.listedInfos.set(id, info);
       return listed.credentialIDs;
@@ -211,7 +216,8 @@ export class CscClient implements RemoteSigner {
     const seen = new Set<string>();
     let pageToken: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
-      const options = { maxResults: this.options.pageSize, ...(pageToken === undefined ? {} : { pageToken }) };
+      const { pageSize: maxResults, clientData } = this.options;
+      const options = { maxResults, pathVersion: this.pathVersion, ...(pageToken === undefined ? {} : { pageToken }), ...(clientData === undefined ? {} : { clientData }) };
       const result = await this.withServiceToken((token) =>
         this.call(buildCredentialsListRequest(this.options.baseUrl, token, options), 'idempotent', (status, body) => processCredentialsListResponse(status, body)),
       );
@@ -237,7 +243,7 @@ export class CscClient implements RemoteSigner {
     }
     const ask = (certInfo: boolean) =>
       this.withServiceToken((token) =>
-        this.call(buildCredentialsInfoRequest(this.options.baseUrl, token, credentialID, { certInfo }), 'idempotent', (status, body) =>
+        this.call(buildCredentialsInfoRequest(this.options.baseUrl, token, credentialID, { certInfo, pathVersion: this.pathVersion }), 'idempotent', (status, body) =>
           processCredentialsInfoResponse(status, body, credentialID),
         ),
       );
@@ -340,7 +346,7 @@ export class CscClient implements RemoteSigner {
       const otp = await factors?.otp(credential, again);
       const v2 = await this.speaksV2();
       const authorized = await this.withServiceToken((token) => {
-        const params = { baseUrl: this.options.baseUrl, accessToken: token, credentialID: credential.credentialID, hashes, ...(pin === undefined ? {} : { pin }), ...(otp === undefined ? {} : { otp }) };
+        const params = { baseUrl: this.options.baseUrl, pathVersion: this.pathVersion, accessToken: token, credentialID: credential.credentialID, hashes, ...(pin === undefined ? {} : { pin }), ...(otp === undefined ? {} : { otp }) };
         return this.call(v2 ? buildCredentialsAuthorizeRequestV2(params) : buildCredentialsAuthorizeRequest(params), 'never', processAuthorizeResponse);
       });
       return authorized.sad;
@@ -362,7 +368,7 @@ export class CscClient implements RemoteSigner {
   /** `credentials/sendOTP`: the service sends the user a one-time password. */
   private async sendOtp(credential: SigningCredential): Promise<void> {
     const v2 = await this.speaksV2();
-    await this.withServiceToken((token) => this.call(buildSendOtpRequest(this.options.baseUrl, v2 ? 2 : 1, token, credential.credentialID), 'never', processSendOtpResponse));
+    await this.withServiceToken((token) => this.call(buildSendOtpRequest(this.options.baseUrl, v2 ? 2 : this.pathVersion, token, credential.credentialID), 'never', processSendOtpResponse));
     const where = credential.otp?.description ?? credential.otp?.label;
     this.options.progress?.(`The signing service sent a one-time password${where ? ` (${where})` : ''}.`);
   }
@@ -397,7 +403,7 @@ export class CscClient implements RemoteSigner {
             this.call(
               v2
                 ? buildSignHashRequestV2({ baseUrl, accessToken: token, ...signHashAlgorithm(credential), credentialID: credential.credentialID, sad, hashes })
-                : buildSignHashRequest({ baseUrl, accessToken: token, ...signHashAlgorithm(credential), credentialID: credential.credentialID, sad, hashes }),
+                : buildSignHashRequest({ baseUrl, pathVersion: this.pathVersion, accessToken: token, ...signHashAlgorithm(credential), credentialID: credential.credentialID, sad, hashes }),
               'never',
               (status, body) => processSignHashResponse(status, body, hashes.length),
             ),
@@ -480,11 +486,6 @@ export class CscClient implements RemoteSigner {
     await this.cacheServiceToken(await this.exchangeCode(code, redirectUri, codeVerifier, 'Bearer'));
   }
 
-  /** Where a v2 service's metadata points, else {oauth2 or base}/oauth2/token. */
-  private tokenUrl(): string {
-    return this.oauth2Server?.tokenEndpoint ?? endpoint(this.oauth2BaseUrl ?? this.options.baseUrl, '/oauth2/token');
-  }
-
   /** RFC 8414: the authorization server's metadata, its issuer checked against the one named. */
   private async readIssuerMetadata(issuer: string): Promise<AuthorizationServer> {
     const url = authorizationServerMetadataUrl(oauthServerOf(issuer));
@@ -521,13 +522,8 @@ export class CscClient implements RemoteSigner {
   /** Needs the protocol known (`protocol()` awaited) for scope credential; scope service is the same in both. */
   private authorizeUrl(scoped: AuthorizationScope, redirectUri: string, state: string, codeChallenge: string): string {
     const { clientId, lang } = this.options;
-    const params = { baseUrl: this.oauth2BaseUrl ?? this.options.baseUrl, clientId, codeChallenge, ...(lang ? { lang } : {}), ...scoped, redirectUri, state } as AuthorizeParams;
-    const url = this.knownV2 ? buildAuthorizeUrlV2(params, { authorizationDetails: this.options.authorizationDetails ?? false }) : buildAuthorizeUrl(params);
-    if (!this.oauth2Server) return url;
-    // The metadata's authorization_endpoint, with the query built as for {base}/oauth2/authorize.
-    const target = new URL(this.oauth2Server.authorizationEndpoint);
-    for (const [name, value] of new URL(url).searchParams) target.searchParams.append(name, value);
-    return target.toString();
+    const params = { ...this.oauth.authorizeParams(), clientId, codeChallenge, ...(lang ? { lang } : {}), ...scoped, redirectUri, state } as AuthorizeParams;
+    return this.knownV2 ? buildAuthorizeUrlV2(params, { authorizationDetails: this.options.authorizationDetails ?? false }) : buildAuthorizeUrl(params);
   }
 
   private async browserStep(scoped: AuthorizationScope, expected: 'Bearer' | 'SAD', purpose: string) {
@@ -548,25 +544,16 @@ export class CscClient implements RemoteSigner {
   }
 
   private exchangeCode(code: string, redirectUri: string, codeVerifier: string, expected: 'Bearer' | 'SAD', authorizationDetails?: string) {
-    const { clientId, clientSecret } = this.options;
-    const request = buildTokenRequest({
-      baseUrl: this.oauth2BaseUrl ?? this.options.baseUrl,
-      tokenUrl: this.tokenUrl(),
-      code,
-      redirectUri,
-      clientId,
-      clientSecret,
-      codeVerifier,
-      clientSecretInBody: this.options.clientSecretInBody ?? false,
-      ...(authorizationDetails ? { authorizationDetails } : {}),
-    });
+    const request = buildTokenRequest({ ...this.oauth.tokenEndpoint(), baseUrl: this.options.baseUrl, code, redirectUri, codeVerifier, ...(authorizationDetails ? { authorizationDetails } : {}) });
     // A v2 service answers scope credential with a Bearer token that is the SAD.
     const alsoAccepted = expected === 'SAD' && this.knownV2 ? (['Bearer'] as const) : [];
     return this.call(request, 'never', (status, body) => processTokenResponse(status, body, expected, alsoAccepted));
   }
 
   private async call<T>(request: PreparedRequest, retry: 'idempotent' | 'never', process: (status: number, body: Buffer) => T): Promise<T> {
-    const response: HttpResponse = await this.options.http.request({ ...request, retry, service: SERVICE });
+    const { apiKey } = this.options;
+    const headers = apiKey ? { ...request.headers, [apiKey.header.toLowerCase()]: apiKey.value } : request.headers;
+    const response: HttpResponse = await this.options.http.request({ ...request, headers, retry, service: SERVICE });
     return process(response.status, response.body);
   }
 }
@@ -574,16 +561,4 @@ export class CscClient implements RemoteSigner {
 /** `signAlgo` and, for RSASSA-PSS, `signAlgoParams` of a credential's signHash calls. */
 function signHashAlgorithm(credential: SigningCredential): { signAlgo: string; signAlgoParams?: string } {
   return { signAlgo: credential.signAlgorithm, ...(credential.signAlgorithmParams ? { signAlgoParams: credential.signAlgorithmParams } : {}) };
-}
-
-/**
- * The OAuth 2.0 server a service's info names: https://, or http:// on loopback only. Some give the
- * full `…/oauth2/authorize` URL for the base URI: it is trimmed to its base.
- */
-function oauthServerOf(url: string): string {
-  try {
-    return assertSecureUrl(url.replace(/\/oauth2\/authorize\/?$/, ''), 'OAuth 2.0 server').toString();
-  } catch (error) {
-    throw badResponse('info', `names an OAuth 2.0 server esign will not use (${(error as Error).message.replace(/\.$/, '')})`);
-  }
 }

@@ -4,7 +4,7 @@
  * calls then carry no Authorization header (the service is reached through a LAN, a VPN, a gateway).
  */
 import { EsignError, isEsignError } from '../core/errors.js';
-import { buildAuthLoginRequest, buildClientCredentialsTokenRequest } from '../core/csc/requests.js';
+import { buildAuthLoginRequest, buildClientCredentialsTokenRequest, buildPasswordTokenRequest, type CscPathVersion, type TokenEndpoint } from '../core/csc/requests.js';
 import { processServiceSignInResponse } from '../core/csc/responses.js';
 import type { PreparedRequest, ServiceSignIn } from '../core/csc/shapes.js';
 import type { ServiceAuthSetting } from '../core/profile.js';
@@ -22,16 +22,14 @@ export interface SignInStrategy {
 /** What the adapters need of the client: its settings, its way to send a request, where tokens go. */
 export interface SignInDeps {
   baseUrl: string;
-  clientId: string;
-  clientSecret: string;
-  clientSecretInBody: boolean;
   tokens: TokenStore;
   refreshTokenKey?: string;
+  /** `basic` and `password`: the user's name and password. */
   login?: { username: string; password: string };
-  /** The token endpoint, once the service's info is read. */
-  tokenUrl(): string;
-  /** The CSC major version spoken, once found out. */
-  version(): Promise<1 | 2>;
+  /** The token endpoint and how to talk to it, once the service's info is read. */
+  tokenEndpoint(): TokenEndpoint;
+  /** The CSC version of the paths spoken (0 for /csc/v0/), once found out. */
+  version(): Promise<CscPathVersion | 2>;
   /** The browser step of scope service (the client's, shared with approvals). */
   browserSignIn(): Promise<ServiceSignIn>;
   call<T>(request: PreparedRequest, retry: 'idempotent' | 'never', process: (status: number, body: Buffer) => T): Promise<T>;
@@ -44,15 +42,23 @@ export function signInStrategy(setting: ServiceAuthSetting, deps: SignInDeps): S
 const STRATEGIES: Record<ServiceAuthSetting, (deps: SignInDeps) => SignInStrategy> = {
   browser: (deps) => ({ setting: 'browser', needsBrowser: true, signIn: () => deps.browserSignIn() }),
   'client-credentials': (deps) => ({ setting: 'client-credentials', needsBrowser: false, signIn: () => clientCredentialsSignIn(deps) }),
+  password: (deps) => ({ setting: 'password', needsBrowser: false, signIn: () => passwordSignIn(deps) }),
   basic: (deps) => ({ setting: 'basic', needsBrowser: false, signIn: () => loginSignIn(deps) }),
   external: () => ({ setting: 'external', needsBrowser: false, signIn: () => Promise.resolve(undefined) }),
 };
 
 /** The client's own credentials (RFC 6749 §4.4; CSC §8.3.3), for scope service. */
 function clientCredentialsSignIn(deps: SignInDeps): Promise<ServiceSignIn> {
-  const { clientId, clientSecret, clientSecretInBody } = deps;
-  const request = buildClientCredentialsTokenRequest({ tokenUrl: deps.tokenUrl(), clientId, clientSecret, clientSecretInBody });
+  const request = buildClientCredentialsTokenRequest(deps.tokenEndpoint());
   return deps.call(request, 'never', (status, body) => processServiceSignInResponse(status, body, 'the client credentials token request'));
+}
+
+/** The OAuth password grant (RFC 6749 §4.3), scope service: the user's name and password at the token endpoint. */
+function passwordSignIn(deps: SignInDeps): Promise<ServiceSignIn> {
+  // The settings' check refuses serviceAuth password without a user before any request.
+  if (!deps.login) throw new EsignError('CONFIG_MISSING', 'The sign-in to the signing service is the password grant (serviceAuth password), and no user name and password are set.', { hint: 'Set ESIGN_SIGNING_USERNAME and ESIGN_SIGNING_PASSWORD.' });
+  const request = buildPasswordTokenRequest(deps.tokenEndpoint(), deps.login);
+  return deps.call(request, 'never', (status, body) => processServiceSignInResponse(status, body, 'the password grant token request'));
 }
 
 /** auth/login: with the kept refresh token first; when that is refused, with the user's name and password. */

@@ -116,3 +116,39 @@ describe('assertSecureUrl', () => {
     expect(() => assertSecureUrl('http://10.0.0.1/csc', 'x')).toThrowError(expect.objectContaining({ code: 'CONFIG_INSECURE_URL' }));
   });
 });
+
+describe('a redirect URI that is not loopback (an https page the provider registered)', () => {
+  const base = {
+    redirectUri: 'https://app.example/esign/callback',
+    browser: { open: () => Promise.reject(new Error('no browser is opened for it')) },
+    timeoutMs: 5_000,
+    purpose: 'sign-in to the signing service',
+  };
+
+  it('prints the URL and reads the address the browser lands on, the state checked', async () => {
+    const said: string[] = [];
+    let sentState = '';
+    const result = await authorizeInBrowser({
+      ...base,
+      buildAuthorizeUrl: (redirectUri, state) => {
+        sentState = state;
+        return `https://as.example/oauth2/authorize?redirect_uri=${encodeURIComponent(redirectUri)}&state=${state}`;
+      },
+      terminal: { say: (line) => said.push(line), note: () => undefined, readLine: () => Promise.resolve(`https://app.example/esign/callback?code=c-1&state=${sentState}`) },
+    });
+    expect(result).toEqual({ code: 'c-1', state: sentState, redirectUri: 'https://app.example/esign/callback' });
+    expect(said.join('\n')).toContain('https://as.example/oauth2/authorize?redirect_uri=https%3A%2F%2Fapp.example%2Fesign%2Fcallback');
+    expect(said.join('\n')).toContain('paste the address');
+  });
+
+  it('without a terminal to paste into, fails at once saying why', async () => {
+    const error = await authorizeInBrowser({ ...base, buildAuthorizeUrl: () => 'https://as.example/oauth2/authorize', terminal: { say: () => undefined, note: () => undefined } }).catch((thrown: unknown) => thrown);
+    expect(error).toMatchObject({ code: 'AUTH_BROWSER_FAILED' });
+    expect((error as Error).message).toContain('is not loopback');
+  });
+
+  it('a plain http redirect URI off loopback is refused', async () => {
+    const error = await authorizeInBrowser({ ...base, redirectUri: 'http://app.example/cb', buildAuthorizeUrl: () => 'https://as.example/x', terminal: { say: () => undefined, note: () => undefined } }).catch((thrown: unknown) => thrown);
+    expect(error).toMatchObject({ code: 'CONFIG_INVALID' });
+  });
+});

@@ -60,11 +60,13 @@ export function randomState(): string {
  */
 export async function authorizeInBrowser(options: AuthorizeInBrowserOptions): Promise<AuthorizationResponse> {
   const wanted = new URL(options.redirectUri);
+  // A provider that registers only https redirect URIs: the browser lands on its page, and the person pastes that address here.
+  if (wanted.protocol === 'https:' && !/^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/.test(wanted.hostname)) return authorizeByPastedAddress(options);
   // The receiver binds 127.0.0.1 only, so `localhost` (which resolves there) is kept as registered,
   // and an IPv6 literal, which it would never receive, is refused.
   if (wanted.protocol !== 'http:' || !['127.0.0.1', 'localhost'].includes(wanted.hostname)) {
-    throw new EsignError('CONFIG_INVALID', `The redirect URI ${options.redirectUri} is not a loopback http:// URI on 127.0.0.1.`, {
-      hint: 'Use http://127.0.0.1:PORT/PATH (RFC 8252); set it with `esign config set redirectUri …`.',
+    throw new EsignError('CONFIG_INVALID', `The redirect URI ${options.redirectUri} is neither a loopback http:// URI on 127.0.0.1 nor an https:// page.`, {
+      hint: 'Use http://127.0.0.1:PORT/PATH (RFC 8252), or the https:// redirect URI the provider registered; set it with `esign config set redirectUri …`.',
     });
   }
   const state = randomState();
@@ -117,6 +119,37 @@ export async function authorizeInBrowser(options: AuthorizeInBrowserOptions): Pr
     return { ...checkRedirect(params, state, options.purpose), redirectUri };
   } finally {
     cleanup();
+  }
+}
+
+/**
+ * A redirect URI that is not loopback (an https page the provider registered): nothing listens
+ * for it, so esign prints the URL, as --no-browser does, and reads the address the browser lands on.
+ */
+async function authorizeByPastedAddress(options: AuthorizeInBrowserOptions): Promise<AuthorizationResponse> {
+  const state = randomState();
+  const url = options.buildAuthorizeUrl(options.redirectUri, state);
+  assertSecureUrl(url, `authorization page (${options.purpose})`);
+  const pasted = options.terminal.readLine;
+  if (!pasted) {
+    throw (
+      options.nobodyHere ??
+      new EsignError('AUTH_BROWSER_FAILED', `The redirect URI ${options.redirectUri} is not loopback, so the ${options.purpose} needs a terminal to paste the address the browser lands on.`, {
+        hint: 'Run it from a terminal, or use the split flow (sign --prepare, then sign --complete --redirect-url …; docs/ci.md).',
+      })
+    );
+  }
+  const abort = new AbortController();
+  try {
+    options.terminal.say(`Open this URL in a browser to continue (${options.purpose}):`);
+    options.terminal.say(url);
+    options.terminal.say(`Then paste the address your browser was sent to (it begins with ${options.redirectUri}).`);
+    const waits = [pasted(abort.signal).then(parsePastedRedirect), timeout(options.timeoutMs, options.purpose, abort.signal)];
+    if (options.signal) waits.push(aborted(options.signal, abort.signal));
+    const params = await Promise.race(waits);
+    return { ...checkRedirect(params, state, options.purpose), redirectUri: options.redirectUri };
+  } finally {
+    abort.abort();
   }
 }
 

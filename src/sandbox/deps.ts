@@ -52,6 +52,9 @@ export const SANDBOX_SEAL: SandboxSeal = {
   pinOnlyCredentialID: 'acme-seal-bulk',
 };
 
+/** The API key the signing service wants in x-api-key under the api-key quirk (DigiCert's way). */
+export const SANDBOX_API_KEY = 'sandbox-api-key-5f2c';
+
 /** The organization that owns the seals, as the signing service knows it. */
 export const SANDBOX_ORGANIZATION = 'acme';
 /** An implicit credential of the organization: the service authorizes it by its own means. */

@@ -10,9 +10,9 @@ import { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { SAD_LIFETIME_S } from '../../src/core/csc/shapes.js';
-import { SANDBOX_SEAL, SANDBOX_SECRETS } from '../../src/sandbox/deps.js';
+import { SANDBOX_API_KEY, SANDBOX_SEAL, SANDBOX_SECRETS } from '../../src/sandbox/deps.js';
 
-export type SecretKind = 'service token' | 'SAD' | 'identity access token' | 'ID token' | 'code' | 'storage secret' | 'configured secret';
+export type SecretKind = 'service token' | 'SAD' | 'identity access token' | 'ID token' | 'code' | 'storage secret' | 'configured secret' | 'account token';
 
 /** What the sandboxes of this worker issued, value → kind. */
 export const issuedSecrets = new Map<string, SecretKind>();
@@ -43,6 +43,8 @@ export const CONFIGURED_SECRETS = [
   'client-key-passphrase-93',
   'proxy-pass-7x',
   'proxy-pass-41k',
+  // Provider settings (issue 29): the API key the api-key quirk wants; the signing password is SANDBOX_SEAL.password above.
+  SANDBOX_API_KEY,
 ];
 
 const ledgerDir = process.env['ESIGN_TEST_LEDGER'];
@@ -107,7 +109,12 @@ type WithRecorder = typeof globalThis & { [RECORDER]?: Recorder };
 export function recordSandboxResponses(): void {
   const holder = globalThis as WithRecorder;
   const wrapped = holder[RECORDER] !== undefined;
-  holder[RECORDER] = { body: recordBody, location: recordLocation, authorize: (query) => authorizeRequests.push(query) };
+  holder[RECORDER] = { body: recordBody, location: recordLocation, authorize: (query) => {
+    authorizeRequests.push(query);
+    // An account_token (§8.3.1) esign built: never to be printed, as the secret that keys it.
+    const accountToken = query.get('account_token');
+    if (accountToken) remember(accountToken, 'account token');
+  } };
   if (wrapped) return;
   const recorder = () => holder[RECORDER]!;
   const proto = ServerResponse.prototype as unknown as Record<string, (...args: unknown[]) => unknown>;

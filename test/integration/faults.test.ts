@@ -16,6 +16,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Fault } from '../../src/sandbox/faults.js';
 import { storageControl } from '../../src/sandbox/storage/routes.js';
 import { SANDBOX_SEAL } from '../../src/sandbox/deps.js';
+import type { QuirkName } from '../../src/sandbox/signing/quirks.js';
 import { startFaultProxy, type FaultProxy } from '../helpers/fault-proxy.js';
 import { runCli, type CliResult } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
@@ -35,6 +36,10 @@ const ROUTES = {
   signingToken: 'signing POST /oauth2/token',
   /** The same endpoint, with grant_type client_credentials (a seal's sign-in). */
   clientCredentialsToken: 'signing POST /oauth2/token',
+  /** The same endpoint, with grant_type password (serviceAuth password; the sandbox's password-grant quirk). */
+  passwordToken: 'signing POST /oauth2/token',
+  /** The same endpoint, the client_credentials grant posted as JSON (tokenRequest json; the json-token-request quirk). */
+  jsonToken: 'signing POST /oauth2/token',
   authLogin: 'signing POST /csc/v1/auth/login',
   credentialsAuthorize: 'signing POST /csc/v1/credentials/authorize',
   list: 'signing POST /csc/v1/credentials/list',
@@ -122,7 +127,7 @@ interface FaultCase {
   /** Arms the fault (sandbox injector, TSA or identity switches, S3 proxy, runtime file). */
   arm: (env: Record<string, string>) => Promise<void> | void;
   /** The CLI run that makes the call. */
-  command: 'sign' | 'sign (browser)' | 'sign B-T' | 'credentials list' | 'sign (v2)' | 'credentials list (v2)' | 'login' | 'upload' | 'upload (multipart)' | 'timestamp' | 'sign (seal)' | 'sign (seal, auth/login)';
+  command: 'sign' | 'sign (browser)' | 'sign B-T' | 'credentials list' | 'sign (v2)' | 'credentials list (v2)' | 'login' | 'upload' | 'upload (multipart)' | 'timestamp' | 'sign (seal)' | 'sign (seal, auth/login)' | 'sign (seal, password grant)' | 'sign (seal, JSON token)';
   errorCode: string | RegExp;
   exitCode: number;
   message: RegExp;
@@ -134,6 +139,17 @@ interface FaultCase {
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
+/** How each seal command signs in, beyond client_credentials; and the sandbox quirks its provider needs. */
+const SEAL_SIGN_IN: Partial<Record<FaultCase['command'], Record<string, string>>> = {
+  'sign (seal, auth/login)': { ESIGN_SERVICE_AUTH: 'basic' },
+  'sign (seal, password grant)': { ESIGN_SERVICE_AUTH: 'password' },
+  'sign (seal, JSON token)': { ESIGN_SERVICE_AUTH: 'client-credentials', ESIGN_TOKEN_REQUEST: 'json' },
+};
+const SEAL_QUIRKS: Partial<Record<FaultCase['command'], QuirkName[]>> = {
+  'sign (seal, password grant)': ['password-grant'],
+  'sign (seal, JSON token)': ['json-token-request'],
+};
+
 async function runCase(c: FaultCase): Promise<void> {
   const dir = await tempDir('esign-fault-');
   const configDir = join(dir, '.config');
@@ -143,7 +159,9 @@ async function runCase(c: FaultCase): Promise<void> {
   await writeFile(input, c.command === 'upload (multipart)' ? multipartBytes : pdfBytes);
   const before = sha256(await readFile(input));
   // A seal on the sandbox profile: the organization's client (or login user) and its bulk seal, no browser.
-  const seal: Record<string, string> = c.command.startsWith('sign (seal') ? { ESIGN_SERVICE_AUTH: c.command === 'sign (seal)' ? 'client-credentials' : 'basic', ESIGN_CREDENTIAL_PIN: SANDBOX_SEAL.pin } : {};
+  const seal: Record<string, string> = c.command.startsWith('sign (seal') ? { ...SEAL_SIGN_IN[c.command] ?? { ESIGN_SERVICE_AUTH: 'client-credentials' }, ESIGN_CREDENTIAL_PIN: SANDBOX_SEAL.pin } : {};
+  // The sandbox behaves as the provider the sign-in is for (password grant only, a JSON token endpoint).
+  t.sandbox.quirks.set(SEAL_QUIRKS[c.command] ?? []);
   const env: Record<string, string> = { ...t.env, ESIGN_CONFIG_DIR: configDir, ...seal, ...(c.shortTimeout ? { ESIGN_HTTP_TIMEOUT_MS: String(TIMEOUT_MS) } : {}) };
   const prefix = `case-${matrix.length}`;
   if (c.command.startsWith('upload')) {
@@ -167,6 +185,8 @@ async function runCase(c: FaultCase): Promise<void> {
     timestamp: ['--json', 'timestamp', input],
     'sign (seal)': ['--json', 'sign', '--level', 'B-B', input],
     'sign (seal, auth/login)': ['--json', 'sign', '--level', 'B-B', input],
+    'sign (seal, password grant)': ['--json', 'sign', '--level', 'B-B', input],
+    'sign (seal, JSON token)': ['--json', 'sign', '--level', 'B-B', input],
   };
   const result: CliResult = await runCli(args[c.command], { env, timeoutMs: 60_000 });
   // A delayed request reaches its handler after the client gave up on it; the last one was sent at
@@ -418,6 +438,13 @@ const CASES: FaultCase[] = [
   ...standardCases('clientCredentialsToken', 'sign (seal)', false, /signing service/),
   { call: 'clientCredentialsToken', command: 'sign (seal)', fault: 'malformed JSON', arm: inject('clientCredentialsToken', malformed('{"access_token": ')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /client credentials token request is not a JSON object/, tries: 1 },
   { call: 'clientCredentialsToken', command: 'sign (seal)', fault: 'wrong field types', arm: inject('clientCredentialsToken', malformed('{"access_token": 42, "expires_in": "soon"}')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /access_token/, tries: 1 },
+  // The password grant and a JSON token request (issue 29): the same token endpoint, never retried once sent.
+  ...standardCases('passwordToken', 'sign (seal, password grant)', false, /signing service/),
+  { call: 'passwordToken', command: 'sign (seal, password grant)', fault: 'malformed JSON', arm: inject('passwordToken', malformed('{"access_token": ')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /password grant token request is not a JSON object/, tries: 1 },
+  { call: 'passwordToken', command: 'sign (seal, password grant)', fault: 'wrong field types', arm: inject('passwordToken', malformed('{"access_token": 42, "expires_in": "soon"}')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /access_token/, tries: 1 },
+  ...standardCases('jsonToken', 'sign (seal, JSON token)', false, /signing service/),
+  { call: 'jsonToken', command: 'sign (seal, JSON token)', fault: 'malformed JSON', arm: inject('jsonToken', malformed('{"access_token": ')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /client credentials token request is not a JSON object/, tries: 1 },
+  { call: 'jsonToken', command: 'sign (seal, JSON token)', fault: 'wrong field types', arm: inject('jsonToken', malformed('{"access_token": 42, "expires_in": "soon"}')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /access_token/, tries: 1 },
   ...standardCases('authLogin', 'sign (seal, auth/login)', false, /signing service/),
   { call: 'authLogin', command: 'sign (seal, auth/login)', fault: 'malformed JSON', arm: inject('authLogin', malformed('{"access_token": ')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /auth\/login is not a JSON object/, tries: 1 },
   { call: 'authLogin', command: 'sign (seal, auth/login)', fault: 'wrong field types', arm: inject('authLogin', malformed('{"access_token": "x", "refresh_token": 7}')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /refresh_token/, tries: 1 },

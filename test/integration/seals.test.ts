@@ -192,7 +192,7 @@ describe('PIN and OTP', () => {
     expect(totp.code).toBe(3);
     expect(totp.stderr).toContain('Invalid ESIGN_TOTP_SECRET');
     expect(totp.stderr).not.toContain('not-a-secret!');
-    const auth = await runCli(['sign', file!], { env: sealEnv(shared, 'v1', { ESIGN_SERVICE_AUTH: 'password' }) });
+    const auth = await runCli(['sign', file!], { env: sealEnv(shared, 'v1', { ESIGN_SERVICE_AUTH: 'saml' }) });
     expect(auth.code).toBe(3);
     expect(auth.stderr).toContain('Invalid ESIGN_SERVICE_AUTH');
     expect(shared.sandbox.requestLog.length).toBe(before);

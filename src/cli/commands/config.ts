@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { EsignError } from '../../core/errors.js';
 import { isProfileKey, PROFILE_KEYS, type ProfileKey } from '../../core/profile.js';
+import { PROVIDER_IDS, PROVIDER_PRESETS, type ProviderPreset } from '../../core/provider-presets.js';
 import { BUILT_IN_PROFILES, ENV_PROFILE, SANDBOX_PROFILES, SERVICE_URL_KEYS, settingOrigin, type Context, type ResolvedProfile } from '../context.js';
 import { table } from '../io.js';
 import type { CommandModule } from '../command.js';
@@ -15,25 +16,33 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .description('Manage profiles. Values resolve as: flag > ESIGN_* variable > profile > default.')
     .addHelpText(
       'after',
-      `\nSettings (key, environment variable, meaning):\n${keys}\n\nSecrets are never settings: ESIGN_CLIENT_SECRET, ESIGN_TSA_PASSWORD, or a secretsFile of mode 0600\nwith CLIENT_SECRET=… and TSA_PASSWORD=… lines (the client key's passphrase: ESIGN_CLIENT_KEY_PASSPHRASE only).\nESIGN_CONFIG_DIR moves the config dir. Network: HTTPS_PROXY, HTTP_PROXY and NO_PROXY (either case; credentials\nin the proxy URL are never printed; loopback is never proxied); NODE_EXTRA_CA_CERTS works beside caFile (docs/network.md).`,
+      `\nSettings (key, environment variable, meaning):\n${keys}\n\nSecrets are never settings: ESIGN_CLIENT_SECRET, ESIGN_TSA_PASSWORD, ESIGN_SIGNING_USERNAME/ESIGN_SIGNING_PASSWORD\n(serviceAuth password or basic), ESIGN_API_KEY (with apiKeyHeader), ESIGN_TOTP_SECRET (base32, base64, otpauth://;\nforce the form with a base32: or base64: prefix), or a secretsFile of mode 0600 with CLIENT_SECRET=…, TSA_PASSWORD=…,\nSIGNING_USERNAME=…, SIGNING_PASSWORD=… and API_KEY=… lines (the client key's passphrase: ESIGN_CLIENT_KEY_PASSPHRASE only).\nSettings that contradict each other (serviceAuth password without a user, apiKeyHeader without ESIGN_API_KEY,\naccountToken without accountId…) are refused before any request.\nESIGN_CONFIG_DIR moves the config dir. Network: HTTPS_PROXY, HTTP_PROXY and NO_PROXY (either case; credentials\nin the proxy URL are never printed; loopback is never proxied); NODE_EXTRA_CA_CERTS works beside caFile (docs/network.md).`,
     );
 
   config
-    .command('init <name>')
-    .description('create a profile and make it the current one')
+    .command('init [name]')
+    .description('create a profile and make it the current one (--provider fills in a provider\'s public settings)')
     .option('--set <key=value...>', 'initial settings, e.g. --set signingBaseUrl=https://…')
-    .action((name: string, options: { set?: string[] }, command: Command) =>
+    .option('--provider <id>', 'start from a provider preset (docs/providers.md); `--provider list` lists them')
+    .action((name: string | undefined, options: { set?: string[]; provider?: string }, command: Command) =>
       run(command, async (ctx) => {
+        if (options.provider === 'list') return listPresets(ctx);
+        if (name === undefined) throw new EsignError('USAGE', 'esign config init needs a profile name.', { hint: 'esign config init NAME [--provider ID] [--set key=value…]' });
         if (BUILT_IN_PROFILES.includes(name)) throw new EsignError('USAGE', `The ${name} profile is built in.`, { hint: 'Pick another name.' });
+        const preset = options.provider === undefined ? undefined : presetOf(options.provider);
         const store = await ctx.config();
         store.createProfile(name, {});
+        for (const [key, { value }] of Object.entries(preset?.settings ?? {})) store.set(name, key, value);
         for (const pair of options.set ?? []) {
           const at = pair.indexOf('=');
           if (at <= 0) throw new EsignError('USAGE', `--set expects key=value, got ${JSON.stringify(pair)}.`);
           store.set(name, pair.slice(0, at), pair.slice(at + 1));
         }
         store.use(name);
-        ctx.io.result({ profile: name, current: true, path: store.path }, () => `Created profile ${name} (now current) in ${store.path}.`);
+        const filled = Object.keys(preset?.settings ?? {});
+        ctx.io.result({ profile: name, current: true, path: store.path, ...(preset ? { provider: options.provider, settings: filled, notes: preset.notes } : {}) }, () =>
+          [`Created profile ${name} (now current) in ${store.path}.`, ...(preset ? [`From the ${preset.name} preset: ${filled.join(', ')}.`, preset.notes] : [])].join('\n'),
+        );
       }),
     );
 
@@ -124,6 +133,24 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
       }),
     );
 };
+
+function presetOf(id: string): ProviderPreset {
+  const preset = PROVIDER_PRESETS[id];
+  if (!preset) throw new EsignError('USAGE', `There is no provider preset ${JSON.stringify(id)}.`, { hint: `Known presets: ${PROVIDER_IDS.join(', ')} (esign config init --provider list).` });
+  return preset;
+}
+
+/** `esign config init --provider list`: each preset, what it sets, and the sandbox quirks that emulate it. */
+function listPresets(ctx: Context): void {
+  const presets = PROVIDER_IDS.map((id) => {
+    const preset = PROVIDER_PRESETS[id]!;
+    const settings = Object.fromEntries(Object.entries(preset.settings).map(([key, { value }]) => [key, value]));
+    return { id, name: preset.name, settings, emulatedBy: preset.emulatedBy };
+  });
+  ctx.io.result({ presets }, () =>
+    table(['preset', 'provider', 'settings'], presets.map((preset) => [preset.id, preset.name, Object.entries(preset.settings).map(([key, value]) => `${key}=${value}`).join(' ')])),
+  );
+}
 
 const ACTIVE_BECAUSE: Record<ResolvedProfile['choice']['from'], string> = {
   flag: 'chosen by --profile',

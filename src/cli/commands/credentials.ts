@@ -167,7 +167,11 @@ async function runList(ctx: Context): Promise<void> {
   const signingService = spokenSummary(await client.protocol());
   const summaries = infos.map((info) => summarize(info, ctx.clock.now(), profile.settings.credential));
   ctx.io.result({ profile: profile.name, signingService, credentials: summaries }, () => {
-    if (summaries.length === 0) return 'No credentials: the signing service lists none for this signer.';
+    if (summaries.length === 0) {
+      const filter = profile.settings.cscClientData;
+      // Some services filter credentials/list by clientData and answer an empty list, not an error, for the wrong one.
+      return `No credentials: the signing service lists none for this signer${filter === undefined ? '' : ` with clientData ${JSON.stringify(filter)}`}. A filter may be hiding them: ${filter === undefined ? 'some providers list a kind of credential only for a clientData they name (e.g. EVCS): set ESIGN_CSC_CLIENT_DATA' : 'try another ESIGN_CSC_CLIENT_DATA (cscClientData), or unset it'}.`;
+    }
     const rows = summaries.map((s) => [
       `${s.isDefault ? '* ' : '  '}${s.credentialID}`,
       statusText(s),

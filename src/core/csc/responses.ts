@@ -345,17 +345,21 @@ export function processSendOtpResponse(status: number, body: Body): void {
 }
 
 /** `auth/login`, or a client_credentials token request: the service token, and a refresh token when one came. */
-export function processServiceSignInResponse(status: number, body: Body, operation: 'auth/login' | 'the client credentials token request'): ServiceSignIn {
+/** What to check when a sign-in without a browser is refused. */
+const SIGN_IN_HINTS = {
+  'auth/login': 'Check ESIGN_SIGNING_USERNAME and ESIGN_SIGNING_PASSWORD (or ask the provider whether auth/login is open to you).',
+  'the client credentials token request': 'Check ESIGN_CLIENT_ID and ESIGN_CLIENT_SECRET, and that the provider allows this client the client_credentials grant.',
+  'the password grant token request': 'Check ESIGN_SIGNING_USERNAME and ESIGN_SIGNING_PASSWORD, ESIGN_CLIENT_ID, and that the provider allows this client the password grant (ESIGN_CLIENT_AUTH, ESIGN_TOKEN_REQUEST).',
+} as const;
+
+export function processServiceSignInResponse(status: number, body: Body, operation: keyof typeof SIGN_IN_HINTS): ServiceSignIn {
   const parsedError = serviceError(body);
   const permanent = permanentOAuthRefusal('signing service', operation, status, parsedError.error, parsedError.description);
   if (permanent) throw permanent;
   if (status === 429 || status >= 500) throw cscError(status, body, operation);
   if (status !== 200) {
     const parsed = serviceError(body);
-    const hint =
-      operation === 'auth/login'
-        ? 'Check ESIGN_SIGNING_USERNAME and ESIGN_SIGNING_PASSWORD (or ask the provider whether auth/login is open to you).'
-        : 'Check ESIGN_CLIENT_ID and ESIGN_CLIENT_SECRET, and that the provider allows this client the client_credentials grant.';
+    const hint = SIGN_IN_HINTS[operation];
     throw new EsignError('AUTH_TOKEN_REJECTED', `The signing service refused ${operation} with HTTP ${status}${said(parsed)}.`, {
       hint,
       details: { status, error: parsed.error, error_description: parsed.description },

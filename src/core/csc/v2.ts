@@ -7,7 +7,7 @@
  */
 import { EsignError } from '../errors.js';
 import type { ServiceAuthSetting } from '../profile.js';
-import { authorizeUrlWith, CREDENTIAL_INFO_WANTED, hashAlgorithmOf, jsonRequest, type AuthorizeParams, type CredentialAuthorizeParams } from './requests.js';
+import { authorizeUrlWith, CREDENTIAL_INFO_WANTED, encodeHashes, hashAlgorithmOf, jsonRequest, type AuthorizeParams, type CredentialAuthorizeParams } from './requests.js';
 import { asObject, authorizationV2, badResponse, credentialInfoFrom, okJson, stringArray } from './responses.js';
 import { signAlgoNamesHash } from './signature.js';
 import { CSC_SIGN_ALGO_RSA, MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION, type CredentialInfo, type PreparedRequest } from './shapes.js';
@@ -31,7 +31,7 @@ export interface ServiceInfo {
 }
 
 /** `POST {base}/csc/v{1|2}/info` (no token; `{}` or `{lang}`). */
-export function buildInfoRequest(baseUrl: string, version: 1 | 2, lang?: string): PreparedRequest {
+export function buildInfoRequest(baseUrl: string, version: 0 | 1 | 2, lang?: string): PreparedRequest {
   return jsonRequest(baseUrl, `/csc/v${version}/info`, undefined, lang ? { lang } : {});
 }
 
@@ -52,8 +52,11 @@ export function processInfoResponse(status: number, body: Body): ServiceInfo | u
   return info;
 }
 
-/** The info authType each way of signing in needs (CSC v1.0.4 §11.1, v2 §8.1). */
-const AUTH_TYPE_FOR: Record<ServiceAuthSetting, string> = { browser: 'oauth2code', 'client-credentials': 'oauth2client', basic: 'basic', external: 'external' };
+/**
+ * The info authType each way of signing in needs (CSC v1.0.4 §11.1, v2 §8.1); the OAuth password
+ * grant has none (services that take it list oauth2code or nothing), so it is not checked.
+ */
+const AUTH_TYPE_FOR: Record<ServiceAuthSetting, string | undefined> = { browser: 'oauth2code', 'client-credentials': 'oauth2client', password: undefined, basic: 'basic', external: 'external' };
 /** The serviceAuth setting that uses an info authType. */
 const SETTING_FOR = Object.fromEntries(Object.entries(AUTH_TYPE_FOR).map(([setting, authType]) => [authType, setting])) as Record<string, ServiceAuthSetting | undefined>;
 
@@ -71,7 +74,7 @@ export function checkService(info: ServiceInfo, serviceAuth: ServiceAuthSetting 
     });
   }
   const authType = AUTH_TYPE_FOR[serviceAuth];
-  if (info.authTypes.length > 0 && !info.authTypes.includes(authType)) {
+  if (authType !== undefined && info.authTypes.length > 0 && !info.authTypes.includes(authType)) {
     const usable = info.authTypes.map((offered) => SETTING_FOR[offered]).filter((setting): setting is ServiceAuthSetting => setting !== undefined);
     throw new EsignError('CSC_UNSUPPORTED_SERVICE', `The signing service (CSC API ${info.specs}) offers no ${authType} sign-in (it offers ${info.authTypes.join(', ')}), which serviceAuth ${serviceAuth} needs.`, {
       hint:
@@ -97,7 +100,7 @@ export function buildAuthorizeUrlV2(params: AuthorizeParams, options: { authoriz
     return url.toString();
   }
   return authorizeUrlWith(params, (query, hashes) => {
-    query.set('hashes', hashes.map((hash) => Buffer.from(hash).toString('base64url')).join(','));
+    query.set('hashes', encodeHashes(hashes, params.hashEncoding));
     query.set('hashAlgorithmOID', hashAlgorithmOf(hashes));
   });
 }
@@ -114,8 +117,8 @@ export function credentialAuthorizationDetails(credentialID: string, hashes: Uin
 
 
 /** `credentials/list` asking for every credential's info in the same answer. */
-export function buildCredentialsListRequestV2(baseUrl: string, accessToken: string | undefined): PreparedRequest {
-  return jsonRequest(baseUrl, '/csc/v2/credentials/list', accessToken, { credentialInfo: true, ...CREDENTIAL_INFO_WANTED });
+export function buildCredentialsListRequestV2(baseUrl: string, accessToken: string | undefined, clientData?: string): PreparedRequest {
+  return jsonRequest(baseUrl, '/csc/v2/credentials/list', accessToken, { credentialInfo: true, ...CREDENTIAL_INFO_WANTED, ...(clientData === undefined ? {} : { clientData }) });
 }
 
 /**

@@ -5,8 +5,9 @@
  * one small function on one point of the service: its `info`, the chain it returns, the status it
  * reports, who calls without a token.
  */
-import { SANDBOX_ORGANIZATION, SANDBOX_SEAL } from '../deps.js';
-import type { SandboxResponse } from '../http.js';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { SANDBOX_API_KEY, SANDBOX_ORGANIZATION, SANDBOX_SEAL, SANDBOX_SECRETS } from '../deps.js';
+import { html, json, jsonBody, type SandboxRequest, type SandboxResponse } from '../http.js';
 
 /** The points of the signing service a quirk can bend. */
 interface QuirkHooks {
@@ -22,6 +23,8 @@ interface QuirkHooks {
   refusesCertInfo?: true;
   /** An answer of the signing service (`route`: `POST /csc/v1/info`, `POST /oauth2/token`…) as the provider words it. */
   answer?: (route: string, response: SandboxResponse) => SandboxResponse;
+  /** A request as the provider takes it, before routing: rewritten into what the sandbox serves, or answered at once. */
+  request?: (request: SandboxRequest) => SandboxRequest | SandboxResponse;
 }
 
 interface Quirk extends QuirkHooks {
@@ -99,7 +102,133 @@ export const QUIRKS = {
         ? withJson(response, (body) => (body['auth'] ? { ...body, auth: { ...(body['auth'] as object), mode: 'oauth2token' } } : { ...body, authMode: 'oauth2token' }))
         : response,
   },
+  'oauth-elsewhere': {
+    description: 'the OAuth server is not under the API base and info names none: /oauth2/* answers 404, the server is at {base}/login/oauth2/*',
+    source: 'jsign ESignerSigningService.java (SSL.com: login.ssl.com); valera QtspConfig ATRUST (OAuth under /csc/v1 of a v2 API)',
+    info: ({ oauth2: _oauth2, oauth2Issuer: _issuer, ...rest }) => rest,
+    request: (request) => {
+      if (request.path.startsWith('/oauth2/')) return json(404, { error: 'not_found', error_description: `no such endpoint: ${request.path}` });
+      return request.path.startsWith('/login/oauth2/') ? { ...request, path: request.path.slice('/login'.length) } : request;
+    },
+  },
+  'json-token-request': {
+    description: 'the token endpoint takes a JSON body only; a form is refused with 400',
+    source: 'SetaPDF-Signer-Addon-CSC examples/generate-token.php; jsign RESTClient.java (SSL.com); eideasy/eid-sample-app CscApiController.php',
+    request: (request) => {
+      if (!isTokenRequest(request)) return request;
+      const body = jsonBody(request);
+      if (!(request.headers['content-type'] ?? '').startsWith('application/json') || !body) return json(400, { error: 'invalid_request', error_description: 'The request body must be a JSON object.' });
+      const form = new URLSearchParams(Object.entries(body).map(([name, value]): [string, string] => [name, String(value)]));
+      return { ...request, headers: { ...request.headers, 'content-type': 'application/x-www-form-urlencoded' }, body: Buffer.from(form.toString()) };
+    },
+  },
+  'client-auth-body': {
+    description: 'the token endpoint refuses HTTP Basic client authentication and reads client_id and client_secret from the body',
+    source: 'jsign getAccessToken (SSL.com); eideasy/eid-sample-app CscApiController.php (client_secret posted in the body)',
+    request: (request) => {
+      if (!isTokenRequest(request)) return request;
+      if (request.headers['authorization']) return json(401, { error: 'invalid_client', error_description: 'Client authentication with HTTP Basic is not supported; send client_secret in the body.' });
+      const form = new URLSearchParams(request.body.toString('utf8'));
+      const [id, secret] = [form.get('client_id'), form.get('client_secret')];
+      if (!id || secret === null) return json(401, { error: 'invalid_client', error_description: 'client_id and client_secret are required in the body.' });
+      return { ...request, headers: { ...request.headers, authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}` } };
+    },
+  },
+  'password-grant': {
+    description: 'the token endpoint grants scope service to the password grant (the organization\'s user, client_id alone) and refuses client_credentials',
+    source: 'jsign ESignerSigningService.java getAccessToken (SSL.com eSigner: grant_type=password); tiddlyinstall web/sign-services.js',
+    request: (request) => {
+      if (!isTokenRequest(request)) return request;
+      const form = new URLSearchParams(request.body.toString('utf8'));
+      const grant = form.get('grant_type');
+      if (grant === 'client_credentials') return json(400, { error: 'unsupported_grant_type', error_description: 'Only grant_type=password and authorization_code are supported.' });
+      if (grant !== 'password') return request;
+      const known = form.get('client_id') === SANDBOX_SEAL.clientId && form.get('username') === SANDBOX_SEAL.username && sameText(form.get('password') ?? '', SANDBOX_SEAL.password);
+      if (!known) return json(400, { error: 'invalid_grant', error_description: 'The user name or password is wrong.' });
+      // The organization's user signs in: served as the organization's client, whatever client authentication came.
+      const served = new URLSearchParams({ grant_type: 'client_credentials', scope: 'service', client_id: SANDBOX_SEAL.clientId });
+      const basic = Buffer.from(`${SANDBOX_SEAL.clientId}:${SANDBOX_SEAL.clientSecret}`).toString('base64');
+      return { ...request, headers: { ...request.headers, 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${basic}` }, body: Buffer.from(served.toString()) };
+    },
+  },
+  'base64-authorize-hash': {
+    description: 'the authorization URL\'s hash (v1) or hashes (v2) must be standard base64, padded; base64url is refused',
+    source: 'SetaPDF-Signer-Addon-CSC examples/async-demo.php (Entrust, A-Trust, SSL.com set); eideasy/eid-sample-app CscApiController.php',
+    request: (request) => {
+      const name = request.query.has('hashes') ? 'hashes' : 'hash';
+      const text = request.query.get(name);
+      if (request.method !== 'GET' || request.path !== '/oauth2/authorize' || text === null) return request;
+      const hashes = text.split(',');
+      if (hashes.some((hash) => !/^[A-Za-z0-9+/]+={1,2}$/.test(hash))) return html(400, '<!DOCTYPE html><html><body><h1>Invalid parameter hash: standard base64 expected</h1></body></html>');
+      const query = new URLSearchParams(request.query);
+      query.set(name, hashes.map((hash) => Buffer.from(hash, 'base64').toString('base64url')).join(','));
+      return { ...request, query };
+    },
+  },
+  'v0-paths': {
+    description: 'the API is CSC "v0": /csc/v0/… with the v1.0.4 field names; /csc/v1/… answers 404',
+    source: 'jsign ESignerSigningService.java (SSL.com cs.ssl.com/csc/v0); vincent-vega/csctester (Time4Mind, GlobalSign, Transsped)',
+    info: (body) => (body['specs'] === '1.0.4.0' ? { ...body, specs: '0.1.7.9' } : body),
+    request: (request) => {
+      if (request.path.startsWith('/csc/v1/')) return json(404, { error: 'not_found', error_description: `no such endpoint: ${request.path}` });
+      return request.path.startsWith('/csc/v0/') ? { ...request, path: `/csc/v1/${request.path.slice('/csc/v0/'.length)}` } : request;
+    },
+  },
+  'account-token': {
+    description: 'the authorization server is restricted: /oauth2/authorize needs a valid account_token (§8.3.1: HS256 keyed by SHA-256 of the client secret, azp the client, iat within 10 minutes)',
+    source: 'CSC v1.0.4 §8.3.1; developer.zealid.com authorize (mandatory); vidua.nl account-tokens (Cleverbase)',
+    request: (request) => {
+      if (request.method !== 'GET' || request.path !== '/oauth2/authorize') return request;
+      const why = accountTokenFault(request.query.get('account_token'), request.query.get('client_id'));
+      return why ? html(403, `<!DOCTYPE html><html><body><h1>access_denied</h1><p>${why}</p></body></html>`) : request;
+    },
+  },
+  'client-data-filter': {
+    description: 'credentials/list answers an empty list unless clientData is "EVCS" (not an error)',
+    source: 'jsign aliases() (clientData "EVCS"); tiddlyinstall web/sign-services.js ("found on the sandbox, 2026-09-20", SSL.com)',
+    request: (request) => {
+      if (!/^\/csc\/v[0-2]\/credentials\/list$/.test(request.path) || jsonBody(request)?.['clientData'] === 'EVCS') return request;
+      return json(200, request.path.startsWith('/csc/v2/') ? { credentialIDs: [], credentialInfos: [] } : { credentialIDs: [] });
+    },
+  },
+  'api-key': {
+    description: "every API and token call needs the header x-api-key with the sandbox's API key (SANDBOX_API_KEY); without it, 401 (the browser pages need none)",
+    source: 'dev.digicert.com content-trust-api (DigiCert Document Trust Manager: x-api-key)',
+    request: (request) =>
+      request.path.startsWith('/oauth2/authorize') || sameText(request.headers['x-api-key'] ?? '', SANDBOX_API_KEY) ? request : json(401, { error: 'invalid_request', error_description: 'A valid API key is required in the x-api-key header.' }),
+  },
 } satisfies Record<string, Quirk>;
+
+function isTokenRequest(request: SandboxRequest): boolean {
+  return request.method === 'POST' && request.path === '/oauth2/token';
+}
+
+function sameText(a: string, b: string): boolean {
+  const [left, right] = [Buffer.from(a), Buffer.from(b)];
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+/** What is wrong with an account_token (§8.3.1), or undefined when it is valid for this client. */
+function accountTokenFault(token: string | null, clientId: string | null): string | undefined {
+  if (!token) return 'account_token is required';
+  const secret = [SANDBOX_SECRETS, { clientId: SANDBOX_SEAL.clientId, clientSecret: SANDBOX_SEAL.clientSecret }].find((client) => client.clientId === clientId)?.clientSecret;
+  const [header, payload, signature] = token.split('.');
+  if (!secret || !header || !payload || !signature) return 'account_token is malformed';
+  const key = createHash('sha256').update(secret).digest();
+  if (!sameText(signature, createHmac('sha256', key).update(`${header}.${payload}`).digest('base64url'))) return 'account_token signature is invalid';
+  const parsed = [header, payload].map((part) => {
+    try {
+      return JSON.parse(Buffer.from(part, 'base64url').toString('utf8')) as Record<string, unknown>;
+    } catch {
+      return {};
+    }
+  }) as [Record<string, unknown>, Record<string, unknown>];
+  const [head, claims] = parsed;
+  if (head['alg'] !== 'HS256' || head['typ'] !== 'JWT') return 'account_token header must be {typ: JWT, alg: HS256}';
+  if (typeof claims['sub'] !== 'string' || typeof claims['jti'] !== 'string' || claims['azp'] !== clientId) return 'account_token needs sub, jti and azp (the client_id)';
+  if (typeof claims['iat'] !== 'number' || Math.abs(Date.now() / 1000 - claims['iat']) > 600) return 'account_token is too old';
+  return undefined;
+}
 
 /** A JSON answer with its body changed; any other answer as it is. */
 function withJson(response: SandboxResponse, change: (body: Record<string, unknown>) => Record<string, unknown>): SandboxResponse {
@@ -133,8 +262,20 @@ export class SandboxQuirks {
     return [...this.on];
   }
 
+  /** In the order of QUIRKS, so that a request is rewritten the same way whatever order they were named in. */
   private hooks(): Quirk[] {
-    return [...this.on].map((name) => QUIRKS[name] as Quirk);
+    return QUIRK_NAMES.filter((name) => this.on.has(name)).map((name) => QUIRKS[name] as Quirk);
+  }
+
+  /** A request as the quirks switched on take it: rewritten for the sandbox's routes, or answered at once. */
+  request(request: SandboxRequest): SandboxRequest | SandboxResponse {
+    let bent: SandboxRequest = request;
+    for (const quirk of this.hooks()) {
+      const next = quirk.request?.(bent) ?? bent;
+      if ('status' in next) return next;
+      bent = next;
+    }
+    return bent;
   }
 
   info(body: Record<string, unknown>): Record<string, unknown> {
