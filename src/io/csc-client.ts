@@ -12,6 +12,7 @@ import {
   buildCredentialsAuthorizeRequest,
   buildCredentialsInfoRequest,
   buildCredentialsListRequest,
+  buildExtendTransactionRequest,
   buildSendOtpRequest,
   buildSignHashRequest,
   buildTokenRequest,
@@ -19,16 +20,16 @@ import {
   type AuthorizeParams,
 } from '../core/csc/requests.js';
 import {
-  badResponse,
   processAuthorizeResponse,
   processCredentialsInfoResponse,
   processCredentialsListResponse,
+  processExtendTransactionResponse,
   processSendOtpResponse,
   refusedAfterFreshSignIn,
   processSignHashResponse,
   processTokenResponse,
 } from '../core/csc/responses.js';
-import { MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION, SERVICE_TOKEN_LIFETIME_S, type CredentialInfo, type PreparedRequest } from '../core/csc/shapes.js';
+import { MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION, SERVICE_TOKEN_LIFETIME_S, type CredentialAuthorization, type CredentialInfo, type PreparedRequest } from '../core/csc/shapes.js';
 import {
   buildAuthorizeUrlV2,
   buildCredentialsAuthorizeRequestV2,
@@ -44,13 +45,15 @@ import {
   type ServiceInfo,
 } from '../core/csc/v2.js';
 import type { CscVersionSetting, ServiceAuthSetting } from '../core/profile.js';
-import { processAuthorizationServerMetadata, authorizationServerMetadataUrl, type AuthorizationServer } from '../core/csc/oauth-metadata.js';
+import type { AuthorizationServer } from '../core/csc/oauth-metadata.js';
+import { oauthServerOf, readIssuerMetadata } from './csc-oauth-server.js';
 import { codeChallengeS256, verifierFromBytes } from '../core/oidc/pkce.js';
 import { assertCertificateCurrent, signingTerms } from '../core/csc/signature.js';
 import { acceptedSignatureValue, schemeLabel, type DigestName } from '../core/cms/algorithms.js';
-import { assertSecureUrl, type HttpClient, type HttpResponse } from './http.js';
+import type { HttpClient, HttpResponse } from './http.js';
 import { isFresh, type TokenStore } from './token-store.js';
 import { signInStrategy, type SignInStrategy } from './csc-sign-in.js';
+import { sadOfApproval, signWithCurrentSad } from './csc-sad-renewal.js';
 
 /** One browser step, as `Context.authorize` runs it through the loopback receiver. */
 export type BrowserAuthorize = (request: {
@@ -138,6 +141,8 @@ export class CscClient implements RemoteSigner {
   private oauth2BaseUrl: string | undefined;
   /** v2: the endpoints of an OAuth server named by its RFC 8414 issuer. */
   private oauth2Server: AuthorizationServer | undefined;
+  /** The methods the service's info lists. */
+  private methods: string[] = [];
 
   private readonly signIn: SignInStrategy;
 
@@ -189,9 +194,10 @@ export class CscClient implements RemoteSigner {
   /** A service's info: the methods and sign-in esign needs are offered (else refused by name), and where its OAuth server is. */
   private async useInfo(info: ServiceInfo): Promise<void> {
     checkService(info, this.signIn.setting);
+    this.methods = info.methods;
     if (this.signIn.setting === 'external') return;
     if (info.oauth2) this.oauth2BaseUrl = oauthServerOf(info.oauth2);
-    else if (info.oauth2Issuer && this.signIn.setting !== 'basic') this.oauth2Server = await this.readIssuerMetadata(info.oauth2Issuer);
+    else if (info.oauth2Issuer && this.signIn.setting !== 'basic') this.oauth2Server = await readIssuerMetadata(this.options.http, info.oauth2Issuer);
   }
 
   private async speaksV2(): Promise<boolean> {
@@ -312,11 +318,22 @@ export class CscClient implements RemoteSigner {
     for (let start = 0; start < hashes.length; start += size) {
       const batch = hashes.slice(start, start + size);
       await this.serviceToken();
-      const sad = credential.authMode === 'oauth2code' ? (await this.approveInBrowser(credential, batch)).accessToken : await this.authorizeCredential(credential, batch);
-      const signed = await this.signWithSad(credential, batch, sad, start);
+      const signed = await signWithCurrentSad({
+        authorize: async () => (credential.authMode === 'oauth2code' ? sadOfApproval(await this.approveInBrowser(credential, batch)) : this.authorizeCredential(credential, batch)),
+        extend: this.methods.includes('credentials/extendTransaction') && !(await this.speaksV2()) ? (sad) => this.extendTransaction(credential, batch, sad) : undefined,
+        sign: (sad) => this.signWithSad(credential, batch, sad, start),
+      });
       signatures.push(...signed);
     }
     return signatures;
+  }
+
+  /** credentials/extendTransaction (v1.0.4 §11.7): a new SAD for the batch before the current one lapses. */
+  private extendTransaction(credential: SigningCredential, hashes: Uint8Array[], sad: string): Promise<CredentialAuthorization> {
+    const { baseUrl } = this.options;
+    return this.withServiceToken((token) =>
+      this.call(buildExtendTransactionRequest({ baseUrl, accessToken: token, credentialID: credential.credentialID, sad, hashes }), 'never', processExtendTransactionResponse),
+    );
   }
 
   private approveInBrowser(credential: SigningCredential, batch: Uint8Array[]) {
@@ -332,18 +349,17 @@ export class CscClient implements RemoteSigner {
    * the PIN and the OTP. A computed OTP refused (a service takes each code once) is tried once more
    * with the next time step's; a wrong PIN is never sent twice.
    */
-  private async authorizeCredential(credential: SigningCredential, hashes: Uint8Array[]): Promise<string> {
+  private async authorizeCredential(credential: SigningCredential, hashes: Uint8Array[]): Promise<CredentialAuthorization> {
     const factors = credential.authMode === 'explicit' ? this.factors() : undefined;
     const pin = await factors?.pin(credential);
-    const attempt = async (again: boolean): Promise<string> => {
+    const attempt = async (again: boolean): Promise<CredentialAuthorization> => {
       if (credential.authMode === 'explicit' && credential.otp?.type === 'online') await this.sendOtp(credential);
       const otp = await factors?.otp(credential, again);
       const v2 = await this.speaksV2();
-      const authorized = await this.withServiceToken((token) => {
+      return this.withServiceToken((token) => {
         const params = { baseUrl: this.options.baseUrl, accessToken: token, credentialID: credential.credentialID, hashes, ...(pin === undefined ? {} : { pin }), ...(otp === undefined ? {} : { otp }) };
         return this.call(v2 ? buildCredentialsAuthorizeRequestV2(params) : buildCredentialsAuthorizeRequest(params), 'never', processAuthorizeResponse);
       });
-      return authorized.sad;
     };
     try {
       return await attempt(false);
@@ -485,13 +501,6 @@ export class CscClient implements RemoteSigner {
     return this.oauth2Server?.tokenEndpoint ?? endpoint(this.oauth2BaseUrl ?? this.options.baseUrl, '/oauth2/token');
   }
 
-  /** RFC 8414: the authorization server's metadata, its issuer checked against the one named. */
-  private async readIssuerMetadata(issuer: string): Promise<AuthorizationServer> {
-    const url = authorizationServerMetadataUrl(oauthServerOf(issuer));
-    const response = await this.options.http.request({ method: 'GET', url, headers: { accept: 'application/json' }, retry: 'idempotent', service: SERVICE });
-    return processAuthorizationServerMetadata(response.status, response.body, issuer);
-  }
-
   private async cacheServiceToken(token: { accessToken: string; expiresIn?: number }): Promise<string> {
     const expiresIn = token.expiresIn ?? SERVICE_TOKEN_LIFETIME_S;
     await this.options.tokens.set(this.options.tokenKey, {
@@ -574,16 +583,4 @@ export class CscClient implements RemoteSigner {
 /** `signAlgo` and, for RSASSA-PSS, `signAlgoParams` of a credential's signHash calls. */
 function signHashAlgorithm(credential: SigningCredential): { signAlgo: string; signAlgoParams?: string } {
   return { signAlgo: credential.signAlgorithm, ...(credential.signAlgorithmParams ? { signAlgoParams: credential.signAlgorithmParams } : {}) };
-}
-
-/**
- * The OAuth 2.0 server a service's info names: https://, or http:// on loopback only. Some give the
- * full `…/oauth2/authorize` URL for the base URI: it is trimmed to its base.
- */
-function oauthServerOf(url: string): string {
-  try {
-    return assertSecureUrl(url.replace(/\/oauth2\/authorize\/?$/, ''), 'OAuth 2.0 server').toString();
-  } catch (error) {
-    throw badResponse('info', `names an OAuth 2.0 server esign will not use (${(error as Error).message.replace(/\.$/, '')})`);
-  }
 }

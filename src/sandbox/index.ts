@@ -132,8 +132,9 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       if (applied) return applied;
       const started = process.hrtime.bigint();
       try {
-        const answer = await route.handler(request);
-        return prefix === 'signing' || prefix === 'signing-v2' ? quirks.answer(`${route.method} ${path}`, answer) : answer;
+        if (prefix !== 'signing' && prefix !== 'signing-v2') return await route.handler(request);
+        const read = quirks.request(`${route.method} ${path}`, request);
+        return quirks.answer(`${route.method} ${path}`, 'path' in read ? await route.handler(read) : read);
       } finally {
         const time = serviceTime.get(prefix) ?? { calls: 0, ms: 0 };
         serviceTime.set(prefix, { calls: time.calls + 1, ms: time.ms + Number(process.hrtime.bigint() - started) / 1e6 });

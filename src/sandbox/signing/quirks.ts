@@ -6,7 +6,13 @@
  * reports, who calls without a token.
  */
 import { SANDBOX_ORGANIZATION, SANDBOX_SEAL } from '../deps.js';
-import type { SandboxResponse } from '../http.js';
+
+/** The seals' PIN under the quirk leading-zero-pin: all digits, a leading zero. */
+export const LEADING_ZERO_PIN = `0${SANDBOX_SEAL.pin}`;
+/** Under the quirk odd-credential-ids, the sandbox's credential ID X is shown as `eu/X +1`. */
+const ODD_PREFIX = 'eu/';
+const ODD_SUFFIX = ' +1';
+import { json, jsonBody, type SandboxRequest, type SandboxResponse } from '../http.js';
 
 /** The points of the signing service a quirk can bend. */
 interface QuirkHooks {
@@ -22,6 +28,14 @@ interface QuirkHooks {
   refusesCertInfo?: true;
   /** An answer of the signing service (`route`: `POST /csc/v1/info`, `POST /oauth2/token`…) as the provider words it. */
   answer?: (route: string, response: SandboxResponse) => SandboxResponse;
+  /** A request to the signing service as the provider reads it, or its refusal. */
+  request?: (route: string, request: SandboxRequest) => SandboxRequest | SandboxResponse;
+  /** How long SADs live, in seconds (the specification sample's 300 when no quirk says). */
+  sadLifetimeS?: number;
+  /** Service tokens are revoked after this many calls (401 invalid_token). */
+  tokenUses?: number;
+  /** Where the RFC 8414 metadata of an `oauth2Issuer` is served: `appended` after the issuer's path, not inserted before it. */
+  issuerMetadata?: 'appended';
 }
 
 interface Quirk extends QuirkHooks {
@@ -99,7 +113,91 @@ export const QUIRKS = {
         ? withJson(response, (body) => (body['auth'] ? { ...body, auth: { ...(body['auth'] as object), mode: 'oauth2token' } } : { ...body, authMode: 'oauth2token' }))
         : response,
   },
+  'short-sad': {
+    description: 'SADs (credentials/authorize, extendTransaction, v2 credential tokens) live 5 s: expiresIn 5',
+    source: 'CSC v1.0.4 §11.7 (extendTransaction "when signature operations take longer than allowed by the expiresIn value"); Time4Mind csctester extend_test; DigiCert DTM',
+    sadLifetimeS: 5,
+  },
+  'revokes-tokens': {
+    description: 'a service token is revoked after 3 calls: the next answers 401 invalid_token',
+    source: 'RFC 6750 §3.1 (invalid_token: "revoked"); CSC v1.0.4 §11.3 auth/revoke',
+    tokenUses: 3,
+  },
+  'lowercase-token-type': {
+    description: 'token answers say token_type "bearer" ("sad" for v1 credential tokens), and calls must use the scheme "Bearer" exactly',
+    source: 'CSC v1.0.4 §8.3.2 token_type SAD; a-sit-plus/valera SigningService.kt builds "${tokenType} ${accessToken}"',
+    answer: (route, response) => (/ \/oauth2\/token$| \/csc\/v\d\/auth\/login$/.test(route) ? withJson(response, (body) => ({ ...body, token_type: String(body['token_type']).toLowerCase() })) : response),
+    request: (route, request) => {
+      const scheme = /^(\S+)\s/.exec(request.headers['authorization'] ?? '')?.[1];
+      return route.includes(' /csc/') && scheme !== undefined && scheme !== 'Bearer' && scheme !== 'Basic'
+        ? json(401, { error: 'invalid_token', error_description: `Unknown authorization scheme ${scheme}` })
+        : request;
+    },
+  },
+  'issuer-metadata-appended': {
+    description: 'v2 info names its OAuth server only by oauth2Issuer, whose RFC 8414 metadata is at {issuer}/.well-known/oauth-authorization-server (appended), not path-inserted',
+    source: 'eu-digital-identity-wallet eudi-lib-jvm-rqes-kt DefaultAuthorizationServerMetadataResolver.kt ("CommonDeviation")',
+    info: (body) => (String(body['specs']).startsWith('2') && typeof body['oauth2'] === 'string' ? withoutOauth2(body) : body),
+    issuerMetadata: 'appended',
+  },
+  'issuer-only': {
+    description: 'v2 info names its OAuth server only by oauth2Issuer (RFC 8414 metadata, path-inserted), with no oauth2 base URI',
+    source: 'CSC v2.0.0.2 §11.1 (oauth2Issuer); RFC 8414 §3.1',
+    info: (body) => (String(body['specs']).startsWith('2') && typeof body['oauth2'] === 'string' ? withoutOauth2(body) : body),
+  },
+  'odd-credential-ids': {
+    description: `credential IDs hold "/", "+" and a space (each sandbox ID X is shown as ${JSON.stringify(oddCredentialID('X'))})`,
+    source: 'certomancer-csc-dummy README (testing-ca/signer1); jsign docs (SSL.com UUIDs); CSC v1.0.4 §11.4 (credentialID: String)',
+    answer: (_route, response) => withJson(response, (body) => mapCredentialIDs(body, oddCredentialID) as Record<string, unknown>),
+    request: (_route, request) => {
+      const body = jsonBody(request);
+      const query = new URLSearchParams(request.query);
+      const id = query.get('credentialID');
+      if (id !== null) query.set('credentialID', plainCredentialID(id));
+      const details = query.get('authorization_details');
+      if (details !== null) query.set('authorization_details', JSON.stringify(mapCredentialIDs(JSON.parse(details), plainCredentialID)));
+      return { ...request, query, ...(body ? { body: Buffer.from(JSON.stringify(mapCredentialIDs(body, plainCredentialID))) } : {}) };
+    },
+  },
+  'leading-zero-pin': {
+    description: `the seals' PIN is ${LEADING_ZERO_PIN} (format N, a leading zero); a PIN that is not a JSON string is refused`,
+    source: 'CSC v1.0.4 §11.6 (PIN: String) and §11.5 (PIN format "N"): a numeric PIN, whose leading zero a JSON number would lose',
+    request: (route, request) => {
+      const body = route.endsWith('/credentials/authorize') ? jsonBody(request) : undefined;
+      if (!body) return request;
+      // The sandbox's seals check their own PIN: the quirk's PIN stands for it, and the old one no longer opens them.
+      const own = (pin: unknown) => (pin === LEADING_ZERO_PIN ? SANDBOX_SEAL.pin : pin === SANDBOX_SEAL.pin ? 'not-the-pin' : pin);
+      const authData = Array.isArray(body['authData']) ? body['authData'].map((item: Record<string, unknown>) => (item?.['id'] === 'PIN' ? { ...item, value: own(item['value']) } : item)) : body['authData'];
+      const read = { ...body, ...(body['PIN'] === undefined ? {} : { PIN: own(body['PIN']) }), ...(authData === undefined ? {} : { authData }) };
+      return { ...request, body: Buffer.from(JSON.stringify(read)) };
+    },
+  },
 } satisfies Record<string, Quirk>;
+
+function withoutOauth2(body: Record<string, unknown>): Record<string, unknown> {
+  const { oauth2, ...rest } = body;
+  return { ...rest, oauth2Issuer: String(oauth2) };
+}
+
+function oddCredentialID(id: string): string {
+  return `${ODD_PREFIX}${id}${ODD_SUFFIX}`;
+}
+/** The sandbox's own ID of an odd one; anything else (a wrong ID) unchanged, for the service to refuse. */
+function plainCredentialID(id: string): string {
+  return id.startsWith(ODD_PREFIX) && id.endsWith(ODD_SUFFIX) ? id.slice(ODD_PREFIX.length, -ODD_SUFFIX.length) : `unknown:${id}`;
+}
+
+/** `credentialID` members and `credentialIDs` arrays, wherever they are in a JSON value, mapped. */
+function mapCredentialIDs(value: unknown, map: (id: string) => string): unknown {
+  if (Array.isArray(value)) return value.map((item) => mapCredentialIDs(item, map));
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [
+      key,
+      key === 'credentialID' && typeof item === 'string' ? map(item) : key === 'credentialIDs' && Array.isArray(item) ? item.map((id) => (typeof id === 'string' ? map(id) : id)) : mapCredentialIDs(item, map),
+    ]),
+  );
+}
 
 /** A JSON answer with its body changed; any other answer as it is. */
 function withJson(response: SandboxResponse, change: (body: Record<string, unknown>) => Record<string, unknown>): SandboxResponse {
@@ -156,6 +254,29 @@ export class SandboxQuirks {
 
   get refusesCertInfo(): boolean {
     return this.hooks().some((quirk) => quirk.refusesCertInfo);
+  }
+
+  /** A request as the quirks switched on read it, or their refusal of it. */
+  request(route: string, request: SandboxRequest): SandboxRequest | SandboxResponse {
+    let current = request;
+    for (const quirk of this.hooks()) {
+      const read = quirk.request?.(route, current) ?? current;
+      if (!('path' in read)) return read;
+      current = read;
+    }
+    return current;
+  }
+
+  get sadLifetimeS(): number | undefined {
+    return this.hooks().find((quirk) => quirk.sadLifetimeS)?.sadLifetimeS;
+  }
+
+  get tokenUses(): number | undefined {
+    return this.hooks().find((quirk) => quirk.tokenUses)?.tokenUses;
+  }
+
+  get issuerMetadata(): 'appended' | undefined {
+    return this.hooks().find((quirk) => quirk.issuerMetadata)?.issuerMetadata;
   }
 
   get caller(): { user: string; clientId: string } | undefined {
