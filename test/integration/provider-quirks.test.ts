@@ -7,7 +7,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_SEAL as seal } from '../../src/sandbox/deps.js';
-import { LEADING_ZERO_PIN, type QuirkName } from '../../src/sandbox/signing/quirks.js';
+import { LEADING_ZERO_PIN, oddCredentialID as odd, type QuirkName } from '../../src/sandbox/signing/quirks.js';
 import { runCli } from '../helpers/run-cli.js';
 import { sealEnv as sealEnvOf, startTestSandbox, type Dialect, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -174,27 +174,6 @@ async function batchInputs(): Promise<string[]> {
   return files;
 }
 
-/** Quirks a signing run gets through as it is; `unknown-auth-mode` is refused by design (below). */
-const TOLERATED: QuirkName[] = ['no-cert-info', 'chain-without-root', 'signer-only', 'html-errors', 'error-with-200', 'no-expires-in', 'empty-authorization-details', 'list-without-infos', 'oauth2-authorize-url', 'expired-enabled', 'external'];
-
-describe.each(DIALECTS)('every quirk: credentials list and info, and a batch needing several authorizations (CSC %s)', (dialect) => {
-  it.each(TOLERATED)('%s', async (quirk) => {
-    quirks(quirk);
-    const files = await batchInputs();
-    const env = sealEnv(dialect, { ESIGN_CSC_MAX_SIGNATURES: '2', ...(quirk === 'external' ? { ESIGN_SERVICE_AUTH: 'external', ESIGN_CLIENT_SECRET: undefined } : {}) });
-    const listed = await runCli(['credentials', 'list', '--json'], { env });
-    expect(listed.code, listed.stderr).toBe(0);
-    expect(listed.stdout).toContain(seal.pinOnlyCredentialID);
-    const info = await runCli(['credentials', 'info', seal.pinOnlyCredentialID, '--json'], { env });
-    expect(info.code, info.stderr).toBe(0);
-    const before = shared.sandbox.requestLog.length;
-    const run = await runCli(['sign', '--json', ...files], { env });
-    expect(run.code, run.stderr).toBe(0);
-    expect(calls(before, /credentials\/authorize/)).toBe(2);
-    await opensslJudges(run.jsonLines<{ input: string; output: string }>());
-  });
-});
-
 describe.each(DIALECTS)('tolerated without any setting (CSC %s)', (dialect) => {
   it('an error body that is not JSON: one line with the HTTP status and its first bytes, exit 6, no stack', async () => {
     quirks('html-errors');
@@ -343,8 +322,6 @@ describe('oauth2Issuer resolved in both RFC 8414 forms (CSC v2)', () => {
 });
 
 describe.each(DIALECTS)('credential IDs holding "/", "+" and spaces (CSC %s)', (dialect) => {
-  const odd = (id: string) => `eu/${id} +1`;
-
   it('are listed, looked up and signed with as they are (JSON bodies, the authorize URL of a browser approval)', async () => {
     quirks('odd-credential-ids');
     const env = sealEnv(dialect, { ESIGN_CREDENTIAL: odd(seal.pinOnlyCredentialID), ESIGN_CONFIG_DIR: await tempDir() });
@@ -358,5 +335,23 @@ describe.each(DIALECTS)('credential IDs holding "/", "+" and spaces (CSC %s)', (
     const run = await runCli(['--auto-approve', 'sign', '--credential', odd('alice-rsa2048'), '--json', ...(await inputs())], { env: browser });
     expect(run.code, run.stderr).toBe(0);
     await opensslJudges(run.jsonLines<{ input: string; output: string }>());
+  });
+
+  it('are kept from --prepare to --complete in the split flow (the state, the approval URL)', async () => {
+    quirks('odd-credential-ids');
+    const [pdf] = await inputs();
+    const state = join(await tempDir(), 'state.json');
+    const env = { ...shared.env, ESIGN_PROFILE: dialect === 'v2' ? 'sandbox-v2' : 'sandbox', ESIGN_CONFIG_DIR: await tempDir() };
+    const prepare = (...extra: string[]) => runCli(['--json', 'sign', '--prepare', '--state', state, '--credential', odd('alice-rsa2048'), ...extra, pdf!], { env });
+    const { signInUrl } = (await prepare()).json<{ signInUrl: string }>();
+    const prepared = await prepare('--redirect-url', (await fetch(signInUrl, { redirect: 'manual' })).headers.get('location')!);
+    expect(prepared.code, prepared.stderr).toBe(0);
+    const [approval] = prepared.json<{ approvals: Array<{ authorizationUrl: string }> }>().approvals;
+    expect(new URL(approval!.authorizationUrl).searchParams.get('credentialID')).toBe(odd('alice-rsa2048'));
+    const code = new URL((await fetch(approval!.authorizationUrl, { redirect: 'manual' })).headers.get('location')!).searchParams.get('code')!;
+    expect(code).toBeTruthy();
+    const completed = await runCli(['--json', 'sign', '--complete', '--state', state, '--code', code], { env });
+    expect(completed.code, completed.stderr).toBe(0);
+    await opensslJudges(completed.jsonLines<{ input: string; output: string }>());
   });
 });

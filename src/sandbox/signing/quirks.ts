@@ -179,7 +179,7 @@ function withoutOauth2(body: Record<string, unknown>): Record<string, unknown> {
   return { ...rest, oauth2Issuer: String(oauth2) };
 }
 
-function oddCredentialID(id: string): string {
+export function oddCredentialID(id: string): string {
   return `${ODD_PREFIX}${id}${ODD_SUFFIX}`;
 }
 /** The sandbox's own ID of an odd one; anything else (a wrong ID) unchanged, for the service to refuse. */
