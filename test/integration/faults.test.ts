@@ -367,12 +367,13 @@ const CASES: FaultCase[] = [
   {
     call: 'v2SignHash',
     command: 'sign (v2)',
-    fault: 'refused: SAD expired',
-    arm: inject('v2SignHash', { kind: 'status', status: 400, body: JSON.stringify({ error: 'invalid_request', error_description: 'SAD expired' }) }),
+    // An expired SAD is authorized once more (a second approval) and signHash made again; a second expiry stops.
+    fault: 'refused: SAD expired, twice',
+    arm: inject('v2SignHash', { kind: 'status', status: 400, body: JSON.stringify({ error: 'invalid_request', error_description: 'SAD expired' }) }, 2),
     errorCode: 'CSC_SAD_EXPIRED',
     exitCode: 6,
     message: /SAD expired/,
-    tries: 1,
+    tries: 2,
   },
   forgedSignature('v2SignHash', 'sign (v2)'),
 
