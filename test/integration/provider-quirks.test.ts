@@ -233,6 +233,12 @@ describe.each(DIALECTS)('a SAD about to expire mid-batch is renewed (CSC %s)', (
     expect(calls(before, /credentials\/extendTransaction$/)).toBe(dialect === 'v1' ? 2 : 0);
     expect(calls(before, /signatures\/signHash$/)).toBe(2);
     await opensslJudges(run.jsonLines<{ input: string; output: string }>());
+    // A browser approval's SAD (the access token of scope credential) is extended the same way.
+    const browserBefore = shared.sandbox.requestLog.length;
+    const browser = await runCli(['--auto-approve', 'sign', '--json', ...(await inputs())], { env: { ...shared.env, ESIGN_PROFILE: dialect === 'v2' ? 'sandbox-v2' : 'sandbox', ESIGN_CONFIG_DIR: await tempDir() } });
+    expect(browser.code, browser.stderr).toBe(0);
+    expect(calls(browserBefore, /credentials\/extendTransaction$/)).toBe(dialect === 'v1' ? 1 : 0);
+    await opensslJudges(browser.jsonLines<{ input: string; output: string }>());
   });
 
   it('a SAD that lapses before its signHash is answered: one new authorization, then the batch goes on', async () => {
