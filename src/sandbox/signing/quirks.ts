@@ -155,7 +155,8 @@ export const QUIRKS = {
       const id = query.get('credentialID');
       if (id !== null) query.set('credentialID', plainCredentialID(id));
       const details = query.get('authorization_details');
-      if (details !== null) query.set('authorization_details', JSON.stringify(mapCredentialIDs(JSON.parse(details), plainCredentialID)));
+      const parsed = details === null ? undefined : parsedJson(details);
+      if (parsed !== undefined) query.set('authorization_details', JSON.stringify(mapCredentialIDs(parsed, plainCredentialID)));
       return { ...request, query, ...(body ? { body: Buffer.from(JSON.stringify(mapCredentialIDs(body, plainCredentialID))) } : {}) };
     },
   },
@@ -174,6 +175,15 @@ export const QUIRKS = {
   },
 } satisfies Record<string, Quirk>;
 
+/** JSON text parsed; undefined when it is not JSON (the service refuses it as it is). */
+function parsedJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
 function withoutOauth2(body: Record<string, unknown>): Record<string, unknown> {
   const { oauth2, ...rest } = body;
   return { ...rest, oauth2Issuer: String(oauth2) };
@@ -182,7 +192,7 @@ function withoutOauth2(body: Record<string, unknown>): Record<string, unknown> {
 export function oddCredentialID(id: string): string {
   return `${ODD_PREFIX}${id}${ODD_SUFFIX}`;
 }
-/** The sandbox's own ID of an odd one; anything else (a wrong ID) unchanged, for the service to refuse. */
+/** The sandbox's own ID of an odd one; anything else (the plain ID, a wrong one) made unknown, for the service to refuse. */
 function plainCredentialID(id: string): string {
   return id.startsWith(ODD_PREFIX) && id.endsWith(ODD_SUFFIX) ? id.slice(ODD_PREFIX.length, -ODD_SUFFIX.length) : `unknown:${id}`;
 }
