@@ -12,6 +12,7 @@ import {
   buildCredentialsAuthorizeRequest,
   buildCredentialsInfoRequest,
   buildCredentialsListRequest,
+  buildExtendTransactionRequest,
   buildSendOtpRequest,
   buildSignHashRequest,
   buildTokenRequest,
@@ -21,12 +22,13 @@ import {
   processAuthorizeResponse,
   processCredentialsInfoResponse,
   processCredentialsListResponse,
+  processExtendTransactionResponse,
   processSendOtpResponse,
   refusedAfterFreshSignIn,
   processSignHashResponse,
   processTokenResponse,
 } from '../core/csc/responses.js';
-import { MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION, SERVICE_TOKEN_LIFETIME_S, type CredentialInfo, type PreparedRequest } from '../core/csc/shapes.js';
+import { MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION, SERVICE_TOKEN_LIFETIME_S, type CredentialAuthorization, type CredentialInfo, type PreparedRequest } from '../core/csc/shapes.js';
 import {
   buildAuthorizeUrlV2,
   buildCredentialsAuthorizeRequestV2,
@@ -42,14 +44,14 @@ import {
   type ServiceInfo,
 } from '../core/csc/v2.js';
 import type { CscVersionSetting, ServiceAuthSetting } from '../core/profile.js';
-import { processAuthorizationServerMetadata, authorizationServerMetadataUrl, type AuthorizationServer } from '../core/csc/oauth-metadata.js';
-import { OAuthEndpoints, oauthServerOf, type OAuthSettings } from './csc-oauth-endpoints.js';
+import { OAuthEndpoints, readIssuerMetadata, type OAuthSettings } from './csc-oauth-endpoints.js';
 import { codeChallengeS256, verifierFromBytes } from '../core/oidc/pkce.js';
 import { assertCertificateCurrent, signingTerms } from '../core/csc/signature.js';
 import { acceptedSignatureValue, schemeLabel, type DigestName } from '../core/cms/algorithms.js';
 import type { HttpClient, HttpResponse } from './http.js';
 import { isFresh, type TokenStore } from './token-store.js';
 import { signInStrategy, type SignInStrategy } from './csc-sign-in.js';
+import { sadOfApproval, signWithCurrentSad } from './csc-sad-renewal.js';
 
 /** One browser step, as `Context.authorize` runs it through the loopback receiver. */
 export type BrowserAuthorize = (request: {
@@ -143,6 +145,8 @@ export class CscClient implements RemoteSigner {
   private readonly oauth: OAuthEndpoints;
   /** The v1.0.4 paths: `/csc/v1/`, or `/csc/v0/` (cscVersion 0). */
   private readonly pathVersion: 0 | 1;
+  /** The methods the service's info lists. */
+  private methods: string[] = [];
 
   private readonly signIn: SignInStrategy;
 
@@ -194,9 +198,10 @@ export class CscClient implements RemoteSigner {
   /** A service's info: the methods and sign-in esign needs are offered (else refused by name), and where its OAuth server is. */
   private async useInfo(info: ServiceInfo): Promise<void> {
     checkService(info, this.signIn.setting);
+    this.methods = info.methods;
     if (this.signIn.setting === 'external' || this.oauth.setByProfile) return;
     if (info.oauth2) this.oauth.useInfoBase(info.oauth2);
-    else if (info.oauth2Issuer && this.signIn.setting !== 'basic') this.oauth.useMetadata(await this.readIssuerMetadata(info.oauth2Issuer));
+    else if (info.oauth2Issuer && this.signIn.setting !== 'basic') this.oauth.useMetadata(await readIssuerMetadata(this.options.http, info.oauth2Issuer));
   }
 
   private async speaksV2(): Promise<boolean> {
@@ -318,11 +323,22 @@ export class CscClient implements RemoteSigner {
     for (let start = 0; start < hashes.length; start += size) {
       const batch = hashes.slice(start, start + size);
       await this.serviceToken();
-      const sad = credential.authMode === 'oauth2code' ? (await this.approveInBrowser(credential, batch)).accessToken : await this.authorizeCredential(credential, batch);
-      const signed = await this.signWithSad(credential, batch, sad, start);
+      const signed = await signWithCurrentSad({
+        authorize: async () => (credential.authMode === 'oauth2code' ? sadOfApproval(await this.approveInBrowser(credential, batch)) : this.authorizeCredential(credential, batch)),
+        extend: this.methods.includes('credentials/extendTransaction') && !(await this.speaksV2()) ? (sad) => this.extendTransaction(credential, batch, sad) : undefined,
+        sign: (sad) => this.signWithSad(credential, batch, sad, start),
+      });
       signatures.push(...signed);
     }
     return signatures;
+  }
+
+  /** credentials/extendTransaction (v1.0.4 §11.7): a new SAD for the batch before the current one lapses. */
+  private extendTransaction(credential: SigningCredential, hashes: Uint8Array[], sad: string): Promise<CredentialAuthorization> {
+    const { baseUrl } = this.options;
+    return this.withServiceToken((token) =>
+      this.call(buildExtendTransactionRequest({ baseUrl, pathVersion: this.pathVersion, accessToken: token, credentialID: credential.credentialID, sad, hashes }), 'never', processExtendTransactionResponse),
+    );
   }
 
   private approveInBrowser(credential: SigningCredential, batch: Uint8Array[]) {
@@ -338,18 +354,17 @@ export class CscClient implements RemoteSigner {
    * the PIN and the OTP. A computed OTP refused (a service takes each code once) is tried once more
    * with the next time step's; a wrong PIN is never sent twice.
    */
-  private async authorizeCredential(credential: SigningCredential, hashes: Uint8Array[]): Promise<string> {
+  private async authorizeCredential(credential: SigningCredential, hashes: Uint8Array[]): Promise<CredentialAuthorization> {
     const factors = credential.authMode === 'explicit' ? this.factors() : undefined;
     const pin = await factors?.pin(credential);
-    const attempt = async (again: boolean): Promise<string> => {
+    const attempt = async (again: boolean): Promise<CredentialAuthorization> => {
       if (credential.authMode === 'explicit' && credential.otp?.type === 'online') await this.sendOtp(credential);
       const otp = await factors?.otp(credential, again);
       const v2 = await this.speaksV2();
-      const authorized = await this.withServiceToken((token) => {
+      return this.withServiceToken((token) => {
         const params = { baseUrl: this.options.baseUrl, pathVersion: this.pathVersion, accessToken: token, credentialID: credential.credentialID, hashes, ...(pin === undefined ? {} : { pin }), ...(otp === undefined ? {} : { otp }) };
         return this.call(v2 ? buildCredentialsAuthorizeRequestV2(params) : buildCredentialsAuthorizeRequest(params), 'never', processAuthorizeResponse);
       });
-      return authorized.sad;
     };
     try {
       return await attempt(false);
@@ -484,13 +499,6 @@ export class CscClient implements RemoteSigner {
   /** Exchanges the code of a sign-in begun with `startServiceSignIn`, and caches the service token. */
   async finishServiceSignIn(code: string, redirectUri: string, codeVerifier: string): Promise<void> {
     await this.cacheServiceToken(await this.exchangeCode(code, redirectUri, codeVerifier, 'Bearer'));
-  }
-
-  /** RFC 8414: the authorization server's metadata, its issuer checked against the one named. */
-  private async readIssuerMetadata(issuer: string): Promise<AuthorizationServer> {
-    const url = authorizationServerMetadataUrl(oauthServerOf(issuer));
-    const response = await this.options.http.request({ method: 'GET', url, headers: { accept: 'application/json' }, retry: 'idempotent', service: SERVICE });
-    return processAuthorizationServerMetadata(response.status, response.body, issuer);
   }
 
   private async cacheServiceToken(token: { accessToken: string; expiresIn?: number }): Promise<string> {

@@ -9,10 +9,10 @@ import { randomUUID } from 'node:crypto';
 import { EsignError } from '../core/errors.js';
 import type { Clock } from '../core/ports.js';
 import type { ClientAuthSetting, HashEncodingSetting, TokenRequestSetting } from '../core/profile.js';
-import type { AuthorizationServer } from '../core/csc/oauth-metadata.js';
+import { authorizationServerMetadataUrls, processAuthorizationServerMetadata, type AuthorizationServer } from '../core/csc/oauth-metadata.js';
 import { buildAccountToken, endpoint, type TokenEndpoint } from '../core/csc/requests.js';
 import { badResponse } from '../core/csc/responses.js';
-import { assertSecureUrl } from './http.js';
+import { assertSecureUrl, type HttpClient } from './http.js';
 
 /** A provider's OAuth settings; every one optional, the specification's way when absent. */
 export interface OAuthSettings {
@@ -109,4 +109,13 @@ export function oauthServerOf(url: string): string {
   } catch (error) {
     throw badResponse('info', `names an OAuth 2.0 server esign will not use (${(error as Error).message.replace(/\.$/, '')})`);
   }
+}
+
+/** RFC 8414: the metadata, path-inserted first, then appended after a 404; its issuer checked against the one named. */
+export async function readIssuerMetadata(http: HttpClient, issuer: string): Promise<AuthorizationServer> {
+  const [first, ...others] = authorizationServerMetadataUrls(oauthServerOf(issuer));
+  const ask = (url: string) => http.request({ method: 'GET', url, headers: { accept: 'application/json' }, retry: 'idempotent', service: 'signing service' });
+  let response = await ask(first!);
+  for (const url of others) if (response.status === 404) response = await ask(url);
+  return processAuthorizationServerMetadata(response.status, response.body, issuer);
 }

@@ -42,6 +42,8 @@ const ROUTES = {
   jsonToken: 'signing POST /oauth2/token',
   authLogin: 'signing POST /csc/v1/auth/login',
   credentialsAuthorize: 'signing POST /csc/v1/credentials/authorize',
+  /** Called when a SAD lapses within 10 s (the sandbox's quirk short-sad makes every SAD do). */
+  extendTransaction: 'signing POST /csc/v1/credentials/extendTransaction',
   list: 'signing POST /csc/v1/credentials/list',
   info: 'signing POST /csc/v1/credentials/info',
   authorize: 'signing GET /oauth2/authorize',
@@ -96,6 +98,7 @@ beforeAll(async () => {
 
 afterEach(async () => {
   t.sandbox.faults.clear();
+  t.sandbox.quirks.set([]);
   s3Proxy.faults.length = 0;
   storageControl(t.sandbox).s3.url = s3Proxy.url;
   // Switches a case armed but did not use must not reach the next case.
@@ -249,6 +252,17 @@ function standardCases(call: CallName, command: FaultCase['command'], idempotent
   ];
 }
 
+/** The case with the sandbox's SADs living 5 s, so that esign extends each before its signHash. */
+function withShortSads(c: FaultCase): FaultCase {
+  return {
+    ...c,
+    arm: async (env) => {
+      t.sandbox.quirks.set(['short-sad']);
+      await c.arm(env);
+    },
+  };
+}
+
 /** signHash answers a signature value that does not verify with the credential's certificate. */
 function forgedSignature(call: CallName, command: FaultCase['command']): FaultCase {
   const forged = JSON.stringify({ signatures: [Buffer.alloc(256, 7).toString('base64')] });
@@ -373,12 +387,13 @@ const CASES: FaultCase[] = [
   {
     call: 'v2SignHash',
     command: 'sign (v2)',
-    fault: 'refused: SAD expired',
-    arm: inject('v2SignHash', { kind: 'status', status: 400, body: JSON.stringify({ error: 'invalid_request', error_description: 'SAD expired' }) }),
+    // An expired SAD is authorized once more (a second approval) and signHash made again; a second expiry stops.
+    fault: 'refused: SAD expired, twice',
+    arm: inject('v2SignHash', { kind: 'status', status: 400, body: JSON.stringify({ error: 'invalid_request', error_description: 'SAD expired' }) }, 2),
     errorCode: 'CSC_SAD_EXPIRED',
     exitCode: 6,
     message: /SAD expired/,
-    tries: 1,
+    tries: 2,
   },
   forgedSignature('v2SignHash', 'sign (v2)'),
 
@@ -451,6 +466,12 @@ const CASES: FaultCase[] = [
   ...standardCases('credentialsAuthorize', 'sign (seal)', false, /signing service/),
   { call: 'credentialsAuthorize', command: 'sign (seal)', fault: 'malformed JSON', arm: inject('credentialsAuthorize', malformed('{"SAD": ')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /credentials\/authorize/, tries: 1 },
   { call: 'credentialsAuthorize', command: 'sign (seal)', fault: 'wrong field types', arm: inject('credentialsAuthorize', malformed('{"SAD": 42, "expiresIn": "later"}')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /credentials\/authorize has no SAD/, tries: 1 },
+  // credentials/extendTransaction (v1.0.4 §11.7; never retried: it spends the SAD it extends), with SADs of 5 s.
+  ...standardCases('extendTransaction', 'sign (seal)', false, /signing service/).map((c) => withShortSads(c)),
+  withShortSads({ call: 'extendTransaction', command: 'sign (seal)', fault: 'malformed JSON', arm: inject('extendTransaction', malformed('{"SAD": ')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /credentials\/extendTransaction is not a JSON object/, tries: 1 }),
+  withShortSads({ call: 'extendTransaction', command: 'sign (seal)', fault: 'wrong field types', arm: inject('extendTransaction', malformed('{"SAD": 42, "expiresIn": "later"}')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /credentials\/extendTransaction has no SAD/, tries: 1 }),
+  // A service token refused (401 invalid_token) is renewed once; refused again, the run stops.
+  { call: 'signHash', command: 'sign (seal)', fault: 'HTTP 401 invalid_token, twice', arm: inject('signHash', { kind: 'status', status: 401, body: JSON.stringify({ error: 'invalid_token', error_description: 'The access token was revoked.' }) }, 2), errorCode: 'CSC_METHOD_REFUSED', exitCode: 6, message: /refused signHash to this client even with the service token it had just issued/, tries: 2 },
 
   // S3 PUT, through a fault proxy: the SDK's retries follow DESIGN §4 (PutObject of a whole object is
   // idempotent): 3 tries on reset, time-out, 429, 502 and 503; a 500 (the malformed XML comes with one) once.

@@ -7,7 +7,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_SEAL as seal } from '../../src/sandbox/deps.js';
-import type { QuirkName } from '../../src/sandbox/signing/quirks.js';
+import { LEADING_ZERO_PIN, oddCredentialID as odd, type QuirkName } from '../../src/sandbox/signing/quirks.js';
 import { runCli } from '../helpers/run-cli.js';
 import { sealEnv as sealEnvOf, startTestSandbox, type Dialect, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -163,31 +163,16 @@ async function opensslJudges(outputs: Array<{ input: string; output: string }>):
   }
 }
 
-/** Quirks a signing run gets through as it is; `unknown-auth-mode` is refused by design (below). */
-const TOLERATED: QuirkName[] = ['no-cert-info', 'chain-without-root', 'signer-only', 'html-errors', 'error-with-200', 'no-expires-in', 'empty-authorization-details', 'list-without-infos', 'oauth2-authorize-url', 'expired-enabled', 'external'];
-
-describe.each(DIALECTS)('every quirk: credentials list and info, and a batch needing several authorizations (CSC %s)', (dialect) => {
-  it.each(TOLERATED)('%s', async (quirk) => {
-    quirks(quirk);
-    const dir = await tempDir();
-    const files = [join(dir, 'a.pdf'), join(dir, 'notes.txt'), join(dir, 'b.pdf')];
-    const sample = await readFile(new URL('../../samples/contract.pdf', import.meta.url));
-    await writeFile(files[0]!, sample);
-    await writeFile(files[1]!, 'release notes\n');
-    await writeFile(files[2]!, sample);
-    const env = sealEnv(dialect, { ESIGN_CSC_MAX_SIGNATURES: '2', ...(quirk === 'external' ? { ESIGN_SERVICE_AUTH: 'external', ESIGN_CLIENT_SECRET: undefined } : {}) });
-    const listed = await runCli(['credentials', 'list', '--json'], { env });
-    expect(listed.code, listed.stderr).toBe(0);
-    expect(listed.stdout).toContain(seal.pinOnlyCredentialID);
-    const info = await runCli(['credentials', 'info', seal.pinOnlyCredentialID, '--json'], { env });
-    expect(info.code, info.stderr).toBe(0);
-    const before = shared.sandbox.requestLog.length;
-    const run = await runCli(['sign', '--json', ...files], { env });
-    expect(run.code, run.stderr).toBe(0);
-    expect(calls(before, /credentials\/authorize/)).toBe(2);
-    await opensslJudges(run.jsonLines<{ input: string; output: string }>());
-  });
-});
+/** Three inputs (a PDF, a text file for a .p7s, a PDF): with ESIGN_CSC_MAX_SIGNATURES 2, two authorizations. */
+async function batchInputs(): Promise<string[]> {
+  const dir = await tempDir();
+  const files = [join(dir, 'a.pdf'), join(dir, 'notes.txt'), join(dir, 'b.pdf')];
+  const sample = await readFile(new URL('../../samples/contract.pdf', import.meta.url));
+  await writeFile(files[0]!, sample);
+  await writeFile(files[1]!, 'release notes\n');
+  await writeFile(files[2]!, sample);
+  return files;
+}
 
 describe.each(DIALECTS)('tolerated without any setting (CSC %s)', (dialect) => {
   it('an error body that is not JSON: one line with the HTTP status and its first bytes, exit 6, no stack', async () => {
@@ -231,5 +216,148 @@ describe('a v2 credentials/list without the credentialInfos asked for', () => {
     const listed = run.json<{ credentials: Array<{ credentialID: string }> }>();
     expect(listed.credentials.length).toBeGreaterThan(1);
     expect(calls(before, /^signing-v2 POST \/csc\/v2\/credentials\/info$/)).toBe(listed.credentials.length);
+  });
+});
+
+const SIGN_HASH: Record<Dialect, string> = { v1: 'signing POST /csc/v1/signatures/signHash', v2: 'signing-v2 POST /csc/v2/signatures/signHash' };
+
+describe.each(DIALECTS)('a SAD about to expire mid-batch is renewed (CSC %s)', (dialect) => {
+  const env = () => sealEnv(dialect, { ESIGN_CSC_MAX_SIGNATURES: '2' });
+
+  it(`SADs of 5 s: ${dialect === 'v1' ? 'extended with credentials/extendTransaction before each signHash' : 'v2 lists no extendTransaction, so nothing is extended'}; the batch is signed`, async () => {
+    quirks('short-sad');
+    const before = shared.sandbox.requestLog.length;
+    const run = await runCli(['sign', '--json', ...(await batchInputs())], { env: env() });
+    expect(run.code, run.stderr).toBe(0);
+    expect(calls(before, /credentials\/authorize$/)).toBe(2);
+    expect(calls(before, /credentials\/extendTransaction$/)).toBe(dialect === 'v1' ? 2 : 0);
+    expect(calls(before, /signatures\/signHash$/)).toBe(2);
+    await opensslJudges(run.jsonLines<{ input: string; output: string }>());
+    // A browser approval's SAD (the access token of scope credential) is extended the same way.
+    const browserBefore = shared.sandbox.requestLog.length;
+    const browser = await runCli(['--auto-approve', 'sign', '--json', ...(await inputs())], { env: { ...shared.env, ESIGN_PROFILE: dialect === 'v2' ? 'sandbox-v2' : 'sandbox', ESIGN_CONFIG_DIR: await tempDir() } });
+    expect(browser.code, browser.stderr).toBe(0);
+    expect(calls(browserBefore, /credentials\/extendTransaction$/)).toBe(dialect === 'v1' ? 1 : 0);
+    await opensslJudges(browser.jsonLines<{ input: string; output: string }>());
+  });
+
+  it('a SAD that lapses before its signHash is answered: one new authorization, then the batch goes on', async () => {
+    quirks('short-sad');
+    shared.sandbox.faults.inject({ route: SIGN_HASH[dialect], fault: { kind: 'delay', ms: 5500 }, times: 1 });
+    const before = shared.sandbox.requestLog.length;
+    const run = await runCli(['sign', '--json', ...(await batchInputs())], { env: env() });
+    expect(run.code, run.stderr).toBe(0);
+    expect(calls(before, /credentials\/authorize$/)).toBe(3);
+    expect(calls(before, /signatures\/signHash$/)).toBe(3);
+    await opensslJudges(run.jsonLines<{ input: string; output: string }>());
+  }, 60_000);
+
+  it.runIf(dialect === 'v2')('a second lapse fails in one line, nothing written', async () => {
+    quirks('short-sad');
+    shared.sandbox.faults.inject({ route: SIGN_HASH[dialect], fault: { kind: 'delay', ms: 5500 }, times: 2 });
+    const [pdf] = await batchInputs();
+    const run = await runCli(['sign', pdf!], { env: env() });
+    expect(run.code).toBe(6);
+    expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^esign: The signature authorization \(SAD\) expired before signHash \(invalid_request: SAD expired\)/);
+    expect(run.stderr).not.toMatch(/^\s+at /m);
+  }, 60_000);
+});
+
+describe.each(DIALECTS)('a service token rejected mid-batch (CSC %s)', (dialect) => {
+  it.each<[string, Record<string, string | undefined>]>([
+    ['client credentials', {}],
+    ['auth/login', { ESIGN_SERVICE_AUTH: 'basic', ESIGN_SIGNING_USERNAME: seal.username, ESIGN_SIGNING_PASSWORD: seal.password, ESIGN_CLIENT_SECRET: undefined }],
+  ])('%s: signed in once more at each 401 invalid_token, and the batch goes on', async (_way, extra) => {
+    quirks('revokes-tokens');
+    const env = sealEnv(dialect, { ESIGN_CSC_MAX_SIGNATURES: '1', ESIGN_CONFIG_DIR: await tempDir(), ...extra });
+    const before = shared.sandbox.requestLog.length;
+    const run = await runCli(['sign', '--json', ...(await batchInputs())], { env });
+    expect(run.code, run.stderr).toBe(0);
+    expect(calls(before, /oauth2\/token$|auth\/login$/)).toBeGreaterThan(1);
+    expect(calls(before, /signatures\/signHash$/)).toBeGreaterThanOrEqual(3);
+    await opensslJudges(run.jsonLines<{ input: string; output: string }>());
+  });
+
+  it('a fresh token rejected too: one line naming the call, no third sign-in', async () => {
+    const invalidToken = JSON.stringify({ error: 'invalid_token', error_description: 'The access token was revoked.' });
+    shared.sandbox.faults.inject({ route: SIGN_HASH[dialect], fault: { kind: 'status', status: 401, body: invalidToken }, times: 2 });
+    const env = sealEnv(dialect, { ESIGN_CONFIG_DIR: await tempDir() });
+    const [pdf] = await batchInputs();
+    const before = shared.sandbox.requestLog.length;
+    const run = await runCli(['sign', pdf!], { env });
+    expect(run.code).not.toBe(0);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(run.stderr).toContain('refused signHash to this client even with the service token it had just issued (invalid_token: The access token was revoked.)');
+    expect(calls(before, /oauth2\/token$/)).toBe(2);
+  });
+});
+
+describe.each(DIALECTS)('token_type is never the HTTP authentication scheme (CSC %s)', (dialect) => {
+  it('token answers say "bearer" (and "sad"); every call still says Bearer, which the quirk insists on', async () => {
+    quirks('lowercase-token-type');
+    await signsAndVerifies(sealEnv(dialect, { ESIGN_CONFIG_DIR: await tempDir() }));
+    const browser = { ...shared.env, ESIGN_PROFILE: dialect === 'v2' ? 'sandbox-v2' : 'sandbox', ESIGN_CONFIG_DIR: await tempDir() };
+    const files = await inputs();
+    const run = await runCli(['--auto-approve', 'sign', '--json', ...files], { env: browser });
+    expect(run.code, run.stderr).toBe(0);
+    await opensslJudges(run.jsonLines<{ input: string; output: string }>());
+  });
+});
+
+describe.each(DIALECTS)('PINs go out as JSON strings (CSC %s)', (dialect) => {
+  it(`an all-digit PIN with a leading zero (${LEADING_ZERO_PIN}) opens the seal; the sandbox refuses a PIN that is not a string`, async () => {
+    quirks('leading-zero-pin');
+    await signsAndVerifies(sealEnv(dialect, { ESIGN_CREDENTIAL_PIN: LEADING_ZERO_PIN, ESIGN_CONFIG_DIR: await tempDir() }));
+  });
+});
+
+describe('oauth2Issuer resolved in both RFC 8414 forms (CSC v2)', () => {
+  it.each<[QuirkName, RegExp]>([
+    ['issuer-only', /^\.well-known GET \/oauth-authorization-server\/signing-v2$/],
+    ['issuer-metadata-appended', /^signing-v2 GET \/\.well-known\/oauth-authorization-server$/],
+  ])('%s: the token endpoint (client credentials) and the authorize endpoint (a browser) come from the metadata', async (quirk, metadataRoute) => {
+    quirks(quirk);
+    const before = shared.sandbox.requestLog.length;
+    await signsAndVerifies(sealEnv('v2', { ESIGN_CONFIG_DIR: await tempDir() }));
+    const run = await runCli(['--auto-approve', 'sign', '--json', ...(await inputs())], { env: { ...shared.env, ESIGN_PROFILE: 'sandbox-v2', ESIGN_CONFIG_DIR: await tempDir() } });
+    expect(run.code, run.stderr).toBe(0);
+    await opensslJudges(run.jsonLines<{ input: string; output: string }>());
+    expect(calls(before, metadataRoute)).toBeGreaterThan(0);
+    if (quirk === 'issuer-metadata-appended') expect(calls(before, /^\.well-known GET \/oauth-authorization-server\/signing-v2$/)).toBeGreaterThan(0);
+  });
+});
+
+describe.each(DIALECTS)('credential IDs holding "/", "+" and spaces (CSC %s)', (dialect) => {
+  it('are listed, looked up and signed with as they are (JSON bodies, the authorize URL of a browser approval)', async () => {
+    quirks('odd-credential-ids');
+    const env = sealEnv(dialect, { ESIGN_CREDENTIAL: odd(seal.pinOnlyCredentialID), ESIGN_CONFIG_DIR: await tempDir() });
+    const listed = await runCli(['credentials', 'list', '--json'], { env });
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain(JSON.stringify(odd(seal.pinOnlyCredentialID)));
+    const info = await runCli(['credentials', 'info', odd(seal.pinOnlyCredentialID), '--json'], { env });
+    expect(info.code, info.stderr).toBe(0);
+    await signsAndVerifies(env);
+    const browser = { ...shared.env, ESIGN_PROFILE: dialect === 'v2' ? 'sandbox-v2' : 'sandbox', ESIGN_CONFIG_DIR: await tempDir() };
+    const run = await runCli(['--auto-approve', 'sign', '--credential', odd('alice-rsa2048'), '--json', ...(await inputs())], { env: browser });
+    expect(run.code, run.stderr).toBe(0);
+    await opensslJudges(run.jsonLines<{ input: string; output: string }>());
+  });
+
+  it('are kept from --prepare to --complete in the split flow (the state, the approval URL)', async () => {
+    quirks('odd-credential-ids');
+    const [pdf] = await inputs();
+    const state = join(await tempDir(), 'state.json');
+    const env = { ...shared.env, ESIGN_PROFILE: dialect === 'v2' ? 'sandbox-v2' : 'sandbox', ESIGN_CONFIG_DIR: await tempDir() };
+    const prepare = (...extra: string[]) => runCli(['--json', 'sign', '--prepare', '--state', state, '--credential', odd('alice-rsa2048'), ...extra, pdf!], { env });
+    const { signInUrl } = (await prepare()).json<{ signInUrl: string }>();
+    const prepared = await prepare('--redirect-url', (await fetch(signInUrl, { redirect: 'manual' })).headers.get('location')!);
+    expect(prepared.code, prepared.stderr).toBe(0);
+    const [approval] = prepared.json<{ approvals: Array<{ authorizationUrl: string }> }>().approvals;
+    expect(new URL(approval!.authorizationUrl).searchParams.get('credentialID')).toBe(odd('alice-rsa2048'));
+    const code = new URL((await fetch(approval!.authorizationUrl, { redirect: 'manual' })).headers.get('location')!).searchParams.get('code')!;
+    expect(code).toBeTruthy();
+    const completed = await runCli(['--json', 'sign', '--complete', '--state', state, '--code', code], { env });
+    expect(completed.code, completed.stderr).toBe(0);
+    await opensslJudges(completed.jsonLines<{ input: string; output: string }>());
   });
 });

@@ -518,19 +518,21 @@ describe('the client on v2: what goes on the wire', () => {
   ])('a v2 refusal "%s" is %s, with the service’s words in the message', async (description, code) => {
     const { client } = makeTestClient({ baseUrl: base, dir: dir.dir });
     const credential = await client.signingCredential('alice-rsa2048');
-    sandbox.faults.inject({ route: 'signing-v2 POST /csc/v2/signatures/signHash', fault: { kind: 'status', status: 400, body: JSON.stringify({ error: 'invalid_request', error_description: description }) } });
+    // An expired SAD gets one new approval and signHash once more: expired twice, it is reported.
+    const times = code === 'CSC_SAD_EXPIRED' ? 2 : 1;
+    sandbox.faults.inject({ route: 'signing-v2 POST /csc/v2/signatures/signHash', fault: { kind: 'status', status: 400, body: JSON.stringify({ error: 'invalid_request', error_description: description }) }, times });
     const error = (await codeOf(client.signHashes(credential, [digest('refused')]))) as EsignError;
     expect(error.code).toBe(code);
     expect(error.message).toContain(description);
   });
 
-  it('with the SAD as the Bearer token, a 401 is the SAD refused: CSC_SAD_EXPIRED, and no new sign-in', async () => {
+  it('with the SAD as the Bearer token, a 401 is the SAD refused: CSC_SAD_EXPIRED, approved once more, and no new sign-in', async () => {
     const { client, steps } = makeTestClient({ baseUrl: base, dir: dir.dir, extra: { sadAsBearer: true } });
     const credential = await client.signingCredential('alice-rsa2048');
-    sandbox.faults.inject({ route: 'signing-v2 POST /csc/v2/signatures/signHash', fault: { kind: 'status', status: 401, body: JSON.stringify({ error: 'invalid_token', error_description: 'SAD expired' }) } });
+    sandbox.faults.inject({ route: 'signing-v2 POST /csc/v2/signatures/signHash', fault: { kind: 'status', status: 401, body: JSON.stringify({ error: 'invalid_token', error_description: 'SAD expired' }) }, times: 2 });
     const error = (await codeOf(client.signHashes(credential, [digest('bearer sad')]))) as EsignError;
     expect(error.code).toBe('CSC_SAD_EXPIRED');
-    expect(steps).toEqual(['sign-in to the signing service', 'approval of 1 signature with alice-rsa2048']);
+    expect(steps).toEqual(['sign-in to the signing service', 'approval of 1 signature with alice-rsa2048', 'approval of 1 signature with alice-rsa2048']);
   });
 
   it('refuses a credential that names no RSA PKCS#1 v1.5 algorithm before any approval', async () => {

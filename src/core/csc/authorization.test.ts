@@ -1,7 +1,7 @@
 import { TOTP, Secret } from 'otpauth';
 import { describe, expect, it } from 'vitest';
 import { errorOf } from '../../../test/helpers/esign-error.js';
-import { authorizationServerMetadataUrl, processAuthorizationServerMetadata } from './oauth-metadata.js';
+import { authorizationServerMetadataUrls, processAuthorizationServerMetadata } from './oauth-metadata.js';
 import { buildAuthLoginRequest, buildClientCredentialsTokenRequest, buildCredentialsAuthorizeRequest, buildSendOtpRequest } from './requests.js';
 import { authorizationV1, authorizationV2, processAuthorizeResponse, processSendOtpResponse, processServiceSignInResponse } from './responses.js';
 import { parseTotpSecret } from './totp.js';
@@ -98,8 +98,12 @@ describe('credentials/authorize, sendOTP, auth/login and client credentials on t
 });
 
 describe('RFC 8414 metadata of an oauth2Issuer', () => {
-  it('lives under /.well-known/oauth-authorization-server before the issuer path, and must name the same issuer', () => {
-    expect(authorizationServerMetadataUrl('https://as.example/tenant/1/')).toBe('https://as.example/.well-known/oauth-authorization-server/tenant/1');
+  it('lives under /.well-known/oauth-authorization-server before the issuer path (then after it), and must name the same issuer', () => {
+    expect(authorizationServerMetadataUrls('https://as.example/tenant/1/')).toEqual([
+      'https://as.example/.well-known/oauth-authorization-server/tenant/1',
+      'https://as.example/tenant/1/.well-known/oauth-authorization-server',
+    ]);
+    expect(authorizationServerMetadataUrls('https://as.example')).toEqual(['https://as.example/.well-known/oauth-authorization-server']);
     const body = { issuer: 'https://as.example', authorization_endpoint: 'https://as.example/authorize', token_endpoint: 'https://as.example/token' };
     expect(processAuthorizationServerMetadata(200, JSON.stringify(body), 'https://as.example')).toEqual({ issuer: 'https://as.example', authorizationEndpoint: 'https://as.example/authorize', tokenEndpoint: 'https://as.example/token' });
     expect(errorOf(() => processAuthorizationServerMetadata(200, JSON.stringify({ ...body, issuer: 'https://evil.example' }), 'https://as.example'))?.code).toBe('CSC_BAD_RESPONSE');

@@ -10,11 +10,16 @@ export interface AuthorizationServer {
   tokenEndpoint: string;
 }
 
-/** §3.1: `/.well-known/oauth-authorization-server` goes between the host and the issuer's path. */
-export function authorizationServerMetadataUrl(issuer: string): string {
+/**
+ * Where to ask, in order: §3.1 puts `/.well-known/oauth-authorization-server` between the host and
+ * the issuer's path; some servers publish it after the path instead (the form OpenID Connect
+ * Discovery uses), so that is asked next. An issuer without a path has one place.
+ */
+export function authorizationServerMetadataUrls(issuer: string): string[] {
   const url = new URL(issuer);
   const path = url.pathname.replace(/\/+$/, '');
-  return `${url.origin}/.well-known/oauth-authorization-server${path}`;
+  const inserted = `${url.origin}/.well-known/oauth-authorization-server${path}`;
+  return path === '' ? [inserted] : [inserted, `${url.origin}${path}/.well-known/oauth-authorization-server`];
 }
 
 /** §3.3: the issuer in the metadata must be the one asked for, to the character; the endpoints https (or loopback http). */

@@ -185,6 +185,13 @@ export function buildCredentialsAuthorizeRequest(params: CredentialAuthorizePara
   return jsonRequest(params.baseUrl, `/csc/v${params.pathVersion ?? 1}/credentials/authorize`, params.accessToken, body);
 }
 
+/** `POST {base}/csc/v1/credentials/extendTransaction` (v1.0.4 §11.7; `/csc/v0/` for cscVersion 0): a new SAD for the current one, bound to the hashes (standard base64). */
+export function buildExtendTransactionRequest(params: { baseUrl: string; pathVersion?: CscPathVersion; accessToken: string | undefined; credentialID: string; sad: string; hashes: Uint8Array[] }): PreparedRequest {
+  checkHashes(params.hashes, MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION);
+  const body = { credentialID: params.credentialID, hash: params.hashes.map((hash) => Buffer.from(hash).toString('base64')), SAD: params.sad };
+  return jsonRequest(params.baseUrl, `/csc/v${params.pathVersion ?? 1}/credentials/extendTransaction`, params.accessToken, body);
+}
+
 /** `POST {base}/csc/v{1|2}/credentials/sendOTP` (§11.8). */
 export function buildSendOtpRequest(baseUrl: string, version: CscPathVersion | 2, accessToken: string | undefined, credentialID: string): PreparedRequest {
   return jsonRequest(baseUrl, `/csc/v${version}/credentials/sendOTP`, accessToken, { credentialID });

@@ -297,11 +297,20 @@ export function decodeBase64(text: string, operation: string, what: string): Uin
 /** `credentials/authorize` (v1 and v2): the SAD, and its lifetime when said. */
 export function processAuthorizeResponse(status: number, body: Body): CredentialAuthorization {
   if (status !== 200 || errorIn(body)) throw authorizeError(status, body);
-  const object = okJson(status, body, 'credentials/authorize');
+  return sadOf(okJson(status, body, 'credentials/authorize'), 'credentials/authorize');
+}
+
+/** The answer of credentials/extendTransaction (v1.0.4 §11.7): the new SAD, and its lifetime when said. */
+export function processExtendTransactionResponse(status: number, body: Body): CredentialAuthorization {
+  if (status !== 200 || errorIn(body)) throw cscError(status, body, 'credentials/extendTransaction');
+  return sadOf(okJson(status, body, 'credentials/extendTransaction'), 'credentials/extendTransaction');
+}
+
+function sadOf(object: Record<string, unknown>, operation: string): CredentialAuthorization {
   const sad = object['SAD'];
-  if (typeof sad !== 'string' || sad === '') throw badResponse('credentials/authorize', 'has no SAD');
+  if (typeof sad !== 'string' || sad === '') throw badResponse(operation, 'has no SAD');
   const expiresIn = object['expiresIn'] === undefined ? undefined : integerField(object['expiresIn']);
-  if (object['expiresIn'] !== undefined && expiresIn === undefined) throw badResponse('credentials/authorize', 'has an expiresIn that is not a number of seconds');
+  if (object['expiresIn'] !== undefined && expiresIn === undefined) throw badResponse(operation, 'has an expiresIn that is not a number of seconds');
   return expiresIn === undefined ? { sad } : { sad, expiresIn };
 }
 

@@ -18,6 +18,8 @@ export const MAX_STATE_BYTES = 255;
 export const SHA256_LENGTH = 32;
 export const SERVICE_TOKEN_LIFETIME_S = 3600;
 export const SAD_LIFETIME_S = 300;
+/** v1.0.4 §11.6, §11.7: a SAD whose expiresIn is omitted lives 3600 s. */
+export const SAD_DEFAULT_LIFETIME_S = 3600;
 
 export type CscScope = 'service' | 'credential';
 

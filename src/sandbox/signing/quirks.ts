@@ -9,6 +9,12 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { SANDBOX_API_KEY, SANDBOX_ORGANIZATION, SANDBOX_SEAL, SANDBOX_SECRETS } from '../deps.js';
 import { html, json, jsonBody, type SandboxRequest, type SandboxResponse } from '../http.js';
 
+/** The seals' PIN under the quirk leading-zero-pin: all digits, a leading zero. */
+export const LEADING_ZERO_PIN = `0${SANDBOX_SEAL.pin}`;
+/** Under the quirk odd-credential-ids, the sandbox's credential ID X is shown as `eu/X +1`. */
+const ODD_PREFIX = 'eu/';
+const ODD_SUFFIX = ' +1';
+
 /** The points of the signing service a quirk can bend. */
 interface QuirkHooks {
   /** The body of `info` (both dialects). */
@@ -25,6 +31,14 @@ interface QuirkHooks {
   answer?: (route: string, response: SandboxResponse) => SandboxResponse;
   /** A request as the provider takes it, before routing: rewritten into what the sandbox serves, or answered at once. */
   request?: (request: SandboxRequest) => SandboxRequest | SandboxResponse;
+  /** A routed request (`route`: `POST /csc/v1/credentials/authorize`…) as the provider reads it, or its refusal. */
+  routed?: (route: string, request: SandboxRequest) => SandboxRequest | SandboxResponse;
+  /** How long SADs live, in seconds (the specification sample's 300 when no quirk says). */
+  sadLifetimeS?: number;
+  /** Service tokens are revoked after this many calls (401 invalid_token). */
+  tokenUses?: number;
+  /** Where the RFC 8414 metadata of an `oauth2Issuer` is served: `appended` after the issuer's path, not inserted before it. */
+  issuerMetadata?: 'appended';
 }
 
 interface Quirk extends QuirkHooks {
@@ -197,6 +211,66 @@ export const QUIRKS = {
     request: (request) =>
       request.path.startsWith('/oauth2/authorize') || sameText(request.headers['x-api-key'] ?? '', SANDBOX_API_KEY) ? request : json(401, { error: 'invalid_request', error_description: 'A valid API key is required in the x-api-key header.' }),
   },
+  'short-sad': {
+    description: 'SADs (credentials/authorize, extendTransaction, v2 credential tokens) live 5 s: expiresIn 5',
+    source: 'CSC v1.0.4 §11.7 (extendTransaction "when signature operations take longer than allowed by the expiresIn value"); Time4Mind csctester extend_test; DigiCert DTM',
+    sadLifetimeS: 5,
+  },
+  'revokes-tokens': {
+    description: 'a service token is revoked after 3 calls: the next answers 401 invalid_token',
+    source: 'RFC 6750 §3.1 (invalid_token: "revoked"); CSC v1.0.4 §11.3 auth/revoke',
+    tokenUses: 3,
+  },
+  'lowercase-token-type': {
+    description: 'token answers say token_type "bearer" ("sad" for v1 credential tokens), and calls must use the scheme "Bearer" exactly',
+    source: 'CSC v1.0.4 §8.3.2 token_type SAD; a-sit-plus/valera SigningService.kt builds "${tokenType} ${accessToken}"',
+    answer: (route, response) => (/ \/oauth2\/token$| \/csc\/v\d\/auth\/login$/.test(route) ? withJson(response, (body) => ({ ...body, token_type: String(body['token_type']).toLowerCase() })) : response),
+    routed: (route, request) => {
+      const scheme = /^(\S+)\s/.exec(request.headers['authorization'] ?? '')?.[1];
+      return route.includes(' /csc/') && scheme !== undefined && scheme !== 'Bearer' && scheme !== 'Basic'
+        ? json(401, { error: 'invalid_token', error_description: `Unknown authorization scheme ${scheme}` })
+        : request;
+    },
+  },
+  'issuer-metadata-appended': {
+    description: 'v2 info names its OAuth server only by oauth2Issuer, whose RFC 8414 metadata is at {issuer}/.well-known/oauth-authorization-server (appended), not path-inserted',
+    source: 'eu-digital-identity-wallet eudi-lib-jvm-rqes-kt DefaultAuthorizationServerMetadataResolver.kt ("CommonDeviation")',
+    info: (body) => (String(body['specs']).startsWith('2') && typeof body['oauth2'] === 'string' ? withoutOauth2(body) : body),
+    issuerMetadata: 'appended',
+  },
+  'issuer-only': {
+    description: 'v2 info names its OAuth server only by oauth2Issuer (RFC 8414 metadata, path-inserted), with no oauth2 base URI',
+    source: 'CSC v2.0.0.2 §11.1 (oauth2Issuer); RFC 8414 §3.1',
+    info: (body) => (String(body['specs']).startsWith('2') && typeof body['oauth2'] === 'string' ? withoutOauth2(body) : body),
+  },
+  'odd-credential-ids': {
+    description: `credential IDs hold "/", "+" and a space (each sandbox ID X is shown as ${JSON.stringify(oddCredentialID('X'))})`,
+    source: 'certomancer-csc-dummy README (testing-ca/signer1); jsign docs (SSL.com UUIDs); CSC v1.0.4 §11.4 (credentialID: String)',
+    answer: (_route, response) => withJson(response, (body) => mapCredentialIDs(body, oddCredentialID) as Record<string, unknown>),
+    routed: (_route, request) => {
+      const body = jsonBody(request);
+      const query = new URLSearchParams(request.query);
+      const id = query.get('credentialID');
+      if (id !== null) query.set('credentialID', plainCredentialID(id));
+      const details = query.get('authorization_details');
+      const parsed = details === null ? undefined : parsedJson(details);
+      if (parsed !== undefined) query.set('authorization_details', JSON.stringify(mapCredentialIDs(parsed, plainCredentialID)));
+      return { ...request, query, ...(body ? { body: Buffer.from(JSON.stringify(mapCredentialIDs(body, plainCredentialID))) } : {}) };
+    },
+  },
+  'leading-zero-pin': {
+    description: `the seals' PIN is ${LEADING_ZERO_PIN} (format N, a leading zero); a PIN that is not a JSON string is refused`,
+    source: 'CSC v1.0.4 §11.6 (PIN: String) and §11.5 (PIN format "N"): a numeric PIN, whose leading zero a JSON number would lose',
+    routed: (route, request) => {
+      const body = route.endsWith('/credentials/authorize') ? jsonBody(request) : undefined;
+      if (!body) return request;
+      // The sandbox's seals check their own PIN: the quirk's PIN stands for it, and the old one no longer opens them.
+      const own = (pin: unknown) => (pin === LEADING_ZERO_PIN ? SANDBOX_SEAL.pin : pin === SANDBOX_SEAL.pin ? 'not-the-pin' : pin);
+      const authData = Array.isArray(body['authData']) ? body['authData'].map((item: Record<string, unknown>) => (item?.['id'] === 'PIN' ? { ...item, value: own(item['value']) } : item)) : body['authData'];
+      const read = { ...body, ...(body['PIN'] === undefined ? {} : { PIN: own(body['PIN']) }), ...(authData === undefined ? {} : { authData }) };
+      return { ...request, body: Buffer.from(JSON.stringify(read)) };
+    },
+  },
 } satisfies Record<string, Quirk>;
 
 function isTokenRequest(request: SandboxRequest): boolean {
@@ -228,6 +302,40 @@ function accountTokenFault(token: string | null, clientId: string | null): strin
   if (typeof claims['sub'] !== 'string' || typeof claims['jti'] !== 'string' || claims['azp'] !== clientId) return 'account_token needs sub, jti and azp (the client_id)';
   if (typeof claims['iat'] !== 'number' || Math.abs(Date.now() / 1000 - claims['iat']) > 600) return 'account_token is too old';
   return undefined;
+}
+
+/** JSON text parsed; undefined when it is not JSON (the service refuses it as it is). */
+function parsedJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function withoutOauth2(body: Record<string, unknown>): Record<string, unknown> {
+  const { oauth2, ...rest } = body;
+  return { ...rest, oauth2Issuer: String(oauth2) };
+}
+
+export function oddCredentialID(id: string): string {
+  return `${ODD_PREFIX}${id}${ODD_SUFFIX}`;
+}
+/** The sandbox's own ID of an odd one; anything else (the plain ID, a wrong one) made unknown, for the service to refuse. */
+function plainCredentialID(id: string): string {
+  return id.startsWith(ODD_PREFIX) && id.endsWith(ODD_SUFFIX) ? id.slice(ODD_PREFIX.length, -ODD_SUFFIX.length) : `unknown:${id}`;
+}
+
+/** `credentialID` members and `credentialIDs` arrays, wherever they are in a JSON value, mapped. */
+function mapCredentialIDs(value: unknown, map: (id: string) => string): unknown {
+  if (Array.isArray(value)) return value.map((item) => mapCredentialIDs(item, map));
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [
+      key,
+      key === 'credentialID' && typeof item === 'string' ? map(item) : key === 'credentialIDs' && Array.isArray(item) ? item.map((id) => (typeof id === 'string' ? map(id) : id)) : mapCredentialIDs(item, map),
+    ]),
+  );
 }
 
 /** A JSON answer with its body changed; any other answer as it is. */
@@ -297,6 +405,29 @@ export class SandboxQuirks {
 
   get refusesCertInfo(): boolean {
     return this.hooks().some((quirk) => quirk.refusesCertInfo);
+  }
+
+  /** A routed request as the quirks switched on read it, or their refusal of it. */
+  routed(route: string, request: SandboxRequest): SandboxRequest | SandboxResponse {
+    let current = request;
+    for (const quirk of this.hooks()) {
+      const read = quirk.routed?.(route, current) ?? current;
+      if (!('path' in read)) return read;
+      current = read;
+    }
+    return current;
+  }
+
+  get sadLifetimeS(): number | undefined {
+    return this.hooks().find((quirk) => quirk.sadLifetimeS)?.sadLifetimeS;
+  }
+
+  get tokenUses(): number | undefined {
+    return this.hooks().find((quirk) => quirk.tokenUses)?.tokenUses;
+  }
+
+  get issuerMetadata(): 'appended' | undefined {
+    return this.hooks().find((quirk) => quirk.issuerMetadata)?.issuerMetadata;
   }
 
   get caller(): { user: string; clientId: string } | undefined {

@@ -21,6 +21,7 @@ export function mountSigningV2(router: Router, deps: SandboxDeps): void {
   const service = signingService(deps, 2);
   mountOAuth(router, deps, service);
   mountCredentialAuthorization(router, service, 2);
+  mountAppendedOAuthMetadata(router, deps);
 
   mountInfo(router, deps, 2, {
     asynchronousOperationMode: false,
@@ -102,17 +103,28 @@ function optionalBoolean(value: unknown, name: string): boolean {
  * server by its issuer (`oauth2Issuer` in info) rather than a base URI (`oauth2`).
  */
 export function mountOAuthMetadata(router: Router, deps: SandboxDeps): void {
-  router.get('/oauth-authorization-server/signing-v2', () => {
-    const issuer = deps.urls.signingV2;
-    return json(200, {
-      issuer,
-      authorization_endpoint: `${issuer}/oauth2/authorize`,
-      token_endpoint: `${issuer}/oauth2/token`,
-      response_types_supported: ['code'],
-      grant_types_supported: ['authorization_code', 'client_credentials'],
-      code_challenge_methods_supported: ['S256'],
-      token_endpoint_auth_methods_supported: ['client_secret_basic'],
-      scopes_supported: ['service', 'credential'],
-    });
+  router.get('/oauth-authorization-server/signing-v2', () => (deps.quirks.issuerMetadata === 'appended' ? notFound() : oauthMetadata(deps)));
+}
+
+/** The quirk issuer-metadata-appended: the same metadata at `{issuer}/.well-known/oauth-authorization-server` only. */
+export function mountAppendedOAuthMetadata(router: Router, deps: SandboxDeps): void {
+  router.get('/.well-known/oauth-authorization-server', () => (deps.quirks.issuerMetadata === 'appended' ? oauthMetadata(deps) : notFound()));
+}
+
+function notFound() {
+  return json(404, { error: 'not_found', error_description: 'no such endpoint' });
+}
+
+function oauthMetadata(deps: SandboxDeps) {
+  const issuer = deps.urls.signingV2;
+  return json(200, {
+    issuer,
+    authorization_endpoint: `${issuer}/oauth2/authorize`,
+    token_endpoint: `${issuer}/oauth2/token`,
+    response_types_supported: ['code'],
+    grant_types_supported: ['authorization_code', 'client_credentials'],
+    code_challenge_methods_supported: ['S256'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic'],
+    scopes_supported: ['service', 'credential'],
   });
 }

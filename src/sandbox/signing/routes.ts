@@ -19,8 +19,9 @@ import { otpOutboxPage } from './pages.js';
 
 export const V1_SPECS = '1.0.4.0';
 export const V2_SPECS = '2.0.0.2';
-export const V1_METHODS = ['auth/login', 'credentials/list', 'credentials/info', 'credentials/authorize', 'credentials/sendOTP', 'signatures/signHash'] as const;
-export const V2_METHODS = V1_METHODS;
+export const V2_METHODS = ['auth/login', 'credentials/list', 'credentials/info', 'credentials/authorize', 'credentials/sendOTP', 'signatures/signHash'] as const;
+/** v1.0.4 also has credentials/extendTransaction (§11.7), which v2 dropped. */
+export const V1_METHODS = [...V2_METHODS, 'credentials/extendTransaction'] as const;
 
 /** The redirect URI registered for the CLI; any loopback port is accepted with it (RFC 8252 §7.3). */
 export const REGISTERED_REDIRECT_URI = 'http://127.0.0.1:8765/callback';
@@ -220,6 +221,16 @@ function mountCscV1(router: Router, deps: SandboxDeps, service: SigningService):
       optionalString(body['lang'], 'lang');
       optionalString(body['clientData'], 'clientData');
       return service.credentialInfo(holder.user, credentialID, infoOptions(body, (description) => new SigningServiceError(400, 'invalid_request', `${description}.`)));
+    }),
+  );
+
+  router.post('/csc/v1/credentials/extendTransaction', (request) =>
+    csc(service, request, (body, holder) => {
+      const credentialID = requiredString(body['credentialID'], 'credentialID');
+      const sad = requiredString(body['SAD'], 'SAD');
+      const hashes = body['hash'] === undefined ? undefined : standardBase64Hashes(body['hash']);
+      optionalString(body['clientData'], 'clientData');
+      return service.extendTransaction(holder, { credentialID, sad, ...(hashes === undefined ? {} : { hashes }) });
     }),
   );
 

@@ -131,6 +131,8 @@ export class SigningService {
   private readonly sads = new Map<string, SadRecord>();
   private readonly approvals = new Map<string, Approval>();
   private readonly pageTokens = new Map<string, { user: string; offset: number }>();
+  /** Calls made with each service token (the quirk revokes-tokens counts them). */
+  private readonly tokenUses = new Map<string, number>();
   private readonly refreshTokens = new Map<string, { user: string; username: string; expiresAt: number }>();
   /** Fault switch: the next N signatures returned by signHash are corrupted. */
   corruptSignatures = 0;
@@ -326,10 +328,10 @@ export class SigningService {
       credentialID: record.request.credentialID ?? '',
       hashes: hashSet(record.request.hashes ?? []),
       count: record.request.hashes?.length ?? 0,
-      expiresAt: this.nowMs() + SAD_LIFETIME_S * 1000,
+      expiresAt: this.nowMs() + this.sadLifetimeS() * 1000,
     });
     // v2 §8.3.3: the access token of scope credential is the SAD, of token type Bearer.
-    return { access_token: token, token_type: this.version === 2 ? 'Bearer' : 'SAD', expires_in: SAD_LIFETIME_S };
+    return { access_token: token, token_type: this.version === 2 ? 'Bearer' : 'SAD', expires_in: this.sadLifetimeS() };
   }
 
   /** RFC 6749 §4.4: a client allowed client_credentials gets a service token for its organization. */
@@ -396,10 +398,36 @@ export class SigningService {
       credentialID: credential.credentialID,
       hashes: request.hashes === undefined ? undefined : hashSet(request.hashes),
       count: request.numSignatures,
-      expiresAt: this.nowMs() + SAD_LIFETIME_S * 1000,
+      expiresAt: this.nowMs() + this.sadLifetimeS() * 1000,
       singleUse: true,
     });
-    return { SAD: sad, expiresIn: SAD_LIFETIME_S };
+    return { SAD: sad, expiresIn: this.sadLifetimeS() };
+  }
+
+  /**
+   * v1.0.4 §11.7 credentials/extendTransaction: a new SAD for a current one of the same caller and
+   * credential, bound to the hashes given (required for SCAL 2); the old SAD is spent. An expired
+   * SAD cannot be extended.
+   */
+  extendTransaction(holder: ServiceTokenHolder, request: { credentialID: string; sad: string; hashes?: Uint8Array[] }): { SAD: string; expiresIn: number } {
+    const invalid = (description: string) => new SigningServiceError(400, 'invalid_request', description);
+    const credential = this.credentialOf(holder.user, request.credentialID);
+    if (!credential) throw invalid('Invalid parameter credentialID');
+    const sad = this.sads.get(request.sad);
+    if (!sad || sad.user !== holder.user || sad.clientId !== holder.clientId || sad.credentialID !== request.credentialID) throw new SigningServiceError(400, 'invalid_sad', 'The SAD is not valid.');
+    if (sad.expiresAt <= this.nowMs()) throw new SigningServiceError(400, 'expired_sad', 'The SAD has expired and cannot be extended.');
+    const policy = SEAL_POLICIES[credential.credentialID];
+    if ((policy?.scal ?? '2') === '2' && request.hashes === undefined) throw invalid('Missing or invalid array parameter hash.');
+    if (request.hashes !== undefined && request.hashes.length > sad.count) throw invalid('Invalid parameter hash: more hashes than the SAD authorizes.');
+    this.sads.delete(request.sad);
+    const extended = randomToken();
+    this.sads.set(extended, { ...sad, hashes: request.hashes === undefined ? sad.hashes : hashSet(request.hashes), expiresAt: this.nowMs() + this.sadLifetimeS() * 1000 });
+    return { SAD: extended, expiresIn: this.sadLifetimeS() };
+  }
+
+  /** How long a SAD lives: the specification sample's 300 s, or what a quirk says. */
+  private sadLifetimeS(): number {
+    return this.quirks.sadLifetimeS ?? SAD_LIFETIME_S;
   }
 
   sendOtp(holder: ServiceTokenHolder, credentialID: string): void {
@@ -421,6 +449,12 @@ export class SigningService {
     if (token.expiresAt <= this.nowMs()) {
       this.tokens.delete(accessToken);
       throw new SigningServiceError(401, 'invalid_token', 'The access token has expired.');
+    }
+    const uses = (this.tokenUses.get(accessToken) ?? 0) + 1;
+    this.tokenUses.set(accessToken, uses);
+    if (this.quirks.tokenUses !== undefined && uses > this.quirks.tokenUses) {
+      this.tokens.delete(accessToken);
+      throw new SigningServiceError(401, 'invalid_token', 'The access token was revoked.');
     }
     return token;
   }
