@@ -42,7 +42,8 @@ export async function createCscClient(ctx: Context, profile?: ResolvedProfile, f
     },
     ...(settings.cscClientData !== undefined ? { clientData: settings.cscClientData } : {}),
     ...(settings.apiKeyHeader && resolved.secrets.apiKey ? { apiKey: { header: settings.apiKeyHeader, value: resolved.secrets.apiKey } } : {}),
-    clientId: ctx.require(resolved, 'clientId'),
+    // An external sign-in has no OAuth client, unless a credential is approved in a browser (then the client is asked for there).
+    clientId: serviceAuth === 'external' ? (settings.clientId ?? '') : ctx.require(resolved, 'clientId'),
     clientSecret,
     clientSecretInBody: resolved.settings.clientSecretInBody ?? false,
     version: resolved.settings.cscVersion ?? 'auto',
@@ -53,7 +54,7 @@ export async function createCscClient(ctx: Context, profile?: ResolvedProfile, f
     http: ctx.http,
     tokens: ctx.tokens,
     // A sign-in of another kind (or as another user) is another token.
-    tokenKey: `${resolved.name}:signing-service:${baseUrl}${serviceAuth === 'browser' ? '' : `:${serviceAuth}:${serviceAuth === 'basic' || serviceAuth === 'password' ? (username ?? '') : ctx.require(resolved, 'clientId')}`}`,
+    tokenKey: `${resolved.name}:signing-service:${baseUrl}${serviceAuth === 'browser' ? '' : `:${serviceAuth}:${serviceAuth === 'basic' || serviceAuth === 'password' ? (username ?? '') : serviceAuth === 'external' ? '' : ctx.require(resolved, 'clientId')}`}`,
     refreshTokenKey: `${resolved.name}:signing-service-refresh:${baseUrl}:${username ?? ''}`,
     serviceAuth,
     ...(username !== undefined && password !== undefined ? { login: { username, password } } : {}),

@@ -530,6 +530,11 @@ export class CscClient implements RemoteSigner {
   /** Needs the protocol known (`protocol()` awaited) for scope credential; scope service is the same in both. */
   private authorizeUrl(scoped: AuthorizationScope, redirectUri: string, state: string, codeChallenge: string): string {
     const { clientId, lang } = this.options;
+    if (!clientId) {
+      throw new EsignError('CONFIG_MISSING', 'This step is approved in a browser, at the OAuth server of the signing service, and no client ID is set for it.', {
+        hint: 'Set ESIGN_CLIENT_ID (or esign config set clientId ID) to the client the provider registered for esign.',
+      });
+    }
     const params = { ...this.oauth.authorizeParams(), clientId, codeChallenge, ...(lang ? { lang } : {}), ...scoped, redirectUri, state } as AuthorizeParams;
     return this.knownV2 ? buildAuthorizeUrlV2(params, { authorizationDetails: this.options.authorizationDetails ?? false }) : buildAuthorizeUrl(params);
   }

@@ -62,7 +62,8 @@ async function signsAndVerifies(env: Record<string, string | undefined>): Promis
 describe.each(DIALECTS)('a service authorized externally (authType external; CSC %s)', (dialect) => {
   it('ESIGN_SERVICE_AUTH=external: lists and signs with no token request and no Authorization header (the quirk refuses any)', async () => {
     quirks('external');
-    const env = sealEnv(dialect, { ESIGN_SERVICE_AUTH: 'external', ESIGN_CLIENT_SECRET: undefined });
+    // No OAuth client at all, as certomancer-csc-dummy's users have none to give.
+    const env = sealEnv(dialect, { ESIGN_SERVICE_AUTH: 'external', ESIGN_CLIENT_SECRET: undefined, ESIGN_CLIENT_ID: undefined });
     const before = shared.sandbox.requestLog.length;
     const listed = await runCli(['credentials', 'list', '--json'], { env });
     expect(listed.code, listed.stderr).toBe(0);
