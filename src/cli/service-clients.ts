@@ -89,6 +89,7 @@ export function createTsaClient(ctx: Context, profile: ResolvedProfile): TsaClie
     urls,
     username: profile.settings.tsaUsername,
     password: profile.secrets.tsaPassword,
+    ...(profile.settings.tsaPolicy ? { policy: profile.settings.tsaPolicy === 'any' ? null : profile.settings.tsaPolicy } : {}),
     http: ctx.http,
     trustAnchors: async () => {
       if (anchorPaths.length === 0) ctx.io.warn(`the profile ${JSON.stringify(profile.name)} has no trustAnchors, so the TSA's certificate chain is not checked; set them with \`esign config set trustAnchors PEM\`.`);

@@ -15,6 +15,8 @@ export interface ProfileSettings {
   clientId?: string;
   redirectUri?: string;
   tsaUsername?: string;
+  /** The TSA policy asked for and required: an OID, or `any`. */
+  tsaPolicy?: string;
   trustAnchors?: string[];
   credential?: string;
   lang?: string;
@@ -62,7 +64,7 @@ export type ServiceAuthSetting = 'browser' | 'client-credentials' | 'password' |
 export type CscVersionSetting = 'auto' | '0' | '1' | '2';
 
 export type ProfileKey = keyof ProfileSettings;
-type ValueKind = 'url' | 'urls' | 'string' | 'paths' | 'boolean' | 'lang' | 'level' | 'signatureCount' | 'choice' | 'headerName';
+type ValueKind = 'url' | 'urls' | 'string' | 'paths' | 'boolean' | 'lang' | 'level' | 'signatureCount' | 'choice' | 'headerName' | 'policy';
 
 interface KeySpec {
   kind: ValueKind;
@@ -92,6 +94,11 @@ export const PROFILE_KEYS: Record<ProfileKey, KeySpec> = {
   clientId: { kind: 'string', env: 'ESIGN_CLIENT_ID', description: 'OAuth client id registered with the services' },
   redirectUri: { kind: 'url', env: 'ESIGN_REDIRECT_URI', description: 'redirect URI registered with the services: loopback http://127.0.0.1:PORT/PATH, or an https:// page (then esign prints the URL and reads the address the browser lands on)' },
   tsaUsername: { kind: 'string', env: 'ESIGN_TSA_USERNAME', description: 'timestamping user name (password: ESIGN_TSA_PASSWORD)' },
+  tsaPolicy: {
+    kind: 'policy',
+    env: 'ESIGN_TSA_POLICY',
+    description: 'the TSA policy asked for and required in every timestamp: an OID (default 0.4.0.2023.1.1, the ETSI baseline policy), or any (ask for none and accept the TSA\'s own, as openssl ts does)',
+  },
   trustAnchors: { kind: 'paths', env: 'ESIGN_TRUST_ANCHORS', description: 'PEM files of trusted roots, comma-separated' },
   credential: { kind: 'string', env: 'ESIGN_CREDENTIAL', description: 'default signing credential id' },
   lang: { kind: 'lang', env: 'ESIGN_LANG', description: 'language of the browser pages: en or nl' },
@@ -230,6 +237,9 @@ export function parseSettingValue(key: ProfileKey, text: string): ProfileSetting
     case 'headerName':
       // RFC 9110 token characters; never a header esign sets itself.
       if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(text) || /^(authorization|content-type|content-length|host|accept)$/i.test(text)) throw invalid('expected an HTTP header name such as x-api-key');
+      return text;
+    case 'policy':
+      if (text !== 'any' && !/^[0-2](\.(0|[1-9]\d*))+$/.test(text)) throw invalid('expected an object identifier such as 1.2.3.4.1, or any');
       return text;
     case 'string':
       return text;

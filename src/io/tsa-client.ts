@@ -33,6 +33,8 @@ export interface TsaClientOptions {
   randomNonce?: () => Uint8Array;
   /** One line per attempt, for --verbose. */
   trace?: (line: string) => void;
+  /** The policy asked for and required; default the service's `0.4.0.2023.1.1`; `null` asks for none and accepts any. */
+  policy?: string | null;
 }
 
 export interface TsaTimestamp extends TimestampResult {
@@ -83,7 +85,8 @@ export class TsaClient implements TimestampAuthority {
 
   private async once(url: string, imprint: Uint8Array, digest: DigestName, trustAnchors: Uint8Array[]): Promise<TsaTimestamp> {
     const nonce = this.options.randomNonce?.() ?? new Uint8Array(randomBytes(NONCE_BYTES));
-    const request = buildTimeStampReq({ imprint, digest, nonce, certReq: true, policy: TSA_POLICY });
+    const policy = this.options.policy === undefined ? TSA_POLICY : this.options.policy;
+    const request = buildTimeStampReq({ imprint, digest, nonce, certReq: true, policy });
     const response = await this.options.http.request({
       method: 'POST',
       url,
@@ -94,7 +97,7 @@ export class TsaClient implements TimestampAuthority {
     });
     checkHttp(response);
     const body = new Uint8Array(response.body);
-    const checked = processTimeStampResp(body, { imprint, hashAlgorithm: DIGEST_OID[digest], nonce, policy: TSA_POLICY, trustAnchors: trustAnchors.length > 0 ? trustAnchors : undefined });
+    const checked = processTimeStampResp(body, { imprint, hashAlgorithm: DIGEST_OID[digest], nonce, policy, trustAnchors: trustAnchors.length > 0 ? trustAnchors : undefined });
     return {
       response: body,
       token: checked.token,

@@ -3,7 +3,7 @@
  * behaves that way (a quirk), over real HTTP: without the setting esign fails as a user would see,
  * with it a batch needing several authorizations signs a PDF and a .p7s, judged by openssl.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_API_KEY, SANDBOX_SEAL as seal } from '../../src/sandbox/deps.js';
@@ -151,10 +151,21 @@ describe('settings that contradict each other', () => {
     expect(shared.sandbox.requestLog.length).toBe(before);
   });
 
-  it.each([['ESIGN_TOKEN_REQUEST', 'xml'], ['ESIGN_CLIENT_AUTH', 'mtls'], ['ESIGN_HASH_ENCODING', 'hex'], ['ESIGN_CSC_VERSION', '3'], ['ESIGN_OAUTH_URL', 'ftp://x'], ['ESIGN_API_KEY_HEADER', 'x api']])('%s=%s: exit 3 naming it', async (variable, value) => {
+  it.each([['ESIGN_TOKEN_REQUEST', 'xml'], ['ESIGN_CLIENT_AUTH', 'mtls'], ['ESIGN_HASH_ENCODING', 'hex'], ['ESIGN_CSC_VERSION', '3'], ['ESIGN_OAUTH_URL', 'ftp://x'], ['ESIGN_API_KEY_HEADER', 'x api'], ['ESIGN_TSA_POLICY', 'freetsa']])('%s=%s: exit 3 naming it', async (variable, value) => {
     const run = await runCli(['credentials', 'list'], { env: sealEnv('v1', { ESIGN_CONFIG_DIR: await tempDir(), [variable]: value }) });
     expect(run.code).toBe(3);
     expect(run.stderr).toContain(variable);
+  });
+
+  it('ESIGN_TSA_POLICY=any asks the TSA for no policy and takes its own; an OID it does not issue under is refused naming the setting', async () => {
+    expect(await signsBatch(sealEnv('v1', { ESIGN_CONFIG_DIR: await tempDir(), ESIGN_TSA_POLICY: 'any' }))).toBe(2);
+    const dir = await tempDir();
+    const pdf = join(dir, 'a.pdf');
+    await writeFile(pdf, await readFile(new URL('../../samples/contract.pdf', import.meta.url)));
+    const refused = await runCli(['sign', pdf], { env: sealEnv('v1', { ESIGN_CONFIG_DIR: await tempDir(), ESIGN_TSA_POLICY: '1.2.3.4.1' }) });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('ESIGN_TSA_POLICY');
+    expect(await readdir(dir)).toEqual(['a.pdf']);
   });
 });
 

@@ -17,6 +17,7 @@ import { processTimeStampResp } from '../../src/core/tsp/response.js';
 import { buildTimeStampResp, buildTimeStampToken } from '../../src/core/tsp/token.js';
 import { buildTstInfo } from '../../src/core/tsp/tst-info.js';
 import { OID } from '../../src/core/cms/oids.js';
+import type { EsignError } from '../../src/core/errors.js';
 import { HttpClient } from '../../src/io/http.js';
 import { TsaClient } from '../../src/io/tsa-client.js';
 import { startSandbox } from '../../src/sandbox/index.js';
@@ -132,7 +133,7 @@ describe('TimeStampReq ↔ openssl ts -query', () => {
   });
 });
 
-function writeOpensslTsaConfig(): void {
+function writeOpensslTsaConfig(policy: string = TSA_POLICY): void {
   writeFileSync(
     path('tsa.cnf'),
     [
@@ -143,7 +144,7 @@ function writeOpensslTsaConfig(): void {
       'signer_key = $dir/tsa.key',
       'certs = $dir/tsa.pem',
       'signer_digest = sha256',
-      `default_policy = ${TSA_POLICY}`,
+      `default_policy = ${policy}`,
       'digests = sha256',
       'accuracy = secs:1, millisecs:500',
       'ordering = no',
@@ -247,37 +248,54 @@ describe('sandbox TSA and TsaClient against tools we did not write', () => {
 
   it('TsaClient accepts tokens from an `openssl ts -reply` responder over HTTP', async () => {
     writeOpensslTsaConfig();
-    let calls = 0;
-    const server = createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        calls++;
-        writeFileSync(path('responder.tsq'), Buffer.concat(chunks));
-        const made = openssl(['ts', '-reply', '-config', 'tsa.cnf', '-section', 'tsa_config', '-queryfile', 'responder.tsq', '-out', 'responder.tsr']);
-        if (made.status !== 0) {
-          response.writeHead(500).end(made.stderr);
-          return;
-        }
-        response.writeHead(200, { 'content-type': 'application/timestamp-reply' }).end(readFileSync(path('responder.tsr')));
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    try {
-      const { port } = server.address() as AddressInfo;
-      const client = new TsaClient({
-        urls: [`http://127.0.0.1:${port}/tsa`],
-        http: new HttpClient(),
-        trustAnchors: async () => [der('root.pem')],
-      });
+    await withOpensslResponder(async (url, calls) => {
+      const client = new TsaClient({ urls: [url], http: new HttpClient(), trustAnchors: async () => [der('root.pem')] });
       const imprint = new Uint8Array(createHash('sha256').update('via openssl responder').digest());
       const stamp = await client.timestamp(imprint);
-      expect(calls).toBe(1);
+      expect(calls()).toBe(1);
       expect(stamp.chainChecked).toBe(true);
       expect(stamp.tstInfo.tsaName).toBe('CN=esign interop TSA');
       expect(Buffer.from(stamp.tstInfo.messageImprint.hashedMessage).equals(Buffer.from(imprint))).toBe(true);
-    } finally {
-      await new Promise((resolve) => server.close(resolve));
-    }
+    });
+  });
+
+  it('a TSA with a policy of its own (1.2.3.4.1, as FreeTSA): refused by name by default; tsaPolicy of its OID, or any, accepts its tokens', async () => {
+    writeOpensslTsaConfig('1.2.3.4.1');
+    await withOpensslResponder(async (url) => {
+      const imprint = new Uint8Array(createHash('sha256').update('a TSA of another policy').digest());
+      const client = (policy?: string | null) => new TsaClient({ urls: [url], http: new HttpClient(), trustAnchors: async () => [der('root.pem')], ...(policy === undefined ? {} : { policy }), sleep: async () => {} });
+      // OpenSSL refuses a request for a policy it does not issue under.
+      const refused = await client().timestamp(imprint).then(() => undefined, (error: unknown) => error as EsignError);
+      expect(refused?.code).toBe('TSA_REJECTED');
+      expect(refused?.hint).toContain('ESIGN_TSA_POLICY');
+      expect((await client('1.2.3.4.1').timestamp(imprint)).tstInfo.policy).toBe('1.2.3.4.1');
+      expect((await client(null).timestamp(imprint)).tstInfo.policy).toBe('1.2.3.4.1');
+    });
   });
 });
+
+/** An `openssl ts -reply` responder over HTTP on loopback, with the tsa.cnf written last; `calls` counts its requests. */
+async function withOpensslResponder(use: (url: string, calls: () => number) => Promise<void>): Promise<void> {
+  let calls = 0;
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      calls++;
+      writeFileSync(path('responder.tsq'), Buffer.concat(chunks));
+      const made = openssl(['ts', '-reply', '-config', 'tsa.cnf', '-section', 'tsa_config', '-queryfile', 'responder.tsq', '-out', 'responder.tsr']);
+      if (made.status !== 0) {
+        response.writeHead(500).end(made.stderr);
+        return;
+      }
+      response.writeHead(200, { 'content-type': 'application/timestamp-reply' }).end(readFileSync(path('responder.tsr')));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = server.address() as AddressInfo;
+    await use(`http://127.0.0.1:${port}/tsa`, () => calls);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+}

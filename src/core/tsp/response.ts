@@ -178,8 +178,8 @@ export interface ExpectedTimestamp {
   hashAlgorithm?: string;
   /** The nonce that was sent (big-endian magnitude); absent when none was. */
   nonce?: Uint8Array;
-  /** Required TSA policy; default the service's `0.4.0.2023.1.1`. */
-  policy?: string;
+  /** Required TSA policy; default the service's `0.4.0.2023.1.1`; `null` accepts any. */
+  policy?: string | null;
   /** When given, the TSA certificate must chain to one of these (checked at genTime). */
   trustAnchors?: Uint8Array[];
 }
@@ -228,10 +228,10 @@ export function processTimeStampResp(der: Uint8Array, expected: ExpectedTimestam
       details: { expected: expectedNonce ?? null, received: tstInfo.nonce ?? null },
     });
   }
-  const policy = expected.policy ?? TSA_POLICY;
-  if (tstInfo.policy !== policy) {
+  const policy = expected.policy === undefined ? TSA_POLICY : expected.policy;
+  if (policy !== null && tstInfo.policy !== policy) {
     throw new EsignError('TSA_POLICY_MISMATCH', `The timestamp token was issued under policy ${tstInfo.policy}, not ${policy}.`, {
-      hint: 'Check the TSA URL: this service does not issue timestamps under the expected policy.',
+      hint: 'Check the TSA URL, or set tsaPolicy (ESIGN_TSA_POLICY) to the policy this TSA issues under, or to any.',
       details: { expected: policy, received: tstInfo.policy },
     });
   }
@@ -296,7 +296,7 @@ export function rejection(status: number, statusString: string | undefined, fail
     ? 'This is temporary; try again in a moment.'
     : failInfo.includes('systemFailure')
       ? 'The timestamp authority has an internal problem; try again later or use another TSA URL.'
-      : 'Check the TSA URL and its policy; esign sends SHA-256 imprints under policy 0.4.0.2023.1.1.';
+      : 'Check the TSA URL and its policy: esign asks for policy 0.4.0.2023.1.1 unless tsaPolicy (ESIGN_TSA_POLICY) names another, or any.';
   return new EsignError('TSA_REJECTED', `The timestamp authority rejected the request: ${what}${statusString ? ` ("${statusString}")` : ''}.`, {
     hint,
     details: { status, failInfo, statusString: statusString ?? null, retryable },
