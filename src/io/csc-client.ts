@@ -262,12 +262,20 @@ export class CscClient implements RemoteSigner {
     }
   }
 
-  /** Ids and info of every credential (info calls run concurrently). */
-  async listCredentials(): Promise<CredentialInfo[]> {
+  /**
+   * Ids and info of every credential (info calls run concurrently). A credential whose info the
+   * service fails to give is set apart with its error, so the others are still listed; when none
+   * can be read, the first error is the answer.
+   */
+  async listCredentials(): Promise<{ infos: CredentialInfo[]; unreadable: { credentialID: string; error: unknown }[] }> {
     const ids = await this.listCredentialIDs();
     // One sign-in first, so that concurrent calls do not each open a browser.
     if (ids.length > 0) await this.serviceToken();
-    return Promise.all(ids.map((id) => this.credentialInfo(id)));
+    const settled = await Promise.allSettled(ids.map((id) => this.credentialInfo(id)));
+    const infos = settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+    const unreadable = settled.flatMap((result, index) => (result.status === 'rejected' ? [{ credentialID: ids[index]!, error: result.reason as unknown }] : []));
+    if (infos.length === 0 && unreadable.length > 0) throw unreadable[0]!.error;
+    return { infos, unreadable };
   }
 
   /** The credential's chain and key length, after checking that it may sign. */

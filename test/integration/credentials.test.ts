@@ -123,3 +123,33 @@ describe.each(SANDBOX_DIALECTS)('esign credentials on $name', (dialect) => {
     expect(serviceSignIns() - before).toBe(1);
   });
 });
+
+describe('a credential whose info the service fails to give', () => {
+  it('is left out of the list with why, on stderr and in --json; the others are listed, exit 0', async () => {
+    const env = { ...shared.env, ESIGN_PROFILE: 'sandbox' };
+    // One credentials/info answer is not JSON (as certomancer-csc-dummy's 500s for its DSA and EdDSA keys).
+    shared.sandbox.faults.inject({ route: 'signing POST /csc/v1/credentials/info', fault: { kind: 'malformed', body: '<html>oops</html>', contentType: 'text/html' }, times: 1 });
+    const result = await runCli(['--auto-approve', '--json', 'credentials', 'list'], { env });
+    expect(result.code, result.stderr).toBe(0);
+    const listed = result.json<Listed & { unreadable: Array<{ credentialID: string; error: { code: string; message: string } }> }>();
+    expect(listed.unreadable).toHaveLength(1);
+    const [left] = listed.unreadable;
+    expect(listed.credentials.map((c) => c.credentialID)).not.toContain(left!.credentialID);
+    expect(listed.credentials.length).toBeGreaterThan(5);
+    expect(left!.error.code).toMatch(/^CSC_/);
+    expect(result.stderr).toContain(`credential ${left!.credentialID} is left out: the signing service did not give its info`);
+  });
+
+  it('when none can be read, the list fails with the first error (exit 6), as before', async () => {
+    shared.sandbox.faults.inject({ route: 'signing POST /csc/v1/credentials/info', fault: { kind: 'malformed', body: 'nope' }, times: 100 });
+    try {
+      const result = await runCli(['--auto-approve', 'credentials', 'list'], { env: { ...shared.env, ESIGN_PROFILE: 'sandbox' } });
+      expect(result.code).toBe(6);
+      // The sandbox's TEST banner, then the one line of the error.
+      expect(result.stderr.trim().split('\n').filter((line) => !line.includes('TEST signatures'))).toHaveLength(1);
+      expect(result.stderr).not.toContain('left out');
+    } finally {
+      shared.sandbox.faults.clear();
+    }
+  });
+});

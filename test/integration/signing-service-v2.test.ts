@@ -447,8 +447,9 @@ describe('the client on v2: what goes on the wire', () => {
     const http = new RecordingHttp({ maxTries: 1 });
     const urls: string[] = [];
     const { client } = makeTestClient({ baseUrl: base, dir: dir.dir, browser: recordingBrowser(urls), extra: { http } });
-    const infos = await client.listCredentials();
+    const { infos, unreadable } = await client.listCredentials();
     expect(infos).toHaveLength(ALICE_CREDENTIALS.length);
+    expect(unreadable).toEqual([]);
     const credential = await client.signingCredential('alice-rsa3072');
     const hashes = [digest('wire 1'), digest('wire 2')];
     const signatures = await client.signHashes(credential, hashes);

@@ -9,6 +9,7 @@ import type { SpokenProtocol } from '../../io/csc-client.js';
 import type { Context } from '../context.js';
 import { table } from '../io.js';
 import type { CommandModule } from '../command.js';
+import { renderError } from '../render-error.js';
 import { createCscClient } from '../service-clients.js';
 
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
@@ -163,10 +164,13 @@ function statusText(summary: CredentialSummary): string {
 async function runList(ctx: Context): Promise<void> {
   const profile = await ctx.profile();
   const client = await createCscClient(ctx);
-  const infos = await client.listCredentials();
+  const { infos, unreadable } = await client.listCredentials();
   const signingService = spokenSummary(await client.protocol());
   const summaries = infos.map((info) => summarize(info, ctx.clock.now(), profile.settings.credential));
-  ctx.io.result({ profile: profile.name, signingService, credentials: summaries }, () => {
+  // The others are listed; each left out is named with why, as the error it gave would say it.
+  const leftOut = unreadable.map(({ credentialID, error }) => ({ credentialID, error: renderError(error).json.error }));
+  for (const { credentialID, error } of leftOut) ctx.io.warn(`credential ${credentialID} is left out: the signing service did not give its info (${error.message.replace(/\.$/, '')}).`);
+  ctx.io.result({ profile: profile.name, signingService, credentials: summaries, ...(leftOut.length > 0 ? { unreadable: leftOut } : {}) }, () => {
     if (summaries.length === 0) {
       const filter = profile.settings.cscClientData;
       // Some services filter credentials/list by clientData and answer an empty list, not an error, for the wrong one.
