@@ -27,7 +27,7 @@ let work: { dir: string; remove: () => Promise<void> };
 const roots: Record<string, string> = {};
 const nssDirs: Record<string, string> = {};
 /** The env profile for the server: no OAuth (external), no client secret. */
-const env = () => ({ ESIGN_CONFIG_DIR: join(work.dir, 'config'), ESIGN_SIGNING_URL: URL!, ESIGN_SERVICE_AUTH: 'external', ESIGN_CLIENT_ID: 'unused' });
+const env = () => ({ ESIGN_CONFIG_DIR: join(work.dir, 'config'), ESIGN_SIGNING_URL: URL!, ESIGN_SERVICE_AUTH: 'external' });
 
 /** The root of an architecture as the running server reports it (certomancer re-makes EC certificates at each start). */
 async function rootPem(architecture: string): Promise<string> {

@@ -156,18 +156,21 @@ describe.skipIf(!PYTHON)(`pyHanko judges long-term validation and certification 
     }
   });
 
-  it('an annotation added after a no-changes certification: pyHanko and esign verify both call the certification broken', async () => {
-    const dir = join(work.dir, 'broken');
+  it.each([
+    ['no-changes', 1],
+    ['form-filling', 2],
+  ] as const)('an annotation added after a %s certification: pyHanko and esign verify both call the certification broken', async (level, p) => {
+    const dir = join(work.dir, `broken-${p}`);
     await mkdir(dir, { recursive: true });
-    const certified = join(dir, 'p1.pdf');
-    const signed = await runCli(['--quiet', 'sign', '--level', 'B-T', '--certify', 'no-changes', '-o', certified, await pdfLibPdf(dir)], { env: sealEnv });
+    const certified = join(dir, `p${p}.pdf`);
+    const signed = await runCli(['--quiet', 'sign', '--level', 'B-T', '--certify', level, '-o', certified, await pdfLibPdf(dir)], { env: sealEnv });
     expect(signed.code, signed.stderr).toBe(0);
-    const annotated = join(dir, 'p1-annotated.pdf');
+    const annotated = join(dir, `p${p}-annotated.pdf`);
     const added = await python(['-c', ANNOTATE_SCRIPT, certified, annotated]);
     expect(added.status, added.out).toBe(0);
-    expect(await pyhankoSignatures(annotated)).toEqual([{ field: 'Signature1', docmdp: 1, modification: 'OTHER', docmdpOk: false, valid: false }]);
+    expect(await pyhankoSignatures(annotated)).toEqual([{ field: 'Signature1', docmdp: p, modification: 'OTHER', docmdpOk: false, valid: false }]);
     const verified = await runCli(['verify', annotated], { env: sandbox.env });
     expect(verified.code).toBe(9);
-    expect(verified.stdout).toMatch(/which the certification's DocMDP P=1 \(no-changes\) forbids/);
+    expect(verified.stdout).toMatch(new RegExp(`which the certification's DocMDP P=${p} \\(${level}\\) forbids`));
   });
 });
