@@ -10,6 +10,7 @@ import { SANDBOX_SEAL as seal } from '../../src/sandbox/deps.js';
 import { LEADING_ZERO_PIN, oddCredentialID as odd, type QuirkName } from '../../src/sandbox/signing/quirks.js';
 import { runCli } from '../helpers/run-cli.js';
 import { sealEnv as sealEnvOf, startTestSandbox, type Dialect, type TestSandbox } from '../helpers/sandbox.js';
+import { batchInputs } from '../helpers/batch-inputs.js';
 import { tempDir } from '../helpers/tmp.js';
 import { opensslVerifiesCms, runTool } from '../helpers/pdf-judges.js';
 
@@ -162,17 +163,6 @@ async function opensslJudges(outputs: Array<{ input: string; output: string }>):
     const verify = await runTool('openssl', ['cms', '-verify', '-binary', '-inform', 'DER', '-in', output, '-content', input, '-CAfile', shared.rootPemPath, '-purpose', 'any', '-out', '/dev/null']);
     expect(verify.status, verify.stderr).toBe(0);
   }
-}
-
-/** Three inputs (a PDF, a text file for a .p7s, a PDF): with ESIGN_CSC_MAX_SIGNATURES 2, two authorizations. */
-async function batchInputs(): Promise<string[]> {
-  const dir = await tempDir();
-  const files = [join(dir, 'a.pdf'), join(dir, 'notes.txt'), join(dir, 'b.pdf')];
-  const sample = await readFile(new URL('../../samples/contract.pdf', import.meta.url));
-  await writeFile(files[0]!, sample);
-  await writeFile(files[1]!, 'release notes\n');
-  await writeFile(files[2]!, sample);
-  return files;
 }
 
 describe.each(DIALECTS)('tolerated without any setting (CSC %s)', (dialect) => {

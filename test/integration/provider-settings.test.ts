@@ -10,6 +10,7 @@ import { SANDBOX_API_KEY, SANDBOX_SEAL as seal } from '../../src/sandbox/deps.js
 import type { QuirkName } from '../../src/sandbox/signing/quirks.js';
 import { runCli } from '../helpers/run-cli.js';
 import { sealEnv as sealEnvOf, startTestSandbox, type Dialect, type TestSandbox } from '../helpers/sandbox.js';
+import { batchInputs } from '../helpers/batch-inputs.js';
 import { tempDir } from '../helpers/tmp.js';
 import { opensslVerifiesCms, runTool } from '../helpers/pdf-judges.js';
 
@@ -43,12 +44,7 @@ function calls(since: number, pattern: RegExp): number {
 
 /** Two PDFs and a text file (a detached .p7s), signed at most two per authorization; every output judged by openssl given only the root. */
 async function signsBatch(env: Record<string, string | undefined>, args: string[] = []): Promise<number> {
-  const dir = await tempDir();
-  const files = [join(dir, 'a.pdf'), join(dir, 'notes.txt'), join(dir, 'b.pdf')];
-  const sample = await readFile(new URL('../../samples/contract.pdf', import.meta.url));
-  await writeFile(files[0]!, sample);
-  await writeFile(files[1]!, 'release notes\n');
-  await writeFile(files[2]!, sample);
+  const files = await batchInputs();
   const before = shared.sandbox.requestLog.length;
   const run = await runCli([...args, 'sign', '--json', ...files], { env: { ESIGN_CSC_MAX_SIGNATURES: '2', ...env } });
   expect(run.code, run.stderr).toBe(0);
