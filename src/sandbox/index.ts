@@ -139,10 +139,8 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       if (applied) return applied;
       const started = process.hrtime.bigint();
       try {
-        if (!signing) return await route.handler(request);
-        const routeName = `${route.method} ${request.path}`;
-        const read = quirks.routed(routeName, request);
-        return quirks.answer(routeName, 'path' in read ? await route.handler(read) : read);
+        const answer = await route.handler(request);
+        return signing ? quirks.answer(`${route.method} ${request.path}`, answer) : answer;
       } finally {
         const time = serviceTime.get(prefix) ?? { calls: 0, ms: 0 };
         serviceTime.set(prefix, { calls: time.calls + 1, ms: time.ms + Number(process.hrtime.bigint() - started) / 1e6 });

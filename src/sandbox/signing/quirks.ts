@@ -31,8 +31,6 @@ interface QuirkHooks {
   answer?: (route: string, response: SandboxResponse) => SandboxResponse;
   /** A request as the provider takes it, before routing: rewritten into what the sandbox serves, or answered at once. */
   request?: (request: SandboxRequest) => SandboxRequest | SandboxResponse;
-  /** A routed request (`route`: `POST /csc/v1/credentials/authorize`…) as the provider reads it, or its refusal. */
-  routed?: (route: string, request: SandboxRequest) => SandboxRequest | SandboxResponse;
   /** How long SADs live, in seconds (the specification sample's 300 when no quirk says). */
   sadLifetimeS?: number;
   /** Service tokens are revoked after this many calls (401 invalid_token). */
@@ -225,9 +223,9 @@ export const QUIRKS = {
     description: 'token answers say token_type "bearer" ("sad" for v1 credential tokens), and calls must use the scheme "Bearer" exactly',
     source: 'CSC v1.0.4 §8.3.2 token_type SAD; a-sit-plus/valera SigningService.kt builds "${tokenType} ${accessToken}"',
     answer: (route, response) => (/ \/oauth2\/token$| \/csc\/v\d\/auth\/login$/.test(route) ? withJson(response, (body) => ({ ...body, token_type: String(body['token_type']).toLowerCase() })) : response),
-    routed: (route, request) => {
+    request: (request) => {
       const scheme = /^(\S+)\s/.exec(request.headers['authorization'] ?? '')?.[1];
-      return route.includes(' /csc/') && scheme !== undefined && scheme !== 'Bearer' && scheme !== 'Basic'
+      return request.path.startsWith('/csc/') && scheme !== undefined && scheme !== 'Bearer' && scheme !== 'Basic'
         ? json(401, { error: 'invalid_token', error_description: `Unknown authorization scheme ${scheme}` })
         : request;
     },
@@ -247,7 +245,7 @@ export const QUIRKS = {
     description: `credential IDs hold "/", "+" and a space (each sandbox ID X is shown as ${JSON.stringify(oddCredentialID('X'))})`,
     source: 'certomancer-csc-dummy README (testing-ca/signer1); jsign docs (SSL.com UUIDs); CSC v1.0.4 §11.4 (credentialID: String)',
     answer: (_route, response) => withJson(response, (body) => mapCredentialIDs(body, oddCredentialID) as Record<string, unknown>),
-    routed: (_route, request) => {
+    request: (request) => {
       const body = jsonBody(request);
       const query = new URLSearchParams(request.query);
       const id = query.get('credentialID');
@@ -261,8 +259,8 @@ export const QUIRKS = {
   'leading-zero-pin': {
     description: `the seals' PIN is ${LEADING_ZERO_PIN} (format N, a leading zero); a PIN that is not a JSON string is refused`,
     source: 'CSC v1.0.4 §11.6 (PIN: String) and §11.5 (PIN format "N"): a numeric PIN, whose leading zero a JSON number would lose',
-    routed: (route, request) => {
-      const body = route.endsWith('/credentials/authorize') ? jsonBody(request) : undefined;
+    request: (request) => {
+      const body = request.path.endsWith('/credentials/authorize') ? jsonBody(request) : undefined;
       if (!body) return request;
       // The sandbox's seals check their own PIN: the quirk's PIN stands for it, and the old one no longer opens them.
       const own = (pin: unknown) => (pin === LEADING_ZERO_PIN ? SANDBOX_SEAL.pin : pin === SANDBOX_SEAL.pin ? 'not-the-pin' : pin);
@@ -405,17 +403,6 @@ export class SandboxQuirks {
 
   get refusesCertInfo(): boolean {
     return this.hooks().some((quirk) => quirk.refusesCertInfo);
-  }
-
-  /** A routed request as the quirks switched on read it, or their refusal of it. */
-  routed(route: string, request: SandboxRequest): SandboxRequest | SandboxResponse {
-    let current = request;
-    for (const quirk of this.hooks()) {
-      const read = quirk.routed?.(route, current) ?? current;
-      if (!('path' in read)) return read;
-      current = read;
-    }
-    return current;
   }
 
   get sadLifetimeS(): number | undefined {
