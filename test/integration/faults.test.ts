@@ -49,6 +49,8 @@ const ROUTES = {
   authorize: 'signing GET /oauth2/authorize',
   signHash: 'signing POST /csc/v1/signatures/signHash',
   v2Info: 'signing-v2 POST /csc/v2/info',
+  /** RFC 8414 metadata of the v2 info's oauth2Issuer (the sandbox's quirk issuer-only names no oauth2 base URI). */
+  issuerMetadata: '.well-known GET /oauth-authorization-server/signing-v2',
   v2List: 'signing-v2 POST /csc/v2/credentials/list',
   v2SignHash: 'signing-v2 POST /csc/v2/signatures/signHash',
   tsa: 'tsa POST /tss03',
@@ -130,7 +132,7 @@ interface FaultCase {
   /** Arms the fault (sandbox injector, TSA or identity switches, S3 proxy, runtime file). */
   arm: (env: Record<string, string>) => Promise<void> | void;
   /** The CLI run that makes the call. */
-  command: 'sign' | 'sign (browser)' | 'sign B-T' | 'credentials list' | 'sign (v2)' | 'credentials list (v2)' | 'login' | 'upload' | 'upload (multipart)' | 'timestamp' | 'sign (seal)' | 'sign (seal, auth/login)' | 'sign (seal, password grant)' | 'sign (seal, JSON token)';
+  command: 'sign' | 'sign (browser)' | 'sign B-T' | 'credentials list' | 'sign (v2)' | 'credentials list (v2)' | 'credentials list (v2, oauth2Issuer)' | 'login' | 'upload' | 'upload (multipart)' | 'timestamp' | 'sign (seal)' | 'sign (seal, auth/login)' | 'sign (seal, password grant)' | 'sign (seal, JSON token)';
   errorCode: string | RegExp;
   exitCode: number;
   message: RegExp;
@@ -148,7 +150,8 @@ const SEAL_SIGN_IN: Partial<Record<FaultCase['command'], Record<string, string>>
   'sign (seal, password grant)': { ESIGN_SERVICE_AUTH: 'password' },
   'sign (seal, JSON token)': { ESIGN_SERVICE_AUTH: 'client-credentials', ESIGN_TOKEN_REQUEST: 'json' },
 };
-const SEAL_QUIRKS: Partial<Record<FaultCase['command'], QuirkName[]>> = {
+const COMMAND_QUIRKS: Partial<Record<FaultCase['command'], QuirkName[]>> = {
+  'credentials list (v2, oauth2Issuer)': ['issuer-only'],
   'sign (seal, password grant)': ['password-grant'],
   'sign (seal, JSON token)': ['json-token-request'],
 };
@@ -164,7 +167,7 @@ async function runCase(c: FaultCase): Promise<void> {
   // A seal on the sandbox profile: the organization's client (or login user) and its bulk seal, no browser.
   const seal: Record<string, string> = c.command.startsWith('sign (seal') ? { ...SEAL_SIGN_IN[c.command] ?? { ESIGN_SERVICE_AUTH: 'client-credentials' }, ESIGN_CREDENTIAL_PIN: SANDBOX_SEAL.pin } : {};
   // The sandbox behaves as the provider the sign-in is for (password grant only, a JSON token endpoint).
-  t.sandbox.quirks.set(SEAL_QUIRKS[c.command] ?? []);
+  t.sandbox.quirks.set(COMMAND_QUIRKS[c.command] ?? []);
   const env: Record<string, string> = { ...t.env, ESIGN_CONFIG_DIR: configDir, ...seal, ...(c.shortTimeout ? { ESIGN_HTTP_TIMEOUT_MS: String(TIMEOUT_MS) } : {}) };
   const prefix = `case-${matrix.length}`;
   if (c.command.startsWith('upload')) {
@@ -182,6 +185,7 @@ async function runCase(c: FaultCase): Promise<void> {
     'credentials list': ['--auto-approve', '--json', 'credentials', 'list'],
     'sign (v2)': ['--auto-approve', '--json', '--profile', 'sandbox-v2', 'sign', '--level', 'B-B', input],
     'credentials list (v2)': ['--auto-approve', '--json', '--profile', 'sandbox-v2', 'credentials', 'list'],
+    'credentials list (v2, oauth2Issuer)': ['--auto-approve', '--json', '--profile', 'sandbox-v2', 'credentials', 'list'],
     login: ['--auto-approve', '--json', 'login'],
     upload: ['--json', 'upload', '--prefix', prefix, input],
     'upload (multipart)': ['--json', 'upload', '--prefix', prefix, input],
@@ -377,6 +381,30 @@ const CASES: FaultCase[] = [
     errorCode: 'CSC_UNSUPPORTED_SERVICE',
     exitCode: 6,
     message: /does not offer signatures\/signHash/,
+    tries: 1,
+  },
+  // RFC 8414 metadata of oauth2Issuer (idempotent; asked after info, before any browser step)
+  ...standardCases('issuerMetadata', 'credentials list (v2, oauth2Issuer)', true, /signing service/),
+  { call: 'issuerMetadata', command: 'credentials list (v2, oauth2Issuer)', fault: 'malformed JSON', arm: inject('issuerMetadata', malformed('{"issuer": ')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /OAuth 2\.0 server metadata \(RFC 8414\) is not a JSON object/, tries: 1 },
+  {
+    call: 'issuerMetadata',
+    command: 'credentials list (v2, oauth2Issuer)',
+    fault: 'wrong field types',
+    arm: () => t.sandbox.faults.inject({ route: ROUTES.issuerMetadata, fault: malformed(JSON.stringify({ issuer: t.sandbox.urls.signingV2, authorization_endpoint: 7, token_endpoint: ['x'] })), times: 1 }),
+    errorCode: 'CSC_BAD_RESPONSE',
+    exitCode: 6,
+    message: /has no usable authorization_endpoint/,
+    tries: 1,
+  },
+  {
+    call: 'issuerMetadata',
+    command: 'credentials list (v2, oauth2Issuer)',
+    // RFC 8414 §3.3: metadata naming another issuer is not used (a mix-up or a hijacked discovery).
+    fault: 'names another issuer',
+    arm: inject('issuerMetadata', malformed(JSON.stringify({ issuer: 'https://attacker.example', authorization_endpoint: 'https://attacker.example/authorize', token_endpoint: 'https://attacker.example/token' }))),
+    errorCode: 'CSC_BAD_RESPONSE',
+    exitCode: 6,
+    message: /names the issuer "https:\/\/attacker\.example"/,
     tries: 1,
   },
   ...standardCases('v2List', 'credentials list (v2)', true, /signing service/),
