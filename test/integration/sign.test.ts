@@ -457,12 +457,15 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     expect(report.signatures[0]!.problems.join('\n')).toMatch(/revision 3 changes the document \(1 object\(s\)\), which the certification's DocMDP P=1 \(no-changes\) forbids/);
   });
 
-  it('verify after a certification at P=2 and P=3: form filling allowed at both, an added annotation a failure at P=2 only (named), changed page content a failure at both', async () => {
+  it('verify after a certification at P=2 and P=3: form filling allowed at both, an added or removed annotation a failure at P=2 only (named), changed page content a failure at both', async () => {
     const dir = await tempDir();
     const input = join(dir, 'form.pdf');
     const form = await PDFDocument.create();
     const page = form.addPage([595, 842]);
     form.getForm().createTextField('Name').addToPage(page, { x: 72, y: 700, width: 200, height: 24 });
+    // A note there before the certification, for the update that takes it off the page.
+    const noteBefore = form.context.register(form.context.obj({ Type: 'Annot', Subtype: 'Text', Rect: [400, 400, 420, 420], Contents: PDFString.of('Before certification') }));
+    page.node.set(PDFName.of('Annots'), form.context.obj([...(page.node.Annots()?.asArray() ?? []), noteBefore]));
     await writeFile(input, await form.save({ useObjectStreams: false }));
     const verify = async (file: string) => (await runCli(['--json', 'verify', file], { env: sandbox.env })).json<{ signatures: Array<{ status: string; problems: string[] }> }>();
 
@@ -486,6 +489,12 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
       const annots = first.node.Annots()?.asArray() ?? [];
       first.node.set(PDFName.of('Annots'), doc.context.obj([...annots, PDFRef.of(note)]));
       return { [first.ref.objectNumber]: first.node.toString(), [note]: '<< /Type /Annot /Subtype /Text /Rect [300 300 320 320] /Contents (A note) >>' };
+    };
+    const unannotate = (doc: PDFDocument): Record<number, ObjectBody> => {
+      const first = doc.getPage(0);
+      const kept = (first.node.Annots()?.asArray() ?? []).filter((ref) => !(ref instanceof PDFRef && ref.objectNumber === noteBefore.objectNumber));
+      first.node.set(PDFName.of('Annots'), doc.context.obj(kept));
+      return { [first.ref.objectNumber]: first.node.toString() };
     };
     const redraw = (doc: PDFDocument, next: () => number): Record<number, ObjectBody> => {
       const first = doc.getPage(0);
@@ -514,6 +523,16 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
       } else {
         expect(annotated.problems, 'P=3, an annotation added').toEqual([]);
         expect(annotated.status).toBe('modified');
+      }
+
+      await writeFile(join(dir, `unannotated-${level}.pdf`), await update(bytes, unannotate));
+      const unannotated = (await verify(join(dir, `unannotated-${level}.pdf`))).signatures[0]!;
+      if (level === 2) {
+        expect(unannotated.status).toBe('invalid');
+        expect(unannotated.problems.join('\n')).toMatch(new RegExp(`revision 3 removes a Text annotation \\(object ${noteBefore.objectNumber}\\), ${forbids}`));
+      } else {
+        expect(unannotated.problems, 'P=3, an annotation removed').toEqual([]);
+        expect(unannotated.status).toBe('modified');
       }
 
       await writeFile(join(dir, `redrawn-${level}.pdf`), await update(bytes, redraw));

@@ -108,6 +108,22 @@ with open(sys.argv[1], 'rb') as f:
         w.write(out)
 `;
 
+/** A PDF with one more revision that takes page 1's text annotations off it, written by pyHanko's own incremental writer. */
+const UNANNOTATE_SCRIPT = `
+import sys
+from pyhanko.pdf_utils import generic
+from pyhanko.pdf_utils.generic import pdf_name
+from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
+with open(sys.argv[1], 'rb') as f:
+    w = IncrementalPdfFileWriter(f)
+    page = w.root['/Pages']['/Kids'][0].get_object()
+    kept = [a for a in page['/Annots'] if a.get_object().get('/Subtype') != '/Text']
+    page[pdf_name('/Annots')] = generic.ArrayObject(kept)
+    w.update_container(page)
+    with open(sys.argv[2], 'wb') as out:
+        w.write(out)
+`;
+
 describe.skipIf(!PYTHON)(`pyHanko judges long-term validation and certification (${PYTHON ? `ESIGN_PYHANKO=${PYTHON}` : SKIPPED})`, () => {
   it('a batch at B-LT and at B-LTA with the bulk seal: the last output of each window passes PAdES-LT/LTA validation with revocation freshness', async () => {
     const dir = join(work.dir, 'ltv');
@@ -172,5 +188,23 @@ describe.skipIf(!PYTHON)(`pyHanko judges long-term validation and certification 
     const verified = await runCli(['verify', annotated], { env: sandbox.env });
     expect(verified.code).toBe(9);
     expect(verified.stdout).toMatch(new RegExp(`which the certification's DocMDP P=${p} \\(${level}\\) forbids`));
+  });
+
+  it('an annotation removed after a form-filling certification: pyHanko and esign verify both call the certification broken', async () => {
+    const dir = join(work.dir, 'removed');
+    await mkdir(dir, { recursive: true });
+    const noted = join(dir, 'noted.pdf');
+    const added = await python(['-c', ANNOTATE_SCRIPT, await pdfLibPdf(dir), noted]);
+    expect(added.status, added.out).toBe(0);
+    const certified = join(dir, 'p2.pdf');
+    const signed = await runCli(['--quiet', 'sign', '--level', 'B-T', '--certify', 'form-filling', '-o', certified, noted], { env: sealEnv });
+    expect(signed.code, signed.stderr).toBe(0);
+    const removed = join(dir, 'p2-removed.pdf');
+    const taken = await python(['-c', UNANNOTATE_SCRIPT, certified, removed]);
+    expect(taken.status, taken.out).toBe(0);
+    expect(await pyhankoSignatures(removed)).toEqual([{ field: 'Signature1', docmdp: 2, modification: 'OTHER', docmdpOk: false, valid: false }]);
+    const verified = await runCli(['verify', removed], { env: sandbox.env });
+    expect(verified.code).toBe(9);
+    expect(verified.stdout).toMatch(/removes a Text annotation \(object \d+\), which the certification's DocMDP P=2 \(form-filling\) forbids/);
   });
 });

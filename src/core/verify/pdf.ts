@@ -10,7 +10,7 @@ import type { ByteSource } from '../ports.js';
 import type { PdfDocument } from '../pdf/document.js';
 import { byteSourceFrom, readPdfFromHeader } from '../pdf/document.js';
 import { isPdfWhitespace } from '../pdf/lexer.js';
-import { PdfName, PdfRef } from '../pdf/objects.js';
+import { PdfName, PdfRef, isName } from '../pdf/objects.js';
 import {
   listRevisions,
   readByteRange,
@@ -271,7 +271,7 @@ async function forbiddenByCertification(p: 1 | 2 | 3, appended: AppendedUpdate[]
       const existed = (await before.resolve(new PdfRef(signedHere.field.fieldObjectNumber, 0))) !== null;
       if (!existed) forbidden.push(`revision ${update.revision} adds the signature field "${signedHere.field.name}", a new annotation, which ${level} forbids`);
     }
-    if (p === 2) for (const annotation of await annotationsChanged(revision, shared)) forbidden.push(`revision ${update.revision} ${annotation}, which ${level} forbids`);
+    if (p === 2) for (const annotation of [...(await annotationsChanged(revision, shared)), ...(await annotationsRemoved(revision, shared))]) forbidden.push(`revision ${update.revision} ${annotation}, which ${level} forbids`);
   }
   return forbidden;
 }
@@ -295,6 +295,43 @@ async function annotationsChanged(revision: PdfRevision, shared: Shared): Promis
     found.push(`${existed ? 'changes' : 'adds'} a ${subtype.value} annotation (object ${num})`);
   }
   return found;
+}
+
+/**
+ * The annotations that `revision` takes off a page, as "removes a Text annotation (object 12)": an
+ * object it rewrites held them before (a page's /Annots, or an /Annots array of its own) and no
+ * longer does. Form filling removes none, so at P=2 any removal, a field's widget included, is one.
+ */
+async function annotationsRemoved(revision: PdfRevision, shared: Shared): Promise<string[]> {
+  if (revision.number < 2) return [];
+  const after = await shared.docAt(revision);
+  const before = await shared.docAt(shared.revisions[revision.number - 2] as PdfRevision);
+  const found = new Map<number, string>();
+  for (const num of revision.objects) {
+    if (num === revision.xrefStreamObject) continue;
+    const held = await annotationRefs(before, new PdfRef(num, before.generationOf(num)));
+    if (held.length === 0) continue;
+    const kept = new Set((await annotationRefs(after, new PdfRef(num, after.generationOf(num)))).map((ref) => ref.num));
+    for (const ref of held) {
+      if (kept.has(ref.num) || found.has(ref.num)) continue;
+      const subtype = (await before.resolveDict(ref).catch(() => undefined))?.get('Subtype');
+      found.set(ref.num, `removes ${subtype instanceof PdfName ? `a ${subtype.value}` : 'an'} annotation (object ${ref.num})`);
+    }
+  }
+  return [...found.values()];
+}
+
+/** The annotations object `ref` lists in `doc`: a page's /Annots, or the array itself. */
+async function annotationRefs(doc: PdfDocument, ref: PdfRef): Promise<PdfRef[]> {
+  const object = await doc.resolve(ref).catch(() => undefined);
+  if (object === undefined || object === null) return [];
+  const page = await doc.resolveDict(object).catch(() => undefined);
+  const list = page ? (isName(page.get('Type'), 'Page') ? await doc.resolveArray(page.get('Annots')).catch(() => undefined) : undefined) : Array.isArray(object) ? object : undefined;
+  const refs = (list ?? []).filter((item): item is PdfRef => item instanceof PdfRef);
+  if (page) return refs;
+  // An array of its own counts only when what it holds are annotations (not, say, a /Kids array).
+  const annotations = await Promise.all(refs.map(async (item) => Array.isArray((await doc.resolveDict(item).catch(() => undefined))?.get('Rect'))));
+  return refs.length > 0 && annotations.every(Boolean) ? refs : [];
 }
 
 /** Whether nothing but white space (an editor's trailing newlines) follows `offset`. */
