@@ -43,7 +43,36 @@ interface SignInState {
   kind: 'service-sign-in';
   profile: string;
   signIn: PendingAuthorization;
+  /** What the signatures were asked to be when the sign-in began (state files of 0.1 have none). */
+  options?: Partial<Record<RememberedOption, unknown>>;
   createdAt: string;
+}
+
+/**
+ * The options of the `--prepare` run that began a sign-in, which its second run (the same command
+ * with --redirect-url) must repeat: without them it would prepare other signatures than the ones
+ * asked for (an invisible one for a --visible). Secrets and files are not among them.
+ */
+const REMEMBERED_OPTIONS = [
+  'credential', 'output', 'outputDir', 'force', 'level', 'digest', 'reason', 'location', 'contactInfo', 'name', 'field', 'visible', 'page', 'rect',
+  'font', 'image', 'imagePosition', 'appearanceText', 'certify', 'continueOnError', 'skipExisting', 'upload', 'overwrite',
+] as const satisfies ReadonlyArray<keyof SignCommandOptions>;
+type RememberedOption = (typeof REMEMBERED_OPTIONS)[number];
+
+function rememberedOptions(command: SignCommandOptions): Partial<Record<RememberedOption, unknown>> {
+  return Object.fromEntries(REMEMBERED_OPTIONS.filter((key) => command[key] !== undefined).map((key) => [key, command[key]]));
+}
+
+/** Refuses a second run that leaves out or changes an option the first one gave; options it adds are its own. */
+function assertSameOptions(then: Partial<Record<RememberedOption, unknown>>, command: SignCommandOptions, state: string): void {
+  const now = rememberedOptions(command);
+  const flag = (key: string) => `--${key.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
+  const shown = (value: unknown) => (value === true ? '' : ` ${Array.isArray(value) ? value.join(',') : JSON.stringify(value)}`);
+  const changed = (Object.keys(then) as RememberedOption[]).filter((key) => then[key] !== false && JSON.stringify(then[key]) !== JSON.stringify(now[key]));
+  if (changed.length === 0) return;
+  throw new EsignError('USAGE', `The sign-in in ${state} was begun by a --prepare run with ${changed.map((key) => `${flag(key)}${shown(then[key])}`).join(', ')}; this run ${changed.length === 1 ? 'has it' : 'has them'} otherwise, and would prepare other signatures.`, {
+    hint: 'Run the first --prepare command again, as it was, adding --redirect-url; or start afresh without --redirect-url.',
+  });
 }
 
 /** The state file once the hashes wait for approval. */
@@ -112,6 +141,7 @@ export async function splitServiceSignIn(signing: CscClient, command: SignComman
     if (pending.profile !== profile.name) {
       throw new EsignError('STATE_FILE_INVALID', `The sign-in in ${command.state} was started with profile ${pending.profile}, not ${profile.name}.`, { hint: `Pass --profile ${pending.profile}.` });
     }
+    if (pending.options) assertSameOptions(pending.options, command, command.state!);
     const { signIn } = pending;
     const [code] = codesFor(command, [signIn], 'sign-in to the signing service');
     await signing.finishServiceSignIn(code!, signIn.redirectUri, signIn.codeVerifier);
@@ -121,7 +151,7 @@ export async function splitServiceSignIn(signing: CscClient, command: SignComman
   const redirectUri = splitRedirectUri(profile.settings.redirectUri);
   const state = randomState();
   const { url, codeVerifier } = signing.startServiceSignIn(redirectUri, state);
-  const saved: SignInState = { version: STATE_VERSION, kind: 'service-sign-in', profile: profile.name, signIn: { state, redirectUri, codeVerifier }, createdAt: ctx.clock.now().toISOString() };
+  const saved: SignInState = { version: STATE_VERSION, kind: 'service-sign-in', profile: profile.name, signIn: { state, redirectUri, codeVerifier }, options: rememberedOptions(command), createdAt: ctx.clock.now().toISOString() };
   await saveState(command.state!, saved);
   const next = `esign sign --prepare --state ${command.state} --redirect-url "<the URL the browser was sent to>" FILES…`;
   ctx.io.essential({ state: command.state, signInUrl: url, redirectUri, next }, () =>

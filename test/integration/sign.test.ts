@@ -597,6 +597,24 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     expect(misplaced.stderr).toContain('--redirect-url goes with --complete');
   });
 
+  it('--prepare after its sign-in refuses to leave out or change an option the first run gave, naming it; options it adds are its own', async () => {
+    const dir = await tempDir();
+    await makePdf(join(dir, 'o.pdf'));
+    const state = join(dir, 'state.json');
+    const env = { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'config') };
+    const prepare = (...args: string[]) => runCli(['--json', 'sign', '--prepare', '--state', state, ...args, join(dir, 'o.pdf')], { env });
+    const pending = await prepare('--visible', '--reason', 'Approved');
+    expect(pending.code, pending.stderr).toBe(0);
+    const signedIn = (await fetch(pending.json<{ signInUrl: string }>().signInUrl, { redirect: 'manual' })).headers.get('location')!;
+    const dropped = await prepare('--redirect-url', signedIn, '--reason', 'Seen');
+    expect(dropped.code).toBe(2);
+    expect(dropped.stderr).toMatch(/^esign: The sign-in in \S+ was begun by a --prepare run with --reason "Approved", --visible; this run has them otherwise, and would prepare other signatures\. Run the first --prepare command again, as it was, adding --redirect-url/m);
+    // Nothing was used up: the same sign-in finishes with the same options, and one more.
+    const prepared = await prepare('--redirect-url', signedIn, '--visible', '--reason', 'Approved', '--location', 'Vienna');
+    expect(prepared.code, prepared.stderr).toBe(0);
+    expect(prepared.json<{ approvals: unknown[] }>().approvals).toHaveLength(1);
+  });
+
   it('refuses the split flow on a sandbox started inside the command: its URLs would die with it', async () => {
     const dir = await tempDir();
     await makePdf(join(dir, 'e.pdf'));
