@@ -31,6 +31,8 @@ import {
   type UpdateCheck,
 } from '../core/sign-workflow.js';
 import { existingSignature } from '../core/existing-signature.js';
+import { certificationLevel } from '../core/pdf/placeholder.js';
+import { brokenCertification } from '../core/verify/pdf.js';
 import { assertAbsent, outputExists } from '../io/atomic-write.js';
 import { batchDocuments, createOutputDir, fileSystemDocuments, writeDetachedSignature } from '../io/document-files.js';
 import type { CscClient } from '../io/csc-client.js';
@@ -108,6 +110,10 @@ async function checkInputs(planned: JobList, passwords: PdfPasswords, held: Map<
   const checkOne = async (job: SignJob, index: number): Promise<void> => {
     if (!options.force && !options.skipExisting) await assertAbsent(job.output);
     const opened = await passwords.open(job.input, (password) => openDocument(job, fileSystemDocuments, password, check));
+    if (opened.pdf && (await certificationLevel(opened.pdf, (await opened.pdf.catalog()).dict)) !== undefined) {
+      const broken = await brokenCertification(opened.source, job.input, { now: ctx.clock.now(), password: passwords.for(job.input) });
+      if (broken) ctx.io.warn(`${job.input}: its certification is already broken (${broken}); a new signature does not mend it.`);
+    }
     if (index < MAX_HASHES_PER_AUTHORIZATION) held.set(job.input, opened);
     else await opened.source.close();
   };

@@ -457,7 +457,7 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     expect(report.signatures[0]!.problems.join('\n')).toMatch(/revision 3 changes the document \(1 object\(s\)\), which the certification's DocMDP P=1 \(no-changes\) forbids/);
   });
 
-  it('verify after a certification at P=2 and P=3: form filling allowed at both, an added or removed annotation a failure at P=2 only (named), changed page content a failure at both', async () => {
+  it('verify after a certification at P=2 and P=3: form filling allowed at both, an added or removed annotation a failure at P=2 only (named), changed page content a failure at both; signing a broken one says so', async () => {
     const dir = await tempDir();
     const input = join(dir, 'form.pdf');
     const form = await PDFDocument.create();
@@ -539,6 +539,17 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
       const redrawn = (await verify(join(dir, `redrawn-${level}.pdf`))).signatures[0]!;
       expect(redrawn.status).toBe('invalid');
       expect(redrawn.problems.join('\n')).toMatch(/revision 3, appended after this signature, changes page content/);
+
+      // Signing it is allowed where the level allows (P=3 takes a new field), but said: a new signature does not mend it.
+      if (level === 3) {
+        const cosign = (file: string) => runCli(['--auto-approve', 'sign', '--level', 'B-B', '-o', join(dir, `cosigned-${file}`), join(dir, file)], { env: sandbox.env });
+        const onBroken = await cosign(`redrawn-${level}.pdf`);
+        expect(onBroken.code, onBroken.stderr).toBe(0);
+        expect(onBroken.stderr).toMatch(/redrawn-3\.pdf: its certification is already broken \(revision 3, appended after this signature, changes page content[^\n]*\); a new signature does not mend it\./);
+        const onIntact = await cosign(`certified-${level}.pdf`);
+        expect(onIntact.code, onIntact.stderr).toBe(0);
+        expect(onIntact.stderr).not.toMatch(/certification/);
+      }
     }
   });
 

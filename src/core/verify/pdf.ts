@@ -102,6 +102,17 @@ export async function verifyPdf(input: ByteSource, file: string, options: Verify
   return { ...base, signatures: reports, status, code: codeOf(status) };
 }
 
+/**
+ * Why the certification of a certified PDF is already broken (the first problem of its signature),
+ * or undefined: one that is not certified, or whose certification holds. Signing such a document is
+ * the signer's choice, but a new signature does not mend it, and readers will show it broken.
+ */
+export async function brokenCertification(input: ByteSource, file: string, options: Omit<VerifyOptions, 'trustAnchors'>): Promise<string | undefined> {
+  const report = await verifyPdf(input, file, { ...options, trustAnchors: [] });
+  const certification = report.signatures.find((signature) => signature.certification !== undefined);
+  return certification?.status === 'invalid' ? (certification.problems[0] ?? 'its signature is invalid') : undefined;
+}
+
 interface Shared {
   source: ByteSource;
   /** Bytes before the `%PDF-` header: read past, as readers do, but signed by nobody. */
