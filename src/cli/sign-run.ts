@@ -111,7 +111,8 @@ async function checkInputs(planned: JobList, passwords: PdfPasswords, held: Map<
     if (!options.force && !options.skipExisting) await assertAbsent(job.output);
     const opened = await passwords.open(job.input, (password) => openDocument(job, fileSystemDocuments, password, check));
     if (opened.pdf && (await certificationLevel(opened.pdf, (await opened.pdf.catalog()).dict)) !== undefined) {
-      const broken = await brokenCertification(opened.source, job.input, { now: ctx.clock.now(), password: passwords.for(job.input) });
+      // Only a warning: a document verify cannot read through is still signed as it would have been.
+      const broken = await brokenCertification(opened.source, job.input, { now: ctx.clock.now(), password: passwords.for(job.input) }).catch(() => undefined);
       if (broken) ctx.io.warn(`${job.input}: its certification is already broken (${broken}); a new signature does not mend it.`);
     }
     if (index < MAX_HASHES_PER_AUTHORIZATION) held.set(job.input, opened);
