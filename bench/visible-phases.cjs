@@ -3,6 +3,7 @@
 // `truetype`, BUNDLE is esign's TrueType reader (src/core/pdf/truetype.ts), the path of text that
 // needs no shaping; with `fontkit`, fontkit bundled as the CLI bundles it (scripts/lazy-fontkit.mjs),
 // the path of text that needs shaping and of fonts the reader leaves alone. Prints JSON: { step: ms }.
+const { Buffer } = require('node:buffer');
 const { readFileSync } = require('node:fs');
 const process = require('node:process');
 const { deflateSync } = require('node:zlib'); // the CLI has it loaded before any appearance

@@ -5,7 +5,7 @@
 // step by step, on each of its two paths: esign's TrueType reader (text that needs no shaping, in
 // a TrueType font: the default) and fontkit (text that needs shaping, CFF, WOFF, collections).
 // Then the peak RSS of a batch of BENCH_VISIBLE_BATCH (default 1000) one-page PDFs signed
-// --visible. BENCH_BASELINE=DIR (another checkout of esign, built) runs its bin/esign.cjs beside
+// --visible, by each build. BENCH_BASELINE=DIR (another checkout of esign, built) runs its bin/esign.cjs beside
 // this one's in the same run, for before/after ratios.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
@@ -101,8 +101,11 @@ try {
     const one = join(out, 'one-page.pdf');
     await generatePdf(one, { targetBytes: 4096, pages: 1, xref: 'table' });
     for (let i = 0; i < batch; i++) spawnSync('cp', [one, join(dir, `doc-${String(i).padStart(6, '0')}.pdf`)]);
-    const signed = measure(builds[0].bin, ['--level', 'B-B', ...visibleArgs, '--output-dir', join(out, 'batch-signed'), dir]);
-    console.log(`${batch} one-page PDFs --visible in one run: ${(signed.ms / 1000).toFixed(1)} s, peak RSS ${fixed(signed.rssMb)} MB`);
+    for (const [i, { label, bin }] of builds.entries()) {
+      const signed = measure(bin, ['--level', 'B-B', ...visibleArgs, '--output-dir', join(out, `batch-signed-${i}`), dir]);
+      console.log(`${label}: ${batch} one-page PDFs --visible in one run: ${(signed.ms / 1000).toFixed(1)} s (CPU ${(signed.cpuMs / 1000).toFixed(1)} s), peak RSS ${fixed(signed.rssMb)} MB`);
+      rmSync(join(out, `batch-signed-${i}`), { recursive: true, force: true });
+    }
   }
 } finally {
   sandbox.kill();
