@@ -25,6 +25,8 @@ export async function loadAppearanceAssets(visible: VisibleSignature | undefined
     font = visible.fontFile ? await AppearanceFont.load(readAsset(visible.fontFile, 'font', 64 * 1024 * 1024), visible.fontFile) : await AppearanceFont.load(await defaultFontBytes(), 'the default font (Noto Sans)');
     fonts.set(key, font);
   }
+  // fontkit loads here, before any approval, when the text needs shaping (a font it cannot read is refused now).
+  await font.prepare(visible.lines.join('\n'));
   if (!visible.image) return { font };
   let image = images.get(visible.image.file);
   if (!image) {

@@ -294,29 +294,39 @@ describe.skipIf(nodeCachesItself || TESTING_EXECUTABLE)(suiteName, () => {
       }
     });
 
-    it('sign --visible keeps its own caches (the font code an invisible sign never loads), and works a second time from them', async () => {
+    it('sign --visible keeps its own caches (the font code an invisible sign never loads), fontkit only once text needs shaping, and works a second time from them', async () => {
       const dir = await tempDir();
       const input = join(dir, 'contract.pdf');
       await copyFile(SAMPLE_PDF, input);
       const cache = join(dir, 'cache');
-      const sign = (output: string, visible: boolean) =>
-        runCli(['--auto-approve', '--json', 'sign', '--level', 'B-B', ...(visible ? ['--visible', '--name', 'Ζωή Παπαδοπούλου'] : []), '--output', join(dir, output), input], {
+      const sign = (output: string, visible: string[]) =>
+        runCli(['--auto-approve', '--json', 'sign', '--level', 'B-B', ...visible, '--output', join(dir, output), input], {
           env: { ...sandbox.env, ...envFor(join(dir, `config-${output}`), { ESIGN_CACHE_DIR: cache }) },
         });
+      const greek = ['--visible', '--name', 'Ζωή Παπαδοπούλου'];
+      // Arabic needs shaping (fontkit's GSUB joining forms), in DejaVu Sans (fonts-dejavu-core, installed by .ci/run).
+      const arabic = ['--visible', '--name', 'محمد علي', '--font', '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf'];
 
-      expectOk(await sign('invisible.pdf', false));
-      const first = await sign('first.pdf', true);
+      expectOk(await sign('invisible.pdf', []));
+      const first = await sign('first.pdf', greek);
       expectOk(first);
+      // Greek in the default font needs no shaping: esign's TrueType reader draws it, fontkit never loads.
+      expect((await readdir(join(cache, 'v8', cacheKey()))).sort()).toEqual(['sign-visible.cache', 'sign.cache']);
+      const shaped = await sign('shaped.pdf', arabic);
+      expectOk(shaped);
       // fontkit, in the bundle beside the CLI's (dist/cli/fontkit.cjs), has a cache file of its own.
       expect((await readdir(join(cache, 'v8', cacheKey()))).sort()).toEqual(['sign-visible.cache', 'sign-visible.fontkit.cache', 'sign.cache']);
       const caches = ['sign-visible.cache', 'sign-visible.fontkit.cache'].map((name) => join(cache, 'v8', cacheKey(), name));
       const written = await Promise.all(caches.map(identity));
 
-      const second = await sign('second.pdf', true);
+      const second = await sign('second.pdf', greek);
       expectOk(second);
+      const shapedAgain = await sign('shaped-again.pdf', arabic);
+      expectOk(shapedAgain);
       expect(await Promise.all(caches.map(identity))).toEqual(written);
       expect(second.stderr).toBe(first.stderr);
-      for (const name of ['first.pdf', 'second.pdf']) expect((await readFile(join(dir, name))).toString('latin1'), name).toMatch(/\/FontFile2 \d+ 0 R/);
+      expect(shapedAgain.stderr).toBe(shaped.stderr);
+      for (const name of ['first.pdf', 'second.pdf', 'shaped.pdf', 'shaped-again.pdf']) expect((await readFile(join(dir, name))).toString('latin1'), name).toMatch(/\/FontFile2 \d+ 0 R/);
     });
   });
 });

@@ -1,7 +1,7 @@
 /**
  * Visible signatures in any script, judged by poppler: pdftotext gives back exactly the text of the
  * appearance, pdffonts shows its font embedded with a Unicode mapping, pdftoppm renders ink inside
- * the signature's rectangle, and pdfsig still finds the signature valid.
+ * the signature's rectangle, MuPDF finds every glyph's outline sound, and pdfsig still finds the signature valid.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -14,7 +14,7 @@ import { closeInteropSetup, pdfsig, runTool, startInteropSetup, type InteropSetu
 import { runCli } from '../helpers/run-cli.js';
 
 const has = (tool: string) => spawnSync('which', [tool]).status === 0;
-const missing = ['pdfinfo', 'pdftotext', 'pdffonts', 'pdftoppm', 'pdfsig', 'certutil'].filter((tool) => !has(tool));
+const missing = ['pdfinfo', 'pdftotext', 'pdffonts', 'pdftoppm', 'pdfsig', 'certutil', 'mutool'].filter((tool) => !has(tool));
 /** A CJK font with Latin too, from Debian (fonts-wqy-zenhei, installed by .ci/run): a TrueType collection. */
 const CJK_FONT = '/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc';
 /** A font with Arabic and its GSUB joining forms, from Debian (fonts-dejavu-core, installed by .ci/run). */
@@ -68,6 +68,13 @@ async function inkInRect(path: string): Promise<number> {
   return pixels.filter((value) => value < 128).length;
 }
 
+/** MuPDF draws the page without calling a glyph of the embedded font invalid (as it does for a subset with misplaced glyph records). */
+async function expectSoundGlyphs(path: string): Promise<void> {
+  const drawn = await runTool('mutool', ['draw', '-r', '72', '-o', join(setup.work.dir, 'mutool.png'), path, '1']);
+  expect(drawn.status, drawn.stderr).toBe(0);
+  expect(drawn.stderr).not.toMatch(/invalid|cannot render/i);
+}
+
 const words = (text: string) => text.replace(/\s+/g, ' ').trim();
 
 describe.skipIf(missing.length > 0)('visible signatures in any script, judged by poppler', () => {
@@ -95,6 +102,7 @@ describe.skipIf(missing.length > 0)('visible signatures in any script, judged by
       for (const row of ours) expect(row, fonts.stdout).toMatch(/Identity-H\s+yes\s+yes\s+yes\s/);
 
       expect(await inkInRect(output)).toBeGreaterThan(50);
+      await expectSoundGlyphs(output);
       const judged = await pdfsig(output, setup.nssDir);
       expect(judged.signatures.at(-1), judged.raw).toMatchObject({ valid: true, totalDocument: true });
     });
@@ -110,6 +118,7 @@ describe.skipIf(missing.length > 0)('visible signatures in any script, judged by
     const fonts = await runTool('pdffonts', [output]);
     expect(fonts.stdout).toMatch(/DejaVuSans\s+CID TrueType\s+Identity-H\s+yes\s+yes\s+yes\s/);
     expect(await inkInRect(output)).toBeGreaterThan(50);
+    await expectSoundGlyphs(output);
   });
 
   it('--image: a PNG with transparency behind the text renders (pdftoppm finds its dark pixels), the text still extracts, pdfsig: valid', async () => {

@@ -2,16 +2,18 @@
  * The appearance of a visible signature: a Form XObject with a thin border, an optional image
  * (beside the text or behind it), and text lines drawn in an embedded subset of a TrueType or
  * OpenType font — a Type 0 font (Identity-H, CIDFontType2 or CIDFontType0) with a ToUnicode CMap,
- * so any script the font covers renders and extracts. fontkit maps characters to glyphs and
- * shapes the scripts that need it; the text is wrapped and sized to fit the box.
+ * so any script the font covers renders and extracts. esign's TrueType reader (truetype.ts) maps
+ * characters to glyphs and subsets glyf fonts; fontkit shapes the scripts that need it and reads
+ * the fonts that reader leaves alone. The text is wrapped and sized to fit the box.
  */
 import { createHash } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
-import type { Font, Glyph } from '@pdf-lib/fontkit';
+import type { Font } from '@pdf-lib/fontkit';
 import { EsignError } from '../errors.js';
 import { cjsModule, type AppearanceImage } from './appearance-image.js';
 import { ByteWriter, PdfStream, PdfString, asciiBytes, dict, name } from './objects.js';
 import type { PdfObject, PdfRef } from './objects.js';
+import { TrueTypeFont } from './truetype.js';
 
 /** Scripts whose glyphs depend on their neighbours (joining, reordering, marks): laid out with GSUB/GPOS. */
 const NEEDS_SHAPING = /[\u0590-\u08ff\u0900-\u0dff\u0e00-\u0fff\u1000-\u109f\u1780-\u17ff\ufb1d-\ufdff\ufe70-\ufeff\p{M}]/u;
@@ -21,51 +23,65 @@ const KEPT_WIDTHS = 4096;
 
 /** A glyph placed on a line, in font units. */
 interface PlacedGlyph {
-  glyph: Glyph;
+  id: number;
+  /** The characters it shows, for the ToUnicode CMap. */
+  codePoints: readonly number[];
   xAdvance: number;
   xOffset: number;
   yOffset: number;
 }
 
-/** A font for appearances: parsed once, then used for every document of a run. */
+/** How a font is read: by esign's TrueType reader where it can (no shaping needed), else by fontkit. */
+export interface AppearanceFontOptions {
+  /** Reads every text with fontkit, even where the TrueType reader would do (to compare the two). */
+  fontkitOnly?: boolean;
+}
+
+/**
+ * A font for appearances: parsed once, then used for every document of a run. A TrueType font
+ * with glyf outlines (the default font, most .ttf files) is read by esign's reader ({@link TrueTypeFont}):
+ * text that needs no shaping maps to glyphs through its cmap, and every subset keeps the original
+ * glyph ids. fontkit loads only for what that cannot do: text that needs shaping (GSUB/GPOS), and
+ * fonts the reader leaves alone (OpenType with CFF outlines, WOFF, collections); it costs more to
+ * load than an invisible signature takes.
+ */
 export class AppearanceFont {
   private readonly widths = new Map<string, number>();
   private readonly subsets = new Map<string, FontSubset>();
+  /** Character → glyph and advance, by the TrueType reader. */
+  private readonly glyphs = new Map<number, { id: number; advance: number }>();
 
   private constructor(
-    private readonly font: Font,
+    private readonly bytes: Uint8Array,
     /** How errors name it: the file, or "the default font (Noto Sans)". */
     readonly label: string,
-    private readonly italicAngle: number,
+    private readonly truetype: TrueTypeFont | undefined,
+    private fontkit: Font | undefined,
   ) {}
 
+  /** Reads a TrueType/OpenType font (the first of a collection); refuses anything else in one line. */
+  static async load(bytes: Uint8Array, label: string, options: AppearanceFontOptions = {}): Promise<AppearanceFont> {
+    const truetype = options.fontkitOnly ? undefined : TrueTypeFont.read(bytes);
+    return new AppearanceFont(bytes, label, truetype, truetype ? undefined : await loadFontkit(bytes, label));
+  }
+
   /**
-   * Parses a TrueType/OpenType font (the first of a collection); refuses anything else in one line.
-   * fontkit loads here, not with this module: it costs more to load than an invisible signature takes.
+   * Loads fontkit when `text` needs it (a script that needs shaping): called before any approval,
+   * so a font fontkit cannot read is refused then.
    */
-  static async load(bytes: Uint8Array, label: string): Promise<AppearanceFont> {
-    const { create } = cjsModule(await import('@pdf-lib/fontkit'), 'create');
-    let parsed: Font | { fonts?: Font[] };
-    try {
-      parsed = create(bytes) as Font | { fonts?: Font[] };
-    } catch (error) {
-      throw notAFont(label, (error as Error).message);
-    }
-    const font = 'fonts' in parsed && Array.isArray(parsed.fonts) ? parsed.fonts[0] : (parsed as Font);
-    if (!font || typeof font.glyphsForString !== 'function' || !(font.unitsPerEm > 0)) throw notAFont(label, 'no glyphs');
-    try {
-      font.hasGlyphForCodePoint(0x20);
-    } catch (error) {
-      throw notAFont(label, (error as Error).message);
-    }
-    return new AppearanceFont(font, label, italicAngle(font, bytes));
+  async prepare(text: string): Promise<void> {
+    if (!this.fontkit && NEEDS_SHAPING.test(text)) this.fontkit = await loadFontkit(this.bytes, this.label);
   }
 
   /** The characters of `text` (whitespace aside) this font has no glyph for, each once, in order. */
   missing(text: string): string[] {
     const missing = new Set<string>();
-    for (const ch of text) if (!/\s/u.test(ch) && !this.font.hasGlyphForCodePoint(ch.codePointAt(0)!)) missing.add(ch);
+    for (const ch of text) if (!/\s/u.test(ch) && !this.hasGlyph(ch.codePointAt(0)!)) missing.add(ch);
     return [...missing];
+  }
+
+  private hasGlyph(codePoint: number): boolean {
+    return this.truetype ? this.glyphOf(codePoint, this.truetype).id !== 0 : this.fontkit!.hasGlyphForCodePoint(codePoint);
   }
 
   /** Refuses `text` when the font lacks a glyph for one of its characters: never a `?` or an empty box. */
@@ -79,23 +95,44 @@ export class AppearanceFont {
     });
   }
 
-  /** The glyphs of one line, shaped when its script needs it. */
+  /** The glyphs of one line, shaped by fontkit when its script needs it (after {@link prepare}). */
   place(text: string): PlacedGlyph[] {
     if (NEEDS_SHAPING.test(text)) {
-      const run = this.font.layout(text);
+      if (!this.fontkit) throw new EsignError('INTERNAL', 'The appearance font was not prepared for text that needs shaping.');
+      const run = this.fontkit.layout(text);
       return run.glyphs.map((glyph, i) => {
         const p = run.positions[i]!;
-        return { glyph, xAdvance: p.xAdvance, xOffset: p.xOffset, yOffset: p.yOffset };
+        return { id: glyph.id, codePoints: glyph.codePoints, xAdvance: p.xAdvance, xOffset: p.xOffset, yOffset: p.yOffset };
       });
     }
-    return this.font.glyphsForString(text).map((glyph) => ({ glyph, xAdvance: glyph.advanceWidth, xOffset: 0, yOffset: 0 }));
+    if (this.truetype) {
+      // One glyph per character, as fontkit's glyphsForString gives without variation selectors
+      // (marks, which they are, need shaping).
+      return Array.from(text, (ch) => {
+        const codePoint = ch.codePointAt(0)!;
+        const { id, advance } = this.glyphOf(codePoint, this.truetype!);
+        return { id, codePoints: [codePoint], xAdvance: advance, xOffset: 0, yOffset: 0 };
+      });
+    }
+    return this.fontkit!.glyphsForString(text).map((glyph) => ({ id: glyph.id, codePoints: glyph.codePoints, xAdvance: glyph.advanceWidth, xOffset: 0, yOffset: 0 }));
+  }
+
+  private glyphOf(codePoint: number, truetype: TrueTypeFont): { id: number; advance: number } {
+    let glyph = this.glyphs.get(codePoint);
+    if (!glyph) {
+      const id = truetype.glyphId(codePoint);
+      glyph = { id, advance: truetype.advanceWidth(id) };
+      if (this.glyphs.size >= KEPT_WIDTHS) this.glyphs.clear();
+      this.glyphs.set(codePoint, glyph);
+    }
+    return glyph;
   }
 
   /** Width of `text` at a font size of 1. */
   width(text: string): number {
     let width = this.widths.get(text);
     if (width === undefined) {
-      width = this.place(text).reduce((sum, g) => sum + g.xAdvance, 0) / this.font.unitsPerEm;
+      width = this.place(text).reduce((sum, g) => sum + g.xAdvance, 0) / this.unitsPerEm;
       // Bounded: a batch's lines change with the time of signing.
       if (this.widths.size >= KEPT_WIDTHS) this.widths.clear();
       this.widths.set(text, width);
@@ -104,27 +141,46 @@ export class AppearanceFont {
   }
 
   get unitsPerEm(): number {
-    return this.font.unitsPerEm;
+    return this.truetype ? this.truetype.unitsPerEm : this.fontkit!.unitsPerEm;
   }
 
   /**
    * The subset holding `glyphs` (encoded once per distinct set: a batch shares it). The last few
    * are kept: a batch's text changes with the time of signing.
    */
-  async subset(glyphs: readonly Glyph[]): Promise<FontSubset> {
-    const byId = new Map<number, Glyph>();
+  async subset(glyphs: readonly PlacedGlyph[]): Promise<FontSubset> {
+    const byId = new Map<number, PlacedGlyph>();
     for (const glyph of glyphs) byId.set(glyph.id, glyph);
     const ids = [...byId.keys()].sort((a, b) => a - b);
     const key = ids.join(',');
     let subset = this.subsets.get(key);
     if (!subset) {
-      subset = await encodeSubset(this.font, ids.map((id) => byId.get(id)!), this.italicAngle);
+      const sorted = ids.map((id) => byId.get(id)!);
+      subset = this.truetype ? encodeTrueTypeSubset(this.truetype, sorted) : await encodeFontkitSubset(this.fontkit!, sorted, italicAngle(this.fontkit!, this.bytes));
       if (this.subsets.size >= KEPT_SUBSETS) this.subsets.delete(this.subsets.keys().next().value!);
       this.subsets.set(key, subset);
     }
     return subset;
   }
+}
 
+/** Parses a font with fontkit (the first of a collection); refuses what it cannot read in one line. */
+async function loadFontkit(bytes: Uint8Array, label: string): Promise<Font> {
+  const { create } = cjsModule(await import('@pdf-lib/fontkit'), 'create');
+  let parsed: Font | { fonts?: Font[] };
+  try {
+    parsed = create(bytes) as Font | { fonts?: Font[] };
+  } catch (error) {
+    throw notAFont(label, (error as Error).message);
+  }
+  const font = 'fonts' in parsed && Array.isArray(parsed.fonts) ? parsed.fonts[0] : (parsed as Font);
+  if (!font || typeof font.glyphsForString !== 'function' || !(font.unitsPerEm > 0)) throw notAFont(label, 'no glyphs');
+  try {
+    font.hasGlyphForCodePoint(0x20);
+  } catch (error) {
+    throw notAFont(label, (error as Error).message);
+  }
+  return font;
 }
 
 /**
@@ -142,31 +198,82 @@ function italicAngle(font: Font, bytes: Uint8Array): number {
 
 /** A font program holding only some glyphs, with what the PDF font dictionaries say about it. */
 interface FontSubset {
-  /** Original glyph id → CID (the glyph's id in the subset). */
+  /** Original glyph id → CID: the glyph's id in the subset (the same id where the subset keeps ids). */
   cids: Map<number, number>;
   program: Uint8Array;
   cff: boolean;
   baseFont: string;
-  /** Advance widths in 1/1000 em, by CID from 0. */
-  widths: number[];
+  /** Advance widths in 1/1000 em, by CID (a CID no glyph shows has none). */
+  widths: (number | undefined)[];
+  /** The CIDs the program holds, for the CIDSet. */
+  present: readonly number[];
   toUnicode: Uint8Array;
   /** The three streams, compressed once: a batch adds the same bytes to every document. */
   compressed?: { program: Uint8Array; toUnicode: Uint8Array; cidSet: Uint8Array };
   descriptor: { ascent: number; descent: number; capHeight: number; italicAngle: number; bbox: number[] };
 }
 
-async function encodeSubset(font: Font, glyphs: readonly Glyph[], italicAngle: number): Promise<FontSubset> {
+/** What both subsetters state the same way: the tag, the name, the ToUnicode map, the metrics. */
+interface FontFacts {
+  unitsPerEm: number;
+  postscriptName: string | null | undefined;
+  ascent: number;
+  descent: number;
+  capHeight: number;
+  italicAngle: number;
+  bbox: readonly number[];
+}
+
+function describeSubset(facts: FontFacts, glyphs: readonly PlacedGlyph[], cids: Map<number, number>): Pick<FontSubset, 'baseFont' | 'toUnicode' | 'descriptor'> {
+  const unicode: string[] = [];
+  for (const glyph of glyphs) if (glyph.id !== 0) unicode[cids.get(glyph.id)!] = String.fromCodePoint(...glyph.codePoints);
+  const scale = 1000 / facts.unitsPerEm;
+  // A subset's name is tagged with six capitals (ISO 32000-1 §9.6.4), here from its glyphs.
+  const digest = createHash('sha256').update(glyphs.map((g) => g.id).join(',')).digest();
+  const tag = Array.from(digest.subarray(0, 6), (byte) => String.fromCharCode(65 + (byte % 26))).join('');
+  return {
+    baseFont: `${tag}+${(facts.postscriptName ?? 'Font').replace(/[^\x21-\x7e]|[()<>[\]{}/%#]/g, '')}`,
+    toUnicode: toUnicodeCMap(unicode),
+    descriptor: {
+      ascent: Math.round(facts.ascent * scale),
+      descent: Math.round(facts.descent * scale),
+      capHeight: Math.round((facts.capHeight || facts.ascent) * scale),
+      italicAngle: facts.italicAngle,
+      bbox: facts.bbox.map((v) => Math.round(v * scale)),
+    },
+  };
+}
+
+/** A subset by esign's TrueType reader: every glyph keeps its id, so CID = glyph id (CIDToGIDMap /Identity). */
+function encodeTrueTypeSubset(font: TrueTypeFont, glyphs: readonly PlacedGlyph[]): FontSubset {
+  let encoded: ReturnType<TrueTypeFont['subset']>;
+  try {
+    encoded = font.subset(glyphs.map((g) => g.id));
+  } catch (error) {
+    throw cannotSubset(error);
+  }
+  const scale = 1000 / font.unitsPerEm;
+  const cids = new Map<number, number>([[0, 0]]);
+  const widths: (number | undefined)[] = [Math.round(font.advanceWidth(0) * scale)];
+  for (const glyph of glyphs) {
+    cids.set(glyph.id, glyph.id);
+    widths[glyph.id] = Math.round(font.advanceWidth(glyph.id) * scale);
+  }
+  const facts = { unitsPerEm: font.unitsPerEm, postscriptName: font.postscriptName, ascent: font.ascent, descent: font.descent, capHeight: font.capHeight, italicAngle: font.italicAngle, bbox: font.bbox };
+  return { cids, program: encoded.program, cff: false, widths, present: [...encoded.kept].sort((a, b) => a - b), ...describeSubset(facts, glyphs, cids) };
+}
+
+/** A subset by fontkit: glyphs renumbered from 1 in the order given (CFF fonts, WOFF, collections). */
+async function encodeFontkitSubset(font: Font, glyphs: readonly PlacedGlyph[], italicAngle: number): Promise<FontSubset> {
   const subset = font.createSubset();
   const cids = new Map<number, number>();
   const scale = 1000 / font.unitsPerEm;
   const widths = [Math.round(font.getGlyph(0).advanceWidth * scale)];
-  const unicode: string[] = [];
   for (const glyph of glyphs) {
     if (glyph.id === 0) continue;
-    const cid = subset.includeGlyph(glyph);
+    const cid = subset.includeGlyph(glyph.id);
     cids.set(glyph.id, cid);
-    widths[cid] = Math.round(glyph.advanceWidth * scale);
-    unicode[cid] = String.fromCodePoint(...glyph.codePoints);
+    widths[cid] = Math.round(font.getGlyph(glyph.id).advanceWidth * scale);
   }
   cids.set(0, 0);
   const parts: Uint8Array[] = [];
@@ -177,29 +284,23 @@ async function encodeSubset(font: Font, glyphs: readonly Glyph[], italicAngle: n
         .on('data', (chunk) => void parts.push(chunk))
         .on('end', () => resolve());
     } catch (error) {
-      reject(new EsignError('USAGE', `The font could not be subset (${(error as Error).message}).`, { hint: 'Give another font with --font FILE.' }));
+      reject(cannotSubset(error));
     }
   });
-  const program = Buffer.concat(parts);
-  // A subset's name is tagged with six capitals (ISO 32000-1 §9.6.4), here from its glyphs.
-  const digest = createHash('sha256').update(glyphs.map((g) => g.id).join(',')).digest();
-  const tag = Array.from(digest.subarray(0, 6), (byte) => String.fromCharCode(65 + (byte % 26))).join('');
   const bbox = font.bbox;
+  const facts = { unitsPerEm: font.unitsPerEm, postscriptName: font.postscriptName, ascent: font.ascent, descent: font.descent, capHeight: font.capHeight, italicAngle, bbox: [bbox.minX, bbox.minY, bbox.maxX, bbox.maxY] };
   return {
     cids,
-    program,
+    program: Buffer.concat(parts),
     cff: Boolean((font as { cff?: unknown }).cff),
-    baseFont: `${tag}+${(font.postscriptName ?? 'Font').replace(/[^\x21-\x7e]|[()<>[\]{}/%#]/g, '')}`,
     widths: Array.from({ length: widths.length }, (_, i) => widths[i] ?? 0),
-    toUnicode: toUnicodeCMap(unicode),
-    descriptor: {
-      ascent: Math.round(font.ascent * scale),
-      descent: Math.round(font.descent * scale),
-      capHeight: Math.round((font.capHeight || font.ascent) * scale),
-      italicAngle,
-      bbox: [bbox.minX, bbox.minY, bbox.maxX, bbox.maxY].map((v) => Math.round(v * scale)),
-    },
+    present: Array.from({ length: widths.length }, (_, i) => i),
+    ...describeSubset(facts, glyphs, cids),
   };
+}
+
+function cannotSubset(error: unknown): EsignError {
+  return new EsignError('USAGE', `The font could not be subset (${(error as Error).message}).`, { hint: 'Give another font with --font FILE.' });
 }
 
 /** A ToUnicode CMap: each CID (2 bytes, Identity-H) to the UTF-16BE of the characters its glyph shows. */
@@ -227,7 +328,7 @@ function toUnicodeCMap(unicode: readonly (string | undefined)[]): Uint8Array {
 
 /** Adds the Type 0 font of `subset` (and the objects it refers to) and returns its reference. */
 function addFont(subset: FontSubset, add: (value: PdfObject) => PdfRef): PdfRef {
-  subset.compressed ??= { program: deflateSync(subset.program), toUnicode: deflateSync(subset.toUnicode), cidSet: deflateSync(cidSet(subset.widths.length)) };
+  subset.compressed ??= { program: deflateSync(subset.program), toUnicode: deflateSync(subset.toUnicode), cidSet: deflateSync(cidSet(subset.present)) };
   const compressed = subset.compressed;
   const flate = (data: Uint8Array, extra: Record<string, PdfObject> = {}): PdfStream => new PdfStream(dict({ Filter: name('FlateDecode'), ...extra }), data);
   const program = add(flate(compressed.program, subset.cff ? { Subtype: name('CIDFontType0C') } : { Length1: subset.program.length }));
@@ -255,7 +356,7 @@ function addFont(subset: FontSubset, add: (value: PdfObject) => PdfRef): PdfRef 
       BaseFont: name(subset.baseFont),
       CIDSystemInfo: dict({ Registry: asciiString('Adobe'), Ordering: asciiString('Identity'), Supplement: 0 }),
       FontDescriptor: descriptor,
-      W: [0, subset.widths],
+      W: widthRuns(subset.widths),
       CIDToGIDMap: subset.cff ? undefined : name('Identity'),
     }),
   );
@@ -271,11 +372,30 @@ function addFont(subset: FontSubset, add: (value: PdfObject) => PdfRef): PdfRef 
   );
 }
 
-/** A CIDSet stream's bits: CIDs 0 to `count` − 1 present, the most significant bit first. */
-function cidSet(count: number): Uint8Array {
-  const bits = new Uint8Array(Math.ceil(count / 8));
-  for (let cid = 0; cid < count; cid++) bits[cid >> 3]! |= 0x80 >> (cid & 7);
+/** A CIDSet stream's bits: the CIDs `present`, the most significant bit first. */
+function cidSet(present: readonly number[]): Uint8Array {
+  const bits = new Uint8Array(Math.ceil((Math.max(...present) + 1) / 8));
+  for (const cid of present) bits[cid >> 3]! |= 0x80 >> (cid & 7);
   return bits;
+}
+
+/** The /W array: each run of consecutive CIDs with a width as `first [w1 w2 …]`. */
+function widthRuns(widths: readonly (number | undefined)[]): PdfObject[] {
+  const out: PdfObject[] = [];
+  let run: number[] | undefined;
+  for (let cid = 0; cid < widths.length; cid++) {
+    const width = widths[cid];
+    if (width === undefined) {
+      run = undefined;
+      continue;
+    }
+    if (!run) {
+      run = [];
+      out.push(cid, run);
+    }
+    run.push(width);
+  }
+  return out;
 }
 
 const MAX_FONT_SIZE = 12;
@@ -371,10 +491,11 @@ export async function buildAppearance(width: number, height: number, content: Ap
     resources.set('XObject', dict({ Im1: image.addTo(add) }));
     if (position === 'left') textLeft = pad + box.w + pad;
   }
+  await content.font.prepare(content.lines.join('\n'));
   const { size, lines } = fitText(content.font, content.lines, width - textLeft - pad, height - 2 * pad);
   if (lines.length > 0) {
     const placed = lines.map((line) => content.font.place(line));
-    const subset = await content.font.subset(placed.flat().map((g) => g.glyph));
+    const subset = await content.font.subset(placed.flat());
     resources.set('Font', dict({ F1: addFont(subset, add) }));
     const k = 1000 / content.font.unitsPerEm;
     ops.ascii(`BT /F1 ${fmt(size)} Tf 0 g ${fmt(size * LINE_HEIGHT)} TL ${fmt(textLeft)} ${fmt(height - pad - size)} Td\n`);
@@ -395,8 +516,8 @@ function showGlyphs(glyphs: readonly PlacedGlyph[], subset: FontSubset, k: numbe
     if (array.length > 0) out += `[${array.join(' ')}] TJ `;
     array = [];
   };
-  for (const { glyph, xAdvance, xOffset, yOffset } of glyphs) {
-    const cid = subset.cids.get(glyph.id) ?? 0;
+  for (const { id, xAdvance, xOffset, yOffset } of glyphs) {
+    const cid = subset.cids.get(id) ?? 0;
     const shown = subset.widths[cid] ?? 0;
     if (xOffset !== 0) array.push(fmt(-xOffset * k));
     if (yOffset !== 0) {
