@@ -106,7 +106,10 @@ async function checkInputs(planned: JobList, passwords: PdfPasswords, held: Map<
   const { pdf } = signOptionsFrom(options, 'B-B', ctx.clock.now());
   const appearance = await loadAppearanceAssets(pdf?.visible);
   assertAppearanceDrawable(pdf?.visible, appearance);
-  const check: UpdateCheck = { signingTime: ctx.clock.now(), pdf, appearance };
+  // The check builds the update for what can refuse a document (the field, the box on its page, the
+  // certification, PDF/A); the text is checked above and drawn, subset and all, before any approval.
+  const boxOnly = pdf?.visible ? { ...pdf, visible: { ...pdf.visible, lines: [] } } : pdf;
+  const check: UpdateCheck = { signingTime: ctx.clock.now(), pdf: boxOnly, appearance };
   const checkOne = async (job: SignJob, index: number): Promise<void> => {
     if (!options.force && !options.skipExisting) await assertAbsent(job.output);
     const opened = await passwords.open(job.input, (password) => openDocument(job, fileSystemDocuments, password, check));
