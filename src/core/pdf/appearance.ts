@@ -42,7 +42,7 @@ export interface AppearanceFontOptions {
  * with glyf outlines (the default font, most .ttf files) is read by esign's reader ({@link TrueTypeFont}):
  * text that needs no shaping maps to glyphs through its cmap, and every subset keeps the original
  * glyph ids. fontkit loads only for what that cannot do: text that needs shaping (GSUB/GPOS), and
- * fonts the reader leaves alone (OpenType with CFF outlines, WOFF, collections); it costs more to
+ * fonts the reader leaves alone (OpenType with CFF outlines, WOFF); it costs more to
  * load than an invisible signature takes.
  */
 export class AppearanceFont {
@@ -263,7 +263,7 @@ function encodeTrueTypeSubset(font: TrueTypeFont, glyphs: readonly PlacedGlyph[]
   return { cids, program: encoded.program, cff: false, widths, present: [...encoded.kept].sort((a, b) => a - b), ...describeSubset(facts, glyphs, cids) };
 }
 
-/** A subset by fontkit: glyphs renumbered from 1 in the order given (CFF fonts, WOFF, collections). */
+/** A subset by fontkit: glyphs renumbered from 1 in the order given (CFF fonts, WOFF). */
 async function encodeFontkitSubset(font: Font, glyphs: readonly PlacedGlyph[], italicAngle: number): Promise<FontSubset> {
   const subset = font.createSubset();
   const cids = new Map<number, number>();

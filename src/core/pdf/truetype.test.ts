@@ -102,7 +102,23 @@ describe('TrueType reader, against fontkit on the same font', () => {
     expect(create(slanted).italicAngle).toBe(-12.5);
   });
 
-  it('leaves to fontkit what it does not read: not a font, a collection, WOFF, CFF outlines, a table out of bounds', () => {
+  it.skipIf(!existsSync(CJK_COLLECTION))('a collection (.ttc): its first font, as fontkit reads it, glyph for glyph over Latin, CJK and Hangul', () => {
+    const bytes = readFileSync(CJK_COLLECTION);
+    const ours = TrueTypeFont.read(bytes)!;
+    const theirs = (fontkit.create(bytes) as unknown as { fonts: Font[] }).fonts[0]!;
+    expect(ours).toBeDefined();
+    expect({ upm: ours.unitsPerEm, name: ours.postscriptName, ascent: ours.ascent }).toEqual({ upm: theirs.unitsPerEm, name: theirs.postscriptName, ascent: theirs.ascent });
+    for (const [from, to] of [[0x20, 0x250], [0x4e00, 0x5200], [0xac00, 0xad00]] as const) {
+      for (let codePoint = from; codePoint < to; codePoint++) {
+        const expected = theirs.hasGlyphForCodePoint(codePoint) ? theirs.glyphForCodePoint(codePoint).id : 0;
+        const id = ours.glyphId(codePoint);
+        if (id !== expected) expect(`U+${codePoint.toString(16)} → ${id}`).toBe(`U+${codePoint.toString(16)} → ${expected}`);
+        if (id !== 0 && ours.advanceWidth(id) !== theirs.getGlyph(id).advanceWidth) expect([id, ours.advanceWidth(id)]).toEqual([id, theirs.getGlyph(id).advanceWidth]);
+      }
+    }
+  });
+
+  it('leaves to fontkit what it does not read: not a font, a cut-off collection, WOFF, CFF outlines, a table out of bounds', () => {
     expect(TrueTypeFont.read(Buffer.from('%PDF-1.7 not a font'))).toBeUndefined();
     expect(TrueTypeFont.read(new Uint8Array(0))).toBeUndefined();
     if (existsSync(CJK_COLLECTION)) expect(TrueTypeFont.read(readFileSync(CJK_COLLECTION).subarray(0, 4096))).toBeUndefined();

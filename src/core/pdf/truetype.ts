@@ -3,8 +3,9 @@
  * shaping: characters to glyphs through the cmap (formats 4 and 12), advance widths from hmtx, the
  * metrics a FontDescriptor states, and a subset that keeps every glyph's id (a CIDFontType2 with
  * CIDToGIDMap /Identity). It reads what fontkit reads for the same font, in the same order of cmap
- * subtables, without fontkit's load (most of a visible signature's cost). Anything else — a
- * collection, WOFF, CFF outlines, another cmap format, a table out of bounds — it leaves to fontkit.
+ * subtables, without fontkit's load (most of a visible signature's cost); of a collection (.ttc),
+ * the first font, as fontkit takes. Anything else — WOFF, CFF outlines, another cmap format, a
+ * table out of bounds — it leaves to fontkit.
  */
 
 /** The cmap subtables tried, first match wins: fontkit's CmapProcessor order (32-bit Unicode first). */
@@ -51,14 +52,17 @@ export class TrueTypeFont {
    */
   static read(bytes: Uint8Array): TrueTypeFont | undefined {
     const data = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    if (bytes.length < 12) return undefined;
-    const version = data.getUint32(0);
+    if (bytes.length < 16) return undefined;
+    // A collection ('ttcf'): its first font, as fontkit takes; table offsets count from the file's start.
+    const start = data.getUint32(0) === 0x74746366 ? data.getUint32(12) : 0;
+    if (start + 12 > bytes.length) return undefined;
+    const version = data.getUint32(start);
     if (version !== 0x00010000 && version !== 0x74727565 /* 'true' */) return undefined;
-    const count = data.getUint16(4);
-    if (12 + count * 16 > bytes.length) return undefined;
+    const count = data.getUint16(start + 4);
+    if (start + 12 + count * 16 > bytes.length) return undefined;
     const tables = new Map<string, Table>();
     for (let i = 0; i < count; i++) {
-      const at = 12 + i * 16;
+      const at = start + 12 + i * 16;
       const tag = String.fromCharCode(bytes[at]!, bytes[at + 1]!, bytes[at + 2]!, bytes[at + 3]!);
       const offset = data.getUint32(at + 8);
       const length = data.getUint32(at + 12);
