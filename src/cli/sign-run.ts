@@ -32,7 +32,6 @@ import {
 } from '../core/sign-workflow.js';
 import { existingSignature } from '../core/existing-signature.js';
 import { certificationLevel } from '../core/pdf/placeholder.js';
-import { brokenCertification } from '../core/verify/pdf.js';
 import { assertAbsent, outputExists } from '../io/atomic-write.js';
 import { batchDocuments, createOutputDir, fileSystemDocuments, writeDetachedSignature } from '../io/document-files.js';
 import type { CscClient } from '../io/csc-client.js';
@@ -115,6 +114,8 @@ async function checkInputs(planned: JobList, passwords: PdfPasswords, held: Map<
     const opened = await passwords.open(job.input, (password) => openDocument(job, fileSystemDocuments, password, check));
     if (opened.pdf && (await certificationLevel(opened.pdf, (await opened.pdf.catalog()).dict)) !== undefined) {
       // Only a warning: a document verify cannot read through is still signed as it would have been.
+      // Verify's code loads only here: most documents are not certified, and it is not small.
+      const { brokenCertification } = await import('../core/verify/pdf.js');
       const broken = await brokenCertification(opened.source, job.input, { now: ctx.clock.now(), password: passwords.for(job.input) }).catch(() => undefined);
       if (broken) ctx.io.warn(`${job.input}: its certification is already broken (${broken}); a new signature does not mend it.`);
     }
