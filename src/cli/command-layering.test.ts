@@ -53,3 +53,27 @@ describe('floor layering', () => {
     }
   });
 });
+
+/** The files a source loads before it runs: its static imports (type-only ones aside), followed through src/. */
+function staticClosure(start: string): Set<string> {
+  const seen = new Set<string>();
+  const pending = [start];
+  while (pending.length > 0) {
+    const path = pending.pop()!;
+    if (seen.has(path)) continue;
+    seen.add(path);
+    const source = readFileSync(join(SRC_DIR, path), 'utf8');
+    for (const match of source.matchAll(/^(?:import|export)\s+(type\s+)?[^;]*?from\s+'(\.[^']+)'/gms)) {
+      if (!match[1]) pending.push(relative(SRC_DIR, join(SRC_DIR, path, '..', match[2]!.replace(/\.js$/, '.ts'))).split('\\').join('/'));
+    }
+  }
+  return seen;
+}
+
+describe('what a plain sign loads', () => {
+  it('sign-run.ts reaches verify (PDF verification, CMS checks, revocation) only through import(): most signs never need it', () => {
+    const loaded = staticClosure('cli/sign-run.ts');
+    expect(loaded.has('core/pdf/placeholder.ts')).toBe(true);
+    expect([...loaded].filter((path) => /^core\/verify\/(pdf|cms-check|revocation)\.ts$/.test(path))).toEqual([]);
+  });
+});
