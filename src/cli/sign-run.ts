@@ -429,8 +429,9 @@ async function longTermExtender(
     const targets = [...(signer[0] ? [{ role: 'signer' as const, leaf: signer[0], pool: [...signer], usedAt: earliest }] : []), ...(stamp?.timestampToken ? tokenTarget(stamp.timestampToken, { certificates: stamp.timestampCertificates, genTime: stamp.timestampTime }) : [])];
     await collectValidationData(targets, fetcher, [], cache).catch(() => undefined);
     const certificates = [...signer];
-    return async ({ input, original, tail, hash, cms, value }) => {
-      const known = { cms, certificates, signerCertificate: signer[0], timestampToken: value.timestampToken, timestampTarget: value.timestampToken ? tokenTarget(value.timestampToken, { certificates: value.timestampCertificates, genTime: value.timestampTime })[0] : undefined };
+    return async ({ input, original, tail, hash, cms, value, signatureObject }) => {
+      const timestampTarget = value.timestampToken ? tokenTarget(value.timestampToken, { certificates: value.timestampCertificates, genTime: value.timestampTime })[0] : undefined;
+      const known = { cms, certificates, signerCertificate: signer[0], timestampToken: value.timestampToken, timestampTarget, objectNumber: signatureObject };
       const result = await extendPdf(appendedSource(original, tail), hash, level, { fetcher, tsa, password: passwords.for(input), cache, known, tokenRoom });
       results.set(input, result);
       return result.tail;

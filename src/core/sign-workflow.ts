@@ -94,6 +94,8 @@ export interface PreparedDocument {
   signedAttributes: SignedAttributes;
   /** Bytes of the original, as the output holds them (a PDF's from its `%PDF-` header on). */
   inputSize: number;
+  /** PDF only: the object number of its signature dictionary in the update. */
+  signatureObject?: number;
   /** PDF only: the incremental update around its placeholder, and the temp output holding the original bytes. */
   update?: UpdateAroundContents;
   output?: OutputFile;
@@ -257,7 +259,7 @@ async function prepareOne(job: SignJob, credential: SigningCredential, files: Do
       const around = { before: bytes.slice(0, hexStart), hexLength: update.contentsHexLength, after: bytes.slice(hexStart + update.contentsHexLength) };
       const contentDigest = new Uint8Array(documentHash.digest());
       const signedAttributes = buildSignedAttributes({ contentDigest, digest, signerCertificate: signer });
-      return { job, signedAttributes, inputSize: source.size, update: around, output, outputHash };
+      return { job, signedAttributes, inputSize: source.size, signatureObject: update.signatureObject, update: around, output, outputHash };
     } catch (error) {
       await output.abort();
       throw error;
@@ -298,7 +300,7 @@ export async function hashSource(source: ByteSource, hash: HashSink): Promise<vo
  * the bytes to append (DSS, document timestamp). Nothing is visible at the output until it returns.
  * `cms` and `value` are the new signature as built, so that it need not be parsed back.
  */
-export type ExtendSigned = (signed: { input: string; original: ByteSource; tail: Uint8Array; hash: Hash; cms: Uint8Array; value: SignedValue }) => Promise<Uint8Array>;
+export type ExtendSigned = (signed: { input: string; original: ByteSource; tail: Uint8Array; hash: Hash; cms: Uint8Array; value: SignedValue; signatureObject: number | undefined }) => Promise<Uint8Array>;
 
 /** Writes the signed output of a prepared document. */
 export async function completeDocument(
@@ -333,7 +335,7 @@ export async function completeDocument(
   if (!output.written) throw new EsignError('INTERNAL', 'A long-term level needs an output it can read back.');
   const tail = Buffer.concat(pieces);
   const original = await output.written(prepared.inputSize);
-  const extension = await extend({ input: prepared.job.input, original, tail, hash, cms, value });
+  const extension = await extend({ input: prepared.job.input, original, tail, hash, cms, value, signatureObject: prepared.signatureObject });
   hash.update(extension);
   await output.commit([tail, extension]);
   return { ...base, bytes: prepared.inputSize + tail.length + extension.length, sha256: hash.digest('hex') };
