@@ -214,13 +214,19 @@ async function signChecked(jobs: JobList, held: Map<string, OpenedDocument>, tal
       return;
     }
     const extend = await extender?.forWindow(credential.certificates, results);
+    // What a document's completion needs is let go as soon as it is written (its signature and token,
+    // its update around the placeholder), not when the last of the window's thousand is.
+    const unwritten: (BatchResult | undefined)[] = results;
     const completed = await mapConcurrently(window, upload ? 1 : COMPLETE_CONCURRENCY, async (document, index) => {
-      const result = results[index]!;
+      const result = unwritten[index]!;
+      unwritten[index] = undefined;
       if (result.status === 'rejected') return result;
       return settle(
         (async () => {
           const written = await completeDocument(document, credential, result.value, signOptions, writeDetachedSignature, extend);
           pending.delete(document);
+          document.update = undefined;
+          document.outputHash = undefined;
           const extension = extender?.results.get(written.input);
           extender?.results.delete(written.input);
           progress.print(() => report(ctx, written, credential.credentialID, extension));
