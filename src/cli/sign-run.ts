@@ -16,7 +16,6 @@ import type { SigningCredential, TimestampAuthority } from '../core/ports.js';
 import {
   completeDocument,
   MAX_HASHES_PER_AUTHORIZATION,
-  fromHeader,
   mapConcurrently,
   openDocument,
   prepareDocument,
@@ -226,13 +225,19 @@ async function signChecked(jobs: JobList, held: Map<string, OpenedDocument>, tal
       return;
     }
     const extend = await extender?.forWindow(credential.certificates, results);
+    // What a document's completion needs is let go as soon as it is written (its signature and token,
+    // its update around the placeholder), not when the last of the window's thousand is.
+    const unwritten: (BatchResult | undefined)[] = results;
     const completed = await mapConcurrently(window, upload ? 1 : COMPLETE_CONCURRENCY, async (document, index) => {
-      const result = results[index]!;
+      const result = unwritten[index]!;
+      unwritten[index] = undefined;
       if (result.status === 'rejected') return result;
       return settle(
         (async () => {
           const written = await completeDocument(document, credential, result.value, signOptions, writeDetachedSignature, extend);
           pending.delete(document);
+          document.update = undefined;
+          document.outputHash = undefined;
           const extension = extender?.results.get(written.input);
           extender?.results.delete(written.input);
           progress.print(() => report(ctx, written, credential.credentialID, extension));
@@ -412,7 +417,8 @@ function refuseLongTermFor(jobs: JobList, level: SignatureLevel, options: SignCo
 
 /**
  * The long-term extension of each signed PDF, run before its output is committed: the signed
- * document is read as the unchanged input followed by the new tail, so nothing is re-read whole.
+ * document is read as the original in the temp output followed by the new tail, so the input is
+ * not opened again.
  * Validation data is a stage of the window: once the window's signatures and their timestamps are
  * in, `forWindow` fetches the revocation data of every certificate of the signer's and the TSA's
  * chains once (issued after those signatures), and each document of the window takes it from there.
@@ -429,6 +435,7 @@ async function longTermExtender(
   ]);
   const fetcher = createRevocationClient(ctx);
   const results = new Map<string, ExtensionResult>();
+  const tokenRoom = { bytes: 0 };
   const forWindow = async (signer: readonly Uint8Array[], signed: readonly BatchResult[]): Promise<ExtendSigned> => {
     const times = signed.flatMap((result) => (result.status === 'fulfilled' && result.value.timestampTime ? [result.value.timestampTime] : []));
     const first = signed.find((result) => result.status === 'fulfilled' && result.value.timestampToken);
@@ -439,18 +446,12 @@ async function longTermExtender(
     const targets = [...(signer[0] ? [{ role: 'signer' as const, leaf: signer[0], pool: [...signer], usedAt: earliest }] : []), ...(stamp?.timestampToken ? tokenTarget(stamp.timestampToken, { certificates: stamp.timestampCertificates, genTime: stamp.timestampTime }) : [])];
     await collectValidationData(targets, fetcher, [], cache).catch(() => undefined);
     const certificates = [...signer];
-    return async ({ input, inputStart, inputSize, tail, hash, cms, value }) => {
-      const opened = await fileSystemDocuments.open(input);
-      const source = inputStart > 0 ? fromHeader(opened, inputStart) : opened;
-      try {
-        if (source.size !== inputSize) throw new EsignError('INPUT_UNREADABLE', `${input} changed while it was being signed.`, { hint: 'Sign it again once nothing else writes to it.' });
-        const known = { cms, certificates, signerCertificate: signer[0], timestampToken: value.timestampToken, timestampTarget: value.timestampToken ? tokenTarget(value.timestampToken, { certificates: value.timestampCertificates, genTime: value.timestampTime })[0] : undefined };
-        const result = await extendPdf(appendedSource(source, tail), hash, level, { fetcher, tsa, password: passwords.for(input), cache, known });
-        results.set(input, result);
-        return result.tail;
-      } finally {
-        await source.close();
-      }
+    return async ({ input, original, tail, hash, cms, value, signatureObject }) => {
+      const timestampTarget = value.timestampToken ? tokenTarget(value.timestampToken, { certificates: value.timestampCertificates, genTime: value.timestampTime })[0] : undefined;
+      const known = { cms, certificates, signerCertificate: signer[0], timestampToken: value.timestampToken, timestampTarget, objectNumber: signatureObject };
+      const result = await extendPdf(appendedSource(original, tail), hash, level, { fetcher, tsa, password: passwords.for(input), cache, known, tokenRoom });
+      results.set(input, result);
+      return result.tail;
     };
   };
   return { forWindow, results };

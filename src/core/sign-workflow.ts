@@ -74,6 +74,8 @@ export interface OutputFile {
   copyFrom(source: DocumentSource, hash: HashSink): Promise<void>;
   /** Appends bytes (pieces given in order). */
   write(bytes: Uint8Array | readonly Uint8Array[]): Promise<void>;
+  /** The first `size` bytes written so far, readable until commit or abort (where a long-term extension reads the original). */
+  written?(size: number): Promise<ByteSource>;
   /** Releases the file handle between prepare and complete (a batch may hold thousands). */
   suspend(): Promise<void>;
   /** Appends the tail, syncs and renames into place. */
@@ -90,9 +92,10 @@ export interface DocumentFiles {
 export interface PreparedDocument {
   job: SignJob;
   signedAttributes: SignedAttributes;
+  /** Bytes of the original, as the output holds them (a PDF's from its `%PDF-` header on). */
   inputSize: number;
-  /** PDF only: bytes before the `%PDF-` header, left out of the output (0 for nearly every file). */
-  inputStart?: number;
+  /** PDF only: the object number of its signature dictionary in the update. */
+  signatureObject?: number;
   /** PDF only: the incremental update around its placeholder, and the temp output holding the original bytes. */
   update?: UpdateAroundContents;
   output?: OutputFile;
@@ -256,7 +259,7 @@ async function prepareOne(job: SignJob, credential: SigningCredential, files: Do
       const around = { before: bytes.slice(0, hexStart), hexLength: update.contentsHexLength, after: bytes.slice(hexStart + update.contentsHexLength) };
       const contentDigest = new Uint8Array(documentHash.digest());
       const signedAttributes = buildSignedAttributes({ contentDigest, digest, signerCertificate: signer });
-      return { job, signedAttributes, inputSize: source.size, inputStart: source.headerOffset ?? 0, update: around, output, outputHash };
+      return { job, signedAttributes, inputSize: source.size, signatureObject: update.signatureObject, update: around, output, outputHash };
     } catch (error) {
       await output.abort();
       throw error;
@@ -297,7 +300,7 @@ export async function hashSource(source: ByteSource, hash: HashSink): Promise<vo
  * the bytes to append (DSS, document timestamp). Nothing is visible at the output until it returns.
  * `cms` and `value` are the new signature as built, so that it need not be parsed back.
  */
-export type ExtendSigned = (signed: { input: string; inputStart: number; inputSize: number; tail: Uint8Array; hash: Hash; cms: Uint8Array; value: SignedValue }) => Promise<Uint8Array>;
+export type ExtendSigned = (signed: { input: string; original: ByteSource; tail: Uint8Array; hash: Hash; cms: Uint8Array; value: SignedValue; signatureObject: number | undefined }) => Promise<Uint8Array>;
 
 /** Writes the signed output of a prepared document. */
 export async function completeDocument(
@@ -329,8 +332,10 @@ export async function completeDocument(
     await output.commit(pieces);
     return { ...base, bytes: prepared.inputSize + tailLength, sha256: hash.digest('hex') };
   }
+  if (!output.written) throw new EsignError('INTERNAL', 'A long-term level needs an output it can read back.');
   const tail = Buffer.concat(pieces);
-  const extension = await extend({ input: prepared.job.input, inputStart: prepared.inputStart ?? 0, inputSize: prepared.inputSize, tail, hash, cms, value });
+  const original = await output.written(prepared.inputSize);
+  const extension = await extend({ input: prepared.job.input, original, tail, hash, cms, value, signatureObject: prepared.signatureObject });
   hash.update(extension);
   await output.commit([tail, extension]);
   return { ...base, bytes: prepared.inputSize + tail.length + extension.length, sha256: hash.digest('hex') };

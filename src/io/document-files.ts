@@ -3,7 +3,8 @@ import { EsignError } from '../core/errors.js';
 import { changedWhileSigning, READ_CHUNK_BYTES, type DocumentFiles, type DocumentSource, type HashSink, type OutputFile } from '../core/sign-workflow.js';
 import { dirname, resolve } from 'node:path';
 import { assertAbsent, outputError, SharedTempDir, TempPath, writeBytesAtomically } from './atomic-write.js';
-import { FileByteSource, inputError, sameFile } from './file-source.js';
+import type { ByteSource } from '../core/ports.js';
+import { FileByteSource, inputError, readAt, sameFile, SMALL_FILE_BYTES } from './file-source.js';
 
 /** DocumentFiles over the file system: inputs opened read-only, outputs through temp files. */
 export const fileSystemDocuments: DocumentFiles = {
@@ -172,6 +173,24 @@ class TempOutput implements OutputFile {
     } catch (error) {
       throw outputError(this.target, error);
     }
+  }
+
+  /**
+   * The first `size` bytes written (the original), read back through the handle that commit then
+   * appends with: a long-term extension reads the document from the output it completes, not from
+   * the input opened again. A small one is read whole, in one call.
+   */
+  async written(size: number): Promise<ByteSource> {
+    await this.suspend();
+    const handle = await open(this.tempPath.file, 'a+').catch((error: unknown) => {
+      throw outputError(this.target, error);
+    });
+    this.handle = handle;
+    const read = async (offset: number, length: number): Promise<Uint8Array> => readAt(handle, offset, Math.max(0, Math.min(length, size - offset)));
+    if (size > SMALL_FILE_BYTES) return { size, read };
+    const whole = await read(0, size);
+    if (whole.length !== size) throw outputError(this.target, new Error(`the temp output holds ${whole.length} bytes, not ${size}`));
+    return { size, read: async (offset, length) => whole.subarray(offset, Math.min(offset + length, size)) };
   }
 
   async suspend(): Promise<void> {

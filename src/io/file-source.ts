@@ -58,15 +58,8 @@ export class FileByteSource implements ByteSource {
     return this.readFromFile(offset, wanted);
   }
 
-  private async readFromFile(offset: number, wanted: number): Promise<Buffer> {
-    const buffer = Buffer.allocUnsafe(wanted);
-    let done = 0;
-    while (done < wanted) {
-      const { bytesRead } = await this.handle.read(buffer, done, wanted - done, offset + done);
-      if (bytesRead === 0) break;
-      done += bytesRead;
-    }
-    return done === wanted ? buffer : buffer.subarray(0, done);
+  private readFromFile(offset: number, wanted: number): Promise<Buffer> {
+    return readAt(this.handle, offset, wanted);
   }
 
   /**
@@ -113,6 +106,18 @@ export class FileByteSource implements ByteSource {
   close(): Promise<void> {
     return this.handle.close();
   }
+}
+
+/** Reads `wanted` bytes at `offset` of an open file (fewer only at its end). */
+export async function readAt(handle: FileHandle, offset: number, wanted: number): Promise<Buffer> {
+  const buffer = Buffer.allocUnsafe(wanted);
+  let done = 0;
+  while (done < wanted) {
+    const { bytesRead } = await handle.read(buffer, done, wanted - done, offset + done);
+    if (bytesRead === 0) break;
+    done += bytesRead;
+  }
+  return done === wanted ? buffer : buffer.subarray(0, done);
 }
 
 export function inputError(path: string, error: unknown): EsignError {

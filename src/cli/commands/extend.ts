@@ -70,6 +70,7 @@ export async function runExtend(files: string[], options: ExtendCommandOptions, 
   const fetcher = createRevocationClient(ctx);
   const passwords = await PdfPasswords.from(options, ctx);
   const { extendPdf, RevocationCache } = await import('../../core/ltv/index.js');
+  const tokenRoom = { bytes: 0 };
 
   const extendOne = async (input: string, cache: InstanceType<typeof RevocationCache>): Promise<() => void> => {
     const target = options.inPlace ? input : (options.output ?? defaultOutput(input, options.level));
@@ -79,7 +80,7 @@ export async function runExtend(files: string[], options: ExtendCommandOptions, 
       try {
         let copied: Promise<Hash> | undefined;
         const copy = (): Promise<Hash> => (copied ??= copyOriginal(source, output, createHash('sha256')));
-        const result = await passwords.open(input, (password) => extendPdf(source, copy, options.level, { fetcher, tsa, password, cache }));
+        const result = await passwords.open(input, (password) => extendPdf(source, copy, options.level, { fetcher, tsa, password, cache, tokenRoom }));
         const hash = (await copy()).copy().update(result.tail);
         await output.commit(result.tail);
         return () => report(ctx, input, target, options.level, result, source.size + result.tail.length, hash.digest('hex'));

@@ -101,10 +101,6 @@ export function displayName(facts: CertificateFacts): string {
   return /(?:^|, )CN=([^,]+)/.exec(facts.subject)?.[1] ?? facts.subject;
 }
 
-export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && Buffer.from(a.buffer, a.byteOffset, a.length).equals(Buffer.from(b.buffer, b.byteOffset, b.length));
-}
-
 /** A serial number as lower-case hex without leading zeros, for comparisons. */
 export function normalizeSerial(hex: string): string {
   return hex.toLowerCase().replace(/^0+(?=.)/, '');

@@ -7,7 +7,8 @@ import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { readCertificate } from '../cms/certificate.js';
 import { EsignError } from '../errors.js';
-import { displayName, normalizeSerial, sameBytes } from './certificates.js';
+import { bytesEqual } from '../cms/parse.js';
+import { displayName, normalizeSerial } from './certificates.js';
 import type { CertificateFacts } from './certificates.js';
 import { signatureHashName } from './signature-algorithms.js';
 
@@ -45,7 +46,7 @@ export function checkCrl(der: Uint8Array, issuer: CertificateFacts, url?: string
   } catch (error) {
     throw bad(url, `it is not a valid CRL (${(error as Error).message})`);
   }
-  if (!sameBytes(issuerName, readCertificate(issuer.der).subject)) throw bad(url, `it is not issued by ${displayName(issuer)}`);
+  if (!bytesEqual(issuerName, readCertificate(issuer.der).subject)) throw bad(url, `it is not issued by ${displayName(issuer)}`);
   const hashName = signatureHashName(crl.signatureAlgorithm.algorithmId);
   if (hashName === undefined) throw bad(url, `its signature algorithm ${crl.signatureAlgorithm.algorithmId} is not supported`);
   let valid: boolean;

@@ -31,6 +31,11 @@ export interface ExtendDependencies {
   cache?: RevocationCache;
   /** The signature just made (sign at B-LT/B-LTA), taken as built rather than parsed back from the document. */
   known?: KnownSignature;
+  /**
+   * The largest document timestamp token a batch window has had so far: the next placeholder is
+   * sized to it (plus a margin) rather than to DOC_TIMESTAMP_CONTENTS, and it is raised as tokens come.
+   */
+  tokenRoom?: { bytes: number };
 }
 
 export interface ExtensionResult {
@@ -47,6 +52,8 @@ export interface ExtensionResult {
 
 /** Room for a document timestamp token; grown and retried when a TSA's token is bigger. */
 export const DOC_TIMESTAMP_CONTENTS = 12_288;
+/** Beyond the largest token seen: a TSA's tokens differ by a few bytes (serial number, nonce, genTime's fraction). */
+const TOKEN_MARGIN = 1_024;
 
 /**
  * Computes what to append to `source` for `level`. `hash` is the SHA-256 state over all of
@@ -81,7 +88,7 @@ export async function extendPdf(source: ByteSource, hash: Hash | (() => Promise<
   if (level === 'B-LT') return result;
 
   const tsa = deps.tsa as TimestampAuthority;
-  const stamped = await documentTimestamp(source, typeof hash === 'function' ? await hash() : hash, tail, tsa, open);
+  const stamped = await documentTimestamp(source, typeof hash === 'function' ? await hash() : hash, tail, tsa, open, deps.tokenRoom);
   tail = concat(tail, stamped.update);
   result.archiveTimestamp = stamped.genTime;
   result.documentTimestamps++;
@@ -108,15 +115,17 @@ async function documentTimestamp(
   tail: Uint8Array,
   tsa: TimestampAuthority,
   open: PdfOpenOptions,
+  room: { bytes: number } | undefined,
 ): Promise<{ update: Uint8Array; token: Uint8Array; genTime: Date; target: ChainTarget[] }> {
   const doc = await readPdf(appendedSource(source, tail), open);
-  let contentsSize = DOC_TIMESTAMP_CONTENTS;
+  let contentsSize = room && room.bytes > 0 ? room.bytes + TOKEN_MARGIN : DOC_TIMESTAMP_CONTENTS;
   for (let attempt = 0; attempt < 3; attempt++) {
     const placeholder = await prepareSignature(doc, { kind: 'docTimeStamp', contentsSize });
     const [, a, b] = placeholder.byteRange;
     const local = (offset: number): number => offset - placeholder.originalSize;
     const digest = hash.copy().update(tail).update(placeholder.update.subarray(0, local(a))).update(placeholder.update.subarray(local(b))).digest();
     const stamp = await tsa.timestamp(new Uint8Array(digest));
+    if (room) room.bytes = Math.max(room.bytes, stamp.token.length);
     if (stamp.token.length <= contentsSize) return { update: spliceContents(placeholder, stamp.token), token: stamp.token, genTime: stamp.genTime, target: tokenTarget(stamp.token, stamp) };
     contentsSize = stamp.token.length + 2_048;
   }

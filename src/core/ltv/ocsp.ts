@@ -10,7 +10,8 @@ import * as pkijs from 'pkijs';
 import { readCertificate } from '../cms/certificate.js';
 import { derNull, objectIdentifier, octetString, sequence } from '../cms/der.js';
 import { EsignError } from '../errors.js';
-import { OID_KP_OCSP_SIGNING, certificateFacts, displayName, isIssuedBy, normalizeSerial, sameBytes } from './certificates.js';
+import { bytesEqual } from '../cms/parse.js';
+import { OID_KP_OCSP_SIGNING, certificateFacts, displayName, isIssuedBy, normalizeSerial } from './certificates.js';
 import type { CertificateFacts } from './certificates.js';
 import { signatureHashName } from './signature-algorithms.js';
 
@@ -101,7 +102,7 @@ export function checkOcspResponse(der: Uint8Array, certificate: CertificateFacts
   const signature = basic.signature.valueBlock.valueHexView;
   const candidates = [issuer, ...certificates.map((cert) => certificateFacts(cert))];
   const responder = candidates.find((candidate) => {
-    const authorized = candidate === issuer || sameBytes(candidate.der, issuer.der) || (isIssuedBy(candidate, issuer) && candidate.extendedKeyUsages.includes(OID_KP_OCSP_SIGNING));
+    const authorized = candidate === issuer || bytesEqual(candidate.der, issuer.der) || (isIssuedBy(candidate, issuer) && candidate.extendedKeyUsages.includes(OID_KP_OCSP_SIGNING));
     if (!authorized) return false;
     try {
       return verify(hashName, tbsBytes, candidate.x509.publicKey, signature);

@@ -15,8 +15,6 @@ export interface PdfSignature {
   fieldName: string;
   /** DER of the CMS in `/Contents`, without the zero padding. */
   cms: Uint8Array;
-  /** The raw `/Contents` bytes, padding included (what the VRI key hashes). */
-  contents: Uint8Array;
   /** Certificates of the CMS (for a document timestamp: the token's). */
   certificates: Uint8Array[];
   /** The signer (or TSA) certificate the SignerInfo identifies. */
@@ -34,6 +32,8 @@ export interface KnownSignature {
   signerCertificate: Uint8Array | undefined;
   timestampToken: Uint8Array | undefined;
   timestampTarget: ChainTarget | undefined;
+  /** Its signature dictionary's object number, when known: that field's value is then not read back (its /Contents is tens of KB of hex). */
+  objectNumber?: number;
 }
 
 /** Every signed signature field's value, in field order. Unsigned fields are skipped. */
@@ -61,9 +61,13 @@ async function walk(doc: PdfDocument, refs: readonly PdfObject[], prefix: string
     const ft = field.get('FT');
     const type = isName(ft) ? ft.value : inheritedType;
     if (type === 'Sig') {
-      const value = await doc.resolveDict(field.get('V'));
-      const signature = value ? readSignature(value, name, known) : undefined;
-      if (signature) found.push(signature);
+      const v = field.get('V');
+      if (known?.objectNumber !== undefined && v instanceof PdfRef && v.num === known.objectNumber) found.push(knownSignature(known, name));
+      else {
+        const value = await doc.resolveDict(v);
+        const signature = value ? readSignature(value, name, known) : undefined;
+        if (signature) found.push(signature);
+      }
     }
     const kids = await doc.resolveArray(field.get('Kids'));
     if (kids) await walk(doc, kids, name, type, depth + 1, seen, found, known);
@@ -76,20 +80,19 @@ function readSignature(value: PdfDict, fieldName: string, known: KnownSignature 
   const subFilter = value.get('SubFilter');
   const kind = isName(value.get('Type'), 'DocTimeStamp') || isName(subFilter, 'ETSI.RFC3161') ? 'docTimeStamp' : 'signature';
   // Contents that begin with the CMS just built hold it (its DER header fixes its length), padding after.
-  if (kind === 'signature' && known && known.cms.length <= contents.bytes.length && bytesEqual(contents.bytes.subarray(0, known.cms.length), known.cms)) {
-    const { certificates, signerCertificate, timestampToken, timestampTarget } = known;
-    return { kind, fieldName, cms: known.cms, contents: contents.bytes, certificates, signerCertificate, timestampToken, ...(timestampTarget ? { timestampTarget } : {}) };
-  }
+  if (kind === 'signature' && known && known.cms.length <= contents.bytes.length && bytesEqual(contents.bytes.subarray(0, known.cms.length), known.cms)) return knownSignature(known, fieldName);
   const cms = cmsPrefix(contents.bytes);
   const parsed = parseSignedData(cms);
   return {
     kind,
     fieldName,
     cms,
-    contents: contents.bytes,
     certificates: parsed.certificates,
     signerCertificate: parsed.signerCertificate,
     timestampToken: kind === 'signature' ? parsed.signatureTimeStampToken : undefined,
   };
 }
 
+function knownSignature({ cms, certificates, signerCertificate, timestampToken, timestampTarget }: KnownSignature, fieldName: string): PdfSignature {
+  return { kind: 'signature', fieldName, cms, certificates, signerCertificate, timestampToken, ...(timestampTarget ? { timestampTarget } : {}) };
+}

@@ -4,7 +4,7 @@
  * TSA's chain; for each certificate of those chains except the trust anchor, an OCSP response
  * (AIA) and the CRL (CRL distribution point) of its issuer. Fetching goes through a port.
  */
-import { createHash } from 'node:crypto';
+import { digestOf } from '../pdf/dss.js';
 import { parseTimeStampToken } from '../tsp/response.js';
 import { EsignError, isEsignError } from '../errors.js';
 import { certificateFacts, displayName, isIssuedBy } from './certificates.js';
@@ -290,12 +290,4 @@ function refuseRevoked(cert: CertificateFacts, revokedAt: Date, usedAt: Date | u
 }
 
 /** SHA-256 (hex) of a certificate, OCSP response or CRL; remembered per array, as a window's documents share them. */
-export function hex(der: Uint8Array): string {
-  let digest = digests.get(der);
-  if (digest === undefined) {
-    digest = createHash('sha256').update(der).digest('hex');
-    digests.set(der, digest);
-  }
-  return digest;
-}
-const digests = new WeakMap<Uint8Array, string>();
+export const hex = digestOf;

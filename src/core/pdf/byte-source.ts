@@ -5,7 +5,6 @@
  */
 import type { ByteSource } from '../ports.js';
 import { NeedMoreBytes, Lexer } from './lexer.js';
-import { asciiBytes } from './objects.js';
 
 /** A ByteSource over bytes already in memory. */
 export function bytesSource(data: Uint8Array): ByteSource {
@@ -17,24 +16,21 @@ export function bytesSource(data: Uint8Array): ByteSource {
 
 /** The last index of `needle` (ASCII) in `haystack`, or -1. */
 export function lastIndexOf(haystack: Uint8Array, needle: string, before = haystack.length): number {
-  const n = asciiBytes(needle);
-  outer: for (let i = Math.min(before, haystack.length) - n.length; i >= 0; i--) {
-    for (let j = 0; j < n.length; j++) if (haystack[i + j] !== n[j]) continue outer;
-    return i;
-  }
-  return -1;
+  const start = Math.min(before, haystack.length) - needle.length;
+  return start < 0 ? -1 : bufferOf(haystack).lastIndexOf(needle, start, 'latin1');
 }
 
-/** The first index of `needle` (ASCII) in `haystack` at or after `from`, or -1. */
+/**
+ * The first index of `needle` (ASCII) in `haystack` at or after `from`, or -1. Searched natively:
+ * a signature's /Contents is tens of KB of hex digits, where a keyword's first letter (the `e` of
+ * `endobj`) comes every few bytes.
+ */
 export function indexOf(haystack: Uint8Array, needle: string, from = 0): number {
-  const n = asciiBytes(needle);
-  // The engine's own search finds each candidate first byte: a stream's data is scanned natively.
-  for (let i = haystack.indexOf(n[0] as number, from); i >= 0 && i <= haystack.length - n.length; i = haystack.indexOf(n[0] as number, i + 1)) {
-    let j = 1;
-    while (j < n.length && haystack[i + j] === n[j]) j++;
-    if (j === n.length) return i;
-  }
-  return -1;
+  return bufferOf(haystack).indexOf(needle, from, 'latin1');
+}
+
+function bufferOf(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
 }
 
 /**

@@ -29,7 +29,7 @@ export async function buildDssUpdate(doc: PdfDocument, material: DssMaterial): P
   for (const [key, items] of [['Certs', material.certs], ['OCSPs', material.ocsps], ['CRLs', material.crls]] as const) {
     const refs = [...((await doc.resolveArray(dss.get(key))) ?? [])];
     for (const item of items ?? []) {
-      const digest = createHash('sha256').update(item).digest('hex');
+      const digest = digestOf(item);
       if (seen.has(digest)) continue;
       seen.add(digest);
       refs.push(u.add(new PdfStream(dict({ Filter: name('FlateDecode') }), deflated(digest, item))));
@@ -40,6 +40,17 @@ export async function buildDssUpdate(doc: PdfDocument, material: DssMaterial): P
   else u.set(catalogRef, catalog.clone().set('DSS', u.add(dss)));
   return u.serialize().bytes;
 }
+
+/** SHA-256 (hex) of a certificate, OCSP response or CRL, remembered per array: a window's documents share the same arrays. */
+export function digestOf(item: Uint8Array): string {
+  let digest = digests.get(item);
+  if (digest === undefined) {
+    digest = createHash('sha256').update(item).digest('hex');
+    digests.set(item, digest);
+  }
+  return digest;
+}
+const digests = new WeakMap<Uint8Array, string>();
 
 /**
  * Compressed DSS items by SHA-256: a batch writes the same few certificates, OCSP responses and

@@ -12,6 +12,8 @@ export class NeedMoreBytes extends Error {
     super('object runs past the bytes read');
   }
 }
+/** One instance, thrown each time: it is always caught, and a new one would record a stack trace (a signature's /Contents runs past every first read). */
+const NEED_MORE_BYTES = new NeedMoreBytes();
 
 /** Thrown for bytes that are not PDF syntax. */
 export class PdfSyntaxError extends Error {}
@@ -56,7 +58,6 @@ function hexValue(byte: number): number {
  * `complete` says the window reaches the end of the document, so running out is a syntax error
  * rather than a reason to read more.
  */
-const PLAIN_HEX = /^[0-9A-Fa-f]*$/;
 
 export class Lexer {
   pos = 0;
@@ -74,7 +75,7 @@ export class Lexer {
 
   private byteAt(pos: number): number | undefined {
     if (pos < this.bytes.length) return this.bytes[pos];
-    if (!this.complete) throw new NeedMoreBytes();
+    if (!this.complete) throw NEED_MORE_BYTES;
     return undefined;
   }
 
@@ -218,17 +219,18 @@ export class Lexer {
     // Found first, so that a signature's /Contents (tens of KB) is decoded once into its own array.
     const end = this.bytes.indexOf(0x3e, this.pos + 1);
     if (end < 0) {
-      if (!this.complete) throw new NeedMoreBytes();
+      if (!this.complete) throw NEED_MORE_BYTES;
       this.pos = this.bytes.length;
       this.fail('unterminated hex string');
     }
     const digits = this.bytes.subarray(this.pos + 1, end);
     if ((digits.length & 1) === 0) {
-      // The usual case, a run of hex digits and nothing else, is decoded natively.
-      const text = Buffer.from(digits.buffer, digits.byteOffset, digits.length).toString('latin1');
-      if (PLAIN_HEX.test(text)) {
+      // The usual case, a run of hex digits and nothing else, is decoded natively: Node's decoder
+      // stops at the first pair that is not hex, so a whole decode is a plain run.
+      const decoded = Buffer.from(Buffer.from(digits.buffer, digits.byteOffset, digits.length).toString('latin1'), 'hex');
+      if (decoded.length * 2 === digits.length) {
         this.pos = end + 1;
-        return new PdfString(new Uint8Array(Buffer.from(text, 'hex')), true);
+        return new PdfString(new Uint8Array(decoded), true);
       }
     }
     const out = new Uint8Array((end - this.pos) >> 1);
@@ -339,7 +341,7 @@ export class Lexer {
     const close = this.bytes.indexOf(0x5d, start);
     // Past the end of a partial window: read more now rather than tokenize the part read so far.
     if (close < 0) {
-      if (!this.complete) throw new NeedMoreBytes();
+      if (!this.complete) throw NEED_MORE_BYTES;
       return undefined;
     }
     const text = this.latin1(start, close + 1);

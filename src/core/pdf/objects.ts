@@ -214,14 +214,22 @@ export function formatNumber(value: number): string {
 const REGULAR_NAME_CHAR = /^[!-~]$/;
 const DELIMITERS = '()<>[]{}/%#';
 
+/** A name as written, remembered: an update writes the same few names (/Type, /Filter, /Length…) for every file of a batch. */
 function formatName(value: string): string {
-  let out = '/';
-  for (const byte of asciiBytes(value)) {
-    const ch = String.fromCharCode(byte);
-    out += REGULAR_NAME_CHAR.test(ch) && !DELIMITERS.includes(ch) ? ch : `#${byte.toString(16).padStart(2, '0')}`;
+  let out = formattedNames.get(value);
+  if (out === undefined) {
+    out = '/';
+    for (const byte of asciiBytes(value)) {
+      const ch = String.fromCharCode(byte);
+      out += REGULAR_NAME_CHAR.test(ch) && !DELIMITERS.includes(ch) ? ch : `#${byte.toString(16).padStart(2, '0')}`;
+    }
+    if (formattedNames.size >= FORMATTED_NAMES) formattedNames.clear();
+    formattedNames.set(value, out);
   }
   return out;
 }
+const formattedNames = new Map<string, string>();
+const FORMATTED_NAMES = 1_024;
 
 function writeString(w: ByteWriter, s: PdfString): void {
   if (s.hex) {

@@ -69,6 +69,8 @@ export interface PreparedUpdate {
   contentsHexLength: number;
   /** The field that holds the signature. */
   fieldName: string;
+  /** The object number of the signature dictionary (the field's /V) in the update. */
+  signatureObject: number;
 }
 
 /** A stretch of bytes to hash: `start`/`end` are offsets within the original file or within `update`. */
@@ -147,6 +149,7 @@ export async function prepareSignature(doc: PdfDocument, opts: SignatureOptions)
         contentsHexOffset: a + 1,
         contentsHexLength: 2 * opts.contentsSize,
         fieldName,
+        signatureObject: sigRef.num,
       };
     }
     byteRange.splice(0, 4, ...next);

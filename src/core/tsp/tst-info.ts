@@ -142,10 +142,24 @@ const NAME_LABELS: Readonly<Record<string, string>> = {
 
 /** A GeneralName as text: a directory name as `CN=…, O=…`, a DNS name or URI as itself. */
 export function generalNameText(block: Block): string {
-  if (isContext(block, 4)) return distinguishedNameText(explicitInner(block, 4, 'directoryName'));
+  if (isContext(block, 4)) {
+    // Every token of a TSA names it alike: its name is read once per run, not once per token.
+    const der = encoded(block);
+    const key = Buffer.from(der.buffer, der.byteOffset, der.length).toString('latin1');
+    let text = directoryNames.get(key);
+    if (text === undefined) {
+      text = distinguishedNameText(explicitInner(block, 4, 'directoryName'));
+      if (directoryNames.size >= DIRECTORY_NAMES) directoryNames.clear();
+      directoryNames.set(key, text);
+    }
+    return text;
+  }
   if (isContext(block, 1) || isContext(block, 2) || isContext(block, 6)) return new TextDecoder().decode(octets(block, 'GeneralName'));
   return `[GeneralName ${block.tagNumber}]`;
 }
+
+const directoryNames = new Map<string, string>();
+const DIRECTORY_NAMES = 16;
 
 export function distinguishedNameText(name: Block): string {
   return sequenceItems(name, 'Name')
