@@ -16,7 +16,8 @@ import { PdfStream } from '../pdf/objects.js';
 import type { ByteSource, TimestampAuthority } from '../ports.js';
 import { findSignatures } from './pdf-signatures.js';
 import type { KnownSignature } from './pdf-signatures.js';
-import { collectValidationData, hex, RevocationCache, targetsOf, tokenTarget } from './validation-data.js';
+import { digestOf as hex } from '../pdf/dss.js';
+import { collectValidationData, RevocationCache, targetsOf, tokenTarget } from './validation-data.js';
 import type { ChainTarget, RevocationCheck, RevocationFetcher, ValidationData } from './validation-data.js';
 
 export type LongTermLevel = 'B-LT' | 'B-LTA';

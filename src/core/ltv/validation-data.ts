@@ -4,7 +4,7 @@
  * TSA's chain; for each certificate of those chains except the trust anchor, an OCSP response
  * (AIA) and the CRL (CRL distribution point) of its issuer. Fetching goes through a port.
  */
-import { digestOf } from '../pdf/dss.js';
+import { digestOf as hex } from '../pdf/dss.js';
 import { parseTimeStampToken } from '../tsp/response.js';
 import { EsignError, isEsignError } from '../errors.js';
 import { certificateFacts, displayName, isIssuedBy } from './certificates.js';
@@ -288,6 +288,3 @@ function refuseRevoked(cert: CertificateFacts, revokedAt: Date, usedAt: Date | u
     details: { url, serialNumber: cert.serialNumber, revokedAt: revokedAt.toISOString() },
   });
 }
-
-/** SHA-256 (hex) of a certificate, OCSP response or CRL; remembered per array, as a window's documents share them. */
-export const hex = digestOf;

@@ -58,7 +58,6 @@ function hexValue(byte: number): number {
  * `complete` says the window reaches the end of the document, so running out is a syntax error
  * rather than a reason to read more.
  */
-
 export class Lexer {
   pos = 0;
 
