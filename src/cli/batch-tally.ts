@@ -15,7 +15,8 @@ export class BatchTally {
   private failedCount = 0;
   private firstFailure: EsignError | undefined;
   private spinner: Spinner | undefined;
-  private readonly started = performance.now();
+  // process.hrtime, not performance.now(): the first use of `performance` loads perf_hooks, a cost to every short run.
+  private readonly started = process.hrtime.bigint();
 
   constructor(
     readonly total: number,
@@ -73,7 +74,7 @@ export class BatchTally {
 
   private progressText(): string {
     const done = this.signedCount + this.skippedCount + this.failedCount;
-    const seconds = (performance.now() - this.started) / 1000;
+    const seconds = Number(process.hrtime.bigint() - this.started) / 1e9;
     const rate = done / Math.max(seconds, 0.001);
     const parts = [`Signing: ${grouped(done)}/${grouped(this.total)} files`];
     if (this.skippedCount > 0) parts.push(`${grouped(this.skippedCount)} skipped`);

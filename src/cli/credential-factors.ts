@@ -4,7 +4,6 @@
  * from ESIGN_TOTP_SECRET, or typed at a masked prompt (an online OTP after the service sent it).
  * Never taken from argv, never printed, never written to the split flow's state.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { EsignError } from '../core/errors.js';
 import type { SigningCredential } from '../core/ports.js';
 import type { TotpGenerator } from '../core/csc/totp.js';
@@ -92,6 +91,7 @@ class TerminalFactors implements AuthorizationFactors {
       step = used + 1;
       const waitMs = step * totp.period * 1000 - now;
       this.ctx.io.info(`Waiting ${Math.ceil(waitMs / 1000)} s for the next one-time password (the signing service takes each code once)…`);
+      const { setTimeout: sleep } = await import('node:timers/promises');
       await sleep(waitMs, undefined, { signal: this.ctx.signal });
     }
     this.lastStep = step;

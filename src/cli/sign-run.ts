@@ -6,7 +6,6 @@
  */
 import { createHash, X509Certificate } from 'node:crypto';
 import { stat } from 'node:fs/promises';
-import { setFlagsFromString } from 'node:v8';
 import { EsignError, isEsignError } from '../core/errors.js';
 import type { SignatureLevel } from '../core/profile.js';
 import type { DigestName } from '../core/cms/algorithms.js';
@@ -77,7 +76,7 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
     try {
       passwords = await PdfPasswords.from(options, ctx);
       // Before the inputs are listed: a directory of 100,000 names is the first garbage of a batch.
-      if (files.length > 1 || !(await isRegularFile(files[0]!))) keepHeapSmall();
+      if (files.length > 1 || !(await isRegularFile(files[0]!))) await keepHeapSmall();
       planned = planJobs(await expandInputs(files), options);
       await checkInputs(planned, passwords, held, refused, options, ctx);
     } catch (error) {
@@ -295,9 +294,10 @@ export async function readyToAuthorize(credential: SigningCredential, signing: C
  * heap is collected more often and cheaply (a few ms each), and memory stays near 80 MB whatever
  * the number of files, at a few percent of throughput. Not for one file: it gains nothing, and V8
  * refuses compiled code cached under other flags, so a run that writes the launcher's code cache
- * after this would cost the next run its cache.
+ * after this would cost the next run its cache (and node:v8 is loaded only here).
  */
-function keepHeapSmall(): void {
+async function keepHeapSmall(): Promise<void> {
+  const { setFlagsFromString } = await import('node:v8');
   setFlagsFromString('--semi-space-growth-factor=1');
   setFlagsFromString('--heap-growing-percent=25');
 }
