@@ -49,7 +49,7 @@ import { codeChallengeS256, verifierFromBytes } from '../core/oidc/pkce.js';
 import { assertCertificateCurrent, signingTerms } from '../core/csc/signature.js';
 import { acceptedSignatureValue, schemeLabel, type DigestName } from '../core/cms/algorithms.js';
 import type { HttpClient, HttpResponse } from './http.js';
-import { isFresh, type TokenStore } from './token-store.js';
+import { isFresh, type StoredToken, type TokenStore } from './token-store.js';
 import { signInStrategy, type SignInStrategy } from './csc-sign-in.js';
 import { sadOfApproval, signWithCurrentSad } from './csc-sad-renewal.js';
 
@@ -147,6 +147,8 @@ export class CscClient implements RemoteSigner {
   private readonly pathVersion: 0 | 1;
   /** The methods the service's info lists. */
   private methods: string[] = [];
+  /** The service token of this run, as read from the token store or obtained (see cachedServiceToken). */
+  private heldToken: StoredToken | undefined;
 
   private readonly signIn: SignInStrategy;
 
@@ -464,6 +466,7 @@ export class CscClient implements RemoteSigner {
 
   /** Forgets the cached service token. */
   async forgetServiceToken(): Promise<void> {
+    this.heldToken = undefined;
     await this.options.tokens.delete(this.options.tokenKey);
   }
 
@@ -490,9 +493,13 @@ export class CscClient implements RemoteSigner {
     return this.signIn.needsBrowser;
   }
 
+  /**
+   * The token store is read once a run, not at every call (each read is four file operations):
+   * the token read or obtained is held until it expires or the service rejects it.
+   */
   private async cachedServiceToken(): Promise<string | undefined> {
-    const cached = await this.options.tokens.get(this.options.tokenKey);
-    return isFresh(cached, this.options.clock.now().getTime()) ? cached.accessToken : undefined;
+    this.heldToken ??= await this.options.tokens.get(this.options.tokenKey);
+    return isFresh(this.heldToken, this.options.clock.now().getTime()) ? this.heldToken.accessToken : undefined;
   }
 
   /**
@@ -511,11 +518,8 @@ export class CscClient implements RemoteSigner {
 
   private async cacheServiceToken(token: { accessToken: string; expiresIn?: number }): Promise<string> {
     const expiresIn = token.expiresIn ?? SERVICE_TOKEN_LIFETIME_S;
-    await this.options.tokens.set(this.options.tokenKey, {
-      accessToken: token.accessToken,
-      tokenType: 'Bearer',
-      expiresAt: this.options.clock.now().getTime() + expiresIn * 1000,
-    });
+    this.heldToken = { accessToken: token.accessToken, tokenType: 'Bearer', expiresAt: this.options.clock.now().getTime() + expiresIn * 1000 };
+    await this.options.tokens.set(this.options.tokenKey, this.heldToken);
     return token.accessToken;
   }
 
