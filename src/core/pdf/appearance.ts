@@ -13,7 +13,7 @@ import { EsignError } from '../errors.js';
 import { cjsModule, type AppearanceImage } from './appearance-image.js';
 import { ByteWriter, PdfStream, PdfString, asciiBytes, dict, name } from './objects.js';
 import type { PdfObject, PdfRef } from './objects.js';
-import { TrueTypeFont } from './truetype.js';
+import { fontBytesOf, TrueTypeFont, type FontBytes } from './truetype.js';
 
 /** Scripts whose glyphs depend on their neighbours (joining, reordering, marks): laid out with GSUB/GPOS. */
 const NEEDS_SHAPING = /[\u0590-\u08ff\u0900-\u0dff\u0e00-\u0fff\u1000-\u109f\u1780-\u17ff\ufb1d-\ufdff\ufe70-\ufeff\p{M}]/u;
@@ -51,18 +51,32 @@ export class AppearanceFont {
   /** Character → glyph and advance, by the TrueType reader. */
   private readonly glyphs = new Map<number, { id: number; advance: number }>();
 
+  /** The whole file, read only for fontkit. */
+  private wholeFile: Uint8Array | undefined;
+
   private constructor(
-    private readonly bytes: Uint8Array,
+    private readonly source: FontBytes,
     /** How errors name it: the file, or "the default font (Noto Sans)". */
     readonly label: string,
     private readonly truetype: TrueTypeFont | undefined,
     private fontkit: Font | undefined,
   ) {}
 
-  /** Reads a TrueType/OpenType font (the first of a collection); refuses anything else in one line. */
-  static async load(bytes: Uint8Array, label: string, options: AppearanceFontOptions = {}): Promise<AppearanceFont> {
-    const truetype = options.fontkitOnly ? undefined : TrueTypeFont.read(bytes);
-    return new AppearanceFont(bytes, label, truetype, truetype ? undefined : await loadFontkit(bytes, label));
+  /**
+   * Reads a TrueType/OpenType font (the first of a collection); refuses anything else in one line.
+   * Of a file ({@link FontBytes}), the TrueType reader reads only what it uses; fontkit reads it all.
+   */
+  static async load(input: Uint8Array | FontBytes, label: string, options: AppearanceFontOptions = {}): Promise<AppearanceFont> {
+    const source = input instanceof Uint8Array ? fontBytesOf(input) : input;
+    const truetype = options.fontkitOnly ? undefined : TrueTypeFont.read(source);
+    const font = new AppearanceFont(source, label, truetype, undefined);
+    if (!truetype) font.fontkit = await loadFontkit(font.bytes, label);
+    return font;
+  }
+
+  /** The font file's bytes, all of them (for fontkit). */
+  private get bytes(): Uint8Array {
+    return (this.wholeFile ??= this.source.read(0, this.source.size));
   }
 
   /**
