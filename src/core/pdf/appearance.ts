@@ -176,6 +176,16 @@ export class AppearanceFont {
     }
     return subset;
   }
+
+  /**
+   * Makes ahead the subset of `lines`, compressed, while the run waits on the network (the signing
+   * service): drawing the same glyphs later takes it from here. Only text that needs no shaping
+   * (shaped glyphs depend on where lines wrap; unshaped ones do not, but for a space at every break).
+   */
+  async prepareSubset(lines: readonly string[]): Promise<void> {
+    if (!this.truetype || NEEDS_SHAPING.test(lines.join('\n'))) return;
+    compress(await this.subset(lines.flatMap((line) => this.place(line))));
+  }
 }
 
 /** Parses a font with fontkit (the first of a collection); refuses what it cannot read in one line. */
@@ -342,8 +352,7 @@ function toUnicodeCMap(unicode: readonly (string | undefined)[]): Uint8Array {
 
 /** Adds the Type 0 font of `subset` (and the objects it refers to) and returns its reference. */
 function addFont(subset: FontSubset, add: (value: PdfObject) => PdfRef): PdfRef {
-  subset.compressed ??= { program: deflateSync(subset.program), toUnicode: deflateSync(subset.toUnicode), cidSet: deflateSync(cidSet(subset.present)) };
-  const compressed = subset.compressed;
+  const compressed = compress(subset);
   const flate = (data: Uint8Array, extra: Record<string, PdfObject> = {}): PdfStream => new PdfStream(dict({ Filter: name('FlateDecode'), ...extra }), data);
   const program = add(flate(compressed.program, subset.cff ? { Subtype: name('CIDFontType0C') } : { Length1: subset.program.length }));
   const d = subset.descriptor;
@@ -384,6 +393,11 @@ function addFont(subset: FontSubset, add: (value: PdfObject) => PdfRef): PdfRef 
       ToUnicode: add(flate(compressed.toUnicode)),
     }),
   );
+}
+
+/** The subset's three streams, compressed once: a batch adds the same bytes to every document. */
+function compress(subset: FontSubset): NonNullable<FontSubset['compressed']> {
+  return (subset.compressed ??= { program: deflateSync(subset.program), toUnicode: deflateSync(subset.toUnicode), cidSet: deflateSync(cidSet(subset.present)) });
 }
 
 /** A CIDSet stream's bits: the CIDs `present`, the most significant bit first. */
