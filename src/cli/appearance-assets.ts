@@ -8,11 +8,16 @@ import { EsignError } from '../core/errors.js';
 import { AppearanceFont } from '../core/pdf/appearance.js';
 import { AppearanceImage, MAX_IMAGE_BYTES } from '../core/pdf/appearance-image.js';
 import type { AppearanceAssets, VisibleSignature } from '../core/pdf/placeholder.js';
+import type { FontBytes } from '../core/pdf/truetype.js';
+import { openFontFile } from '../io/font-file.js';
 
 /** Where the build puts the default font (scripts/bundle.mjs), relative to dist/cli/esign.cjs. */
 const BUNDLED_FONT = new URL('../fonts/NotoSans-Regular.ttf', import.meta.url);
 /** The same font where the sources run unbundled (tests): the package it comes from. */
 const SOURCE_FONT = new URL('../../node_modules/@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf', import.meta.url);
+
+/** A --font file larger than this is read as cut there (and refused as no font). */
+const MAX_FONT_BYTES = 64 * 1024 * 1024;
 
 const fonts = new Map<string, AppearanceFont>();
 const images = new Map<string, AppearanceImage>();
@@ -22,7 +27,7 @@ export async function loadAppearanceAssets(visible: VisibleSignature | undefined
   const key = visible.fontFile ?? '';
   let font = fonts.get(key);
   if (!font) {
-    font = visible.fontFile ? await AppearanceFont.load(readAsset(visible.fontFile, 'font', 64 * 1024 * 1024), visible.fontFile) : await AppearanceFont.load(await defaultFontBytes(), 'the default font (Noto Sans)');
+    font = visible.fontFile ? await AppearanceFont.load(openFont(visible.fontFile), visible.fontFile) : await AppearanceFont.load(await defaultFont(), 'the default font (Noto Sans)');
     fonts.set(key, font);
   }
   // fontkit loads here, before any approval, when the text needs shaping (a font it cannot read is refused now).
@@ -68,13 +73,13 @@ export function appearanceLines(template: string | undefined, values: Appearance
   return text.split('\n');
 }
 
-async function defaultFontBytes(): Promise<Uint8Array> {
+async function defaultFont(): Promise<FontBytes | Uint8Array> {
   // In the single executable (npm run build:sea) the font is one of its assets.
   const sea = await import('node:sea').catch(() => undefined);
   if (sea?.isSea()) return new Uint8Array(sea.getAsset('NotoSans-Regular.ttf'));
   for (const url of [BUNDLED_FONT, SOURCE_FONT]) {
     try {
-      return readFileSync(fileURLToPath(url));
+      return openFontFile(fileURLToPath(url), MAX_FONT_BYTES);
     } catch {
       // the next place
     }
@@ -82,14 +87,26 @@ async function defaultFontBytes(): Promise<Uint8Array> {
   throw new EsignError('INTERNAL', "esign's bundled font (dist/fonts/NotoSans-Regular.ttf) is missing from this installation.", { hint: 'Reinstall esign, or give a font with --font FILE.' });
 }
 
-function readAsset(path: string, what: 'font' | 'image', limit: number): Uint8Array {
+function readAsset(path: string, what: 'image', limit: number): Uint8Array {
   try {
     const bytes = readFileSync(path);
     // An image over the bound is refused by its reader, naming the bound; only the first bytes past it are needed.
     return bytes.length > limit ? bytes.subarray(0, limit) : bytes;
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' ? 'permission denied' : (code ?? (error as Error).message);
-    throw new EsignError('USAGE', `Cannot read the ${what} ${path}: ${why}.`, { hint: `Check the path given to --${what}.` });
+    throw unreadable(path, what, error);
   }
+}
+
+function openFont(path: string): FontBytes {
+  try {
+    return openFontFile(path, MAX_FONT_BYTES);
+  } catch (error) {
+    throw unreadable(path, 'font', error);
+  }
+}
+
+function unreadable(path: string, what: 'font' | 'image', error: unknown): EsignError {
+  const code = (error as NodeJS.ErrnoException).code;
+  const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' ? 'permission denied' : (code ?? (error as Error).message);
+  return new EsignError('USAGE', `Cannot read the ${what} ${path}: ${why}.`, { hint: `Check the path given to --${what}.` });
 }

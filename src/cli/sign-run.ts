@@ -141,6 +141,7 @@ async function signChecked(jobs: JobList, held: Map<string, OpenedDocument>, tal
   const level = chooseLevel(options.level, profile);
   const longTerm = level === 'B-LT' || level === 'B-LTA';
   if (longTerm) refuseLongTermFor(jobs, level, options);
+  prepareAppearanceAhead(options, ctx);
   const signing = await createCscClient(ctx, profile, await authorizationFactors(options, ctx));
   // The split flow and the TSA client load only when used: a plain B-B run is the one to keep quick.
   const split = options.prepare ? await import('./sign-split.js') : undefined;
@@ -285,6 +286,19 @@ async function signChecked(jobs: JobList, held: Map<string, OpenedDocument>, tal
 export async function readyToAuthorize(credential: SigningCredential, signing: CscClient, ctx: Context): Promise<void> {
   if (credential.authMode === 'oauth2code') await ctx.assertBrowserStepPossible('approval of the signatures', { approval: true });
   await signing.readyToAuthorize(credential);
+}
+
+/**
+ * The appearance's font subset, made while the run signs in and asks for the credential (the run
+ * waits on the network there), when its text does not depend on the credential: --name given, and
+ * no {credential} in --appearance-text. Drawing it later takes it from there (made again only if
+ * the date's second turned meanwhile and brought a digit the text did not have).
+ */
+function prepareAppearanceAhead(options: SignCommandOptions, ctx: Context): void {
+  const now = ctx.clock.now();
+  const visible = signOptionsFrom(options, 'B-B', now).pdf?.visible;
+  if (!visible || signOptionsFrom(options, 'B-B', now, 'signer', 'credential').pdf?.visible?.lines.join('\n') !== visible.lines.join('\n')) return;
+  setImmediate(() => void loadAppearanceAssets(visible).then((assets) => assets?.font.prepareSubset(visible.lines)).catch(() => undefined));
 }
 
 /**

@@ -13,7 +13,7 @@ import { EsignError } from '../errors.js';
 import { cjsModule, type AppearanceImage } from './appearance-image.js';
 import { ByteWriter, PdfStream, PdfString, asciiBytes, dict, name } from './objects.js';
 import type { PdfObject, PdfRef } from './objects.js';
-import { TrueTypeFont } from './truetype.js';
+import { fontBytesOf, TrueTypeFont, type FontBytes } from './truetype.js';
 
 /** Scripts whose glyphs depend on their neighbours (joining, reordering, marks): laid out with GSUB/GPOS. */
 const NEEDS_SHAPING = /[\u0590-\u08ff\u0900-\u0dff\u0e00-\u0fff\u1000-\u109f\u1780-\u17ff\ufb1d-\ufdff\ufe70-\ufeff\p{M}]/u;
@@ -51,18 +51,32 @@ export class AppearanceFont {
   /** Character → glyph and advance, by the TrueType reader. */
   private readonly glyphs = new Map<number, { id: number; advance: number }>();
 
+  /** The whole file, read only for fontkit. */
+  private wholeFile: Uint8Array | undefined;
+
   private constructor(
-    private readonly bytes: Uint8Array,
+    private readonly source: FontBytes,
     /** How errors name it: the file, or "the default font (Noto Sans)". */
     readonly label: string,
     private readonly truetype: TrueTypeFont | undefined,
     private fontkit: Font | undefined,
   ) {}
 
-  /** Reads a TrueType/OpenType font (the first of a collection); refuses anything else in one line. */
-  static async load(bytes: Uint8Array, label: string, options: AppearanceFontOptions = {}): Promise<AppearanceFont> {
-    const truetype = options.fontkitOnly ? undefined : TrueTypeFont.read(bytes);
-    return new AppearanceFont(bytes, label, truetype, truetype ? undefined : await loadFontkit(bytes, label));
+  /**
+   * Reads a TrueType/OpenType font (the first of a collection); refuses anything else in one line.
+   * Of a file ({@link FontBytes}), the TrueType reader reads only what it uses; fontkit reads it all.
+   */
+  static async load(input: Uint8Array | FontBytes, label: string, options: AppearanceFontOptions = {}): Promise<AppearanceFont> {
+    const source = input instanceof Uint8Array ? fontBytesOf(input) : input;
+    const truetype = options.fontkitOnly ? undefined : TrueTypeFont.read(source);
+    const font = new AppearanceFont(source, label, truetype, undefined);
+    if (!truetype) font.fontkit = await loadFontkit(font.bytes, label);
+    return font;
+  }
+
+  /** The font file's bytes, all of them (for fontkit). */
+  private get bytes(): Uint8Array {
+    return (this.wholeFile ??= this.source.read(0, this.source.size));
   }
 
   /**
@@ -161,6 +175,16 @@ export class AppearanceFont {
       this.subsets.set(key, subset);
     }
     return subset;
+  }
+
+  /**
+   * Makes ahead the subset of `lines`, compressed, while the run waits on the network (the signing
+   * service): drawing the same glyphs later takes it from here. Only text that needs no shaping
+   * (shaped glyphs depend on where lines wrap; unshaped ones do not, but for a space at every break).
+   */
+  async prepareSubset(lines: readonly string[]): Promise<void> {
+    if (!this.truetype || NEEDS_SHAPING.test(lines.join('\n'))) return;
+    compress(await this.subset(lines.flatMap((line) => this.place(line))));
   }
 }
 
@@ -328,8 +352,7 @@ function toUnicodeCMap(unicode: readonly (string | undefined)[]): Uint8Array {
 
 /** Adds the Type 0 font of `subset` (and the objects it refers to) and returns its reference. */
 function addFont(subset: FontSubset, add: (value: PdfObject) => PdfRef): PdfRef {
-  subset.compressed ??= { program: deflateSync(subset.program), toUnicode: deflateSync(subset.toUnicode), cidSet: deflateSync(cidSet(subset.present)) };
-  const compressed = subset.compressed;
+  const compressed = compress(subset);
   const flate = (data: Uint8Array, extra: Record<string, PdfObject> = {}): PdfStream => new PdfStream(dict({ Filter: name('FlateDecode'), ...extra }), data);
   const program = add(flate(compressed.program, subset.cff ? { Subtype: name('CIDFontType0C') } : { Length1: subset.program.length }));
   const d = subset.descriptor;
@@ -370,6 +393,11 @@ function addFont(subset: FontSubset, add: (value: PdfObject) => PdfRef): PdfRef 
       ToUnicode: add(flate(compressed.toUnicode)),
     }),
   );
+}
+
+/** The subset's three streams, compressed once: a batch adds the same bytes to every document. */
+function compress(subset: FontSubset): NonNullable<FontSubset['compressed']> {
+  return (subset.compressed ??= { program: deflateSync(subset.program), toUnicode: deflateSync(subset.toUnicode), cidSet: deflateSync(cidSet(subset.present)) });
 }
 
 /** A CIDSet stream's bits: the CIDs `present`, the most significant bit first. */
