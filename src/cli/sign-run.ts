@@ -427,8 +427,8 @@ function refuseLongTermFor(jobs: JobList, level: SignatureLevel, options: SignCo
 
 /**
  * The long-term extension of each signed PDF, run before its output is committed: the signed
- * document is read as the original in the temp output followed by the new tail, so the input is
- * not opened again.
+ * document is read back from the temp output (`writeSignature` put the signature there when its
+ * timestamp came), so the input is not opened again.
  * Validation data is a stage of the window: once the window's signatures and their timestamps are
  * in, `forWindow` fetches the revocation data of every certificate of the signer's and the TSA's
  * chains once (issued after those signatures), and each document of the window takes it from there.
