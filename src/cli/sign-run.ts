@@ -10,11 +10,12 @@ import { EsignError, isEsignError } from '../core/errors.js';
 import type { SignatureLevel } from '../core/profile.js';
 import type { DigestName } from '../core/cms/algorithms.js';
 import type { CredentialInfo } from '../core/csc/shapes.js';
-import type { ExtensionResult } from '../core/ltv/index.js';
+import type { ChainTarget, ExtensionResult } from '../core/ltv/index.js';
 import type { SigningCredential, TimestampAuthority } from '../core/ports.js';
 import {
   completeDocument,
   MAX_HASHES_PER_AUTHORIZATION,
+  writeSignature,
   mapConcurrently,
   openDocument,
   prepareDocument,
@@ -25,6 +26,7 @@ import {
   type SignJob,
   type SignOptions,
   type SignedDocument,
+  type SignedValue,
   type ExtendSigned,
   type UpdateCheck,
 } from '../core/sign-workflow.js';
@@ -216,9 +218,17 @@ async function signChecked(jobs: JobList, held: Map<string, OpenedDocument>, tal
   const finishWindow = async (window: PreparedDocument[]): Promise<void> => {
     // The browser step prints its own lines; the progress comes back once the service has answered.
     progress.pause();
+    // At B-LT/B-LTA each signature goes into its temp output as soon as its timestamp is in, while the
+    // TSA works on the others; completion then reads it back, after the window's validation data.
+    const writeAhead = extender
+      ? async (index: number, result: BatchResult): Promise<BatchResult> => {
+          if (result.status === 'rejected') return result;
+          return settle(writeSignature(window[index]!, credential, result.value));
+        }
+      : undefined;
     let results: BatchResult[];
     try {
-      results = await signBatch(window, credential, signing, tsa, level, { signed: () => progress.resume() });
+      results = await signBatch(window, credential, signing, tsa, level, { signed: () => progress.resume() }, writeAhead);
     } catch (error) {
       progress.resume();
       for (const document of window) await fail(document.job, error, document);
@@ -431,8 +441,8 @@ function refuseLongTermFor(jobs: JobList, level: SignatureLevel, options: SignCo
 
 /**
  * The long-term extension of each signed PDF, run before its output is committed: the signed
- * document is read as the original in the temp output followed by the new tail, so the input is
- * not opened again.
+ * document is read back from the temp output (`writeSignature` put the signature there when its
+ * timestamp came), so the input is not opened again.
  * Validation data is a stage of the window: once the window's signatures and their timestamps are
  * in, `forWindow` fetches the revocation data of every certificate of the signer's and the TSA's
  * chains once (issued after those signatures), and each document of the window takes it from there.
@@ -448,21 +458,23 @@ async function longTermExtender(
     import('../io/revocation-client.js'),
   ]);
   const fetcher = createRevocationClient(ctx);
+  /** The TSA chain of a signature's timestamp as the TSA client read it; parsed from the token only where it was not. */
+  const timestampTarget = ({ timestampCertificates: chain, timestampToken: token, timestampTime: usedAt }: SignedValue): ChainTarget[] =>
+    chain?.[0] ? [{ role: 'tsa', leaf: chain[0], pool: chain, usedAt }] : token ? tokenTarget(token, { genTime: usedAt }) : [];
   const results = new Map<string, ExtensionResult>();
   const tokenRoom = { bytes: 0 };
   const forWindow = async (signer: readonly Uint8Array[], signed: readonly BatchResult[]): Promise<ExtendSigned> => {
     const times = signed.flatMap((result) => (result.status === 'fulfilled' && result.value.timestampTime ? [result.value.timestampTime] : []));
-    const first = signed.find((result) => result.status === 'fulfilled' && result.value.timestampToken);
+    const first = signed.find((result) => result.status === 'fulfilled' && (result.value.timestampCertificates?.[0] ?? result.value.timestampToken));
     const stamp = first?.status === 'fulfilled' ? first.value : undefined;
     const earliest = times.length > 0 ? new Date(Math.min(...times.map(Number))) : undefined;
     const cache = new RevocationCache(fetcher, { now: () => ctx.clock.now(), issuedAfter: times.length > 0 ? new Date(Math.max(...times.map(Number))) : undefined });
     // The window's certificates, fetched for all at once; a failure here is each document's to report.
-    const targets = [...(signer[0] ? [{ role: 'signer' as const, leaf: signer[0], pool: [...signer], usedAt: earliest }] : []), ...(stamp?.timestampToken ? tokenTarget(stamp.timestampToken, { certificates: stamp.timestampCertificates, genTime: stamp.timestampTime }) : [])];
+    const targets = [...(signer[0] ? [{ role: 'signer' as const, leaf: signer[0], pool: [...signer], usedAt: earliest }] : []), ...(stamp ? timestampTarget(stamp) : [])];
     await collectValidationData(targets, fetcher, [], cache).catch(() => undefined);
     const certificates = [...signer];
     return async ({ input, original, tail, hash, cms, value, signatureObject }) => {
-      const timestampTarget = value.timestampToken ? tokenTarget(value.timestampToken, { certificates: value.timestampCertificates, genTime: value.timestampTime })[0] : undefined;
-      const known = { cms, certificates, signerCertificate: signer[0], timestampToken: value.timestampToken, timestampTarget, objectNumber: signatureObject };
+      const known = { cms, certificates, signerCertificate: signer[0], timestampToken: value.timestampToken, timestampTarget: timestampTarget(value)[0], objectNumber: signatureObject };
       const result = await extendPdf(appendedSource(original, tail), hash, level, { fetcher, tsa, password: passwords.for(input), cache, known, tokenRoom });
       results.set(input, result);
       return result.tail;

@@ -103,6 +103,8 @@ export interface PreparedDocument {
   outputHash?: Hash;
   /** CAdES only: digest (the credential's) of the whole input. */
   contentDigest?: Uint8Array;
+  /** PDF at B-LT/B-LTA: the size of the signed document once its signature is in the temp output (`writeSignature`). */
+  signedSize?: number;
 }
 
 /**
@@ -300,7 +302,36 @@ export async function hashSource(source: ByteSource, hash: HashSink): Promise<vo
  * the bytes to append (DSS, document timestamp). Nothing is visible at the output until it returns.
  * `cms` and `value` are the new signature as built, so that it need not be parsed back.
  */
-export type ExtendSigned = (signed: { input: string; original: ByteSource; tail: Uint8Array; hash: Hash; cms: Uint8Array; value: SignedValue; signatureObject: number | undefined }) => Promise<Uint8Array>;
+export type ExtendSigned = (signed: { input: string; original: ByteSource; tail: Uint8Array; hash: Hash; cms?: Uint8Array; value: SignedValue; signatureObject: number | undefined }) => Promise<Uint8Array>;
+
+/**
+ * Puts a PDF's signature into its temp output as soon as its timestamp is in, before the window's
+ * validation data (B-LT/B-LTA): the CMS is built and written while the TSA still works on the
+ * window's other timestamps, and nothing of it (CMS, token, update) is held until completion,
+ * which reads the signed document back. Returns what completion still needs of `value`.
+ */
+export async function writeSignature(prepared: PreparedDocument, credential: SigningCredential, value: SignedValue): Promise<SignedValue> {
+  const { output, update, outputHash: hash } = prepared;
+  if (prepared.job.kind !== 'pdf' || !output || !update || !hash) throw new EsignError('INTERNAL', 'A signature was written for a document not prepared as a PDF.');
+  const pieces = updateWithSignature(update, signedDataOf(prepared, credential, value));
+  for (const piece of pieces) hash.update(piece);
+  await output.write(pieces);
+  await output.suspend();
+  prepared.update = undefined;
+  prepared.signedSize = prepared.inputSize + pieces.reduce((sum, piece) => sum + piece.length, 0);
+  // The token goes (its TSA chain is what the validation data needs), unless its chain is known only from it.
+  return { signature: value.signature, timestampTime: value.timestampTime, ...(value.timestampCertificates?.[0] ? { timestampCertificates: value.timestampCertificates } : { timestampToken: value.timestampToken }) };
+}
+
+function signedDataOf(prepared: PreparedDocument, credential: SigningCredential, value: SignedValue): Uint8Array {
+  return buildSignedData({
+    signedAttributesDer: prepared.signedAttributes.der,
+    signatureValue: value.signature,
+    scheme: credential.scheme,
+    certificates: credential.certificates,
+    unsignedAttributes: value.timestampToken ? { signatureTimeStampToken: value.timestampToken } : undefined,
+  });
+}
 
 /** Writes the signed output of a prepared document. */
 export async function completeDocument(
@@ -311,14 +342,9 @@ export async function completeDocument(
   writeDetached: (path: string, bytes: Uint8Array, overwrite: boolean) => Promise<void>,
   extend?: ExtendSigned,
 ): Promise<SignedDocument> {
-  const cms = buildSignedData({
-    signedAttributesDer: prepared.signedAttributes.der,
-    signatureValue: value.signature,
-    scheme: credential.scheme,
-    certificates: credential.certificates,
-    unsignedAttributes: value.timestampToken ? { signatureTimeStampToken: value.timestampToken } : undefined,
-  });
   const base = { input: prepared.job.input, output: prepared.job.output, kind: prepared.job.kind, level: options.level, timestampTime: value.timestampTime };
+  if (prepared.signedSize !== undefined) return extendWritten(prepared, value, base, extend);
+  const cms = signedDataOf(prepared, credential, value);
   if (prepared.job.kind === 'cades') {
     await writeDetached(prepared.job.output, cms, options.overwrite);
     return { ...base, bytes: cms.length, sha256: createHash('sha256').update(cms).digest('hex') };
@@ -339,6 +365,17 @@ export async function completeDocument(
   hash.update(extension);
   await output.commit([tail, extension]);
   return { ...base, bytes: prepared.inputSize + tail.length + extension.length, sha256: hash.digest('hex') };
+}
+
+/** Completes a PDF whose signature `writeSignature` put in its temp output: the extension read from there, appended, committed. */
+async function extendWritten(prepared: PreparedDocument, value: SignedValue, base: Omit<SignedDocument, 'bytes' | 'sha256'>, extend: ExtendSigned | undefined): Promise<SignedDocument> {
+  const { output, outputHash: hash, signedSize } = prepared;
+  if (!output?.written || !hash || signedSize === undefined || !extend) throw new EsignError('INTERNAL', 'A signature written ahead was completed without its extension.');
+  const signed = await output.written(signedSize);
+  const extension = await extend({ input: prepared.job.input, original: signed, tail: new Uint8Array(0), hash, value, signatureObject: prepared.signatureObject });
+  hash.update(extension);
+  await output.commit([extension]);
+  return { ...base, bytes: signedSize + extension.length, sha256: hash.digest('hex') };
 }
 
 /**
@@ -385,6 +422,7 @@ export async function signBatch(
   tsa: TimestampAuthority | undefined,
   level: SignatureLevel,
   progress: BatchProgress = {},
+  stamped?: (index: number, result: BatchResult) => Promise<BatchResult>,
 ): Promise<BatchResult[]> {
   const signatures = await signer.signHashes(
     credential,
@@ -394,7 +432,7 @@ export async function signBatch(
     throw new EsignError('CSC_BAD_RESPONSE', `The signing service returned ${signatures.length} signatures for ${prepared.length} hashes.`);
   }
   await progress.signed?.(signatures.length);
-  return timestampSignatures(signatures, tsa, level, progress, { digest: credential.scheme.digest });
+  return timestampSignatures(signatures, tsa, level, progress, { digest: credential.scheme.digest, stamped });
 }
 
 /** Timestamp requests of one window in flight at once: enough to hide a TSA's round trip, few enough to be polite. */
@@ -406,20 +444,31 @@ export async function timestampSignatures(
   tsa: TimestampAuthority | undefined,
   level: SignatureLevel,
   progress: BatchProgress = {},
-  { concurrency = TIMESTAMP_CONCURRENCY, digest = 'sha256' }: { concurrency?: number; digest?: DigestName } = {},
+  {
+    concurrency = TIMESTAMP_CONCURRENCY,
+    digest = 'sha256',
+    stamped,
+  }: {
+    concurrency?: number;
+    digest?: DigestName;
+    /** Called with each document's outcome as soon as it is settled, in its slot; what it returns is the document's result. */
+    stamped?: (index: number, result: BatchResult) => Promise<BatchResult>;
+  } = {},
 ): Promise<BatchResult[]> {
   if (level === 'B-B') return signatures.map((signature) => ({ status: 'fulfilled', value: { signature } }));
   if (!tsa) throw new EsignError('TSA_NOT_CONFIGURED', `Level ${level} needs a timestamping service, and the profile has none.`, { hint: 'Set tsaUrls, or sign with --level B-B.' });
   let done = 0;
-  return mapConcurrently(signatures, concurrency, async (signature): Promise<BatchResult> => {
+  return mapConcurrently(signatures, concurrency, async (signature, index): Promise<BatchResult> => {
+    let result: BatchResult;
     try {
       const stamp = await timestampSignature(tsa, signature, digest);
-      return { status: 'fulfilled', value: { signature, timestampToken: stamp.token, timestampTime: stamp.genTime, ...(stamp.certificates ? { timestampCertificates: stamp.certificates } : {}) } };
+      result = { status: 'fulfilled', value: { signature, timestampToken: stamp.token, timestampTime: stamp.genTime, ...(stamp.certificates ? { timestampCertificates: stamp.certificates } : {}) } };
     } catch (reason) {
-      return { status: 'rejected', reason };
+      result = { status: 'rejected', reason };
     } finally {
       progress.timestamped?.(++done, signatures.length);
     }
+    return stamped ? stamped(index, result) : result;
   });
 }
 

@@ -125,7 +125,7 @@ async function expectDocTimestampCovers(pdf: Buffer, count: number): Promise<voi
   const last = ranges.at(-1)!;
   const [, a = 0, b = 0, c = 0] = last;
   const signed = Buffer.concat([pdf.subarray(0, a), pdf.subarray(b, b + c)]);
-  const token = parseTimeStampToken(stamps.at(-1)!.cms);
+  const token = parseTimeStampToken(stamps.at(-1)!.cms!);
   expect(Buffer.from(token.tstInfo.messageImprint.hashedMessage).equals(sha256(signed))).toBe(true);
   expect(pdf.toString('latin1', a - 400, a)).toMatch(/\/Type \/DocTimeStamp[\s\S]*\/SubFilter \/ETSI\.RFC3161/);
   expect(b + c).toBe(pdf.length);
@@ -352,7 +352,7 @@ describe('PAdES B-LT and B-LTA', () => {
     expect(taken[0]!.timestampTarget).toBe(timestampTarget);
     expect(summary(targetsOf(taken))).toEqual(summary(targetsOf([parsed!])));
     // A CMS other than the one built (here one byte off) is read from the document.
-    const other = await findSignatures(doc, { ...known, cms: Uint8Array.from([...parsed!.cms.subarray(0, -1), parsed!.cms.at(-1)! ^ 1]) });
+    const other = await findSignatures(doc, { ...known, cms: Uint8Array.from([...parsed!.cms!.subarray(0, -1), parsed!.cms!.at(-1)! ^ 1]) });
     expect(other[0]!.timestampTarget).toBeUndefined();
     expect(summary(targetsOf(other))).toEqual(summary(targetsOf([parsed!])));
   });

@@ -116,7 +116,7 @@ async function judge(path: string, expected: { signatures: number; docTimestamps
     const [, a = 0, b = 0, c = 0] = ranges[index]!;
     const tokenPath = `${path}.ts${index}.der`;
     const dataPath = `${path}.ts${index}.data`;
-    await writeFile(tokenPath, stamp.cms);
+    await writeFile(tokenPath, stamp.cms!);
     await writeFile(dataPath, Buffer.concat([pdf.subarray(0, a), pdf.subarray(b, b + c)]));
     const verify = await run('openssl', ['ts', '-verify', '-token_in', '-in', tokenPath, '-data', dataPath, '-CAfile', sandbox.rootPemPath]);
     expect(verify.out).toContain('Verification: OK');

@@ -34,15 +34,20 @@ export interface CertificateInfo {
  * (bounded): a batch meets the same few certificates in every timestamp token and signature.
  */
 export function readCertificate(der: Uint8Array): CertificateInfo {
+  const same = readByInstance.get(der);
+  if (same) return same;
   const key = createHash('sha256').update(der).digest('base64');
   const known = read.get(key);
   if (known) return known.der === der ? known : { ...known, der };
   const info = readCertificateFields(der);
   if (read.size >= KEPT) read.delete(read.keys().next().value!);
   read.set(key, info);
+  readByInstance.set(der, info);
   return info;
 }
 const read = new Map<string, CertificateInfo>();
+/** The certificates read from this very array (an interned one comes back with every token). */
+const readByInstance = new WeakMap<Uint8Array, CertificateInfo>();
 const KEPT = 64;
 
 function readCertificateFields(der: Uint8Array): CertificateInfo {

@@ -39,10 +39,20 @@ export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
   return out;
 }
 
-/** One TLV with a single-byte tag (all tags esign writes are below 31). */
+/** One TLV with a single-byte tag (all tags esign writes are below 31), its contents copied once. */
 export function tlv(tag: number, ...contents: Uint8Array[]): Uint8Array {
-  const content = concatBytes(contents);
-  return concatBytes([Uint8Array.of(tag), lengthOctets(content.length), content]);
+  let length = 0;
+  for (const part of contents) length += part.length;
+  const header = lengthOctets(length);
+  const out = new Uint8Array(1 + header.length + length);
+  out[0] = tag;
+  out.set(header, 1);
+  let offset = 1 + header.length;
+  for (const part of contents) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
 }
 
 export function sequence(...items: Uint8Array[]): Uint8Array {
@@ -68,7 +78,21 @@ export function compareBytes(a: Uint8Array, b: Uint8Array): number {
   return a.length - b.length;
 }
 
+/**
+ * The DER of an OID, made once per OID: every signature and timestamp request writes the same
+ * few. Callers copy what they get (the TLV builders do), never change it.
+ */
 export function objectIdentifier(dotted: string): Uint8Array {
+  let der = encodedOids.get(dotted);
+  if (!der) {
+    der = encodeObjectIdentifier(dotted);
+    if (encodedOids.size < 256) encodedOids.set(dotted, der);
+  }
+  return der;
+}
+const encodedOids = new Map<string, Uint8Array>();
+
+function encodeObjectIdentifier(dotted: string): Uint8Array {
   const arcs = dotted.split('.').map((arc) => BigInt(arc));
   const [first, second, ...rest] = arcs;
   if (first === undefined || second === undefined) throw new Error(`bad OID ${dotted}`);
@@ -170,7 +194,7 @@ export function decode(bytes: Uint8Array, what: string): Block {
   if (bytes.length === 0) throw new Asn1StructureError(`${what}: empty`);
   let block: Block;
   try {
-    block = readElement(bytes, 0, 0);
+    block = readElement(bytes, 0, bytes.length);
   } catch (error) {
     if (error instanceof DecodeError) throw new Asn1StructureError(`${what}: not ASN.1 (${error.message})`);
     throw error;
@@ -186,7 +210,7 @@ export function decode(bytes: Uint8Array, what: string): Block {
 export function decodePrefix(bytes: Uint8Array, what: string): Block {
   if (bytes.length === 0) throw new Asn1StructureError(`${what}: empty`);
   try {
-    return readElement(bytes, 0, 0);
+    return readElement(bytes, 0, bytes.length);
   } catch (error) {
     if (error instanceof DecodeError) throw new Asn1StructureError(`${what}: not ASN.1 (${error.message})`);
     throw error;
@@ -218,58 +242,139 @@ function identifierLength(encoding: Uint8Array): number {
 
 class DecodeError extends Error {}
 
-function readElement(bytes: Uint8Array, start: number, depth: number): Block {
+/** Where an element's parts lie in its input. */
+interface Extent {
+  tagClass: number;
+  tagNumber: number;
+  constructed: boolean;
+  contentStart: number;
+  /** End of the content octets (before an indefinite length's end-of-contents octets). */
+  contentEnd: number;
+  /** End of the whole element. */
+  end: number;
+}
+
+/**
+ * The element at `start`, read no further than `limit`, every element inside it checked down to
+ * the last (so malformed input fails here, as a whole), but only its own Block made: the blocks
+ * inside are made when `items` is first read. A timestamp token is read for a few fields, and the
+ * certificates it carries (most of its elements) are only ever taken whole.
+ */
+function readElement(bytes: Uint8Array, start: number, limit: number): Block {
+  check(bytes, start, limit, 0);
+  return new DecodedBlock(bytes, start, extentOf(bytes, start));
+}
+
+/** Reads the element at `start` and everything inside it, making nothing; returns its end or throws DecodeError. */
+function check(bytes: Uint8Array, start: number, limit: number, depth: number): number {
   if (depth > MAX_DEPTH) throw new DecodeError('nested too deeply');
   let at = start;
-  const byte = (): number => {
-    if (at >= bytes.length) throw new DecodeError('truncated');
-    return bytes[at++] as number;
-  };
-  const first = byte();
-  const tagClass = (first >> 6) + 1;
+  if (at >= limit) throw truncated();
+  const first = bytes[at++] as number;
   const constructed = (first & 0x20) !== 0;
-  let tagNumber = first & 0x1f;
-  if (tagNumber === 0x1f) {
-    tagNumber = 0;
-    for (let next = byte(), count = 0; ; next = byte(), count++) {
+  if ((first & 0x1f) === 0x1f) {
+    for (let count = 0; ; count++) {
+      if (at >= limit) throw truncated();
+      const next = bytes[at++] as number;
       if (count > 3) throw new DecodeError('tag number too large');
-      tagNumber = tagNumber * 128 + (next & 0x7f);
       if ((next & 0x80) === 0) break;
     }
   }
-  const lengthByte = byte();
+  if (at >= limit) throw truncated();
+  const lengthByte = bytes[at++] as number;
   if (lengthByte === 0x80) {
     if (!constructed) throw new DecodeError('indefinite length on a primitive element');
-    const items: Block[] = [];
-    const contentStart = at;
-    for (;;) {
-      if (at + 1 < bytes.length && bytes[at] === 0 && bytes[at + 1] === 0) break;
-      const item = readElement(bytes, at, depth + 1);
-      items.push(item);
-      at += item.encoded.length;
-    }
-    return { tagClass, tagNumber, constructed, encoded: bytes.subarray(start, at + 2), content: bytes.subarray(contentStart, at), items };
+    while (!(at + 1 < limit && bytes[at] === 0 && bytes[at + 1] === 0)) at = check(bytes, at, limit, depth + 1);
+    return at + 2;
   }
   let length = lengthByte;
   if (lengthByte > 0x80) {
     const count = lengthByte & 0x7f;
     if (count > 6) throw new DecodeError('length too large');
+    if (at + count > limit) throw truncated();
     length = 0;
-    for (let i = 0; i < count; i++) length = length * 256 + byte();
+    for (let i = 0; i < count; i++) length = length * 256 + (bytes[at++] as number);
   }
-  const contentStart = at;
-  const end = contentStart + length;
-  if (end > bytes.length) throw new DecodeError(`length ${length} runs past the end`);
-  const content = bytes.subarray(contentStart, end);
-  const items: Block[] = [];
-  if (constructed) {
-    for (let offset = contentStart; offset < end; ) {
-      const item = readElement(bytes.subarray(0, end), offset, depth + 1);
-      items.push(item);
-      offset += item.encoded.length;
+  const end = at + length;
+  if (end > limit) throw new DecodeError(`length ${length} runs past the end`);
+  if (constructed) for (let offset = at; offset < end; ) offset = check(bytes, offset, end, depth + 1);
+  return end;
+}
+
+function truncated(): DecodeError {
+  return new DecodeError('truncated');
+}
+
+/** A Block over checked input: its views and its items made on first use. */
+class DecodedBlock implements Block {
+  readonly tagClass: number;
+  readonly tagNumber: number;
+  readonly constructed: boolean;
+  private encodedView: Uint8Array | undefined;
+  private contentView: Uint8Array | undefined;
+  private itemList: Block[] | undefined;
+
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly start: number,
+    private readonly extent: Extent,
+  ) {
+    this.tagClass = extent.tagClass;
+    this.tagNumber = extent.tagNumber;
+    this.constructed = extent.constructed;
+  }
+
+  get encoded(): Uint8Array {
+    return (this.encodedView ??= this.bytes.subarray(this.start, this.extent.end));
+  }
+
+  get content(): Uint8Array {
+    return (this.contentView ??= this.bytes.subarray(this.extent.contentStart, this.extent.contentEnd));
+  }
+
+  get items(): Block[] {
+    if (this.itemList) return this.itemList;
+    const items: Block[] = [];
+    const { contentStart, contentEnd } = this.extent;
+    // Checked when the outermost element was read: here each item's extent is only found again.
+    if (this.constructed) {
+      for (let offset = contentStart; offset < contentEnd; ) {
+        const extent = extentOf(this.bytes, offset);
+        items.push(new DecodedBlock(this.bytes, offset, extent));
+        offset = extent.end;
+      }
+    }
+    return (this.itemList = items);
+  }
+}
+
+/** The extent of an element already checked by `check`: its header read, its content skipped (found through, for an indefinite length). */
+function extentOf(bytes: Uint8Array, start: number): Extent {
+  let at = start;
+  const first = bytes[at++] as number;
+  const tagClass = (first >> 6) + 1;
+  const constructed = (first & 0x20) !== 0;
+  let tagNumber = first & 0x1f;
+  if (tagNumber === 0x1f) {
+    tagNumber = 0;
+    for (;;) {
+      const next = bytes[at++] as number;
+      tagNumber = tagNumber * 128 + (next & 0x7f);
+      if ((next & 0x80) === 0) break;
     }
   }
-  return { tagClass, tagNumber, constructed, encoded: bytes.subarray(start, end), content, items };
+  const lengthByte = bytes[at++] as number;
+  if (lengthByte === 0x80) {
+    const contentStart = at;
+    while (!(bytes[at] === 0 && bytes[at + 1] === 0)) at = extentOf(bytes, at).end;
+    return { tagClass, tagNumber, constructed, contentStart, contentEnd: at, end: at + 2 };
+  }
+  let length = lengthByte;
+  if (lengthByte > 0x80) {
+    length = 0;
+    for (let i = 0, count = lengthByte & 0x7f; i < count; i++) length = length * 256 + (bytes[at++] as number);
+  }
+  return { tagClass, tagNumber, constructed, contentStart: at, contentEnd: at + length, end: at + length };
 }
 
 /** The exact encoded bytes of a decoded block (a view into the input). */
@@ -320,6 +425,17 @@ const MAX_ARC_BYTES = 20;
 
 export function oid(block: Block | undefined, what: string): string {
   const content = primitive(block, Tag.objectIdentifier, 'an OBJECT IDENTIFIER', what);
+  // The same few OIDs come in every token, response and certificate: each is read once (well-formed ones only are kept).
+  const key = content.length <= 32 ? Buffer.from(content.buffer, content.byteOffset, content.length).toString('latin1') : undefined;
+  const known = key === undefined ? undefined : readOids.get(key);
+  if (known !== undefined) return known;
+  const dotted = readObjectIdentifier(content, what);
+  if (key !== undefined && readOids.size < 1024) readOids.set(key, dotted);
+  return dotted;
+}
+const readOids = new Map<string, string>();
+
+function readObjectIdentifier(content: Uint8Array, what: string): string {
   if (content.length === 0 || ((content[content.length - 1] as number) & 0x80) !== 0) throw new Asn1StructureError(`${what}: malformed OBJECT IDENTIFIER`);
   const arcs: bigint[] = [];
   let value = 0n;

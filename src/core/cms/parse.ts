@@ -20,6 +20,7 @@ import {
 } from './der.js';
 import type { Block } from './der.js';
 import { OID } from './oids.js';
+import { internedCertificate } from './x509.js';
 import { EsignError } from '../errors.js';
 
 export interface CmsAttribute {
@@ -100,7 +101,7 @@ function readSignedData(cmsDer: Uint8Array): ParsedSignedData {
   const certificates = certificatesBlock
     ? children(certificatesBlock, 'certificates')
         .filter((choice) => isUniversal(choice, 16))
-        .map(encoded)
+        .map((choice) => internedCertificate(encoded(choice)))
     : [];
   const revocationChoices = (rest.find((block) => isContext(block, 1))?.items ?? []).map((choice) => Uint8Array.from(encoded(choice)));
   const signerInfos = setItems(signerInfosBlock, 'signerInfos');
@@ -110,7 +111,7 @@ function readSignedData(cmsDer: Uint8Array): ParsedSignedData {
     version,
     encapContentType,
     encapContent: encapContent === undefined ? undefined : Uint8Array.from(encapContent),
-    certificates: certificates.map((der) => Uint8Array.from(der)),
+    certificates,
     signerCertificate: findSignerCertificate(certificates, signer.signerIdentifier),
     ...signer,
     revocationChoices,
@@ -212,9 +213,9 @@ function findSignerCertificate(certificates: Uint8Array[], sid: SignerIdentifier
       continue;
     }
     if (sid.kind === 'subjectKeyIdentifier') {
-      if (certificate.subjectKeyIdentifier && bytesEqual(certificate.subjectKeyIdentifier, sid.subjectKeyIdentifier)) return Uint8Array.from(der);
+      if (certificate.subjectKeyIdentifier && bytesEqual(certificate.subjectKeyIdentifier, sid.subjectKeyIdentifier)) return der;
     } else if (certificate.serialNumber === sid.serialNumber && bytesEqual(certificate.issuer, sid.issuer)) {
-      return Uint8Array.from(der);
+      return der;
     }
   }
   return undefined;

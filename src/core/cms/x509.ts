@@ -6,15 +6,42 @@
 import { createHash, X509Certificate } from 'node:crypto';
 
 const parsed = new Map<string, X509Certificate>();
+const byInstance = new WeakMap<Uint8Array, X509Certificate>();
 const KEPT = 64;
 
 export function x509Of(der: Uint8Array): X509Certificate {
+  let certificate = byInstance.get(der);
+  if (certificate) return certificate;
   const key = createHash('sha256').update(der).digest('base64');
-  let certificate = parsed.get(key);
+  certificate = parsed.get(key);
   if (!certificate) {
     certificate = new X509Certificate(der);
     if (parsed.size >= KEPT) parsed.delete(parsed.keys().next().value!);
     parsed.set(key, certificate);
   }
+  byInstance.set(der, certificate);
   return certificate;
 }
+
+/**
+ * One instance per certificate content (a copy, never a view into what it was read from): a
+ * batch's timestamp tokens all carry the same TSA chain, so what is kept of each token shares one
+ * chain, and the caches keyed by instance (parsed certificates, DSS digests) find it without
+ * hashing it again. Bounded.
+ */
+export function internedCertificate(der: Uint8Array): Uint8Array {
+  const bucket = interned.get(der.length);
+  const known = bucket?.find((candidate) => Buffer.compare(candidate, der) === 0);
+  if (known) return known;
+  if (internedCount >= KEPT) {
+    interned.clear();
+    internedCount = 0;
+  }
+  const copy = Uint8Array.from(der);
+  if (bucket) bucket.push(copy);
+  else interned.set(der.length, [copy]);
+  internedCount++;
+  return copy;
+}
+const interned = new Map<number, Uint8Array[]>();
+let internedCount = 0;

@@ -13,8 +13,8 @@ import type { ChainTarget } from './validation-data.js';
 export interface PdfSignature {
   kind: 'signature' | 'docTimeStamp';
   fieldName: string;
-  /** DER of the CMS in `/Contents`, without the zero padding. */
-  cms: Uint8Array;
+  /** DER of the CMS in `/Contents`, without the zero padding; absent for a signature esign has just written and let go. */
+  cms?: Uint8Array;
   /** Certificates of the CMS (for a document timestamp: the token's). */
   certificates: Uint8Array[];
   /** The signer (or TSA) certificate the SignerInfo identifies. */
@@ -27,7 +27,8 @@ export interface PdfSignature {
 
 /** A signature esign has just built, as it built it: found in the document, it is taken from here rather than parsed back. */
 export interface KnownSignature {
-  cms: Uint8Array;
+  /** Its CMS, when still held: how it is recognized when its object number is not known. */
+  cms?: Uint8Array;
   certificates: Uint8Array[];
   signerCertificate: Uint8Array | undefined;
   timestampToken: Uint8Array | undefined;
@@ -80,7 +81,7 @@ function readSignature(value: PdfDict, fieldName: string, known: KnownSignature 
   const subFilter = value.get('SubFilter');
   const kind = isName(value.get('Type'), 'DocTimeStamp') || isName(subFilter, 'ETSI.RFC3161') ? 'docTimeStamp' : 'signature';
   // Contents that begin with the CMS just built hold it (its DER header fixes its length), padding after.
-  if (kind === 'signature' && known && known.cms.length <= contents.bytes.length && bytesEqual(contents.bytes.subarray(0, known.cms.length), known.cms)) return knownSignature(known, fieldName);
+  if (kind === 'signature' && known?.cms && known.cms.length <= contents.bytes.length && bytesEqual(contents.bytes.subarray(0, known.cms.length), known.cms)) return knownSignature(known, fieldName);
   const cms = cmsPrefix(contents.bytes);
   const parsed = parseSignedData(cms);
   return {
@@ -94,5 +95,5 @@ function readSignature(value: PdfDict, fieldName: string, known: KnownSignature 
 }
 
 function knownSignature({ cms, certificates, signerCertificate, timestampToken, timestampTarget }: KnownSignature, fieldName: string): PdfSignature {
-  return { kind: 'signature', fieldName, cms, certificates, signerCertificate, timestampToken, ...(timestampTarget ? { timestampTarget } : {}) };
+  return { kind: 'signature', fieldName, ...(cms ? { cms } : {}), certificates, signerCertificate, timestampToken, ...(timestampTarget ? { timestampTarget } : {}) };
 }
