@@ -3,10 +3,10 @@
  * re-encoding anything: issuer and serial number (IssuerAndSerialNumber, ESSCertIDv2), subject key
  * identifier (SignerIdentifier), and extensions with their criticality (the TSA's extended key usage).
  */
-import { createHash } from 'node:crypto';
 import { Asn1StructureError, booleanValue, decode, encoded, explicitInner, integerHex, isContext, octets, oid, sequenceItems } from './der.js';
 import type { Block } from './der.js';
 import { OID } from './oids.js';
+import { memoByContent } from './content-memo.js';
 
 export interface CertificateExtension {
   oid: string;
@@ -34,21 +34,10 @@ export interface CertificateInfo {
  * (bounded): a batch meets the same few certificates in every timestamp token and signature.
  */
 export function readCertificate(der: Uint8Array): CertificateInfo {
-  const same = readByInstance.get(der);
-  if (same) return same;
-  const key = createHash('sha256').update(der).digest('base64');
-  const known = read.get(key);
-  if (known) return known.der === der ? known : { ...known, der };
-  const info = readCertificateFields(der);
-  if (read.size >= KEPT) read.delete(read.keys().next().value!);
-  read.set(key, info);
-  readByInstance.set(der, info);
-  return info;
+  const info = readRemembered(der);
+  return info.der === der ? info : { ...info, der };
 }
-const read = new Map<string, CertificateInfo>();
-/** The certificates read from this very array (an interned one comes back with every token). */
-const readByInstance = new WeakMap<Uint8Array, CertificateInfo>();
-const KEPT = 64;
+const readRemembered = memoByContent(readCertificateFields);
 
 function readCertificateFields(der: Uint8Array): CertificateInfo {
   const [tbs] = sequenceItems(decode(der, 'certificate'), 'certificate');

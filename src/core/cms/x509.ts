@@ -3,25 +3,10 @@
  * batch checks every document's timestamp token against the same TSA chain and every signature
  * against the same signer, and parsing a certificate costs about a millisecond. Bounded.
  */
-import { createHash, X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
+import { memoByContent } from './content-memo.js';
 
-const parsed = new Map<string, X509Certificate>();
-const byInstance = new WeakMap<Uint8Array, X509Certificate>();
-const KEPT = 64;
-
-export function x509Of(der: Uint8Array): X509Certificate {
-  let certificate = byInstance.get(der);
-  if (certificate) return certificate;
-  const key = createHash('sha256').update(der).digest('base64');
-  certificate = parsed.get(key);
-  if (!certificate) {
-    certificate = new X509Certificate(der);
-    if (parsed.size >= KEPT) parsed.delete(parsed.keys().next().value!);
-    parsed.set(key, certificate);
-  }
-  byInstance.set(der, certificate);
-  return certificate;
-}
+export const x509Of: (der: Uint8Array) => X509Certificate = memoByContent((der) => new X509Certificate(der));
 
 /**
  * One instance per certificate content (a copy, never a view into what it was read from): a
@@ -33,7 +18,7 @@ export function internedCertificate(der: Uint8Array): Uint8Array {
   const bucket = interned.get(der.length);
   const known = bucket?.find((candidate) => Buffer.compare(candidate, der) === 0);
   if (known) return known;
-  if (internedCount >= KEPT) {
+  if (internedCount >= INTERNED_KEPT) {
     interned.clear();
     internedCount = 0;
   }
@@ -45,3 +30,4 @@ export function internedCertificate(der: Uint8Array): Uint8Array {
 }
 const interned = new Map<number, Uint8Array[]>();
 let internedCount = 0;
+const INTERNED_KEPT = 64;
