@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Lexer, NeedMoreBytes } from './lexer.js';
-import { PdfDict, PdfName, PdfRef, PdfString, asciiBytes, formatNumber, serialize } from './objects.js';
+import { ByteWriter, PdfDict, PdfName, PdfRef, PdfString, asciiBytes, formatNumber, serialize } from './objects.js';
 
 const parse = (text: string) => new Lexer(asciiBytes(text)).parseObject();
 const text = (bytes: Uint8Array) => Buffer.from(bytes).toString('latin1');
@@ -45,5 +45,18 @@ describe('serializer', () => {
     expect(text(serialize(PdfString.text('Plain (text)')))).toBe('(Plain \\(text\\))');
     expect(text(serialize(PdfString.text('Zoë')))).toBe('<feff005a006f00eb>');
     expect(PdfString.text('Zoë €').toText()).toBe('Zoë €');
+  });
+
+  it('writes text, bytes and placeholder zeros in order, text as each character\'s low byte (as asciiBytes)', () => {
+    const w = new ByteWriter();
+    w.ascii('<< /A ');
+    w.bytes(Uint8Array.of(0, 255));
+    w.zeroDigits(3);
+    w.ascii('é\u0141 >>');
+    const out = w.toBytes();
+    expect(out).toBeInstanceOf(Uint8Array);
+    expect(out.length).toBe(w.length);
+    expect([...out]).toEqual([...asciiBytes('<< /A '), 0, 255, 0x30, 0x30, 0x30, ...asciiBytes('é\u0141 >>')]);
+    expect(out.at(-4)).toBe(0x41);
   });
 });
