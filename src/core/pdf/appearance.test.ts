@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { inflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { AppearanceFont, buildAppearance, fitText } from './appearance.js';
+import { AppearanceFont, NEEDS_SHAPING, buildAppearance, fitText, needsShaping } from './appearance.js';
 import { PdfRef, PdfStream, serialize } from './objects.js';
 import type { PdfObject } from './objects.js';
 
@@ -21,6 +21,17 @@ async function build(width: number, height: number, lines: string[]): Promise<{ 
 const fontSize = (content: string) => Number(/\/F1 ([\d.]+) Tf/.exec(content)?.[1]);
 
 describe('appearance', () => {
+  it('tells text that needs shaping as NEEDS_SHAPING does, for every code unit and for astral marks', () => {
+    const differ: string[] = [];
+    for (let unit = 0; unit <= 0xffff; unit++) {
+      const text = `Zoë ${String.fromCharCode(unit)}`;
+      if (needsShaping(text) !== NEEDS_SHAPING.test(text)) differ.push(unit.toString(16));
+    }
+    expect(differ).toEqual([]);
+    expect(needsShaping('Ζωή Παπαδοπούλου – Łukasiewicz, Привет 2026-01-01 12:00 €')).toBe(false);
+    expect([needsShaping('مرحبا'), needsShaping('e\u0301'), needsShaping('x\u{1d167}'), needsShaping('\u{1f600}')]).toEqual([true, true, true, false]);
+  });
+
   it('embeds a Type 0 font subset (CIDFontType2, Identity-H) with a ToUnicode CMap mapping its glyphs back to the text', async () => {
     const { content, added } = await build(250, 70, ['Ζωή Παπαδοπούλου', 'Łukasiewicz – Привет']);
     const dicts = added.map((value) => serialize(value instanceof PdfStream ? value.dict : value)).map((bytes) => Buffer.from(bytes).toString('latin1'));

@@ -16,7 +16,22 @@ import type { PdfObject, PdfRef } from './objects.js';
 import { fontBytesOf, TrueTypeFont, type FontBytes } from './truetype.js';
 
 /** Scripts whose glyphs depend on their neighbours (joining, reordering, marks): laid out with GSUB/GPOS. */
-const NEEDS_SHAPING = /[\u0590-\u08ff\u0900-\u0dff\u0e00-\u0fff\u1000-\u109f\u1780-\u17ff\ufb1d-\ufdff\ufe70-\ufeff\p{M}]/u;
+export const NEEDS_SHAPING = /[\u0590-\u08ff\u0900-\u0dff\u0e00-\u0fff\u1000-\u109f\u1780-\u17ff\ufb1d-\ufdff\ufe70-\ufeff\p{M}]/u;
+
+/**
+ * Whether `text` needs shaping: as NEEDS_SHAPING says, but without compiling it (its \p{M} takes
+ * about a millisecond to build, once per run) for text of the blocks where it matches nothing
+ * (appearance.test.ts checks each code unit): Basic Latin to the spacing modifier letters, Greek
+ * and Cyrillic up to U+0482, and Latin Extended Additional to the currency signs. Most names,
+ * dates and reasons are of these alone.
+ */
+export function needsShaping(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit > 0x02ff && (unit < 0x0370 || unit > 0x0482) && (unit < 0x1e00 || unit > 0x20cf)) return NEEDS_SHAPING.test(text);
+  }
+  return false;
+}
 
 const KEPT_SUBSETS = 8;
 const KEPT_WIDTHS = 4096;
@@ -84,7 +99,7 @@ export class AppearanceFont {
    * so a font fontkit cannot read is refused then.
    */
   async prepare(text: string): Promise<void> {
-    if (!this.fontkit && NEEDS_SHAPING.test(text)) this.fontkit = await loadFontkit(this.bytes, this.label);
+    if (!this.fontkit && needsShaping(text)) this.fontkit = await loadFontkit(this.bytes, this.label);
   }
 
   /** The characters of `text` (whitespace aside) this font has no glyph for, each once, in order. */
@@ -111,7 +126,7 @@ export class AppearanceFont {
 
   /** The glyphs of one line, shaped by fontkit when its script needs it (after {@link prepare}). */
   place(text: string): PlacedGlyph[] {
-    if (NEEDS_SHAPING.test(text)) {
+    if (needsShaping(text)) {
       if (!this.fontkit) throw new EsignError('INTERNAL', 'The appearance font was not prepared for text that needs shaping.');
       const run = this.fontkit.layout(text);
       return run.glyphs.map((glyph, i) => {
@@ -131,6 +146,14 @@ export class AppearanceFont {
     return this.fontkit!.glyphsForString(text).map((glyph) => ({ id: glyph.id, codePoints: glyph.codePoints, xAdvance: glyph.advanceWidth, xOffset: 0, yOffset: 0 }));
   }
 
+  /** The advances of `text`'s glyphs, summed: as {@link place} lays them, without placing them. */
+  private advances(text: string): number {
+    if (!this.truetype || needsShaping(text)) return this.place(text).reduce((sum, g) => sum + g.xAdvance, 0);
+    let sum = 0;
+    for (const ch of text) sum += this.glyphOf(ch.codePointAt(0)!, this.truetype).advance;
+    return sum;
+  }
+
   private glyphOf(codePoint: number, truetype: TrueTypeFont): { id: number; advance: number } {
     let glyph = this.glyphs.get(codePoint);
     if (!glyph) {
@@ -146,7 +169,7 @@ export class AppearanceFont {
   width(text: string): number {
     let width = this.widths.get(text);
     if (width === undefined) {
-      width = this.place(text).reduce((sum, g) => sum + g.xAdvance, 0) / this.unitsPerEm;
+      width = this.advances(text) / this.unitsPerEm;
       // Bounded: a batch's lines change with the time of signing.
       if (this.widths.size >= KEPT_WIDTHS) this.widths.clear();
       this.widths.set(text, width);
@@ -183,7 +206,7 @@ export class AppearanceFont {
    * (shaped glyphs depend on where lines wrap; unshaped ones do not, but for a space at every break).
    */
   async prepareSubset(lines: readonly string[]): Promise<void> {
-    if (!this.truetype || NEEDS_SHAPING.test(lines.join('\n'))) return;
+    if (!this.truetype || needsShaping(lines.join('\n'))) return;
     compress(await this.subset(lines.flatMap((line) => this.place(line))));
   }
 }
