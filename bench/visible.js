@@ -60,8 +60,10 @@ try {
   for (const { bin } of builds) for (const args of [[], visibleArgs]) measure(bin, ['--level', 'B-B', '--force', ...args, '-o', join(out, 'warm.pdf'), input]);
   for (let run = 0; run < runs; run++) {
     for (const [i, { bin }] of builds.entries()) {
-      samples[i].plain.push(measure(bin, ['--level', 'B-B', '--force', '-o', join(out, 'plain.pdf'), input]));
-      samples[i].visible.push(measure(bin, ['--level', 'B-B', '--force', ...visibleArgs, '-o', join(out, 'visible.pdf'), input]));
+      // Each pair runs back to back, in turns first and second: the machine's slow spells fall on both.
+      const plain = () => samples[i].plain.push(measure(bin, ['--level', 'B-B', '--force', '-o', join(out, 'plain.pdf'), input]));
+      const visible = () => samples[i].visible.push(measure(bin, ['--level', 'B-B', '--force', ...visibleArgs, '-o', join(out, 'visible.pdf'), input]));
+      for (const step of run % 2 === 0 ? [plain, visible] : [visible, plain]) step();
     }
   }
   const extras = [];
@@ -70,8 +72,11 @@ try {
     const [p, v] = [plain, visible].map((list) => median(list.map((s) => s.ms)));
     const [pc, vc] = [plain, visible].map((list) => median(list.map((s) => s.cpuMs)));
     const [pr, vr] = [plain, visible].map((list) => Math.max(...list.map((s) => s.rssMb)));
-    extras.push({ wall: v - p, cpu: vc - pc });
-    console.log(`${label}, 1 MB, median of ${runs}: invisible ${fixed(p)} ms (CPU ${fixed(pc)} ms), visible ${fixed(v)} ms (CPU ${fixed(vc)} ms): +${fixed(v - p)} ms wall (${(v / p).toFixed(2)}×), +${fixed(vc - pc)} ms CPU (${(vc / pc).toFixed(2)}×); peak RSS ${fixed(pr)} / ${fixed(vr)} MB`);
+    // The extra is the median of each pair's difference, steadier than the difference of the medians.
+    const wall = median(visible.map((s, k) => s.ms - plain[k].ms));
+    const cpu = median(visible.map((s, k) => s.cpuMs - plain[k].cpuMs));
+    extras.push({ wall, cpu });
+    console.log(`${label}, 1 MB, median of ${runs}: invisible ${fixed(p)} ms (CPU ${fixed(pc)} ms), visible ${fixed(v)} ms (CPU ${fixed(vc)} ms); visible's extra, median of the ${runs} pairs: +${fixed(wall)} ms wall, +${fixed(cpu)} ms CPU (${((pc + cpu) / pc).toFixed(2)}×); peak RSS ${fixed(pr)} / ${fixed(vr)} MB`);
   }
   if (builds.length === 2) console.log(`visible's extra cost, this build / baseline: wall ${(extras[0].wall / extras[1].wall).toFixed(2)}×, CPU ${(extras[0].cpu / extras[1].cpu).toFixed(2)}×`);
   const over = extras[0].cpu - TARGET_MS;
