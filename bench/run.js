@@ -358,3 +358,12 @@ if (floorRows.length > 0 || durableRows.length > 0) {
     console.log(`floor of ≥ 500 MB, as parts of the slower of dgst|cp: cp + sync of the file (esign fsyncs its output) ${ratios((row) => row.durableCopy.seconds)}; Node's start (node -e 0) ${ratios(() => nodeFloor.seconds)}`);
   }
 }
+
+// A visible signature's extra cost over an invisible one (1 MB, target at most +15 ms) and a visible
+// batch's memory: bench/visible.js, in a process of its own, BENCH_VISIBLE_RUNS pairs (default 15).
+// BENCH_BASELINE=DIR (another checkout, built) runs beside this build; BENCH_VISIBLE=0 leaves it out.
+if (process.env.BENCH_VISIBLE !== '0') {
+  console.log('');
+  const visible = spawnSync(process.execPath, [join(root, 'bench', 'visible.js')], { stdio: 'inherit', env: { ...process.env, BENCH_RUNS: process.env.BENCH_VISIBLE_RUNS ?? '15' } });
+  if (visible.status !== 0) console.log(`bench/visible.js failed (exit ${visible.status ?? visible.signal})`);
+}

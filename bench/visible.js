@@ -1,7 +1,8 @@
-// npm run build && node bench/visible.js: what a visible signature (its font subset embedded)
-// costs over an invisible one, for one 1 MB PDF, the runs alternating (BENCH_RUNS, default 15):
-// medians of wall time and of CPU time (user + system, steadier on a shared machine), peak RSS, and
-// the target (at most 15 ms more) met or missed by how much. Then where the font work's time goes,
+// npm run build && node bench/visible.js (npm run bench runs it last): what a visible signature (its
+// font subset embedded) costs over an invisible one, for one 1 MB PDF, in BENCH_RUNS pairs (default
+// 15) run back to back: medians of wall time and of CPU time (user + system, steadier on a shared
+// machine), the extra as the median of the pairs' differences, peak RSS, and the target (at most
+// 15 ms more CPU) met or missed by how much. Then where the font work's time goes,
 // step by step, on each of its two paths: esign's TrueType reader (text that needs no shaping, in
 // a TrueType font: the default) and fontkit (text that needs shaping, CFF, WOFF, collections).
 // Then the peak RSS of a batch of BENCH_VISIBLE_BATCH (default 1000) one-page PDFs signed
