@@ -104,9 +104,7 @@ export class AppearanceFont {
 
   /** The characters of `text` (whitespace aside) this font has no glyph for, each once, in order. */
   missing(text: string): string[] {
-    const missing = new Set<string>();
-    for (const ch of text) if (!/\s/u.test(ch) && !this.hasGlyph(ch.codePointAt(0)!)) missing.add(ch);
-    return [...missing];
+    return [...new Set(text)].filter((ch) => !/\s/u.test(ch) && !this.hasGlyph(ch.codePointAt(0)!));
   }
 
   private hasGlyph(codePoint: number): boolean {
