@@ -183,7 +183,7 @@ export class ByteWriter {
   toBytes(): Uint8Array {
     // Text is written by Buffer's latin1 encoder (each character's low byte, as writeAscii): a
     // loop over characters in JS runs cold, once per update, at some 30 ns a character.
-    const buffer = Buffer.allocUnsafeSlow(this.written);
+    const buffer = Buffer.alloc(this.written);
     const out = new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.length);
     let at = 0;
     for (const chunk of this.chunks) {
