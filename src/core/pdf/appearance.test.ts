@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { inflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { AppearanceFont, NEEDS_SHAPING, buildAppearance, fitText, needsShaping } from './appearance.js';
+import { AppearanceFont, NEEDS_SHAPING, buildAppearance, displayRuns, fitText, loadBidi, needsShaping } from './appearance.js';
 import { PdfRef, PdfStream, serialize } from './objects.js';
 import type { PdfObject } from './objects.js';
 
@@ -30,6 +30,25 @@ describe('appearance', () => {
     expect(differ).toEqual([]);
     expect(needsShaping('Ζωή Παπαδοπούλου – Łukasiewicz, Привет 2026-01-01 12:00 €')).toBe(false);
     expect([needsShaping('مرحبا'), needsShaping('e\u0301'), needsShaping('x\u{1d167}'), needsShaping('\u{1f600}')]).toEqual([true, true, true, false]);
+  });
+
+  it('orders a line\'s bidirectional runs for display (UAX #9): right-to-left runs marked for reversal, runs reordered, brackets mirrored', async () => {
+    const bidi = await loadBidi();
+    expect(displayRuns('Digitally signed by محمد علي', bidi)).toEqual([
+      { text: 'Digitally signed by ', rtl: false },
+      { text: 'محمد علي', rtl: true },
+    ]);
+    // A line whose first strong character is Hebrew reads right to left: the Latin word comes first on the page.
+    expect(displayRuns('שלום world', bidi)).toEqual([
+      { text: 'world', rtl: false },
+      { text: 'שלום ', rtl: true },
+    ]);
+    // Numbers keep their order inside right-to-left text, brackets there are mirrored, and left-to-right text is one run.
+    expect(displayRuns('עברית (מאושר) 2026', bidi)).toEqual([
+      { text: '2026', rtl: false },
+      { text: 'עברית )מאושר( ', rtl: true },
+    ]);
+    expect(displayRuns('नमस्ते दुनिया', bidi)).toEqual([{ text: 'नमस्ते दुनिया', rtl: false }]);
   });
 
   it('embeds a Type 0 font subset (CIDFontType2, Identity-H) with a ToUnicode CMap mapping its glyphs back to the text', async () => {

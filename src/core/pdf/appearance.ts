@@ -8,7 +8,8 @@
  */
 import { createHash } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
-import type { Font } from '@pdf-lib/fontkit';
+import type { Font, GlyphRun } from '@pdf-lib/fontkit';
+import type { Bidi } from 'bidi-js';
 import { EsignError } from '../errors.js';
 import { cjsModule, type AppearanceImage } from './appearance-image.js';
 import { ByteWriter, PdfStream, PdfString, asciiBytes, dict, name } from './objects.js';
@@ -69,6 +70,9 @@ export class AppearanceFont {
   /** The whole file, read only for fontkit. */
   private wholeFile: Uint8Array | undefined;
 
+  /** The Unicode bidirectional algorithm (bidi-js), loaded with fontkit: right-to-left scripts need shaping. */
+  private bidi: Bidi | undefined;
+
   private constructor(
     private readonly source: FontBytes,
     /** How errors name it: the file, or "the default font (Noto Sans)". */
@@ -99,7 +103,9 @@ export class AppearanceFont {
    * so a font fontkit cannot read is refused then.
    */
   async prepare(text: string): Promise<void> {
-    if (!this.fontkit && needsShaping(text)) this.fontkit = await loadFontkit(this.bytes, this.label);
+    if (!needsShaping(text)) return;
+    this.fontkit ??= await loadFontkit(this.bytes, this.label);
+    this.bidi ??= await loadBidi();
   }
 
   /** The characters of `text` (whitespace aside) this font has no glyph for, each once, in order. */
@@ -125,11 +131,14 @@ export class AppearanceFont {
   /** The glyphs of one line, shaped by fontkit when its script needs it (after {@link prepare}). */
   place(text: string): PlacedGlyph[] {
     if (needsShaping(text)) {
-      if (!this.fontkit) throw new EsignError('INTERNAL', 'The appearance font was not prepared for text that needs shaping.');
-      const run = this.fontkit.layout(text);
-      return run.glyphs.map((glyph, i) => {
-        const p = run.positions[i]!;
-        return { id: glyph.id, codePoints: glyph.codePoints, xAdvance: p.xAdvance, xOffset: p.xOffset, yOffset: p.yOffset };
+      if (!this.fontkit || !this.bidi) throw new EsignError('INTERNAL', 'The appearance font was not prepared for text that needs shaping.');
+      const fontkit = this.fontkit;
+      return displayRuns(text, this.bidi).flatMap(({ text: run, rtl }) => {
+        const laid = (fontkit.layout as LayoutWithDirection).call(fontkit, run, undefined, undefined, undefined, rtl ? 'rtl' : 'ltr');
+        return laid.glyphs.map((glyph, i) => {
+          const p = laid.positions[i]!;
+          return { id: glyph.id, codePoints: glyph.codePoints, xAdvance: p.xAdvance, xOffset: p.xOffset, yOffset: p.yOffset };
+        });
       });
     }
     if (this.truetype) {
@@ -207,6 +216,52 @@ export class AppearanceFont {
     if (!this.truetype || needsShaping(lines.join('\n'))) return;
     compress(await this.subset(lines.flatMap((line) => this.place(line))));
   }
+}
+
+/** bidi-js, a CommonJS module whose export is its factory: under however many `default`s the loader (Node's ESM, esbuild's) wraps it in. */
+export async function loadBidi(): Promise<Bidi> {
+  let factory: unknown = await import('bidi-js');
+  for (let depth = 0; depth < 3 && typeof factory !== 'function' && factory && typeof factory === 'object'; depth++) factory = (factory as { default?: unknown }).default;
+  if (typeof factory !== 'function') throw new EsignError('INTERNAL', 'bidi-js did not load as expected.');
+  return (factory as () => Bidi)();
+}
+
+/** fontkit's layout with its script, language and direction (its types declare the first two parameters only). */
+type LayoutWithDirection = (text: string, features: undefined, script: undefined, language: undefined, direction: 'ltr' | 'rtl') => GlyphRun;
+
+/**
+ * A line's bidirectional runs (UAX #9 by bidi-js, the line's direction from its first strong
+ * character), in the order they are drawn: each run in reading order, for fontkit to shape (it
+ * reverses a right-to-left run's glyphs), the runs reordered by rule L2, and the characters of
+ * right-to-left runs that have a mirrored form (brackets) mirrored (rule L4).
+ */
+export function displayRuns(text: string, bidi: Bidi): { text: string; rtl: boolean }[] {
+  const { levels } = bidi.getEmbeddingLevels(text);
+  const mirrored = bidi.getMirroredCharactersMap(text, levels);
+  const runs: { text: string; level: number }[] = [];
+  for (let start = 0; start < text.length; ) {
+    let end = start + 1;
+    while (end < text.length && levels[end] === levels[start]) end++;
+    let run = '';
+    for (let i = start; i < end; i++) run += mirrored.get(i) ?? text[i];
+    runs.push({ text: run, level: levels[start]! });
+    start = end;
+  }
+  const odd = runs.map((run) => run.level).filter((level) => level % 2 === 1);
+  // L2: from the highest level down to the lowest odd one, reverse every sequence of runs at that level or higher.
+  for (let level = Math.max(0, ...odd, ...runs.map((run) => run.level)); odd.length > 0 && level >= Math.min(...odd); level--) {
+    for (let start = 0; start < runs.length; ) {
+      if (runs[start]!.level < level) {
+        start++;
+        continue;
+      }
+      let end = start;
+      while (end < runs.length && runs[end]!.level >= level) end++;
+      runs.splice(start, end - start, ...runs.slice(start, end).reverse());
+      start = end;
+    }
+  }
+  return runs.map((run) => ({ text: run.text, rtl: run.level % 2 === 1 }));
 }
 
 /** Parses a font with fontkit (the first of a collection); refuses what it cannot read in one line. */
