@@ -218,10 +218,9 @@ export class AppearanceFont {
   }
 }
 
-/** bidi-js, a CommonJS module whose export is its factory: under however many `default`s the loader (Node's ESM, esbuild's) wraps it in. */
+/** bidi-js: a CommonJS module whose export is its factory, the `default` of the import (its types say otherwise). */
 export async function loadBidi(): Promise<Bidi> {
-  let factory: unknown = await import('bidi-js');
-  for (let depth = 0; depth < 3 && typeof factory !== 'function' && factory && typeof factory === 'object'; depth++) factory = (factory as { default?: unknown }).default;
+  const factory = ((await import('bidi-js')) as { default: unknown }).default;
   if (typeof factory !== 'function') throw new EsignError('INTERNAL', 'bidi-js did not load as expected.');
   return (factory as () => Bidi)();
 }
@@ -247,9 +246,10 @@ export function displayRuns(text: string, bidi: Bidi): { text: string; rtl: bool
     runs.push({ text: run, level: levels[start]! });
     start = end;
   }
-  const odd = runs.map((run) => run.level).filter((level) => level % 2 === 1);
+  const levelsOf = runs.map((run) => run.level);
+  const lowestOdd = Math.min(...levelsOf.filter((level) => level % 2 === 1));
   // L2: from the highest level down to the lowest odd one, reverse every sequence of runs at that level or higher.
-  for (let level = Math.max(0, ...odd, ...runs.map((run) => run.level)); odd.length > 0 && level >= Math.min(...odd); level--) {
+  for (let level = Math.max(...levelsOf); level >= lowestOdd; level--) {
     for (let start = 0; start < runs.length; ) {
       if (runs[start]!.level < level) {
         start++;
