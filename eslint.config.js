@@ -19,7 +19,19 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'error',
       'no-restricted-imports': [
         'error',
-        { paths: ['node:fs', 'node:fs/promises', 'node:http', 'node:https', 'node:net', 'node:child_process', 'fs', 'http', 'https'] },
+        {
+          paths: [
+            'node:fs',
+            'node:fs/promises',
+            'node:http',
+            'node:https',
+            'node:net',
+            'node:child_process',
+            'fs',
+            'http',
+            'https',
+          ],
+        },
       ],
       'no-restricted-globals': ['error', 'fetch', 'process', 'console'],
     },
@@ -27,13 +39,21 @@ export default tseslint.config(
   {
     files: ['**/*.js'],
     languageOptions: {
-      globals: Object.fromEntries(['process', 'console', 'URL', 'Buffer', 'setTimeout', 'clearTimeout', 'fetch', 'AbortSignal'].map((name) => [name, 'readonly'])),
+      globals: Object.fromEntries(
+        ['process', 'console', 'URL', 'Buffer', 'setTimeout', 'clearTimeout', 'fetch', 'AbortSignal'].map((name) => [
+          name,
+          'readonly',
+        ]),
+      ),
     },
   },
   {
     // The CLI's entry is CommonJS: Node then skips its ES module loader (a few ms per run).
     files: ['**/*.cjs'],
-    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', __dirname: 'readonly', module: 'writable' } },
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', __dirname: 'readonly', module: 'writable' },
+    },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 );

@@ -6,7 +6,14 @@ const fuzzMultiplier = Math.max(1, Number(process.env['ESIGN_FUZZ_RUNS'] ?? '1')
 export default defineConfig({
   test: {
     projects: [
-      { test: { name: 'unit', include: ['src/**/*.test.ts'], testTimeout: 30_000 * fuzzMultiplier, hookTimeout: 60_000 } },
+      {
+        test: {
+          name: 'unit',
+          include: ['src/**/*.test.ts'],
+          testTimeout: 30_000 * fuzzMultiplier,
+          hookTimeout: 60_000,
+        },
+      },
       {
         test: {
           name: 'integration',

@@ -16,7 +16,7 @@ const hash = createHash('sha256');
 const from = openSync(input, 'r');
 const to = openSync(output, 'w');
 const buffer = Buffer.allocUnsafe(4 * 1024 * 1024);
-for (let read; (read = readSync(from, buffer, 0, buffer.length, null)) > 0; ) {
+for (let read; (read = readSync(from, buffer, 0, buffer.length, null)) > 0;) {
   hash.update(buffer.subarray(0, read));
   writeSync(to, buffer, 0, read);
 }

@@ -27,11 +27,27 @@ let token;
 function exchange(method, url, body) {
   return new Promise((resolve, reject) => {
     const data = Buffer.from(body === undefined ? '' : JSON.stringify(body));
-    const request = http.request(url, { method, agent, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': data.length } }, (response) => {
-      const chunks = [];
-      response.on('data', (chunk) => chunks.push(chunk));
-      response.on('end', () => (response.statusCode === 200 ? resolve(Buffer.concat(chunks).toString()) : reject(new Error(`${url}: HTTP ${response.statusCode}`))));
-    });
+    const request = http.request(
+      url,
+      {
+        method,
+        agent,
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'content-length': data.length,
+        },
+      },
+      (response) => {
+        const chunks = [];
+        response.on('data', (chunk) => chunks.push(chunk));
+        response.on('end', () =>
+          response.statusCode === 200
+            ? resolve(Buffer.concat(chunks).toString())
+            : reject(new Error(`${url}: HTTP ${response.statusCode}`)),
+        );
+      },
+    );
     request.on('error', reject);
     request.end(data);
   });
@@ -44,7 +60,10 @@ async function main() {
   base = urls.signing;
   const tokens = JSON.parse(readFileSync(join(process.env.ESIGN_CONFIG_DIR, 'tokens.json'), 'utf8'));
   token = Object.entries(tokens).find(([key]) => key.includes(':client-credentials:'))?.[1].accessToken;
-  if (!token) throw new Error('no client-credentials token in ESIGN_CONFIG_DIR/tokens.json: sign once with ESIGN_SERVICE_AUTH=client-credentials first');
+  if (!token)
+    throw new Error(
+      'no client-credentials token in ESIGN_CONFIG_DIR/tokens.json: sign once with ESIGN_SERVICE_AUTH=client-credentials first',
+    );
   if (esignRequests) {
     await exchange('GET', `${urls.base}/_sandbox/health`);
     await post('info', {});
@@ -57,12 +76,24 @@ async function main() {
     const hash = createHash('sha256');
     const source = await open(input);
     const buffer = Buffer.allocUnsafe(1 << 20);
-    for (let read; (read = (await source.read(buffer, 0, buffer.length)).bytesRead) > 0; ) hash.update(buffer.subarray(0, read));
+    for (let read; (read = (await source.read(buffer, 0, buffer.length)).bytesRead) > 0;)
+      hash.update(buffer.subarray(0, read));
     await source.close();
     await copying;
     const digest = hash.digest('base64');
-    const { SAD } = await post('credentials/authorize', { credentialID, numSignatures: 1, hash: [digest], PIN: process.env.ESIGN_CREDENTIAL_PIN });
-    await post('signatures/signHash', { credentialID, SAD, hash: [digest], hashAlgo: '2.16.840.1.101.3.4.2.1', signAlgo: '1.2.840.113549.1.1.1' });
+    const { SAD } = await post('credentials/authorize', {
+      credentialID,
+      numSignatures: 1,
+      hash: [digest],
+      PIN: process.env.ESIGN_CREDENTIAL_PIN,
+    });
+    await post('signatures/signHash', {
+      credentialID,
+      SAD,
+      hash: [digest],
+      hashAlgo: '2.16.840.1.101.3.4.2.1',
+      signAlgo: '1.2.840.113549.1.1.1',
+    });
     const tail = await open(temp, 'a');
     await tail.write(Buffer.alloc(17_000, 0x30));
     await tail.sync();

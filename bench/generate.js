@@ -26,14 +26,20 @@ export async function generatePdf(path, { targetBytes, pages, xref }) {
   const firstPage = 4;
   const padding = firstPage + pages * 2;
   const size = padding + 1 + (xref === 'stream' ? 1 : 0);
-  await object(1, `<< /Type /Catalog /Pages 2 0 R /Names << /EmbeddedFiles << /Names [(padding.bin) ${padding} 0 R] >> >> >>`);
+  await object(
+    1,
+    `<< /Type /Catalog /Pages 2 0 R /Names << /EmbeddedFiles << /Names [(padding.bin) ${padding} 0 R] >> >> >>`,
+  );
   const kids = Array.from({ length: pages }, (_, index) => `${firstPage + index * 2} 0 R`).join(' ');
   await object(2, `<< /Type /Pages /Count ${pages} /Kids [${kids}] >>`);
   await object(3, '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>');
   for (let index = 0; index < pages; index++) {
     const page = firstPage + index * 2;
     const content = `BT /F1 18 Tf 72 760 Td (Benchmark page ${index + 1} of ${pages}) Tj ET`;
-    await object(page, `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 3 0 R >> >> /Contents ${page + 1} 0 R >>`);
+    await object(
+      page,
+      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 3 0 R >> >> /Contents ${page + 1} 0 R >>`,
+    );
     await object(page + 1, `<< /Length ${content.length} >>\nstream\n${content}\nendstream`);
   }
   const remaining = Math.max(0, targetBytes - offset - 400 - size * 20);
@@ -43,7 +49,8 @@ export async function generatePdf(path, { targetBytes, pages, xref }) {
   await write(`${padding + 1} 0 obj\n<< /Type /EmbeddedFile /Length ${remaining} >>\nstream\n`);
   const block = Buffer.alloc(4 * 1024 * 1024);
   randomFillSync(block);
-  for (let left = remaining; left > 0; left -= block.length) await write(left >= block.length ? block : block.subarray(0, left));
+  for (let left = remaining; left > 0; left -= block.length)
+    await write(left >= block.length ? block : block.subarray(0, left));
   await write('\nendstream\nendobj\n');
   // object numbers: 1..padding+1 (the embedded file stream is padding + 1)
   const count = padding + 2;
@@ -68,7 +75,9 @@ export async function generatePdf(path, { targetBytes, pages, xref }) {
     put(0, 0, 0, 65535);
     for (let number = 1; number < count; number++) put(number, 1, offsets[number], 0);
     put(xrefNumber, 1, start, 0);
-    await write(`${xrefNumber} 0 obj\n<< /Type /XRef /Size ${count + 1} /W [1 ${width} 2] /Root 1 0 R /Length ${rows.length} >>\nstream\n`);
+    await write(
+      `${xrefNumber} 0 obj\n<< /Type /XRef /Size ${count + 1} /W [1 ${width} 2] /Root 1 0 R /Length ${rows.length} >>\nstream\n`,
+    );
     await write(rows);
     await write(`\nendstream\nendobj\nstartxref\n${start}\n%%EOF\n`);
   }

@@ -17,7 +17,8 @@ export function benchExecutable({ root, out, bin, runs, env, interleaved, sealSi
     console.log(`single executable: not in this run (${executable} missing; npm run build:sea first)`);
     return [{ target, met: undefined }];
   }
-  const versionOf = (command, args) => spawnSync(command, [...args, '--version'], { env, encoding: 'utf8' }).stdout.trim();
+  const versionOf = (command, args) =>
+    spawnSync(command, [...args, '--version'], { env, encoding: 'utf8' }).stdout.trim();
   if (versionOf(executable, []) !== versionOf(process.execPath, [bin])) {
     console.log(`single executable: not in this run (${executable} is of another build; npm run build:sea again)`);
     return [{ target, met: undefined }];
@@ -25,7 +26,11 @@ export function benchExecutable({ root, out, bin, runs, env, interleaved, sealSi
   const pairs = [
     ['--version', [process.execPath, [bin, '--version']], [executable, ['--version']]],
     ['--help', [process.execPath, [bin, '--help']], [executable, ['--help']]],
-    ['1 MB seal sign', sealSign(process.execPath, [bin], input, join(out, 'esign.pdf')), sealSign(executable, [], input, join(out, 'esign.pdf'))],
+    [
+      '1 MB seal sign',
+      sealSign(process.execPath, [bin], input, join(out, 'esign.pdf')),
+      sealSign(executable, [], input, join(out, 'esign.pdf')),
+    ],
   ];
   const ratios = [];
   for (const [name, npm, sea] of pairs) {
@@ -35,9 +40,14 @@ export function benchExecutable({ root, out, bin, runs, env, interleaved, sealSi
     ratios.push(ratio);
     // CPU time (user + system) as well: on a loaded machine it is the steadier of the two.
     const cpuRatio = npmRun.ok && seaRun.ok ? seaRun.cpuSeconds / npmRun.cpuSeconds : NaN;
-    const figures = (run) => (run.ok ? `${(run.seconds * 1000).toFixed(0)} ms, CPU ${(run.cpuSeconds * 1000).toFixed(0)} ms, peak RSS ${run.rssMb.toFixed(0)} MB` : `FAILED: ${run.stderr.trim().split('\n')[0]}`);
+    const figures = (run) =>
+      run.ok
+        ? `${(run.seconds * 1000).toFixed(0)} ms, CPU ${(run.cpuSeconds * 1000).toFixed(0)} ms, peak RSS ${run.rssMb.toFixed(0)} MB`
+        : `FAILED: ${run.stderr.trim().split('\n')[0]}`;
     const times = (value) => (Number.isNaN(value) ? 'n/a' : value.toFixed(2) + 'x');
-    console.log(`single executable, ${name.padEnd(14)} ${times(ratio)} the npm launcher's time, ${times(cpuRatio)} its CPU (executable ${figures(seaRun)}; npm ${figures(npmRun)})`);
+    console.log(
+      `single executable, ${name.padEnd(14)} ${times(ratio)} the npm launcher's time, ${times(cpuRatio)} its CPU (executable ${figures(seaRun)}; npm ${figures(npmRun)})`,
+    );
   }
   return [{ target, met: ratios.every((ratio) => ratio <= 1.0) }];
 }

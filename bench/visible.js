@@ -22,10 +22,23 @@ const runs = Number(process.env.BENCH_RUNS ?? 15);
 const batch = Number(process.env.BENCH_VISIBLE_BATCH ?? 1000);
 const TARGET_MS = 15;
 const builds = [{ label: 'this build', bin: join(root, 'bin', 'esign.cjs') }];
-if (process.env.BENCH_BASELINE) builds.push({ label: `baseline (${process.env.BENCH_BASELINE})`, bin: join(resolve(process.env.BENCH_BASELINE), 'bin', 'esign.cjs') });
+if (process.env.BENCH_BASELINE)
+  builds.push({
+    label: `baseline (${process.env.BENCH_BASELINE})`,
+    bin: join(resolve(process.env.BENCH_BASELINE), 'bin', 'esign.cjs'),
+  });
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
-const env = { ...process.env, ESIGN_CONFIG_DIR: join(out, 'config'), ESIGN_SANDBOX_DIR: join(out, 'sandbox'), ESIGN_CACHE_DIR: join(out, 'cache'), NO_COLOR: '1', CI: 'true', ESIGN_SERVICE_AUTH: 'client-credentials', ESIGN_CREDENTIAL_PIN: '246810' };
+const env = {
+  ...process.env,
+  ESIGN_CONFIG_DIR: join(out, 'config'),
+  ESIGN_SANDBOX_DIR: join(out, 'sandbox'),
+  ESIGN_CACHE_DIR: join(out, 'cache'),
+  NO_COLOR: '1',
+  CI: 'true',
+  ESIGN_SERVICE_AUTH: 'client-credentials',
+  ESIGN_CREDENTIAL_PIN: '246810',
+};
 
 /**
  * One run: wall time, CPU time (user + system) of the process and its children from bash's `times`
@@ -34,7 +47,10 @@ const env = { ...process.env, ESIGN_CONFIG_DIR: join(out, 'config'), ESIGN_SANDB
 function measure(bin, args) {
   const started = process.hrtime.bigint();
   const script = '/usr/bin/time -f "%M" "$@"; status=$?; times >&2; exit $status';
-  const result = spawnSync('bash', ['-c', script, 'bash', process.execPath, bin, '--quiet', 'sign', ...args], { env, encoding: 'utf8' });
+  const result = spawnSync('bash', ['-c', script, 'bash', process.execPath, bin, '--quiet', 'sign', ...args], {
+    env,
+    encoding: 'utf8',
+  });
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
   if (result.status !== 0) throw new Error(result.stderr);
   const lines = result.stderr.trim().split('\n');
@@ -52,9 +68,15 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
  */
 function instructions(bin, args) {
   const file = join(out, 'callgrind.out');
-  const run = spawnSync('valgrind', ['--tool=callgrind', `--callgrind-out-file=${file}`, process.execPath, bin, '--quiet', 'sign', ...args], { env, encoding: 'utf8' });
+  const run = spawnSync(
+    'valgrind',
+    ['--tool=callgrind', `--callgrind-out-file=${file}`, process.execPath, bin, '--quiet', 'sign', ...args],
+    { env, encoding: 'utf8' },
+  );
   if (run.error || run.status !== 0) return undefined;
-  const annotated = spawnSync('callgrind_annotate', ['--threshold=100', file], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 }).stdout ?? '';
+  const annotated =
+    spawnSync('callgrind_annotate', ['--threshold=100', file], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 })
+      .stdout ?? '';
   let total = 0;
   let seed = 0;
   for (const line of annotated.split('\n')) {
@@ -68,7 +90,10 @@ function instructions(bin, args) {
 const fixed = (value) => value.toFixed(0);
 const signed = (value) => `${value < 0 ? '−' : '+'}${Math.abs(value).toFixed(0)}`;
 
-const sandbox = spawn(process.execPath, [builds[0].bin, '--auto-approve', 'sandbox', 'start', '--port', '0'], { env, stdio: 'ignore' });
+const sandbox = spawn(process.execPath, [builds[0].bin, '--auto-approve', 'sandbox', 'start', '--port', '0'], {
+  env,
+  stdio: 'ignore',
+});
 try {
   for (let waited = 0; !existsSync(join(env.ESIGN_SANDBOX_DIR, 'runtime.json')); waited += 100) {
     if (waited > 60_000) throw new Error('the sandbox did not start');
@@ -81,12 +106,18 @@ try {
   const visibleArgs = ['--visible', '--name', name, '--reason', reason];
   const samples = builds.map(() => ({ plain: [], visible: [] }));
   // One untimed run of each kind first: it leaves the code cache the timed runs start from.
-  for (const { bin } of builds) for (const args of [[], visibleArgs]) measure(bin, ['--level', 'B-B', '--force', ...args, '-o', join(out, 'warm.pdf'), input]);
+  for (const { bin } of builds)
+    for (const args of [[], visibleArgs])
+      measure(bin, ['--level', 'B-B', '--force', ...args, '-o', join(out, 'warm.pdf'), input]);
   for (let run = 0; run < runs; run++) {
     for (const [i, { bin }] of builds.entries()) {
       // Each pair runs back to back, in turns first and second: the machine's slow spells fall on both.
-      const plain = () => samples[i].plain.push(measure(bin, ['--level', 'B-B', '--force', '-o', join(out, 'plain.pdf'), input]));
-      const visible = () => samples[i].visible.push(measure(bin, ['--level', 'B-B', '--force', ...visibleArgs, '-o', join(out, 'visible.pdf'), input]));
+      const plain = () =>
+        samples[i].plain.push(measure(bin, ['--level', 'B-B', '--force', '-o', join(out, 'plain.pdf'), input]));
+      const visible = () =>
+        samples[i].visible.push(
+          measure(bin, ['--level', 'B-B', '--force', ...visibleArgs, '-o', join(out, 'visible.pdf'), input]),
+        );
       for (const step of run % 2 === 0 ? [plain, visible] : [visible, plain]) step();
     }
   }
@@ -100,21 +131,44 @@ try {
     const wall = median(visible.map((s, k) => s.ms - plain[k].ms));
     const cpu = median(visible.map((s, k) => s.cpuMs - plain[k].cpuMs));
     extras.push({ wall, cpu });
-    console.log(`${label}, 1 MB, median of ${runs}: invisible ${fixed(p)} ms (CPU ${fixed(pc)} ms), visible ${fixed(v)} ms (CPU ${fixed(vc)} ms); visible's extra, median of the ${runs} pairs: ${signed(wall)} ms wall, ${signed(cpu)} ms CPU (${((pc + cpu) / pc).toFixed(2)}×); peak RSS ${fixed(pr)} / ${fixed(vr)} MB`);
+    console.log(
+      `${label}, 1 MB, median of ${runs}: invisible ${fixed(p)} ms (CPU ${fixed(pc)} ms), visible ${fixed(v)} ms (CPU ${fixed(vc)} ms); visible's extra, median of the ${runs} pairs: ${signed(wall)} ms wall, ${signed(cpu)} ms CPU (${((pc + cpu) / pc).toFixed(2)}×); peak RSS ${fixed(pr)} / ${fixed(vr)} MB`,
+    );
   }
   const ratio = (a, b) => (a > 0 && b > 0 ? `${(a / b).toFixed(2)}×` : 'n/a (an extra at or below zero: noise)');
-  if (builds.length === 2) console.log(`visible's extra cost, this build / baseline: wall ${ratio(extras[0].wall, extras[1].wall)}, CPU ${ratio(extras[0].cpu, extras[1].cpu)}`);
+  if (builds.length === 2)
+    console.log(
+      `visible's extra cost, this build / baseline: wall ${ratio(extras[0].wall, extras[1].wall)}, CPU ${ratio(extras[0].cpu, extras[1].cpu)}`,
+    );
   const over = extras[0].cpu - TARGET_MS;
-  console.log(over <= 0 ? `target (at most +${TARGET_MS} ms): met (${signed(extras[0].cpu)} ms CPU)` : `target (at most +${TARGET_MS} ms): NOT met, by ${fixed(over)} ms of CPU (+${fixed(extras[0].cpu)} ms)`);
+  console.log(
+    over <= 0
+      ? `target (at most +${TARGET_MS} ms): met (${signed(extras[0].cpu)} ms CPU)`
+      : `target (at most +${TARGET_MS} ms): NOT met, by ${fixed(over)} ms of CPU (+${fixed(extras[0].cpu)} ms)`,
+  );
 
   // The same extra in instructions, which repeat where times do not: once each, the date in the
   // text fixed (its digits change the glyphs), turned into ms at the CPU time per instruction of
   // this build's invisible runs (the extra code, cold like the rest of a run, at the run's pace).
-  const fixedDate = ['--appearance-text', 'Digitally signed by {name}\nDate: 2026-01-01 12:34:56 UTC\nReason: {reason}'];
+  const fixedDate = [
+    '--appearance-text',
+    'Digitally signed by {name}\nDate: 2026-01-01 12:34:56 UTC\nReason: {reason}',
+  ];
   const counted = [];
   for (const [i, { label, bin }] of builds.entries()) {
     const plain = instructions(bin, ['--level', 'B-B', '--force', '-o', join(out, 'plain.pdf'), input]);
-    const visible = plain && instructions(bin, ['--level', 'B-B', '--force', ...visibleArgs, ...fixedDate, '-o', join(out, 'visible.pdf'), input]);
+    const visible =
+      plain &&
+      instructions(bin, [
+        '--level',
+        'B-B',
+        '--force',
+        ...visibleArgs,
+        ...fixedDate,
+        '-o',
+        join(out, 'visible.pdf'),
+        input,
+      ]);
     if (!plain || !visible) {
       console.log('instructions: valgrind is not installed (or failed): apt-get install valgrind');
       break;
@@ -122,26 +176,57 @@ try {
     const msPerInstruction = median(samples[i].plain.map((s) => s.cpuMs)) / plain;
     const extra = (visible - plain) * msPerInstruction;
     counted.push(visible - plain);
-    console.log(`${label}, instructions (callgrind): invisible ${(plain / 1e6).toFixed(1)} M, visible ${(visible / 1e6).toFixed(1)} M: +${((visible - plain) / 1e6).toFixed(1)} M (+${(((visible - plain) / plain) * 100).toFixed(1)}%), about +${extra.toFixed(1)} ms of CPU${i === 0 ? `: target ${extra <= TARGET_MS ? 'met' : 'NOT met'} by this measure` : ''}`);
+    console.log(
+      `${label}, instructions (callgrind): invisible ${(plain / 1e6).toFixed(1)} M, visible ${(visible / 1e6).toFixed(1)} M: +${((visible - plain) / 1e6).toFixed(1)} M (+${(((visible - plain) / plain) * 100).toFixed(1)}%), about +${extra.toFixed(1)} ms of CPU${i === 0 ? `: target ${extra <= TARGET_MS ? 'met' : 'NOT met'} by this measure` : ''}`,
+    );
   }
-  if (counted.length === 2) console.log(`visible's extra instructions, this build / baseline: ${ratio(counted[0], counted[1])}`);
+  if (counted.length === 2)
+    console.log(`visible's extra instructions, this build / baseline: ${ratio(counted[0], counted[1])}`);
 
   // The font work alone, in one process per path: the TrueType reader and fontkit, each bundled as
   // the CLI bundles it (compiled without the code cache the CLI has, so the loads are upper bounds).
   const bundles = { truetype: join(out, 'truetype.cjs'), fontkit: join(out, 'fontkit.cjs') };
-  const bundled = { bundle: true, platform: 'node', target: 'node20', format: 'cjs', minifyWhitespace: true, minifySyntax: true, logLevel: 'warning' };
-  await build({ ...bundled, entryPoints: [join(root, 'src', 'core', 'pdf', 'truetype.ts')], outfile: bundles.truetype });
-  await build({ ...bundled, stdin: { contents: "module.exports = require('@pdf-lib/fontkit');", resolveDir: root, loader: 'js' }, outfile: bundles.fontkit, plugins: [lazyFontkit] });
+  const bundled = {
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    minifyWhitespace: true,
+    minifySyntax: true,
+    logLevel: 'warning',
+  };
+  await build({
+    ...bundled,
+    entryPoints: [join(root, 'src', 'core', 'pdf', 'truetype.ts')],
+    outfile: bundles.truetype,
+  });
+  await build({
+    ...bundled,
+    stdin: { contents: "module.exports = require('@pdf-lib/fontkit');", resolveDir: root, loader: 'js' },
+    outfile: bundles.fontkit,
+    plugins: [lazyFontkit],
+  });
   const font = join(root, 'dist', 'fonts', 'NotoSans-Regular.ttf');
   const text = `Digitally signed by ${name} Date: 2026-01-01 12:00:00 UTC Reason: ${reason}`;
-  for (const [path, label] of [['truetype', "esign's TrueType reader (this text, the default font)"], ['fontkit', 'fontkit (text that needs shaping; CFF, WOFF, collections)']]) {
+  for (const [path, label] of [
+    ['truetype', "esign's TrueType reader (this text, the default font)"],
+    ['fontkit', 'fontkit (text that needs shaping; CFF, WOFF, collections)'],
+  ]) {
     const steps = [];
     for (let run = 0; run < Math.max(5, Math.min(runs, 15)); run++) {
-      const result = spawnSync(process.execPath, [join(root, 'bench', 'visible-phases.cjs'), path, bundles[path], font, text], { encoding: 'utf8' });
+      const result = spawnSync(
+        process.execPath,
+        [join(root, 'bench', 'visible-phases.cjs'), path, bundles[path], font, text],
+        { encoding: 'utf8' },
+      );
       if (result.status !== 0) throw new Error(result.stderr);
       steps.push(JSON.parse(result.stdout));
     }
-    console.log(`  font work by ${label}, CPU median: ${Object.keys(steps[0]).map((step) => `${step} ${median(steps.map((s) => s[step])).toFixed(1)} ms`).join(', ')}`);
+    console.log(
+      `  font work by ${label}, CPU median: ${Object.keys(steps[0])
+        .map((step) => `${step} ${median(steps.map((s) => s[step])).toFixed(1)} ms`)
+        .join(', ')}`,
+    );
   }
 
   if (batch > 0) {
@@ -151,8 +236,17 @@ try {
     await generatePdf(one, { targetBytes: 4096, pages: 1, xref: 'table' });
     for (let i = 0; i < batch; i++) spawnSync('cp', [one, join(dir, `doc-${String(i).padStart(6, '0')}.pdf`)]);
     for (const [i, { label, bin }] of builds.entries()) {
-      const signed = measure(bin, ['--level', 'B-B', ...visibleArgs, '--output-dir', join(out, `batch-signed-${i}`), dir]);
-      console.log(`${label}: ${batch} one-page PDFs --visible in one run: ${(signed.ms / 1000).toFixed(1)} s (CPU ${(signed.cpuMs / 1000).toFixed(1)} s), peak RSS ${fixed(signed.rssMb)} MB`);
+      const signed = measure(bin, [
+        '--level',
+        'B-B',
+        ...visibleArgs,
+        '--output-dir',
+        join(out, `batch-signed-${i}`),
+        dir,
+      ]);
+      console.log(
+        `${label}: ${batch} one-page PDFs --visible in one run: ${(signed.ms / 1000).toFixed(1)} s (CPU ${(signed.cpuMs / 1000).toFixed(1)} s), peak RSS ${fixed(signed.rssMb)} MB`,
+      );
       rmSync(join(out, `batch-signed-${i}`), { recursive: true, force: true });
     }
   }

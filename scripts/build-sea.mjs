@@ -26,7 +26,10 @@ const fail = (message) => {
   process.exit(1);
 };
 const node = readFileSync(process.execPath);
-if (!node.includes(SEA_FUSE)) fail(`${process.execPath} (Node ${process.version}) has no single-executable fuse; run this with an official Node build from nodejs.org.`);
+if (!node.includes(SEA_FUSE))
+  fail(
+    `${process.execPath} (Node ${process.version}) has no single-executable fuse; run this with an official Node build from nodejs.org.`,
+  );
 if (!existsSync('dist/cli/esign.cjs')) fail('dist/cli/esign.cjs is missing; run `npm run build` first.');
 
 rmSync(out, { recursive: true, force: true });
@@ -79,7 +82,8 @@ assets['NotoSans-Regular.ttf'] = 'dist/fonts/NotoSans-Regular.ttf';
 
 // The code cache is keyed by every asset's name and content.
 const hash = createHash('sha256');
-for (const [asset, file] of Object.entries(assets).sort()) hash.update(`${asset}\0`).update(readFileSync(file)).update('\0');
+for (const [asset, file] of Object.entries(assets).sort())
+  hash.update(`${asset}\0`).update(readFileSync(file)).update('\0');
 const id = hash.digest('hex').slice(0, 20);
 
 await build({
@@ -94,17 +98,37 @@ await build({
 });
 
 const blob = join(work, 'sea-prep.blob');
-writeFileSync(join(work, 'sea-config.json'), JSON.stringify({ main: join(work, 'main.cjs'), output: blob, disableExperimentalSEAWarning: true, useSnapshot: false, useCodeCache: false, assets }, null, 2));
-execFileSync(process.execPath, ['--experimental-sea-config', join(work, 'sea-config.json')], { stdio: ['ignore', 'ignore', 'inherit'] });
+writeFileSync(
+  join(work, 'sea-config.json'),
+  JSON.stringify(
+    {
+      main: join(work, 'main.cjs'),
+      output: blob,
+      disableExperimentalSEAWarning: true,
+      useSnapshot: false,
+      useCodeCache: false,
+      assets,
+    },
+    null,
+    2,
+  ),
+);
+execFileSync(process.execPath, ['--experimental-sea-config', join(work, 'sea-config.json')], {
+  stdio: ['ignore', 'ignore', 'inherit'],
+});
 
 copyFileSync(process.execPath, executable);
 // Node's debug symbols are most of what strip removes; nothing at run time reads them.
-if (process.platform === 'linux' && spawnSync('strip', ['--version'], { stdio: 'ignore' }).status === 0) execFileSync('strip', ['--strip-all', executable]);
+if (process.platform === 'linux' && spawnSync('strip', ['--version'], { stdio: 'ignore' }).status === 0)
+  execFileSync('strip', ['--strip-all', executable]);
 const { inject } = createRequire(import.meta.url)('postject');
 await inject(executable, 'NODE_SEA_BLOB', readFileSync(blob), { sentinelFuse: SEA_FUSE, machoSegmentName: 'NODE_SEA' });
 if (process.platform === 'darwin') execFileSync('codesign', ['--sign', '-', executable]);
 
-writeFileSync(join(out, 'THIRD-PARTY-NOTICES.txt'), notices([...bundledFiles, ...bundleInputs('dist/cli/esign.cjs.map')]));
+writeFileSync(
+  join(out, 'THIRD-PARTY-NOTICES.txt'),
+  notices([...bundledFiles, ...bundleInputs('dist/cli/esign.cjs.map')]),
+);
 
 const archiveName = `esign-${target}`;
 const archive = join(out, `${archiveName}.tar.xz`);
@@ -134,14 +158,21 @@ function notices(files) {
   }
   const sections = [];
   const nodeLicence = [join(dirname(process.execPath), '../LICENSE'), '/usr/share/doc/nodejs/LICENSE'].find(existsSync);
-  if (!nodeLicence) fail(`no LICENSE of Node ${process.version} found beside ${process.execPath}; the executable is Node and ships its licence.`);
+  if (!nodeLicence)
+    fail(
+      `no LICENSE of Node ${process.version} found beside ${process.execPath}; the executable is Node and ships its licence.`,
+    );
   sections.push(`Node.js ${process.version}\n\n${readFileSync(nodeLicence, 'utf8')}`);
   for (const dir of [...packageDirs].sort()) {
     const { name, version, license } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
     const licenceFile = readdirSync(dir).find((file) => /^(licen[sc]e|copying)(\.|$)/i.test(file));
-    const text = licenceFile ? readFileSync(join(dir, licenceFile), 'utf8') : `Licence: ${license ?? 'not stated'} (no licence file in the package)`;
+    const text = licenceFile
+      ? readFileSync(join(dir, licenceFile), 'utf8')
+      : `Licence: ${license ?? 'not stated'} (no licence file in the package)`;
     sections.push(`${name} ${version}\n\n${text.trim()}`);
   }
-  sections.push(`Noto Sans (the default font of visible signatures)\n\n${readFileSync('dist/fonts/NotoSans-OFL.txt', 'utf8').trim()}`);
+  sections.push(
+    `Noto Sans (the default font of visible signatures)\n\n${readFileSync('dist/fonts/NotoSans-OFL.txt', 'utf8').trim()}`,
+  );
   return `esign ${target} contains the following software.\n\n${sections.join(`\n\n${'-'.repeat(72)}\n\n`)}\n`;
 }

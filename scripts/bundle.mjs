@@ -64,8 +64,15 @@ await build({
 const lazyChildProcessForCommander = {
   name: 'lazy-child-process-for-commander',
   setup(build) {
-    build.onResolve({ filter: /^node:child_process$/ }, (args) => (/[\\/]node_modules[\\/]commander[\\/]/.test(args.importer) ? { path: 'commander-child-process', namespace: 'lazy' } : undefined));
-    build.onLoad({ filter: /.*/, namespace: 'lazy' }, () => ({ contents: "module.exports = { spawn: (...args) => require('node:child_process').spawn(...args) };", loader: 'js' }));
+    build.onResolve({ filter: /^node:child_process$/ }, (args) =>
+      /[\\/]node_modules[\\/]commander[\\/]/.test(args.importer)
+        ? { path: 'commander-child-process', namespace: 'lazy' }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'lazy' }, () => ({
+      contents: "module.exports = { spawn: (...args) => require('node:child_process').spawn(...args) };",
+      loader: 'js',
+    }));
   },
 };
 await build({
@@ -80,7 +87,11 @@ await build({
   // import() becomes require() (Node 20.19+ requires ES modules): V8 drops the import callback
   // of functions restored from a code cache.
   supported: { 'dynamic-import': false },
-  define: { ...common.define, ESIGN_VERSION: JSON.stringify(manifest.version), ESIGN_BUILD: JSON.stringify(buildName()) },
+  define: {
+    ...common.define,
+    ESIGN_VERSION: JSON.stringify(manifest.version),
+    ESIGN_BUILD: JSON.stringify(buildName()),
+  },
 });
 const hash = createHash('sha256');
 for (const file of ['dist/cli/esign.cjs', 'dist/cli/fontkit.cjs']) {
@@ -92,7 +103,12 @@ for (const file of ['dist/cli/esign.cjs', 'dist/cli/fontkit.cjs']) {
 }
 // The launcher keys the code cache by the bundles' content, fixed here rather than hashed per run.
 const bundleId = hash.digest('hex').slice(0, 20);
-await build({ ...common, entryPoints: ['src/cli/launch.ts'], outfile: 'dist/cli/launch.cjs', define: { ...common.define, BUNDLE_ID: JSON.stringify(bundleId) } });
+await build({
+  ...common,
+  entryPoints: ['src/cli/launch.ts'],
+  outfile: 'dist/cli/launch.cjs',
+  define: { ...common.define, BUNDLE_ID: JSON.stringify(bundleId) },
+});
 
 // The default font of visible signatures (src/cli/appearance-assets.ts) ships beside the bundle
 // with its licence: Noto Sans Regular (Latin, Greek, Cyrillic), SIL Open Font License 1.1.

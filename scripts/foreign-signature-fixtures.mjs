@@ -34,8 +34,25 @@ try {
   mkdirSync(join(out, 'pdf'), { recursive: true });
 
   // ── a CA and one signer per key kind, valid for a century (no timestamps: checked at "now")
-  openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', at('root.key'), '-out', at('root.pem'), '-days', '36500',
-    '-subj', '/CN=esign foreign-fixtures root', '-addext', 'basicConstraints=critical,CA:true', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    at('root.key'),
+    '-out',
+    at('root.pem'),
+    '-days',
+    '36500',
+    '-subj',
+    '/CN=esign foreign-fixtures root',
+    '-addext',
+    'basicConstraints=critical,CA:true',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  );
   writeFileSync(at('leaf.ext'), 'basicConstraints=CA:false\nkeyUsage=critical,digitalSignature,nonRepudiation\n');
   const keys = {
     rsa2048: ['-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048'],
@@ -48,9 +65,34 @@ try {
   };
   for (const [name, args] of Object.entries(keys)) {
     openssl('genpkey', ...args, '-out', at(`${name}.key`));
-    openssl('req', '-new', '-key', at(`${name}.key`), '-subj', `/CN=esign foreign-fixtures ${name} signer`, '-out', at(`${name}.csr`));
-    openssl('x509', '-req', '-in', at(`${name}.csr`), '-CA', at('root.pem'), '-CAkey', at('root.key'), '-set_serial', `0x${name.length}${Date.now()}`,
-      '-days', '36500', '-extfile', at('leaf.ext'), '-out', at(`${name}.pem`));
+    openssl(
+      'req',
+      '-new',
+      '-key',
+      at(`${name}.key`),
+      '-subj',
+      `/CN=esign foreign-fixtures ${name} signer`,
+      '-out',
+      at(`${name}.csr`),
+    );
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      at(`${name}.csr`),
+      '-CA',
+      at('root.pem'),
+      '-CAkey',
+      at('root.key'),
+      '-set_serial',
+      `0x${name.length}${Date.now()}`,
+      '-days',
+      '36500',
+      '-extfile',
+      at('leaf.ext'),
+      '-out',
+      at(`${name}.pem`),
+    );
   }
   writeFileSync(join(out, 'root.pem'), readFileSync(at('root.pem')));
   const content = 'The content of the detached .p7s fixtures.\n';
@@ -69,10 +111,25 @@ try {
     ['rsa2048-sha1', 'rsa2048', ['-md', 'sha1']],
   ];
   const opensslCms = (inFile, key, extra) =>
-    openssl('cms', '-sign', '-binary', '-in', inFile, '-signer', at(`${key}.pem`), '-inkey', at(`${key}.key`), '-outform', 'DER', ...extra);
+    openssl(
+      'cms',
+      '-sign',
+      '-binary',
+      '-in',
+      inFile,
+      '-signer',
+      at(`${key}.pem`),
+      '-inkey',
+      at(`${key}.key`),
+      '-outform',
+      'DER',
+      ...extra,
+    );
   writeFileSync(at('content.txt'), content);
-  for (const [name, key, extra] of cmsKinds) writeFileSync(join(out, 'cms', `${name}.p7s`), opensslCms(at('content.txt'), key, extra));
-  for (const name of ['ed25519', 'ed448']) writeFileSync(join(out, 'cms', `${name}.p7s`), eddsaCms(Buffer.from(content), name));
+  for (const [name, key, extra] of cmsKinds)
+    writeFileSync(join(out, 'cms', `${name}.p7s`), opensslCms(at('content.txt'), key, extra));
+  for (const name of ['ed25519', 'ed448'])
+    writeFileSync(join(out, 'cms', `${name}.p7s`), eddsaCms(Buffer.from(content), name));
   writeFileSync(join(out, 'cms', 'rsa2048-ber.p7s'), berDetachedCms(at('content.txt')));
 
   // ── PDFs: [name, SubFilter, CMS maker over the signed bytes]
@@ -80,26 +137,73 @@ try {
     ['p256', 'ETSI.CAdES.detached', (tbs) => opensslCms(tbs, 'p256', ['-md', 'sha256', '-cades'])],
     ['p384', 'ETSI.CAdES.detached', (tbs) => opensslCms(tbs, 'p384', ['-md', 'sha384', '-cades'])],
     ['p521', 'ETSI.CAdES.detached', (tbs) => opensslCms(tbs, 'p521', ['-md', 'sha512', '-cades'])],
-    ['rsa-pss', 'ETSI.CAdES.detached', (tbs) => opensslCms(tbs, 'rsa2048', ['-md', 'sha256', '-cades', '-keyopt', 'rsa_padding_mode:pss', '-keyopt', 'rsa_pss_saltlen:32'])],
+    [
+      'rsa-pss',
+      'ETSI.CAdES.detached',
+      (tbs) =>
+        opensslCms(tbs, 'rsa2048', [
+          '-md',
+          'sha256',
+          '-cades',
+          '-keyopt',
+          'rsa_padding_mode:pss',
+          '-keyopt',
+          'rsa_pss_saltlen:32',
+        ]),
+    ],
     ['rsa1024', 'adbe.pkcs7.detached', (tbs) => opensslCms(tbs, 'rsa1024', ['-md', 'sha256'])],
     ['noattr', 'adbe.pkcs7.detached', (tbs) => opensslCms(tbs, 'rsa2048', ['-md', 'sha256', '-noattr'])],
     ['ber', 'adbe.pkcs7.detached', berDetachedCms],
     ['ed25519', 'ETSI.CAdES.detached', (tbs) => eddsaCms(readFileSync(tbs), 'ed25519')],
     ['ed448', 'ETSI.CAdES.detached', (tbs) => eddsaCms(readFileSync(tbs), 'ed448')],
     // adbe.pkcs7.sha1: the CMS encapsulates the SHA-1 of the signed bytes and signs that
-    ['adbe-pkcs7-sha1', 'adbe.pkcs7.sha1', (tbs) => {
-      writeFileSync(at('sha1.bin'), createHash('sha1').update(readFileSync(tbs)).digest());
-      return opensslCms(at('sha1.bin'), 'rsa2048', ['-md', 'sha1', '-nodetach']);
-    }],
+    [
+      'adbe-pkcs7-sha1',
+      'adbe.pkcs7.sha1',
+      (tbs) => {
+        writeFileSync(at('sha1.bin'), createHash('sha1').update(readFileSync(tbs)).digest());
+        return opensslCms(at('sha1.bin'), 'rsa2048', ['-md', 'sha1', '-nodetach']);
+      },
+    ],
   ];
-  for (const [name, subFilter, makeCms] of pdfKinds) writeFileSync(join(out, 'pdf', `${name}.pdf`), signedPdf(subFilter, makeCms));
+  for (const [name, subFilter, makeCms] of pdfKinds)
+    writeFileSync(join(out, 'pdf', `${name}.pdf`), signedPdf(subFilter, makeCms));
 
   // ── MuPDF signs an empty signature field (its own appearance, SHA-1)
-  writeFileSync(at('field-raw.pdf'), onePagePdf(['/AcroForm << /Fields [4 0 R] /SigFlags 3 >>', '/Annots [4 0 R]'], ['<< /Type /Annot /Subtype /Widget /FT /Sig /T (Signature1) /Rect [10 10 110 40] /F 4 /P 3 0 R >>']));
+  writeFileSync(
+    at('field-raw.pdf'),
+    onePagePdf(
+      ['/AcroForm << /Fields [4 0 R] /SigFlags 3 >>', '/Annots [4 0 R]'],
+      ['<< /Type /Annot /Subtype /Widget /FT /Sig /T (Signature1) /Rect [10 10 110 40] /F 4 /P 3 0 R >>'],
+    ),
+  );
   execFileSync('qpdf', [at('field-raw.pdf'), at('field.pdf')]);
-  openssl('pkcs12', '-export', '-inkey', at('rsa2048.key'), '-in', at('rsa2048.pem'), '-passout', 'pass:', '-out', at('rsa2048.p12'));
-  const field = /^\s*(\d+): Signature is not signed/m.exec(execFileSync('mutool', ['sign', at('field.pdf')], { encoding: 'utf8' }))?.[1];
-  execFileSync('mutool', ['sign', '-s', at('rsa2048.p12'), '-P', '', '-o', join(out, 'pdf', 'mutool-sha1.pdf'), at('field.pdf'), field]);
+  openssl(
+    'pkcs12',
+    '-export',
+    '-inkey',
+    at('rsa2048.key'),
+    '-in',
+    at('rsa2048.pem'),
+    '-passout',
+    'pass:',
+    '-out',
+    at('rsa2048.p12'),
+  );
+  const field = /^\s*(\d+): Signature is not signed/m.exec(
+    execFileSync('mutool', ['sign', at('field.pdf')], { encoding: 'utf8' }),
+  )?.[1];
+  execFileSync('mutool', [
+    'sign',
+    '-s',
+    at('rsa2048.p12'),
+    '-P',
+    '',
+    '-o',
+    join(out, 'pdf', 'mutool-sha1.pdf'),
+    at('field.pdf'),
+    field,
+  ]);
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
@@ -110,7 +214,24 @@ try {
  * attributes and signature value do not cover eContent's encoding.
  */
 function berDetachedCms(inFile) {
-  const ber = Buffer.from(openssl('cms', '-sign', '-binary', '-stream', '-in', inFile, '-signer', at('rsa2048.pem'), '-inkey', at('rsa2048.key'), '-outform', 'DER', '-md', 'sha256'));
+  const ber = Buffer.from(
+    openssl(
+      'cms',
+      '-sign',
+      '-binary',
+      '-stream',
+      '-in',
+      inFile,
+      '-signer',
+      at('rsa2048.pem'),
+      '-inkey',
+      at('rsa2048.key'),
+      '-outform',
+      'DER',
+      '-md',
+      'sha256',
+    ),
+  );
   const dataOid = oidDer('1.2.840.113549.1.7.1');
   const start = ber.indexOf(dataOid) + dataOid.length;
   if (ber[start] !== 0xa0) throw new Error('no eContent to cut');
@@ -158,10 +279,10 @@ function signedPdf(subFilter, makeCms) {
   const contentsHex = 8192;
   const placeholder = '[0 ********** ********** **********]';
   const sig = `<< /Type /Sig /Filter /Adobe.PPKLite /SubFilter /${subFilter} /M (D:20260101000000Z) /ByteRange ${placeholder} /Contents <${'0'.repeat(contentsHex)}> >>`;
-  const pdf = onePagePdf(['/AcroForm << /Fields [4 0 R] /SigFlags 3 >>', '/Annots [4 0 R]'], [
-    '<< /Type /Annot /Subtype /Widget /FT /Sig /T (Signature1) /Rect [0 0 0 0] /F 132 /P 3 0 R /V 5 0 R >>',
-    sig,
-  ]);
+  const pdf = onePagePdf(
+    ['/AcroForm << /Fields [4 0 R] /SigFlags 3 >>', '/Annots [4 0 R]'],
+    ['<< /Type /Annot /Subtype /Widget /FT /Sig /T (Signature1) /Rect [0 0 0 0] /F 132 /P 3 0 R /V 5 0 R >>', sig],
+  );
   const text = pdf.toString('latin1');
   const start = text.indexOf('/Contents <') + '/Contents '.length;
   const end = start + contentsHex + 2;
@@ -210,8 +331,12 @@ function int(n) {
 function eddsaCms(signedBytes, name) {
   const certDer = Buffer.from(openssl('x509', '-in', at(`${name}.pem`), '-outform', 'DER'));
   const ed448 = name === 'ed448';
-  const digestAlgorithm = ed448 ? seq(oidDer('2.16.840.1.101.3.4.2.18'), tlv(0x02, Buffer.of(0x02, 0x00))) : seq(oidDer('2.16.840.1.101.3.4.2.3'));
-  const digest = ed448 ? createHash('shake256', { outputLength: 64 }).update(signedBytes).digest() : createHash('sha512').update(signedBytes).digest();
+  const digestAlgorithm = ed448
+    ? seq(oidDer('2.16.840.1.101.3.4.2.18'), tlv(0x02, Buffer.of(0x02, 0x00)))
+    : seq(oidDer('2.16.840.1.101.3.4.2.3'));
+  const digest = ed448
+    ? createHash('shake256', { outputLength: 64 }).update(signedBytes).digest()
+    : createHash('sha512').update(signedBytes).digest();
   const attributes = set(
     seq(oidDer('1.2.840.113549.1.9.3'), set(oidDer('1.2.840.113549.1.7.1'))),
     seq(oidDer('1.2.840.113549.1.9.4'), set(tlv(0x04, digest))),
@@ -228,16 +353,28 @@ function eddsaCms(signedBytes, name) {
     seq(oidDer(ed448 ? '1.3.101.113' : '1.3.101.112')),
     tlv(0x04, signature),
   );
-  const signedData = seq(int(1), set(digestAlgorithm), seq(oidDer('1.2.840.113549.1.7.1')), tlv(0xa0, certDer), set(signerInfo));
+  const signedData = seq(
+    int(1),
+    set(digestAlgorithm),
+    seq(oidDer('1.2.840.113549.1.7.1')),
+    tlv(0xa0, certDer),
+    set(signerInfo),
+  );
   return seq(oidDer('1.2.840.113549.1.7.2'), tlv(0xa0, signedData));
 }
 
 /** The DER elements inside a constructed one (definite lengths only). */
 function children(der) {
   const items = [];
-  const header = (at) => (der[at + 1] < 0x80 ? [2, der[at + 1]] : [2 + (der[at + 1] & 0x7f), der.subarray(at + 2, at + 2 + (der[at + 1] & 0x7f)).reduce((n, b) => n * 256 + b, 0)]);
+  const header = (at) =>
+    der[at + 1] < 0x80
+      ? [2, der[at + 1]]
+      : [
+          2 + (der[at + 1] & 0x7f),
+          der.subarray(at + 2, at + 2 + (der[at + 1] & 0x7f)).reduce((n, b) => n * 256 + b, 0),
+        ];
   const [outerHead] = header(0);
-  for (let at = outerHead; at < der.length; ) {
+  for (let at = outerHead; at < der.length;) {
     const [head, length] = header(at);
     items.push(der.subarray(at, at + head + length));
     at += head + length;

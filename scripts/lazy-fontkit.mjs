@@ -28,20 +28,36 @@ const EDITS = [
     'var data = JSON.parse(String.fromCharCode.apply(String, pako.inflate(base64Arraybuffer_2(base64DeflatedData))));',
     'var data = JSON.parse(String.fromCharCode.apply(String, nativeInflate(base64DeflatedData)));',
   ],
-  ['unicode-properties trie', 'var trieData = pako.inflate(base64Arraybuffer_2(base64DeflatedTrie));\nvar trie = new unicodeTrie(trieData);', 'var trie = lazyTrie(function () { return nativeInflate(base64DeflatedTrie); });'],
-  ['Arabic shaping trie', 'var trieData$1 = pako.inflate(base64Arraybuffer_2(base64DeflatedTrie$1));\nvar trie$1 = new unicodeTrie(trieData$1);', 'var trie$1 = lazyTrie(function () { return nativeInflate(base64DeflatedTrie$1); });'],
+  [
+    'unicode-properties trie',
+    'var trieData = pako.inflate(base64Arraybuffer_2(base64DeflatedTrie));\nvar trie = new unicodeTrie(trieData);',
+    'var trie = lazyTrie(function () { return nativeInflate(base64DeflatedTrie); });',
+  ],
+  [
+    'Arabic shaping trie',
+    'var trieData$1 = pako.inflate(base64Arraybuffer_2(base64DeflatedTrie$1));\nvar trie$1 = new unicodeTrie(trieData$1);',
+    'var trie$1 = lazyTrie(function () { return nativeInflate(base64DeflatedTrie$1); });',
+  ],
   [
     'Indic shaping data',
     'var indicMachine = JSON.parse(String.fromCharCode.apply(String, pako.inflate(base64Arraybuffer_2(base64DeflatedIndicMachine))));\nvar useData = JSON.parse(String.fromCharCode.apply(String, pako.inflate(base64Arraybuffer_2(base64DeflatedUseData))));\nvar trieData$2 = pako.inflate(base64Arraybuffer_2(base64DeflatedTrie$2));\nvar decompositions = useData.decompositions;\nvar trie$2 = new unicodeTrie(trieData$2);\nvar stateMachine = new dfa(indicMachine);',
     'var decompositions, trie$2, stateMachine;\nfunction loadIndicData() {\n  if (stateMachine) return;\n  decompositions = JSON.parse(String.fromCharCode.apply(String, pako.inflate(base64Arraybuffer_2(base64DeflatedUseData)))).decompositions;\n  trie$2 = new unicodeTrie(pako.inflate(base64Arraybuffer_2(base64DeflatedTrie$2)));\n  stateMachine = new dfa(JSON.parse(String.fromCharCode.apply(String, pako.inflate(base64Arraybuffer_2(base64DeflatedIndicMachine)))));\n}',
   ],
-  ['Indic shaper entry', '  IndicShaper.planFeatures = function planFeatures(plan) {\n', '  IndicShaper.planFeatures = function planFeatures(plan) {\n    loadIndicData();\n'],
+  [
+    'Indic shaper entry',
+    '  IndicShaper.planFeatures = function planFeatures(plan) {\n',
+    '  IndicShaper.planFeatures = function planFeatures(plan) {\n    loadIndicData();\n',
+  ],
   [
     'Universal shaping data',
     'var useData$1 = JSON.parse(String.fromCharCode.apply(String, pako.inflate(base64Arraybuffer_2(base64DeflatedUseData))));\nvar trieData$3 = pako.inflate(base64Arraybuffer_2(base64DeflatedTrie$3));\nvar categories = useData$1.categories,\n    decompositions$1 = useData$1.decompositions;\nvar trie$3 = new unicodeTrie(trieData$3);\nvar stateMachine$1 = new dfa(useData$1);',
     'var categories, decompositions$1, trie$3, stateMachine$1;\nfunction loadUseData() {\n  if (stateMachine$1) return;\n  var useData$1 = JSON.parse(String.fromCharCode.apply(String, pako.inflate(base64Arraybuffer_2(base64DeflatedUseData))));\n  categories = useData$1.categories;\n  decompositions$1 = useData$1.decompositions;\n  trie$3 = new unicodeTrie(pako.inflate(base64Arraybuffer_2(base64DeflatedTrie$3)));\n  stateMachine$1 = new dfa(useData$1);\n}',
   ],
-  ['Universal shaper entry', '  UniversalShaper.planFeatures = function planFeatures(plan) {\n', '  UniversalShaper.planFeatures = function planFeatures(plan) {\n    loadUseData();\n'],
+  [
+    'Universal shaper entry',
+    '  UniversalShaper.planFeatures = function planFeatures(plan) {\n',
+    '  UniversalShaper.planFeatures = function planFeatures(plan) {\n    loadUseData();\n',
+  ],
   [
     'the Unicode tables inflated natively',
     '      data = inflate(data, new Uint8Array(uncompressedLength));\n      data = inflate(data, new Uint8Array(uncompressedLength));',
@@ -58,13 +74,20 @@ const EDITS = [
     '  if (queue.length === 1 && !draining) {\n    setImmediate(drainQueue);\n  }\n} // v8 likes predictible objects',
   ],
   ['Brotli dictionary at load', '\ndictionary.init(BrotliDecompressBuffer);\n', '\n'],
-  ['Brotli dictionary on first use', 'function BrotliDecompress(input, output) {\n', 'var dictionaryLoading = false;\nfunction BrotliDecompress(input, output) {\n  if (!dictionary.dictionary && !dictionaryLoading) {\n    dictionaryLoading = true;\n    dictionary.init(BrotliDecompressBuffer);\n  }\n'],
+  [
+    'Brotli dictionary on first use',
+    'function BrotliDecompress(input, output) {\n',
+    'var dictionaryLoading = false;\nfunction BrotliDecompress(input, output) {\n  if (!dictionary.dictionary && !dictionaryLoading) {\n    dictionaryLoading = true;\n    dictionary.init(BrotliDecompressBuffer);\n  }\n',
+  ],
 ];
 
 export function lazyFontkitText(text) {
   for (const [what, from, to] of EDITS) {
     const first = text.indexOf(from);
-    if (first < 0 || text.indexOf(from, first + 1) >= 0) throw new Error(`lazy-fontkit: "${what}" is not exactly once in @pdf-lib/fontkit (another version?); update scripts/lazy-fontkit.mjs`);
+    if (first < 0 || text.indexOf(from, first + 1) >= 0)
+      throw new Error(
+        `lazy-fontkit: "${what}" is not exactly once in @pdf-lib/fontkit (another version?); update scripts/lazy-fontkit.mjs`,
+      );
     text = text.replace(from, () => to);
   }
   return text;
@@ -76,6 +99,9 @@ export const lazyFontkit = {
   setup(build) {
     const file = fileURLToPath(import.meta.resolve('@pdf-lib/fontkit/dist/fontkit.es.js'));
     build.onResolve({ filter: /^@pdf-lib\/fontkit$/ }, () => ({ path: file }));
-    build.onLoad({ filter: /[\\/]fontkit\.es\.js$/ }, async ({ path }) => ({ contents: lazyFontkitText(await readFile(path, 'utf8')), loader: 'js' }));
+    build.onLoad({ filter: /[\\/]fontkit\.es\.js$/ }, async ({ path }) => ({
+      contents: lazyFontkitText(await readFile(path, 'utf8')),
+      loader: 'js',
+    }));
   },
 };

@@ -10,11 +10,26 @@ const out = fileURLToPath(new URL('../samples/contract.pdf', import.meta.url));
 const fixedDate = new Date('2025-01-06T09:00:00Z');
 
 const sections = [
-  ['1. Parties', 'This agreement is made between Example Supplier B.V. ("the Supplier") and Sample Customer Ltd. ("the Customer"). It is a sample document for trying out esign and carries no legal meaning.'],
-  ['2. Services', 'The Supplier provides hosting, monitoring and support for the Customer\'s document-signing workflow, as described in the service description attached to the order form.'],
-  ['3. Service levels', 'The Supplier aims for 99.9% monthly availability. Incidents are acknowledged within four business hours and resolved or worked around within two business days.'],
-  ['4. Fees and payment', 'Fees are invoiced monthly in advance and are payable within thirty days of the invoice date. Prices exclude VAT.'],
-  ['5. Term and termination', 'This agreement runs for twelve months from the date of the last signature and renews for successive twelve-month terms unless either party gives notice of at least sixty days.'],
+  [
+    '1. Parties',
+    'This agreement is made between Example Supplier B.V. ("the Supplier") and Sample Customer Ltd. ("the Customer"). It is a sample document for trying out esign and carries no legal meaning.',
+  ],
+  [
+    '2. Services',
+    "The Supplier provides hosting, monitoring and support for the Customer's document-signing workflow, as described in the service description attached to the order form.",
+  ],
+  [
+    '3. Service levels',
+    'The Supplier aims for 99.9% monthly availability. Incidents are acknowledged within four business hours and resolved or worked around within two business days.',
+  ],
+  [
+    '4. Fees and payment',
+    'Fees are invoiced monthly in advance and are payable within thirty days of the invoice date. Prices exclude VAT.',
+  ],
+  [
+    '5. Term and termination',
+    'This agreement runs for twelve months from the date of the last signature and renews for successive twelve-month terms unless either party gives notice of at least sixty days.',
+  ],
 ];
 
 const doc = await PDFDocument.create();

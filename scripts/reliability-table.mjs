@@ -15,7 +15,17 @@ const lines = [
   '| call | fault | exit | error code | tries (max) | input untouched | left behind | message | pass |',
   '|---|---|---|---|---|---|---|---|---|',
   ...matrix.cases.map((row) =>
-    [row.call, row.fault, row.exitCode, row.errorCode ?? '', `${row.tries} (${row.maxTries})`, row.inputUntouched ? 'yes' : 'NO', row.leftovers.length ? row.leftovers.join(', ') : 'nothing', escape(row.message.replace(/^esign: /, '')), row.pass ? '✓' : '✗']
+    [
+      row.call,
+      row.fault,
+      row.exitCode,
+      row.errorCode ?? '',
+      `${row.tries} (${row.maxTries})`,
+      row.inputUntouched ? 'yes' : 'NO',
+      row.leftovers.length ? row.leftovers.join(', ') : 'nothing',
+      escape(row.message.replace(/^esign: /, '')),
+      row.pass ? '✓' : '✗',
+    ]
       .map((cell) => ` ${escape(cell)} `)
       .join('|')
       .replace(/^/, '|')

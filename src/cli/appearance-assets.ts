@@ -14,7 +14,10 @@ import { openFontFile } from '../io/font-file.js';
 /** Where the build puts the default font (scripts/bundle.mjs), relative to dist/cli/esign.cjs. */
 const BUNDLED_FONT = new URL('../fonts/NotoSans-Regular.ttf', import.meta.url);
 /** The same font where the sources run unbundled (tests): the package it comes from. */
-const SOURCE_FONT = new URL('../../node_modules/@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf', import.meta.url);
+const SOURCE_FONT = new URL(
+  '../../node_modules/@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf',
+  import.meta.url,
+);
 
 /** A --font file larger than this is read as cut there (and refused as no font). */
 const MAX_FONT_BYTES = 64 * 1024 * 1024;
@@ -22,12 +25,16 @@ const MAX_FONT_BYTES = 64 * 1024 * 1024;
 const fonts = new Map<string, AppearanceFont>();
 const images = new Map<string, AppearanceImage>();
 
-export async function loadAppearanceAssets(visible: VisibleSignature | undefined): Promise<AppearanceAssets | undefined> {
+export async function loadAppearanceAssets(
+  visible: VisibleSignature | undefined,
+): Promise<AppearanceAssets | undefined> {
   if (!visible) return undefined;
   const key = visible.fontFile ?? '';
   let font = fonts.get(key);
   if (!font) {
-    font = visible.fontFile ? await AppearanceFont.load(openFont(visible.fontFile), visible.fontFile) : await AppearanceFont.load(await defaultFont(), 'the default font (Noto Sans)');
+    font = visible.fontFile
+      ? await AppearanceFont.load(openFont(visible.fontFile), visible.fontFile)
+      : await AppearanceFont.load(await defaultFont(), 'the default font (Noto Sans)');
     fonts.set(key, font);
   }
   // fontkit loads here, before any approval, when the text needs shaping (a font it cannot read is refused now).
@@ -42,7 +49,10 @@ export async function loadAppearanceAssets(visible: VisibleSignature | undefined
 }
 
 /** Refuses, before any approval, appearance text the font cannot draw (naming the character). */
-export function assertAppearanceDrawable(visible: VisibleSignature | undefined, assets: AppearanceAssets | undefined): void {
+export function assertAppearanceDrawable(
+  visible: VisibleSignature | undefined,
+  assets: AppearanceAssets | undefined,
+): void {
   if (!visible || !assets) return;
   assets.font.assertCovers(visible.lines.join('\n'), 'appearance text');
 }
@@ -68,7 +78,9 @@ export function appearanceLines(template: string | undefined, values: Appearance
   }
   const text = template.replace(/\\n/g, '\n').replace(/\{([^{}]*)\}/g, (whole, key: string) => {
     if (Object.hasOwn(values, key)) return values[key as keyof AppearanceValues];
-    throw new EsignError('USAGE', `--appearance-text has an unknown placeholder ${whole}.`, { hint: 'Use {name}, {date}, {reason}, {location} and {credential}.' });
+    throw new EsignError('USAGE', `--appearance-text has an unknown placeholder ${whole}.`, {
+      hint: 'Use {name}, {date}, {reason}, {location} and {credential}.',
+    });
   });
   return text.split('\n');
 }
@@ -84,7 +96,11 @@ async function defaultFont(): Promise<FontBytes | Uint8Array> {
       // the next place
     }
   }
-  throw new EsignError('INTERNAL', "esign's bundled font (dist/fonts/NotoSans-Regular.ttf) is missing from this installation.", { hint: 'Reinstall esign, or give a font with --font FILE.' });
+  throw new EsignError(
+    'INTERNAL',
+    "esign's bundled font (dist/fonts/NotoSans-Regular.ttf) is missing from this installation.",
+    { hint: 'Reinstall esign, or give a font with --font FILE.' },
+  );
 }
 
 function readAsset(path: string, what: 'image', limit: number): Uint8Array {
@@ -107,6 +123,15 @@ function openFont(path: string): FontBytes {
 
 function unreadable(path: string, what: 'font' | 'image', error: unknown): EsignError {
   const code = (error as NodeJS.ErrnoException).code;
-  const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' ? 'permission denied' : (code ?? (error as Error).message);
-  return new EsignError('USAGE', `Cannot read the ${what} ${path}: ${why}.`, { hint: `Check the path given to --${what}.` });
+  const why =
+    code === 'ENOENT'
+      ? 'no such file'
+      : code === 'EISDIR'
+        ? 'it is a directory'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : (code ?? (error as Error).message);
+  return new EsignError('USAGE', `Cannot read the ${what} ${path}: ${why}.`, {
+    hint: `Check the path given to --${what}.`,
+  });
 }

@@ -37,7 +37,10 @@ export class BatchTally {
   skipped(job: SignJob, credentialID: string): void {
     this.skippedCount++;
     this.print(() =>
-      this.ctx.io.result({ input: job.input, output: job.output, credential: credentialID, skipped: true }, () => `↷ ${job.input}: ${job.output} is already signed by ${credentialID}; skipped`),
+      this.ctx.io.result(
+        { input: job.input, output: job.output, credential: credentialID, skipped: true },
+        () => `↷ ${job.input}: ${job.output} is already signed by ${credentialID}; skipped`,
+      ),
     );
     this.update();
   }
@@ -47,7 +50,10 @@ export class BatchTally {
     this.failedCount++;
     this.firstFailure ??= failure;
     this.print(() =>
-      this.ctx.io.result({ input, error: { code: failure.code, message: failure.message, hint: failure.hint } }, () => `✗ ${input}: ${failure.message}`),
+      this.ctx.io.result(
+        { input, error: { code: failure.code, message: failure.message, hint: failure.hint } },
+        () => `✗ ${input}: ${failure.message}`,
+      ),
     );
     this.update();
   }
@@ -57,7 +63,9 @@ export class BatchTally {
     const skipped = this.skippedCount > 0 ? `, ${this.skippedCount} skipped (already signed)` : '';
     if (this.failedCount > 0) {
       process.exitCode = batchExitCode(this.signedCount + this.skippedCount, [this.firstFailure!]);
-      this.ctx.io.error(`esign: ${this.signedCount} of ${this.total} files signed${skipped}; ${this.failedCount} failed (see above).`);
+      this.ctx.io.error(
+        `esign: ${this.signedCount} of ${this.total} files signed${skipped}; ${this.failedCount} failed (see above).`,
+      );
     } else if (this.skippedCount > 0) {
       this.ctx.io.info(`esign: ${this.signedCount} of ${this.total} files signed${skipped}.`);
     }
@@ -79,7 +87,8 @@ export class BatchTally {
     const parts = [`Signing: ${grouped(done)}/${grouped(this.total)} files`];
     if (this.skippedCount > 0) parts.push(`${grouped(this.skippedCount)} skipped`);
     if (this.failedCount > 0) parts.push(`${grouped(this.failedCount)} failed`);
-    if (done > 0 && seconds >= 1) parts.push(`${rate.toFixed(rate < 10 ? 1 : 0)} files/s`, `ETA ${duration((this.total - done) / rate)}`);
+    if (done > 0 && seconds >= 1)
+      parts.push(`${rate.toFixed(rate < 10 ? 1 : 0)} files/s`, `ETA ${duration((this.total - done) / rate)}`);
     return parts.join(' · ');
   }
 }
@@ -99,5 +108,9 @@ export function duration(seconds: number): string {
 
 function asEsignError(input: string, error: unknown): EsignError {
   if (isEsignError(error)) return error;
-  return new EsignError('INTERNAL', `Unexpected error while signing ${input}: ${(error as Error)?.message ?? String(error)}.`, { cause: error });
+  return new EsignError(
+    'INTERNAL',
+    `Unexpected error while signing ${input}: ${(error as Error)?.message ?? String(error)}.`,
+    { cause: error },
+  );
 }

@@ -6,7 +6,20 @@
  * ordinary compile.
  */
 import { hash } from 'node:crypto';
-import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { cacheDir } from '../io/paths.js';
 import { commandNameIn } from './command-name.js';
@@ -39,7 +52,8 @@ export function cacheName(argv: string[]): string {
   if (args.includes('--help') || args.includes('-h') || firstWord === 'help') return 'help';
   const command = commandNameIn(args);
   // A visible signature runs the font code an invisible one never compiles: its own cache.
-  if (command !== undefined) return /^[a-z][a-z-]{0,23}$/.test(command) ? `${command}${args.includes('--visible') ? '-visible' : ''}` : 'other';
+  if (command !== undefined)
+    return /^[a-z][a-z-]{0,23}$/.test(command) ? `${command}${args.includes('--visible') ? '-visible' : ''}` : 'other';
   return args.includes('--version') || args.includes('-V') ? 'version' : 'help';
 }
 
@@ -51,10 +65,13 @@ export function readCache(file: string): Buffer | undefined {
     const { uid, mode } = fstatSync(fd);
     // Code that runs as this user: only from a file this user owns and nobody else may write
     // (POSIX; Windows reports every file as 0666 and has no uid).
-    if (process.platform !== 'win32' && ((process.getuid && uid !== process.getuid()) || (mode & 0o022) !== 0)) return undefined;
+    if (process.platform !== 'win32' && ((process.getuid && uid !== process.getuid()) || (mode & 0o022) !== 0))
+      return undefined;
     const content = readFileSync(fd);
     const data = content.subarray(DIGEST_BYTES);
-    return content.length > DIGEST_BYTES && hash('sha256', data, 'buffer').equals(content.subarray(0, DIGEST_BYTES)) ? data : undefined;
+    return content.length > DIGEST_BYTES && hash('sha256', data, 'buffer').equals(content.subarray(0, DIGEST_BYTES))
+      ? data
+      : undefined;
   } catch {
     return undefined;
   } finally {
@@ -90,7 +107,8 @@ export function writeCache(data: Buffer, root: string, key: string, file: string
     renameSync(temp, file);
     for (const entry of readdirSync(root)) {
       const path = join(root, entry);
-      if (entry !== key && Date.now() - statSync(path).mtimeMs > STALE_MS) rmSync(path, { recursive: true, force: true });
+      if (entry !== key && Date.now() - statSync(path).mtimeMs > STALE_MS)
+        rmSync(path, { recursive: true, force: true });
     }
   } catch {
     try {

@@ -41,15 +41,24 @@ describe('floor layering', () => {
     .filter((path) => path.endsWith('.ts') && !path.endsWith('.test.ts') && floorOf(path) >= 0);
 
   it('finds sources on every floor', () => {
-    for (const floor of FLOORS) expect(sources.some((path) => path.startsWith(`${floor}/`)), floor).toBe(true);
+    for (const floor of FLOORS)
+      expect(
+        sources.some((path) => path.startsWith(`${floor}/`)),
+        floor,
+      ).toBe(true);
   });
 
   it.each(sources)('%s imports only its own floor and those below', (path) => {
     for (const specifier of importsOf(join(SRC_DIR, path)).filter((specifier) => specifier.startsWith('.'))) {
-      const target = relative(SRC_DIR, join(SRC_DIR, path, '..', specifier)).split('\\').join('/');
+      const target = relative(SRC_DIR, join(SRC_DIR, path, '..', specifier))
+        .split('\\')
+        .join('/');
       const targetFloor = floorOf(target);
       expect(targetFloor, `${path} imports ${specifier}, outside src/`).toBeGreaterThanOrEqual(0);
-      expect(targetFloor, `${path} imports ${specifier}: ${FLOORS[targetFloor]} is above ${FLOORS[floorOf(path)]}`).toBeLessThanOrEqual(floorOf(path));
+      expect(
+        targetFloor,
+        `${path} imports ${specifier}: ${FLOORS[targetFloor]} is above ${FLOORS[floorOf(path)]}`,
+      ).toBeLessThanOrEqual(floorOf(path));
     }
   });
 });
@@ -64,7 +73,12 @@ function staticClosure(start: string): Set<string> {
     seen.add(path);
     const source = readFileSync(join(SRC_DIR, path), 'utf8');
     for (const match of source.matchAll(/^(?:import|export)\s+(type\s+)?[^;]*?from\s+'(\.[^']+)'/gms)) {
-      if (!match[1]) pending.push(relative(SRC_DIR, join(SRC_DIR, path, '..', match[2]!.replace(/\.js$/, '.ts'))).split('\\').join('/'));
+      if (!match[1])
+        pending.push(
+          relative(SRC_DIR, join(SRC_DIR, path, '..', match[2]!.replace(/\.js$/, '.ts')))
+            .split('\\')
+            .join('/'),
+        );
     }
   }
   return seen;

@@ -39,7 +39,10 @@ export function completionScript(shell: Shell, root: CompletionNode): string {
     `# esign completion for zsh, through zsh's bash completion layer. Load it after compinit, e.g. in ~/.zshrc:`,
     `#   source <(esign completion zsh)`,
     `autoload -U +X bashcompinit && bashcompinit`,
-    bash.split('\n').filter((line) => !line.startsWith('# ')).join('\n'),
+    bash
+      .split('\n')
+      .filter((line) => !line.startsWith('# '))
+      .join('\n'),
   ].join('\n');
 }
 
@@ -48,7 +51,8 @@ const shellQuote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
 
 function bashScript(root: CompletionNode): string {
   const nodes = nodesByPath(root);
-  const valueOptions = (node: CompletionNode) => node.options.filter((option) => option.value !== 'none').flatMap((option) => option.flags);
+  const valueOptions = (node: CompletionNode) =>
+    node.options.filter((option) => option.value !== 'none').flatMap((option) => option.flags);
   const nodeCases = nodes.map(([path, node]) =>
     [
       `    ${shellQuote(path.join(' '))})`,
@@ -64,7 +68,9 @@ function bashScript(root: CompletionNode): string {
       .filter((option) => option.value === 'choices' || option.value === 'profile')
       .map((option) => {
         // The root's (global) options take their values under any command path.
-        const pattern = option.flags.map((flag) => (path.length === 0 ? `*${shellQuote(`|${flag}`)}` : shellQuote(`${path.join(' ')}|${flag}`))).join(' | ');
+        const pattern = option.flags
+          .map((flag) => (path.length === 0 ? `*${shellQuote(`|${flag}`)}` : shellQuote(`${path.join(' ')}|${flag}`)))
+          .join(' | ');
         const reply = option.value === 'profile' ? '_esign_profiles' : `echo ${words(option.choices)}`;
         return `    ${pattern}) ${reply} ;;`;
       }),
@@ -171,9 +177,17 @@ function fishScript(root: CompletionNode): string {
     }
     if (node.profileArgument) lines.push(`complete -c esign${here()} -f -a ${profiles}`);
     for (const option of node.options) {
-      const flags = option.flags.map((flag) => (flag.startsWith('--') ? ` -l ${flag.slice(2)}` : ` -s ${flag.slice(1)}`)).join('');
+      const flags = option.flags
+        .map((flag) => (flag.startsWith('--') ? ` -l ${flag.slice(2)}` : ` -s ${flag.slice(1)}`))
+        .join('');
       const value =
-        option.value === 'profile' ? ` -x -a ${profiles}` : option.value === 'choices' ? ` -x -a ${quote(option.choices.join(' '))}` : option.value === 'any' ? ' -r' : '';
+        option.value === 'profile'
+          ? ` -x -a ${profiles}`
+          : option.value === 'choices'
+            ? ` -x -a ${quote(option.choices.join(' '))}`
+            : option.value === 'any'
+              ? ' -r'
+              : '';
       lines.push(`complete -c esign${here()}${flags}${value} -d ${quote(option.description)}`);
     }
   }

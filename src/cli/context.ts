@@ -6,7 +6,16 @@ import { readFile, stat, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EsignError } from '../core/errors.js';
 import { systemClock, type BrowserLauncher, type Clock } from '../core/ports.js';
-import { checkSettingConflicts, parseSecretsFile, PROFILE_KEYS, resolveSettings, type ProfileKey, type ProfileSettings, type ServiceAuthSetting, type ValueSource } from '../core/profile.js';
+import {
+  checkSettingConflicts,
+  parseSecretsFile,
+  PROFILE_KEYS,
+  resolveSettings,
+  type ProfileKey,
+  type ProfileSettings,
+  type ServiceAuthSetting,
+  type ValueSource,
+} from '../core/profile.js';
 import { createBrowserLauncher, followRedirectsBrowser, systemBrowserUnavailable } from '../io/browser.js';
 import { ConfigStore } from '../io/config-store.js';
 import { getFollowingRedirects, HttpClient } from '../io/http.js';
@@ -52,7 +61,17 @@ export interface Secrets {
 
 /** A running sandbox a profile points at (embedded in this process, or `esign sandbox start`). */
 export interface SandboxRuntime {
-  urls: { signing: string; signingV2?: string; identity: string; identityLegacy: string; storage: string; tsaEndpoint: string; pki: string; base: string; s3?: string };
+  urls: {
+    signing: string;
+    signingV2?: string;
+    identity: string;
+    identityLegacy: string;
+    storage: string;
+    tsaEndpoint: string;
+    pki: string;
+    base: string;
+    s3?: string;
+  };
   /** The sandbox root: trust anchor of its signatures and, over TLS, of its server certificate. */
   rootPemPath: string;
   embedded: boolean;
@@ -129,12 +148,15 @@ export function createContext(io: Io, globals: GlobalOptions, overrides: Context
   });
 
   const browserCommand = typeof globals.browser === 'string' ? globals.browser : env['ESIGN_BROWSER'];
-  const browserIsScripted = () => overrides.browser !== undefined || Boolean(globals.autoApprove) || browserCommand !== undefined;
+  const browserIsScripted = () =>
+    overrides.browser !== undefined || Boolean(globals.autoApprove) || browserCommand !== undefined;
   /** Wait only where a person can finish a browser step: a terminal, a browser that opens, a command. */
   const whyNobodyCanFinish = (): string | undefined => {
     if (browserIsScripted() || globals.browser === false || io.canPrompt) return undefined;
     if (env['CI']) return 'this is a CI run without a terminal';
-    return systemBrowserUnavailable(env) ? 'no graphical display (DISPLAY and WAYLAND_DISPLAY are unset) and no terminal' : undefined;
+    return systemBrowserUnavailable(env)
+      ? 'no graphical display (DISPLAY and WAYLAND_DISPLAY are unset) and no terminal'
+      : undefined;
   };
 
   const ctx: Context = {
@@ -156,7 +178,8 @@ export function createContext(io: Io, globals: GlobalOptions, overrides: Context
     },
     require(profile, key) {
       const value = profile.settings[key];
-      if (value === undefined || value === '' || (Array.isArray(value) && value.length === 0)) throw missingSetting(profile.name, key);
+      if (value === undefined || value === '' || (Array.isArray(value) && value.length === 0))
+        throw missingSetting(profile.name, key);
       return value as NonNullable<ProfileSettings[typeof key]>;
     },
     canAuthorizeHere() {
@@ -176,9 +199,12 @@ export function createContext(io: Io, globals: GlobalOptions, overrides: Context
     async authorize(request) {
       const profile = await ctx.profile();
       const scripted = browserIsScripted();
-      const stuck = (why: string) => nobodyCanFinish(request.purpose, why, { onSandbox: profile.isSandbox, splitFlow: request.splitFlow ?? true });
+      const stuck = (why: string) =>
+        nobodyCanFinish(request.purpose, why, { onSandbox: profile.isSandbox, splitFlow: request.splitFlow ?? true });
       const why = whyNobodyCanFinish();
-      const browser = overrides.browser ?? (globals.autoApprove ? followRedirectsBrowser(profile.transport) : createBrowserLauncher(browserCommand, env));
+      const browser =
+        overrides.browser ??
+        (globals.autoApprove ? followRedirectsBrowser(profile.transport) : createBrowserLauncher(browserCommand, env));
       return authorizeInBrowser({
         buildAuthorizeUrl: request.buildAuthorizeUrl,
         redirectUri: request.redirectUri ?? profile.settings.redirectUri ?? DEFAULT_REDIRECT_URI,
@@ -189,7 +215,11 @@ export function createContext(io: Io, globals: GlobalOptions, overrides: Context
         nobodyHere: why ? stuck(why) : undefined,
         timeoutMs: (globals.timeout ?? DEFAULT_BROWSER_TIMEOUT_S) * 1000,
         purpose: request.purpose,
-        terminal: { say: (line) => io.error(line), note: (line) => io.info(line), readLine: io.canPrompt ? (signal) => io.readLine(signal) : undefined },
+        terminal: {
+          say: (line) => io.error(line),
+          note: (line) => io.info(line),
+          readLine: io.canPrompt ? (signal) => io.readLine(signal) : undefined,
+        },
         signal: ctx.signal,
       });
     },
@@ -197,30 +227,49 @@ export function createContext(io: Io, globals: GlobalOptions, overrides: Context
       closers.push(close);
     },
     async close() {
-      await Promise.allSettled(closers.splice(0).reverse().map((close) => close()));
+      await Promise.allSettled(
+        closers
+          .splice(0)
+          .reverse()
+          .map((close) => close()),
+      );
     },
   };
   return ctx;
 }
 
 /** A browser step that nobody can finish in this run, with every way that works here. */
-export function nobodyCanFinish(purpose: string, why: string, where: { onSandbox: boolean; splitFlow: boolean }): EsignError {
+export function nobodyCanFinish(
+  purpose: string,
+  why: string,
+  where: { onSandbox: boolean; splitFlow: boolean },
+): EsignError {
   const ways = [
     ...(where.onSandbox ? ['--auto-approve (sandbox only)'] : []),
     '--browser CMD (a command that opens the URL)',
     '--no-browser from a terminal (then paste the address the browser was sent to)',
-    ...(where.splitFlow ? ['the split flow (esign sign --prepare --state FILE …, approve anywhere, esign sign --complete --state FILE --redirect-url URL)'] : []),
+    ...(where.splitFlow
+      ? [
+          'the split flow (esign sign --prepare --state FILE …, approve anywhere, esign sign --complete --state FILE --redirect-url URL)',
+        ]
+      : []),
   ];
-  return new EsignError('AUTH_BROWSER_FAILED', `The ${purpose} needs a person at a browser, and nobody can finish it here (${why}).`, {
-    hint: `Ways that work here: ${ways.join('; ')}.`,
-  });
+  return new EsignError(
+    'AUTH_BROWSER_FAILED',
+    `The ${purpose} needs a person at a browser, and nobody can finish it here (${why}).`,
+    {
+      hint: `Ways that work here: ${ways.join('; ')}.`,
+    },
+  );
 }
 
 /** A setting the command needs and the profile lacks; on the env profile, the variable to set. */
 export function missingSetting(profileName: string, key: ProfileKey): EsignError {
   const variable = PROFILE_KEYS[key].env;
   if (profileName === ENV_PROFILE) {
-    return new EsignError('CONFIG_MISSING', `The env profile (made from ESIGN_* variables) has no ${key}.`, { hint: `Set ${variable}.` });
+    return new EsignError('CONFIG_MISSING', `The env profile (made from ESIGN_* variables) has no ${key}.`, {
+      hint: `Set ${variable}.`,
+    });
   }
   return new EsignError('CONFIG_MISSING', `The profile ${JSON.stringify(profileName)} has no ${key}.`, {
     hint: `Set it with \`esign config set ${key} VALUE\` (or ${variable}).`,
@@ -255,10 +304,25 @@ const CHOICE_WORDS: Record<ProfileChoiceSource, string> = {
 };
 
 /** The service URL settings: any of them in the environment makes a run with no profile chosen an env-profile run. */
-export const SERVICE_URL_KEYS = ['signingBaseUrl', 'identityBaseUrl', 'identityLegacyBaseUrl', 'storageAuthUrl', 'tsaUrls'] as const satisfies readonly ProfileKey[];
+export const SERVICE_URL_KEYS = [
+  'signingBaseUrl',
+  'identityBaseUrl',
+  'identityLegacyBaseUrl',
+  'storageAuthUrl',
+  'tsaUrls',
+] as const satisfies readonly ProfileKey[];
 
 /** Variables that only make sense for a real service: set without any service URL, they are a mistake. */
-const REAL_SERVICE_VARIABLES = ['ESIGN_CLIENT_ID', 'ESIGN_CLIENT_SECRET', 'ESIGN_TSA_USERNAME', 'ESIGN_TSA_PASSWORD', 'ESIGN_SECRETS_FILE', 'ESIGN_SIGNING_USERNAME', 'ESIGN_SIGNING_PASSWORD', 'ESIGN_API_KEY'];
+const REAL_SERVICE_VARIABLES = [
+  'ESIGN_CLIENT_ID',
+  'ESIGN_CLIENT_SECRET',
+  'ESIGN_TSA_USERNAME',
+  'ESIGN_TSA_PASSWORD',
+  'ESIGN_SECRETS_FILE',
+  'ESIGN_SIGNING_USERNAME',
+  'ESIGN_SIGNING_PASSWORD',
+  'ESIGN_API_KEY',
+];
 
 /** The service URL variables set (non-empty) in the environment. */
 export function serviceUrlVariables(env: NodeJS.ProcessEnv): string[] {
@@ -297,20 +361,30 @@ async function checkProfile(ctx: Context): Promise<CheckedProfile> {
   if (!stored && !isSandbox && choice.name !== ENV_PROFILE) throw unknownProfile(choice, serviceVariables);
   if (isSandbox && serviceVariables.length > 0) {
     // A pipeline that names its services must never sign with the sandbox's TEST keys by accident.
-    throw new EsignError('CONFIG_INVALID', `${serviceVariables.join(', ')} ${serviceVariables.length === 1 ? 'is' : 'are'} set, but the sandbox profile (chosen by ${CHOICE_WORDS[choice.from]}) only talks to its own emulators.`, {
-      hint: `Unset ${serviceVariables.join(' and ')} to use the sandbox, or drop the sandbox choice to run on the env profile made from ESIGN_* variables.`,
-    });
+    throw new EsignError(
+      'CONFIG_INVALID',
+      `${serviceVariables.join(', ')} ${serviceVariables.length === 1 ? 'is' : 'are'} set, but the sandbox profile (chosen by ${CHOICE_WORDS[choice.from]}) only talks to its own emulators.`,
+      {
+        hint: `Unset ${serviceVariables.join(' and ')} to use the sandbox, or drop the sandbox choice to run on the env profile made from ESIGN_* variables.`,
+      },
+    );
   }
   const meantForAService = REAL_SERVICE_VARIABLES.filter((variable) => Boolean(ctx.env[variable]));
   if (choice.from === 'default' && meantForAService.length > 0) {
     // Credentials for a real service with no service named: a misspelt or missing URL variable would
     // otherwise sign on the sandbox, with its TEST keys, and exit 0.
-    throw new EsignError('CONFIG_MISSING', `${meantForAService.join(', ')} ${meantForAService.length === 1 ? 'is' : 'are'} set, but no service URL is: esign would sign on its sandbox (TEST signatures).`, {
-      hint: 'Set ESIGN_SIGNING_URL (and ESIGN_TSA_URL, …) for your service, or choose the sandbox explicitly with --profile sandbox.',
-    });
+    throw new EsignError(
+      'CONFIG_MISSING',
+      `${meantForAService.join(', ')} ${meantForAService.length === 1 ? 'is' : 'are'} set, but no service URL is: esign would sign on its sandbox (TEST signatures).`,
+      {
+        hint: 'Set ESIGN_SIGNING_URL (and ESIGN_TSA_URL, …) for your service, or choose the sandbox explicitly with --profile sandbox.',
+      },
+    );
   }
   if (ctx.globals.autoApprove && !isSandbox) {
-    throw new EsignError('USAGE', '--auto-approve works only on the sandbox profile.', { hint: 'Approve the request in the browser instead.' });
+    throw new EsignError('USAGE', '--auto-approve works only on the sandbox profile.', {
+      hint: 'Approve the request in the browser instead.',
+    });
   }
   resolveSettings({ env: ctx.env }); // throws on a malformed ESIGN_* value, naming the variable
   if (ctx.env['ESIGN_TOTP_SECRET']) (await import('../core/csc/totp.js')).parseTotpSecret(ctx.env['ESIGN_TOTP_SECRET']);
@@ -326,7 +400,9 @@ async function resolveProfile(ctx: Context, options: { storage?: boolean }): Pro
   const seal = sealRun ? (await import('../sandbox/deps.js')).SANDBOX_SEAL : undefined;
   const defaults: ProfileSettings = sandbox
     ? {
-        ...(name === SANDBOX_V2_PROFILE ? { signingBaseUrl: sandbox.urls.signingV2 ?? `${sandbox.urls.base}/signing-v2`, cscVersion: '2' as const } : { signingBaseUrl: sandbox.urls.signing, cscVersion: '1' as const }),
+        ...(name === SANDBOX_V2_PROFILE
+          ? { signingBaseUrl: sandbox.urls.signingV2 ?? `${sandbox.urls.base}/signing-v2`, cscVersion: '2' as const }
+          : { signingBaseUrl: sandbox.urls.signing, cscVersion: '1' as const }),
         identityBaseUrl: sandbox.urls.identity,
         identityLegacyBaseUrl: sandbox.urls.identityLegacy,
         storageAuthUrl: sandbox.urls.storage,
@@ -346,13 +422,21 @@ async function resolveProfile(ctx: Context, options: { storage?: boolean }): Pro
   const secrets = sandbox ? await sandboxSecrets(ctx.env, sealRun) : await readSecrets(ctx.env, settings.secretsFile);
   checkSettingConflicts(
     settings,
-    { clientSecret: Boolean(secrets.clientSecret), apiKey: Boolean(secrets.apiKey), signingUsername: Boolean(secrets.signingUsername), signingPassword: Boolean(secrets.signingPassword) },
+    {
+      clientSecret: Boolean(secrets.clientSecret),
+      apiKey: Boolean(secrets.apiKey),
+      signingUsername: Boolean(secrets.signingUsername),
+      signingPassword: Boolean(secrets.signingPassword),
+    },
     (key) => (sources[key] === 'profile' ? `the ${key} setting` : PROFILE_KEYS[key].env),
   );
   const transport = await loadTransport(settings, ctx.env, transportSettingNames(sources));
   if (ctx.globals.verbose) ctx.io.debug(describeProfile(choice, sources));
   // Not silenced by --quiet: nobody should mistake a TEST signature for a real one.
-  if (isSandbox) ctx.io.error(ctx.io.paint('33', 'esign: sandbox profile — signatures made here are TEST signatures with no legal effect.'));
+  if (isSandbox)
+    ctx.io.error(
+      ctx.io.paint('33', 'esign: sandbox profile — signatures made here are TEST signatures with no legal effect.'),
+    );
   return { name, choice, isSandbox, settings, sources, secrets, sandbox, transport };
 }
 
@@ -369,15 +453,24 @@ function unknownProfile(choice: ProfileChoice, serviceVariables: string[]): Esig
       : choice.from === 'current'
         ? `Choose another with \`esign config use NAME\` or create it with \`esign config init ${choice.name}\``
         : `Create it with \`esign config init ${choice.name}\``;
-  const envProfile = serviceVariables.length > 0 && choice.from !== 'current' ? `, or drop ${CHOICE_WORDS[choice.from]} to run on the env profile made from ${serviceVariables.join(', ')}` : '';
-  return new EsignError('CONFIG_UNKNOWN_PROFILE', `There is no profile named ${JSON.stringify(choice.name)} (from ${CHOICE_WORDS[choice.from]}).`, {
-    hint: `${fix}${envProfile}; \`esign config list\` lists the profiles.`,
-  });
+  const envProfile =
+    serviceVariables.length > 0 && choice.from !== 'current'
+      ? `, or drop ${CHOICE_WORDS[choice.from]} to run on the env profile made from ${serviceVariables.join(', ')}`
+      : '';
+  return new EsignError(
+    'CONFIG_UNKNOWN_PROFILE',
+    `There is no profile named ${JSON.stringify(choice.name)} (from ${CHOICE_WORDS[choice.from]}).`,
+    {
+      hint: `${fix}${envProfile}; \`esign config list\` lists the profiles.`,
+    },
+  );
 }
 
 /** The --verbose line: which profile, why, and where each setting came from. */
 function describeProfile(choice: ProfileChoice, sources: Partial<Record<ProfileKey, ValueSource>>): string {
-  const origins = (Object.keys(sources) as ProfileKey[]).map((key) => `${key} from ${settingOrigin(key, sources[key])}`);
+  const origins = (Object.keys(sources) as ProfileKey[]).map(
+    (key) => `${key} from ${settingOrigin(key, sources[key])}`,
+  );
   return `profile ${choice.name} (chosen by ${CHOICE_WORDS[choice.from]}): ${origins.join(', ') || 'no settings'}`;
 }
 
@@ -408,12 +501,19 @@ export async function readSecrets(env: NodeJS.ProcessEnv, secretsFile: string | 
     try {
       info = await stat(secretsFile);
     } catch (error) {
-      throw new EsignError('CONFIG_INVALID', `The secrets file ${secretsFile} cannot be read.`, { hint: 'Check the secretsFile setting.', cause: error });
+      throw new EsignError('CONFIG_INVALID', `The secrets file ${secretsFile} cannot be read.`, {
+        hint: 'Check the secretsFile setting.',
+        cause: error,
+      });
     }
     if (process.platform !== 'win32' && (info.mode & 0o077) !== 0) {
-      throw new EsignError('CONFIG_SECRET_FILE_MODE', `The secrets file ${secretsFile} is readable by other users (mode ${(info.mode & 0o777).toString(8)}).`, {
-        hint: `Restrict it: chmod 600 ${secretsFile}`,
-      });
+      throw new EsignError(
+        'CONFIG_SECRET_FILE_MODE',
+        `The secrets file ${secretsFile} is readable by other users (mode ${(info.mode & 0o777).toString(8)}).`,
+        {
+          hint: `Restrict it: chmod 600 ${secretsFile}`,
+        },
+      );
     }
     Object.assign(fromFile, parseSecretsFile(await readFile(secretsFile, 'utf8')));
   }
@@ -434,14 +534,22 @@ async function findOrStartSandbox(ctx: Context, options: { storage?: boolean }):
   const running = await readRuntime(dataDir);
   if (running && (await answers(running.urls.base, running.rootPemPath, ctx.env))) {
     if (ctx.globals.autoApprove && running.autoApprove === false) {
-      throw new EsignError('USAGE', `The running sandbox (${running.urls.base}) was started without --auto-approve, so it waits for approval in the browser.`, {
-        hint: 'Approve in the browser without --auto-approve, or restart the sandbox with `esign --auto-approve sandbox start`.',
-      });
+      throw new EsignError(
+        'USAGE',
+        `The running sandbox (${running.urls.base}) was started without --auto-approve, so it waits for approval in the browser.`,
+        {
+          hint: 'Approve in the browser without --auto-approve, or restart the sandbox with `esign --auto-approve sandbox start`.',
+        },
+      );
     }
     return { ...running, embedded: false };
   }
   const { startSandbox } = await import('../sandbox/index.js');
-  const sandbox = await startSandbox({ dataDir, autoApprove: ctx.globals.autoApprove ?? false, s3: options.storage ?? false });
+  const sandbox = await startSandbox({
+    dataDir,
+    autoApprove: ctx.globals.autoApprove ?? false,
+    s3: options.storage ?? false,
+  });
   ctx.onClose(() => sandbox.close());
   const rootPemPath = await writeRootPem(dataDir, sandbox.pki.rootPem);
   ctx.io.debug(`started an embedded sandbox at ${sandbox.urls.base}`);

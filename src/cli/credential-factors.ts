@@ -20,10 +20,20 @@ export interface CredentialFactorOptions {
   pinFile?: string;
 }
 
-export async function authorizationFactors(options: CredentialFactorOptions, ctx: Context): Promise<AuthorizationFactors> {
-  const pin = options.pinFile !== undefined ? await readSecretLine(options.pinFile, ctx, { what: 'PIN file', flag: '--pin-file' }) : ctx.env[PIN_VARIABLE] || undefined;
+export async function authorizationFactors(
+  options: CredentialFactorOptions,
+  ctx: Context,
+): Promise<AuthorizationFactors> {
+  const pin =
+    options.pinFile !== undefined
+      ? await readSecretLine(options.pinFile, ctx, { what: 'PIN file', flag: '--pin-file' })
+      : ctx.env[PIN_VARIABLE] || undefined;
   const secret = ctx.env[TOTP_VARIABLE];
-  return new TerminalFactors(ctx, pin, secret ? (await import('../core/csc/totp.js')).parseTotpSecret(secret) : undefined);
+  return new TerminalFactors(
+    ctx,
+    pin,
+    secret ? (await import('../core/csc/totp.js')).parseTotpSecret(secret) : undefined,
+  );
 }
 
 /** A factor is needed unless the credential marks it optional (then it is sent only when given). */
@@ -43,7 +53,10 @@ class TerminalFactors implements AuthorizationFactors {
     const canPrompt = this.ctx.io.canPrompt;
     if (required(credential.pin) && this.pinValue === undefined) {
       if (!canPrompt) {
-        throw missing(`The credential ${credential.credentialID} asks for a PIN, and none was given (and there is no terminal to ask at).`, `Set ${PIN_VARIABLE} or pass --pin-file FILE (- for stdin).`);
+        throw missing(
+          `The credential ${credential.credentialID} asks for a PIN, and none was given (and there is no terminal to ask at).`,
+          `Set ${PIN_VARIABLE} or pass --pin-file FILE (- for stdin).`,
+        );
       }
       this.pinValue = await masked(`${credential.pin?.label ?? 'PIN'} for ${credential.credentialID}:`);
     }
@@ -56,7 +69,10 @@ class TerminalFactors implements AuthorizationFactors {
       );
     }
     if (!this.totp) {
-      throw missing(`The credential ${credential.credentialID} asks for a one-time password, and ${TOTP_VARIABLE} is not set (and there is no terminal to ask at).`, `Set ${TOTP_VARIABLE} to the seal's TOTP secret (base32 or otpauth:// URI).`);
+      throw missing(
+        `The credential ${credential.credentialID} asks for a one-time password, and ${TOTP_VARIABLE} is not set (and there is no terminal to ask at).`,
+        `Set ${TOTP_VARIABLE} to the seal's TOTP secret (base32 or otpauth:// URI).`,
+      );
     }
   }
 
@@ -78,7 +94,10 @@ class TerminalFactors implements AuthorizationFactors {
       if (!required(otp)) return undefined;
       await this.ready(credential); // throws, naming what to set
     }
-    const source = otp.type === 'online' ? `sent by the signing service${otp.description ? ` (${otp.description})` : ''}` : `from ${otp.provider ?? otp.label ?? 'your authenticator'}`;
+    const source =
+      otp.type === 'online'
+        ? `sent by the signing service${otp.description ? ` (${otp.description})` : ''}`
+        : `from ${otp.provider ?? otp.label ?? 'your authenticator'}`;
     return masked(`One-time password ${source}:`);
   }
 
@@ -90,7 +109,9 @@ class TerminalFactors implements AuthorizationFactors {
     if (step <= used) {
       step = used + 1;
       const waitMs = step * totp.period * 1000 - now;
-      this.ctx.io.info(`Waiting ${Math.ceil(waitMs / 1000)} s for the next one-time password (the signing service takes each code once)…`);
+      this.ctx.io.info(
+        `Waiting ${Math.ceil(waitMs / 1000)} s for the next one-time password (the signing service takes each code once)…`,
+      );
       const { setTimeout: sleep } = await import('node:timers/promises');
       await sleep(waitMs, undefined, { signal: this.ctx.signal });
     }

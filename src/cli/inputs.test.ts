@@ -5,9 +5,10 @@ import { tempDir } from '../../test/helpers/tmp.js';
 import { expandInputs, planJobs } from './inputs.js';
 
 describe('expandInputs', () => {
-  it('lists a directory\'s regular files (and links to files) in name order, without hidden files or esign outputs', async () => {
+  it("lists a directory's regular files (and links to files) in name order, without hidden files or esign outputs", async () => {
     const dir = await tempDir('esign-inputs-');
-    for (const name of ['b.pdf', 'a.txt', '.hidden.pdf', 'a-signed.pdf', 'a.txt.p7s']) await writeFile(join(dir, name), 'x');
+    for (const name of ['b.pdf', 'a.txt', '.hidden.pdf', 'a-signed.pdf', 'a.txt.p7s'])
+      await writeFile(join(dir, name), 'x');
     await mkdir(join(dir, 'sub'));
     await symlink(join(dir, 'a.txt'), join(dir, 'c-link.txt'));
     await symlink(join(dir, 'sub'), join(dir, 'd-link'));
@@ -32,7 +33,9 @@ describe('planJobs', () => {
   it('refuses two inputs with one output, among many that differ', () => {
     const inputs = Array.from({ length: 5000 }, (_, index) => `one/doc-${index}.pdf`);
     expect(planJobs(inputs, { outputDir: 'out' })).toHaveLength(5000);
-    expect(() => planJobs([...inputs, 'two/doc-4321.pdf'], { outputDir: 'out' })).toThrow(/Two inputs would be written to out\/doc-4321-signed\.pdf/);
+    expect(() => planJobs([...inputs, 'two/doc-4321.pdf'], { outputDir: 'out' })).toThrow(
+      /Two inputs would be written to out\/doc-4321-signed\.pdf/,
+    );
   });
 
   it('refuses an output that would replace its input', () => {

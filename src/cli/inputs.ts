@@ -44,7 +44,8 @@ export async function expandInputs(args: readonly string[]): Promise<InputList> 
       add(arg);
     } else if (GLOB_CHARS.test(basename(arg))) {
       const matched = await expandGlob(arg);
-      if (matched.length === 0) throw new EsignError('INPUT_NOT_FOUND', `No files match ${arg}.`, { hint: 'Check the pattern.' });
+      if (matched.length === 0)
+        throw new EsignError('INPUT_NOT_FOUND', `No files match ${arg}.`, { hint: 'Check the pattern.' });
       matched.forEach(add);
     } else {
       throw new EsignError('INPUT_NOT_FOUND', `${arg} does not exist.`, { hint: 'Check the file name.' });
@@ -58,7 +59,10 @@ function noFiles(): EsignError {
   return new EsignError('INPUT_NOT_FOUND', 'No files to sign.', { hint: 'Name files, directories or patterns.' });
 }
 
-function listOf<T>(length: number, at: (index: number) => T): { length: number; at(index: number): T; [Symbol.iterator](): Iterator<T> } {
+function listOf<T>(
+  length: number,
+  at: (index: number) => T,
+): { length: number; at(index: number): T; [Symbol.iterator](): Iterator<T> } {
   return {
     length,
     at,
@@ -151,14 +155,27 @@ export interface JobList extends Iterable<SignJob> {
   without(indexes: ReadonlySet<number>): JobList;
 }
 
-export function planJobs(inputs: InputList | readonly string[], options: { output?: string; outputDir?: string }): JobList {
+export function planJobs(
+  inputs: InputList | readonly string[],
+  options: { output?: string; outputDir?: string },
+): JobList {
   if (options.output && inputs.length !== 1) {
-    throw new EsignError('USAGE', `--output names one file, but there are ${inputs.length} inputs.`, { hint: 'Use --output-dir for several inputs.' });
+    throw new EsignError('USAGE', `--output names one file, but there are ${inputs.length} inputs.`, {
+      hint: 'Use --output-dir for several inputs.',
+    });
   }
   const inputAt = (index: number): string => inputs.at(index)!;
-  const jobs = jobList(inputs.length, options.output ? (index) => ({ input: inputAt(index), kind: kindOf(inputAt(index)), output: options.output! }) : (index) => new PlannedJob(inputAt(index), options.outputDir));
+  const jobs = jobList(
+    inputs.length,
+    options.output
+      ? (index) => ({ input: inputAt(index), kind: kindOf(inputAt(index)), output: options.output! })
+      : (index) => new PlannedJob(inputAt(index), options.outputDir),
+  );
   for (const job of jobs) {
-    if (resolve(job.output) === resolve(job.input)) throw new EsignError('USAGE', `The output ${job.output} would replace its input.`, { hint: 'esign never modifies inputs; choose another --output.' });
+    if (resolve(job.output) === resolve(job.input))
+      throw new EsignError('USAGE', `The output ${job.output} would replace its input.`, {
+        hint: 'esign never modifies inputs; choose another --output.',
+      });
   }
   assertDistinctOutputs(jobs);
   return jobs;
@@ -171,7 +188,8 @@ export function planJobs(inputs: InputList | readonly string[], options: { outpu
 function jobList(length: number, at: (index: number) => SignJob): JobList {
   return {
     ...listOf(length, at),
-    slice: (start, end) => Array.from({ length: Math.max(0, Math.min(end, length) - start) }, (_, index) => at(start + index)),
+    slice: (start, end) =>
+      Array.from({ length: Math.max(0, Math.min(end, length) - start) }, (_, index) => at(start + index)),
     without(indexes) {
       if (indexes.size === 0) return this;
       const kept = Int32Array.from({ length }, (_, index) => index).filter((index) => !indexes.has(index));
@@ -193,7 +211,10 @@ function assertDistinctOutputs(jobs: Iterable<SignJob>): void {
   for (const job of jobs) {
     const output = resolve(job.output);
     if (!repeated.has(pathHash(output))) continue;
-    if (outputs.has(output)) throw new EsignError('USAGE', `Two inputs would be written to ${job.output}.`, { hint: 'Rename one input or sign them into different --output-dir.' });
+    if (outputs.has(output))
+      throw new EsignError('USAGE', `Two inputs would be written to ${job.output}.`, {
+        hint: 'Rename one input or sign them into different --output-dir.',
+      });
     outputs.add(output);
   }
 }

@@ -28,7 +28,15 @@ export interface Spinner {
   resume(): void;
 }
 
-const SILENT_SPINNER: Spinner = { update() {}, succeed() {}, fail() {}, stop() {}, print: (write) => write(), pause() {}, resume() {} };
+const SILENT_SPINNER: Spinner = {
+  update() {},
+  succeed() {},
+  fail() {},
+  stop() {},
+  print: (write) => write(),
+  pause() {},
+  resume() {},
+};
 
 export class Io {
   readonly json: boolean;
@@ -146,10 +154,14 @@ export class Io {
         this.stdin.off('data', onData);
         this.stdin.pause();
       };
-      signal.addEventListener('abort', () => {
-        done();
-        reject(new Error('aborted'));
-      }, { once: true });
+      signal.addEventListener(
+        'abort',
+        () => {
+          done();
+          reject(new Error('aborted'));
+        },
+        { once: true },
+      );
       this.stdin.on('data', onData);
       this.stdin.resume();
     });
@@ -158,8 +170,14 @@ export class Io {
 
 /** Renders rows as an aligned table with a header row. */
 export function table(headers: string[], rows: string[][]): string {
-  const widths = headers.map((header, column) => Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)));
-  const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ').trimEnd();
+  const widths = headers.map((header, column) =>
+    Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+      .join('  ')
+      .trimEnd();
   return [line(headers), ...rows.map(line)].join('\n');
 }
 

@@ -5,7 +5,17 @@ import { COMMANDS } from './program.js';
 import { renderError } from './render-error.js';
 import { EsignError } from '../core/errors.js';
 
-const signed = { schemaVersion: 1, input: 'a.pdf', output: 'a-signed.pdf', format: 'PAdES', credential: 'c', level: 'B-T', bytes: 10, sha256: 'a'.repeat(64), timestamp: '2026-11-24T20:17:04.163Z' };
+const signed = {
+  schemaVersion: 1,
+  input: 'a.pdf',
+  output: 'a-signed.pdf',
+  format: 'PAdES',
+  credential: 'c',
+  level: 'B-T',
+  bytes: 10,
+  sha256: 'a'.repeat(64),
+  timestamp: '2026-11-24T20:17:04.163Z',
+};
 
 describe('docs/schemas', () => {
   it('has a schema for every command', () => {
@@ -13,14 +23,23 @@ describe('docs/schemas', () => {
   });
 
   it('accepts a signed-file line and an error, as the CLI prints them', () => {
-    const error = renderError(new EsignError('INPUT_NOT_FOUND', 'a.pdf does not exist.', { hint: 'Check the file name.' })).json;
-    expect(checkJsonOutput(['--json', 'sign', 'a.pdf'], `${JSON.stringify(signed)}\n${JSON.stringify(error)}\n`)).toEqual({ command: 'sign', checked: 2, problems: [] });
+    const error = renderError(
+      new EsignError('INPUT_NOT_FOUND', 'a.pdf does not exist.', { hint: 'Check the file name.' }),
+    ).json;
+    expect(
+      checkJsonOutput(['--json', 'sign', 'a.pdf'], `${JSON.stringify(signed)}\n${JSON.stringify(error)}\n`),
+    ).toEqual({ command: 'sign', checked: 2, problems: [] });
   });
 
   it('refuses a line without schemaVersion, a missing field, a wrong type, and text that is not JSON', () => {
     const { schemaVersion: _omitted, ...unversioned } = signed;
     const { sha256: _missing, ...unhashed } = signed;
-    for (const line of [JSON.stringify(unversioned), JSON.stringify(unhashed), JSON.stringify({ ...signed, bytes: '10' }), '✓ a.pdf → a-signed.pdf']) {
+    for (const line of [
+      JSON.stringify(unversioned),
+      JSON.stringify(unhashed),
+      JSON.stringify({ ...signed, bytes: '10' }),
+      '✓ a.pdf → a-signed.pdf',
+    ]) {
       expect(checkJsonOutput(['--json', 'sign', 'a.pdf'], line)!.problems, line).toHaveLength(1);
     }
   });

@@ -56,7 +56,10 @@ function loadWithCodeCache(bundlePath: string, argv: string[], root: string): Bu
     // The bundles are ASCII (checked when they are built): read as latin1, without UTF-8 decoding.
     const source = readFileSync(path, 'latin1');
     const cachedData = readCache(file);
-    const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, { filename: path, cachedData });
+    const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+      filename: path,
+      cachedData,
+    });
     if (!cachedData || script.cachedDataRejected) uncached.push({ script, file });
     else markUsed(dirname(file));
     const wrapper = script.runInThisContext() as (...args: unknown[]) => void;

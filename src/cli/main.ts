@@ -24,7 +24,12 @@ export async function main(argv: string[]): Promise<number> {
     return Number(process.exitCode ?? 0);
   } catch (error) {
     if (isCommanderError(error)) {
-      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return ExitCode.ok;
+      if (
+        error.code === 'commander.helpDisplayed' ||
+        error.code === 'commander.version' ||
+        error.code === 'commander.help'
+      )
+        return ExitCode.ok;
       return ExitCode.usage;
     }
     const rendered = renderError(error);
@@ -36,7 +41,9 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 function isCommanderError(error: unknown): error is { code: string; exitCode: number } {
-  return typeof (error as { code?: unknown })?.code === 'string' && (error as { code: string }).code.startsWith('commander.');
+  return (
+    typeof (error as { code?: unknown })?.code === 'string' && (error as { code: string }).code.startsWith('commander.')
+  );
 }
 
 /** Removes what is half-written, runs the exit hooks, and exits at once. */
@@ -49,8 +56,12 @@ function exitNow(code: number, line?: string): never {
 
 /** What bin/esign.cjs runs: signal handlers first, then the command. */
 export async function start(): Promise<void> {
-  process.once('SIGINT', () => exitNow(ExitCode.interrupted, '\nesign: interrupted (SIGINT); no output was left half-written.\n'));
-  process.once('SIGTERM', () => exitNow(ExitCode.terminated, '\nesign: interrupted (SIGTERM); no output was left half-written.\n'));
+  process.once('SIGINT', () =>
+    exitNow(ExitCode.interrupted, '\nesign: interrupted (SIGINT); no output was left half-written.\n'),
+  );
+  process.once('SIGTERM', () =>
+    exitNow(ExitCode.terminated, '\nesign: interrupted (SIGTERM); no output was left half-written.\n'),
+  );
   // A reader that stops early (`esign … | head -1`): end quietly, as a Unix tool ends on SIGPIPE.
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (error: NodeJS.ErrnoException) => {

@@ -29,7 +29,8 @@ export class PdfPasswords {
 
   static async from(options: PdfPasswordOptions, ctx: Context): Promise<PdfPasswords> {
     const ask = ctx.io.canPrompt ? (input: string) => promptFor(input) : undefined;
-    if (options.passwordFile !== undefined) return new PdfPasswords(await readPasswordFile(options.passwordFile, ctx), ask);
+    if (options.passwordFile !== undefined)
+      return new PdfPasswords(await readPasswordFile(options.passwordFile, ctx), ask);
     if (options.password) {
       if (!ask) {
         throw new EsignError('USAGE', '--password asks on a terminal, and there is none here.', {
@@ -58,7 +59,8 @@ export class PdfPasswords {
         if (password !== undefined) this.byInput.set(input, password);
         return result;
       } catch (error) {
-        const needsPassword = isEsignError(error) && (error.code === 'PDF_PASSWORD_REQUIRED' || error.code === 'PDF_PASSWORD_WRONG');
+        const needsPassword =
+          isEsignError(error) && (error.code === 'PDF_PASSWORD_REQUIRED' || error.code === 'PDF_PASSWORD_WRONG');
         if (!needsPassword || !this.ask || attempt >= ATTEMPTS) throw needsPassword ? naming(input, error) : error;
         const tried = password;
         const ask = this.ask;
@@ -66,7 +68,9 @@ export class PdfPasswords {
           // A batch checks a few files at once: one prompt at a time, and a password typed for
           // another file meanwhile is tried before asking again.
           if (this.given !== undefined && this.given !== tried) return this.given;
-          this.given = await ask(attempt > 0 || error.code === 'PDF_PASSWORD_WRONG' ? `${input} (the last one did not open it)` : input);
+          this.given = await ask(
+            attempt > 0 || error.code === 'PDF_PASSWORD_WRONG' ? `${input} (the last one did not open it)` : input,
+          );
           return this.given;
         });
       }
@@ -92,14 +96,22 @@ async function readPasswordFile(path: string, ctx: Context): Promise<string> {
 }
 
 /** The first line of a secret's file (`-`: standard input), as --password-file and --pin-file read it. */
-export async function readSecretLine(path: string, ctx: Context, named: { what: string; flag: string }): Promise<string> {
+export async function readSecretLine(
+  path: string,
+  ctx: Context,
+  named: { what: string; flag: string },
+): Promise<string> {
   let text: string;
   try {
     text = path === '-' ? await readStdin(ctx) : await readFile(path, 'utf8');
   } catch (error) {
-    throw new EsignError('USAGE', `Could not read the ${named.what} ${path} (${(error as NodeJS.ErrnoException).code ?? 'unreadable'}).`, {
-      hint: `Check the path given to ${named.flag}.`,
-    });
+    throw new EsignError(
+      'USAGE',
+      `Could not read the ${named.what} ${path} (${(error as NodeJS.ErrnoException).code ?? 'unreadable'}).`,
+      {
+        hint: `Check the path given to ${named.flag}.`,
+      },
+    );
   }
   return text.split(/\r?\n/, 1)[0] ?? '';
 }
@@ -113,6 +125,9 @@ async function readStdin(ctx: Context): Promise<string> {
 /** The two options of every command that opens PDFs. */
 export function withPasswordOptions(command: Command): Command {
   return command
-    .option('--password', 'ask on the terminal for the password of encrypted PDFs (user or owner); scripts set ESIGN_PDF_PASSWORD')
+    .option(
+      '--password',
+      'ask on the terminal for the password of encrypted PDFs (user or owner); scripts set ESIGN_PDF_PASSWORD',
+    )
     .option('--password-file <file>', 'the password of encrypted PDFs: the first line of FILE (- for stdin)');
 }

@@ -9,7 +9,6 @@ import { commandNameIn } from './command-name.js';
 import { wantsColor } from './io.js';
 import { version } from './version.js';
 
-
 interface CommandEntry {
   name: string;
   summary: string;
@@ -19,19 +18,52 @@ interface CommandEntry {
 }
 
 export const COMMANDS: CommandEntry[] = [
-  { name: 'sign', summary: 'sign PDFs (PAdES) and other files (detached CAdES .p7s)', load: () => import('./commands/sign.js') },
-  { name: 'verify', summary: 'verify the signatures and timestamps in a PDF or a .p7s', load: () => import('./commands/verify.js') },
-  { name: 'extend', summary: 'raise signed PDFs to B-LT or B-LTA without signing again', load: () => import('./commands/extend.js') },
-  { name: 'timestamp', summary: 'get or check RFC 3161 timestamps (.tsr) for files', load: () => import('./commands/timestamp.js') },
-  { name: 'credentials', summary: 'list and choose signing credentials', load: () => import('./commands/credentials.js') },
+  {
+    name: 'sign',
+    summary: 'sign PDFs (PAdES) and other files (detached CAdES .p7s)',
+    load: () => import('./commands/sign.js'),
+  },
+  {
+    name: 'verify',
+    summary: 'verify the signatures and timestamps in a PDF or a .p7s',
+    load: () => import('./commands/verify.js'),
+  },
+  {
+    name: 'extend',
+    summary: 'raise signed PDFs to B-LT or B-LTA without signing again',
+    load: () => import('./commands/extend.js'),
+  },
+  {
+    name: 'timestamp',
+    summary: 'get or check RFC 3161 timestamps (.tsr) for files',
+    load: () => import('./commands/timestamp.js'),
+  },
+  {
+    name: 'credentials',
+    summary: 'list and choose signing credentials',
+    load: () => import('./commands/credentials.js'),
+  },
   { name: 'login', summary: 'sign in with the identity service', load: () => import('./commands/login.js') },
   { name: 'whoami', summary: 'show who you are signed in as', load: () => import('./commands/whoami.js') },
   { name: 'logout', summary: 'forget the identity session', load: () => import('./commands/logout.js') },
   { name: 'upload', summary: 'upload files to your storage bucket', load: () => import('./commands/upload.js') },
-  { name: 'storage', summary: 'list, download and delete objects in your bucket', load: () => import('./commands/storage.js') },
-  { name: 'sandbox', summary: 'run the local emulators of all services (test signatures)', load: () => import('./commands/sandbox.js') },
+  {
+    name: 'storage',
+    summary: 'list, download and delete objects in your bucket',
+    load: () => import('./commands/storage.js'),
+  },
+  {
+    name: 'sandbox',
+    summary: 'run the local emulators of all services (test signatures)',
+    load: () => import('./commands/sandbox.js'),
+  },
   { name: 'config', summary: 'manage profiles and settings', load: () => import('./commands/config.js') },
-  { name: 'completion', summary: 'print a shell completion script (bash, zsh or fish)', load: () => import('./commands/completion.js'), readsEveryCommand: true },
+  {
+    name: 'completion',
+    summary: 'print a shell completion script (bash, zsh or fish)',
+    load: () => import('./commands/completion.js'),
+    readsEveryCommand: true,
+  },
 ];
 
 export async function buildProgram(args: string[], overrides: ContextOverrides = {}): Promise<Command> {
@@ -40,12 +72,19 @@ export async function buildProgram(args: string[], overrides: ContextOverrides =
       'Sign documents with a remote qualified-signature service (CSC API).\nWith no profile chosen: the env profile when ESIGN_* variables name a service\n(ESIGN_SIGNING_URL, …; docs/ci.md), else the built-in sandbox (TEST signatures).',
     )
     .version(version(), '-V, --version')
-    .option('--profile <name>', 'profile to use (default: ESIGN_PROFILE, the current profile, else "env" when a service URL is in the environment, else "sandbox"; "sandbox-v2" is the sandbox on CSC API v2)')
+    .option(
+      '--profile <name>',
+      'profile to use (default: ESIGN_PROFILE, the current profile, else "env" when a service URL is in the environment, else "sandbox"; "sandbox-v2" is the sandbox on CSC API v2)',
+    )
     .option('--json', 'print machine-readable JSON results on stdout')
     .option('-q, --quiet', 'print only results and errors')
     .option('-v, --verbose', 'print progress details and error traces (never secrets)')
     .option('--no-color', 'disable colour (also NO_COLOR)')
-    .addOption(new Option('--timeout <seconds>', 'how long to wait for a browser step').argParser(positiveNumber).default(undefined, '300'))
+    .addOption(
+      new Option('--timeout <seconds>', 'how long to wait for a browser step')
+        .argParser(positiveNumber)
+        .default(undefined, '300'),
+    )
     .option('--browser <command>', 'open authorization URLs with this command (also ESIGN_BROWSER), e.g. "curl -sfL"')
     .option('--no-browser', 'print authorization URLs instead of opening a browser')
     .option('--auto-approve', '(sandbox only) approve browser steps automatically, for scripts and tests')
@@ -75,7 +114,14 @@ export async function buildProgram(args: string[], overrides: ContextOverrides =
   const everyCommand = COMMANDS.some((entry) => entry.name === wanted && entry.readsEveryCommand);
   for (const entry of COMMANDS) {
     if (entry.name === wanted || everyCommand) (await entry.load()).defineCommand(program, run);
-    else program.command(entry.name).summary(entry.summary).description(entry.summary).allowUnknownOption().allowExcessArguments().helpOption(false);
+    else
+      program
+        .command(entry.name)
+        .summary(entry.summary)
+        .description(entry.summary)
+        .allowUnknownOption()
+        .allowExcessArguments()
+        .helpOption(false);
   }
   return program;
 }

@@ -4,7 +4,9 @@ import { renderError } from './render-error.js';
 
 describe('renderError', () => {
   it('renders an EsignError as one line with its hint and exit code', () => {
-    const error = new EsignError('OUTPUT_EXISTS', 'out.pdf already exists;\n esign does not overwrite files unasked.', { hint: 'Pass --force.' });
+    const error = new EsignError('OUTPUT_EXISTS', 'out.pdf already exists;\n esign does not overwrite files unasked.', {
+      hint: 'Pass --force.',
+    });
     const rendered = renderError(error);
     expect(rendered.line).toBe('esign: out.pdf already exists; esign does not overwrite files unasked. Pass --force.');
     expect(rendered.line).not.toContain('\n');

@@ -5,7 +5,16 @@ export interface RenderedError {
   /** One line for stderr: what failed and why, then what to do. */
   line: string;
   exitCode: number;
-  json: { schemaVersion: number; error: { code: EsignErrorCode; message: string; hint?: string; exitCode: number; details?: Record<string, unknown> } };
+  json: {
+    schemaVersion: number;
+    error: {
+      code: EsignErrorCode;
+      message: string;
+      hint?: string;
+      exitCode: number;
+      details?: Record<string, unknown>;
+    };
+  };
   /** The stack and causes, for --verbose only. */
   trace: string;
 }
@@ -15,11 +24,15 @@ export function renderError(error: unknown): RenderedError {
   const esignError =
     error instanceof EsignError
       ? error
-      : new EsignError('INTERNAL', `Unexpected internal error: ${oneLine((error as Error)?.message ?? String(error))}.`, {
-          hint: 'Run again with --verbose and report the output (it contains no secrets).',
-          cause: error,
-          exitCode: ExitCode.internal,
-        });
+      : new EsignError(
+          'INTERNAL',
+          `Unexpected internal error: ${oneLine((error as Error)?.message ?? String(error))}.`,
+          {
+            hint: 'Run again with --verbose and report the output (it contains no secrets).',
+            cause: error,
+            exitCode: ExitCode.internal,
+          },
+        );
   const hint = esignError.hint ? ` ${oneLine(esignError.hint)}` : '';
   return {
     line: `esign: ${oneLine(esignError.message)}${hint}`,
@@ -46,7 +59,11 @@ function traceOf(error: unknown): string {
   const lines: string[] = [];
   let current: unknown = error;
   for (let depth = 0; current && depth < 8; depth++) {
-    lines.push(depth === 0 ? String((current as Error).stack ?? current) : `caused by: ${String((current as Error).stack ?? current)}`);
+    lines.push(
+      depth === 0
+        ? String((current as Error).stack ?? current)
+        : `caused by: ${String((current as Error).stack ?? current)}`,
+    );
     current = (current as { cause?: unknown }).cause;
   }
   return lines.join('\n');

@@ -18,7 +18,12 @@ import vm from 'node:vm';
 import { cacheName, codeCacheRoot, markUsed, readCache, writeCache } from './code-cache.js';
 
 /** Set by scripts/build-sea.mjs: the assets' hash, and per module name its asset and whether it is ASCII. */
-declare const SEA_ASSETS: { id: string; main: string; sourceMap: string; modules: Record<string, { asset: string; ascii: boolean }> };
+declare const SEA_ASSETS: {
+  id: string;
+  main: string;
+  sourceMap: string;
+  modules: Record<string, { asset: string; ascii: boolean }>;
+};
 
 interface LoadedModule {
   exports: unknown;
@@ -53,7 +58,10 @@ function seaRequire(name: string): unknown {
   const cached = loaded.get(name);
   if (cached) return cached.exports;
   const entry = SEA_ASSETS.modules[name];
-  if (!entry) throw Object.assign(new Error(`Cannot find module '${name}': this esign executable does not hold it`), { code: 'MODULE_NOT_FOUND' });
+  if (!entry)
+    throw Object.assign(new Error(`Cannot find module '${name}': this esign executable does not hold it`), {
+      code: 'MODULE_NOT_FOUND',
+    });
   // Traces name the module inside the executable: /usr/local/bin/esign/esign.cjs
   const filename = join(process.execPath, entry.asset);
   const source = assetSource(name, entry);
@@ -69,7 +77,10 @@ function seaRequire(name: string): unknown {
   loaded.set(name, module);
   const file = root ? join(root, key, `${command}.${entry.asset}.cache`) : undefined;
   const cachedData = file ? readCache(file) : undefined;
-  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, { filename, cachedData });
+  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+    filename,
+    cachedData,
+  });
   if (file && (!cachedData || script.cachedDataRejected)) uncached.push({ script, file });
   else if (file) markUsed(dirname(file));
   const wrapper = script.runInThisContext() as (...args: unknown[]) => void;

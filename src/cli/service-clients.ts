@@ -8,7 +8,15 @@ import { CscClient, type AuthorizationFactors } from '../io/csc-client.js';
 import { completeChain } from '../io/chain-completion.js';
 import { createRevocationClient } from '../io/revocation-client.js';
 import type { SigningCredential } from '../core/ports.js';
-import { assertDistinctKeys, formatSize, objectKey, openStorageSession, progressBar, type StorageSession, type StoredObject } from '../io/storage-client.js';
+import {
+  assertDistinctKeys,
+  formatSize,
+  objectKey,
+  openStorageSession,
+  progressBar,
+  type StorageSession,
+  type StoredObject,
+} from '../io/storage-client.js';
 import { loadTrustAnchors, TsaClient } from '../io/tsa-client.js';
 import type { Context, ResolvedProfile } from './context.js';
 
@@ -16,17 +24,30 @@ import type { Context, ResolvedProfile } from './context.js';
  * The CSC client for a profile (default: the active one), its service token cached per profile,
  * service URL and kind of sign-in; `factors` gives the PIN and OTP of explicit credentials.
  */
-export async function createCscClient(ctx: Context, profile?: ResolvedProfile, factors?: AuthorizationFactors): Promise<CscClient> {
+export async function createCscClient(
+  ctx: Context,
+  profile?: ResolvedProfile,
+  factors?: AuthorizationFactors,
+): Promise<CscClient> {
   const resolved = profile ?? (await ctx.profile());
   const baseUrl = ctx.require(resolved, 'signingBaseUrl');
   const { signingUsername: username, signingPassword: password } = resolved.secrets;
   const serviceAuth = resolved.settings.serviceAuth ?? 'browser';
   const clientSecret = resolved.secrets.clientSecret ?? '';
   // auth/login and external sign-ins need no client secret (until a credential needs a browser approval), nor a client that authenticates with none.
-  if (!clientSecret && serviceAuth !== 'basic' && serviceAuth !== 'external' && resolved.settings.clientAuth !== 'none') {
-    throw new EsignError('CONFIG_MISSING', `The profile ${JSON.stringify(resolved.name)} has no client secret for the signing service.`, {
-      hint: 'Set ESIGN_CLIENT_SECRET, or CLIENT_SECRET= in the secrets file (esign config set secretsFile PATH).',
-    });
+  if (
+    !clientSecret &&
+    serviceAuth !== 'basic' &&
+    serviceAuth !== 'external' &&
+    resolved.settings.clientAuth !== 'none'
+  ) {
+    throw new EsignError(
+      'CONFIG_MISSING',
+      `The profile ${JSON.stringify(resolved.name)} has no client secret for the signing service.`,
+      {
+        hint: 'Set ESIGN_CLIENT_SECRET, or CLIENT_SECRET= in the secrets file (esign config set secretsFile PATH).',
+      },
+    );
   }
   const { settings } = resolved;
   return new CscClient({
@@ -41,7 +62,9 @@ export async function createCscClient(ctx: Context, profile?: ResolvedProfile, f
       ...(settings.accountToken && settings.accountId ? { accountId: settings.accountId } : {}),
     },
     ...(settings.cscClientData !== undefined ? { clientData: settings.cscClientData } : {}),
-    ...(settings.apiKeyHeader && resolved.secrets.apiKey ? { apiKey: { header: settings.apiKeyHeader, value: resolved.secrets.apiKey } } : {}),
+    ...(settings.apiKeyHeader && resolved.secrets.apiKey
+      ? { apiKey: { header: settings.apiKeyHeader, value: resolved.secrets.apiKey } }
+      : {}),
     // An external sign-in has no OAuth client, unless a credential is approved in a browser (then the client is asked for there).
     clientId: serviceAuth === 'external' ? (settings.clientId ?? '') : ctx.require(resolved, 'clientId'),
     clientSecret,
@@ -69,7 +92,11 @@ export async function createCscClient(ctx: Context, profile?: ResolvedProfile, f
  * The credential with its chain completed for the CMS when the service returned it short (from the
  * profile's trust anchors, else AIA caIssuers); a chain that ends in a root is left as it is.
  */
-export async function withCompleteChain<C extends SigningCredential>(credential: C, profile: ResolvedProfile, ctx: Context): Promise<C> {
+export async function withCompleteChain<C extends SigningCredential>(
+  credential: C,
+  profile: ResolvedProfile,
+  ctx: Context,
+): Promise<C> {
   const anchors = await loadTrustAnchors(profile.settings.trustAnchors ?? []);
   const revocation = createRevocationClient(ctx);
   const certificates = await completeChain(credential.credentialID, credential.certificates, {
@@ -89,10 +116,15 @@ export function createTsaClient(ctx: Context, profile: ResolvedProfile): TsaClie
     urls,
     username: profile.settings.tsaUsername,
     password: profile.secrets.tsaPassword,
-    ...(profile.settings.tsaPolicy ? { policy: profile.settings.tsaPolicy === 'any' ? null : profile.settings.tsaPolicy } : {}),
+    ...(profile.settings.tsaPolicy
+      ? { policy: profile.settings.tsaPolicy === 'any' ? null : profile.settings.tsaPolicy }
+      : {}),
     http: ctx.http,
     trustAnchors: async () => {
-      if (anchorPaths.length === 0) ctx.io.warn(`the profile ${JSON.stringify(profile.name)} has no trustAnchors, so the TSA's certificate chain is not checked; set them with \`esign config set trustAnchors PEM\`.`);
+      if (anchorPaths.length === 0)
+        ctx.io.warn(
+          `the profile ${JSON.stringify(profile.name)} has no trustAnchors, so the TSA's certificate chain is not checked; set them with \`esign config set trustAnchors PEM\`.`,
+        );
       return loadTrustAnchors(anchorPaths);
     },
     trace: (line) => ctx.io.debug(line),
@@ -119,7 +151,10 @@ export async function openStorage(ctx: Context): Promise<StorageSession> {
  * TTY, and prints bucket, key, size and SHA-256 (one JSON value with --json). An existing object
  * is replaced only with `overwrite`. `esign upload` and `esign sign --upload` both use it.
  */
-export async function openUploader(ctx: Context, options: { prefix?: string; overwrite?: boolean }): Promise<(path: string) => Promise<StoredObject>> {
+export async function openUploader(
+  ctx: Context,
+  options: { prefix?: string; overwrite?: boolean },
+): Promise<(path: string) => Promise<StoredObject>> {
   const session = await openStorage(ctx);
   return async (path) => {
     const spinner = await ctx.io.spinner(`uploading ${basename(path)}`);
@@ -129,7 +164,10 @@ export async function openUploader(ctx: Context, options: { prefix?: string; ove
         onProgress: (loaded, total) => spinner.update(`uploading ${basename(path)} ${progressBar(loaded, total)}`),
       });
       spinner.stop();
-      ctx.io.result({ file: path, ...object }, () => `✓ ${path} → s3://${object.bucket}/${object.key} (${formatSize(object.size)}, sha256 ${object.sha256})`);
+      ctx.io.result(
+        { file: path, ...object },
+        () => `✓ ${path} → s3://${object.bucket}/${object.key} (${formatSize(object.size)}, sha256 ${object.sha256})`,
+      );
       return object;
     } catch (error) {
       spinner.fail(`${basename(path)} not uploaded`);
@@ -139,7 +177,11 @@ export async function openUploader(ctx: Context, options: { prefix?: string; ove
 }
 
 /** Uploads files one after the other; stops at the first failure (objects already stored stay). */
-export async function uploadFiles(ctx: Context, paths: readonly string[], options: { prefix?: string; overwrite?: boolean }): Promise<StoredObject[]> {
+export async function uploadFiles(
+  ctx: Context,
+  paths: readonly string[],
+  options: { prefix?: string; overwrite?: boolean },
+): Promise<StoredObject[]> {
   assertDistinctKeys(paths, options.prefix);
   const upload = await openUploader(ctx, options);
   const stored: StoredObject[] = [];

@@ -53,13 +53,27 @@ const CHECK_SLICE = 64;
 const COMPLETE_CONCURRENCY = 8;
 
 export async function runSign(files: string[], options: SignCommandOptions, ctx: Context): Promise<void> {
-  if (options.prepare && options.complete) throw new EsignError('USAGE', '--prepare and --complete are two separate runs.', { hint: 'Run --prepare first, then --complete with the same --state.' });
-  if ((options.prepare || options.complete) && !options.state) throw new EsignError('USAGE', 'The split flow needs --state FILE.', { hint: 'Add --state sign-state.json.' });
-  if (options.prepare && options.upload) throw new EsignError('USAGE', '--upload goes with --complete, where the outputs are written, not with --prepare.', { hint: 'Run --prepare without it, then esign sign --complete --upload …' });
-  if (options.overwrite && !options.upload) throw new EsignError('USAGE', '--overwrite replaces objects in your bucket, so it goes with --upload.', { hint: 'Add --upload, or use --force to replace local outputs.' });
-  if (options.skipExisting && (options.prepare || options.complete)) throw new EsignError('USAGE', '--skip-existing resumes a batch signed in one run, not the split flow.', { hint: 'Run the batch without --prepare/--complete, or leave out --skip-existing.' });
+  if (options.prepare && options.complete)
+    throw new EsignError('USAGE', '--prepare and --complete are two separate runs.', {
+      hint: 'Run --prepare first, then --complete with the same --state.',
+    });
+  if ((options.prepare || options.complete) && !options.state)
+    throw new EsignError('USAGE', 'The split flow needs --state FILE.', { hint: 'Add --state sign-state.json.' });
+  if (options.prepare && options.upload)
+    throw new EsignError('USAGE', '--upload goes with --complete, where the outputs are written, not with --prepare.', {
+      hint: 'Run --prepare without it, then esign sign --complete --upload …',
+    });
+  if (options.overwrite && !options.upload)
+    throw new EsignError('USAGE', '--overwrite replaces objects in your bucket, so it goes with --upload.', {
+      hint: 'Add --upload, or use --force to replace local outputs.',
+    });
+  if (options.skipExisting && (options.prepare || options.complete))
+    throw new EsignError('USAGE', '--skip-existing resumes a batch signed in one run, not the split flow.', {
+      hint: 'Run the batch without --prepare/--complete, or leave out --skip-existing.',
+    });
   if (options.complete) return (await import('./sign-split.js')).runSplitComplete(options, ctx);
-  if (files.length === 0) throw new EsignError('USAGE', 'Name at least one file to sign.', { hint: 'esign sign contract.pdf' });
+  if (files.length === 0)
+    throw new EsignError('USAGE', 'Name at least one file to sign.', { hint: 'esign sign contract.pdf' });
   // Every signing run outside the split flow has an approval step: no work before it is known to be possible.
   if (!options.prepare) await ctx.assertBrowserStepPossible('approval of the signatures');
 
@@ -100,7 +114,14 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
  * prepare (in `held`); the rest are opened again in their window (a batch of thousands would hold
  * as many handles). With --continue-on-error the refused are noted in `refused`, by index.
  */
-async function checkInputs(planned: JobList, passwords: PdfPasswords, held: Map<string, OpenedDocument>, refused: Map<number, unknown>, options: SignCommandOptions, ctx: Context): Promise<void> {
+async function checkInputs(
+  planned: JobList,
+  passwords: PdfPasswords,
+  held: Map<string, OpenedDocument>,
+  refused: Map<number, unknown>,
+  options: SignCommandOptions,
+  ctx: Context,
+): Promise<void> {
   // The level does not change the update; the signer's name is not known yet (the appearance's size does not depend on it).
   const { pdf } = signOptionsFrom(options, 'B-B', ctx.clock.now());
   const appearance = await loadAppearanceAssets(pdf?.visible);
@@ -111,13 +132,19 @@ async function checkInputs(planned: JobList, passwords: PdfPasswords, held: Map<
   const check: UpdateCheck = { signingTime: ctx.clock.now(), pdf: boxOnly, appearance };
   const checkOne = async (job: SignJob, index: number): Promise<void> => {
     if (!options.force && !options.skipExisting) await assertAbsent(job.output);
-    const opened = await passwords.open(job.input, (password) => openDocument(job, fileSystemDocuments, password, check));
+    const opened = await passwords.open(job.input, (password) =>
+      openDocument(job, fileSystemDocuments, password, check),
+    );
     if (opened.pdf && (await certificationLevel(opened.pdf, (await opened.pdf.catalog()).dict)) !== undefined) {
       // Only a warning: a document verify cannot read through is still signed as it would have been.
       // Verify's code loads only here: most documents are not certified, and it is not small.
       const { brokenCertification } = await import('../core/verify/pdf.js');
-      const broken = await brokenCertification(opened.source, job.input, { now: ctx.clock.now(), password: passwords.for(job.input) }).catch(() => undefined);
-      if (broken) ctx.io.warn(`${job.input}: its certification is already broken (${broken}); a new signature does not mend it.`);
+      const broken = await brokenCertification(opened.source, job.input, {
+        now: ctx.clock.now(),
+        password: passwords.for(job.input),
+      }).catch(() => undefined);
+      if (broken)
+        ctx.io.warn(`${job.input}: its certification is already broken (${broken}); a new signature does not mend it.`);
     }
     if (index < MAX_HASHES_PER_AUTHORIZATION) held.set(job.input, opened);
     else await opened.source.close();
@@ -126,7 +153,9 @@ async function checkInputs(planned: JobList, passwords: PdfPasswords, held: Map<
   // so the first bad input named is the first in the list.
   for (let start = 0; start < planned.length; start += CHECK_SLICE) {
     const slice = planned.slice(start, start + CHECK_SLICE);
-    const outcomes = await mapConcurrently(slice, PREPARE_CONCURRENCY, (job, index) => settle(checkOne(job, start + index)));
+    const outcomes = await mapConcurrently(slice, PREPARE_CONCURRENCY, (job, index) =>
+      settle(checkOne(job, start + index)),
+    );
     for (const [index, outcome] of outcomes.entries()) {
       if (outcome.status === 'fulfilled') continue;
       if (!options.continueOnError) throw outcome.reason;
@@ -138,7 +167,15 @@ async function checkInputs(planned: JobList, passwords: PdfPasswords, held: Map<
 /** A document of a window: prepared for signing, or already signed by an earlier run (--skip-existing). */
 type WindowEntry = { prepared: PreparedDocument } | { skipped: SignJob };
 
-async function signChecked(jobs: JobList, held: Map<string, OpenedDocument>, tally: BatchTally, profile: ResolvedProfile, options: SignCommandOptions, passwords: PdfPasswords, ctx: Context): Promise<void> {
+async function signChecked(
+  jobs: JobList,
+  held: Map<string, OpenedDocument>,
+  tally: BatchTally,
+  profile: ResolvedProfile,
+  options: SignCommandOptions,
+  passwords: PdfPasswords,
+  ctx: Context,
+): Promise<void> {
   if (options.outputDir && !options.prepare && jobs.length > 0) await createOutputDir(options.outputDir);
   const level = chooseLevel(options.level, profile);
   const longTerm = level === 'B-LT' || level === 'B-LTA';
@@ -148,9 +185,16 @@ async function signChecked(jobs: JobList, held: Map<string, OpenedDocument>, tal
   // The split flow and the TSA client load only when used: a plain B-B run is the one to keep quick.
   const split = options.prepare ? await import('./sign-split.js') : undefined;
   if (split && (await split.splitServiceSignIn(signing, options, ctx))) return;
-  const credential = await withCompleteChain(await chooseCredential(options.credential ?? profile.settings.credential, signing, ctx, options.digest), profile, ctx);
+  const credential = await withCompleteChain(
+    await chooseCredential(options.credential ?? profile.settings.credential, signing, ctx, options.digest),
+    profile,
+    ctx,
+  );
   if (!split) await readyToAuthorize(credential, signing, ctx);
-  const signOptions: SignOptions = { ...signOptionsFrom(options, level, ctx.clock.now(), signerName(credential), credential.credentialID), pdfPassword: (input) => passwords.for(input) };
+  const signOptions: SignOptions = {
+    ...signOptionsFrom(options, level, ctx.clock.now(), signerName(credential), credential.credentialID),
+    pdfPassword: (input) => passwords.for(input),
+  };
   signOptions.appearance = await loadAppearanceAssets(signOptions.pdf?.visible);
   // The signer's name comes from the certificate: a character the font lacks is refused before any approval.
   assertAppearanceDrawable(signOptions.pdf?.visible, signOptions.appearance);
@@ -175,23 +219,33 @@ async function signChecked(jobs: JobList, held: Map<string, OpenedDocument>, tal
       pending.delete(document);
       await document.output?.abort();
     }
-    if (!options.continueOnError || (isEsignError(error) && (/^(AUTH_|CONFIG_|USAGE$|INTERRUPTED$)/.test(error.code) || error.details?.['diskFull']))) throw error;
+    if (
+      !options.continueOnError ||
+      (isEsignError(error) && (/^(AUTH_|CONFIG_|USAGE$|INTERRUPTED$)/.test(error.code) || error.details?.['diskFull']))
+    )
+      throw error;
     tally.failed(job.input, error);
   };
   const prepareOne = async (job: SignJob): Promise<WindowEntry> => {
     const opened = held.get(job.input);
     held.delete(job.input);
     if (options.skipExisting && signer && (await outputExists(job.output))) {
-      const existing = await existingSignature(job, signer, fileSystemDocuments, passwords.for(job.input)).catch((error: unknown) => ({ signed: false as const, reason: errorText(error) }));
+      const existing = await existingSignature(job, signer, fileSystemDocuments, passwords.for(job.input)).catch(
+        (error: unknown) => ({ signed: false as const, reason: errorText(error) }),
+      );
       if (existing.signed) {
         await opened?.source.close();
         return { skipped: job };
       }
       if (!options.force) {
         await opened?.source.close();
-        throw new EsignError('OUTPUT_EXISTS', `${job.output} already exists and is not a signature of ${job.input} by ${credential.credentialID} (${existing.reason}); esign does not overwrite it unasked.`, {
-          hint: 'Pass --force as well to sign it again over the old output, or move the old output away.',
-        });
+        throw new EsignError(
+          'OUTPUT_EXISTS',
+          `${job.output} already exists and is not a signature of ${job.input} by ${credential.credentialID} (${existing.reason}); esign does not overwrite it unasked.`,
+          {
+            hint: 'Pass --force as well to sign it again over the old output, or move the old output away.',
+          },
+        );
       }
     }
     const prepared = await prepareDocument(job, credential, documents, signOptions, opened);
@@ -228,7 +282,15 @@ async function signChecked(jobs: JobList, held: Map<string, OpenedDocument>, tal
       : undefined;
     let results: BatchResult[];
     try {
-      results = await signBatch(window, credential, signing, tsa, level, { signed: () => progress.resume() }, writeAhead);
+      results = await signBatch(
+        window,
+        credential,
+        signing,
+        tsa,
+        level,
+        { signed: () => progress.resume() },
+        writeAhead,
+      );
     } catch (error) {
       progress.resume();
       for (const document of window) await fail(document.job, error, document);
@@ -244,7 +306,14 @@ async function signChecked(jobs: JobList, held: Map<string, OpenedDocument>, tal
       if (result.status === 'rejected') return result;
       return settle(
         (async () => {
-          const written = await completeDocument(document, credential, result.value, signOptions, writeDetachedSignature, extend);
+          const written = await completeDocument(
+            document,
+            credential,
+            result.value,
+            signOptions,
+            writeDetachedSignature,
+            extend,
+          );
           pending.delete(document);
           document.update = undefined;
           document.outputHash = undefined;
@@ -294,7 +363,8 @@ async function signChecked(jobs: JobList, held: Map<string, OpenedDocument>, tal
  * PIN and OTP can be had, or, for a browser approval, a person can finish it here.
  */
 export async function readyToAuthorize(credential: SigningCredential, signing: CscClient, ctx: Context): Promise<void> {
-  if (credential.authMode === 'oauth2code') await ctx.assertBrowserStepPossible('approval of the signatures', { approval: true });
+  if (credential.authMode === 'oauth2code')
+    await ctx.assertBrowserStepPossible('approval of the signatures', { approval: true });
   await signing.readyToAuthorize(credential);
 }
 
@@ -307,8 +377,18 @@ export async function readyToAuthorize(credential: SigningCredential, signing: C
 function prepareAppearanceAhead(options: SignCommandOptions, ctx: Context): void {
   const now = ctx.clock.now();
   const visible = signOptionsFrom(options, 'B-B', now).pdf?.visible;
-  if (!visible || signOptionsFrom(options, 'B-B', now, 'signer', 'credential').pdf?.visible?.lines.join('\n') !== visible.lines.join('\n')) return;
-  setImmediate(() => void loadAppearanceAssets(visible).then((assets) => assets?.font.prepareSubset(visible.lines)).catch(() => undefined));
+  if (
+    !visible ||
+    signOptionsFrom(options, 'B-B', now, 'signer', 'credential').pdf?.visible?.lines.join('\n') !==
+      visible.lines.join('\n')
+  )
+    return;
+  setImmediate(
+    () =>
+      void loadAppearanceAssets(visible)
+        .then((assets) => assets?.font.prepareSubset(visible.lines))
+        .catch(() => undefined),
+  );
 }
 
 /**
@@ -355,7 +435,13 @@ export function signerName(credential: CredentialInfo): string {
   return /(?:^|\n)CN=([^\n]+)/.exec(subject)?.[1] ?? credential.credentialID;
 }
 
-export function signOptionsFrom(options: SignCommandOptions, level: SignatureLevel, signingTime: Date, signer = '', credentialID = ''): SignOptions {
+export function signOptionsFrom(
+  options: SignCommandOptions,
+  level: SignatureLevel,
+  signingTime: Date,
+  signer = '',
+  credentialID = '',
+): SignOptions {
   const pdf: SignOptions['pdf'] = {
     reason: options.reason,
     location: options.location,
@@ -364,10 +450,25 @@ export function signOptionsFrom(options: SignCommandOptions, level: SignatureLev
     fieldName: options.field,
     certify: options.certify === undefined ? undefined : CERTIFY_LEVEL[options.certify],
   };
-  const appearanceOnly = [options.font && '--font', options.image && '--image', options.appearanceText !== undefined && '--appearance-text'].filter(Boolean);
-  if (!options.visible && appearanceOnly.length > 0) throw new EsignError('USAGE', `${appearanceOnly.join(', ')} shape${appearanceOnly.length > 1 ? '' : 's'} a visible signature.`, { hint: 'Add --visible.' });
+  const appearanceOnly = [
+    options.font && '--font',
+    options.image && '--image',
+    options.appearanceText !== undefined && '--appearance-text',
+  ].filter(Boolean);
+  if (!options.visible && appearanceOnly.length > 0)
+    throw new EsignError(
+      'USAGE',
+      `${appearanceOnly.join(', ')} shape${appearanceOnly.length > 1 ? '' : 's'} a visible signature.`,
+      { hint: 'Add --visible.' },
+    );
   if (options.visible) {
-    const values = { name: options.name ?? signer, date: `${signingTime.toISOString().replace('T', ' ').slice(0, 19)} UTC`, reason: options.reason ?? '', location: options.location ?? '', credential: credentialID };
+    const values = {
+      name: options.name ?? signer,
+      date: `${signingTime.toISOString().replace('T', ' ').slice(0, 19)} UTC`,
+      reason: options.reason ?? '',
+      location: options.location ?? '',
+      credential: credentialID,
+    };
     pdf.visible = {
       page: options.page ?? 1,
       rect: options.rect ?? [36, 36, 286, 106],
@@ -385,21 +486,32 @@ const CERTIFY_LEVEL = { 'no-changes': 1, 'form-filling': 2, annotations: 3 } as 
  * The credential to sign with: the one named, else the only enabled one, else a prompt on a TTY.
  * It must be enabled; its chain comes from credentials/info.
  */
-export async function chooseCredential(named: string | undefined, signing: CscClient, ctx: Context, digest?: DigestName): Promise<CredentialInfo & SigningCredential> {
+export async function chooseCredential(
+  named: string | undefined,
+  signing: CscClient,
+  ctx: Context,
+  digest?: DigestName,
+): Promise<CredentialInfo & SigningCredential> {
   let id = named;
   if (!id) {
     const ids = await signing.listCredentialIDs();
     const infos = await Promise.all(ids.map((candidate) => signing.credentialInfo(candidate)));
     const enabled = infos.filter((info) => info.status === 'enabled');
     if (enabled.length === 1) return signing.forSigning(enabled[0]!, digest);
-    if (enabled.length === 0) throw new EsignError('CREDENTIAL_NOT_FOUND', 'You have no enabled signing credential.', { hint: 'Ask the service operator, or check `esign credentials list`.' });
+    if (enabled.length === 0)
+      throw new EsignError('CREDENTIAL_NOT_FOUND', 'You have no enabled signing credential.', {
+        hint: 'Ask the service operator, or check `esign credentials list`.',
+      });
     if (!ctx.io.canPrompt) {
       throw new EsignError('CREDENTIAL_AMBIGUOUS', `You have ${enabled.length} enabled credentials and no default.`, {
         hint: `Pass --credential ID (one of ${enabled.map((info) => info.credentialID).join(', ')}), or set a default with \`esign credentials use ID\`.`,
       });
     }
     const { select } = await import('@inquirer/prompts');
-    id = await select({ message: 'Sign with which credential?', choices: enabled.map((info) => ({ name: info.credentialID, value: info.credentialID })) });
+    id = await select({
+      message: 'Sign with which credential?',
+      choices: enabled.map((info) => ({ name: info.credentialID, value: info.credentialID })),
+    });
   }
   const info = await signing.credentialInfo(id);
   if (info.status !== 'enabled') {
@@ -422,20 +534,33 @@ function report(ctx: Context, result: SignedDocument, credentialID: string, exte
       bytes: result.bytes,
       sha256: result.sha256,
       ...(result.timestampTime ? { timestamp: result.timestampTime.toISOString() } : {}),
-      ...(extension ? { dss: extension.added, ...(extension.archiveTimestamp ? { archiveTimestamp: extension.archiveTimestamp.toISOString() } : {}), warnings: extension.warnings } : {}),
+      ...(extension
+        ? {
+            dss: extension.added,
+            ...(extension.archiveTimestamp ? { archiveTimestamp: extension.archiveTimestamp.toISOString() } : {}),
+            warnings: extension.warnings,
+          }
+        : {}),
     },
-    () => `✓ ${result.input} → ${result.output} (${result.kind === 'pdf' ? 'PAdES' : 'CAdES'} ${result.level}, ${formatBytes(result.bytes)})`,
+    () =>
+      `✓ ${result.input} → ${result.output} (${result.kind === 'pdf' ? 'PAdES' : 'CAdES'} ${result.level}, ${formatBytes(result.bytes)})`,
   );
 }
 
 /** B-LT and B-LTA are PAdES levels: PDFs only, and not through the split flow (extend after --complete). */
 function refuseLongTermFor(jobs: JobList, level: SignatureLevel, options: SignCommandOptions): void {
   if (options.prepare) {
-    throw new EsignError('USAGE', `The split flow signs at B-B or B-T; level ${level} is added afterwards.`, { hint: `Sign with --prepare/--complete at B-T, then run \`esign extend FILE --level ${level}\`.` });
+    throw new EsignError('USAGE', `The split flow signs at B-B or B-T; level ${level} is added afterwards.`, {
+      hint: `Sign with --prepare/--complete at B-T, then run \`esign extend FILE --level ${level}\`.`,
+    });
   }
   for (const job of jobs) {
     if (job.kind === 'pdf') continue;
-    throw new EsignError('USAGE', `Level ${level} applies to PDFs (PAdES) only; ${job.input} would get a CAdES signature.`, { hint: 'Sign other files with --level B-T, or sign the PDFs separately.' });
+    throw new EsignError(
+      'USAGE',
+      `Level ${level} applies to PDFs (PAdES) only; ${job.input} would get a CAdES signature.`,
+      { hint: 'Sign other files with --level B-T, or sign the PDFs separately.' },
+    );
   }
 }
 
@@ -452,30 +577,66 @@ async function longTermExtender(
   level: 'B-LT' | 'B-LTA',
   tsa: TimestampAuthority | undefined,
   passwords: PdfPasswords,
-): Promise<{ forWindow: (signer: readonly Uint8Array[], signed: readonly BatchResult[]) => Promise<ExtendSigned>; results: Map<string, ExtensionResult> }> {
-  const [{ extendPdf, appendedSource, collectValidationData, RevocationCache, tokenTarget }, { createRevocationClient }] = await Promise.all([
-    import('../core/ltv/index.js'),
-    import('../io/revocation-client.js'),
-  ]);
+): Promise<{
+  forWindow: (signer: readonly Uint8Array[], signed: readonly BatchResult[]) => Promise<ExtendSigned>;
+  results: Map<string, ExtensionResult>;
+}> {
+  const [
+    { extendPdf, appendedSource, collectValidationData, RevocationCache, tokenTarget },
+    { createRevocationClient },
+  ] = await Promise.all([import('../core/ltv/index.js'), import('../io/revocation-client.js')]);
   const fetcher = createRevocationClient(ctx);
   /** The TSA chain of a signature's timestamp as the TSA client read it; parsed from the token only where it was not. */
-  const timestampTarget = ({ timestampCertificates: chain, timestampToken: token, timestampTime: usedAt }: SignedValue): ChainTarget[] =>
-    chain?.[0] ? [{ role: 'tsa', leaf: chain[0], pool: chain, usedAt }] : token ? tokenTarget(token, { genTime: usedAt }) : [];
+  const timestampTarget = ({
+    timestampCertificates: chain,
+    timestampToken: token,
+    timestampTime: usedAt,
+  }: SignedValue): ChainTarget[] =>
+    chain?.[0]
+      ? [{ role: 'tsa', leaf: chain[0], pool: chain, usedAt }]
+      : token
+        ? tokenTarget(token, { genTime: usedAt })
+        : [];
   const results = new Map<string, ExtensionResult>();
   const tokenRoom = { bytes: 0 };
   const forWindow = async (signer: readonly Uint8Array[], signed: readonly BatchResult[]): Promise<ExtendSigned> => {
-    const times = signed.flatMap((result) => (result.status === 'fulfilled' && result.value.timestampTime ? [result.value.timestampTime] : []));
-    const first = signed.find((result) => result.status === 'fulfilled' && (result.value.timestampCertificates?.[0] ?? result.value.timestampToken));
+    const times = signed.flatMap((result) =>
+      result.status === 'fulfilled' && result.value.timestampTime ? [result.value.timestampTime] : [],
+    );
+    const first = signed.find(
+      (result) =>
+        result.status === 'fulfilled' && (result.value.timestampCertificates?.[0] ?? result.value.timestampToken),
+    );
     const stamp = first?.status === 'fulfilled' ? first.value : undefined;
     const earliest = times.length > 0 ? new Date(Math.min(...times.map(Number))) : undefined;
-    const cache = new RevocationCache(fetcher, { now: () => ctx.clock.now(), issuedAfter: times.length > 0 ? new Date(Math.max(...times.map(Number))) : undefined });
+    const cache = new RevocationCache(fetcher, {
+      now: () => ctx.clock.now(),
+      issuedAfter: times.length > 0 ? new Date(Math.max(...times.map(Number))) : undefined,
+    });
     // The window's certificates, fetched for all at once; a failure here is each document's to report.
-    const targets = [...(signer[0] ? [{ role: 'signer' as const, leaf: signer[0], pool: [...signer], usedAt: earliest }] : []), ...(stamp ? timestampTarget(stamp) : [])];
+    const targets = [
+      ...(signer[0] ? [{ role: 'signer' as const, leaf: signer[0], pool: [...signer], usedAt: earliest }] : []),
+      ...(stamp ? timestampTarget(stamp) : []),
+    ];
     await collectValidationData(targets, fetcher, [], cache).catch(() => undefined);
     const certificates = [...signer];
     return async ({ input, original, tail, hash, cms, value, signatureObject }) => {
-      const known = { cms, certificates, signerCertificate: signer[0], timestampToken: value.timestampToken, timestampTarget: timestampTarget(value)[0], objectNumber: signatureObject };
-      const result = await extendPdf(appendedSource(original, tail), hash, level, { fetcher, tsa, password: passwords.for(input), cache, known, tokenRoom });
+      const known = {
+        cms,
+        certificates,
+        signerCertificate: signer[0],
+        timestampToken: value.timestampToken,
+        timestampTarget: timestampTarget(value)[0],
+        objectNumber: signatureObject,
+      };
+      const result = await extendPdf(appendedSource(original, tail), hash, level, {
+        fetcher,
+        tsa,
+        password: passwords.for(input),
+        cache,
+        known,
+        tokenRoom,
+      });
       results.set(input, result);
       return result.tail;
     };
@@ -490,8 +651,6 @@ export function formatBytes(bytes: number): string {
   return `${(bytes / 1024 / 1024 / 1024).toFixed(2)} GiB`;
 }
 
-
 export function sha256Hex(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
-

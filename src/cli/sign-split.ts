@@ -15,7 +15,18 @@ import type { CredentialInfo } from '../core/csc/shapes.js';
 import type { SigningCredential } from '../core/ports.js';
 import { SIGNATURE_LEVELS, type SignatureLevel } from '../core/profile.js';
 import { loadAppearanceAssets } from './appearance-assets.js';
-import { batches, completeDocument, hashSource, mapConcurrently, prepareDocument, timestampSignatures, type DocumentFiles, type PreparedDocument, type SignJob, type SignOptions } from '../core/sign-workflow.js';
+import {
+  batches,
+  completeDocument,
+  hashSource,
+  mapConcurrently,
+  prepareDocument,
+  timestampSignatures,
+  type DocumentFiles,
+  type PreparedDocument,
+  type SignJob,
+  type SignOptions,
+} from '../core/sign-workflow.js';
 import { writeBytesAtomically } from '../io/atomic-write.js';
 import type { CscClient } from '../io/csc-client.js';
 import { createOutputDir, fileSystemDocuments, writeDetachedSignature } from '../io/document-files.js';
@@ -54,25 +65,59 @@ interface SignInState {
  * asked for (an invisible one for a --visible). Secrets and files are not among them.
  */
 const REMEMBERED_OPTIONS = [
-  'credential', 'output', 'outputDir', 'force', 'level', 'digest', 'reason', 'location', 'contactInfo', 'name', 'field', 'visible', 'page', 'rect',
-  'font', 'image', 'imagePosition', 'appearanceText', 'certify', 'continueOnError', 'skipExisting', 'upload', 'overwrite',
+  'credential',
+  'output',
+  'outputDir',
+  'force',
+  'level',
+  'digest',
+  'reason',
+  'location',
+  'contactInfo',
+  'name',
+  'field',
+  'visible',
+  'page',
+  'rect',
+  'font',
+  'image',
+  'imagePosition',
+  'appearanceText',
+  'certify',
+  'continueOnError',
+  'skipExisting',
+  'upload',
+  'overwrite',
 ] as const satisfies ReadonlyArray<keyof SignCommandOptions>;
 type RememberedOption = (typeof REMEMBERED_OPTIONS)[number];
 
 function rememberedOptions(command: SignCommandOptions): Partial<Record<RememberedOption, unknown>> {
-  return Object.fromEntries(REMEMBERED_OPTIONS.filter((key) => command[key] !== undefined).map((key) => [key, command[key]]));
+  return Object.fromEntries(
+    REMEMBERED_OPTIONS.filter((key) => command[key] !== undefined).map((key) => [key, command[key]]),
+  );
 }
 
 /** Refuses a second run that leaves out or changes an option the first one gave; options it adds are its own. */
-function assertSameOptions(then: Partial<Record<RememberedOption, unknown>>, command: SignCommandOptions, state: string): void {
+function assertSameOptions(
+  then: Partial<Record<RememberedOption, unknown>>,
+  command: SignCommandOptions,
+  state: string,
+): void {
   const now = rememberedOptions(command);
   const flag = (key: string) => `--${key.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
-  const shown = (value: unknown) => (value === true ? '' : ` ${Array.isArray(value) ? value.join(',') : JSON.stringify(value)}`);
-  const changed = (Object.keys(then) as RememberedOption[]).filter((key) => then[key] !== false && JSON.stringify(then[key]) !== JSON.stringify(now[key]));
+  const shown = (value: unknown) =>
+    value === true ? '' : ` ${Array.isArray(value) ? value.join(',') : JSON.stringify(value)}`;
+  const changed = (Object.keys(then) as RememberedOption[]).filter(
+    (key) => then[key] !== false && JSON.stringify(then[key]) !== JSON.stringify(now[key]),
+  );
   if (changed.length === 0) return;
-  throw new EsignError('USAGE', `The sign-in in ${state} was begun by a --prepare run with ${changed.map((key) => `${flag(key)}${shown(then[key])}`).join(', ')}; this run ${changed.length === 1 ? 'has it' : 'has them'} otherwise, and would prepare other signatures.`, {
-    hint: 'Run the first --prepare command again, as it was, adding --redirect-url; or start afresh without --redirect-url.',
-  });
+  throw new EsignError(
+    'USAGE',
+    `The sign-in in ${state} was begun by a --prepare run with ${changed.map((key) => `${flag(key)}${shown(then[key])}`).join(', ')}; this run ${changed.length === 1 ? 'has it' : 'has them'} otherwise, and would prepare other signatures.`,
+    {
+      hint: 'Run the first --prepare command again, as it was, adding --redirect-url; or start afresh without --redirect-url.',
+    },
+  );
 }
 
 /** The state file once the hashes wait for approval. */
@@ -123,23 +168,39 @@ async function signedInOrCanSignIn(signing: CscClient, ctx: Context): Promise<bo
  * sign-in, finishes it and returns false, so `--prepare` goes on; likewise when a token is cached
  * or a browser step can happen here.
  */
-export async function splitServiceSignIn(signing: CscClient, command: SignCommandOptions, ctx: Context): Promise<boolean> {
+export async function splitServiceSignIn(
+  signing: CscClient,
+  command: SignCommandOptions,
+  ctx: Context,
+): Promise<boolean> {
   const profile = await ctx.profile();
   if (profile.sandbox?.embedded) {
-    throw new EsignError('USAGE', 'The split flow on the sandbox needs a running sandbox: its URLs would point at emulators that stop with this command.', {
-      hint: 'Start one with `esign sandbox start`, then run this again.',
-    });
+    throw new EsignError(
+      'USAGE',
+      'The split flow on the sandbox needs a running sandbox: its URLs would point at emulators that stop with this command.',
+      {
+        hint: 'Start one with `esign sandbox start`, then run this again.',
+      },
+    );
   }
   // The state file is read only to finish a sign-in; otherwise it is about to be written afresh.
   if (command.redirectUrl.length > 0 || command.code) {
     const pending = await readStateFile(command.state!);
     if (pending.kind !== 'service-sign-in') {
-      throw new EsignError('USAGE', `${command.state} holds prepared signatures, not a pending sign-in: --redirect-url goes with --complete.`, {
-        hint: `Run: esign sign --complete --state ${command.state} --redirect-url URL`,
-      });
+      throw new EsignError(
+        'USAGE',
+        `${command.state} holds prepared signatures, not a pending sign-in: --redirect-url goes with --complete.`,
+        {
+          hint: `Run: esign sign --complete --state ${command.state} --redirect-url URL`,
+        },
+      );
     }
     if (pending.profile !== profile.name) {
-      throw new EsignError('STATE_FILE_INVALID', `The sign-in in ${command.state} was started with profile ${pending.profile}, not ${profile.name}.`, { hint: `Pass --profile ${pending.profile}.` });
+      throw new EsignError(
+        'STATE_FILE_INVALID',
+        `The sign-in in ${command.state} was started with profile ${pending.profile}, not ${profile.name}.`,
+        { hint: `Pass --profile ${pending.profile}.` },
+      );
     }
     if (pending.options) assertSameOptions(pending.options, command, command.state!);
     const { signIn } = pending;
@@ -151,7 +212,14 @@ export async function splitServiceSignIn(signing: CscClient, command: SignComman
   const redirectUri = splitRedirectUri(profile.settings.redirectUri);
   const state = randomState();
   const { url, codeVerifier } = signing.startServiceSignIn(redirectUri, state);
-  const saved: SignInState = { version: STATE_VERSION, kind: 'service-sign-in', profile: profile.name, signIn: { state, redirectUri, codeVerifier }, options: rememberedOptions(command), createdAt: ctx.clock.now().toISOString() };
+  const saved: SignInState = {
+    version: STATE_VERSION,
+    kind: 'service-sign-in',
+    profile: profile.name,
+    signIn: { state, redirectUri, codeVerifier },
+    options: rememberedOptions(command),
+    createdAt: ctx.clock.now().toISOString(),
+  };
   await saveState(command.state!, saved);
   const next = `esign sign --prepare --state ${command.state} --redirect-url "<the URL the browser was sent to>" FILES…`;
   ctx.io.essential({ state: command.state, signInUrl: url, redirectUri, next }, () =>
@@ -174,18 +242,29 @@ export async function runSplitPrepare(
   command: SignCommandOptions,
   ctx: Context,
 ): Promise<void> {
-  const prepared = await mapConcurrently(jobs, 2, (job) => prepareDocument(job, credential, hashOnlyDocuments, options));
+  const prepared = await mapConcurrently(jobs, 2, (job) =>
+    prepareDocument(job, credential, hashOnlyDocuments, options),
+  );
   const profile = await ctx.profile();
-  if (credential.authMode !== 'oauth2code') return savePreparedForAuthorize(prepared, credential, options, profile.name, command, ctx);
+  if (credential.authMode !== 'oauth2code')
+    return savePreparedForAuthorize(prepared, credential, options, profile.name, command, ctx);
   const redirectUri = splitRedirectUri(profile.settings.redirectUri);
   const urls: string[] = [];
   const steps: ApprovalStep[] = [];
   for (const batch of batches(prepared, credential.signaturesPerApproval)) {
     const hashes = batch.map((document) => document.signedAttributes.toBeSignedHash);
     const state = randomState();
-    const { url, codeVerifier } = await signing.credentialAuthorizationUrl(credential.credentialID, hashes, redirectUri, state);
+    const { url, codeVerifier } = await signing.credentialAuthorizationUrl(
+      credential.credentialID,
+      hashes,
+      redirectUri,
+      state,
+    );
     urls.push(url);
-    steps.push({ authorization: { state, redirectUri, codeVerifier }, jobs: batch.map((document) => savedJob(document)) });
+    steps.push({
+      authorization: { state, redirectUri, codeVerifier },
+      jobs: batch.map((document) => savedJob(document)),
+    });
   }
   const saved: SplitState = {
     version: STATE_VERSION,
@@ -201,7 +280,10 @@ export async function runSplitPrepare(
     createdAt: ctx.clock.now().toISOString(),
   };
   await saveState(command.state!, saved);
-  const approvals = steps.map((step, index) => ({ authorizationUrl: urls[index]!, hashes: step.jobs.map((job) => ({ input: job.input, hash: job.hash })) }));
+  const approvals = steps.map((step, index) => ({
+    authorizationUrl: urls[index]!,
+    hashes: step.jobs.map((job) => ({ input: job.input, hash: job.hash })),
+  }));
   const redirectArgs = steps.map((_, index) => `--redirect-url "<URL ${index + 1}>"`).join(' ');
   ctx.io.essential({ state: command.state, redirectUri, credential: credential.credentialID, approvals }, () =>
     [
@@ -223,7 +305,14 @@ export async function runSplitPrepare(
  * --prepare for a credential authorized with credentials/authorize (a seal): nothing to approve in
  * a browser; the state holds the hashes, never a PIN or OTP, and --complete authorizes each step.
  */
-async function savePreparedForAuthorize(prepared: PreparedDocument[], credential: CredentialInfo & SigningCredential, options: SignOptions, profileName: string, command: SignCommandOptions, ctx: Context): Promise<void> {
+async function savePreparedForAuthorize(
+  prepared: PreparedDocument[],
+  credential: CredentialInfo & SigningCredential,
+  options: SignOptions,
+  profileName: string,
+  command: SignCommandOptions,
+  ctx: Context,
+): Promise<void> {
   const steps: ApprovalStep[] = batches(prepared, credential.signaturesPerApproval).map((batch) => ({
     jobs: batch.map((document) => savedJob(document)),
   }));
@@ -242,7 +331,12 @@ async function savePreparedForAuthorize(prepared: PreparedDocument[], credential
   });
   const files = prepared.length;
   ctx.io.essential(
-    { state: command.state, credential: credential.credentialID, authorizedWith: 'credentials/authorize', steps: steps.map((step) => ({ hashes: step.jobs.map((job) => ({ input: job.input, hash: job.hash })) })) },
+    {
+      state: command.state,
+      credential: credential.credentialID,
+      authorizedWith: 'credentials/authorize',
+      steps: steps.map((step) => ({ hashes: step.jobs.map((job) => ({ input: job.input, hash: job.hash })) })),
+    },
     () =>
       `Prepared ${files} file${files === 1 ? '' : 's'}; state saved in ${command.state}. The credential ${credential.credentialID} is authorized with its PIN${credential.otp ? ' and one-time password' : ''}, not in a browser: ` +
       `run esign sign --complete --state ${command.state} (with ESIGN_CREDENTIAL_PIN${credential.otp?.type === 'offline' ? ' and ESIGN_TOTP_SECRET' : ''} set, or at a terminal).`,
@@ -274,27 +368,59 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
   }
   const profile = await ctx.profile();
   if (profile.name !== state.profile) {
-    throw new EsignError('STATE_FILE_INVALID', `The state file was prepared with profile ${state.profile}, not ${profile.name}.`, { hint: `Pass --profile ${state.profile}.` });
+    throw new EsignError(
+      'STATE_FILE_INVALID',
+      `The state file was prepared with profile ${state.profile}, not ${profile.name}.`,
+      { hint: `Pass --profile ${state.profile}.` },
+    );
   }
   const byBrowser = (state.authMode ?? 'oauth2code') === 'oauth2code';
   // The steps approved so far; the others stay in the state file for a later --complete.
-  const codes = byBrowser ? codesFor(command, state.steps.map((step) => step.authorization!), 'approval of the prepared signatures') : state.steps.map(() => undefined);
-  const chosen = state.steps.flatMap((step, index) => (byBrowser && codes[index] === undefined ? [] : [{ step, code: codes[index] }]));
+  const codes = byBrowser
+    ? codesFor(
+        command,
+        state.steps.map((step) => step.authorization!),
+        'approval of the prepared signatures',
+      )
+    : state.steps.map(() => undefined);
+  const chosen = state.steps.flatMap((step, index) =>
+    byBrowser && codes[index] === undefined ? [] : [{ step, code: codes[index] }],
+  );
   // The state never holds a PIN or OTP: they are given again here.
   const signing = await createCscClient(ctx, profile, byBrowser ? undefined : await authorizationFactors(command, ctx));
   // Checked before the codes are spent: each can be exchanged for a SAD only once.
   if (!(await signedInOrCanSignIn(signing, ctx))) {
-    throw new EsignError('AUTH_BROWSER_FAILED', 'The sign-in to the signing service that --prepare used is not on this machine or has expired (it lasts an hour).', {
-      hint: 'Run --complete where --prepare ran (the same ESIGN_CONFIG_DIR) within the hour, or run --prepare again.',
-    });
+    throw new EsignError(
+      'AUTH_BROWSER_FAILED',
+      'The sign-in to the signing service that --prepare used is not on this machine or has expired (it lasts an hour).',
+      {
+        hint: 'Run --complete where --prepare ran (the same ESIGN_CONFIG_DIR) within the hour, or run --prepare again.',
+      },
+    );
   }
-  const credential = await withCompleteChain(signing.forSigning(await signing.credentialInfo(state.credentialID), state.digest), profile, ctx);
+  const credential = await withCompleteChain(
+    signing.forSigning(await signing.credentialInfo(state.credentialID), state.digest),
+    profile,
+    ctx,
+  );
   if (!byBrowser) await signing.readyToAuthorize(credential);
   // Storage is opened before any code is spent, so a missing login shows at once.
-  const upload = command.upload ? await outputUploader(ctx, chosen.flatMap(({ step }) => step.jobs), command.overwrite) : undefined;
+  const upload = command.upload
+    ? await outputUploader(
+        ctx,
+        chosen.flatMap(({ step }) => step.jobs),
+        command.overwrite,
+      )
+    : undefined;
   // The state never holds a PDF password: it is given again here (ESIGN_PDF_PASSWORD, --password-file, the terminal).
   const passwords = await PdfPasswords.from(command, ctx);
-  const options: SignOptions = { level: state.level, signingTime: new Date(state.signingTime), pdf: state.pdf, appearance: await loadAppearanceAssets(state.pdf?.visible), overwrite: state.overwrite || command.force };
+  const options: SignOptions = {
+    level: state.level,
+    signingTime: new Date(state.signingTime),
+    pdf: state.pdf,
+    appearance: await loadAppearanceAssets(state.pdf?.visible),
+    overwrite: state.overwrite || command.force,
+  };
   const jobs = chosen.flatMap(({ step }) => step.jobs);
   for (const dir of new Set(jobs.map((job) => dirname(job.output)))) await createOutputDir(dir);
   const prepared: PreparedDocument[] = [];
@@ -303,11 +429,16 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
     // Every input is read again and must give the hash that was approved, before any code is spent.
     for (const job of jobs) {
       const document = await passwords.open(job.input, (password) =>
-        prepareDocument({ input: job.input, output: job.output, kind: job.kind }, credential, fileSystemDocuments, { ...options, pdfPassword: () => password }),
+        prepareDocument({ input: job.input, output: job.output, kind: job.kind }, credential, fileSystemDocuments, {
+          ...options,
+          pdfPassword: () => password,
+        }),
       );
       prepared.push(document);
       if (Buffer.from(document.signedAttributes.toBeSignedHash).toString('base64') !== job.hash) {
-        throw new EsignError('STATE_FILE_INVALID', `${job.input} changed since --prepare: its hash is different now.`, { hint: 'Run --prepare again and approve the new hashes.' });
+        throw new EsignError('STATE_FILE_INVALID', `${job.input} changed since --prepare: its hash is different now.`, {
+          hint: 'Run --prepare again and approve the new hashes.',
+        });
       }
     }
     const tsa = options.level === 'B-B' ? undefined : createTsaClient(ctx, profile);
@@ -316,15 +447,35 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
       const documents = prepared.slice(offset, (offset += step.jobs.length));
       const hashes = documents.map((document) => document.signedAttributes.toBeSignedHash);
       const signatures = step.authorization
-        ? await signing.signWithAuthorizationCode(credential, hashes, code!, step.authorization.redirectUri, step.authorization.codeVerifier)
+        ? await signing.signWithAuthorizationCode(
+            credential,
+            hashes,
+            code!,
+            step.authorization.redirectUri,
+            step.authorization.codeVerifier,
+          )
         : await signing.signHashes(credential, hashes);
-      const values = await timestampSignatures(signatures, tsa, options.level, {}, { digest: credential.scheme.digest });
+      const values = await timestampSignatures(
+        signatures,
+        tsa,
+        options.level,
+        {},
+        { digest: credential.scheme.digest },
+      );
       for (const [position, document] of documents.entries()) {
         const value = values[position]!;
         if (value.status === 'rejected') throw value.reason;
         const result = await completeDocument(document, credential, value.value, options, writeDetachedSignature);
         ctx.io.result(
-          { input: result.input, output: result.output, format: result.kind === 'pdf' ? 'PAdES' : 'CAdES', credential: credential.credentialID, level: result.level, bytes: result.bytes, sha256: result.sha256 },
+          {
+            input: result.input,
+            output: result.output,
+            format: result.kind === 'pdf' ? 'PAdES' : 'CAdES',
+            credential: credential.credentialID,
+            level: result.level,
+            bytes: result.bytes,
+            sha256: result.sha256,
+          },
           () => `✓ ${result.input} → ${result.output} (${result.level})`,
         );
         await upload?.(result.output);
@@ -341,8 +492,10 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
     // Done: the pending verifiers go with it.
     await rm(command.state!, { force: true });
   } else {
-    ctx.io.essential({ state: command.state, remainingApprovals: remaining.length }, () =>
-      `${remaining.length} approval${remaining.length === 1 ? '' : 's'} of ${state.steps.length} still to complete: run esign sign --complete --state ${command.state} with their --redirect-url.`,
+    ctx.io.essential(
+      { state: command.state, remainingApprovals: remaining.length },
+      () =>
+        `${remaining.length} approval${remaining.length === 1 ? '' : 's'} of ${state.steps.length} still to complete: run esign sign --complete --state ${command.state} with their --redirect-url.`,
     );
   }
 }
@@ -352,20 +505,33 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
  * `--code` when there is one step, else a `--redirect-url` per approved step, matched to it by
  * `state`, in any order. At least one step must be given.
  */
-function codesFor(command: SignCommandOptions, steps: readonly PendingAuthorization[], purpose: string): Array<string | undefined> {
-  if (command.code && command.redirectUrl.length > 0) throw new EsignError('USAGE', 'Pass either --code or --redirect-url, not both.');
+function codesFor(
+  command: SignCommandOptions,
+  steps: readonly PendingAuthorization[],
+  purpose: string,
+): Array<string | undefined> {
+  if (command.code && command.redirectUrl.length > 0)
+    throw new EsignError('USAGE', 'Pass either --code or --redirect-url, not both.');
   if (command.code) {
-    if (steps.length > 1) throw new EsignError('USAGE', `There are ${steps.length} approvals to finish; --code covers one.`, { hint: 'Pass --redirect-url for each approval instead.' });
+    if (steps.length > 1)
+      throw new EsignError('USAGE', `There are ${steps.length} approvals to finish; --code covers one.`, {
+        hint: 'Pass --redirect-url for each approval instead.',
+      });
     return [command.code];
   }
-  if (command.redirectUrl.length === 0) throw new EsignError('USAGE', 'The split flow needs --redirect-url URL (or --code CODE).', { hint: 'Paste the address the browser was sent to after approving.' });
+  if (command.redirectUrl.length === 0)
+    throw new EsignError('USAGE', 'The split flow needs --redirect-url URL (or --code CODE).', {
+      hint: 'Paste the address the browser was sent to after approving.',
+    });
   const codes: Array<string | undefined> = steps.map(() => undefined);
   for (const raw of command.redirectUrl) {
     let params: URLSearchParams;
     try {
       params = new URL(raw).searchParams;
     } catch {
-      throw new EsignError('USAGE', 'A --redirect-url is not a URL.', { hint: 'Paste the whole address from the browser bar.' });
+      throw new EsignError('USAGE', 'A --redirect-url is not a URL.', {
+        hint: 'Paste the whole address from the browser bar.',
+      });
     }
     const index = steps.findIndex((step) => constantTimeEqual(params.get('state') ?? '', step.state));
     // A state of no step is refused by checkRedirect (AUTH_STATE_MISMATCH), as is an `error` redirect.
@@ -379,18 +545,26 @@ async function readStateFile(path: string): Promise<SignInState | SplitState> {
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new EsignError('STATE_FILE_INVALID', `Could not read the state file ${path}.`, { hint: 'Pass the file written by `esign sign --prepare`.', cause: error });
+    throw new EsignError('STATE_FILE_INVALID', `Could not read the state file ${path}.`, {
+      hint: 'Pass the file written by `esign sign --prepare`.',
+      cause: error,
+    });
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new EsignError('STATE_FILE_INVALID', `The state file ${path} is not JSON.`, { hint: 'Run `esign sign --prepare` again.', cause: error });
+    throw new EsignError('STATE_FILE_INVALID', `The state file ${path} is not JSON.`, {
+      hint: 'Run `esign sign --prepare` again.',
+      cause: error,
+    });
   }
   const state = parsed as Partial<Omit<SignInState, 'kind'> & Omit<SplitState, 'kind'>> & { kind?: string };
   const pending = (value: unknown): boolean => {
     const step = value as Partial<PendingAuthorization> | undefined;
-    return typeof step?.state === 'string' && typeof step.redirectUri === 'string' && typeof step.codeVerifier === 'string';
+    return (
+      typeof step?.state === 'string' && typeof step.redirectUri === 'string' && typeof step.codeVerifier === 'string'
+    );
   };
   const valid =
     state?.version === STATE_VERSION &&
@@ -401,10 +575,19 @@ async function readStateFile(path: string): Promise<SignInState | SplitState> {
         typeof state.credentialID === 'string' &&
         Array.isArray(state.steps) &&
         state.steps.length > 0 &&
-        state.steps.every((step) => Array.isArray(step?.jobs) && ((state.authMode ?? 'oauth2code') === 'oauth2code' ? pending(step.authorization) : step.authorization === undefined)) &&
+        state.steps.every(
+          (step) =>
+            Array.isArray(step?.jobs) &&
+            ((state.authMode ?? 'oauth2code') === 'oauth2code'
+              ? pending(step.authorization)
+              : step.authorization === undefined),
+        ) &&
         SIGNATURE_LEVELS.includes(state.level as SignatureLevel) &&
         (state.digest === undefined || DIGEST_NAMES.includes(state.digest)) &&
         typeof state.signingTime === 'string');
-  if (!valid) throw new EsignError('STATE_FILE_INVALID', `${path} is not an esign state file of this version.`, { hint: 'Run `esign sign --prepare` again.' });
+  if (!valid)
+    throw new EsignError('STATE_FILE_INVALID', `${path} is not an esign state file of this version.`, {
+      hint: 'Run `esign sign --prepare` again.',
+    });
   return state as SignInState | SplitState;
 }

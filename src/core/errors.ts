@@ -244,5 +244,10 @@ export function sentence(text: string): string {
 /** The same error, with the file it is about at the front of the message (batches name their failures). */
 export function naming(input: string, error: unknown): unknown {
   if (!(error instanceof EsignError) || error.message.includes(input)) return error;
-  return new EsignError(error.code, `${input}: ${error.message}`, { hint: error.hint, cause: error, exitCode: error.exitCode, details: error.details });
+  return new EsignError(error.code, `${input}: ${error.message}`, {
+    hint: error.hint,
+    cause: error,
+    exitCode: error.exitCode,
+    details: error.details,
+  });
 }

@@ -17,12 +17,19 @@ export type ExistingSignature = { signed: true } | { signed: false; reason: stri
 /** A detached signature larger than this is not one esign wrote (a chain and a token are a few KB). */
 const MAX_P7S_BYTES = 1024 * 1024;
 
-export async function existingSignature(job: SignJob, signerCertificate: Uint8Array, files: DocumentFiles, password?: string): Promise<ExistingSignature> {
+export async function existingSignature(
+  job: SignJob,
+  signerCertificate: Uint8Array,
+  files: DocumentFiles,
+  password?: string,
+): Promise<ExistingSignature> {
   const input = await files.open(job.input);
   try {
     const output = await files.open(job.output);
     try {
-      return job.kind === 'pdf' ? await pdfSignedAlready(input, output, signerCertificate, password) : await cadesSignedAlready(input, output, signerCertificate);
+      return job.kind === 'pdf'
+        ? await pdfSignedAlready(input, output, signerCertificate, password)
+        : await cadesSignedAlready(input, output, signerCertificate);
     } finally {
       await output.close();
     }
@@ -31,11 +38,17 @@ export async function existingSignature(job: SignJob, signerCertificate: Uint8Ar
   }
 }
 
-async function pdfSignedAlready(input: ByteSource, output: ByteSource, signerCertificate: Uint8Array, password?: string): Promise<ExistingSignature> {
+async function pdfSignedAlready(
+  input: ByteSource,
+  output: ByteSource,
+  signerCertificate: Uint8Array,
+  password?: string,
+): Promise<ExistingSignature> {
   const start = await headerOffset(input);
   const original = input.size - start;
   if (output.size <= original) return { signed: false, reason: 'it is not an update of the input' };
-  if (!(await sameBytes(input, start, output, original))) return { signed: false, reason: 'it does not begin with the input as it is now' };
+  if (!(await sameBytes(input, start, output, original)))
+    return { signed: false, reason: 'it does not begin with the input as it is now' };
   const document = await readPdf(output, { password });
   for (const field of await listSignatureFields(document)) {
     const range = field.byteRange;
@@ -48,7 +61,11 @@ async function pdfSignedAlready(input: ByteSource, output: ByteSource, signerCer
   return { signed: false, reason: 'it holds no signature over the input' };
 }
 
-async function cadesSignedAlready(input: ByteSource, output: ByteSource, signerCertificate: Uint8Array): Promise<ExistingSignature> {
+async function cadesSignedAlready(
+  input: ByteSource,
+  output: ByteSource,
+  signerCertificate: Uint8Array,
+): Promise<ExistingSignature> {
   if (output.size > MAX_P7S_BYTES) return { signed: false, reason: 'it is too large to be a detached signature' };
   const hash = createHash('sha256');
   await hashSource(input, hash);
@@ -62,7 +79,8 @@ function checkCms(cms: Uint8Array, signerCertificate: Uint8Array, contentDigest:
   } catch {
     return { signed: false, reason: 'its signature is not a CMS SignedData' };
   }
-  if (!parsed.signerCertificate || !bytesEqual(parsed.signerCertificate, signerCertificate)) return { signed: false, reason: 'it is signed with another certificate' };
+  if (!parsed.signerCertificate || !bytesEqual(parsed.signerCertificate, signerCertificate))
+    return { signed: false, reason: 'it is signed with another certificate' };
   const check = verifySignerInfo(parsed, { contentDigest });
   return check.valid ? { signed: true } : { signed: false, reason: check.reason };
 }

@@ -6,9 +6,19 @@ describe('resolveSettings', () => {
   it('takes flag over env over profile over default, and records the source', () => {
     const { settings, sources } = resolveSettings({
       flags: { credential: 'from-flag' },
-      env: { ESIGN_CREDENTIAL: 'from-env', ESIGN_CLIENT_ID: 'client-env', ESIGN_TSA_URL: 'https://tsa.one/tss03, https://tsa.two/tss03' },
+      env: {
+        ESIGN_CREDENTIAL: 'from-env',
+        ESIGN_CLIENT_ID: 'client-env',
+        ESIGN_TSA_URL: 'https://tsa.one/tss03, https://tsa.two/tss03',
+      },
       stored: { credential: 'from-profile', clientId: 'client-profile', region: 'eu-west-1', lang: 'nl' },
-      defaults: { credential: 'default', clientId: 'client-default', region: 'us-east-1', lang: 'en', redirectUri: 'http://127.0.0.1:8765/callback' },
+      defaults: {
+        credential: 'default',
+        clientId: 'client-default',
+        region: 'us-east-1',
+        lang: 'en',
+        redirectUri: 'http://127.0.0.1:8765/callback',
+      },
     });
     expect(settings.credential).toBe('from-flag');
     expect(sources.credential).toBe('flag');
@@ -28,7 +38,9 @@ describe('resolveSettings', () => {
   });
 
   it('rejects invalid environment values with CONFIG_INVALID', () => {
-    expect(() => resolveSettings({ env: { ESIGN_LANG: 'fr' } })).toThrowError(expect.objectContaining({ code: 'CONFIG_INVALID' }));
+    expect(() => resolveSettings({ env: { ESIGN_LANG: 'fr' } })).toThrowError(
+      expect.objectContaining({ code: 'CONFIG_INVALID' }),
+    );
   });
 });
 
@@ -69,6 +81,9 @@ describe('parseSettingValue', () => {
 
 describe('parseSecretsFile', () => {
   it('reads NAME=value lines and skips comments', () => {
-    expect(parseSecretsFile('# secrets\nCLIENT_SECRET=abc\n  TSA_PASSWORD = "p w"\nnot a line\n')).toEqual({ CLIENT_SECRET: 'abc', TSA_PASSWORD: 'p w' });
+    expect(parseSecretsFile('# secrets\nCLIENT_SECRET=abc\n  TSA_PASSWORD = "p w"\nnot a line\n')).toEqual({
+      CLIENT_SECRET: 'abc',
+      TSA_PASSWORD: 'p w',
+    });
   });
 });

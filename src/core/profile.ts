@@ -64,7 +64,18 @@ export type ServiceAuthSetting = 'browser' | 'client-credentials' | 'password' |
 export type CscVersionSetting = 'auto' | '0' | '1' | '2';
 
 export type ProfileKey = keyof ProfileSettings;
-type ValueKind = 'url' | 'urls' | 'string' | 'paths' | 'boolean' | 'lang' | 'level' | 'signatureCount' | 'choice' | 'headerName' | 'policy';
+type ValueKind =
+  | 'url'
+  | 'urls'
+  | 'string'
+  | 'paths'
+  | 'boolean'
+  | 'lang'
+  | 'level'
+  | 'signatureCount'
+  | 'choice'
+  | 'headerName'
+  | 'policy';
 
 interface KeySpec {
   kind: ValueKind;
@@ -86,35 +97,91 @@ export const SERVICE_AUTH_SETTINGS: readonly ServiceAuthSetting[] = SETTING_CHOI
 export const CSC_VERSION_SETTINGS: readonly CscVersionSetting[] = SETTING_CHOICES.cscVersion;
 
 export const PROFILE_KEYS: Record<ProfileKey, KeySpec> = {
-  signingBaseUrl: { kind: 'url', env: 'ESIGN_SIGNING_URL', description: 'base URL of the remote signing service (CSC API)' },
-  identityBaseUrl: { kind: 'url', env: 'ESIGN_IDENTITY_URL', description: 'base URL of the identity service (authorize, token)' },
-  identityLegacyBaseUrl: { kind: 'url', env: 'ESIGN_IDENTITY_LEGACY_URL', description: 'base URL of the identity legacy host (/userinfo)' },
-  storageAuthUrl: { kind: 'url', env: 'ESIGN_STORAGE_URL', description: 'base URL of the storage authorization service' },
-  tsaUrls: { kind: 'urls', env: 'ESIGN_TSA_URL', description: 'timestamping endpoint(s), comma-separated, tried in order' },
+  signingBaseUrl: {
+    kind: 'url',
+    env: 'ESIGN_SIGNING_URL',
+    description: 'base URL of the remote signing service (CSC API)',
+  },
+  identityBaseUrl: {
+    kind: 'url',
+    env: 'ESIGN_IDENTITY_URL',
+    description: 'base URL of the identity service (authorize, token)',
+  },
+  identityLegacyBaseUrl: {
+    kind: 'url',
+    env: 'ESIGN_IDENTITY_LEGACY_URL',
+    description: 'base URL of the identity legacy host (/userinfo)',
+  },
+  storageAuthUrl: {
+    kind: 'url',
+    env: 'ESIGN_STORAGE_URL',
+    description: 'base URL of the storage authorization service',
+  },
+  tsaUrls: {
+    kind: 'urls',
+    env: 'ESIGN_TSA_URL',
+    description: 'timestamping endpoint(s), comma-separated, tried in order',
+  },
   clientId: { kind: 'string', env: 'ESIGN_CLIENT_ID', description: 'OAuth client id registered with the services' },
-  redirectUri: { kind: 'url', env: 'ESIGN_REDIRECT_URI', description: 'redirect URI registered with the services: loopback http://127.0.0.1:PORT/PATH, or an https:// page (then esign prints the URL and reads the address the browser lands on)' },
-  tsaUsername: { kind: 'string', env: 'ESIGN_TSA_USERNAME', description: 'timestamping user name (password: ESIGN_TSA_PASSWORD)' },
+  redirectUri: {
+    kind: 'url',
+    env: 'ESIGN_REDIRECT_URI',
+    description:
+      'redirect URI registered with the services: loopback http://127.0.0.1:PORT/PATH, or an https:// page (then esign prints the URL and reads the address the browser lands on)',
+  },
+  tsaUsername: {
+    kind: 'string',
+    env: 'ESIGN_TSA_USERNAME',
+    description: 'timestamping user name (password: ESIGN_TSA_PASSWORD)',
+  },
   tsaPolicy: {
     kind: 'policy',
     env: 'ESIGN_TSA_POLICY',
-    description: 'the TSA policy asked for and required in every timestamp: an OID (default 0.4.0.2023.1.1, the ETSI baseline policy), or any (ask for none and accept the TSA\'s own, as openssl ts does)',
+    description:
+      "the TSA policy asked for and required in every timestamp: an OID (default 0.4.0.2023.1.1, the ETSI baseline policy), or any (ask for none and accept the TSA's own, as openssl ts does)",
   },
-  trustAnchors: { kind: 'paths', env: 'ESIGN_TRUST_ANCHORS', description: 'PEM files of trusted roots, comma-separated' },
+  trustAnchors: {
+    kind: 'paths',
+    env: 'ESIGN_TRUST_ANCHORS',
+    description: 'PEM files of trusted roots, comma-separated',
+  },
   credential: { kind: 'string', env: 'ESIGN_CREDENTIAL', description: 'default signing credential id' },
   lang: { kind: 'lang', env: 'ESIGN_LANG', description: 'language of the browser pages: en or nl' },
   region: { kind: 'string', env: 'ESIGN_S3_REGION', description: 'S3 region for uploads' },
-  identityIssuer: { kind: 'string', env: 'ESIGN_IDENTITY_ISSUER', description: 'expected ID token issuer, when no discovery document exists' },
+  identityIssuer: {
+    kind: 'string',
+    env: 'ESIGN_IDENTITY_ISSUER',
+    description: 'expected ID token issuer, when no discovery document exists',
+  },
   jwksUri: { kind: 'url', env: 'ESIGN_JWKS_URI', description: 'JWKS URL, when no discovery document exists' },
-  clientSecretInBody: { kind: 'boolean', env: 'ESIGN_CLIENT_SECRET_IN_BODY', description: 'also send the client secret in the token request form' },
-  secretsFile: { kind: 'string', env: 'ESIGN_SECRETS_FILE', description: 'file (mode 0600) with CLIENT_SECRET= and TSA_PASSWORD= lines' },
+  clientSecretInBody: {
+    kind: 'boolean',
+    env: 'ESIGN_CLIENT_SECRET_IN_BODY',
+    description: 'also send the client secret in the token request form',
+  },
+  secretsFile: {
+    kind: 'string',
+    env: 'ESIGN_SECRETS_FILE',
+    description: 'file (mode 0600) with CLIENT_SECRET= and TSA_PASSWORD= lines',
+  },
   level: { kind: 'level', env: 'ESIGN_LEVEL', description: 'default signature level: B-B, B-T, B-LT or B-LTA' },
-  cscVersion: { kind: 'choice', choices: SETTING_CHOICES.cscVersion, env: 'ESIGN_CSC_VERSION', description: 'CSC API of the signing service: auto (ask its info), 1 (v1.0.4), 2 (v2) or 0 (v1.0.4 field names on /csc/v0/ paths)' },
+  cscVersion: {
+    kind: 'choice',
+    choices: SETTING_CHOICES.cscVersion,
+    env: 'ESIGN_CSC_VERSION',
+    description:
+      'CSC API of the signing service: auto (ask its info), 1 (v1.0.4), 2 (v2) or 0 (v1.0.4 field names on /csc/v0/ paths)',
+  },
   cscAuthorizationDetails: {
     kind: 'boolean',
     env: 'ESIGN_CSC_AUTHORIZATION_DETAILS',
     description: 'CSC v2: ask for the approval with RFC 9396 authorization_details (documentDigests) instead of hashes',
   },
-  cscSadAsBearer: { kind: 'boolean', env: 'ESIGN_CSC_SAD_AS_BEARER', description: 'CSC v2: send the SAD as the Bearer token of signHash instead of in its body' },
+  cscSadAsBearer: {
+    kind: 'boolean',
+    env: 'ESIGN_CSC_SAD_AS_BEARER',
+    description: 'CSC v2: send the SAD as the Bearer token of signHash instead of in its body',
+  },
   cscMaxSignatures: {
     kind: 'signatureCount',
     env: 'ESIGN_CSC_MAX_SIGNATURES',
@@ -124,26 +191,83 @@ export const PROFILE_KEYS: Record<ProfileKey, KeySpec> = {
     kind: 'choice',
     choices: SETTING_CHOICES.serviceAuth,
     env: 'ESIGN_SERVICE_AUTH',
-    description: 'sign-in to the signing service: browser, client-credentials (ESIGN_CLIENT_ID/ESIGN_CLIENT_SECRET, no browser), password (OAuth password grant with ESIGN_SIGNING_USERNAME/ESIGN_SIGNING_PASSWORD), basic (auth/login with the same) or external (no token: the service is reached through a LAN, VPN or gateway)',
+    description:
+      'sign-in to the signing service: browser, client-credentials (ESIGN_CLIENT_ID/ESIGN_CLIENT_SECRET, no browser), password (OAuth password grant with ESIGN_SIGNING_USERNAME/ESIGN_SIGNING_PASSWORD), basic (auth/login with the same) or external (no token: the service is reached through a LAN, VPN or gateway)',
   },
-  caFile: { kind: 'string', env: 'ESIGN_CA_FILE', description: 'PEM bundle of certificate authorities trusted for TLS besides the system ones (a private CA, a TLS-inspecting proxy)' },
-  clientCert: { kind: 'string', env: 'ESIGN_CLIENT_CERT', description: 'PEM file of the TLS client certificate shown to servers that ask for one (with clientKey)' },
-  clientKey: { kind: 'string', env: 'ESIGN_CLIENT_KEY', description: 'PEM file of the TLS client certificate\'s private key (encrypted: passphrase in ESIGN_CLIENT_KEY_PASSPHRASE)' },
-  oauthUrl: { kind: 'url', env: 'ESIGN_OAUTH_URL', description: 'base URL of the signing service\'s OAuth server ({url}/oauth2/authorize and /oauth2/token), when it is not the API\'s' },
-  oauthAuthorizeUrl: { kind: 'url', env: 'ESIGN_OAUTH_AUTHORIZE_URL', description: 'the OAuth authorization endpoint itself (overrides oauthUrl and the service\'s info)' },
-  oauthTokenUrl: { kind: 'url', env: 'ESIGN_OAUTH_TOKEN_URL', description: 'the OAuth token endpoint itself (overrides oauthUrl and the service\'s info)' },
-  tokenRequest: { kind: 'choice', choices: SETTING_CHOICES.tokenRequest, env: 'ESIGN_TOKEN_REQUEST', description: 'body of the OAuth token request: form (RFC 6749, default) or json' },
+  caFile: {
+    kind: 'string',
+    env: 'ESIGN_CA_FILE',
+    description:
+      'PEM bundle of certificate authorities trusted for TLS besides the system ones (a private CA, a TLS-inspecting proxy)',
+  },
+  clientCert: {
+    kind: 'string',
+    env: 'ESIGN_CLIENT_CERT',
+    description: 'PEM file of the TLS client certificate shown to servers that ask for one (with clientKey)',
+  },
+  clientKey: {
+    kind: 'string',
+    env: 'ESIGN_CLIENT_KEY',
+    description:
+      "PEM file of the TLS client certificate's private key (encrypted: passphrase in ESIGN_CLIENT_KEY_PASSPHRASE)",
+  },
+  oauthUrl: {
+    kind: 'url',
+    env: 'ESIGN_OAUTH_URL',
+    description:
+      "base URL of the signing service's OAuth server ({url}/oauth2/authorize and /oauth2/token), when it is not the API's",
+  },
+  oauthAuthorizeUrl: {
+    kind: 'url',
+    env: 'ESIGN_OAUTH_AUTHORIZE_URL',
+    description: "the OAuth authorization endpoint itself (overrides oauthUrl and the service's info)",
+  },
+  oauthTokenUrl: {
+    kind: 'url',
+    env: 'ESIGN_OAUTH_TOKEN_URL',
+    description: "the OAuth token endpoint itself (overrides oauthUrl and the service's info)",
+  },
+  tokenRequest: {
+    kind: 'choice',
+    choices: SETTING_CHOICES.tokenRequest,
+    env: 'ESIGN_TOKEN_REQUEST',
+    description: 'body of the OAuth token request: form (RFC 6749, default) or json',
+  },
   clientAuth: {
     kind: 'choice',
     choices: SETTING_CHOICES.clientAuth,
     env: 'ESIGN_CLIENT_AUTH',
-    description: 'client authentication at the token endpoint: basic (HTTP Basic, default), body (client_secret in the body) or none (client_id alone)',
+    description:
+      'client authentication at the token endpoint: basic (HTTP Basic, default), body (client_secret in the body) or none (client_id alone)',
   },
-  hashEncoding: { kind: 'choice', choices: SETTING_CHOICES.hashEncoding, env: 'ESIGN_HASH_ENCODING', description: 'hashes in the authorization URL: base64url (the specification, default) or base64' },
-  cscClientData: { kind: 'string', env: 'ESIGN_CSC_CLIENT_DATA', description: 'clientData sent with credentials/list (some providers filter the list by it, e.g. EVCS)' },
-  accountToken: { kind: 'boolean', env: 'ESIGN_ACCOUNT_TOKEN', description: 'on: send a CSC account_token (§8.3.1, HS256 keyed by SHA-256 of the client secret) with every authorization request; needs accountId' },
-  accountId: { kind: 'string', env: 'ESIGN_ACCOUNT_ID', description: 'the Account ID registered with the provider: the sub of the account_token' },
-  apiKeyHeader: { kind: 'headerName', env: 'ESIGN_API_KEY_HEADER', description: 'name of the HTTP header carrying the signing service\'s API key (the key: ESIGN_API_KEY), e.g. x-api-key' },
+  hashEncoding: {
+    kind: 'choice',
+    choices: SETTING_CHOICES.hashEncoding,
+    env: 'ESIGN_HASH_ENCODING',
+    description: 'hashes in the authorization URL: base64url (the specification, default) or base64',
+  },
+  cscClientData: {
+    kind: 'string',
+    env: 'ESIGN_CSC_CLIENT_DATA',
+    description: 'clientData sent with credentials/list (some providers filter the list by it, e.g. EVCS)',
+  },
+  accountToken: {
+    kind: 'boolean',
+    env: 'ESIGN_ACCOUNT_TOKEN',
+    description:
+      'on: send a CSC account_token (§8.3.1, HS256 keyed by SHA-256 of the client secret) with every authorization request; needs accountId',
+  },
+  accountId: {
+    kind: 'string',
+    env: 'ESIGN_ACCOUNT_ID',
+    description: 'the Account ID registered with the provider: the sub of the account_token',
+  },
+  apiKeyHeader: {
+    kind: 'headerName',
+    env: 'ESIGN_API_KEY_HEADER',
+    description:
+      "name of the HTTP header carrying the signing service's API key (the key: ESIGN_API_KEY), e.g. x-api-key",
+  },
 };
 
 export const SIGNATURE_LEVELS = ['B-B', 'B-T', 'B-LT', 'B-LTA'] as const;
@@ -213,7 +337,10 @@ export function parseSettingValue(key: ProfileKey, text: string): ProfileSetting
       throw invalid('expected true or false');
     case 'urls':
     case 'paths': {
-      const items = text.split(',').map((item) => item.trim()).filter(Boolean);
+      const items = text
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean);
       if (spec.kind === 'urls') items.forEach((item) => checkUrl(item, invalid));
       return items;
     }
@@ -224,11 +351,13 @@ export function parseSettingValue(key: ProfileKey, text: string): ProfileSetting
       if (text !== 'en' && text !== 'nl') throw invalid('expected en or nl');
       return text;
     case 'level':
-      if (!(SIGNATURE_LEVELS as readonly string[]).includes(text)) throw invalid(`expected one of ${SIGNATURE_LEVELS.join(', ')}`);
+      if (!(SIGNATURE_LEVELS as readonly string[]).includes(text))
+        throw invalid(`expected one of ${SIGNATURE_LEVELS.join(', ')}`);
       return text;
     case 'signatureCount': {
       const count = /^\d{1,4}$/.test(text) ? Number(text) : NaN;
-      if (!(count >= 1 && count <= MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION)) throw invalid(`expected a whole number from 1 to ${MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION}`);
+      if (!(count >= 1 && count <= MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION))
+        throw invalid(`expected a whole number from 1 to ${MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION}`);
       return count;
     }
     case 'choice':
@@ -236,10 +365,15 @@ export function parseSettingValue(key: ProfileKey, text: string): ProfileSetting
       return text;
     case 'headerName':
       // RFC 9110 token characters; never a header esign sets itself.
-      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(text) || /^(authorization|content-type|content-length|host|accept)$/i.test(text)) throw invalid('expected an HTTP header name such as x-api-key');
+      if (
+        !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(text) ||
+        /^(authorization|content-type|content-length|host|accept)$/i.test(text)
+      )
+        throw invalid('expected an HTTP header name such as x-api-key');
       return text;
     case 'policy':
-      if (text !== 'any' && !/^[0-2](\.(0|[1-9]\d*))+$/.test(text)) throw invalid('expected an object identifier such as 1.2.3.4.1, or any');
+      if (text !== 'any' && !/^[0-2](\.(0|[1-9]\d*))+$/.test(text))
+        throw invalid('expected an object identifier such as 1.2.3.4.1, or any');
       return text;
     case 'string':
       return text;
@@ -279,31 +413,57 @@ export interface PresentSecrets {
  * without its key…): found before any request, and refused in one line naming both sides.
  * `name` words a setting as the user gave it (its variable, or the profile key).
  */
-export function checkSettingConflicts(settings: ProfileSettings, secrets: PresentSecrets, name: (key: ProfileKey) => string): void {
+export function checkSettingConflicts(
+  settings: ProfileSettings,
+  secrets: PresentSecrets,
+  name: (key: ProfileKey) => string,
+): void {
   const conflict = (message: string, hint: string) => new EsignError('CONFIG_INVALID', message, { hint });
   const auth = settings.serviceAuth;
   if (auth === 'password' && !(secrets.signingUsername && secrets.signingPassword)) {
     const missing = secrets.signingUsername ? 'ESIGN_SIGNING_PASSWORD' : 'ESIGN_SIGNING_USERNAME';
-    throw conflict(`${name('serviceAuth')} is ${auth}, but ${missing} is not set.`, `Set ESIGN_SIGNING_USERNAME and ESIGN_SIGNING_PASSWORD (or SIGNING_USERNAME=/SIGNING_PASSWORD= in the secrets file), or choose another ${name('serviceAuth')}.`);
+    throw conflict(
+      `${name('serviceAuth')} is ${auth}, but ${missing} is not set.`,
+      `Set ESIGN_SIGNING_USERNAME and ESIGN_SIGNING_PASSWORD (or SIGNING_USERNAME=/SIGNING_PASSWORD= in the secrets file), or choose another ${name('serviceAuth')}.`,
+    );
   }
   if (settings.apiKeyHeader && !secrets.apiKey) {
-    throw conflict(`${name('apiKeyHeader')} names the header ${settings.apiKeyHeader}, but ESIGN_API_KEY is not set.`, 'Set ESIGN_API_KEY (or API_KEY= in the secrets file) to the key, or unset the header name.');
+    throw conflict(
+      `${name('apiKeyHeader')} names the header ${settings.apiKeyHeader}, but ESIGN_API_KEY is not set.`,
+      'Set ESIGN_API_KEY (or API_KEY= in the secrets file) to the key, or unset the header name.',
+    );
   }
   if (!settings.apiKeyHeader && secrets.apiKey) {
-    throw conflict(`ESIGN_API_KEY is set, but ${name('apiKeyHeader')} (the header that carries it) is not.`, 'Set ESIGN_API_KEY_HEADER to the header the provider names (e.g. x-api-key), or unset ESIGN_API_KEY.');
+    throw conflict(
+      `ESIGN_API_KEY is set, but ${name('apiKeyHeader')} (the header that carries it) is not.`,
+      'Set ESIGN_API_KEY_HEADER to the header the provider names (e.g. x-api-key), or unset ESIGN_API_KEY.',
+    );
   }
   if (settings.accountToken && !settings.accountId) {
-    throw conflict(`${name('accountToken')} is on, but ${name('accountId')} (its sub, the Account ID) is not set.`, `Set ${name('accountId')} to the Account ID registered with the provider, or turn ${name('accountToken')} off.`);
+    throw conflict(
+      `${name('accountToken')} is on, but ${name('accountId')} (its sub, the Account ID) is not set.`,
+      `Set ${name('accountId')} to the Account ID registered with the provider, or turn ${name('accountToken')} off.`,
+    );
   }
   if (settings.accountToken && !secrets.clientSecret) {
-    throw conflict(`${name('accountToken')} is on, but there is no client secret to key it with (ESIGN_CLIENT_SECRET).`, 'Set ESIGN_CLIENT_SECRET (the account_token is an HMAC keyed by its SHA-256), or turn the account token off.');
+    throw conflict(
+      `${name('accountToken')} is on, but there is no client secret to key it with (ESIGN_CLIENT_SECRET).`,
+      'Set ESIGN_CLIENT_SECRET (the account_token is an HMAC keyed by its SHA-256), or turn the account token off.',
+    );
   }
   if (settings.clientAuth === 'none' && settings.clientSecretInBody) {
-    throw conflict(`${name('clientAuth')} is none, but ${name('clientSecretInBody')} asks for the client secret in the body.`, `Use ${name('clientAuth')}=body for the secret in the body, or unset ${name('clientSecretInBody')}.`);
+    throw conflict(
+      `${name('clientAuth')} is none, but ${name('clientSecretInBody')} asks for the client secret in the body.`,
+      `Use ${name('clientAuth')}=body for the secret in the body, or unset ${name('clientSecretInBody')}.`,
+    );
   }
   if (settings.cscVersion === '0' || settings.cscVersion === '1') {
     for (const key of ['cscAuthorizationDetails', 'cscSadAsBearer'] as const) {
-      if (settings[key]) throw conflict(`${name(key)} is a CSC v2 setting, but ${name('cscVersion')} is ${settings.cscVersion}.`, `Unset ${name(key)}, or set ${name('cscVersion')} to 2 or auto.`);
+      if (settings[key])
+        throw conflict(
+          `${name(key)} is a CSC v2 setting, but ${name('cscVersion')} is ${settings.cscVersion}.`,
+          `Unset ${name(key)}, or set ${name('cscVersion')} to 2 or auto.`,
+        );
     }
   }
 }

@@ -11,7 +11,13 @@ import { buildSignedData } from './cms/signed-data.js';
 import { MAX_HASHES_PER_AUTHORIZATION } from './csc/shapes.js';
 import { EsignError, isEsignError, naming } from './errors.js';
 import { readPdfFromHeader, type PdfDocument } from './pdf/document.js';
-import { assertContentsFit, prepareSignature, type AppearanceAssets, type CertificationLevel, type VisibleSignature } from './pdf/placeholder.js';
+import {
+  assertContentsFit,
+  prepareSignature,
+  type AppearanceAssets,
+  type CertificationLevel,
+  type VisibleSignature,
+} from './pdf/placeholder.js';
 import type { ByteSource, RemoteSigner, SigningCredential, TimestampAuthority, TimestampResult } from './ports.js';
 import type { SignatureLevel } from './profile.js';
 
@@ -168,7 +174,12 @@ export interface UpdateCheck {
  * signature's update once (reading every object the update needs: catalog, AcroForm, fields, the
  * page, DocMDP) and drops it. Everything that can refuse a document fails here, before any browser step.
  */
-export async function openDocument(job: SignJob, files: DocumentFiles, password?: string, check?: UpdateCheck): Promise<OpenedDocument> {
+export async function openDocument(
+  job: SignJob,
+  files: DocumentFiles,
+  password?: string,
+  check?: UpdateCheck,
+): Promise<OpenedDocument> {
   const source = await files.open(job.input).catch((error: unknown) => {
     throw naming(job.input, error);
   });
@@ -176,7 +187,14 @@ export async function openDocument(job: SignJob, files: DocumentFiles, password?
     if (job.kind !== 'pdf') return { source };
     const opened = await readPdfFromHeader(source, fromHeader, { password });
     opened.pdf.assertUpdatable();
-    if (check) await prepareSignature(opened.pdf, { kind: 'signature', signingTime: check.signingTime, contentsSize: CHECK_CONTENTS_SIZE, ...check.pdf, assets: check.appearance });
+    if (check)
+      await prepareSignature(opened.pdf, {
+        kind: 'signature',
+        signingTime: check.signingTime,
+        contentsSize: CHECK_CONTENTS_SIZE,
+        ...check.pdf,
+        assets: check.appearance,
+      });
     return opened;
   } catch (error) {
     await source.close();
@@ -215,10 +233,18 @@ export async function prepareDocument(
 }
 
 export function changedWhileSigning(path: string): EsignError {
-  return new EsignError('INPUT_UNREADABLE', `${path} changed while esign was signing it.`, { hint: 'Let whatever writes to it finish, then sign again.' });
+  return new EsignError('INPUT_UNREADABLE', `${path} changed while esign was signing it.`, {
+    hint: 'Let whatever writes to it finish, then sign again.',
+  });
 }
 
-async function prepareOne(job: SignJob, credential: SigningCredential, files: DocumentFiles, options: SignOptions, opened?: OpenedDocument): Promise<PreparedDocument> {
+async function prepareOne(
+  job: SignJob,
+  credential: SigningCredential,
+  files: DocumentFiles,
+  options: SignOptions,
+  opened?: OpenedDocument,
+): Promise<PreparedDocument> {
   // A document checked before the sign-in may have been saved again since (minutes, with a person
   // at the browser): then it is read as it is now, as one opened only here would be.
   let held = opened;
@@ -229,7 +255,11 @@ async function prepareOne(job: SignJob, credential: SigningCredential, files: Do
   let source = held?.source ?? (await files.open(job.input));
   try {
     const signer = credential.certificates[0];
-    if (!signer) throw new EsignError('CREDENTIAL_UNSUPPORTED_KEY', `The credential ${credential.credentialID} has no certificate.`);
+    if (!signer)
+      throw new EsignError(
+        'CREDENTIAL_UNSUPPORTED_KEY',
+        `The credential ${credential.credentialID} has no certificate.`,
+      );
     const digest = credential.scheme.digest;
     if (job.kind === 'cades') {
       const hash = createHash(digest);
@@ -237,11 +267,19 @@ async function prepareOne(job: SignJob, credential: SigningCredential, files: Do
       // What was hashed is the file as it was opened; a write meanwhile would make a false signature.
       if (!(await source.unchanged())) throw changedWhileSigning(source.path);
       const contentDigest = new Uint8Array(hash.digest());
-      const signedAttributes = buildSignedAttributes({ contentDigest, digest, signerCertificate: signer, signingTime: options.signingTime });
+      const signedAttributes = buildSignedAttributes({
+        contentDigest,
+        digest,
+        signerCertificate: signer,
+        signingTime: options.signingTime,
+      });
       return { job, signedAttributes, inputSize: source.size, contentDigest };
     }
     let document = held?.pdf;
-    if (!document) ({ source, pdf: document } = await readPdfFromHeader(source, fromHeader, { password: options.pdfPassword?.(job.input) }));
+    if (!document)
+      ({ source, pdf: document } = await readPdfFromHeader(source, fromHeader, {
+        password: options.pdfPassword?.(job.input),
+      }));
     const update = await prepareSignature(document, {
       kind: 'signature',
       signingTime: options.signingTime,
@@ -258,10 +296,22 @@ async function prepareOne(job: SignJob, credential: SigningCredential, files: Do
       documentHash.update(bytes.subarray(0, beforeContents)).update(bytes.subarray(afterContents));
       await output.suspend();
       const hexStart = update.contentsHexOffset - source.size;
-      const around = { before: bytes.slice(0, hexStart), hexLength: update.contentsHexLength, after: bytes.slice(hexStart + update.contentsHexLength) };
+      const around = {
+        before: bytes.slice(0, hexStart),
+        hexLength: update.contentsHexLength,
+        after: bytes.slice(hexStart + update.contentsHexLength),
+      };
       const contentDigest = new Uint8Array(documentHash.digest());
       const signedAttributes = buildSignedAttributes({ contentDigest, digest, signerCertificate: signer });
-      return { job, signedAttributes, inputSize: source.size, signatureObject: update.signatureObject, update: around, output, outputHash };
+      return {
+        job,
+        signedAttributes,
+        inputSize: source.size,
+        signatureObject: update.signatureObject,
+        update: around,
+        output,
+        outputHash,
+      };
     } catch (error) {
       await output.abort();
       throw error;
@@ -276,7 +326,12 @@ async function prepareOne(job: SignJob, credential: SigningCredential, files: Do
  * of the output so far. The original always lies inside the first ByteRange segment, because the
  * update is appended after it. A document hash of another digest is fed beside a SHA-256 of its own.
  */
-export async function copyOriginal(source: DocumentSource, output: OutputFile, documentHash: Hash, digest: DigestName = 'sha256'): Promise<Hash> {
+export async function copyOriginal(
+  source: DocumentSource,
+  output: OutputFile,
+  documentHash: Hash,
+  digest: DigestName = 'sha256',
+): Promise<Hash> {
   if (digest === 'sha256') {
     await output.copyFrom(source, documentHash);
     return documentHash.copy();
@@ -293,7 +348,8 @@ export async function copyOriginal(source: DocumentSource, output: OutputFile, d
 
 /** Feeds a whole source into `hash`, chunk by chunk. */
 export async function hashSource(source: ByteSource, hash: HashSink): Promise<void> {
-  for (let offset = 0; offset < source.size; offset += READ_CHUNK_BYTES) hash.update(await source.read(offset, READ_CHUNK_BYTES));
+  for (let offset = 0; offset < source.size; offset += READ_CHUNK_BYTES)
+    hash.update(await source.read(offset, READ_CHUNK_BYTES));
 }
 
 /**
@@ -302,7 +358,15 @@ export async function hashSource(source: ByteSource, hash: HashSink): Promise<vo
  * the bytes to append (DSS, document timestamp). Nothing is visible at the output until it returns.
  * `cms` and `value` are the new signature as built, so that it need not be parsed back.
  */
-export type ExtendSigned = (signed: { input: string; original: ByteSource; tail: Uint8Array; hash: Hash; cms?: Uint8Array; value: SignedValue; signatureObject: number | undefined }) => Promise<Uint8Array>;
+export type ExtendSigned = (signed: {
+  input: string;
+  original: ByteSource;
+  tail: Uint8Array;
+  hash: Hash;
+  cms?: Uint8Array;
+  value: SignedValue;
+  signatureObject: number | undefined;
+}) => Promise<Uint8Array>;
 
 /**
  * Puts a PDF's signature into its temp output as soon as its timestamp is in, before the window's
@@ -310,9 +374,14 @@ export type ExtendSigned = (signed: { input: string; original: ByteSource; tail:
  * window's other timestamps, and nothing of it (CMS, token, update) is held until completion,
  * which reads the signed document back. Returns what completion still needs of `value`.
  */
-export async function writeSignature(prepared: PreparedDocument, credential: SigningCredential, value: SignedValue): Promise<SignedValue> {
+export async function writeSignature(
+  prepared: PreparedDocument,
+  credential: SigningCredential,
+  value: SignedValue,
+): Promise<SignedValue> {
   const { output, update, outputHash: hash } = prepared;
-  if (prepared.job.kind !== 'pdf' || !output || !update || !hash) throw new EsignError('INTERNAL', 'A signature was written for a document not prepared as a PDF.');
+  if (prepared.job.kind !== 'pdf' || !output || !update || !hash)
+    throw new EsignError('INTERNAL', 'A signature was written for a document not prepared as a PDF.');
   const pieces = updateWithSignature(update, signedDataOf(prepared, credential, value));
   for (const piece of pieces) hash.update(piece);
   await output.write(pieces);
@@ -320,7 +389,13 @@ export async function writeSignature(prepared: PreparedDocument, credential: Sig
   prepared.update = undefined;
   prepared.signedSize = prepared.inputSize + pieces.reduce((sum, piece) => sum + piece.length, 0);
   // The token goes (its TSA chain is what the validation data needs), unless its chain is known only from it.
-  return { signature: value.signature, timestampTime: value.timestampTime, ...(value.timestampCertificates?.[0] ? { timestampCertificates: value.timestampCertificates } : { timestampToken: value.timestampToken }) };
+  return {
+    signature: value.signature,
+    timestampTime: value.timestampTime,
+    ...(value.timestampCertificates?.[0]
+      ? { timestampCertificates: value.timestampCertificates }
+      : { timestampToken: value.timestampToken }),
+  };
 }
 
 function signedDataOf(prepared: PreparedDocument, credential: SigningCredential, value: SignedValue): Uint8Array {
@@ -342,7 +417,13 @@ export async function completeDocument(
   writeDetached: (path: string, bytes: Uint8Array, overwrite: boolean) => Promise<void>,
   extend?: ExtendSigned,
 ): Promise<SignedDocument> {
-  const base = { input: prepared.job.input, output: prepared.job.output, kind: prepared.job.kind, level: options.level, timestampTime: value.timestampTime };
+  const base = {
+    input: prepared.job.input,
+    output: prepared.job.output,
+    kind: prepared.job.kind,
+    level: options.level,
+    timestampTime: value.timestampTime,
+  };
   if (prepared.signedSize !== undefined) return extendWritten(prepared, value, base, extend);
   const cms = signedDataOf(prepared, credential, value);
   if (prepared.job.kind === 'cades') {
@@ -361,18 +442,39 @@ export async function completeDocument(
   if (!output.written) throw new EsignError('INTERNAL', 'A long-term level needs an output it can read back.');
   const tail = Buffer.concat(pieces);
   const original = await output.written(prepared.inputSize);
-  const extension = await extend({ input: prepared.job.input, original, tail, hash, cms, value, signatureObject: prepared.signatureObject });
+  const extension = await extend({
+    input: prepared.job.input,
+    original,
+    tail,
+    hash,
+    cms,
+    value,
+    signatureObject: prepared.signatureObject,
+  });
   hash.update(extension);
   await output.commit([tail, extension]);
   return { ...base, bytes: prepared.inputSize + tail.length + extension.length, sha256: hash.digest('hex') };
 }
 
 /** Completes a PDF whose signature `writeSignature` put in its temp output: the extension read from there, appended, committed. */
-async function extendWritten(prepared: PreparedDocument, value: SignedValue, base: Omit<SignedDocument, 'bytes' | 'sha256'>, extend: ExtendSigned | undefined): Promise<SignedDocument> {
+async function extendWritten(
+  prepared: PreparedDocument,
+  value: SignedValue,
+  base: Omit<SignedDocument, 'bytes' | 'sha256'>,
+  extend: ExtendSigned | undefined,
+): Promise<SignedDocument> {
   const { output, outputHash: hash, signedSize } = prepared;
-  if (!output?.written || !hash || signedSize === undefined || !extend) throw new EsignError('INTERNAL', 'A signature written ahead was completed without its extension.');
+  if (!output?.written || !hash || signedSize === undefined || !extend)
+    throw new EsignError('INTERNAL', 'A signature written ahead was completed without its extension.');
   const signed = await output.written(signedSize);
-  const extension = await extend({ input: prepared.job.input, original: signed, tail: new Uint8Array(0), hash, value, signatureObject: prepared.signatureObject });
+  const extension = await extend({
+    input: prepared.job.input,
+    original: signed,
+    tail: new Uint8Array(0),
+    hash,
+    value,
+    signatureObject: prepared.signatureObject,
+  });
   hash.update(extension);
   await output.commit([extension]);
   return { ...base, bytes: signedSize + extension.length, sha256: hash.digest('hex') };
@@ -429,7 +531,10 @@ export async function signBatch(
     prepared.map((document) => document.signedAttributes.toBeSignedHash),
   );
   if (signatures.length !== prepared.length) {
-    throw new EsignError('CSC_BAD_RESPONSE', `The signing service returned ${signatures.length} signatures for ${prepared.length} hashes.`);
+    throw new EsignError(
+      'CSC_BAD_RESPONSE',
+      `The signing service returned ${signatures.length} signatures for ${prepared.length} hashes.`,
+    );
   }
   await progress.signed?.(signatures.length);
   return timestampSignatures(signatures, tsa, level, progress, { digest: credential.scheme.digest, stamped });
@@ -456,13 +561,26 @@ export async function timestampSignatures(
   } = {},
 ): Promise<BatchResult[]> {
   if (level === 'B-B') return signatures.map((signature) => ({ status: 'fulfilled', value: { signature } }));
-  if (!tsa) throw new EsignError('TSA_NOT_CONFIGURED', `Level ${level} needs a timestamping service, and the profile has none.`, { hint: 'Set tsaUrls, or sign with --level B-B.' });
+  if (!tsa)
+    throw new EsignError(
+      'TSA_NOT_CONFIGURED',
+      `Level ${level} needs a timestamping service, and the profile has none.`,
+      { hint: 'Set tsaUrls, or sign with --level B-B.' },
+    );
   let done = 0;
   return mapConcurrently(signatures, concurrency, async (signature, index): Promise<BatchResult> => {
     let result: BatchResult;
     try {
       const stamp = await timestampSignature(tsa, signature, digest);
-      result = { status: 'fulfilled', value: { signature, timestampToken: stamp.token, timestampTime: stamp.genTime, ...(stamp.certificates ? { timestampCertificates: stamp.certificates } : {}) } };
+      result = {
+        status: 'fulfilled',
+        value: {
+          signature,
+          timestampToken: stamp.token,
+          timestampTime: stamp.genTime,
+          ...(stamp.certificates ? { timestampCertificates: stamp.certificates } : {}),
+        },
+      };
     } catch (reason) {
       result = { status: 'rejected', reason };
     } finally {
@@ -477,7 +595,11 @@ export async function timestampSignatures(
  * that hash algorithm (badAlg: the service's TSA accepts only SHA-256) is asked again with SHA-256,
  * which RFC 3161 and ETSI EN 319 122-1 allow whatever the signature's digest.
  */
-async function timestampSignature(tsa: TimestampAuthority, signature: Uint8Array, digest: DigestName): Promise<TimestampResult> {
+async function timestampSignature(
+  tsa: TimestampAuthority,
+  signature: Uint8Array,
+  digest: DigestName,
+): Promise<TimestampResult> {
   const imprint = (name: DigestName) => new Uint8Array(createHash(name).update(signature).digest());
   try {
     return await tsa.timestamp(imprint(digest), digest);
@@ -489,7 +611,11 @@ async function timestampSignature(tsa: TimestampAuthority, signature: Uint8Array
 }
 
 /** Maps with at most `limit` calls in flight, keeping order. */
-export async function mapConcurrently<T, R>(items: readonly T[], limit: number, map: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapConcurrently<T, R>(
+  items: readonly T[],
+  limit: number,
+  map: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {

@@ -6,7 +6,6 @@ import { EsignError } from '../core/errors.js';
 
 import { pendingTempFiles } from './pending-temp-files.js';
 
-
 export interface AtomicWriteOptions {
   /** Replace an existing target (default: refuse with OUTPUT_EXISTS). */
   overwrite?: boolean;
@@ -33,7 +32,11 @@ export class TempPath {
   }
 
   /** A new temp file for `target`, opened for writing; nothing is left behind when that fails. */
-  static async open(target: string, mode: number, shared?: SharedTempDir): Promise<{ temp: TempPath; handle: FileHandle }> {
+  static async open(
+    target: string,
+    mode: number,
+    shared?: SharedTempDir,
+  ): Promise<{ temp: TempPath; handle: FileHandle }> {
     const temp = TempPath.create(target, shared);
     try {
       return { temp, handle: await open(temp.file, 'wx', mode) };
@@ -93,7 +96,11 @@ function createTempDir(target: string, stem: string): string {
  * Writes through a temp file in the target's directory, fsyncs, then renames into place, so a
  * reader never sees a partial file and a failure leaves nothing behind. `write` gets the handle.
  */
-export async function writeFileAtomically(target: string, write: (handle: FileHandle) => Promise<void>, options: AtomicWriteOptions = {}): Promise<void> {
+export async function writeFileAtomically(
+  target: string,
+  write: (handle: FileHandle) => Promise<void>,
+  options: AtomicWriteOptions = {},
+): Promise<void> {
   if (!options.overwrite) await assertAbsent(target);
   const opened = await TempPath.open(target, options.mode ?? 0o644);
   const temp = opened.temp;
@@ -112,7 +119,11 @@ export async function writeFileAtomically(target: string, write: (handle: FileHa
   }
 }
 
-export async function writeBytesAtomically(target: string, bytes: Uint8Array | string, options: AtomicWriteOptions = {}): Promise<void> {
+export async function writeBytesAtomically(
+  target: string,
+  bytes: Uint8Array | string,
+  options: AtomicWriteOptions = {},
+): Promise<void> {
   await writeFileAtomically(target, async (handle) => void (await handle.writeFile(bytes)), options);
 }
 
@@ -138,7 +149,9 @@ export function outputError(target: string, error: unknown): EsignError {
   const code = (error as NodeJS.ErrnoException)?.code;
   const diskFull = code === 'ENOSPC' || code === 'EDQUOT';
   return new EsignError('OUTPUT_WRITE_FAILED', `Could not write ${target}${code ? ` (${code})` : ''}.`, {
-    hint: diskFull ? 'Free some disk space and try again (with --skip-existing, the files already signed are kept).' : 'Check that the directory exists and is writable.',
+    hint: diskFull
+      ? 'Free some disk space and try again (with --skip-existing, the files already signed are kept).'
+      : 'Check that the directory exists and is writable.',
     cause: error,
     // A full disk stops a batch even with --continue-on-error: every later file would fail the same way.
     ...(diskFull ? { details: { diskFull: true } } : {}),

@@ -8,13 +8,20 @@ import type { Transport } from './transport.js';
  * Why the system browser cannot be opened here, or undefined when it may be: xdg-open on a Linux
  * machine without a display "succeeds" and shows nothing, so that is known before trying.
  */
-export function systemBrowserUnavailable(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): string | undefined {
-  if (platform === 'linux' && !env['DISPLAY'] && !env['WAYLAND_DISPLAY'] && !env['WSL_DISTRO_NAME']) return 'No graphical display here (DISPLAY and WAYLAND_DISPLAY are unset)';
+export function systemBrowserUnavailable(
+  env: NodeJS.ProcessEnv,
+  platform: NodeJS.Platform = process.platform,
+): string | undefined {
+  if (platform === 'linux' && !env['DISPLAY'] && !env['WAYLAND_DISPLAY'] && !env['WSL_DISTRO_NAME'])
+    return 'No graphical display here (DISPLAY and WAYLAND_DISPLAY are unset)';
   return undefined;
 }
 
 /** Opens URLs with the system browser (`open`), or with `--browser CMD` / ESIGN_BROWSER. */
-export function createBrowserLauncher(command: string | undefined, env: NodeJS.ProcessEnv = process.env): BrowserLauncher {
+export function createBrowserLauncher(
+  command: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): BrowserLauncher {
   if (command) return new CommandBrowser(command);
   return {
     async open(url: string) {
@@ -23,7 +30,9 @@ export function createBrowserLauncher(command: string | undefined, env: NodeJS.P
       const open = defaultExport(await import('open'));
       const child = await open(url, { wait: false });
       await new Promise<void>((resolve, reject) => {
-        child.once('error', (error) => reject(new EsignError('AUTH_BROWSER_FAILED', 'Could not open a web browser.', { cause: error })));
+        child.once('error', (error) =>
+          reject(new EsignError('AUTH_BROWSER_FAILED', 'Could not open a web browser.', { cause: error })),
+        );
         child.once('spawn', () => resolve());
         setTimeout(resolve, 500).unref();
       });
@@ -42,17 +51,32 @@ class CommandBrowser implements BrowserLauncher {
 
   async open(url: string): Promise<void> {
     const [program, ...args] = splitCommand(this.command);
-    if (!program) throw new EsignError('USAGE', 'The --browser command is empty.', { hint: 'Pass a program, e.g. --browser "curl -sfL".' });
+    if (!program)
+      throw new EsignError('USAGE', 'The --browser command is empty.', {
+        hint: 'Pass a program, e.g. --browser "curl -sfL".',
+      });
     // Loaded here, so that commands without a browser step do not load child_process (~3 ms).
     const { spawn } = await import('node:child_process');
     const child = spawn(program, [...args, url], { stdio: 'ignore' });
     return new Promise((resolve, reject) => {
       child.once('error', (error) =>
-        reject(new EsignError('AUTH_BROWSER_FAILED', `Could not run the browser command ${JSON.stringify(program)}.`, { hint: 'Check --browser / ESIGN_BROWSER.', cause: error })),
+        reject(
+          new EsignError('AUTH_BROWSER_FAILED', `Could not run the browser command ${JSON.stringify(program)}.`, {
+            hint: 'Check --browser / ESIGN_BROWSER.',
+            cause: error,
+          }),
+        ),
       );
       child.once('exit', (code, signal) => {
         if (code === 0) resolve();
-        else reject(new EsignError('AUTH_BROWSER_FAILED', `The browser command ${JSON.stringify(program)} failed (${signal ?? `exit ${code}`}) before the browser step was done.`, { hint: 'Check --browser / ESIGN_BROWSER and the service URL.' }));
+        else
+          reject(
+            new EsignError(
+              'AUTH_BROWSER_FAILED',
+              `The browser command ${JSON.stringify(program)} failed (${signal ?? `exit ${code}`}) before the browser step was done.`,
+              { hint: 'Check --browser / ESIGN_BROWSER and the service URL.' },
+            ),
+          );
       });
     });
   }
@@ -61,7 +85,8 @@ class CommandBrowser implements BrowserLauncher {
 /** Splits a command line on spaces, keeping "double" or 'single' quoted parts together. */
 export function splitCommand(command: string): string[] {
   const parts: string[] = [];
-  for (const match of command.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)) parts.push(match[1] ?? match[2] ?? match[3] ?? '');
+  for (const match of command.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g))
+    parts.push(match[1] ?? match[2] ?? match[3] ?? '');
   return parts;
 }
 
@@ -78,16 +103,24 @@ export const followRedirectsBrowser = (transport?: Transport): BrowserLauncher =
     } catch (error) {
       if (error instanceof EsignError) throw error;
       const reason = (error as NodeJS.ErrnoException)?.code ?? (error as Error)?.message ?? String(error);
-      throw new EsignError('HTTP_UNREACHABLE', `Could not reach the authorization page at ${new URL(url).host} (${reason}).`, {
-        hint: 'Check the service URL in your profile (esign config list); for the sandbox run `esign sandbox start`.',
-        cause: error,
-      });
+      throw new EsignError(
+        'HTTP_UNREACHABLE',
+        `Could not reach the authorization page at ${new URL(url).host} (${reason}).`,
+        {
+          hint: 'Check the service URL in your profile (esign config list); for the sandbox run `esign sandbox start`.',
+          cause: error,
+        },
+      );
     }
     // As `curl -f`: an error page where the approval should have redirected ends the step.
     if (response.status >= 400) {
-      throw new EsignError('AUTH_SERVER_ERROR', `The authorization page at ${new URL(url).host} answered HTTP ${response.status}.`, {
-        hint: 'Check the service URL and client id in your profile (esign config list).',
-      });
+      throw new EsignError(
+        'AUTH_SERVER_ERROR',
+        `The authorization page at ${new URL(url).host} answered HTTP ${response.status}.`,
+        {
+          hint: 'Check the service URL and client id in your profile (esign config list).',
+        },
+      );
     }
   },
 });

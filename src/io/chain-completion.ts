@@ -20,7 +20,11 @@ export interface ChainCompletionOptions {
 
 const MAX_STEPS = 8;
 
-export async function completeChain(credentialID: string, certificates: readonly Uint8Array[], options: ChainCompletionOptions): Promise<Uint8Array[]> {
+export async function completeChain(
+  credentialID: string,
+  certificates: readonly Uint8Array[],
+  options: ChainCompletionOptions,
+): Promise<Uint8Array[]> {
   const chain = [...certificates];
   const maxFetches = options.maxFetches ?? 4;
   const deadline = Date.now() + (options.budgetMs ?? 10_000);
@@ -28,7 +32,10 @@ export async function completeChain(credentialID: string, certificates: readonly
   for (let step = 0; step < MAX_STEPS; step++) {
     const next = nextChainStep(chain, options.anchors);
     if (next.kind === 'complete') {
-      if (chain.length > certificates.length) options.trace(`the chain of ${credentialID} is complete with ${chain.length - certificates.length} certificate(s) the service left out`);
+      if (chain.length > certificates.length)
+        options.trace(
+          `the chain of ${credentialID} is complete with ${chain.length - certificates.length} certificate(s) the service left out`,
+        );
       return chain;
     }
     if (next.kind === 'append') {
@@ -40,7 +47,9 @@ export async function completeChain(credentialID: string, certificates: readonly
       const found = await fetchIssuer(chain, next.urls, deadline, options, () => fetches++);
       if (found) {
         chain.push(found.certificate);
-        options.trace(`the chain of ${credentialID}: fetched the issuer ${next.issuer} from ${found.url} (AIA caIssuers)`);
+        options.trace(
+          `the chain of ${credentialID}: fetched the issuer ${next.issuer} from ${found.url} (AIA caIssuers)`,
+        );
         continue;
       }
     }
@@ -49,7 +58,13 @@ export async function completeChain(credentialID: string, certificates: readonly
   return stuck(credentialID, chain, '(a long chain)', '(its issuer)', options);
 }
 
-async function fetchIssuer(chain: Uint8Array[], urls: string[], deadline: number, options: ChainCompletionOptions, counted: () => void): Promise<{ certificate: Uint8Array; url: string } | undefined> {
+async function fetchIssuer(
+  chain: Uint8Array[],
+  urls: string[],
+  deadline: number,
+  options: ChainCompletionOptions,
+  counted: () => void,
+): Promise<{ certificate: Uint8Array; url: string } | undefined> {
   for (const url of urls) {
     const left = deadline - Date.now();
     if (left <= 0) return undefined;
@@ -59,7 +74,10 @@ async function fetchIssuer(chain: Uint8Array[], urls: string[], deadline: number
       const certificate = await Promise.race([
         options.fetchCertificate(url),
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new EsignError('HTTP_TIMEOUT', `no answer within ${Math.ceil(left / 1000)} s`)), left);
+          timer = setTimeout(
+            () => reject(new EsignError('HTTP_TIMEOUT', `no answer within ${Math.ceil(left / 1000)} s`)),
+            left,
+          );
         }),
       ]);
       if (issuesLast(chain, certificate)) return { certificate, url };
@@ -78,13 +96,25 @@ async function fetchIssuer(chain: Uint8Array[], urls: string[], deadline: number
  * No way further. A chain of two or more (the root left out, as many services do) is used as the
  * service gave it; the signer's certificate alone is refused: the CMS would lack its issuers.
  */
-function stuck(credentialID: string, chain: Uint8Array[], subject: string, issuer: string, options: ChainCompletionOptions): Uint8Array[] {
+function stuck(
+  credentialID: string,
+  chain: Uint8Array[],
+  subject: string,
+  issuer: string,
+  options: ChainCompletionOptions,
+): Uint8Array[] {
   if (chain.length >= 2) {
-    options.trace(`the chain of ${credentialID} ends at ${subject}; its issuer ${issuer} is neither in the trust anchors nor fetchable, so the CMS carries the chain as it is`);
+    options.trace(
+      `the chain of ${credentialID} ends at ${subject}; its issuer ${issuer} is neither in the trust anchors nor fetchable, so the CMS carries the chain as it is`,
+    );
     return chain;
   }
-  throw new EsignError('CREDENTIAL_CHAIN_INCOMPLETE', `The signing service gave only the certificate of ${credentialID}, and its issuer (${issuer}) is neither in the trust anchors nor fetchable from the certificate.`, {
-    hint: 'Add the issuing CA certificate and its root to trustAnchors (esign config set trustAnchors PEM,…), or ask the provider to return the chain.',
-    details: { credentialID, issuer },
-  });
+  throw new EsignError(
+    'CREDENTIAL_CHAIN_INCOMPLETE',
+    `The signing service gave only the certificate of ${credentialID}, and its issuer (${issuer}) is neither in the trust anchors nor fetchable from the certificate.`,
+    {
+      hint: 'Add the issuing CA certificate and its root to trustAnchors (esign config set trustAnchors PEM,…), or ask the provider to return the chain.',
+      details: { credentialID, issuer },
+    },
+  );
 }

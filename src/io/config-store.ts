@@ -1,7 +1,13 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EsignError } from '../core/errors.js';
-import { isProfileKey, parseSettingValue, PROFILE_KEYS, type ProfileKey, type ProfileSettings } from '../core/profile.js';
+import {
+  isProfileKey,
+  parseSettingValue,
+  PROFILE_KEYS,
+  type ProfileKey,
+  type ProfileSettings,
+} from '../core/profile.js';
 
 export interface StoredConfig {
   currentProfile?: string;
@@ -30,7 +36,8 @@ class JsonFile {
     const parsed: unknown = JSON.parse(text);
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not a JSON object');
     const store = parsed as StoredConfig;
-    if (store.profiles !== undefined && (typeof store.profiles !== 'object' || Array.isArray(store.profiles))) throw new Error('"profiles" is not an object');
+    if (store.profiles !== undefined && (typeof store.profiles !== 'object' || Array.isArray(store.profiles)))
+      throw new Error('"profiles" is not an object');
     return { ...store, profiles: store.profiles ?? {} };
   }
 

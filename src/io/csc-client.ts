@@ -28,7 +28,13 @@ import {
   processSignHashResponse,
   processTokenResponse,
 } from '../core/csc/responses.js';
-import { MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION, SERVICE_TOKEN_LIFETIME_S, type CredentialAuthorization, type CredentialInfo, type PreparedRequest } from '../core/csc/shapes.js';
+import {
+  MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION,
+  SERVICE_TOKEN_LIFETIME_S,
+  type CredentialAuthorization,
+  type CredentialInfo,
+  type PreparedRequest,
+} from '../core/csc/shapes.js';
 import {
   buildAuthorizeUrlV2,
   buildCredentialsAuthorizeRequestV2,
@@ -154,7 +160,12 @@ export class CscClient implements RemoteSigner {
 
   constructor(private readonly options: CscClientOptions) {
     const { clientId, clientSecret, clock } = options;
-    this.oauth = new OAuthEndpoints(options.baseUrl, options.oauth ?? {}, { clientId, clientSecret, clientSecretInBody: options.clientSecretInBody ?? false, clock });
+    this.oauth = new OAuthEndpoints(options.baseUrl, options.oauth ?? {}, {
+      clientId,
+      clientSecret,
+      clientSecretInBody: options.clientSecretInBody ?? false,
+      clock,
+    });
     this.pathVersion = options.version === '0' ? 0 : 1;
     this.signIn = signInStrategy(options.serviceAuth ?? 'browser', {
       baseUrl: options.baseUrl,
@@ -184,7 +195,9 @@ export class CscClient implements RemoteSigner {
   private async discover(): Promise<SpokenProtocol> {
     const setting = this.options.version ?? 'auto';
     const ask = (version: 0 | 1 | 2): Promise<ServiceInfo | undefined> =>
-      this.call(buildInfoRequest(this.options.baseUrl, version, this.options.lang), 'idempotent', (status, body) => processInfoResponse(status, body));
+      this.call(buildInfoRequest(this.options.baseUrl, version, this.options.lang), 'idempotent', (status, body) =>
+        processInfoResponse(status, body),
+      );
     // Said to be v1 or v2, the service is still asked: its info names its methods, sign-ins and OAuth server.
     const v2 = setting === '1' || setting === '0' ? undefined : await ask(2);
     if (v2 && (v2.specs.startsWith('2') || setting === '2')) {
@@ -203,7 +216,8 @@ export class CscClient implements RemoteSigner {
     this.methods = info.methods;
     if (this.signIn.setting === 'external' || this.oauth.setByProfile) return;
     if (info.oauth2) this.oauth.useInfoBase(info.oauth2);
-    else if (info.oauth2Issuer && this.signIn.setting !== 'basic') this.oauth.useMetadata(await readIssuerMetadata(this.options.http, info.oauth2Issuer));
+    else if (info.oauth2Issuer && this.signIn.setting !== 'basic')
+      this.oauth.useMetadata(await readIssuerMetadata(this.options.http, info.oauth2Issuer));
   }
 
   private async speaksV2(): Promise<boolean> {
@@ -214,7 +228,11 @@ export class CscClient implements RemoteSigner {
   async listCredentialIDs(): Promise<string[]> {
     if (await this.speaksV2()) {
       const listed = await this.withServiceToken((token) =>
-        this.call(buildCredentialsListRequestV2(this.options.baseUrl, token, this.options.clientData), 'idempotent', (status, body) => processCredentialsListResponseV2(status, body)),
+        this.call(
+          buildCredentialsListRequestV2(this.options.baseUrl, token, this.options.clientData),
+          'idempotent',
+          (status, body) => processCredentialsListResponseV2(status, body),
+        ),
       );
       for (const [id, info] of listed.infos) this.listedInfos.set(id, info);
       return listed.credentialIDs;
@@ -224,17 +242,28 @@ export class CscClient implements RemoteSigner {
     let pageToken: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
       const { pageSize: maxResults, clientData } = this.options;
-      const options = { maxResults, pathVersion: this.pathVersion, ...(pageToken === undefined ? {} : { pageToken }), ...(clientData === undefined ? {} : { clientData }) };
+      const options = {
+        maxResults,
+        pathVersion: this.pathVersion,
+        ...(pageToken === undefined ? {} : { pageToken }),
+        ...(clientData === undefined ? {} : { clientData }),
+      };
       const result = await this.withServiceToken((token) =>
-        this.call(buildCredentialsListRequest(this.options.baseUrl, token, options), 'idempotent', (status, body) => processCredentialsListResponse(status, body)),
+        this.call(buildCredentialsListRequest(this.options.baseUrl, token, options), 'idempotent', (status, body) =>
+          processCredentialsListResponse(status, body),
+        ),
       );
       ids.push(...result.credentialIDs);
       if (!result.nextPageToken) return ids;
-      if (seen.has(result.nextPageToken)) throw new EsignError('CSC_BAD_RESPONSE', 'The signing service repeated a nextPageToken in credentials/list.');
+      if (seen.has(result.nextPageToken))
+        throw new EsignError('CSC_BAD_RESPONSE', 'The signing service repeated a nextPageToken in credentials/list.');
       seen.add(result.nextPageToken);
       pageToken = result.nextPageToken;
     }
-    throw new EsignError('CSC_BAD_RESPONSE', `The signing service returned more than ${MAX_PAGES} pages of credentials.`);
+    throw new EsignError(
+      'CSC_BAD_RESPONSE',
+      `The signing service returned more than ${MAX_PAGES} pages of credentials.`,
+    );
   }
 
   async credentialInfo(credentialID: string): Promise<CredentialInfo> {
@@ -242,16 +271,23 @@ export class CscClient implements RemoteSigner {
       return (
         this.listedInfos.get(credentialID) ??
         this.withServiceToken((token) =>
-          this.call(buildCredentialsInfoRequestV2(this.options.baseUrl, token, credentialID), 'idempotent', (status, body) =>
-            processCredentialsInfoResponseV2(status, body, credentialID),
+          this.call(
+            buildCredentialsInfoRequestV2(this.options.baseUrl, token, credentialID),
+            'idempotent',
+            (status, body) => processCredentialsInfoResponseV2(status, body, credentialID),
           ),
         )
       );
     }
     const ask = (certInfo: boolean) =>
       this.withServiceToken((token) =>
-        this.call(buildCredentialsInfoRequest(this.options.baseUrl, token, credentialID, { certInfo, pathVersion: this.pathVersion }), 'idempotent', (status, body) =>
-          processCredentialsInfoResponse(status, body, credentialID),
+        this.call(
+          buildCredentialsInfoRequest(this.options.baseUrl, token, credentialID, {
+            certInfo,
+            pathVersion: this.pathVersion,
+          }),
+          'idempotent',
+          (status, body) => processCredentialsInfoResponse(status, body, credentialID),
         ),
       );
     try {
@@ -269,13 +305,18 @@ export class CscClient implements RemoteSigner {
    * service fails to give is set apart with its error, so the others are still listed; when none
    * can be read, the first error is the answer.
    */
-  async listCredentials(): Promise<{ infos: CredentialInfo[]; unreadable: { credentialID: string; error: unknown }[] }> {
+  async listCredentials(): Promise<{
+    infos: CredentialInfo[];
+    unreadable: { credentialID: string; error: unknown }[];
+  }> {
     const ids = await this.listCredentialIDs();
     // One sign-in first, so that concurrent calls do not each open a browser.
     if (ids.length > 0) await this.serviceToken();
     const settled = await Promise.allSettled(ids.map((id) => this.credentialInfo(id)));
     const infos = settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
-    const unreadable = settled.flatMap((result, index) => (result.status === 'rejected' ? [{ credentialID: ids[index]!, error: result.reason as unknown }] : []));
+    const unreadable = settled.flatMap((result, index) =>
+      result.status === 'rejected' ? [{ credentialID: ids[index]!, error: result.reason as unknown }] : [],
+    );
     if (infos.length === 0 && unreadable.length > 0) throw unreadable[0]!.error;
     return { infos, unreadable };
   }
@@ -289,7 +330,17 @@ export class CscClient implements RemoteSigner {
         details: { credentialID },
       });
     }
-    const { certificates, keyLengthBits, signaturesPerApproval, signAlgorithm, signAlgorithmParams, scheme, authMode, pin, otp } = this.forSigning(info);
+    const {
+      certificates,
+      keyLengthBits,
+      signaturesPerApproval,
+      signAlgorithm,
+      signAlgorithmParams,
+      scheme,
+      authMode,
+      pin,
+      otp,
+    } = this.forSigning(info);
     return {
       credentialID,
       certificates,
@@ -317,7 +368,8 @@ export class CscClient implements RemoteSigner {
    * when given); refused when its certificate is not valid now, whatever the service says of the key.
    */
   forSigning(info: CredentialInfo, digest?: DigestName): CredentialInfo & SigningCredential {
-    if (info.certificates[0]) assertCertificateCurrent(info.credentialID, info.certificates[0], this.options.clock.now());
+    if (info.certificates[0])
+      assertCertificateCurrent(info.credentialID, info.certificates[0], this.options.clock.now());
     return { ...info, ...signingTerms(info, this.options.maxSignatures, digest) };
   }
 
@@ -334,8 +386,14 @@ export class CscClient implements RemoteSigner {
       const batch = hashes.slice(start, start + size);
       await this.serviceToken();
       const signed = await signWithCurrentSad({
-        authorize: async () => (credential.authMode === 'oauth2code' ? sadOfApproval(await this.approveInBrowser(credential, batch)) : this.authorizeCredential(credential, batch)),
-        extend: this.methods.includes('credentials/extendTransaction') && !(await this.speaksV2()) ? (sad) => this.extendTransaction(credential, batch, sad) : undefined,
+        authorize: async () =>
+          credential.authMode === 'oauth2code'
+            ? sadOfApproval(await this.approveInBrowser(credential, batch))
+            : this.authorizeCredential(credential, batch),
+        extend:
+          this.methods.includes('credentials/extendTransaction') && !(await this.speaksV2())
+            ? (sad) => this.extendTransaction(credential, batch, sad)
+            : undefined,
         sign: (sad) => this.signWithSad(credential, batch, sad, start),
       });
       signatures.push(...signed);
@@ -344,10 +402,25 @@ export class CscClient implements RemoteSigner {
   }
 
   /** credentials/extendTransaction (v1.0.4 §11.7): a new SAD for the batch before the current one lapses. */
-  private extendTransaction(credential: SigningCredential, hashes: Uint8Array[], sad: string): Promise<CredentialAuthorization> {
+  private extendTransaction(
+    credential: SigningCredential,
+    hashes: Uint8Array[],
+    sad: string,
+  ): Promise<CredentialAuthorization> {
     const { baseUrl } = this.options;
     return this.withServiceToken((token) =>
-      this.call(buildExtendTransactionRequest({ baseUrl, pathVersion: this.pathVersion, accessToken: token, credentialID: credential.credentialID, sad, hashes }), 'never', processExtendTransactionResponse),
+      this.call(
+        buildExtendTransactionRequest({
+          baseUrl,
+          pathVersion: this.pathVersion,
+          accessToken: token,
+          credentialID: credential.credentialID,
+          sad,
+          hashes,
+        }),
+        'never',
+        processExtendTransactionResponse,
+      ),
     );
   }
 
@@ -364,7 +437,10 @@ export class CscClient implements RemoteSigner {
    * the PIN and the OTP. A computed OTP refused (a service takes each code once) is tried once more
    * with the next time step's; a wrong PIN is never sent twice.
    */
-  private async authorizeCredential(credential: SigningCredential, hashes: Uint8Array[]): Promise<CredentialAuthorization> {
+  private async authorizeCredential(
+    credential: SigningCredential,
+    hashes: Uint8Array[],
+  ): Promise<CredentialAuthorization> {
     const factors = credential.authMode === 'explicit' ? this.factors() : undefined;
     const pin = await factors?.pin(credential);
     const attempt = async (again: boolean): Promise<CredentialAuthorization> => {
@@ -372,8 +448,20 @@ export class CscClient implements RemoteSigner {
       const otp = await factors?.otp(credential, again);
       const v2 = await this.speaksV2();
       return this.withServiceToken((token) => {
-        const params = { baseUrl: this.options.baseUrl, pathVersion: this.pathVersion, accessToken: token, credentialID: credential.credentialID, hashes, ...(pin === undefined ? {} : { pin }), ...(otp === undefined ? {} : { otp }) };
-        return this.call(v2 ? buildCredentialsAuthorizeRequestV2(params) : buildCredentialsAuthorizeRequest(params), 'never', processAuthorizeResponse);
+        const params = {
+          baseUrl: this.options.baseUrl,
+          pathVersion: this.pathVersion,
+          accessToken: token,
+          credentialID: credential.credentialID,
+          hashes,
+          ...(pin === undefined ? {} : { pin }),
+          ...(otp === undefined ? {} : { otp }),
+        };
+        return this.call(
+          v2 ? buildCredentialsAuthorizeRequestV2(params) : buildCredentialsAuthorizeRequest(params),
+          'never',
+          processAuthorizeResponse,
+        );
       });
     };
     try {
@@ -386,14 +474,21 @@ export class CscClient implements RemoteSigner {
 
   /** Where the PIN and OTP of explicit credentials come from (the cli gives it for signing runs). */
   private factors(): AuthorizationFactors {
-    if (!this.options.factors) throw new EsignError('INTERNAL', 'No source of PINs and OTPs was given to the signing client.');
+    if (!this.options.factors)
+      throw new EsignError('INTERNAL', 'No source of PINs and OTPs was given to the signing client.');
     return this.options.factors;
   }
 
   /** `credentials/sendOTP`: the service sends the user a one-time password. */
   private async sendOtp(credential: SigningCredential): Promise<void> {
     const v2 = await this.speaksV2();
-    await this.withServiceToken((token) => this.call(buildSendOtpRequest(this.options.baseUrl, v2 ? 2 : this.pathVersion, token, credential.credentialID), 'never', processSendOtpResponse));
+    await this.withServiceToken((token) =>
+      this.call(
+        buildSendOtpRequest(this.options.baseUrl, v2 ? 2 : this.pathVersion, token, credential.credentialID),
+        'never',
+        processSendOtpResponse,
+      ),
+    );
     const where = credential.otp?.description ?? credential.otp?.label;
     this.options.progress?.(`The signing service sent a one-time password${where ? ` (${where})` : ''}.`);
   }
@@ -402,23 +497,52 @@ export class CscClient implements RemoteSigner {
    * The authorization URL for a credential step that completes in a later run (`sign --prepare`),
    * and the PKCE verifier that run will need with the code.
    */
-  async credentialAuthorizationUrl(credentialID: string, hashes: Uint8Array[], redirectUri: string, state: string): Promise<{ url: string; codeVerifier: string }> {
+  async credentialAuthorizationUrl(
+    credentialID: string,
+    hashes: Uint8Array[],
+    redirectUri: string,
+    state: string,
+  ): Promise<{ url: string; codeVerifier: string }> {
     await this.protocol();
     const pkce = newPkce();
-    return { url: this.authorizeUrl({ scope: 'credential', credentialID, hashes }, redirectUri, state, pkce.codeChallenge), codeVerifier: pkce.codeVerifier };
+    return {
+      url: this.authorizeUrl({ scope: 'credential', credentialID, hashes }, redirectUri, state, pkce.codeChallenge),
+      codeVerifier: pkce.codeVerifier,
+    };
   }
 
   /** Completes a step begun with `credentialAuthorizationUrl`: code → SAD → signHash, each signature checked. */
-  async signWithAuthorizationCode(credential: SigningCredential, hashes: Uint8Array[], code: string, redirectUri: string, codeVerifier: string): Promise<Uint8Array[]> {
+  async signWithAuthorizationCode(
+    credential: SigningCredential,
+    hashes: Uint8Array[],
+    code: string,
+    redirectUri: string,
+    codeVerifier: string,
+  ): Promise<Uint8Array[]> {
     await this.serviceToken();
-    const sad = await this.exchangeCode(code, redirectUri, codeVerifier, 'SAD', this.detailsOf({ scope: 'credential', credentialID: credential.credentialID, hashes }));
+    const sad = await this.exchangeCode(
+      code,
+      redirectUri,
+      codeVerifier,
+      'SAD',
+      this.detailsOf({ scope: 'credential', credentialID: credential.credentialID, hashes }),
+    );
     return this.signWithSad(credential, hashes, sad.accessToken, 0);
   }
 
   /** One signHash call for hashes covered by `sad`; every signature is verified before it is returned. */
-  private async signWithSad(credential: SigningCredential, hashes: Uint8Array[], sad: string, offset: number): Promise<Uint8Array[]> {
+  private async signWithSad(
+    credential: SigningCredential,
+    hashes: Uint8Array[],
+    sad: string,
+    offset: number,
+  ): Promise<Uint8Array[]> {
     const signer = credential.certificates[0];
-    if (!signer) throw new EsignError('CSC_BAD_RESPONSE', `The signing service gave no certificate for ${credential.credentialID}.`);
+    if (!signer)
+      throw new EsignError(
+        'CSC_BAD_RESPONSE',
+        `The signing service gave no certificate for ${credential.credentialID}.`,
+      );
     const v2 = await this.speaksV2();
     const { baseUrl } = this.options;
     const signed =
@@ -427,8 +551,23 @@ export class CscClient implements RemoteSigner {
         : await this.withServiceToken((token) =>
             this.call(
               v2
-                ? buildSignHashRequestV2({ baseUrl, accessToken: token, ...signHashAlgorithm(credential), credentialID: credential.credentialID, sad, hashes })
-                : buildSignHashRequest({ baseUrl, pathVersion: this.pathVersion, accessToken: token, ...signHashAlgorithm(credential), credentialID: credential.credentialID, sad, hashes }),
+                ? buildSignHashRequestV2({
+                    baseUrl,
+                    accessToken: token,
+                    ...signHashAlgorithm(credential),
+                    credentialID: credential.credentialID,
+                    sad,
+                    hashes,
+                  })
+                : buildSignHashRequest({
+                    baseUrl,
+                    pathVersion: this.pathVersion,
+                    accessToken: token,
+                    ...signHashAlgorithm(credential),
+                    credentialID: credential.credentialID,
+                    sad,
+                    hashes,
+                  }),
               'never',
               (status, body) => processSignHashResponse(status, body, hashes.length),
             ),
@@ -436,10 +575,14 @@ export class CscClient implements RemoteSigner {
     return signed.map((signature, index) => {
       const accepted = acceptedSignatureValue(signer, credential.scheme, hashes[index] as Uint8Array, signature);
       if (!accepted) {
-        throw new EsignError('CSC_SIGNATURE_INVALID', `The signing service returned a signature that does not verify as ${schemeLabel(credential.scheme)} with the certificate of ${credential.credentialID} (wrong value, length or encoding).`, {
-          hint: 'Nothing was written. Try again; if it repeats, report it to the service operator.',
-          details: { credentialID: credential.credentialID, index: offset + index },
-        });
+        throw new EsignError(
+          'CSC_SIGNATURE_INVALID',
+          `The signing service returned a signature that does not verify as ${schemeLabel(credential.scheme)} with the certificate of ${credential.credentialID} (wrong value, length or encoding).`,
+          {
+            hint: 'Nothing was written. Try again; if it repeats, report it to the service operator.',
+            details: { credentialID: credential.credentialID, index: offset + index },
+          },
+        );
       }
       return accepted;
     });
@@ -449,18 +592,37 @@ export class CscClient implements RemoteSigner {
    * v2 signHash with the SAD as the only token. A 401 then is about the SAD, not the service
    * token: it is reported as such, and no new sign-in is asked for.
    */
-  private async signHashWithSadAsBearer(credential: SigningCredential, hashes: Uint8Array[], sad: string): Promise<Uint8Array[]> {
-    const request = buildSignHashRequestV2({ baseUrl: this.options.baseUrl, accessToken: sad, ...signHashAlgorithm(credential), credentialID: credential.credentialID, sad, hashes, sadAsBearer: true });
+  private async signHashWithSadAsBearer(
+    credential: SigningCredential,
+    hashes: Uint8Array[],
+    sad: string,
+  ): Promise<Uint8Array[]> {
+    const request = buildSignHashRequestV2({
+      baseUrl: this.options.baseUrl,
+      accessToken: sad,
+      ...signHashAlgorithm(credential),
+      credentialID: credential.credentialID,
+      sad,
+      hashes,
+      sadAsBearer: true,
+    });
     try {
       return await this.call(request, 'never', (status, body) => processSignHashResponse(status, body, hashes.length));
     } catch (error) {
       if (!isEsignError(error) || error.code !== 'CSC_UNAUTHORIZED') throw error;
-      const said = typeof error.details?.['error_description'] === 'string' ? error.details['error_description'] : undefined;
+      const said =
+        typeof error.details?.['error_description'] === 'string' ? error.details['error_description'] : undefined;
       const expired = /expired/i.test(said ?? '');
-      throw new EsignError(expired ? 'CSC_SAD_EXPIRED' : 'CSC_SAD_INVALID', `The signing service refused the signature authorization (SAD) sent as the Bearer token of signHash${said ? ` (${said})` : ''}.`, {
-        hint: expired ? 'Run the command again and sign within 5 minutes of approving.' : 'Check the cscSadAsBearer setting with the provider; run the command again.',
-        ...(error.details ? { details: error.details } : {}),
-      });
+      throw new EsignError(
+        expired ? 'CSC_SAD_EXPIRED' : 'CSC_SAD_INVALID',
+        `The signing service refused the signature authorization (SAD) sent as the Bearer token of signHash${said ? ` (${said})` : ''}.`,
+        {
+          hint: expired
+            ? 'Run the command again and sign within 5 minutes of approving.'
+            : 'Check the cscSadAsBearer setting with the provider; run the command again.',
+          ...(error.details ? { details: error.details } : {}),
+        },
+      );
     }
   }
 
@@ -508,7 +670,10 @@ export class CscClient implements RemoteSigner {
    */
   startServiceSignIn(redirectUri: string, state: string): { url: string; codeVerifier: string } {
     const pkce = newPkce();
-    return { url: this.authorizeUrl({ scope: 'service' }, redirectUri, state, pkce.codeChallenge), codeVerifier: pkce.codeVerifier };
+    return {
+      url: this.authorizeUrl({ scope: 'service' }, redirectUri, state, pkce.codeChallenge),
+      codeVerifier: pkce.codeVerifier,
+    };
   }
 
   /** Exchanges the code of a sign-in begun with `startServiceSignIn`, and caches the service token. */
@@ -518,7 +683,11 @@ export class CscClient implements RemoteSigner {
 
   private async cacheServiceToken(token: { accessToken: string; expiresIn?: number }): Promise<string> {
     const expiresIn = token.expiresIn ?? SERVICE_TOKEN_LIFETIME_S;
-    this.heldToken = { accessToken: token.accessToken, tokenType: 'Bearer', expiresAt: this.options.clock.now().getTime() + expiresIn * 1000 };
+    this.heldToken = {
+      accessToken: token.accessToken,
+      tokenType: 'Bearer',
+      expiresAt: this.options.clock.now().getTime() + expiresIn * 1000,
+    };
     await this.options.tokens.set(this.options.tokenKey, this.heldToken);
     return token.accessToken;
   }
@@ -543,12 +712,26 @@ export class CscClient implements RemoteSigner {
   private authorizeUrl(scoped: AuthorizationScope, redirectUri: string, state: string, codeChallenge: string): string {
     const { clientId, lang } = this.options;
     if (!clientId) {
-      throw new EsignError('CONFIG_MISSING', 'This step is approved in a browser, at the OAuth server of the signing service, and no client ID is set for it.', {
-        hint: 'Set ESIGN_CLIENT_ID (or esign config set clientId ID) to the client the provider registered for esign.',
-      });
+      throw new EsignError(
+        'CONFIG_MISSING',
+        'This step is approved in a browser, at the OAuth server of the signing service, and no client ID is set for it.',
+        {
+          hint: 'Set ESIGN_CLIENT_ID (or esign config set clientId ID) to the client the provider registered for esign.',
+        },
+      );
     }
-    const params = { ...this.oauth.authorizeParams(), clientId, codeChallenge, ...(lang ? { lang } : {}), ...scoped, redirectUri, state } as AuthorizeParams;
-    return this.knownV2 ? buildAuthorizeUrlV2(params, { authorizationDetails: this.options.authorizationDetails ?? false }) : buildAuthorizeUrl(params);
+    const params = {
+      ...this.oauth.authorizeParams(),
+      clientId,
+      codeChallenge,
+      ...(lang ? { lang } : {}),
+      ...scoped,
+      redirectUri,
+      state,
+    } as AuthorizeParams;
+    return this.knownV2
+      ? buildAuthorizeUrlV2(params, { authorizationDetails: this.options.authorizationDetails ?? false })
+      : buildAuthorizeUrl(params);
   }
 
   private async browserStep(scoped: AuthorizationScope, expected: 'Bearer' | 'SAD', purpose: string) {
@@ -568,14 +751,31 @@ export class CscClient implements RemoteSigner {
     return credentialAuthorizationDetails(scoped.credentialID, scoped.hashes);
   }
 
-  private exchangeCode(code: string, redirectUri: string, codeVerifier: string, expected: 'Bearer' | 'SAD', authorizationDetails?: string) {
-    const request = buildTokenRequest({ ...this.oauth.tokenEndpoint(), baseUrl: this.options.baseUrl, code, redirectUri, codeVerifier, ...(authorizationDetails ? { authorizationDetails } : {}) });
+  private exchangeCode(
+    code: string,
+    redirectUri: string,
+    codeVerifier: string,
+    expected: 'Bearer' | 'SAD',
+    authorizationDetails?: string,
+  ) {
+    const request = buildTokenRequest({
+      ...this.oauth.tokenEndpoint(),
+      baseUrl: this.options.baseUrl,
+      code,
+      redirectUri,
+      codeVerifier,
+      ...(authorizationDetails ? { authorizationDetails } : {}),
+    });
     // A v2 service answers scope credential with a Bearer token that is the SAD.
     const alsoAccepted = expected === 'SAD' && this.knownV2 ? (['Bearer'] as const) : [];
     return this.call(request, 'never', (status, body) => processTokenResponse(status, body, expected, alsoAccepted));
   }
 
-  private async call<T>(request: PreparedRequest, retry: 'idempotent' | 'never', process: (status: number, body: Buffer) => T): Promise<T> {
+  private async call<T>(
+    request: PreparedRequest,
+    retry: 'idempotent' | 'never',
+    process: (status: number, body: Buffer) => T,
+  ): Promise<T> {
     const { apiKey } = this.options;
     const headers = apiKey ? { ...request.headers, [apiKey.header.toLowerCase()]: apiKey.value } : request.headers;
     const response: HttpResponse = await this.options.http.request({ ...request, headers, retry, service: SERVICE });
@@ -585,5 +785,8 @@ export class CscClient implements RemoteSigner {
 
 /** `signAlgo` and, for RSASSA-PSS, `signAlgoParams` of a credential's signHash calls. */
 function signHashAlgorithm(credential: SigningCredential): { signAlgo: string; signAlgoParams?: string } {
-  return { signAlgo: credential.signAlgorithm, ...(credential.signAlgorithmParams ? { signAlgoParams: credential.signAlgorithmParams } : {}) };
+  return {
+    signAlgo: credential.signAlgorithm,
+    ...(credential.signAlgorithmParams ? { signAlgoParams: credential.signAlgorithmParams } : {}),
+  };
 }

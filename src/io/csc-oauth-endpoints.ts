@@ -9,7 +9,11 @@ import { randomUUID } from 'node:crypto';
 import { EsignError } from '../core/errors.js';
 import type { Clock } from '../core/ports.js';
 import type { ClientAuthSetting, HashEncodingSetting, TokenRequestSetting } from '../core/profile.js';
-import { authorizationServerMetadataUrls, processAuthorizationServerMetadata, type AuthorizationServer } from '../core/csc/oauth-metadata.js';
+import {
+  authorizationServerMetadataUrls,
+  processAuthorizationServerMetadata,
+  type AuthorizationServer,
+} from '../core/csc/oauth-metadata.js';
 import { buildAccountToken, endpoint, type TokenEndpoint } from '../core/csc/requests.js';
 import { badResponse } from '../core/csc/responses.js';
 import { assertSecureUrl, type HttpClient } from './http.js';
@@ -70,7 +74,8 @@ export class OAuthEndpoints {
     const { clientId, clientSecret, clientSecretInBody } = this.client;
     const { oauthUrl, tokenUrl, tokenRequest, clientAuth } = this.settings;
     return {
-      tokenUrl: tokenUrl ?? (oauthUrl ? undefined : this.server?.tokenEndpoint) ?? endpoint(this.base(), '/oauth2/token'),
+      tokenUrl:
+        tokenUrl ?? (oauthUrl ? undefined : this.server?.tokenEndpoint) ?? endpoint(this.base(), '/oauth2/token'),
       clientId,
       clientSecret,
       clientSecretInBody,
@@ -80,7 +85,12 @@ export class OAuthEndpoints {
   }
 
   /** What the authorization URL builders take besides the request itself; a fresh account_token each time. */
-  authorizeParams(): { baseUrl: string; authorizeUrl?: string; hashEncoding?: HashEncodingSetting; accountToken?: string } {
+  authorizeParams(): {
+    baseUrl: string;
+    authorizeUrl?: string;
+    hashEncoding?: HashEncodingSetting;
+    accountToken?: string;
+  } {
     const { oauthUrl, authorizeUrl, hashEncoding, accountId } = this.settings;
     const fromMetadata = oauthUrl ? undefined : this.server?.authorizationEndpoint;
     const named = authorizeUrl ?? fromMetadata;
@@ -94,8 +104,20 @@ export class OAuthEndpoints {
 
   private accountToken(accountId: string): string {
     const { clientId, clientSecret, clock } = this.client;
-    if (!clientSecret) throw new EsignError('CONFIG_MISSING', 'The account_token (accountToken on) needs the client secret, and none is set.', { hint: 'Set ESIGN_CLIENT_SECRET.' });
-    return buildAccountToken({ accountId, clientId, clientSecret, issuedAtS: Math.floor(clock.now().getTime() / 1000), jti: randomUUID(), issuer: 'esign' });
+    if (!clientSecret)
+      throw new EsignError(
+        'CONFIG_MISSING',
+        'The account_token (accountToken on) needs the client secret, and none is set.',
+        { hint: 'Set ESIGN_CLIENT_SECRET.' },
+      );
+    return buildAccountToken({
+      accountId,
+      clientId,
+      clientSecret,
+      issuedAtS: Math.floor(clock.now().getTime() / 1000),
+      jti: randomUUID(),
+      issuer: 'esign',
+    });
   }
 }
 
@@ -107,14 +129,24 @@ export function oauthServerOf(url: string): string {
   try {
     return assertSecureUrl(url.replace(/\/oauth2\/authorize\/?$/, ''), 'OAuth 2.0 server').toString();
   } catch (error) {
-    throw badResponse('info', `names an OAuth 2.0 server esign will not use (${(error as Error).message.replace(/\.$/, '')})`);
+    throw badResponse(
+      'info',
+      `names an OAuth 2.0 server esign will not use (${(error as Error).message.replace(/\.$/, '')})`,
+    );
   }
 }
 
 /** RFC 8414: the metadata, path-inserted first, then appended after a 404; its issuer checked against the one named. */
 export async function readIssuerMetadata(http: HttpClient, issuer: string): Promise<AuthorizationServer> {
   const [first, ...others] = authorizationServerMetadataUrls(oauthServerOf(issuer));
-  const ask = (url: string) => http.request({ method: 'GET', url, headers: { accept: 'application/json' }, retry: 'idempotent', service: 'signing service' });
+  const ask = (url: string) =>
+    http.request({
+      method: 'GET',
+      url,
+      headers: { accept: 'application/json' },
+      retry: 'idempotent',
+      service: 'signing service',
+    });
   let response = await ask(first!);
   for (const url of others) if (response.status === 404) response = await ask(url);
   return processAuthorizationServerMetadata(response.status, response.body, issuer);

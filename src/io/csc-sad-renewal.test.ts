@@ -54,6 +54,8 @@ describe('a SAD kept current for its signHash', () => {
     const once = steps({ extends: false, refusals: 1 });
     expect(await signWithCurrentSad(once)).toEqual(['sad2']);
     expect(once.asked).toEqual(['authorize:1', 'sign:sad1', 'authorize:2', 'sign:sad2']);
-    await expect(signWithCurrentSad(steps({ extends: false, refusals: 2 }))).rejects.toMatchObject({ code: 'CSC_SAD_EXPIRED' });
+    await expect(signWithCurrentSad(steps({ extends: false, refusals: 2 }))).rejects.toMatchObject({
+      code: 'CSC_SAD_EXPIRED',
+    });
   });
 });

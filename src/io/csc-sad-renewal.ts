@@ -23,7 +23,8 @@ export interface SadSteps<T> {
 export async function signWithCurrentSad<T>(steps: SadSteps<T>): Promise<T> {
   const current = async (): Promise<string> => {
     const authorized = await steps.authorize();
-    if (!steps.extend || (authorized.expiresIn ?? SAD_DEFAULT_LIFETIME_S) * 1000 >= SAD_RENEWAL_MARGIN_MS) return authorized.sad;
+    if (!steps.extend || (authorized.expiresIn ?? SAD_DEFAULT_LIFETIME_S) * 1000 >= SAD_RENEWAL_MARGIN_MS)
+      return authorized.sad;
     return (await steps.extend(authorized.sad)).sad;
   };
   const sad = await current();
@@ -37,5 +38,7 @@ export async function signWithCurrentSad<T>(steps: SadSteps<T>): Promise<T> {
 
 /** The SAD a browser approval gave (the access token of scope credential), as credentials/authorize gives one. */
 export function sadOfApproval(token: { accessToken: string; expiresIn?: number }): CredentialAuthorization {
-  return token.expiresIn === undefined ? { sad: token.accessToken } : { sad: token.accessToken, expiresIn: token.expiresIn };
+  return token.expiresIn === undefined
+    ? { sad: token.accessToken }
+    : { sad: token.accessToken, expiresIn: token.expiresIn };
 }

@@ -52,7 +52,10 @@ describe('TempOutput.copyFrom', () => {
     await new Promise((resolve) => setTimeout(resolve, 5));
     await writeFile(input, 'CCCC rewritten in place, same size! CCCC'.slice(0, 38));
     const output = await fileSystemDocuments.createOutput(join(dir, 'out.pdf'), { overwrite: false });
-    await expect(output.copyFrom(source, createHash('sha256'))).rejects.toMatchObject({ code: 'INPUT_UNREADABLE', message: expect.stringContaining('changed while esign was signing it') });
+    await expect(output.copyFrom(source, createHash('sha256'))).rejects.toMatchObject({
+      code: 'INPUT_UNREADABLE',
+      message: expect.stringContaining('changed while esign was signing it'),
+    });
     await output.abort();
     await source.close();
     expect(await readdir(dir)).toEqual(['in.pdf']);

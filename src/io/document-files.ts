@@ -1,6 +1,13 @@
 import { chmod, copyFile, mkdir, open, stat, type FileHandle } from 'node:fs/promises';
 import { EsignError } from '../core/errors.js';
-import { changedWhileSigning, READ_CHUNK_BYTES, type DocumentFiles, type DocumentSource, type HashSink, type OutputFile } from '../core/sign-workflow.js';
+import {
+  changedWhileSigning,
+  READ_CHUNK_BYTES,
+  type DocumentFiles,
+  type DocumentSource,
+  type HashSink,
+  type OutputFile,
+} from '../core/sign-workflow.js';
 import { dirname, resolve } from 'node:path';
 import { assertAbsent, outputError, SharedTempDir, TempPath, writeBytesAtomically } from './atomic-write.js';
 import type { ByteSource } from '../core/ports.js';
@@ -80,7 +87,8 @@ class TempOutput implements OutputFile {
     if (!(source instanceof FileByteSource)) return this.copyThroughHandle(source, hash);
     const opened = source.openedStat;
     if (!sameFile(opened, await source.fileStat())) throw changedWhileSigning(source.path);
-    const nameLeadsToOpened = async (): Promise<boolean> => sameFile(opened, await stat(source.path).catch(() => undefined));
+    const nameLeadsToOpened = async (): Promise<boolean> =>
+      sameFile(opened, await stat(source.path).catch(() => undefined));
     if (!(await nameLeadsToOpened())) return this.copyThroughHandle(source, hash);
     // The copy starts its flush to disk as soon as the kernel has made it, while the hash still runs
     // and then while the signature is made; commit then only waits for what is left.
@@ -164,7 +172,7 @@ class TempOutput implements OutputFile {
       for (const piece of pieces) {
         const skip = Math.min(done, piece.length);
         done -= skip;
-        for (let written = skip; written < piece.length; ) {
+        for (let written = skip; written < piece.length;) {
           const { bytesWritten } = await this.handle.write(piece, written, piece.length - written);
           if (bytesWritten === 0) throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
           written += bytesWritten;
@@ -186,10 +194,12 @@ class TempOutput implements OutputFile {
       throw outputError(this.target, error);
     });
     this.handle = handle;
-    const read = async (offset: number, length: number): Promise<Uint8Array> => readAt(handle, offset, Math.max(0, Math.min(length, size - offset)));
+    const read = async (offset: number, length: number): Promise<Uint8Array> =>
+      readAt(handle, offset, Math.max(0, Math.min(length, size - offset)));
     if (size > SMALL_FILE_BYTES) return { size, read };
     const whole = await read(0, size);
-    if (whole.length !== size) throw outputError(this.target, new Error(`the temp output holds ${whole.length} bytes, not ${size}`));
+    if (whole.length !== size)
+      throw outputError(this.target, new Error(`the temp output holds ${whole.length} bytes, not ${size}`));
     return { size, read: async (offset, length) => whole.subarray(offset, Math.min(offset + length, size)) };
   }
 
@@ -228,6 +238,10 @@ export async function createOutputDir(dir: string): Promise<void> {
   try {
     await mkdir(dir, { recursive: true });
   } catch (error) {
-    throw new EsignError('OUTPUT_WRITE_FAILED', `Could not create the output directory ${dir} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, { hint: 'Check the path and its permissions.', cause: error });
+    throw new EsignError(
+      'OUTPUT_WRITE_FAILED',
+      `Could not create the output directory ${dir} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`,
+      { hint: 'Check the path and its permissions.', cause: error },
+    );
   }
 }

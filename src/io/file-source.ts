@@ -38,7 +38,9 @@ export class FileByteSource implements ByteSource {
     const stat = await handle.stat();
     if (!stat.isFile()) {
       await handle.close();
-      throw new EsignError('INPUT_UNREADABLE', `${path} is not a regular file.`, { hint: 'Name a file, or a directory to sign all files in it.' });
+      throw new EsignError('INPUT_UNREADABLE', `${path} is not a regular file.`, {
+        hint: 'Name a file, or a directory to sign all files in it.',
+      });
     }
     const source = new FileByteSource(handle, stat.size, path, stat);
     if (stat.size <= SMALL_FILE_BYTES) {
@@ -75,13 +77,17 @@ export class FileByteSource implements ByteSource {
     const size = Math.min(chunkSize, Math.max(end - start, 1));
     let filling = Buffer.allocUnsafe(size);
     let spare = Buffer.allocUnsafe(size);
-    const readInto = (buffer: Buffer, offset: number) => this.handle.read(buffer, 0, Math.min(size, end - offset), offset);
+    const readInto = (buffer: Buffer, offset: number) =>
+      this.handle.read(buffer, 0, Math.min(size, end - offset), offset);
     let pending = start < end ? readInto(filling, start) : undefined;
     try {
-      for (let offset = start; pending; ) {
+      for (let offset = start; pending;) {
         const { bytesRead } = await pending;
         pending = undefined;
-        if (bytesRead === 0) throw new EsignError('INPUT_UNREADABLE', `${this.path} changed size while being read.`, { hint: 'Do not modify files while esign signs them.' });
+        if (bytesRead === 0)
+          throw new EsignError('INPUT_UNREADABLE', `${this.path} changed size while being read.`, {
+            hint: 'Do not modify files while esign signs them.',
+          });
         const chunk = filling.subarray(0, bytesRead);
         [filling, spare] = [spare, filling];
         offset += bytesRead;
@@ -100,7 +106,10 @@ export class FileByteSource implements ByteSource {
   }
 
   async unchanged(): Promise<boolean> {
-    return sameFile(this.openedStat, await this.fileStat()) && sameFile(this.openedStat, await stat(this.path).catch(() => undefined));
+    return (
+      sameFile(this.openedStat, await this.fileStat()) &&
+      sameFile(this.openedStat, await stat(this.path).catch(() => undefined))
+    );
   }
 
   close(): Promise<void> {
@@ -122,8 +131,12 @@ export async function readAt(handle: FileHandle, offset: number, wanted: number)
 
 export function inputError(path: string, error: unknown): EsignError {
   const code = (error as NodeJS.ErrnoException)?.code;
-  if (code === 'ENOENT') return new EsignError('INPUT_NOT_FOUND', `${path} does not exist.`, { hint: 'Check the file name.', cause: error });
-  return new EsignError('INPUT_UNREADABLE', `Could not read ${path}${code ? ` (${code})` : ''}.`, { hint: 'Check the file permissions.', cause: error });
+  if (code === 'ENOENT')
+    return new EsignError('INPUT_NOT_FOUND', `${path} does not exist.`, { hint: 'Check the file name.', cause: error });
+  return new EsignError('INPUT_UNREADABLE', `Could not read ${path}${code ? ` (${code})` : ''}.`, {
+    hint: 'Check the file permissions.',
+    cause: error,
+  });
 }
 
 /**
@@ -132,6 +145,7 @@ export function inputError(path: string, error: unknown): EsignError {
  * ctime, not the content).
  */
 export function sameFile(a: Stats, b: Stats | undefined): boolean {
-  if (b === undefined || a.dev !== b.dev || a.ino !== b.ino || a.size !== b.size || a.mtimeMs !== b.mtimeMs) return false;
+  if (b === undefined || a.dev !== b.dev || a.ino !== b.ino || a.size !== b.size || a.mtimeMs !== b.mtimeMs)
+    return false;
   return a.ctimeMs === b.ctimeMs || a.nlink !== b.nlink;
 }

@@ -33,7 +33,11 @@ export function openFontFile(path: string, limit: number): FontBytes {
           done += got;
         }
       } catch (error) {
-        throw new EsignError('USAGE', `Cannot read the font ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`, { hint: 'Check the file, or give another font with --font FILE.' });
+        throw new EsignError(
+          'USAGE',
+          `Cannot read the font ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`,
+          { hint: 'Check the file, or give another font with --font FILE.' },
+        );
       }
       return bytes.subarray(0, done);
     },

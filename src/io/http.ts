@@ -1,6 +1,12 @@
 import { request as httpRequest, type Agent, type IncomingMessage, type RequestOptions } from 'node:http';
 import { EsignError } from '../core/errors.js';
-import { CLIENT_KEY_PASSPHRASE_VARIABLE, isLoopbackHost, Transport, TRANSPORT_SETTING_NAMES, type TlsOptions } from './transport.js';
+import {
+  CLIENT_KEY_PASSPHRASE_VARIABLE,
+  isLoopbackHost,
+  Transport,
+  TRANSPORT_SETTING_NAMES,
+  type TlsOptions,
+} from './transport.js';
 
 export interface HttpRequest {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'HEAD';
@@ -97,8 +103,15 @@ export class HttpClient {
     const route = await transport.route(new URL(request.url));
     const via = route.proxy ? ` via ${route.proxy}` : '';
     try {
-      const response = await send(request, { 'user-agent': this.options.userAgent ?? 'esign', ...request.headers }, timeoutMs, { ...route, tls: transport.tls });
-      this.options.trace?.(`${request.method} ${redactUrl(request.url)}${via} → ${response.status} (${Date.now() - started} ms)`);
+      const response = await send(
+        request,
+        { 'user-agent': this.options.userAgent ?? 'esign', ...request.headers },
+        timeoutMs,
+        { ...route, tls: transport.tls },
+      );
+      this.options.trace?.(
+        `${request.method} ${redactUrl(request.url)}${via} → ${response.status} (${Date.now() - started} ms)`,
+      );
       return response;
     } catch (error) {
       this.options.trace?.(`${request.method} ${redactUrl(request.url)}${via} failed (${Date.now() - started} ms)`);
@@ -116,11 +129,19 @@ function isTransient(error: unknown): boolean {
 }
 
 /** A plain GET that follows redirects, as a browser would (the sandbox's --auto-approve browser, health checks). */
-export async function getFollowingRedirects(url: string, timeoutMs: number, maxRedirects = 10, transport: Transport = DIRECT): Promise<HttpResponse> {
+export async function getFollowingRedirects(
+  url: string,
+  timeoutMs: number,
+  maxRedirects = 10,
+  transport: Transport = DIRECT,
+): Promise<HttpResponse> {
   let current = url;
   for (let hop = 0; ; hop++) {
     const route = await transport.route(new URL(current));
-    const response = await send({ method: 'GET', url: current, service: 'browser' }, {}, timeoutMs, { ...route, tls: transport.tls });
+    const response = await send({ method: 'GET', url: current, service: 'browser' }, {}, timeoutMs, {
+      ...route,
+      tls: transport.tls,
+    });
     const location = response.headers.get('location');
     if (response.status < 300 || response.status >= 400 || !location || hop >= maxRedirects) return response;
     current = new URL(location, current).toString();
@@ -152,9 +173,19 @@ interface Connection {
  * One HTTP exchange over node:http(s). Not `fetch`: loading undici on first use costs ~40 ms, which
  * is most of what signing a small file takes. No redirects are followed.
  */
-async function send(request: HttpRequest, headers: Record<string, string>, timeoutMs: number, connection: Connection = { tls: {} }): Promise<HttpResponse> {
+async function send(
+  request: HttpRequest,
+  headers: Record<string, string>,
+  timeoutMs: number,
+  connection: Connection = { tls: {} },
+): Promise<HttpResponse> {
   const url = new URL(request.url);
-  const body = request.body === undefined ? undefined : typeof request.body === 'string' ? Buffer.from(request.body, 'utf8') : request.body;
+  const body =
+    request.body === undefined
+      ? undefined
+      : typeof request.body === 'string'
+        ? Buffer.from(request.body, 'utf8')
+        : request.body;
   const secure = url.protocol === 'https:';
   const options: RequestOptions = {
     method: request.method,
@@ -176,12 +207,18 @@ async function send(request: HttpRequest, headers: Record<string, string>, timeo
       incoming.on('error', reject);
       incoming.on('end', () => {
         clearTimeout(timer);
-        resolve({ status: incoming.statusCode ?? 0, headers: headersOf(incoming), body: Buffer.concat(chunks), url: request.url });
+        resolve({
+          status: incoming.statusCode ?? 0,
+          headers: headersOf(incoming),
+          body: Buffer.concat(chunks),
+          url: request.url,
+        });
       });
     });
     const timer = setTimeout(() => outgoing.destroy(new TimeoutError(`no answer within ${timeoutMs} ms`)), timeoutMs);
     outgoing.on('proxyConnect', (answer: IncomingMessage) => {
-      if (answer.statusCode !== 200) outgoing.destroy(new ProxyAnswer(answer.statusCode ?? 0, answer.headers['content-type']));
+      if (answer.statusCode !== 200)
+        outgoing.destroy(new ProxyAnswer(answer.statusCode ?? 0, answer.headers['content-type']));
     });
     outgoing.on('error', (error) => {
       clearTimeout(timer);
@@ -201,14 +238,23 @@ function headersOf(incoming: IncomingMessage): ResponseHeaders {
   };
 }
 
-function transportError(error: unknown, request: HttpRequest, timeoutMs: number, where: { proxy?: string; caSetting?: string } = {}): EsignError {
+function transportError(
+  error: unknown,
+  request: HttpRequest,
+  timeoutMs: number,
+  where: { proxy?: string; caSetting?: string } = {},
+): EsignError {
   const url = new URL(request.url);
   const name = (error as { name?: string })?.name;
   if (name === 'TimeoutError' || name === 'AbortError') {
-    return new EsignError('HTTP_TIMEOUT', `The ${request.service} did not answer within ${Math.round(timeoutMs / 1000)} s (${url.host}).`, {
-      hint: 'Check your network and try again.',
-      cause: error,
-    });
+    return new EsignError(
+      'HTTP_TIMEOUT',
+      `The ${request.service} did not answer within ${Math.round(timeoutMs / 1000)} s (${url.host}).`,
+      {
+        hint: 'Check your network and try again.',
+        cause: error,
+      },
+    );
   }
   if (error instanceof ProxyAnswer && where.proxy) return proxyRefusal(error, where.proxy, url, request.service);
   const tls = tlsFailure(error, url.host, request.service, where.caSetting);
@@ -219,7 +265,9 @@ function transportError(error: unknown, request: HttpRequest, timeoutMs: number,
     const refused = code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH';
     return new EsignError(
       'HTTP_UNREACHABLE',
-      refused ? `Could not reach the proxy at ${where.proxy}${detail} for the ${request.service} at ${url.host}.` : `The connection to the ${request.service} at ${url.host} through the proxy at ${where.proxy} was closed${detail}.`,
+      refused
+        ? `Could not reach the proxy at ${where.proxy}${detail} for the ${request.service} at ${url.host}.`
+        : `The connection to the ${request.service} at ${url.host} through the proxy at ${where.proxy} was closed${detail}.`,
       { hint: 'Check HTTPS_PROXY / HTTP_PROXY, or exempt the host with NO_PROXY.', cause: error },
     );
   }
@@ -235,50 +283,97 @@ function errorCode(error: unknown): string | undefined {
 
 function proxyRefusal(answer: ProxyAnswer, proxy: string, url: URL, service: string): EsignError {
   if (answer.status === 407) {
-    return new EsignError('HTTP_PROXY_REFUSED', `The proxy at ${proxy} asks for credentials (HTTP 407) before it reaches the ${service} at ${url.host}.`, {
-      hint: 'Put them in the proxy variable as http://USER:PASSWORD@HOST:PORT (HTTPS_PROXY, HTTP_PROXY).',
-    });
+    return new EsignError(
+      'HTTP_PROXY_REFUSED',
+      `The proxy at ${proxy} asks for credentials (HTTP 407) before it reaches the ${service} at ${url.host}.`,
+      {
+        hint: 'Put them in the proxy variable as http://USER:PASSWORD@HOST:PORT (HTTPS_PROXY, HTTP_PROXY).',
+      },
+    );
   }
   if (answer.status >= 500) {
-    return new EsignError('HTTP_UNREACHABLE', `The proxy at ${proxy} could not reach the ${service} at ${url.host} (HTTP ${answer.status}).`, {
-      hint: 'Try again in a moment; if it repeats, ask whoever runs the proxy whether it may reach that host.',
-    });
+    return new EsignError(
+      'HTTP_UNREACHABLE',
+      `The proxy at ${proxy} could not reach the ${service} at ${url.host} (HTTP ${answer.status}).`,
+      {
+        hint: 'Try again in a moment; if it repeats, ask whoever runs the proxy whether it may reach that host.',
+      },
+    );
   }
   const what = answer.contentType?.includes('html') ? 'an HTML page' : 'an answer';
-  return new EsignError('HTTP_PROXY_REFUSED', `The proxy at ${proxy} answered the tunnel to ${url.host} with ${what} (HTTP ${answer.status}) instead of opening it; nothing was sent.`, {
-    hint: 'A captive portal or a proxy policy is in the way: sign in to the network, ask for the host to be allowed, or exempt it with NO_PROXY.',
-  });
+  return new EsignError(
+    'HTTP_PROXY_REFUSED',
+    `The proxy at ${proxy} answered the tunnel to ${url.host} with ${what} (HTTP ${answer.status}) instead of opening it; nothing was sent.`,
+    {
+      hint: 'A captive portal or a proxy policy is in the way: sign in to the network, ask for the host to be allowed, or exempt it with NO_PROXY.',
+    },
+  );
 }
 
-const UNKNOWN_ISSUER = new Set(['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_GET_ISSUER_CERT', 'CERT_UNTRUSTED', 'CERT_SIGNATURE_FAILURE']);
+const UNKNOWN_ISSUER = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'CERT_UNTRUSTED',
+  'CERT_SIGNATURE_FAILURE',
+]);
 const SELF_SIGNED = new Set(['SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT']);
 /** Alerts a server sends when it wants, or refuses, the client certificate. */
-const CLIENT_CERTIFICATE_REFUSED = /ALERT_(CERTIFICATE_REQUIRED|BAD_CERTIFICATE|UNKNOWN_CA|CERTIFICATE_UNKNOWN|CERTIFICATE_EXPIRED|CERTIFICATE_REVOKED|HANDSHAKE_FAILURE)/;
+const CLIENT_CERTIFICATE_REFUSED =
+  /ALERT_(CERTIFICATE_REQUIRED|BAD_CERTIFICATE|UNKNOWN_CA|CERTIFICATE_UNKNOWN|CERTIFICATE_EXPIRED|CERTIFICATE_REVOKED|HANDSHAKE_FAILURE)/;
 
 /**
  * A failed TLS handshake as one line: the host, what failed and the setting that fixes it; never
  * retried, since another try meets the same certificate. Undefined for failures that are not TLS.
  */
-export function tlsFailure(error: unknown, host: string, service: string, caSetting = TRANSPORT_SETTING_NAMES.caFile): EsignError | undefined {
+export function tlsFailure(
+  error: unknown,
+  host: string,
+  service: string,
+  caSetting = TRANSPORT_SETTING_NAMES.caFile,
+): EsignError | undefined {
   const code = errorCode(error);
   if (!code) return undefined;
   const fail = (what: string, hint: string) =>
-    new EsignError('HTTP_TLS_FAILED', `TLS to the ${service} at ${host} failed: ${what}.`, { hint, cause: error, details: { host, tlsError: code } });
+    new EsignError('HTTP_TLS_FAILED', `TLS to the ${service} at ${host} failed: ${what}.`, {
+      hint,
+      cause: error,
+      details: { host, tlsError: code },
+    });
   const addRoot = `If your organization uses its own certificate authority (a TLS-inspecting proxy, a private service), set ${caSetting} to its PEM bundle (NODE_EXTRA_CA_CERTS works too).`;
-  if (UNKNOWN_ISSUER.has(code)) return fail('the server certificate was issued by an unknown certificate authority', addRoot);
-  if (SELF_SIGNED.has(code)) return fail(code === 'DEPTH_ZERO_SELF_SIGNED_CERT' ? 'the server certificate is self-signed' : 'the server certificate chain ends in a self-signed root that is not trusted', addRoot);
+  if (UNKNOWN_ISSUER.has(code))
+    return fail('the server certificate was issued by an unknown certificate authority', addRoot);
+  if (SELF_SIGNED.has(code))
+    return fail(
+      code === 'DEPTH_ZERO_SELF_SIGNED_CERT'
+        ? 'the server certificate is self-signed'
+        : 'the server certificate chain ends in a self-signed root that is not trusted',
+      addRoot,
+    );
   if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') {
-    return fail(code === 'CERT_HAS_EXPIRED' ? 'the server certificate has expired' : 'the server certificate is not yet valid', "Check this computer's clock; otherwise the service's operator must renew its certificate (no setting of esign can fix it).");
+    return fail(
+      code === 'CERT_HAS_EXPIRED' ? 'the server certificate has expired' : 'the server certificate is not yet valid',
+      "Check this computer's clock; otherwise the service's operator must renew its certificate (no setting of esign can fix it).",
+    );
   }
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
     const names = (error as { cert?: { subjectaltname?: string } }).cert?.subjectaltname;
-    return fail(`the server certificate is not for ${host.replace(/:\d+$/, '')}${names ? ` (it names ${names})` : ''}`, 'Use the host name the certificate names in the service URL of your profile (esign config list).');
+    return fail(
+      `the server certificate is not for ${host.replace(/:\d+$/, '')}${names ? ` (it names ${names})` : ''}`,
+      'Use the host name the certificate names in the service URL of your profile (esign config list).',
+    );
   }
   if (CLIENT_CERTIFICATE_REFUSED.test(code)) {
-    return fail(`the server refused the handshake (${code}), as a server does that wants a TLS client certificate it was not given or does not accept`, `Set ${TRANSPORT_SETTING_NAMES.clientCert} and ${TRANSPORT_SETTING_NAMES.clientKey} (with ${CLIENT_KEY_PASSPHRASE_VARIABLE} for an encrypted key) to the certificate the service registered.`);
+    return fail(
+      `the server refused the handshake (${code}), as a server does that wants a TLS client certificate it was not given or does not accept`,
+      `Set ${TRANSPORT_SETTING_NAMES.clientCert} and ${TRANSPORT_SETTING_NAMES.clientKey} (with ${CLIENT_KEY_PASSPHRASE_VARIABLE} for an encrypted key) to the certificate the service registered.`,
+    );
   }
   if (code.startsWith('ERR_SSL_') || code === 'EPROTO' || code.startsWith('ERR_TLS_') || code.startsWith('CERT_')) {
-    return fail(`the TLS handshake failed (${code})`, 'Check that the URL names an https:// service; run with --verbose for details.');
+    return fail(
+      `the TLS handshake failed (${code})`,
+      'Check that the URL names an https:// service; run with --verbose for details.',
+    );
   }
   return undefined;
 }
@@ -314,9 +409,13 @@ export function assertSecureUrl(raw: string, service: string): URL {
   }
   if (url.protocol === 'https:') return url;
   if (url.protocol === 'http:' && isLoopbackUrl(url)) return url;
-  throw new EsignError('CONFIG_INSECURE_URL', `Refusing plain ${url.protocol}// for the ${service} at ${url.host}: only loopback addresses may use http://.`, {
-    hint: 'Use the https:// URL of the service in your profile.',
-  });
+  throw new EsignError(
+    'CONFIG_INSECURE_URL',
+    `Refusing plain ${url.protocol}// for the ${service} at ${url.host}: only loopback addresses may use http://.`,
+    {
+      hint: 'Use the https:// URL of the service in your profile.',
+    },
+  );
 }
 
 /** Drops the query string, which may carry codes or hashes, from URLs shown in traces. */

@@ -7,7 +7,8 @@ describe('authorizeInBrowser and insecure authorization pages', () => {
   it('refuses to open a plain http:// authorization URL of a remote host (CONFIG_INSECURE_URL), before any browser step', async () => {
     let opened = false;
     const error = await authorizeInBrowser({
-      buildAuthorizeUrl: (redirectUri, state) => `http://sign.example/oauth2/authorize?redirect_uri=${encodeURIComponent(redirectUri)}&state=${state}`,
+      buildAuthorizeUrl: (redirectUri, state) =>
+        `http://sign.example/oauth2/authorize?redirect_uri=${encodeURIComponent(redirectUri)}&state=${state}`,
       redirectUri: 'http://127.0.0.1:0/callback',
       browser: { open: async () => void (opened = true) },
       timeoutMs: 2_000,

@@ -10,7 +10,9 @@ describe('checkRedirect', () => {
 
   it('rejects a state it did not send, before looking at anything else', () => {
     for (const query of ['code=abc&state=other', 'code=abc', 'error=access_denied&state=other']) {
-      expect(() => checkRedirect(new URLSearchParams(query), 's1', 'test')).toThrowError(expect.objectContaining({ code: 'AUTH_STATE_MISMATCH' }));
+      expect(() => checkRedirect(new URLSearchParams(query), 's1', 'test')).toThrowError(
+        expect.objectContaining({ code: 'AUTH_STATE_MISMATCH' }),
+      );
     }
   });
 
@@ -37,7 +39,8 @@ describe('authorizeInBrowser', () => {
   it('listens on 127.0.0.1 only, answers the exact path once, and times out cleanly', async () => {
     let opened = '';
     const pending = authorizeInBrowser({
-      buildAuthorizeUrl: (redirectUri, state) => `https://idp.example/authorize?redirect_uri=${encodeURIComponent(redirectUri)}&state=${state}`,
+      buildAuthorizeUrl: (redirectUri, state) =>
+        `https://idp.example/authorize?redirect_uri=${encodeURIComponent(redirectUri)}&state=${state}`,
       redirectUri: 'http://127.0.0.1:0/callback',
       browser: { open: async (url) => void (opened = url) },
       timeoutMs: 1500,
@@ -54,7 +57,11 @@ describe('authorizeInBrowser', () => {
   });
 
   it('refuses a redirect URI that is not loopback http on 127.0.0.1', async () => {
-    for (const redirectUri of ['http://192.168.1.2:8765/callback', 'https://127.0.0.1:8765/callback', 'http://[::1]:8765/callback']) {
+    for (const redirectUri of [
+      'http://192.168.1.2:8765/callback',
+      'https://127.0.0.1:8765/callback',
+      'http://[::1]:8765/callback',
+    ]) {
       await expect(
         authorizeInBrowser({
           buildAuthorizeUrl: () => 'https://idp.example',
@@ -71,7 +78,8 @@ describe('authorizeInBrowser', () => {
   it('keeps a registered localhost redirect URI as it is, and shows the failure page for a wrong state', async () => {
     let opened = '';
     const pending = authorizeInBrowser({
-      buildAuthorizeUrl: (redirectUri, state) => `https://idp.example/authorize?redirect_uri=${encodeURIComponent(redirectUri)}&state=${state}`,
+      buildAuthorizeUrl: (redirectUri, state) =>
+        `https://idp.example/authorize?redirect_uri=${encodeURIComponent(redirectUri)}&state=${state}`,
       redirectUri: 'http://localhost:0/cb',
       browser: { open: async (url) => void (opened = url) },
       timeoutMs: 5000,
@@ -91,7 +99,8 @@ describe('authorizeInBrowser', () => {
   it('shows the success page only for the state it sent', async () => {
     let opened = '';
     const pending = authorizeInBrowser({
-      buildAuthorizeUrl: (redirectUri, state) => `https://idp.example/authorize?redirect_uri=${encodeURIComponent(redirectUri)}&state=${state}`,
+      buildAuthorizeUrl: (redirectUri, state) =>
+        `https://idp.example/authorize?redirect_uri=${encodeURIComponent(redirectUri)}&state=${state}`,
       redirectUri: 'http://127.0.0.1:0/callback',
       browser: { open: async (url) => void (opened = url) },
       timeoutMs: 5000,
@@ -112,8 +121,12 @@ describe('assertSecureUrl', () => {
     expect(assertSecureUrl('https://sign.example/csc', 'x').host).toBe('sign.example');
     expect(assertSecureUrl('http://127.0.0.1:8799/signing', 'x').port).toBe('8799');
     expect(assertSecureUrl('http://localhost/x', 'x').hostname).toBe('localhost');
-    expect(() => assertSecureUrl('http://sign.example/csc', 'x')).toThrowError(expect.objectContaining({ code: 'CONFIG_INSECURE_URL' }));
-    expect(() => assertSecureUrl('http://10.0.0.1/csc', 'x')).toThrowError(expect.objectContaining({ code: 'CONFIG_INSECURE_URL' }));
+    expect(() => assertSecureUrl('http://sign.example/csc', 'x')).toThrowError(
+      expect.objectContaining({ code: 'CONFIG_INSECURE_URL' }),
+    );
+    expect(() => assertSecureUrl('http://10.0.0.1/csc', 'x')).toThrowError(
+      expect.objectContaining({ code: 'CONFIG_INSECURE_URL' }),
+    );
   });
 });
 
@@ -134,21 +147,36 @@ describe('a redirect URI that is not loopback (an https page the provider regist
         sentState = state;
         return `https://as.example/oauth2/authorize?redirect_uri=${encodeURIComponent(redirectUri)}&state=${state}`;
       },
-      terminal: { say: (line) => said.push(line), note: () => undefined, readLine: () => Promise.resolve(`https://app.example/esign/callback?code=c-1&state=${sentState}`) },
+      terminal: {
+        say: (line) => said.push(line),
+        note: () => undefined,
+        readLine: () => Promise.resolve(`https://app.example/esign/callback?code=c-1&state=${sentState}`),
+      },
     });
     expect(result).toEqual({ code: 'c-1', state: sentState, redirectUri: 'https://app.example/esign/callback' });
-    expect(said.join('\n')).toContain('https://as.example/oauth2/authorize?redirect_uri=https%3A%2F%2Fapp.example%2Fesign%2Fcallback');
+    expect(said.join('\n')).toContain(
+      'https://as.example/oauth2/authorize?redirect_uri=https%3A%2F%2Fapp.example%2Fesign%2Fcallback',
+    );
     expect(said.join('\n')).toContain('paste the address');
   });
 
   it('without a terminal to paste into, fails at once saying why', async () => {
-    const error = await authorizeInBrowser({ ...base, buildAuthorizeUrl: () => 'https://as.example/oauth2/authorize', terminal: { say: () => undefined, note: () => undefined } }).catch((thrown: unknown) => thrown);
+    const error = await authorizeInBrowser({
+      ...base,
+      buildAuthorizeUrl: () => 'https://as.example/oauth2/authorize',
+      terminal: { say: () => undefined, note: () => undefined },
+    }).catch((thrown: unknown) => thrown);
     expect(error).toMatchObject({ code: 'AUTH_BROWSER_FAILED' });
     expect((error as Error).message).toContain('is not loopback');
   });
 
   it('a plain http redirect URI off loopback is refused', async () => {
-    const error = await authorizeInBrowser({ ...base, redirectUri: 'http://app.example/cb', buildAuthorizeUrl: () => 'https://as.example/x', terminal: { say: () => undefined, note: () => undefined } }).catch((thrown: unknown) => thrown);
+    const error = await authorizeInBrowser({
+      ...base,
+      redirectUri: 'http://app.example/cb',
+      buildAuthorizeUrl: () => 'https://as.example/x',
+      terminal: { say: () => undefined, note: () => undefined },
+    }).catch((thrown: unknown) => thrown);
     expect(error).toMatchObject({ code: 'CONFIG_INVALID' });
   });
 });

@@ -61,13 +61,18 @@ export function randomState(): string {
 export async function authorizeInBrowser(options: AuthorizeInBrowserOptions): Promise<AuthorizationResponse> {
   const wanted = new URL(options.redirectUri);
   // A provider that registers only https redirect URIs: the browser lands on its page, and the person pastes that address here.
-  if (wanted.protocol === 'https:' && !/^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/.test(wanted.hostname)) return authorizeByPastedAddress(options);
+  if (wanted.protocol === 'https:' && !/^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/.test(wanted.hostname))
+    return authorizeByPastedAddress(options);
   // The receiver binds 127.0.0.1 only, so `localhost` (which resolves there) is kept as registered,
   // and an IPv6 literal, which it would never receive, is refused.
   if (wanted.protocol !== 'http:' || !['127.0.0.1', 'localhost'].includes(wanted.hostname)) {
-    throw new EsignError('CONFIG_INVALID', `The redirect URI ${options.redirectUri} is neither a loopback http:// URI on 127.0.0.1 nor an https:// page.`, {
-      hint: 'Use http://127.0.0.1:PORT/PATH (RFC 8252), or the https:// redirect URI the provider registered; set it with `esign config set redirectUri …`.',
-    });
+    throw new EsignError(
+      'CONFIG_INVALID',
+      `The redirect URI ${options.redirectUri} is neither a loopback http:// URI on 127.0.0.1 nor an https:// page.`,
+      {
+        hint: 'Use http://127.0.0.1:PORT/PATH (RFC 8252), or the https:// redirect URI the provider registered; set it with `esign config set redirectUri …`.',
+      },
+    );
   }
   const state = randomState();
   const receiver = await startReceiver(Number(wanted.port || 0), wanted.pathname, state);
@@ -85,7 +90,10 @@ export async function authorizeInBrowser(options: AuthorizeInBrowserOptions): Pr
     assertSecureUrl(url, `authorization page (${options.purpose})`);
     if (options.nobodyHere) throw options.nobodyHere;
     const pasted = options.terminal.readLine;
-    const waits: Promise<URLSearchParams>[] = [receiver.params, timeout(options.timeoutMs, options.purpose, abort.signal)];
+    const waits: Promise<URLSearchParams>[] = [
+      receiver.params,
+      timeout(options.timeoutMs, options.purpose, abort.signal),
+    ];
     if (options.signal) waits.push(aborted(options.signal, abort.signal));
     if (options.noBrowser) {
       options.terminal.say(`Open this URL in a browser to continue (${options.purpose}):`);
@@ -107,7 +115,8 @@ export async function authorizeInBrowser(options: AuthorizeInBrowserOptions): Pr
           },
           (error: unknown) => {
             if (options.browserIsScripted) throw error;
-            if (!pasted && options.nobodyCanFinish) throw options.nobodyCanFinish(`could not open a browser: ${(error as Error).message.replace(/\.$/, '')}`);
+            if (!pasted && options.nobodyCanFinish)
+              throw options.nobodyCanFinish(`could not open a browser: ${(error as Error).message.replace(/\.$/, '')}`);
             options.terminal.say(`Could not open a browser (${(error as Error).message}). Open this URL yourself:`);
             options.terminal.say(url);
             return pasted ? pasted(abort.signal).then(parsePastedRedirect) : NEVER;
@@ -134,9 +143,13 @@ async function authorizeByPastedAddress(options: AuthorizeInBrowserOptions): Pro
   if (!pasted) {
     throw (
       options.nobodyHere ??
-      new EsignError('AUTH_BROWSER_FAILED', `The redirect URI ${options.redirectUri} is not loopback, so the ${options.purpose} needs a terminal to paste the address the browser lands on.`, {
-        hint: 'Run it from a terminal, or use the split flow (sign --prepare, then sign --complete --redirect-url …; docs/ci.md).',
-      })
+      new EsignError(
+        'AUTH_BROWSER_FAILED',
+        `The redirect URI ${options.redirectUri} is not loopback, so the ${options.purpose} needs a terminal to paste the address the browser lands on.`,
+        {
+          hint: 'Run it from a terminal, or use the split flow (sign --prepare, then sign --complete --redirect-url …; docs/ci.md).',
+        },
+      )
     );
   }
   const abort = new AbortController();
@@ -144,7 +157,10 @@ async function authorizeByPastedAddress(options: AuthorizeInBrowserOptions): Pro
     options.terminal.say(`Open this URL in a browser to continue (${options.purpose}):`);
     options.terminal.say(url);
     options.terminal.say(`Then paste the address your browser was sent to (it begins with ${options.redirectUri}).`);
-    const waits = [pasted(abort.signal).then(parsePastedRedirect), timeout(options.timeoutMs, options.purpose, abort.signal)];
+    const waits = [
+      pasted(abort.signal).then(parsePastedRedirect),
+      timeout(options.timeoutMs, options.purpose, abort.signal),
+    ];
     if (options.signal) waits.push(aborted(options.signal, abort.signal));
     const params = await Promise.race(waits);
     return { ...checkRedirect(params, state, options.purpose), redirectUri: options.redirectUri };
@@ -154,20 +170,32 @@ async function authorizeByPastedAddress(options: AuthorizeInBrowserOptions): Pro
 }
 
 /** Validates the redirect's query: state first, then error or code. */
-export function checkRedirect(params: URLSearchParams, expectedState: string, purpose: string): { code: string; state: string } {
+export function checkRedirect(
+  params: URLSearchParams,
+  expectedState: string,
+  purpose: string,
+): { code: string; state: string } {
   const state = params.get('state') ?? '';
   if (!constantTimeEqual(state, expectedState)) {
-    throw new EsignError('AUTH_STATE_MISMATCH', `The redirect for the ${purpose} carried a state that esign did not send; it was ignored.`, {
-      hint: 'Start again; if it repeats, something is tampering with the browser step.',
-    });
+    throw new EsignError(
+      'AUTH_STATE_MISMATCH',
+      `The redirect for the ${purpose} carried a state that esign did not send; it was ignored.`,
+      {
+        hint: 'Start again; if it repeats, something is tampering with the browser step.',
+      },
+    );
   }
   const error = params.get('error');
   if (error) throw redirectError(error, params.get('error_description'), purpose);
   const code = params.get('code');
   if (!code) {
-    throw new EsignError('AUTH_REDIRECT_INVALID', `The redirect for the ${purpose} carried neither a code nor an error.`, {
-      hint: 'Start again; if it repeats, report it to the service operator.',
-    });
+    throw new EsignError(
+      'AUTH_REDIRECT_INVALID',
+      `The redirect for the ${purpose} carried neither a code nor an error.`,
+      {
+        hint: 'Start again; if it repeats, report it to the service operator.',
+      },
+    );
   }
   return { code, state };
 }
@@ -183,10 +211,14 @@ export function redirectError(error: string, description: string | null, purpose
     });
   }
   if (error === 'server_error' || error === 'temporarily_unavailable') {
-    return new EsignError('AUTH_SERVER_ERROR', `The service reported a technical problem during the ${purpose} (${error}${said}).`, {
-      hint: 'Try again in a moment.',
-      details,
-    });
+    return new EsignError(
+      'AUTH_SERVER_ERROR',
+      `The service reported a technical problem during the ${purpose} (${error}${said}).`,
+      {
+        hint: 'Try again in a moment.',
+        details,
+      },
+    );
   }
   return new EsignError('AUTH_INVALID_REQUEST', `The service rejected the ${purpose} request (${error}${said}).`, {
     hint: 'Check the profile (client id, redirect URI) with `esign config list`.',
@@ -198,7 +230,9 @@ function parsePastedRedirect(line: string): URLSearchParams {
   try {
     return new URL(line.trim()).searchParams;
   } catch {
-    throw new EsignError('AUTH_REDIRECT_INVALID', 'The pasted text is not a URL.', { hint: 'Paste the whole address from the browser bar.' });
+    throw new EsignError('AUTH_REDIRECT_INVALID', 'The pasted text is not a URL.', {
+      hint: 'Paste the whole address from the browser bar.',
+    });
   }
 }
 
@@ -245,7 +279,9 @@ interface Receiver {
 const DONE_PAGE = (ok: boolean) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>esign</title>
 <style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;color:#1d2330}</style></head>
 <body><h1>${ok ? 'Done' : 'Not completed'}</h1><p>${
-  ok ? 'esign received the answer. You can close this tab and return to the terminal.' : 'esign received an error. Return to the terminal for details.'
+  ok
+    ? 'esign received the answer. You can close this tab and return to the terminal.'
+    : 'esign received an error. Return to the terminal for details.'
 }</p></body></html>`;
 
 function startReceiver(port: number, path: string, expectedState: string): Promise<Receiver> {
@@ -260,8 +296,13 @@ function startReceiver(port: number, path: string, expectedState: string): Promi
       return;
     }
     answered = true;
-    const ok = constantTimeEqual(url.searchParams.get('state') ?? '', expectedState) && url.searchParams.has('code') && !url.searchParams.has('error');
-    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', connection: 'close' }).end(DONE_PAGE(ok));
+    const ok =
+      constantTimeEqual(url.searchParams.get('state') ?? '', expectedState) &&
+      url.searchParams.has('code') &&
+      !url.searchParams.has('error');
+    response
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', connection: 'close' })
+      .end(DONE_PAGE(ok));
     resolveParams(url.searchParams);
   });
   server.on('connection', (socket) => {
@@ -272,10 +313,14 @@ function startReceiver(port: number, path: string, expectedState: string): Promi
     server.once('error', (error: NodeJS.ErrnoException) => {
       reject(
         error.code === 'EADDRINUSE'
-          ? new EsignError('AUTH_PORT_IN_USE', `Port ${port} on 127.0.0.1, needed for the browser redirect, is in use.`, {
-              hint: 'Close the program using it, or register another redirect URI and set it with `esign config set redirectUri`.',
-              cause: error,
-            })
+          ? new EsignError(
+              'AUTH_PORT_IN_USE',
+              `Port ${port} on 127.0.0.1, needed for the browser redirect, is in use.`,
+              {
+                hint: 'Close the program using it, or register another redirect URI and set it with `esign config set redirectUri`.',
+                cause: error,
+              },
+            )
           : error,
       );
     });

@@ -28,34 +28,60 @@ export class RevocationClient implements RevocationFetcher {
 
   /** Not kept here: a batch window asks once (RevocationCache), and the next window asks again, for news of a revocation. */
   async crl(url: string): Promise<Uint8Array> {
-    return body(await this.send(url, 'CRL distribution point', { method: 'GET', headers: { accept: 'application/pkix-crl' } }));
+    return body(
+      await this.send(url, 'CRL distribution point', { method: 'GET', headers: { accept: 'application/pkix-crl' } }),
+    );
   }
 
   certificate(url: string): Promise<Uint8Array> {
-    return memo(this.certificates, url, async () => derOrPem(body(await this.send(url, 'CA issuers location', { method: 'GET', headers: { accept: 'application/pkix-cert' } }))));
+    return memo(this.certificates, url, async () =>
+      derOrPem(
+        body(
+          await this.send(url, 'CA issuers location', { method: 'GET', headers: { accept: 'application/pkix-cert' } }),
+        ),
+      ),
+    );
   }
 
-  private async send(url: string, service: string, request: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: Uint8Array }): Promise<HttpResponse> {
+  private async send(
+    url: string,
+    service: string,
+    request: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: Uint8Array },
+  ): Promise<HttpResponse> {
     let response: HttpResponse;
     try {
-      response = await this.options.http.request({ ...request, url, retry: 'idempotent', service, signedContentOverHttp: true });
+      response = await this.options.http.request({
+        ...request,
+        url,
+        retry: 'idempotent',
+        service,
+        signedContentOverHttp: true,
+      });
     } catch (error) {
       if (!isEsignError(error)) throw error;
-      throw new EsignError('REVOCATION_UNAVAILABLE', `No revocation data from the ${service} at ${url}: ${error.message.replace(/\.$/, '')}.`, {
-        hint: 'Long-term levels need the revocation data the certificates point to; check your network and try again later (the signed file can be extended later with `esign extend`).',
-        cause: error,
-        details: { url, service },
-      });
+      throw new EsignError(
+        'REVOCATION_UNAVAILABLE',
+        `No revocation data from the ${service} at ${url}: ${error.message.replace(/\.$/, '')}.`,
+        {
+          hint: 'Long-term levels need the revocation data the certificates point to; check your network and try again later (the signed file can be extended later with `esign extend`).',
+          cause: error,
+          details: { url, service },
+        },
+      );
     }
     this.options.trace?.(`${request.method} ${url} → ${response.status}`);
     if (response.status !== 200) {
       const transient = response.status === 429 || response.status >= 500;
-      throw new EsignError(transient ? 'REVOCATION_UNAVAILABLE' : 'REVOCATION_BAD_RESPONSE', `The ${service} at ${url} answered HTTP ${response.status}.`, {
-        hint: transient
-          ? 'The service is unavailable; try again later (the signed file can be extended later with `esign extend`).'
-          : 'Check the URL in the certificate with the CA; esign cannot get the revocation data it needs.',
-        details: { url, service, status: response.status },
-      });
+      throw new EsignError(
+        transient ? 'REVOCATION_UNAVAILABLE' : 'REVOCATION_BAD_RESPONSE',
+        `The ${service} at ${url} answered HTTP ${response.status}.`,
+        {
+          hint: transient
+            ? 'The service is unavailable; try again later (the signed file can be extended later with `esign extend`).'
+            : 'Check the URL in the certificate with the CA; esign cannot get the revocation data it needs.',
+          details: { url, service, status: response.status },
+        },
+      );
     }
     return response;
   }
@@ -65,7 +91,11 @@ function body(response: HttpResponse): Uint8Array {
   return new Uint8Array(response.body);
 }
 
-function memo(cache: Map<string, Promise<Uint8Array>>, key: string, load: () => Promise<Uint8Array>): Promise<Uint8Array> {
+function memo(
+  cache: Map<string, Promise<Uint8Array>>,
+  key: string,
+  load: () => Promise<Uint8Array>,
+): Promise<Uint8Array> {
   let pending = cache.get(key);
   if (!pending) {
     pending = load();

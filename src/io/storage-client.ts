@@ -15,7 +15,15 @@ import { EsignError, ExitCode, isEsignError, sentence } from '../core/errors.js'
 import type { Clock } from '../core/ports.js';
 import { writeFileAtomically } from './atomic-write.js';
 import { inputError } from './file-source.js';
-import { backoffMs, MAX_TRIES, responseJson, RETRYABLE_STATUS, retryAfterMs, tlsFailure, type HttpClient } from './http.js';
+import {
+  backoffMs,
+  MAX_TRIES,
+  responseJson,
+  RETRYABLE_STATUS,
+  retryAfterMs,
+  tlsFailure,
+  type HttpClient,
+} from './http.js';
 import { readIdentitySession } from './identity-client.js';
 import { STORAGE_SCOPE, processStorageCredentialsResponse, type StorageGrant } from './storage-grant.js';
 import type { TokenStore } from './token-store.js';
@@ -29,10 +37,24 @@ const PART_SIZE = 8 * 1024 * 1024;
 const QUEUE_SIZE = 3;
 
 /** `POST /v1/credentials`; the answer is validated by `processStorageCredentialsResponse`. */
-export async function requestStorageCredentials(http: HttpClient, storageAuthUrl: string, accessToken: string): Promise<StorageGrant> {
+export async function requestStorageCredentials(
+  http: HttpClient,
+  storageAuthUrl: string,
+  accessToken: string,
+): Promise<StorageGrant> {
   const url = `${storageAuthUrl.replace(/\/+$/, '')}/v1/credentials`;
-  const response = await http.request({ method: 'POST', url, headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' }, retry: 'idempotent', service: SERVICE });
-  return processStorageCredentialsResponse(response.status, response.headers.get('www-authenticate'), responseJson(response));
+  const response = await http.request({
+    method: 'POST',
+    url,
+    headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
+    retry: 'idempotent',
+    service: SERVICE,
+  });
+  return processStorageCredentialsResponse(
+    response.status,
+    response.headers.get('www-authenticate'),
+    responseJson(response),
+  );
 }
 
 export interface StoredObject {
@@ -74,8 +96,21 @@ export class StorageSession {
     this.issuedAt = clock.now().getTime();
   }
 
-  static async open(options: { fetchGrant: () => Promise<StorageGrant>; clock: Clock; region: string; timeoutMs?: number; transport?: Transport }): Promise<StorageSession> {
-    return new StorageSession(options.fetchGrant, await options.fetchGrant(), options.clock, options.region, options.timeoutMs ?? 30_000, options.transport ?? Transport.direct());
+  static async open(options: {
+    fetchGrant: () => Promise<StorageGrant>;
+    clock: Clock;
+    region: string;
+    timeoutMs?: number;
+    transport?: Transport;
+  }): Promise<StorageSession> {
+    return new StorageSession(
+      options.fetchGrant,
+      await options.fetchGrant(),
+      options.clock,
+      options.region,
+      options.timeoutMs ?? 30_000,
+      options.transport ?? Transport.direct(),
+    );
   }
 
   get bucket(): string {
@@ -94,7 +129,11 @@ export class StorageSession {
     this.renewing ??= this.fetchGrant()
       .then((grant) => {
         if (grant.bucket !== this.grant.bucket || grant.endpoint !== this.grant.endpoint) {
-          throw new EsignError('STORAGE_BAD_RESPONSE', 'The storage service named another bucket or endpoint when renewing credentials.', { hint: 'Run the command again.' });
+          throw new EsignError(
+            'STORAGE_BAD_RESPONSE',
+            'The storage service named another bucket or endpoint when renewing credentials.',
+            { hint: 'Run the command again.' },
+          );
         }
         this.grant = grant;
         this.grants += 1;
@@ -125,10 +164,19 @@ export class StorageSession {
         maxAttempts: MAX_TRIES,
         retryStrategy: S3_RETRY_STRATEGY,
         // Idle, not total: a multi-gigabyte upload may take long, but a silent server is a failure.
-        requestHandler: { connectionTimeout: this.timeoutMs, socketTimeout: this.timeoutMs, ...(agent ? (endpoint.protocol === 'https:' ? { httpsAgent: agent } : { httpAgent: agent }) : {}) },
+        requestHandler: {
+          connectionTimeout: this.timeoutMs,
+          socketTimeout: this.timeoutMs,
+          ...(agent ? (endpoint.protocol === 'https:' ? { httpsAgent: agent } : { httpAgent: agent }) : {}),
+        },
         credentials: async () => {
           const grant = await this.credentials();
-          return { accessKeyId: grant.accessKeyId, secretAccessKey: grant.secretAccessKey, sessionToken: grant.sessionToken, expiration: grant.expiration };
+          return {
+            accessKeyId: grant.accessKeyId,
+            secretAccessKey: grant.secretAccessKey,
+            sessionToken: grant.sessionToken,
+            expiration: grant.expiration,
+          };
         },
       });
     })();
@@ -152,7 +200,8 @@ export class StorageSession {
     try {
       return await run(await this.client());
     } catch (error) {
-      if (errorName(error) !== 'ExpiredToken') throw s3Error(error, what, this.bucket, key, new URL(this.grant.endpoint).host);
+      if (errorName(error) !== 'ExpiredToken')
+        throw s3Error(error, what, this.bucket, key, new URL(this.grant.endpoint).host);
     }
     try {
       return await run(await this.renewedClient());
@@ -164,7 +213,9 @@ export class StorageSession {
   /** Whether `key` exists (ListObjectsV2 on the key as prefix: within the session policy, and errors carry their code). */
   async exists(key: string): Promise<StoredObject | undefined> {
     const { ListObjectsV2Command } = await import('@aws-sdk/client-s3');
-    const page = await this.call('existence check', key, (client) => client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: key, MaxKeys: 1 })));
+    const page = await this.call('existence check', key, (client) =>
+      client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: key, MaxKeys: 1 })),
+    );
     const first = page.Contents?.[0];
     return first?.Key === key ? toStored(this.bucket, first) : undefined;
   }
@@ -173,7 +224,11 @@ export class StorageSession {
     const { ListObjectsV2Command } = await import('@aws-sdk/client-s3');
     let token: string | undefined;
     do {
-      const page = await this.call('list', prefix, (client) => client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix || undefined, ContinuationToken: token })));
+      const page = await this.call('list', prefix, (client) =>
+        client.send(
+          new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix || undefined, ContinuationToken: token }),
+        ),
+      );
       for (const item of page.Contents ?? []) yield toStored(this.bucket, item);
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
@@ -184,17 +239,22 @@ export class StorageSession {
     let size: number;
     try {
       const info = await stat(path);
-      if (!info.isFile()) throw new EsignError('INPUT_UNREADABLE', `${path} is not a regular file.`, { hint: 'Name files to upload.' });
+      if (!info.isFile())
+        throw new EsignError('INPUT_UNREADABLE', `${path} is not a regular file.`, { hint: 'Name files to upload.' });
       size = info.size;
     } catch (error) {
       throw isEsignError(error) ? error : inputError(path, error);
     }
     if (!options.overwrite && (await this.exists(key))) {
-      throw new EsignError('STORAGE_OBJECT_EXISTS', `${key} already exists in bucket ${this.bucket}; esign does not replace objects unasked.`, {
-        hint: 'Pass --overwrite to replace it, or choose another --prefix.',
-        exitCode: ExitCode.output,
-        details: { bucket: this.bucket, key },
-      });
+      throw new EsignError(
+        'STORAGE_OBJECT_EXISTS',
+        `${key} already exists in bucket ${this.bucket}; esign does not replace objects unasked.`,
+        {
+          hint: 'Pass --overwrite to replace it, or choose another --prefix.',
+          exitCode: ExitCode.output,
+          details: { bucket: this.bucket, key },
+        },
+      );
     }
     const run = async (client: S3Client): Promise<string> => {
       const { Upload } = await import('@aws-sdk/lib-storage');
@@ -219,7 +279,13 @@ export class StorageSession {
         queueSize: QUEUE_SIZE,
         partSize: PART_SIZE,
         leavePartsOnError: true,
-        params: { Bucket: this.bucket, Key: key, Body: hashing, ContentType: options.contentType ?? contentTypeFor(path), ContentLength: size <= PART_SIZE ? size : undefined },
+        params: {
+          Bucket: this.bucket,
+          Key: key,
+          Body: hashing,
+          ContentType: options.contentType ?? contentTypeFor(path),
+          ContentLength: size <= PART_SIZE ? size : undefined,
+        },
       });
       upload.on('httpUploadProgress', (progress) => options.onProgress?.(Math.min(progress.loaded ?? 0, size), size));
       try {
@@ -237,14 +303,20 @@ export class StorageSession {
   }
 
   /** Streams `key` into `target` (temp file renamed into place), hashing it on the way. */
-  async download(key: string, target: string, options: { overwrite?: boolean } = {}): Promise<StoredObject & { path: string }> {
+  async download(
+    key: string,
+    target: string,
+    options: { overwrite?: boolean } = {},
+  ): Promise<StoredObject & { path: string }> {
     const { GetObjectCommand } = await import('@aws-sdk/client-s3');
     let size = 0;
     let sha256 = '';
     await writeFileAtomically(
       target,
       async (handle) => {
-        const answer = await this.call('download', key, (client) => client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key })));
+        const answer = await this.call('download', key, (client) =>
+          client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key })),
+        );
         const hash = createHash('sha256');
         try {
           for await (const chunk of answer.Body as Readable) {
@@ -255,7 +327,10 @@ export class StorageSession {
         } catch (error) {
           if (isEsignError(error)) throw error;
           if ((error as { syscall?: string }).syscall === 'write') throw error;
-          throw new EsignError('STORAGE_UNAVAILABLE', `The download of ${key} broke off.`, { hint: 'Run the command again.', cause: error });
+          throw new EsignError('STORAGE_UNAVAILABLE', `The download of ${key} broke off.`, {
+            hint: 'Run the command again.',
+            cause: error,
+          });
         }
         sha256 = hash.digest('hex');
       },
@@ -292,11 +367,23 @@ export async function openStorageSession(settings: StorageSessionSettings): Prom
   const { http, tokens, clock, profileName, storageAuthUrl } = settings;
   const fetchGrant = async (): Promise<StorageGrant> => {
     const session = await readIdentitySession(tokens, profileName);
-    if (!session) throw new EsignError('AUTH_LOGIN_REQUIRED', `Not signed in at the identity service on profile ${JSON.stringify(profileName)}; storage needs the login session.`, { hint: LOGIN_HINT });
-    if (session.expiresAt <= clock.now().getTime()) throw new EsignError('AUTH_LOGIN_REQUIRED', 'The login session has expired.', { hint: LOGIN_HINT });
+    if (!session)
+      throw new EsignError(
+        'AUTH_LOGIN_REQUIRED',
+        `Not signed in at the identity service on profile ${JSON.stringify(profileName)}; storage needs the login session.`,
+        { hint: LOGIN_HINT },
+      );
+    if (session.expiresAt <= clock.now().getTime())
+      throw new EsignError('AUTH_LOGIN_REQUIRED', 'The login session has expired.', { hint: LOGIN_HINT });
     return requestStorageCredentials(http, storageAuthUrl, session.accessToken);
   };
-  return StorageSession.open({ fetchGrant, clock, region: settings.region, timeoutMs: http.timeoutMs, transport: await http.transport() });
+  return StorageSession.open({
+    fetchGrant,
+    clock,
+    region: settings.region,
+    timeoutMs: http.timeoutMs,
+    transport: await http.transport(),
+  });
 }
 
 /** `PREFIX/BASENAME` (DESIGN §4); the prefix loses leading and trailing slashes. */
@@ -309,7 +396,10 @@ export function objectKey(prefix: string | undefined, path: string): string {
 export function assertDistinctKeys(paths: readonly string[], prefix: string | undefined): void {
   const keys = paths.map((path) => objectKey(prefix, path));
   const duplicate = keys.find((key, index) => keys.indexOf(key) !== index);
-  if (duplicate) throw new EsignError('USAGE', `Two of the files would be stored under the same key ${duplicate}.`, { hint: 'Store them in separate runs (esign upload --prefix gives each run its own keys).' });
+  if (duplicate)
+    throw new EsignError('USAGE', `Two of the files would be stored under the same key ${duplicate}.`, {
+      hint: 'Store them in separate runs (esign upload --prefix gives each run its own keys).',
+    });
 }
 
 export function progressBar(loaded: number, total: number, width = 24): string {
@@ -335,12 +425,25 @@ function contentTypeFor(path: string): string {
   return 'application/octet-stream';
 }
 
-function toStored(bucket: string, item: { Key?: string; Size?: number; LastModified?: Date; ETag?: string }): StoredObject {
-  return { bucket, key: item.Key ?? '', size: item.Size ?? 0, ...(item.LastModified ? { lastModified: item.LastModified.toISOString() } : {}), ...(item.ETag ? { etag: item.ETag.replace(/"/g, '') } : {}) };
+function toStored(
+  bucket: string,
+  item: { Key?: string; Size?: number; LastModified?: Date; ETag?: string },
+): StoredObject {
+  return {
+    bucket,
+    key: item.Key ?? '',
+    size: item.Size ?? 0,
+    ...(item.LastModified ? { lastModified: item.LastModified.toISOString() } : {}),
+    ...(item.ETag ? { etag: item.ETag.replace(/"/g, '') } : {}),
+  };
 }
 
 function notFound(bucket: string, key: string): EsignError {
-  return new EsignError('STORAGE_NOT_FOUND', `There is no object ${key} in bucket ${bucket}.`, { hint: 'List what is there with `esign storage ls`.', exitCode: ExitCode.input, details: { bucket, key } });
+  return new EsignError('STORAGE_NOT_FOUND', `There is no object ${key} in bucket ${bucket}.`, {
+    hint: 'List what is there with `esign storage ls`.',
+    exitCode: ExitCode.input,
+    details: { bucket, key },
+  });
 }
 
 function errorName(error: unknown): string {
@@ -371,7 +474,9 @@ const S3_RETRY_STRATEGY: RetryStrategyV2 = {
   refreshRetryTokenForRetry: async (token, info) => {
     const retries = token.getRetryCount() + 1;
     const status = httpStatus(info.error);
-    const clockCorrected = (info.error as { $metadata?: { clockSkewCorrected?: boolean } } | undefined)?.$metadata?.clockSkewCorrected === true;
+    const clockCorrected =
+      (info.error as { $metadata?: { clockSkewCorrected?: boolean } } | undefined)?.$metadata?.clockSkewCorrected ===
+      true;
     const transient = transportFailure(info.error) !== undefined && !tlsFailure(info.error, '', '');
     const retryable = clockCorrected || (status === undefined ? transient : RETRYABLE_STATUS.has(status));
     // Refusing the token makes the SDK throw the request's own error.
@@ -386,7 +491,13 @@ function retryToken(count: number, delayMs: number): RetryToken {
 }
 
 /** Maps an S3 failure (SDK service exception or transport error) to an EsignError. */
-export function s3Error(error: unknown, what: string, bucket: string, key: string | undefined, host?: string): EsignError {
+export function s3Error(
+  error: unknown,
+  what: string,
+  bucket: string,
+  key: string | undefined,
+  host?: string,
+): EsignError {
   if (isEsignError(error)) return error;
   const tls = tlsFailure(error, host ?? bucket, 'storage server');
   if (tls) return tls;
@@ -395,22 +506,69 @@ export function s3Error(error: unknown, what: string, bucket: string, key: strin
   const message = (error as Error)?.message ?? String(error);
   const target = key ? `${key} in bucket ${bucket}` : `bucket ${bucket}`;
   const details = { bucket, ...(key ? { key } : {}), s3Code: name, ...(status ? { status } : {}) };
-  if (name === 'NoSuchKey' || name === 'NotFound' || (status === 404 && name !== 'NoSuchBucket')) return notFound(bucket, key ?? '');
+  if (name === 'NoSuchKey' || name === 'NotFound' || (status === 404 && name !== 'NoSuchBucket'))
+    return notFound(bucket, key ?? '');
   if (name === 'AccessDenied' || name === 'Forbidden') {
-    return new EsignError('STORAGE_ACCESS_DENIED', sentence(`The storage server refused the ${what} of ${target}: ${message}`), { hint: 'Your storage credentials allow only your own bucket; run `esign login --scope openid --scope com.vendor.storage` if this persists.', exitCode: ExitCode.auth, details, cause: error });
+    return new EsignError(
+      'STORAGE_ACCESS_DENIED',
+      sentence(`The storage server refused the ${what} of ${target}: ${message}`),
+      {
+        hint: 'Your storage credentials allow only your own bucket; run `esign login --scope openid --scope com.vendor.storage` if this persists.',
+        exitCode: ExitCode.auth,
+        details,
+        cause: error,
+      },
+    );
   }
   if (name === 'ExpiredToken') {
-    return new EsignError('STORAGE_UNAUTHORIZED', `The temporary storage credentials expired during the ${what} of ${target}, and renewed ones expired too.`, { hint: "Check this computer's clock, then run the command again.", exitCode: ExitCode.auth, details, cause: error });
+    return new EsignError(
+      'STORAGE_UNAUTHORIZED',
+      `The temporary storage credentials expired during the ${what} of ${target}, and renewed ones expired too.`,
+      {
+        hint: "Check this computer's clock, then run the command again.",
+        exitCode: ExitCode.auth,
+        details,
+        cause: error,
+      },
+    );
   }
-  if (['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'InvalidToken', 'RequestTimeTooSkewed', 'AuthorizationHeaderMalformed'].includes(name)) {
-    return new EsignError('STORAGE_UNAUTHORIZED', sentence(`The storage server did not accept the temporary credentials for the ${what} of ${target} (${name}): ${message}`), { hint: 'Run the command again; if it repeats, log in again.', exitCode: ExitCode.auth, details, cause: error });
+  if (
+    [
+      'InvalidAccessKeyId',
+      'SignatureDoesNotMatch',
+      'InvalidToken',
+      'RequestTimeTooSkewed',
+      'AuthorizationHeaderMalformed',
+    ].includes(name)
+  ) {
+    return new EsignError(
+      'STORAGE_UNAUTHORIZED',
+      sentence(
+        `The storage server did not accept the temporary credentials for the ${what} of ${target} (${name}): ${message}`,
+      ),
+      { hint: 'Run the command again; if it repeats, log in again.', exitCode: ExitCode.auth, details, cause: error },
+    );
   }
   if (status === 429 || name === 'SlowDown') {
-    return new EsignError('HTTP_RATE_LIMITED', sentence(`The storage server is rate limiting the ${what} of ${target} (HTTP ${status ?? 503}): ${message}`), { hint: 'Try again in a moment.', details, cause: error });
+    return new EsignError(
+      'HTTP_RATE_LIMITED',
+      sentence(`The storage server is rate limiting the ${what} of ${target} (HTTP ${status ?? 503}): ${message}`),
+      { hint: 'Try again in a moment.', details, cause: error },
+    );
   }
   const transport = transportFailure(error);
   if ((status !== undefined && status >= 500) || name === 'ServiceUnavailable' || transport) {
-    return new EsignError('STORAGE_UNAVAILABLE', sentence(`The storage server is unavailable for the ${what} of ${target} (${status ? `HTTP ${status}` : (transport ?? name)}): ${message}`), { hint: 'Try again in a moment.', details, cause: error });
+    return new EsignError(
+      'STORAGE_UNAVAILABLE',
+      sentence(
+        `The storage server is unavailable for the ${what} of ${target} (${status ? `HTTP ${status}` : (transport ?? name)}): ${message}`,
+      ),
+      { hint: 'Try again in a moment.', details, cause: error },
+    );
   }
-  return new EsignError('STORAGE_BAD_RESPONSE', sentence(`The ${what} of ${target} failed (${name || 'unknown error'}): ${message}`), { hint: 'Run with --verbose for details; report it if it repeats.', details, cause: error });
+  return new EsignError(
+    'STORAGE_BAD_RESPONSE',
+    sentence(`The ${what} of ${target} failed (${name || 'unknown error'}): ${message}`),
+    { hint: 'Run with --verbose for details; report it if it repeats.', details, cause: error },
+  );
 }

@@ -29,7 +29,11 @@ export interface TransportSettings {
 /** Where each transport setting came from, for messages that name what to change. */
 export type SettingNames = Record<keyof TransportSettings, string>;
 
-export const TRANSPORT_SETTING_NAMES: SettingNames = { caFile: 'ESIGN_CA_FILE', clientCert: 'ESIGN_CLIENT_CERT', clientKey: 'ESIGN_CLIENT_KEY' };
+export const TRANSPORT_SETTING_NAMES: SettingNames = {
+  caFile: 'ESIGN_CA_FILE',
+  clientCert: 'ESIGN_CLIENT_CERT',
+  clientKey: 'ESIGN_CLIENT_KEY',
+};
 export const CLIENT_KEY_PASSPHRASE_VARIABLE = 'ESIGN_CLIENT_KEY_PASSPHRASE';
 
 /** The proxy variables curl, gh and the AWS CLI honour, in either case. */
@@ -143,11 +147,16 @@ export function isLoopbackHost(hostname: string): boolean {
  * URLs, caFile is a PEM bundle of certificates, the client certificate comes with its key (and the
  * key opens with ESIGN_CLIENT_KEY_PASSPHRASE). A fault is exit 3 naming the variable or setting.
  */
-export async function loadTransport(settings: TransportSettings, env: NodeJS.ProcessEnv, names: SettingNames = TRANSPORT_SETTING_NAMES): Promise<Transport> {
+export async function loadTransport(
+  settings: TransportSettings,
+  env: NodeJS.ProcessEnv,
+  names: SettingNames = TRANSPORT_SETTING_NAMES,
+): Promise<Transport> {
   const proxied = checkProxyVariables(env);
   const tls: TlsOptions = {};
   if (settings.caFile) tls.ca = await trustedRoots(settings.caFile, names.caFile, env);
-  if (settings.clientCert || settings.clientKey) Object.assign(tls, await clientCertificate(settings, names, env[CLIENT_KEY_PASSPHRASE_VARIABLE] || undefined));
+  if (settings.clientCert || settings.clientKey)
+    Object.assign(tls, await clientCertificate(settings, names, env[CLIENT_KEY_PASSPHRASE_VARIABLE] || undefined));
   return new Transport(tls, proxied, names.caFile);
 }
 
@@ -169,9 +178,13 @@ function checkProxyVariables(env: NodeJS.ProcessEnv): boolean {
       });
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new EsignError('CONFIG_INVALID', `${variable} names a ${url.protocol.replace(/:$/, '')} proxy; esign supports http and https proxies.`, {
-        hint: `Set ${variable} to the proxy's http://HOST:PORT, or unset it.`,
-      });
+      throw new EsignError(
+        'CONFIG_INVALID',
+        `${variable} names a ${url.protocol.replace(/:$/, '')} proxy; esign supports http and https proxies.`,
+        {
+          hint: `Set ${variable} to the proxy's http://HOST:PORT, or unset it.`,
+        },
+      );
     }
   }
   return proxied;
@@ -181,10 +194,14 @@ async function readSettingFile(path: string, name: string, what: string): Promis
   try {
     return await readFile(path, 'utf8');
   } catch (error) {
-    throw new EsignError('CONFIG_INVALID', `${capitalized(name)} names ${path}, which cannot be read (${(error as { code?: string }).code ?? 'error'}).`, {
-      hint: `Point ${name} at ${what}.`,
-      cause: error,
-    });
+    throw new EsignError(
+      'CONFIG_INVALID',
+      `${capitalized(name)} names ${path}, which cannot be read (${(error as { code?: string }).code ?? 'error'}).`,
+      {
+        hint: `Point ${name} at ${what}.`,
+        cause: error,
+      },
+    );
   }
 }
 
@@ -210,23 +227,41 @@ function pemCertificates(text: string, path: string, name: string): string[] {
 
 /** Node's roots, those of NODE_EXTRA_CA_CERTS (which an explicit `ca` would otherwise drop), and caFile's. */
 async function trustedRoots(caFile: string, name: string, env: NodeJS.ProcessEnv): Promise<string[]> {
-  const extra = pemCertificates(await readSettingFile(caFile, name, 'a PEM bundle of the certificates to trust'), caFile, name);
+  const extra = pemCertificates(
+    await readSettingFile(caFile, name, 'a PEM bundle of the certificates to trust'),
+    caFile,
+    name,
+  );
   const { rootCertificates } = await import('node:tls');
   const nodeExtra = env['NODE_EXTRA_CA_CERTS'];
   const fromNode = nodeExtra ? ((await readFile(nodeExtra, 'utf8').catch(() => '')).match(PEM_CERTIFICATE) ?? []) : [];
   return [...rootCertificates, ...fromNode, ...extra];
 }
 
-async function clientCertificate(settings: TransportSettings, names: SettingNames, passphrase: string | undefined): Promise<TlsOptions> {
+async function clientCertificate(
+  settings: TransportSettings,
+  names: SettingNames,
+  passphrase: string | undefined,
+): Promise<TlsOptions> {
   if (!settings.clientCert || !settings.clientKey) {
-    const [given, missing] = settings.clientCert ? [names.clientCert, names.clientKey] : [names.clientKey, names.clientCert];
-    throw new EsignError('CONFIG_INVALID', `${capitalized(given)} is set but ${missing} is not: a TLS client certificate needs both.`, {
-      hint: `Set ${names.clientCert} (the certificate, PEM) and ${names.clientKey} (its private key, PEM), or unset both.`,
-    });
+    const [given, missing] = settings.clientCert
+      ? [names.clientCert, names.clientKey]
+      : [names.clientKey, names.clientCert];
+    throw new EsignError(
+      'CONFIG_INVALID',
+      `${capitalized(given)} is set but ${missing} is not: a TLS client certificate needs both.`,
+      {
+        hint: `Set ${names.clientCert} (the certificate, PEM) and ${names.clientKey} (its private key, PEM), or unset both.`,
+      },
+    );
   }
   const certText = await readSettingFile(settings.clientCert, names.clientCert, 'the client certificate (PEM)');
   const [cert] = pemCertificates(certText, settings.clientCert, names.clientCert);
-  const keyText = await readSettingFile(settings.clientKey, names.clientKey, 'the private key of the client certificate (PEM)');
+  const keyText = await readSettingFile(
+    settings.clientKey,
+    names.clientKey,
+    'the private key of the client certificate (PEM)',
+  );
   let key;
   try {
     key = createPrivateKey({ key: keyText, format: 'pem', ...(passphrase ? { passphrase } : {}) });
@@ -237,13 +272,22 @@ async function clientCertificate(settings: TransportSettings, names: SettingName
       encrypted
         ? `${capitalized(names.clientKey)} names an encrypted key that ${passphrase ? `${CLIENT_KEY_PASSPHRASE_VARIABLE} does not open` : `needs ${CLIENT_KEY_PASSPHRASE_VARIABLE}`}.`
         : `${capitalized(names.clientKey)} names ${settings.clientKey}, which is not a PEM private key.`,
-      { hint: encrypted ? `Set ${CLIENT_KEY_PASSPHRASE_VARIABLE} to the key's passphrase.` : `Point ${names.clientKey} at the certificate's private key (PEM).`, cause: error },
+      {
+        hint: encrypted
+          ? `Set ${CLIENT_KEY_PASSPHRASE_VARIABLE} to the key's passphrase.`
+          : `Point ${names.clientKey} at the certificate's private key (PEM).`,
+        cause: error,
+      },
     );
   }
   if (!new X509Certificate(cert!).checkPrivateKey(key)) {
-    throw new EsignError('CONFIG_INVALID', `${capitalized(names.clientKey)} is not the private key of the certificate in ${names.clientCert}.`, {
-      hint: `Set ${names.clientCert} and ${names.clientKey} to a matching certificate and key.`,
-    });
+    throw new EsignError(
+      'CONFIG_INVALID',
+      `${capitalized(names.clientKey)} is not the private key of the certificate in ${names.clientCert}.`,
+      {
+        hint: `Set ${names.clientCert} and ${names.clientKey} to a matching certificate and key.`,
+      },
+    );
   }
   return { cert: certText, key: keyText, ...(passphrase ? { passphrase } : {}) };
 }

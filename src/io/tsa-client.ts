@@ -15,7 +15,11 @@ import { MAX_TRIES, RETRYABLE_STATUS, retryAfterMs } from './http.js';
 import type { HttpClient, HttpResponse } from './http.js';
 
 export const TIMESTAMP_QUERY = 'application/timestamp-query';
-const REPLY_TYPES = new Set(['application/timestamp-reply', 'application/timestamp-response', 'application/octet-stream']);
+const REPLY_TYPES = new Set([
+  'application/timestamp-reply',
+  'application/timestamp-response',
+  'application/octet-stream',
+]);
 const SERVICE = 'timestamp authority';
 const NONCE_BYTES = 16;
 
@@ -53,7 +57,10 @@ export class TsaClient implements TimestampAuthority {
   private anchors: Promise<Uint8Array[]> | undefined;
 
   constructor(private readonly options: TsaClientOptions) {
-    if (options.urls.length === 0) throw new EsignError('TSA_NOT_CONFIGURED', 'No timestamp authority URL is configured.', { hint: 'Set tsaUrls (or ESIGN_TSA_URL).' });
+    if (options.urls.length === 0)
+      throw new EsignError('TSA_NOT_CONFIGURED', 'No timestamp authority URL is configured.', {
+        hint: 'Set tsaUrls (or ESIGN_TSA_URL).',
+      });
     this.maxTries = options.maxTries ?? MAX_TRIES;
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
   }
@@ -83,7 +90,12 @@ export class TsaClient implements TimestampAuthority {
     throw exhausted(last, this.options.urls.length, this.maxTries);
   }
 
-  private async once(url: string, imprint: Uint8Array, digest: DigestName, trustAnchors: Uint8Array[]): Promise<TsaTimestamp> {
+  private async once(
+    url: string,
+    imprint: Uint8Array,
+    digest: DigestName,
+    trustAnchors: Uint8Array[],
+  ): Promise<TsaTimestamp> {
     const nonce = this.options.randomNonce?.() ?? new Uint8Array(randomBytes(NONCE_BYTES));
     const policy = this.options.policy === undefined ? TSA_POLICY : this.options.policy;
     const request = buildTimeStampReq({ imprint, digest, nonce, certReq: true, policy });
@@ -97,7 +109,13 @@ export class TsaClient implements TimestampAuthority {
     });
     checkHttp(response);
     const body = new Uint8Array(response.body);
-    const checked = processTimeStampResp(body, { imprint, hashAlgorithm: DIGEST_OID[digest], nonce, policy, trustAnchors: trustAnchors.length > 0 ? trustAnchors : undefined });
+    const checked = processTimeStampResp(body, {
+      imprint,
+      hashAlgorithm: DIGEST_OID[digest],
+      nonce,
+      policy,
+      trustAnchors: trustAnchors.length > 0 ? trustAnchors : undefined,
+    });
     return {
       response: body,
       token: checked.token,
@@ -129,7 +147,8 @@ function classify(error: unknown): FailureKind {
   if (!isEsignError(error)) return 'fatal';
   if (error.code === 'HTTP_UNREACHABLE' || error.code === 'HTTP_TIMEOUT') return 'retry';
   if (error.details?.['retryable'] === true) return 'retry';
-  if (error.code === 'TSA_REJECTED' && (error.details?.['failInfo'] as string[] | undefined)?.includes('systemFailure')) return 'next-url';
+  if (error.code === 'TSA_REJECTED' && (error.details?.['failInfo'] as string[] | undefined)?.includes('systemFailure'))
+    return 'next-url';
   return 'fatal';
 }
 
@@ -154,20 +173,28 @@ function checkHttp(response: HttpResponse): void {
   if (status === 200) {
     const type = (response.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
     if (type !== '' && !REPLY_TYPES.has(type)) {
-      throw new EsignError('TSA_BAD_RESPONSE', `The timestamp authority answered with Content-Type ${type}, not application/timestamp-reply.`, {
-        hint: 'Check that the TSA URL points at the RFC 3161 endpoint (…/tsa/tss03).',
-        details: { status, contentType: type },
-      });
+      throw new EsignError(
+        'TSA_BAD_RESPONSE',
+        `The timestamp authority answered with Content-Type ${type}, not application/timestamp-reply.`,
+        {
+          hint: 'Check that the TSA URL points at the RFC 3161 endpoint (…/tsa/tss03).',
+          details: { status, contentType: type },
+        },
+      );
     }
     return;
   }
   const detail = textSnippet(response.body);
   const host = new URL(response.url).host;
   if (status === 401 || status === 403) {
-    throw new EsignError('TSA_UNAUTHORIZED', `The timestamp authority at ${host} refused the credentials (HTTP ${status}).`, {
-      hint: 'Check tsaUsername and the TSA password (ESIGN_TSA_PASSWORD or the secrets file).',
-      details: { status },
-    });
+    throw new EsignError(
+      'TSA_UNAUTHORIZED',
+      `The timestamp authority at ${host} refused the credentials (HTTP ${status}).`,
+      {
+        hint: 'Check tsaUsername and the TSA password (ESIGN_TSA_PASSWORD or the secrets file).',
+        details: { status },
+      },
+    );
   }
   // DESIGN §4: 429, 502 and 503 are retried; any 5xx or 429 is the service being unavailable (exit 5).
   const retryable = RETRYABLE_STATUS.has(status);
@@ -180,11 +207,17 @@ function checkHttp(response: HttpResponse): void {
         : status >= 500
           ? 'had an internal error'
           : 'answered with an HTTP error';
-  throw new EsignError('TSA_HTTP_ERROR', `The timestamp authority at ${host} ${why} (HTTP ${status})${detail ? `: ${detail}` : ''}.`, {
-    hint: unavailable ? 'This is usually temporary; try again later or configure another TSA URL.' : 'Check the TSA URL (…/tsa/tss03).',
-    details: { status, retryable, retryAfterMs: retryAfterMs(response.headers.get('retry-after')) },
-    ...(unavailable ? { exitCode: ExitCode.unavailable } : {}),
-  });
+  throw new EsignError(
+    'TSA_HTTP_ERROR',
+    `The timestamp authority at ${host} ${why} (HTTP ${status})${detail ? `: ${detail}` : ''}.`,
+    {
+      hint: unavailable
+        ? 'This is usually temporary; try again later or configure another TSA URL.'
+        : 'Check the TSA URL (…/tsa/tss03).',
+      details: { status, retryable, retryAfterMs: retryAfterMs(response.headers.get('retry-after')) },
+      ...(unavailable ? { exitCode: ExitCode.unavailable } : {}),
+    },
+  );
 }
 
 function textSnippet(body: Buffer): string {
@@ -200,13 +233,22 @@ export async function loadTrustAnchors(paths: readonly string[]): Promise<Uint8A
     try {
       bytes = await readFile(path);
     } catch (error) {
-      throw new EsignError('CONFIG_INVALID', `The trust anchor file ${path} cannot be read.`, { hint: 'Check the trustAnchors setting.', cause: error });
+      throw new EsignError('CONFIG_INVALID', `The trust anchor file ${path} cannot be read.`, {
+        hint: 'Check the trustAnchors setting.',
+        cause: error,
+      });
     }
     const pem = bytes.toString('latin1');
     const blocks = [...pem.matchAll(/-----BEGIN CERTIFICATE-----([\s\S]*?)-----END CERTIFICATE-----/g)];
-    if (blocks.length > 0) anchors.push(...blocks.map((block) => new Uint8Array(Buffer.from((block[1] ?? '').replace(/\s+/g, ''), 'base64'))));
+    if (blocks.length > 0)
+      anchors.push(
+        ...blocks.map((block) => new Uint8Array(Buffer.from((block[1] ?? '').replace(/\s+/g, ''), 'base64'))),
+      );
     else if (bytes[0] === 0x30) anchors.push(new Uint8Array(bytes));
-    else throw new EsignError('CONFIG_INVALID', `The trust anchor file ${path} holds no certificate (PEM or DER).`, { hint: 'Check the trustAnchors setting.' });
+    else
+      throw new EsignError('CONFIG_INVALID', `The trust anchor file ${path} holds no certificate (PEM or DER).`, {
+        hint: 'Check the trustAnchors setting.',
+      });
   }
   return anchors;
 }

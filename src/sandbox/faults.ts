@@ -51,5 +51,10 @@ export function isFaultRule(value: unknown): value is FaultRule {
   if (value === null || typeof value !== 'object') return false;
   const rule = value as Record<string, unknown>;
   const fault = rule['fault'] as Record<string, unknown> | undefined;
-  return typeof rule['route'] === 'string' && fault !== undefined && typeof fault === 'object' && typeof fault['kind'] === 'string';
+  return (
+    typeof rule['route'] === 'string' &&
+    fault !== undefined &&
+    typeof fault === 'object' &&
+    typeof fault['kind'] === 'string'
+  );
 }

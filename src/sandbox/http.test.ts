@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { basicCredentials, type SandboxRequest } from './http.js';
 
 function withAuthorization(authorization: string): SandboxRequest {
-  return { method: 'POST', path: '/oauth2/token', query: new URLSearchParams(), headers: { authorization }, body: Buffer.alloc(0), baseUrl: 'http://127.0.0.1/signing' };
+  return {
+    method: 'POST',
+    path: '/oauth2/token',
+    query: new URLSearchParams(),
+    headers: { authorization },
+    body: Buffer.alloc(0),
+    baseUrl: 'http://127.0.0.1/signing',
+  };
 }
 
 const basic = (raw: string) => withAuthorization(`Basic ${Buffer.from(raw).toString('base64')}`);

@@ -42,7 +42,9 @@ export class Router {
   }
 
   find(method: string, path: string): Route | undefined {
-    return this.routes.find((route) => route.path === path && (route.method === method || (method === 'HEAD' && route.method === 'GET')));
+    return this.routes.find(
+      (route) => route.path === path && (route.method === method || (method === 'HEAD' && route.method === 'GET')),
+    );
   }
 
   hasPath(path: string): boolean {
@@ -80,7 +82,9 @@ export function formBody(request: SandboxRequest): URLSearchParams {
 export function jsonBody(request: SandboxRequest): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(request.body.toString('utf8'));
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -130,7 +134,14 @@ export async function readRequest(message: IncomingMessage, path: string, baseUr
   for (const [name, value] of Object.entries(message.headers)) {
     headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
   }
-  return { method: message.method ?? 'GET', path, query: url.searchParams, headers, body: Buffer.concat(chunks), baseUrl };
+  return {
+    method: message.method ?? 'GET',
+    path,
+    query: url.searchParams,
+    headers,
+    body: Buffer.concat(chunks),
+    baseUrl,
+  };
 }
 
 export function writeResponse(response: ServerResponse, result: SandboxResponse): void {
@@ -138,7 +149,8 @@ export function writeResponse(response: ServerResponse, result: SandboxResponse)
   let body: Buffer;
   if (result.body === undefined) body = Buffer.alloc(0);
   else if (typeof result.body === 'string') body = Buffer.from(result.body, 'utf8');
-  else if (result.body instanceof Uint8Array) body = Buffer.from(result.body.buffer, result.body.byteOffset, result.body.byteLength);
+  else if (result.body instanceof Uint8Array)
+    body = Buffer.from(result.body.buffer, result.body.byteOffset, result.body.byteLength);
   else {
     body = Buffer.from(JSON.stringify(result.body), 'utf8');
     headers['content-type'] ??= 'application/json;charset=UTF-8';

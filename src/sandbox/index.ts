@@ -1,12 +1,35 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  STATUS_CODES,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import { mkdir } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { SandboxClock } from './clock.js';
-import { SANDBOX_SECRETS, type CloseFn, type SandboxDeps, type SandboxSecrets, type SandboxUrls, type SharedServices } from './deps.js';
+import {
+  SANDBOX_SECRETS,
+  type CloseFn,
+  type SandboxDeps,
+  type SandboxSecrets,
+  type SandboxUrls,
+  type SharedServices,
+} from './deps.js';
 import { FaultInjector, isFaultRule, type Fault } from './faults.js';
-import { json, jsonBody, problem, readRequest, Router, writeResponse, type SandboxRequest, type SandboxResponse } from './http.js';
+import {
+  json,
+  jsonBody,
+  problem,
+  readRequest,
+  Router,
+  writeResponse,
+  type SandboxRequest,
+  type SandboxResponse,
+} from './http.js';
 import { issueTlsServerCertificate, loadOrCreatePki, type SandboxPki, type TlsServerCertificate } from './pki.js';
 import { mountPki } from './pki-routes.js';
 import { mountSigning } from './signing/routes.js';
@@ -108,7 +131,10 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
         writeResponse(response, found);
       })
       .catch((error: unknown) => {
-        writeResponse(response, json(500, { error: 'server_error', error_description: String((error as Error)?.message ?? error) }));
+        writeResponse(
+          response,
+          json(500, { error: 'server_error', error_description: String((error as Error)?.message ?? error) }),
+        );
       });
 
     async function handle(rawUrl: string, method: string): Promise<SandboxResponse | 'reset'> {
@@ -135,7 +161,12 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       const routeId = `${prefix} ${route.method} ${path}`;
       requestLog.push(routeId);
       const fault = faults.take(routeId);
-      const applied = fault ? await applyFault(fault, PROBLEM_DETAILS_SERVICES.has(prefix) ? `${request.baseUrl}${path}#${randomUUID()}` : undefined) : undefined;
+      const applied = fault
+        ? await applyFault(
+            fault,
+            PROBLEM_DETAILS_SERVICES.has(prefix) ? `${request.baseUrl}${path}#${randomUUID()}` : undefined,
+          )
+        : undefined;
       if (applied) return applied;
       const started = process.hrtime.bigint();
       try {
@@ -143,7 +174,10 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
         return signing ? quirks.answer(`${route.method} ${request.path}`, answer) : answer;
       } finally {
         const time = serviceTime.get(prefix) ?? { calls: 0, ms: 0 };
-        serviceTime.set(prefix, { calls: time.calls + 1, ms: time.ms + Number(process.hrtime.bigint() - started) / 1e6 });
+        serviceTime.set(prefix, {
+          calls: time.calls + 1,
+          ms: time.ms + Number(process.hrtime.bigint() - started) / 1e6,
+        });
         revocations.served(routeId);
       }
     }
@@ -177,7 +211,10 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     pki = await loadOrCreatePki(options.dataDir, { baseUrl: urls.pki, now: clock.now() });
     if (options.tls) {
       tls = await sandboxTlsCertificate(pki, clock.now(), options.hostName);
-      (server as unknown as { setSecureContext(context: { cert: string; key: string }): void }).setSecureContext({ cert: tls.chainPem, key: tls.keyPem });
+      (server as unknown as { setSecureContext(context: { cert: string; key: string }): void }).setSecureContext({
+        cert: tls.chainPem,
+        key: tls.keyPem,
+      });
     }
   } catch (error) {
     await closeServer(server, sockets);
@@ -220,7 +257,8 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   function control(request: SandboxRequest): SandboxResponse {
     if (request.method === 'POST' && request.path === '/faults') {
       const rule: unknown = JSON.parse(request.body.toString('utf8') || 'null');
-      if (!isFaultRule(rule)) return json(400, { error: 'invalid_request', error_description: 'expected {route, fault, times?}' });
+      if (!isFaultRule(rule))
+        return json(400, { error: 'invalid_request', error_description: 'expected {route, fault, times?}' });
       faults.inject(rule);
       return json(200, { ok: true });
     }
@@ -231,8 +269,14 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     }
     if (request.method === 'POST' && request.path === '/quirks') {
       const names = jsonBody(request)?.['quirks'];
-      if (!Array.isArray(names) || !names.every((name): name is QuirkName => typeof name === 'string' && isQuirkName(name))) {
-        return json(400, { error: 'invalid_request', error_description: 'expected {quirks: [NAME…]} with known names' });
+      if (
+        !Array.isArray(names) ||
+        !names.every((name): name is QuirkName => typeof name === 'string' && isQuirkName(name))
+      ) {
+        return json(400, {
+          error: 'invalid_request',
+          error_description: 'expected {quirks: [NAME…]} with known names',
+        });
       }
       quirks.set(names);
       return json(200, { quirks: quirks.list() });
@@ -246,10 +290,17 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     }
     if (request.method === 'POST' && request.path === '/revocations') {
       const rule: unknown = jsonBody(request);
-      if (!isRevocationRule(rule)) return json(400, { error: 'invalid_request', error_description: 'expected {credentialID, after?: {route, calls}}' });
-      return revocations.arm(rule) ? json(200, { ok: true }) : json(404, { error: 'not_found', error_description: `no credential ${rule.credentialID}` });
+      if (!isRevocationRule(rule))
+        return json(400, {
+          error: 'invalid_request',
+          error_description: 'expected {credentialID, after?: {route, calls}}',
+        });
+      return revocations.arm(rule)
+        ? json(200, { ok: true })
+        : json(404, { error: 'not_found', error_description: `no credential ${rule.credentialID}` });
     }
-    if (request.method === 'GET' && request.path === '/stats') return json(200, { services: Object.fromEntries(serviceTime) });
+    if (request.method === 'GET' && request.path === '/stats')
+      return json(200, { services: Object.fromEntries(serviceTime) });
     if (request.method === 'GET' && request.path === '/health') return json(200, { ok: true, urls });
     return json(404, { error: 'not_found', error_description: 'unknown control endpoint' });
   }
@@ -286,21 +337,43 @@ async function applyFault(fault: Fault, problemInstance?: string): Promise<Sandb
       return undefined;
     case 'status': {
       const answer: SandboxResponse = problemInstance
-        ? problem(fault.status, STATUS_CODES[fault.status] ?? 'Error', `Injected HTTP ${fault.status} (sandbox fault).`, problemInstance)
-        : { status: fault.status, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: 'injected_fault', error_description: `injected HTTP ${fault.status}` }) };
+        ? problem(
+            fault.status,
+            STATUS_CODES[fault.status] ?? 'Error',
+            `Injected HTTP ${fault.status} (sandbox fault).`,
+            problemInstance,
+          )
+        : {
+            status: fault.status,
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ error: 'injected_fault', error_description: `injected HTTP ${fault.status}` }),
+          };
       return { ...answer, headers: { ...answer.headers, ...fault.headers }, body: fault.body ?? answer.body };
     }
     case 'malformed':
-      return { status: 200, headers: { 'content-type': fault.contentType ?? 'application/json' }, body: fault.body ?? '{"truncated": ' };
+      return {
+        status: 200,
+        headers: { 'content-type': fault.contentType ?? 'application/json' },
+        body: fault.body ?? '{"truncated": ',
+      };
     case 'reset':
       return 'reset';
   }
 }
 
 /** The sandbox's TLS server certificate: from its issuing CA (so its root is the CA to trust), for loopback names. */
-function sandboxTlsCertificate(pki: SandboxPki, now: Date, hostName: string | undefined): Promise<TlsServerCertificate> {
+function sandboxTlsCertificate(
+  pki: SandboxPki,
+  now: Date,
+  hostName: string | undefined,
+): Promise<TlsServerCertificate> {
   const day = 24 * 60 * 60 * 1000;
-  return issueTlsServerCertificate({ issuer: pki.issuingCa, names: ['localhost', '127.0.0.1', ...(hostName ? [hostName] : [])], notBefore: new Date(now.getTime() - day), notAfter: new Date(now.getTime() + 365 * day) });
+  return issueTlsServerCertificate({
+    issuer: pki.issuingCa,
+    names: ['localhost', '127.0.0.1', ...(hostName ? [hostName] : [])],
+    notBefore: new Date(now.getTime() - day),
+    notAfter: new Date(now.getTime() + 365 * day),
+  });
 }
 
 function listen(server: Server, port: number): Promise<void> {

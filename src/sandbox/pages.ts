@@ -48,7 +48,9 @@ export function renderPage({ title, lang, body }: PageOptions): string {
 /** Hidden inputs that carry request parameters through a form post. */
 export function hiddenInputs(params: URLSearchParams | Record<string, string>): string {
   const entries = params instanceof URLSearchParams ? [...params.entries()] : Object.entries(params);
-  return entries.map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`).join('');
+  return entries
+    .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
+    .join('');
 }
 
 /** Picks `nl` or `en` from a language tag list such as `ui_locales=en-GB nl`. */

@@ -30,7 +30,11 @@ const OcspStatus = { successful: 0, malformedRequest: 1, internalError: 2, unaut
 
 export function mountPki(router: Router, deps: SandboxDeps): void {
   const { pki, clock } = deps;
-  router.get('/root.pem', () => ({ status: 200, headers: { 'content-type': 'application/x-pem-file' }, body: pki.rootPem }));
+  router.get('/root.pem', () => ({
+    status: 200,
+    headers: { 'content-type': 'application/x-pem-file' },
+    body: pki.rootPem,
+  }));
   router.get('/root.crt', () => der('application/pkix-cert', pki.root.certificate));
   router.get('/issuing.crt', () => der('application/pkix-cert', pki.issuingCa.certificate));
   router.get('/issuing.crl', () => der('application/pkix-crl', buildCrl(pki, clock.now())));
@@ -66,7 +70,10 @@ export function buildCrl(pki: SandboxPki, now: Date, ca: 'issuing' | 'root' = 'i
           crlEntryExtensions: new pkijs.Extensions({
             extensions: [
               // keyCompromise (1): the sandbox's "revoked" credential stands for a lost key.
-              new pkijs.Extension({ extnID: OID_CRL_REASON, extnValue: new asn1js.Enumerated({ value: 1 }).toBER(false) }),
+              new pkijs.Extension({
+                extnID: OID_CRL_REASON,
+                extnValue: new asn1js.Enumerated({ value: 1 }).toBER(false),
+              }),
             ],
           }),
         }),
@@ -74,8 +81,14 @@ export function buildCrl(pki: SandboxPki, now: Date, ca: 'issuing' | 'root' = 'i
   }
   crl.crlExtensions = new pkijs.Extensions({
     extensions: [
-      new pkijs.Extension({ extnID: OID_AUTHORITY_KEY_IDENTIFIER, extnValue: authorityKeyIdentifier(issuer.certificate) }),
-      new pkijs.Extension({ extnID: OID_CRL_NUMBER, extnValue: new asn1js.Integer({ value: Math.floor(now.getTime() / 1000) }).toBER(false) }),
+      new pkijs.Extension({
+        extnID: OID_AUTHORITY_KEY_IDENTIFIER,
+        extnValue: authorityKeyIdentifier(issuer.certificate),
+      }),
+      new pkijs.Extension({
+        extnID: OID_CRL_NUMBER,
+        extnValue: new asn1js.Integer({ value: Math.floor(now.getTime() / 1000) }).toBER(false),
+      }),
     ],
   });
   return signTbs(crl, issuer.privateKey);
@@ -83,8 +96,12 @@ export function buildCrl(pki: SandboxPki, now: Date, ca: 'issuing' | 'root' = 'i
 
 function authorityKeyIdentifier(issuerDer: Uint8Array): ArrayBuffer {
   const ski = pkijs.Certificate.fromBER(issuerDer).extensions?.find((e) => e.extnID === OID_SUBJECT_KEY_IDENTIFIER);
-  const keyId = ski ? (asn1js.fromBER(ski.extnValue.valueBlock.valueHexView).result as asn1js.OctetString).valueBlock.valueHexView : new Uint8Array();
-  return new pkijs.AuthorityKeyIdentifier({ keyIdentifier: new asn1js.OctetString({ valueHex: keyId }) }).toSchema().toBER(false);
+  const keyId = ski
+    ? (asn1js.fromBER(ski.extnValue.valueBlock.valueHexView).result as asn1js.OctetString).valueBlock.valueHexView
+    : new Uint8Array();
+  return new pkijs.AuthorityKeyIdentifier({ keyIdentifier: new asn1js.OctetString({ valueHex: keyId }) })
+    .toSchema()
+    .toBER(false);
 }
 
 function ocsp(pki: SandboxPki, body: Uint8Array, now: Date): SandboxResponse {
@@ -98,7 +115,9 @@ function ocsp(pki: SandboxPki, body: Uint8Array, now: Date): SandboxResponse {
 }
 
 function ocspError(status: number): Uint8Array {
-  return new Uint8Array(new pkijs.OCSPResponse({ responseStatus: new asn1js.Enumerated({ value: status }) }).toSchema().toBER(false));
+  return new Uint8Array(
+    new pkijs.OCSPResponse({ responseStatus: new asn1js.Enumerated({ value: status }) }).toSchema().toBER(false),
+  );
 }
 
 /**
@@ -124,7 +143,10 @@ export function buildOcspResponse(pki: SandboxPki, requestDer: Uint8Array, now: 
     let certStatus: asn1js.BaseBlock;
     const revokedAt = revoked.get(serial);
     if (sameIssuer && revokedAt) {
-      certStatus = new asn1js.Constructed({ idBlock: { tagClass: 3, tagNumber: 1 }, value: [new asn1js.GeneralizedTime({ valueDate: wholeSeconds(revokedAt) })] });
+      certStatus = new asn1js.Constructed({
+        idBlock: { tagClass: 3, tagNumber: 1 },
+        value: [new asn1js.GeneralizedTime({ valueDate: wholeSeconds(revokedAt) })],
+      });
     } else if (sameIssuer && known.has(serial)) {
       certStatus = new asn1js.Primitive({ idBlock: { tagClass: 3, tagNumber: 0 } });
     } else {
@@ -147,7 +169,13 @@ export function buildOcspResponse(pki: SandboxPki, requestDer: Uint8Array, now: 
     producedAt: wholeSeconds(now),
     responses,
   });
-  if (nonce) data.responseExtensions = [new pkijs.Extension({ extnID: OID_OCSP_NONCE, extnValue: nonce.extnValue.valueBlock.valueHexView.slice().buffer })];
+  if (nonce)
+    data.responseExtensions = [
+      new pkijs.Extension({
+        extnID: OID_OCSP_NONCE,
+        extnValue: nonce.extnValue.valueBlock.valueHexView.slice().buffer,
+      }),
+    ];
   data.tbsView = new Uint8Array(data.toSchema(true).toBER(false));
   const basic = new pkijs.BasicOCSPResponse({
     tbsResponseData: data,

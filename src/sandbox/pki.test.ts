@@ -73,7 +73,11 @@ describe('loadOrCreatePki', () => {
       expect(Buffer.from(rootDer as Uint8Array).equals(Buffer.from(pki.root.certificate))).toBe(true);
       const publicKey = createPublicKey(credential.signer.privateKey);
       const details = publicKey.asymmetricKeyDetails;
-      if (credential.key.type === 'ec') expect({ curve: details?.namedCurve, bits: credential.keyBits }).toEqual({ curve: { 'P-256': 'prime256v1', 'P-384': 'secp384r1', 'P-521': 'secp521r1' }[credential.key.curve], bits: Number(credential.key.curve.slice(2)) });
+      if (credential.key.type === 'ec')
+        expect({ curve: details?.namedCurve, bits: credential.keyBits }).toEqual({
+          curve: { 'P-256': 'prime256v1', 'P-384': 'secp384r1', 'P-521': 'secp521r1' }[credential.key.curve],
+          bits: Number(credential.key.curve.slice(2)),
+        });
       else expect(details?.modulusLength).toBe(credential.keyBits);
       expect(signer.publicKey.equals(publicKey)).toBe(true);
     }
@@ -97,7 +101,22 @@ describe('loadOrCreatePki', () => {
       ['acme-seal-bulk', 'acme', 2048, 'enabled', undefined],
       ['acme-seal-implicit', 'acme', 2048, 'enabled', undefined],
     ]);
-    expect(pki.credentials.map((c) => c.key.type)).toEqual(['rsa', 'rsa', 'rsa', 'rsa', 'rsa', 'rsa', 'ec', 'ec', 'ec', 'rsa-pss', 'rsa', 'rsa', 'rsa', 'rsa']);
+    expect(pki.credentials.map((c) => c.key.type)).toEqual([
+      'rsa',
+      'rsa',
+      'rsa',
+      'rsa',
+      'rsa',
+      'rsa',
+      'ec',
+      'ec',
+      'ec',
+      'rsa-pss',
+      'rsa',
+      'rsa',
+      'rsa',
+      'rsa',
+    ]);
     const expired = pki.credentials.find((c) => c.credentialID === 'alice-expired');
     expect(expired?.signer.notAfter.getTime()).toBeLessThan(NOW.getTime() - 300 * 86_400_000);
     const revoked = pki.credentials.find((c) => c.credentialID === 'alice-revoked');
@@ -108,13 +127,16 @@ describe('loadOrCreatePki', () => {
     const der = pki.credentials[0]?.signer.certificate as Uint8Array;
     const keyUsage = extension(der, '2.5.29.15');
     expect(keyUsage?.critical).toBe(true);
-    const bits = asn1js.fromBER(keyUsage?.extnValue.valueBlock.valueHexView ?? new Uint8Array()).result as asn1js.BitString;
+    const bits = asn1js.fromBER(keyUsage?.extnValue.valueBlock.valueHexView ?? new Uint8Array())
+      .result as asn1js.BitString;
     expect(bits.valueBlock.valueHexView[0]).toBe(0xc0);
     const info = x509(der).infoAccess ?? '';
     const urls = pkiUrls(BASE_URL);
     expect(info).toContain(`OCSP - URI:${urls.ocsp}`);
     expect(info).toContain(`CA Issuers - URI:${urls.issuingCa}`);
-    expect(Buffer.from(extension(der, '2.5.29.31')?.extnValue.valueBlock.valueHexView ?? []).toString('latin1')).toContain(urls.crl);
+    expect(
+      Buffer.from(extension(der, '2.5.29.31')?.extnValue.valueBlock.valueHexView ?? []).toString('latin1'),
+    ).toContain(urls.crl);
   });
 
   it('issues a TSA certificate with critical extendedKeyUsage timeStamping only', () => {
@@ -138,7 +160,9 @@ describe('loadOrCreatePki', () => {
     expect(await readFile(join(dataDir, 'pki', 'index.json'), 'utf8')).toContain(BASE_URL);
     const again = await loadOrCreatePki(dataDir, { baseUrl: BASE_URL, now: NOW });
     expect(again.root.serialNumberHex).toBe(pki.root.serialNumberHex);
-    expect(again.credentials.map((c) => c.signer.serialNumberHex)).toEqual(pki.credentials.map((c) => c.signer.serialNumberHex));
+    expect(again.credentials.map((c) => c.signer.serialNumberHex)).toEqual(
+      pki.credentials.map((c) => c.signer.serialNumberHex),
+    );
     expect(again.revokedSerials).toEqual(pki.revokedSerials);
     expect(again.rootPem).toBe(pki.rootPem);
   });
@@ -166,20 +190,35 @@ describe('CRL and OCSP', () => {
   it('publishes a CRL signed by the issuing CA that lists the revoked signer', () => {
     const crl = pkijs.CertificateRevocationList.fromBER(buildCrl(pki, NOW));
     const issuingKey = x509(pki.issuingCa.certificate).publicKey;
-    expect(verify('sha256', crl.tbsView, issuingKey, Buffer.from(crl.signatureValue.valueBlock.valueHexView))).toBe(true);
-    const serials = (crl.revokedCertificates ?? []).map((entry) => Buffer.from(entry.userCertificate.valueBlock.valueHexView).toString('hex'));
+    expect(verify('sha256', crl.tbsView, issuingKey, Buffer.from(crl.signatureValue.valueBlock.valueHexView))).toBe(
+      true,
+    );
+    const serials = (crl.revokedCertificates ?? []).map((entry) =>
+      Buffer.from(entry.userCertificate.valueBlock.valueHexView).toString('hex'),
+    );
     expect(serials).toEqual(pki.revokedSerials);
   });
 
   it('answers OCSP good, revoked and unknown, signed by the responder certificate', async () => {
     const issuerCertificate = pkijs.Certificate.fromBER(pki.issuingCa.certificate);
     const statusOf = async (der: Uint8Array): Promise<number> => {
-      const reqCert = await pkijs.CertID.create(pkijs.Certificate.fromBER(der), { hashAlgorithm: 'SHA-256', issuerCertificate });
-      const request = new pkijs.OCSPRequest({ tbsRequest: new pkijs.TBSRequest({ requestList: [new pkijs.Request({ reqCert })] }) });
-      const response = pkijs.OCSPResponse.fromBER(buildOcspResponse(pki, new Uint8Array(request.toSchema(true).toBER(false)), NOW));
-      const basic = pkijs.BasicOCSPResponse.fromBER(response.responseBytes?.response.valueBlock.valueHexView ?? new Uint8Array());
+      const reqCert = await pkijs.CertID.create(pkijs.Certificate.fromBER(der), {
+        hashAlgorithm: 'SHA-256',
+        issuerCertificate,
+      });
+      const request = new pkijs.OCSPRequest({
+        tbsRequest: new pkijs.TBSRequest({ requestList: [new pkijs.Request({ reqCert })] }),
+      });
+      const response = pkijs.OCSPResponse.fromBER(
+        buildOcspResponse(pki, new Uint8Array(request.toSchema(true).toBER(false)), NOW),
+      );
+      const basic = pkijs.BasicOCSPResponse.fromBER(
+        response.responseBytes?.response.valueBlock.valueHexView ?? new Uint8Array(),
+      );
       const signer = x509(pki.ocspResponder.certificate).publicKey;
-      expect(verify('sha256', basic.tbsResponseData.tbsView, signer, Buffer.from(basic.signature.valueBlock.valueHexView))).toBe(true);
+      expect(
+        verify('sha256', basic.tbsResponseData.tbsView, signer, Buffer.from(basic.signature.valueBlock.valueHexView)),
+      ).toBe(true);
       return (basic.tbsResponseData.responses[0]?.certStatus as asn1js.BaseBlock).idBlock.tagNumber;
     };
     const byId = (id: string) => pki.credentials.find((c) => c.credentialID === id)?.signer.certificate as Uint8Array;

@@ -79,15 +79,49 @@ interface CredentialSpec {
 export const SANDBOX_CREDENTIAL_SPECS: readonly CredentialSpec[] = [
   { credentialID: 'alice-rsa2048', owner: 'alice', keyBits: 2048, commonName: 'Alice Test', kind: 'enabled' },
   { credentialID: 'alice-rsa3072', owner: 'alice', keyBits: 3072, commonName: 'Alice Test', kind: 'enabled' },
-  { credentialID: 'alice-disabled', owner: 'alice', keyBits: 2048, commonName: 'Alice Test', kind: 'disabled-by-owner' },
+  {
+    credentialID: 'alice-disabled',
+    owner: 'alice',
+    keyBits: 2048,
+    commonName: 'Alice Test',
+    kind: 'disabled-by-owner',
+  },
   { credentialID: 'alice-expired', owner: 'alice', keyBits: 2048, commonName: 'Alice Test', kind: 'expired' },
   { credentialID: 'alice-revoked', owner: 'alice', keyBits: 2048, commonName: 'Alice Test', kind: 'revoked' },
   { credentialID: 'bob-rsa2048', owner: 'bob', keyBits: 2048, commonName: 'Bob Test', kind: 'enabled' },
   // The keys real signatures increasingly use: ECDSA on the three NIST curves, and RSA for RSASSA-PSS only.
-  { credentialID: 'alice-ec-p256', owner: 'alice', keyBits: 256, key: { type: 'ec', curve: 'P-256' }, commonName: 'Alice Test', kind: 'enabled' },
-  { credentialID: 'alice-ec-p384', owner: 'alice', keyBits: 384, key: { type: 'ec', curve: 'P-384' }, commonName: 'Alice Test', kind: 'enabled' },
-  { credentialID: 'alice-ec-p521', owner: 'alice', keyBits: 521, key: { type: 'ec', curve: 'P-521' }, commonName: 'Alice Test', kind: 'enabled' },
-  { credentialID: 'alice-rsa-pss', owner: 'alice', keyBits: 2048, key: { type: 'rsa-pss' }, commonName: 'Alice Test', kind: 'enabled' },
+  {
+    credentialID: 'alice-ec-p256',
+    owner: 'alice',
+    keyBits: 256,
+    key: { type: 'ec', curve: 'P-256' },
+    commonName: 'Alice Test',
+    kind: 'enabled',
+  },
+  {
+    credentialID: 'alice-ec-p384',
+    owner: 'alice',
+    keyBits: 384,
+    key: { type: 'ec', curve: 'P-384' },
+    commonName: 'Alice Test',
+    kind: 'enabled',
+  },
+  {
+    credentialID: 'alice-ec-p521',
+    owner: 'alice',
+    keyBits: 521,
+    key: { type: 'ec', curve: 'P-521' },
+    commonName: 'Alice Test',
+    kind: 'enabled',
+  },
+  {
+    credentialID: 'alice-rsa-pss',
+    owner: 'alice',
+    keyBits: 2048,
+    key: { type: 'rsa-pss' },
+    commonName: 'Alice Test',
+    kind: 'enabled',
+  },
   // The organization account's seals (signing/seals.ts says how each is authorized).
   { credentialID: 'acme-seal-totp', owner: 'acme', keyBits: 2048, commonName: 'ACME Test Seal', kind: 'enabled' },
   { credentialID: 'acme-seal-otp', owner: 'acme', keyBits: 2048, commonName: 'ACME Test Seal', kind: 'enabled' },
@@ -95,7 +129,11 @@ export const SANDBOX_CREDENTIAL_SPECS: readonly CredentialSpec[] = [
   { credentialID: 'acme-seal-implicit', owner: 'acme', keyBits: 2048, commonName: 'ACME Test Seal', kind: 'enabled' },
 ];
 
-const NODE_CURVE: Readonly<Record<CurveName, string>> = { 'P-256': 'prime256v1', 'P-384': 'secp384r1', 'P-521': 'secp521r1' };
+const NODE_CURVE: Readonly<Record<CurveName, string>> = {
+  'P-256': 'prime256v1',
+  'P-384': 'secp384r1',
+  'P-521': 'secp521r1',
+};
 
 /** A new private key for an entity: the spec's for a credential, RSA 2048 for the CAs and services. */
 function generateKeyFor(name: string): Promise<KeyObject> {
@@ -137,10 +175,22 @@ const OID = {
 const KU = { digitalSignature: 0x80, nonRepudiation: 0x40, keyCertSign: 0x04, cRLSign: 0x02 } as const;
 
 /** The URLs the sandbox serves for its PKI, given the host base URL or the `/pki` service base. */
-export function pkiUrls(baseUrl: string): { crl: string; rootCrl: string; ocsp: string; issuingCa: string; root: string } {
+export function pkiUrls(baseUrl: string): {
+  crl: string;
+  rootCrl: string;
+  ocsp: string;
+  issuingCa: string;
+  root: string;
+} {
   const trimmed = baseUrl.replace(/\/+$/, '');
   const base = trimmed.endsWith('/pki') ? trimmed : `${trimmed}/pki`;
-  return { crl: `${base}/issuing.crl`, rootCrl: `${base}/root.crl`, ocsp: `${base}/ocsp`, issuingCa: `${base}/issuing.crt`, root: `${base}/root.pem` };
+  return {
+    crl: `${base}/issuing.crl`,
+    rootCrl: `${base}/root.crl`,
+    ocsp: `${base}/ocsp`,
+    issuingCa: `${base}/issuing.crt`,
+    root: `${base}/root.pem`,
+  };
 }
 
 // ---- persisted index -------------------------------------------------------------------------
@@ -174,7 +224,10 @@ async function loadOrCreateLocked(dir: string, options: PkiOptions): Promise<San
   const index = await readIndex(dir);
   if (!index) return createPki(dir, options);
   const stored = await readEntities(dir, index.entities);
-  const revocations = index.revocations.map((r) => ({ serialNumberHex: r.serialNumberHex, revokedAt: new Date(r.revokedAt) }));
+  const revocations = index.revocations.map((r) => ({
+    serialNumberHex: r.serialNumberHex,
+    revokedAt: new Date(r.revokedAt),
+  }));
   if (index.baseUrl === options.baseUrl && !needsRenewal(stored, options.now)) {
     return assemble(stored, revocations, options.now);
   }
@@ -226,7 +279,12 @@ async function createPki(dir: string, options: PkiOptions): Promise<SandboxPki> 
     issuerKey: rootKey,
     notBefore: new Date(now - 5 * YEAR_MS),
     notAfter: new Date(now + 20 * YEAR_MS),
-    extensions: (ski) => [basicConstraints(true, 0), keyUsage(KU.keyCertSign | KU.cRLSign), subjectKeyId(ski), authorityKeyId(root)],
+    extensions: (ski) => [
+      basicConstraints(true, 0),
+      keyUsage(KU.keyCertSign | KU.cRLSign),
+      subjectKeyId(ski),
+      authorityKeyId(root),
+    ],
   });
   await writeEntity(dir, root);
   await writeEntity(dir, issuingCa);
@@ -253,7 +311,13 @@ async function issueEndEntities(
     issuerKey: root.privateKey,
     notBefore: new Date(now - 5 * YEAR_MS),
     notAfter: new Date(now + 20 * YEAR_MS),
-    extensions: (ski) => [basicConstraints(true, 0), keyUsage(KU.keyCertSign | KU.cRLSign), subjectKeyId(ski), authorityKeyId(root), crlDistributionPoint(urls.rootCrl)],
+    extensions: (ski) => [
+      basicConstraints(true, 0),
+      keyUsage(KU.keyCertSign | KU.cRLSign),
+      subjectKeyId(ski),
+      authorityKeyId(root),
+      crlDistributionPoint(urls.rootCrl),
+    ],
   });
   await writeEntity(dir, issuingCa);
   const missingKey = async (name: string): Promise<KeyObject> => keys.get(name) ?? generateKeyFor(name);
@@ -320,10 +384,12 @@ async function issueEndEntities(
       ],
     });
     entities.set(spec.credentialID, signer);
-    if (spec.kind === 'revoked') revocations.push({ serialNumberHex: signer.serialNumberHex, revokedAt: new Date(now - DAY_MS / 2) });
+    if (spec.kind === 'revoked')
+      revocations.push({ serialNumberHex: signer.serialNumberHex, revokedAt: new Date(now - DAY_MS / 2) });
   }
 
-  for (const [name, entity] of entities) if (!CA_NAMES.includes(name as (typeof CA_NAMES)[number])) await writeEntity(dir, entity);
+  for (const [name, entity] of entities)
+    if (!CA_NAMES.includes(name as (typeof CA_NAMES)[number])) await writeEntity(dir, entity);
   const index: PkiIndex = {
     version: INDEX_VERSION,
     baseUrl: options.baseUrl,
@@ -487,10 +553,17 @@ export interface TlsServerCertificate {
  * CA, so clients trust the sandbox root), or self-signed without one. Tests ask for expired,
  * wrong-name and unknown-issuer ones to see how esign reports each.
  */
-export async function issueTlsServerCertificate(options: { issuer?: IssuedCertificate; names: string[]; notBefore: Date; notAfter: Date }): Promise<TlsServerCertificate> {
+export async function issueTlsServerCertificate(options: {
+  issuer?: IssuedCertificate;
+  names: string[];
+  notBefore: Date;
+  notAfter: Date;
+}): Promise<TlsServerCertificate> {
   const key = await generateRsaKey(2048);
   const generalNames = options.names.map((name) =>
-    isIP(name) ? new pkijs.GeneralName({ type: 7, value: new asn1js.OctetString({ valueHex: ipBytes(name) }) }) : new pkijs.GeneralName({ type: 2, value: name }),
+    isIP(name)
+      ? new pkijs.GeneralName({ type: 7, value: new asn1js.OctetString({ valueHex: ipBytes(name) }) })
+      : new pkijs.GeneralName({ type: 2, value: name }),
   );
   const certificate = issue({
     name: 'tls-server',
@@ -530,7 +603,10 @@ export function signTbs(structure: pkijs.Certificate | pkijs.CertificateRevocati
 }
 
 export function sha256WithRsa(): pkijs.AlgorithmIdentifier {
-  return new pkijs.AlgorithmIdentifier({ algorithmId: OID.sha256WithRSAEncryption, algorithmParams: new asn1js.Null() });
+  return new pkijs.AlgorithmIdentifier({
+    algorithmId: OID.sha256WithRSAEncryption,
+    algorithmParams: new asn1js.Null(),
+  });
 }
 
 export function parseSubject(certificateDer: Uint8Array): pkijs.RelativeDistinguishedNames {
@@ -554,18 +630,26 @@ function dn(commonName: string, organizationalUnit?: string): pkijs.RelativeDist
     [OID.countryName, new asn1js.PrintableString({ value: 'NL' })],
     [OID.organizationName, new asn1js.Utf8String({ value: ORGANIZATION })],
   ];
-  if (organizationalUnit) attributes.push([OID.organizationalUnitName, new asn1js.Utf8String({ value: organizationalUnit })]);
+  if (organizationalUnit)
+    attributes.push([OID.organizationalUnitName, new asn1js.Utf8String({ value: organizationalUnit })]);
   attributes.push([OID.commonName, new asn1js.Utf8String({ value: commonName })]);
   // One attribute per RDN; pkijs would put them all into a single multi-valued RDN.
   const name = new asn1js.Sequence({
     value: attributes.map(
-      ([type, value]) => new asn1js.Set({ value: [new asn1js.Sequence({ value: [new asn1js.ObjectIdentifier({ value: type }), value] })] }),
+      ([type, value]) =>
+        new asn1js.Set({
+          value: [new asn1js.Sequence({ value: [new asn1js.ObjectIdentifier({ value: type }), value] })],
+        }),
     ),
   });
   return pkijs.RelativeDistinguishedNames.fromBER(name.toBER(false));
 }
 
-function extension(extnID: string, critical: boolean, value: asn1js.BaseBlock | { toSchema(): asn1js.BaseBlock }): pkijs.Extension {
+function extension(
+  extnID: string,
+  critical: boolean,
+  value: asn1js.BaseBlock | { toSchema(): asn1js.BaseBlock },
+): pkijs.Extension {
   const schema = 'toSchema' in value ? value.toSchema() : value;
   return new pkijs.Extension({ extnID, critical, extnValue: schema.toBER(false) });
 }
@@ -592,8 +676,12 @@ function subjectKeyId(ski: Uint8Array): pkijs.Extension {
 function authorityKeyId(issuer: IssuedCertificate): pkijs.Extension {
   const issuerCert = pkijs.Certificate.fromBER(issuer.certificate);
   const ski = issuerCert.extensions?.find((e) => e.extnID === OID.subjectKeyIdentifier);
-  const keyIdentifier = ski ? (asn1js.fromBER(ski.extnValue.valueBlock.valueHexView).result as asn1js.OctetString) : undefined;
-  const value = new pkijs.AuthorityKeyIdentifier(keyIdentifier ? { keyIdentifier: new asn1js.OctetString({ valueHex: keyIdentifier.valueBlock.valueHexView }) } : {});
+  const keyIdentifier = ski
+    ? (asn1js.fromBER(ski.extnValue.valueBlock.valueHexView).result as asn1js.OctetString)
+    : undefined;
+  const value = new pkijs.AuthorityKeyIdentifier(
+    keyIdentifier ? { keyIdentifier: new asn1js.OctetString({ valueHex: keyIdentifier.valueBlock.valueHexView }) } : {},
+  );
   return extension(OID.authorityKeyIdentifier, false, value);
 }
 
@@ -604,8 +692,14 @@ function crlDistributionPoint(url: string): pkijs.Extension {
 
 function authorityInfoAccess(ocspUrl: string, caIssuersUrl: string): pkijs.Extension {
   const accessDescriptions = [
-    new pkijs.AccessDescription({ accessMethod: OID.ocsp, accessLocation: new pkijs.GeneralName({ type: 6, value: ocspUrl }) }),
-    new pkijs.AccessDescription({ accessMethod: OID.caIssuers, accessLocation: new pkijs.GeneralName({ type: 6, value: caIssuersUrl }) }),
+    new pkijs.AccessDescription({
+      accessMethod: OID.ocsp,
+      accessLocation: new pkijs.GeneralName({ type: 6, value: ocspUrl }),
+    }),
+    new pkijs.AccessDescription({
+      accessMethod: OID.caIssuers,
+      accessLocation: new pkijs.GeneralName({ type: 6, value: caIssuersUrl }),
+    }),
   ];
   return extension(OID.authorityInfoAccess, false, new pkijs.InfoAccess({ accessDescriptions }));
 }

@@ -26,19 +26,22 @@ export class RevocationSchedule {
     const credential = this.pki.credentials.find((candidate) => candidate.credentialID === rule.credentialID);
     if (!credential) return false;
     const { serialNumberHex } = credential.signer;
-    if (rule.after && rule.after.calls > 0) this.armed.push({ serialNumberHex, route: rule.after.route, remaining: rule.after.calls });
+    if (rule.after && rule.after.calls > 0)
+      this.armed.push({ serialNumberHex, route: rule.after.route, remaining: rule.after.calls });
     else this.revoke(serialNumberHex);
     return true;
   }
 
   /** Called after each call served. */
   served(routeId: string): void {
-    for (const rule of this.armed) if (rule.route === routeId && --rule.remaining === 0) this.revoke(rule.serialNumberHex);
+    for (const rule of this.armed)
+      if (rule.route === routeId && --rule.remaining === 0) this.revoke(rule.serialNumberHex);
     this.armed = this.armed.filter((rule) => rule.remaining > 0);
   }
 
   private revoke(serialNumberHex: string): void {
-    if (!this.pki.revocations.some((revocation) => revocation.serialNumberHex === serialNumberHex)) this.pki.revocations.push({ serialNumberHex, revokedAt: this.clock.now() });
+    if (!this.pki.revocations.some((revocation) => revocation.serialNumberHex === serialNumberHex))
+      this.pki.revocations.push({ serialNumberHex, revokedAt: this.clock.now() });
   }
 }
 
@@ -46,5 +49,12 @@ export function isRevocationRule(value: unknown): value is RevocationRule {
   if (value === null || typeof value !== 'object') return false;
   const rule = value as Record<string, unknown>;
   const after = rule['after'] as Record<string, unknown> | undefined;
-  return typeof rule['credentialID'] === 'string' && (after === undefined || (typeof after === 'object' && after !== null && typeof after['route'] === 'string' && typeof after['calls'] === 'number'));
+  return (
+    typeof rule['credentialID'] === 'string' &&
+    (after === undefined ||
+      (typeof after === 'object' &&
+        after !== null &&
+        typeof after['route'] === 'string' &&
+        typeof after['calls'] === 'number'))
+  );
 }

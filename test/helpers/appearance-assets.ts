@@ -4,7 +4,12 @@ import { AppearanceFont } from '../../src/core/pdf/appearance.js';
 import type { AppearanceAssets } from '../../src/core/pdf/placeholder.js';
 
 const assets: AppearanceAssets = {
-  font: await AppearanceFont.load(readFileSync(new URL('../../node_modules/@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf', import.meta.url)), 'the default font'),
+  font: await AppearanceFont.load(
+    readFileSync(
+      new URL('../../node_modules/@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf', import.meta.url),
+    ),
+    'the default font',
+  ),
 };
 
 export function testAppearanceAssets(): AppearanceAssets {

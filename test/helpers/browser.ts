@@ -10,7 +10,16 @@ import type { Browser } from 'playwright-core';
 import { esignCommand } from './run-cli.js';
 
 export const CHROMIUM_PATH = '/usr/bin/chromium';
-export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export async function launchChromium(): Promise<Browser> {
   const { chromium } = await import('playwright-core');
@@ -26,7 +35,10 @@ export interface StreamingCli {
 
 /** Runs the built CLI and lets the test react to its stderr while it runs (e.g. a browser step). */
 export function spawnCliStreaming(args: string[], env: Record<string, string>): StreamingCli {
-  const child = spawn(...esignCommand(args), { env: { ...process.env, NO_COLOR: '1', CI: 'true', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(...esignCommand(args), {
+    env: { ...process.env, NO_COLOR: '1', CI: 'true', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   const waiters: Array<{ pattern: RegExp; resolve: (match: RegExpMatchArray) => void }> = [];
@@ -50,7 +62,11 @@ export function spawnCliStreaming(args: string[], env: Record<string, string>): 
       const match = stderr.match(pattern);
       if (match) return Promise.resolve(match);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no stderr line matching ${pattern} within ${timeoutMs} ms; stderr so far:\n${stderr}`)), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            reject(new Error(`no stderr line matching ${pattern} within ${timeoutMs} ms; stderr so far:\n${stderr}`)),
+          timeoutMs,
+        );
         waiters.push({
           pattern,
           resolve: (found) => {

@@ -19,9 +19,19 @@ export interface TestProxy {
   close(): Promise<void>;
 }
 
-export async function startTestProxy(options: { names: string[]; behaviour?: ProxyBehaviour; credentials?: string }): Promise<TestProxy> {
+export async function startTestProxy(options: {
+  names: string[];
+  behaviour?: ProxyBehaviour;
+  credentials?: string;
+}): Promise<TestProxy> {
   const sockets = new Set<Socket>();
-  const proxy: TestProxy = { url: '', behaviour: options.behaviour ?? 'tunnel', connects: [], leaked: 0, close: async () => undefined };
+  const proxy: TestProxy = {
+    url: '',
+    behaviour: options.behaviour ?? 'tunnel',
+    connects: [],
+    leaked: 0,
+    close: async () => undefined,
+  };
   const server: Server = createServer((_request, response) => {
     response.writeHead(405).end();
   });
@@ -41,11 +51,15 @@ export async function startTestProxy(options: { names: string[]; behaviour?: Pro
     const [host = '', port = ''] = target.split(/:(?=\d+$)/);
     const expected = options.credentials ? `Basic ${Buffer.from(options.credentials).toString('base64')}` : undefined;
     if (proxy.behaviour === 'require-auth' || (expected && authorization !== expected)) {
-      return refuse('HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="test"\r\nContent-Length: 0\r\n\r\n');
+      return refuse(
+        'HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="test"\r\nContent-Length: 0\r\n\r\n',
+      );
     }
     if (proxy.behaviour === 'portal') {
       const page = '<html><body>Sign in to the guest network</body></html>';
-      return refuse(`HTTP/1.1 302 Found\r\nLocation: http://portal.invalid/\r\nContent-Type: text/html\r\nContent-Length: ${page.length}\r\n\r\n${page}`);
+      return refuse(
+        `HTTP/1.1 302 Found\r\nLocation: http://portal.invalid/\r\nContent-Type: text/html\r\nContent-Length: ${page.length}\r\n\r\n${page}`,
+      );
     }
     if (!options.names.includes(host)) return refuse('HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n');
     if (proxy.behaviour === 'close-tunnel') {

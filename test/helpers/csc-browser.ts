@@ -36,7 +36,13 @@ async function drive(start: string, options: PageBrowserOptions): Promise<void> 
     const form = new URLSearchParams(hiddenFields(login));
     form.set('user', 'alice');
     form.set('action', 'login');
-    const consent = await (await fetch(decodeEntities(action), { method: 'POST', body: form, headers: { 'content-type': 'application/x-www-form-urlencoded' } })).text();
+    const consent = await (
+      await fetch(decodeEntities(action), {
+        method: 'POST',
+        body: form,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      })
+    ).text();
     const decisionAction = /action="([^"]+)"/.exec(consent)?.[1] ?? '';
     const decision = new URLSearchParams(hiddenFields(consent));
     decision.set('decision', options.decision ?? 'approve');
@@ -53,11 +59,19 @@ async function drive(start: string, options: PageBrowserOptions): Promise<void> 
 }
 
 export function hiddenFields(page: string): Array<[string, string]> {
-  return [...page.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)].map((m) => [decodeEntities(m[1] ?? ''), decodeEntities(m[2] ?? '')]);
+  return [...page.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)].map((m) => [
+    decodeEntities(m[1] ?? ''),
+    decodeEntities(m[2] ?? ''),
+  ]);
 }
 
 function decodeEntities(text: string): string {
-  return text.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return text
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 }
 
 export interface TestClient {
@@ -108,4 +122,14 @@ export function makeTestClient(options: TestClientOptions): TestClient {
 }
 
 /** The sandbox user's credentials, in the service's order: RSA ones, then the EC and PSS keys (issue 24). */
-export const ALICE_CREDENTIALS = ['alice-rsa2048', 'alice-rsa3072', 'alice-disabled', 'alice-expired', 'alice-revoked', 'alice-ec-p256', 'alice-ec-p384', 'alice-ec-p521', 'alice-rsa-pss'] as const;
+export const ALICE_CREDENTIALS = [
+  'alice-rsa2048',
+  'alice-rsa3072',
+  'alice-disabled',
+  'alice-expired',
+  'alice-revoked',
+  'alice-ec-p256',
+  'alice-ec-p384',
+  'alice-ec-p521',
+  'alice-rsa-pss',
+] as const;

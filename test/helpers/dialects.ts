@@ -12,7 +12,10 @@ export const SANDBOX_DIALECTS = [
 export type SandboxDialect = (typeof SANDBOX_DIALECTS)[number];
 
 /** The sandbox's route id of a signing service path, e.g. `signing-v2 POST /csc/v2/signatures/signHash`. */
-export function signingRoute(dialect: SandboxDialect, call: 'GET /oauth2/authorize' | 'POST signatures/signHash'): string {
+export function signingRoute(
+  dialect: SandboxDialect,
+  call: 'GET /oauth2/authorize' | 'POST signatures/signHash',
+): string {
   const [method, path] = call.split(' ') as [string, string];
   return `${dialect.prefix} ${method} ${path.startsWith('/') ? path : `${dialect.csc}/${path}`}`;
 }

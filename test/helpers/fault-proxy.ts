@@ -23,10 +23,19 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     if (isPut) proxy.puts++;
     const fault = isPut ? proxy.faults.shift() : undefined;
     const forward = () => {
-      const outgoing = httpRequest({ host: upstream.hostname, port: upstream.port, method: request.method, path: request.url, headers: request.headers }, (answer) => {
-        response.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(response);
-      });
+      const outgoing = httpRequest(
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          method: request.method,
+          path: request.url,
+          headers: request.headers,
+        },
+        (answer) => {
+          response.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(response);
+        },
+      );
       outgoing.on('error', () => response.destroy());
       request.pipe(outgoing);
     };
@@ -38,7 +47,9 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       if (fault.kind === 'status') {
         const code = fault.status === 429 ? 'SlowDown' : fault.status === 503 ? 'ServiceUnavailable' : 'InternalError';
         response.writeHead(fault.status, { 'content-type': 'application/xml' });
-        return response.end(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>injected ${fault.status}</Message></Error>`);
+        return response.end(
+          `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>injected ${fault.status}</Message></Error>`,
+        );
       }
       response.writeHead(500, { 'content-type': fault.contentType ?? 'application/xml' });
       response.end(fault.body ?? '<Error><Code>');

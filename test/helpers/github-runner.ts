@@ -12,7 +12,12 @@ export interface RunnerFiles {
 
 /** A job's runner files, fresh, in `dir`. */
 export async function runnerFiles(dir: string): Promise<RunnerFiles> {
-  const files = { output: join(dir, 'GITHUB_OUTPUT'), path: join(dir, 'GITHUB_PATH'), summary: join(dir, 'GITHUB_STEP_SUMMARY'), temp: join(dir, 'runner-temp') };
+  const files = {
+    output: join(dir, 'GITHUB_OUTPUT'),
+    path: join(dir, 'GITHUB_PATH'),
+    summary: join(dir, 'GITHUB_STEP_SUMMARY'),
+    temp: join(dir, 'runner-temp'),
+  };
   await mkdir(files.temp, { recursive: true });
   await Promise.all([writeFile(files.output, ''), writeFile(files.path, ''), writeFile(files.summary, '')]);
   return files;
@@ -23,7 +28,13 @@ export async function runnerFiles(dir: string): Promise<RunnerFiles> {
  * `cwd`, with the directories earlier steps added to GITHUB_PATH first on PATH and a fresh
  * GITHUB_OUTPUT; `env` is the step's environment (workflow, job and step `env:`).
  */
-export async function runStep(script: string, files: RunnerFiles, cwd: string, env: Record<string, string>, timeoutMs = 120_000): Promise<SpawnSyncReturns<string>> {
+export async function runStep(
+  script: string,
+  files: RunnerFiles,
+  cwd: string,
+  env: Record<string, string>,
+  timeoutMs = 120_000,
+): Promise<SpawnSyncReturns<string>> {
   await writeFile(files.output, '');
   const addedPath = (await readFile(files.path, 'utf8')).split('\n').filter(Boolean).reverse();
   const scriptFile = join(dirname(files.output), `step-${Math.random().toString(16).slice(2)}.sh`);
@@ -52,7 +63,12 @@ export async function runStep(script: string, files: RunnerFiles, cwd: string, e
 
 /** The `name=value` lines the last step wrote to GITHUB_OUTPUT. */
 export async function stepOutputs(files: RunnerFiles): Promise<Record<string, string>> {
-  return Object.fromEntries((await readFile(files.output, 'utf8')).split('\n').filter(Boolean).map((line) => line.split('=', 2) as [string, string]));
+  return Object.fromEntries(
+    (await readFile(files.output, 'utf8'))
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.split('=', 2) as [string, string]),
+  );
 }
 
 export interface WorkflowStep {
@@ -80,8 +96,10 @@ export type WorkflowContext = Record<string, Record<string, string>>;
 
 /** GitHub's `${{ … }}` expressions, for the few forms the workflows in docs/ci/ use. */
 export function expand(text: string, context: WorkflowContext): string {
-  return text.replace(/\$\{\{\s*([\w-]+)\.([\w-]+)(?:\.([\w-]+)\.([\w-]+))?\s*\}\}/g, (_, scope: string, key: string, sub?: string, leaf?: string) =>
-    sub ? (context[`${scope}.${key}.${sub}`]?.[leaf!] ?? '') : (context[scope]?.[key] ?? ''),
+  return text.replace(
+    /\$\{\{\s*([\w-]+)\.([\w-]+)(?:\.([\w-]+)\.([\w-]+))?\s*\}\}/g,
+    (_, scope: string, key: string, sub?: string, leaf?: string) =>
+      sub ? (context[`${scope}.${key}.${sub}`]?.[leaf!] ?? '') : (context[scope]?.[key] ?? ''),
   );
 }
 

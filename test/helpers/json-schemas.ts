@@ -16,7 +16,12 @@ function loadValidators(): Map<string, ValidateFunction> {
   const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
   const files = readdirSync(SCHEMA_DIR).filter((name) => name.endsWith('.schema.json'));
   for (const file of files) ajv.addSchema(JSON.parse(readFileSync(`${SCHEMA_DIR}${file}`, 'utf8')) as object);
-  return new Map(files.map((file) => [file.replace('.schema.json', ''), ajv.getSchema(`urn:esign:schemas:${file.replace('.schema.json', '')}`)!]));
+  return new Map(
+    files.map((file) => [
+      file.replace('.schema.json', ''),
+      ajv.getSchema(`urn:esign:schemas:${file.replace('.schema.json', '')}`)!,
+    ]),
+  );
 }
 
 export interface SchemaCheck {

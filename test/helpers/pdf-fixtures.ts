@@ -37,7 +37,8 @@ function table(entries: Array<[number, number | 'free']>): string {
   let i = 0;
   while (i < sorted.length) {
     let j = i;
-    while (j + 1 < sorted.length && (sorted[j + 1] as [number, unknown])[0] === (sorted[j] as [number, unknown])[0] + 1) j++;
+    while (j + 1 < sorted.length && (sorted[j + 1] as [number, unknown])[0] === (sorted[j] as [number, unknown])[0] + 1)
+      j++;
     out += `${(sorted[i] as [number, unknown])[0]} ${j - i + 1}\n`;
     for (let k = i; k <= j; k++) {
       const offset = (sorted[k] as [number, number | 'free'])[1];
@@ -73,7 +74,12 @@ export function buildClassicPdf(objects: ObjectBody[] = minimalObjects(), traile
 }
 
 /** Appends a hand-written revision (classic table) that replaces or adds `objects`. */
-export function appendRevision(pdf: Uint8Array, objects: Record<number, ObjectBody>, size: number, trailerExtra = ''): Uint8Array {
+export function appendRevision(
+  pdf: Uint8Array,
+  objects: Record<number, ObjectBody>,
+  size: number,
+  trailerExtra = '',
+): Uint8Array {
   const text = Buffer.from(pdf).toString('latin1');
   const prev = Number(/startxref\s+(\d+)\s+%%EOF\s*$/.exec(text)?.[1]);
   const parts: Uint8Array[] = [pdf];
@@ -105,20 +111,47 @@ function objectStream(objects: Array<[number, string]>): ObjectBody {
     header += `${num} ${body.length} `;
     body += `${text}\n`;
   }
-  return { dict: `<< /Type /ObjStm /N ${objects.length} /First ${header.length} /Filter /FlateDecode >>`, data: deflateSync(latin1(header + body)) };
+  return {
+    dict: `<< /Type /ObjStm /N ${objects.length} /First ${header.length} /Filter /FlateDecode >>`,
+    data: deflateSync(latin1(header + body)),
+  };
 }
 
 /**
  * A one-page document whose catalog, pages and page objects (1–3) live in an object stream
  * (object 4), indexed by a Flate cross-reference stream with PNG predictor 12 (object 5).
  */
-export function buildXrefStreamPdf(extraCatalog = '', damage: (compressed: Uint8Array) => Uint8Array = (compressed) => compressed): Uint8Array {
+export function buildXrefStreamPdf(
+  extraCatalog = '',
+  damage: (compressed: Uint8Array) => Uint8Array = (compressed) => compressed,
+): Uint8Array {
   const [catalog, pages, page] = minimalObjects(extraCatalog) as [string, string, string];
   const head = '%PDF-1.7\n';
-  const objstm = objectBytes(4, objectStream([[1, catalog], [2, pages], [3, page]]));
+  const objstm = objectBytes(
+    4,
+    objectStream([
+      [1, catalog],
+      [2, pages],
+      [3, page],
+    ]),
+  );
   const xrefOffset = head.length + objstm.length;
-  const row = (type: number, f2: number, f3: number): number[] => [type, (f2 >> 24) & 255, (f2 >> 16) & 255, (f2 >> 8) & 255, f2 & 255, f3];
-  const rows = [row(0, 0, 255), row(2, 4, 0), row(2, 4, 1), row(2, 4, 2), row(1, head.length, 0), row(1, xrefOffset, 0)];
+  const row = (type: number, f2: number, f3: number): number[] => [
+    type,
+    (f2 >> 24) & 255,
+    (f2 >> 16) & 255,
+    (f2 >> 8) & 255,
+    f2 & 255,
+    f3,
+  ];
+  const rows = [
+    row(0, 0, 255),
+    row(2, 4, 0),
+    row(2, 4, 1),
+    row(2, 4, 2),
+    row(1, head.length, 0),
+    row(1, xrefOffset, 0),
+  ];
   const xref = objectBytes(5, {
     dict: '<< /Type /XRef /Size 6 /W [1 4 1] /Root 1 0 R /Filter /FlateDecode /DecodeParms << /Predictor 12 /Columns 6 >> >>',
     data: damage(deflateSync(pngUpRows(rows))),
@@ -134,7 +167,13 @@ export function buildHybridPdf(): Uint8Array {
   const [catalog, pages, page] = minimalObjects() as [string, string, string];
   const head = '%PDF-1.5\n';
   const obj1 = objectBytes(1, catalog);
-  const obj4 = objectBytes(4, objectStream([[2, pages], [3, page]]));
+  const obj4 = objectBytes(
+    4,
+    objectStream([
+      [2, pages],
+      [3, page],
+    ]),
+  );
   const off1 = head.length;
   const off4 = off1 + obj1.length;
   const off5 = off4 + obj4.length;
@@ -142,14 +181,33 @@ export function buildHybridPdf(): Uint8Array {
     [2, 4, 0],
     [2, 4, 1],
   ];
-  const obj5 = objectBytes(5, { dict: '<< /Type /XRef /Size 6 /W [1 2 1] /Index [2 2] >>', data: Uint8Array.from(rows.flatMap(([t, a, b]) => [t!, 0, a!, b!])) });
+  const obj5 = objectBytes(5, {
+    dict: '<< /Type /XRef /Size 6 /W [1 2 1] /Index [2 2] >>',
+    data: Uint8Array.from(rows.flatMap(([t, a, b]) => [t!, 0, a!, b!])),
+  });
   const tableOffset = off5 + obj5.length;
-  const xref = table([[0, 'free'], [1, off1], [2, 'free'], [3, 'free'], [4, off4], [5, off5]]);
-  return concat([head, obj1, obj4, obj5, xref, `trailer\n<< /Size 6 /Root 1 0 R /XRefStm ${off5} >>\nstartxref\n${tableOffset}\n%%EOF\n`]);
+  const xref = table([
+    [0, 'free'],
+    [1, off1],
+    [2, 'free'],
+    [3, 'free'],
+    [4, off4],
+    [5, off5],
+  ]);
+  return concat([
+    head,
+    obj1,
+    obj4,
+    obj5,
+    xref,
+    `trailer\n<< /Size 6 /Root 1 0 R /XRefStm ${off5} >>\nstartxref\n${tableOffset}\n%%EOF\n`,
+  ]);
 }
 
 /** A pdf-lib document with `pages` pages of text, saved with or without object streams. */
-export async function pdfLibBytes(options: { pages?: number; objectStreams?: boolean; title?: string } = {}): Promise<Uint8Array> {
+export async function pdfLibBytes(
+  options: { pages?: number; objectStreams?: boolean; title?: string } = {},
+): Promise<Uint8Array> {
   const doc = await PDFDocument.create();
   const font = await doc.embedFont(StandardFonts.Helvetica);
   if (options.title) doc.setTitle(options.title);
@@ -197,13 +255,24 @@ function write(dir: string, file: string, bytes: Uint8Array): string {
 }
 
 /** A two-page document from pdf-lib (`objectStreams` selects an xref stream + object streams). */
-export async function pdfLibPdf(dir: string, options: { pages?: number; objectStreams?: boolean } = {}): Promise<string> {
-  return write(dir, `pdf-lib-${options.objectStreams ? 'objstm' : 'classic'}-${options.pages ?? 2}.pdf`, await pdfLibBytes({ pages: 2, ...options }));
+export async function pdfLibPdf(
+  dir: string,
+  options: { pages?: number; objectStreams?: boolean } = {},
+): Promise<string> {
+  return write(
+    dir,
+    `pdf-lib-${options.objectStreams ? 'objstm' : 'classic'}-${options.pages ?? 2}.pdf`,
+    await pdfLibBytes({ pages: 2, ...options }),
+  );
 }
 
 /** A document written by Ghostscript's pdfwrite from a small PostScript program. */
 export async function ghostscriptPdf(dir: string): Promise<string> {
-  const ps = write(dir, 'gs-input.ps', latin1('/Helvetica findfont 18 scalefont setfont 72 720 moveto (Made by Ghostscript) show showpage\n'));
+  const ps = write(
+    dir,
+    'gs-input.ps',
+    latin1('/Helvetica findfont 18 scalefont setfont 72 720 moveto (Made by Ghostscript) show showpage\n'),
+  );
   const out = join(dir, 'ghostscript.pdf');
   execFileSync('gs', ['-q', '-dBATCH', '-dNOPAUSE', '-dSAFER', '-sDEVICE=pdfwrite', `-sOutputFile=${out}`, ps]);
   return out;
@@ -216,7 +285,9 @@ export async function ghostscriptPdf(dir: string): Promise<string> {
 export async function mupdfPdf(dir: string, how: 'clean' | 'convert'): Promise<string> {
   const sample = fileURLToPath(new URL('../../samples/contract.pdf', import.meta.url));
   const out = join(dir, `mupdf-${how}.pdf`);
-  execFileSync('mutool', how === 'clean' ? ['clean', sample, out] : ['convert', '-o', out, sample], { stdio: 'ignore' });
+  execFileSync('mutool', how === 'clean' ? ['clean', sample, out] : ['convert', '-o', out, sample], {
+    stdio: 'ignore',
+  });
   return out;
 }
 
@@ -242,7 +313,12 @@ export async function multiRevisionPdf(dir: string): Promise<string> {
   const text = Buffer.from(original).toString('latin1');
   const size = Number(/\/Size (\d+)/.exec(text.slice(text.lastIndexOf('trailer')))?.[1]);
   const root = /\/Root (\d+ \d+ R)/.exec(text.slice(text.lastIndexOf('trailer')))?.[1] ?? '1 0 R';
-  const withRoot = (pdf: Uint8Array): Uint8Array => latin1(Buffer.from(pdf).toString('latin1').replace(/\/Root 1 0 R \/Prev/g, `/Root ${root} /Prev`));
+  const withRoot = (pdf: Uint8Array): Uint8Array =>
+    latin1(
+      Buffer.from(pdf)
+        .toString('latin1')
+        .replace(/\/Root 1 0 R \/Prev/g, `/Root ${root} /Prev`),
+    );
   let pdf = withRoot(appendRevision(original, { [size]: '<< /Title (Revision 2) >>' }, size + 1, `/Info ${size} 0 R`));
   pdf = withRoot(appendRevision(pdf, { [size + 1]: '<< /Title (Revision 3) >>' }, size + 2, `/Info ${size + 1} 0 R`));
   return write(dir, 'multi-revision.pdf', pdf);

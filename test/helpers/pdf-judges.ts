@@ -21,7 +21,11 @@ export interface Pdfsig {
 export function runTool(tool: string, args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(tool, args, { encoding: 'utf8', timeout: 60_000 }, (error, stdout, stderr) => {
-      const status = error ? (typeof (error as { code?: unknown }).code === 'number' ? (error as { code: number }).code : -1) : 0;
+      const status = error
+        ? typeof (error as { code?: unknown }).code === 'number'
+          ? (error as { code: number }).code
+          : -1
+        : 0;
       resolve({ status, stdout, stderr });
     });
   });
@@ -55,7 +59,10 @@ export function lastCms(pdf: Buffer): { cms: Buffer; signedBytes: Buffer } {
   const hex = pdf.subarray(a + 1, b - 1).toString('latin1');
   const cms = Buffer.from(hex, 'hex');
   // DER length of the outer SEQUENCE tells where the zero padding starts.
-  const length = cms[1]! & 0x80 ? cms.subarray(2, 2 + (cms[1]! & 0x7f)).reduce((sum, byte) => sum * 256 + byte, 0) + 2 + (cms[1]! & 0x7f) : cms[1]! + 2;
+  const length =
+    cms[1]! & 0x80
+      ? cms.subarray(2, 2 + (cms[1]! & 0x7f)).reduce((sum, byte) => sum * 256 + byte, 0) + 2 + (cms[1]! & 0x7f)
+      : cms[1]! + 2;
   return { cms: cms.subarray(0, length), signedBytes: Buffer.concat([pdf.subarray(0, a), pdf.subarray(b, b + c)]) };
 }
 
@@ -65,7 +72,23 @@ export async function opensslVerifiesCms(pdfPath: string, rootPemPath: string): 
   const dataPath = `${pdfPath}.signed-bytes`;
   await writeFile(cmsPath, cms);
   await writeFile(dataPath, signedBytes);
-  const verify = await runTool('openssl', ['cms', '-verify', '-binary', '-inform', 'DER', '-in', cmsPath, '-content', dataPath, '-CAfile', rootPemPath, '-purpose', 'any', '-out', '/dev/null']);
+  const verify = await runTool('openssl', [
+    'cms',
+    '-verify',
+    '-binary',
+    '-inform',
+    'DER',
+    '-in',
+    cmsPath,
+    '-content',
+    dataPath,
+    '-CAfile',
+    rootPemPath,
+    '-purpose',
+    'any',
+    '-out',
+    '/dev/null',
+  ]);
   expect(verify.status, verify.stderr).toBe(0);
   expect(verify.stderr).toContain('Verification successful');
 }
@@ -75,7 +98,17 @@ export async function nssDbTrusting(dir: string, rootPemPath: string): Promise<s
   const nssDir = join(dir, 'nss');
   await mkdir(nssDir);
   execFileSync('certutil', ['-N', '-d', `sql:${nssDir}`, '--empty-password']);
-  execFileSync('certutil', ['-A', '-d', `sql:${nssDir}`, '-n', 'esign-sandbox-root', '-t', 'CT,C,C', '-i', rootPemPath]);
+  execFileSync('certutil', [
+    '-A',
+    '-d',
+    `sql:${nssDir}`,
+    '-n',
+    'esign-sandbox-root',
+    '-t',
+    'CT,C,C',
+    '-i',
+    rootPemPath,
+  ]);
   return nssDir;
 }
 

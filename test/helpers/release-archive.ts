@@ -22,7 +22,9 @@ export async function writeReleaseArchive(dir: string): Promise<void> {
     await mkdir(join(staging, 'esign-linux-x64'));
     await writeFile(join(staging, 'esign-linux-x64', 'esign'), `#!/bin/sh\nexec ${esignShellLine([])} "$@"\n`);
     await chmod(join(staging, 'esign-linux-x64', 'esign'), 0o755);
-    const tar = spawnSync('tar', ['-cJf', join(dir, RELEASE_ARCHIVE), '-C', staging, 'esign-linux-x64'], { encoding: 'utf8' });
+    const tar = spawnSync('tar', ['-cJf', join(dir, RELEASE_ARCHIVE), '-C', staging, 'esign-linux-x64'], {
+      encoding: 'utf8',
+    });
     if (tar.status !== 0) throw new Error(`tar: ${tar.stderr}`);
   } finally {
     await rm(staging, { recursive: true, force: true });

@@ -9,7 +9,9 @@ import { recordCliOutput, recordSchemaCheck } from './secret-ledger.js';
  * (`ESIGN_BIN=dist/sea/esign npx vitest run --project integration`), else bin/esign.cjs, run by
  * the Node running the tests.
  */
-export const ESIGN_BIN = process.env['ESIGN_BIN'] ? resolve(process.env['ESIGN_BIN']) : fileURLToPath(new URL('../../bin/esign.cjs', import.meta.url));
+export const ESIGN_BIN = process.env['ESIGN_BIN']
+  ? resolve(process.env['ESIGN_BIN'])
+  : fileURLToPath(new URL('../../bin/esign.cjs', import.meta.url));
 /** Whether the tests run the single executable (ESIGN_BIN) rather than the npm package. */
 export const TESTING_EXECUTABLE = Boolean(process.env['ESIGN_BIN']);
 
@@ -59,7 +61,11 @@ export interface SpawnedCli {
 export function spawnCli(args: string[], options: RunCliOptions = {}): SpawnedCli {
   const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', CI: 'true', ...options.env };
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
-  const child = spawn(...esignCommand(args), { cwd: options.cwd, env: env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(...esignCommand(args), {
+    cwd: options.cwd,
+    env: env as NodeJS.ProcessEnv,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   const waiters = new Set<() => void>();
@@ -85,7 +91,11 @@ export function spawnCli(args: string[], options: RunCliOptions = {}): SpawnedCl
       }
       if (schema) recordSchemaCheck(schema);
       if (schema && schema.problems.length > 0) {
-        reject(new Error(`esign ${args.join(' ')}: --json output does not match docs/schemas/${schema.command}.schema.json:\n${schema.problems.join('\n')}`));
+        reject(
+          new Error(
+            `esign ${args.join(' ')}: --json output does not match docs/schemas/${schema.command}.schema.json:\n${schema.problems.join('\n')}`,
+          ),
+        );
         return;
       }
       resolve({
@@ -94,7 +104,11 @@ export function spawnCli(args: string[], options: RunCliOptions = {}): SpawnedCl
         stdout,
         stderr,
         json: <T>() => JSON.parse(stdout) as T,
-        jsonLines: <T>() => stdout.split('\n').filter((line) => line.trim()).map((line) => JSON.parse(line) as T),
+        jsonLines: <T>() =>
+          stdout
+            .split('\n')
+            .filter((line) => line.trim())
+            .map((line) => JSON.parse(line) as T),
       });
     });
   });

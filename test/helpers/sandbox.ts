@@ -18,11 +18,19 @@ export interface TestSandbox {
  * Starts the sandbox in this process on a free port, with its own config and data dirs, and
  * publishes it (runtime.json) so that CLI child processes on the sandbox profile talk to it.
  */
-export async function startTestSandbox(options: { autoApprove?: boolean; s3?: boolean; tls?: boolean; hostName?: string } = {}): Promise<TestSandbox> {
+export async function startTestSandbox(
+  options: { autoApprove?: boolean; s3?: boolean; tls?: boolean; hostName?: string } = {},
+): Promise<TestSandbox> {
   const temp = await tempDirForFile('esign-sandbox-');
   const dataDir = join(temp.dir, 'sandbox');
   const configDir = join(temp.dir, 'config');
-  const sandbox = await startSandbox({ dataDir, autoApprove: options.autoApprove ?? true, s3: options.s3 ?? false, tls: options.tls ?? false, ...(options.hostName ? { hostName: options.hostName } : {}) });
+  const sandbox = await startSandbox({
+    dataDir,
+    autoApprove: options.autoApprove ?? true,
+    s3: options.s3 ?? false,
+    tls: options.tls ?? false,
+    ...(options.hostName ? { hostName: options.hostName } : {}),
+  });
   const rootPemPath = await writeRootPem(dataDir, sandbox.pki.rootPem);
   await writeRuntime(dataDir, { pid: process.pid, urls: sandbox.urls, rootPemPath });
   return {
@@ -41,7 +49,11 @@ export async function startTestSandbox(options: { autoApprove?: boolean; s3?: bo
 export type Dialect = 'v1' | 'v2';
 
 /** The environment of a CI job that seals: the env profile, pointed at the sandbox's services. */
-export function sealEnv(sandbox: TestSandbox, dialect: Dialect, extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+export function sealEnv(
+  sandbox: TestSandbox,
+  dialect: Dialect,
+  extra: Record<string, string | undefined> = {},
+): Record<string, string | undefined> {
   const urls = sandbox.sandbox.urls;
   return {
     ESIGN_CONFIG_DIR: sandbox.configDir,

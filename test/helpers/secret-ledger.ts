@@ -12,7 +12,15 @@ import { threadId } from 'node:worker_threads';
 import { SAD_LIFETIME_S } from '../../src/core/csc/shapes.js';
 import { SANDBOX_API_KEY, SANDBOX_SEAL, SANDBOX_SECRETS } from '../../src/sandbox/deps.js';
 
-export type SecretKind = 'service token' | 'SAD' | 'identity access token' | 'ID token' | 'code' | 'storage secret' | 'configured secret' | 'account token';
+export type SecretKind =
+  | 'service token'
+  | 'SAD'
+  | 'identity access token'
+  | 'ID token'
+  | 'code'
+  | 'storage secret'
+  | 'configured secret'
+  | 'account token';
 
 /** What the sandboxes of this worker issued, value → kind. */
 export const issuedSecrets = new Map<string, SecretKind>();
@@ -48,7 +56,8 @@ export const CONFIGURED_SECRETS = [
 ];
 
 const ledgerDir = process.env['ESIGN_TEST_LEDGER'];
-const workerFile = (kind: 'secrets' | 'outputs' | 'schemas') => join(ledgerDir ?? '', `${kind}-${process.pid}-${threadId}.jsonl`);
+const workerFile = (kind: 'secrets' | 'outputs' | 'schemas') =>
+  join(ledgerDir ?? '', `${kind}-${process.pid}-${threadId}.jsonl`);
 if (ledgerDir) mkdirSync(ledgerDir, { recursive: true });
 
 function remember(value: string, kind: SecretKind): void {
@@ -64,7 +73,11 @@ export function recordCliOutput(args: readonly string[], stdout: string, stderr:
 
 /** A --json run checked against its schema, for the suite's summary line. */
 export function recordSchemaCheck(check: { command: string; checked: number; problems: string[] }): void {
-  if (ledgerDir) appendFileSync(workerFile('schemas'), JSON.stringify({ command: check.command, checked: check.checked, failed: check.problems.length }) + '\n');
+  if (ledgerDir)
+    appendFileSync(
+      workerFile('schemas'),
+      JSON.stringify({ command: check.command, checked: check.checked, failed: check.problems.length }) + '\n',
+    );
 }
 
 /**
@@ -74,12 +87,24 @@ export function recordSchemaCheck(check: { command: string; checked: number; pro
 const V2_SAD = new RegExp(`"token_type"\\s*:\\s*"Bearer".*"expires_in"\\s*:\\s*${SAD_LIFETIME_S}\\b`);
 
 function recordBody(text: string, path: string): void {
-  const sad = /"token_type"\s*:\s*"SAD"/.test(text) || (path.startsWith('/signing-v2/oauth2/token') && V2_SAD.test(text));
+  const sad =
+    /"token_type"\s*:\s*"SAD"/.test(text) || (path.startsWith('/signing-v2/oauth2/token') && V2_SAD.test(text));
   // credentials/authorize answers {SAD, expiresIn}.
   for (const match of text.matchAll(/"SAD"\s*:\s*"([^"]{8,})"/g)) remember(match[1]!, 'SAD');
-  for (const match of text.matchAll(/"(access_token|id_token|refresh_token|secretAccessKey|sessionToken)"\s*:\s*"([^"]{8,})"/g)) {
+  for (const match of text.matchAll(
+    /"(access_token|id_token|refresh_token|secretAccessKey|sessionToken)"\s*:\s*"([^"]{8,})"/g,
+  )) {
     const [, field, value] = match as unknown as [string, string, string];
-    const kind: SecretKind = field === 'id_token' ? 'ID token' : field === 'access_token' ? (sad ? 'SAD' : /"id_token"/.test(text) ? 'identity access token' : 'service token') : 'storage secret';
+    const kind: SecretKind =
+      field === 'id_token'
+        ? 'ID token'
+        : field === 'access_token'
+          ? sad
+            ? 'SAD'
+            : /"id_token"/.test(text)
+              ? 'identity access token'
+              : 'service token'
+          : 'storage secret';
     remember(value, kind);
   }
 }
@@ -109,12 +134,16 @@ type WithRecorder = typeof globalThis & { [RECORDER]?: Recorder };
 export function recordSandboxResponses(): void {
   const holder = globalThis as WithRecorder;
   const wrapped = holder[RECORDER] !== undefined;
-  holder[RECORDER] = { body: recordBody, location: recordLocation, authorize: (query) => {
-    authorizeRequests.push(query);
-    // An account_token (§8.3.1) esign built: never to be printed, as the secret that keys it.
-    const accountToken = query.get('account_token');
-    if (accountToken) remember(accountToken, 'account token');
-  } };
+  holder[RECORDER] = {
+    body: recordBody,
+    location: recordLocation,
+    authorize: (query) => {
+      authorizeRequests.push(query);
+      // An account_token (§8.3.1) esign built: never to be printed, as the secret that keys it.
+      const accountToken = query.get('account_token');
+      if (accountToken) remember(accountToken, 'account token');
+    },
+  };
   if (wrapped) return;
   const recorder = () => holder[RECORDER]!;
   const proto = ServerResponse.prototype as unknown as Record<string, (...args: unknown[]) => unknown>;
@@ -137,8 +166,12 @@ export function recordSandboxResponses(): void {
   };
   proto['writeHead'] = function (this: ServerResponse, ...args: unknown[]) {
     for (const arg of args) {
-      if (arg && typeof arg === 'object' && !Array.isArray(arg)) for (const [name, value] of Object.entries(arg)) if (name.toLowerCase() === 'location') recorder().location(value);
-      if (Array.isArray(arg)) for (let i = 0; i + 1 < arg.length; i += 2) if (String(arg[i]).toLowerCase() === 'location') recorder().location(arg[i + 1]);
+      if (arg && typeof arg === 'object' && !Array.isArray(arg))
+        for (const [name, value] of Object.entries(arg))
+          if (name.toLowerCase() === 'location') recorder().location(value);
+      if (Array.isArray(arg))
+        for (let i = 0; i + 1 < arg.length; i += 2)
+          if (String(arg[i]).toLowerCase() === 'location') recorder().location(arg[i + 1]);
     }
     return originalWriteHead.apply(this, args);
   };

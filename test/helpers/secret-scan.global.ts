@@ -21,20 +21,32 @@ export function setup(): void {
 function readLines<T>(prefix: string): T[] {
   return readdirSync(LEDGER)
     .filter((name) => name.startsWith(prefix))
-    .flatMap((name) => readFileSync(join(LEDGER, name), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as T));
+    .flatMap((name) =>
+      readFileSync(join(LEDGER, name), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as T),
+    );
 }
 
 export function teardown(): void {
-  const secrets = [...readLines<{ value: string; kind: string }>('secrets-'), ...CONFIGURED_SECRETS.map((value) => ({ value, kind: 'configured secret' }))];
+  const secrets = [
+    ...readLines<{ value: string; kind: string }>('secrets-'),
+    ...CONFIGURED_SECRETS.map((value) => ({ value, kind: 'configured secret' })),
+  ];
   const outputs = readLines<{ args: string[]; text: string }>('outputs-');
   const leaks = new Set<string>();
-  for (const { args, text } of outputs) for (const { value, kind } of secrets) if (text.includes(value)) leaks.add(`${kind} in the output of esign ${args.join(' ')}`);
+  for (const { args, text } of outputs)
+    for (const { value, kind } of secrets)
+      if (text.includes(value)) leaks.add(`${kind} in the output of esign ${args.join(' ')}`);
   console.log(`secret scan: ${outputs.length} CLI runs searched for ${secrets.length} secrets: ${leaks.size} leak(s)`);
   const schemaChecks = readLines<{ command: string; checked: number; failed: number }>('schemas-');
   const commands = [...new Set(schemaChecks.map((check) => check.command))].sort();
   const values = schemaChecks.reduce((sum, check) => sum + check.checked, 0);
   const failed = schemaChecks.reduce((sum, check) => sum + check.failed, 0);
-  console.log(`json schemas: ${values} --json values from ${schemaChecks.length} runs checked against docs/schemas (${commands.join(', ') || 'none'}): ${failed} failed`);
+  console.log(
+    `json schemas: ${values} --json values from ${schemaChecks.length} runs checked against docs/schemas (${commands.join(', ') || 'none'}): ${failed} failed`,
+  );
   if (leaks.size > 0) {
     // vitest reports an error thrown here but still exits 0, so the exit code is set as well.
     process.exitCode = 1;

@@ -30,8 +30,12 @@ async function removeChecked(dir: string): Promise<void> {
   for (const entry of entries) {
     if (!entry.isFile()) continue;
     const path = join(entry.parentPath, entry.name);
-    const size = await stat(path).then((info) => info.size, () => Infinity);
-    if (size <= SCANNED_FILE_LIMIT && sadsIn(await readFile(path).catch(() => Buffer.alloc(0))).length > 0) found.push(path);
+    const size = await stat(path).then(
+      (info) => info.size,
+      () => Infinity,
+    );
+    if (size <= SCANNED_FILE_LIMIT && sadsIn(await readFile(path).catch(() => Buffer.alloc(0))).length > 0)
+      found.push(path);
   }
   await rm(dir, { recursive: true, force: true });
   if (found.length > 0) throw new Error(`a SAD was written to disk: ${found.join(', ')}`);

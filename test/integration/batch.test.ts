@@ -59,12 +59,16 @@ async function expectCompleteOutputs(outputs: string): Promise<string[]> {
   return names;
 }
 
-const signHashCalls = (since: number) => t.sandbox.requestLog.slice(since).filter((route) => route === SIGN_HASH).length;
+const signHashCalls = (since: number) =>
+  t.sandbox.requestLog.slice(since).filter((route) => route === SIGN_HASH).length;
 
 describe('sign, large batches', () => {
   it('--skip-existing skips only outputs that verify as signatures of their input by the same credential, and counts them apart', async () => {
     const { inputs, outputs } = await inputsDir(60);
-    const first = await runCli(['--auto-approve', '--json', 'sign', '--level', 'B-B', '--output-dir', outputs, inputs], { env: t.env });
+    const first = await runCli(
+      ['--auto-approve', '--json', 'sign', '--level', 'B-B', '--output-dir', outputs, inputs],
+      { env: t.env },
+    );
     expect(first.code, first.stderr).toBe(0);
 
     // Three outputs go (an interrupted run), one is damaged, one input changes after it was signed.
@@ -77,29 +81,74 @@ describe('sign, large batches', () => {
     await appendFile(join(inputs, name(40)), '% saved again\n');
 
     const before = t.sandbox.requestLog.length;
-    const refused = await runCli(['--auto-approve', '--json', 'sign', '--level', 'B-B', '--skip-existing', '--continue-on-error', '--output-dir', outputs, inputs], { env: t.env });
+    const refused = await runCli(
+      [
+        '--auto-approve',
+        '--json',
+        'sign',
+        '--level',
+        'B-B',
+        '--skip-existing',
+        '--continue-on-error',
+        '--output-dir',
+        outputs,
+        inputs,
+      ],
+      { env: t.env },
+    );
     expect(refused.code, refused.stderr).toBe(10);
     const lines = refused.jsonLines<Line>();
     expect(lines.filter((line) => line.skipped)).toHaveLength(55);
     expect(lines.filter((line) => line.skipped).every((line) => line.credential === 'alice-rsa2048')).toBe(true);
-    expect(lines.filter((line) => line.output && !line.skipped).map((line) => line.input).sort()).toEqual([3, 17, 58].map((index) => join(inputs, name(index))));
+    expect(
+      lines
+        .filter((line) => line.output && !line.skipped)
+        .map((line) => line.input)
+        .sort(),
+    ).toEqual([3, 17, 58].map((index) => join(inputs, name(index))));
     const failed = lines.filter((line) => line.error);
     expect(failed.map((line) => [line.input, line.error!.code]).sort()).toEqual([
       [join(inputs, name(20)), 'OUTPUT_EXISTS'],
       [join(inputs, name(40)), 'OUTPUT_EXISTS'],
     ]);
-    expect(failed.find((line) => line.input.endsWith(name(20)))!.error!.message).toMatch(/is not a signature of .* by alice-rsa2048 \(.*\)/);
-    expect(failed.find((line) => line.input.endsWith(name(40)))!.error!.message).toMatch(/does not begin with the input as it is now/);
+    expect(failed.find((line) => line.input.endsWith(name(20)))!.error!.message).toMatch(
+      /is not a signature of .* by alice-rsa2048 \(.*\)/,
+    );
+    expect(failed.find((line) => line.input.endsWith(name(40)))!.error!.message).toMatch(
+      /does not begin with the input as it is now/,
+    );
     expect(refused.stderr).toContain('3 of 60 files signed, 55 skipped (already signed); 2 failed');
     expect(signHashCalls(before)).toBe(1);
     expect(await readFile(damaged)).toEqual(bytes);
 
     // With --force as well, the two that do not verify are signed again; the rest are still skipped.
-    const forced = await runCli(['--auto-approve', '--json', 'sign', '--level', 'B-B', '--skip-existing', '--force', '--output-dir', outputs, inputs], { env: t.env });
+    const forced = await runCli(
+      [
+        '--auto-approve',
+        '--json',
+        'sign',
+        '--level',
+        'B-B',
+        '--skip-existing',
+        '--force',
+        '--output-dir',
+        outputs,
+        inputs,
+      ],
+      { env: t.env },
+    );
     expect(forced.code, forced.stderr).toBe(0);
-    expect(forced.jsonLines<Line>().filter((line) => !line.skipped).map((line) => line.input).sort()).toEqual([20, 40].map((index) => join(inputs, name(index))));
+    expect(
+      forced
+        .jsonLines<Line>()
+        .filter((line) => !line.skipped)
+        .map((line) => line.input)
+        .sort(),
+    ).toEqual([20, 40].map((index) => join(inputs, name(index))));
     for (const index of [20, 40]) {
-      const verified = await runCli(['verify', join(outputs, name(index).replace('.pdf', '-signed.pdf'))], { env: t.env });
+      const verified = await runCli(['verify', join(outputs, name(index).replace('.pdf', '-signed.pdf'))], {
+        env: t.env,
+      });
       expect(verified.code, verified.stdout + verified.stderr).toBe(0);
     }
   });
@@ -107,25 +156,73 @@ describe('sign, large batches', () => {
   it('--skip-existing does not skip an output signed with another credential, nor a detached signature of other content', async () => {
     const { inputs, outputs } = await inputsDir(2);
     await writeFile(join(inputs, 'notes.txt'), 'release notes\n');
-    const other = await runCli(['--auto-approve', 'sign', '--level', 'B-B', '--credential', 'alice-rsa3072', '--output-dir', outputs, inputs], { env: t.env });
+    const other = await runCli(
+      ['--auto-approve', 'sign', '--level', 'B-B', '--credential', 'alice-rsa3072', '--output-dir', outputs, inputs],
+      { env: t.env },
+    );
     expect(other.code, other.stderr).toBe(0);
-    const again = await runCli(['--auto-approve', '--json', 'sign', '--level', 'B-B', '--credential', 'alice-rsa2048', '--skip-existing', '--continue-on-error', '--output-dir', outputs, inputs], { env: t.env });
+    const again = await runCli(
+      [
+        '--auto-approve',
+        '--json',
+        'sign',
+        '--level',
+        'B-B',
+        '--credential',
+        'alice-rsa2048',
+        '--skip-existing',
+        '--continue-on-error',
+        '--output-dir',
+        outputs,
+        inputs,
+      ],
+      { env: t.env },
+    );
     expect(again.code, again.stderr).toBe(8);
     const lines = again.jsonLines<Line>();
     expect(lines).toHaveLength(3);
-    expect(lines.every((line) => line.error?.code === 'OUTPUT_EXISTS' && /signed with another certificate/.test(line.error.message))).toBe(true);
+    expect(
+      lines.every(
+        (line) => line.error?.code === 'OUTPUT_EXISTS' && /signed with another certificate/.test(line.error.message),
+      ),
+    ).toBe(true);
 
     await writeFile(join(inputs, 'notes.txt'), 'other notes\n');
-    const same = await runCli(['--auto-approve', '--json', 'sign', '--level', 'B-B', '--credential', 'alice-rsa3072', '--skip-existing', '--continue-on-error', '--output-dir', outputs, inputs], { env: t.env });
+    const same = await runCli(
+      [
+        '--auto-approve',
+        '--json',
+        'sign',
+        '--level',
+        'B-B',
+        '--credential',
+        'alice-rsa3072',
+        '--skip-existing',
+        '--continue-on-error',
+        '--output-dir',
+        outputs,
+        inputs,
+      ],
+      { env: t.env },
+    );
     const sameLines = same.jsonLines<Line>();
-    expect(sameLines.filter((line) => line.skipped).map((line) => line.input).sort()).toEqual([join(inputs, name(0)), join(inputs, name(1))]);
+    expect(
+      sameLines
+        .filter((line) => line.skipped)
+        .map((line) => line.input)
+        .sort(),
+    ).toEqual([join(inputs, name(0)), join(inputs, name(1))]);
     expect(sameLines.find((line) => line.input.endsWith('notes.txt'))?.error?.message).toMatch(/message-digest/);
   });
 
   it('Ctrl-C in the middle of a batch leaves no partial output, and --skip-existing then signs only the rest', async () => {
     const { inputs, outputs } = await inputsDir(400);
     const run = spawnCli(['--auto-approve', 'sign', '--level', 'B-B', '--output-dir', outputs, inputs], { env: t.env });
-    for (let waited = 0; !(existsSync(outputs) && (await readdir(outputs)).some((entry) => entry.endsWith('-signed.pdf'))); waited += 20) {
+    for (
+      let waited = 0;
+      !(existsSync(outputs) && (await readdir(outputs)).some((entry) => entry.endsWith('-signed.pdf')));
+      waited += 20
+    ) {
       if (waited > 60_000 || run.child.exitCode !== null) throw new Error(`no output appeared: ${run.stderr()}`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
@@ -137,7 +234,10 @@ describe('sign, large batches', () => {
     expect(done.length).toBeLessThan(400);
 
     const before = t.sandbox.requestLog.length;
-    const resumed = await runCli(['--auto-approve', '--json', 'sign', '--level', 'B-B', '--skip-existing', '--output-dir', outputs, inputs], { env: t.env, timeoutMs: 300_000 });
+    const resumed = await runCli(
+      ['--auto-approve', '--json', 'sign', '--level', 'B-B', '--skip-existing', '--output-dir', outputs, inputs],
+      { env: t.env, timeoutMs: 300_000 },
+    );
     expect(resumed.code, resumed.stderr).toBe(0);
     const lines = resumed.jsonLines<Line>();
     expect(lines.filter((line) => line.skipped)).toHaveLength(done.length);
@@ -149,7 +249,9 @@ describe('sign, large batches', () => {
   it('streams each JSON line as its file finishes, not at the end; off a terminal nothing animates', async () => {
     const { inputs, outputs } = await inputsDir(150);
     t.sandbox.faults.inject({ route: SIGN_HASH, fault: { kind: 'delay', ms: 1_500 }, times: 3 });
-    const run = spawnCli(['--auto-approve', '--json', 'sign', '--level', 'B-B', '--output-dir', outputs, inputs], { env: t.env });
+    const run = spawnCli(['--auto-approve', '--json', 'sign', '--level', 'B-B', '--output-dir', outputs, inputs], {
+      env: t.env,
+    });
     let stdout = '';
     run.child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     for (let waited = 0; !stdout.includes('\n'); waited += 10) {
@@ -176,7 +278,21 @@ describe('sign, large batches', () => {
     ];
     await writeFile(browser, script.join('\n') + '\n', { mode: 0o755 });
     const env = { ...t.env, ESIGN_CONFIG_DIR: await tempDir() };
-    const result = await runCli(['--browser', browser, '--json', 'sign', '--level', 'B-B', '--continue-on-error', '--output-dir', outputs, inputs], { env });
+    const result = await runCli(
+      [
+        '--browser',
+        browser,
+        '--json',
+        'sign',
+        '--level',
+        'B-B',
+        '--continue-on-error',
+        '--output-dir',
+        outputs,
+        inputs,
+      ],
+      { env },
+    );
     expect(result.code, result.stderr).toBe(10);
     const failed = result.jsonLines<Line>().filter((line) => line.error);
     expect(failed.map((line) => [line.input, line.error!.code])).toEqual([
@@ -195,13 +311,18 @@ describe('sign, large batches', () => {
     // The page object's header is damaged; the cross-reference data still reads.
     const text = onePage.toString('latin1');
     const page = /(\d+) 0 obj\s*<<\s*\/Type \/Page\b/.exec(text)!;
-    const damaged = Buffer.from(text.slice(0, page.index) + text.slice(page.index).replace(' 0 obj', ' 0 jbo'), 'latin1');
+    const damaged = Buffer.from(
+      text.slice(0, page.index) + text.slice(page.index).replace(' 0 obj', ' 0 jbo'),
+      'latin1',
+    );
     await writeFile(join(dir, 'damaged.pdf'), damaged);
     const marker = join(dir, 'browser-opened');
     const browser = join(dir, 'browser.sh');
     await writeFile(browser, `#!/bin/sh\ntouch '${marker}'\nexec curl -sfL -o /dev/null "$1"\n`, { mode: 0o755 });
     const env = { ...t.env, ESIGN_CONFIG_DIR: await tempDir() };
-    const result = await runCli(['--browser', browser, 'sign', '--level', 'B-B', good, join(dir, 'damaged.pdf')], { env });
+    const result = await runCli(['--browser', browser, 'sign', '--level', 'B-B', good, join(dir, 'damaged.pdf')], {
+      env,
+    });
     expect(result.code, result.stderr).toBe(7);
     expect(result.stderr.trim().split('\n').at(-1)).toMatch(/^esign: .*damaged\.pdf.*object/);
     expect(existsSync(marker), 'a browser step ran before the damaged file was refused').toBe(false);
@@ -234,10 +355,15 @@ describe('sign, a full disk', () => {
     const inputHashes = new Map<string, string>();
     for (const input of await readdir(inputs)) inputHashes.set(input, sha256(await readFile(join(inputs, input))));
     // --continue-on-error too: a full disk stops the batch, since every later file would fail alike.
-    const result = await runCli(['--auto-approve', 'sign', '--level', 'B-B', '--continue-on-error', '--output-dir', mountPoint, inputs], { env: t.env });
+    const result = await runCli(
+      ['--auto-approve', 'sign', '--level', 'B-B', '--continue-on-error', '--output-dir', mountPoint, inputs],
+      { env: t.env },
+    );
     expect(result.code, result.stderr).toBe(8);
     const last = result.stderr.trim().split('\n').at(-1)!;
-    expect(last).toMatch(/^esign: (\S*doc-\d{4}\.pdf: )?Could not write .*doc-\d{4}-signed\.pdf \(ENOSPC\)\. Free some disk space/);
+    expect(last).toMatch(
+      /^esign: (\S*doc-\d{4}\.pdf: )?Could not write .*doc-\d{4}-signed\.pdf \(ENOSPC\)\. Free some disk space/,
+    );
     expect(result.stderr).not.toMatch(/\n\s+at /);
     const done = await expectCompleteOutputs(mountPoint);
     expect(done.length).toBeGreaterThan(0);

@@ -5,7 +5,6 @@ import { describe, expect, it } from 'vitest';
 import { ESIGN_BIN, esignCommand, runCli, TESTING_EXECUTABLE } from '../helpers/run-cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
-
 function timeRun(args: string[]): number {
   const started = process.hrtime.bigint();
   const result = spawnSync(process.execPath, args, { stdio: 'ignore' });
@@ -35,7 +34,18 @@ describe('esign CLI frame', () => {
   it('prints help and version from the built package', async () => {
     const help = await runCli(['--help']);
     expect(help.code).toBe(0);
-    for (const command of ['sign', 'verify', 'timestamp', 'credentials', 'login', 'whoami', 'logout', 'upload', 'sandbox', 'config']) {
+    for (const command of [
+      'sign',
+      'verify',
+      'timestamp',
+      'credentials',
+      'login',
+      'whoami',
+      'logout',
+      'upload',
+      'sandbox',
+      'config',
+    ]) {
       expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
     }
     const version = await runCli(['--version']);
@@ -50,39 +60,62 @@ describe('esign CLI frame', () => {
     expect(result.error, 'bin/esign.cjs is not executable').toBeUndefined();
     expect(result.status, result.stderr).toBe(0);
     expect(result.stdout.trim()).toMatch(VERSION_LINE);
-    const tracked = spawnSync('git', ['ls-files', '-s', 'bin/esign.cjs'], { cwd: join(import.meta.dirname, '../..'), encoding: 'utf8' });
+    const tracked = spawnSync('git', ['ls-files', '-s', 'bin/esign.cjs'], {
+      cwd: join(import.meta.dirname, '../..'),
+      encoding: 'utf8',
+    });
     if (tracked.status === 0 && tracked.stdout) expect(tracked.stdout).toMatch(/^100755 /);
   });
 
   // The npm launcher's own refusals (bin/esign.cjs); the single executable has neither a dist/ nor a Node to check.
-  it.skipIf(TESTING_EXECUTABLE)('says in one line how to build when dist/ is missing (a clone where the build did not run)', async () => {
-    const clone = await tempDir('esign-unbuilt-');
-    await mkdir(join(clone, 'bin'));
-    await copyFile(ESIGN_BIN, join(clone, 'bin', 'esign.cjs'));
-    const result = spawnSync(process.execPath, [join(clone, 'bin', 'esign.cjs'), 'sign', 'a.pdf'], { encoding: 'utf8' });
-    expect(result.status).toBe(1);
-    expect(result.stdout).toBe('');
-    expect(result.stderr.trim().split('\n')).toEqual([
-      `esign: this copy of esign is not built (${join(clone, 'dist', 'cli', 'launch.cjs')} is missing). Run \`npm install\` (or \`npm run build\`) in ${clone}.`,
-    ]);
-  });
+  it.skipIf(TESTING_EXECUTABLE)(
+    'says in one line how to build when dist/ is missing (a clone where the build did not run)',
+    async () => {
+      const clone = await tempDir('esign-unbuilt-');
+      await mkdir(join(clone, 'bin'));
+      await copyFile(ESIGN_BIN, join(clone, 'bin', 'esign.cjs'));
+      const result = spawnSync(process.execPath, [join(clone, 'bin', 'esign.cjs'), 'sign', 'a.pdf'], {
+        encoding: 'utf8',
+      });
+      expect(result.status).toBe(1);
+      expect(result.stdout).toBe('');
+      expect(result.stderr.trim().split('\n')).toEqual([
+        `esign: this copy of esign is not built (${join(clone, 'dist', 'cli', 'launch.cjs')} is missing). Run \`npm install\` (or \`npm run build\`) in ${clone}.`,
+      ]);
+    },
+  );
 
-  it.skipIf(TESTING_EXECUTABLE)('refuses in one line a Node that does not load ES modules with require() (before 20.19, 21.x, 22.0–22.11)', () => {
-    const result = spawnSync(process.execPath, ['--no-experimental-require-module', ESIGN_BIN, 'sign', 'a.pdf'], { encoding: 'utf8' });
-    expect(result.status).toBe(1);
-    expect(result.stdout).toBe('');
-    expect(result.stderr.trim().split('\n')).toEqual([
-      `esign: this Node (${process.version}) does not load ES modules with require(), which esign needs. Use Node 20.19+ or 22.12+ (and not --no-experimental-require-module).`,
-    ]);
-  });
+  it.skipIf(TESTING_EXECUTABLE)(
+    'refuses in one line a Node that does not load ES modules with require() (before 20.19, 21.x, 22.0–22.11)',
+    () => {
+      const result = spawnSync(process.execPath, ['--no-experimental-require-module', ESIGN_BIN, 'sign', 'a.pdf'], {
+        encoding: 'utf8',
+      });
+      expect(result.status).toBe(1);
+      expect(result.stdout).toBe('');
+      expect(result.stderr.trim().split('\n')).toEqual([
+        `esign: this Node (${process.version}) does not load ES modules with require(), which esign needs. Use Node 20.19+ or 22.12+ (and not --no-experimental-require-module).`,
+      ]);
+    },
+  );
 
   it('answers --version and --help within node -e 0 plus 30 ms (fastest of 7, interleaved)', () => {
     const bin = join(import.meta.dirname, '../../bin/esign.cjs');
     const withinBudget = (): { ok: boolean; figures: string } => {
-      const [floor = 0, versionMs = 0, helpMs = 0] = fastestInterleaved([['-e', '0'], [bin, '--version'], [bin, '--help']], 7);
+      const [floor = 0, versionMs = 0, helpMs = 0] = fastestInterleaved(
+        [
+          ['-e', '0'],
+          [bin, '--version'],
+          [bin, '--help'],
+        ],
+        7,
+      );
       // Loaded machines add noise to every process alike; the budget is on the difference.
       const budget = 30 + floor * 0.25;
-      return { ok: versionMs - floor < budget && helpMs - floor < budget, figures: `node -e 0 ${floor.toFixed(1)} ms, --version ${versionMs.toFixed(1)} ms, --help ${helpMs.toFixed(1)} ms` };
+      return {
+        ok: versionMs - floor < budget && helpMs - floor < budget,
+        figures: `node -e 0 ${floor.toFixed(1)} ms, --version ${versionMs.toFixed(1)} ms, --help ${helpMs.toFixed(1)} ms`,
+      };
     };
     // Noise only ever adds time, so a slow sample may be measured again (at most twice more); a
     // real regression is slow every time.
@@ -110,10 +143,27 @@ describe('esign CLI frame', () => {
   it('keeps profiles in ESIGN_CONFIG_DIR and resolves flag > env > profile > default', async () => {
     const dir = await tempDir();
     const env = { ESIGN_CONFIG_DIR: dir };
-    expect((await runCli(['config', 'init', 'work', '--set', 'signingBaseUrl=https://sign.example/api', '--set', 'credential=profile-cred'], { env })).code).toBe(0);
+    expect(
+      (
+        await runCli(
+          [
+            'config',
+            'init',
+            'work',
+            '--set',
+            'signingBaseUrl=https://sign.example/api',
+            '--set',
+            'credential=profile-cred',
+          ],
+          { env },
+        )
+      ).code,
+    ).toBe(0);
     const fromProfile = await runCli(['--json', 'config', 'get', 'credential'], { env });
     expect(fromProfile.json()).toMatchObject({ profile: 'work', value: 'profile-cred', source: 'profile' });
-    const fromEnv = await runCli(['--json', 'config', 'get', 'credential'], { env: { ...env, ESIGN_CREDENTIAL: 'env-cred' } });
+    const fromEnv = await runCli(['--json', 'config', 'get', 'credential'], {
+      env: { ...env, ESIGN_CREDENTIAL: 'env-cred' },
+    });
     expect(fromEnv.json()).toMatchObject({ value: 'env-cred', source: 'env' });
     const fromDefault = await runCli(['--json', 'config', 'get', 'redirectUri'], { env });
     expect(fromDefault.json()).toMatchObject({ value: 'http://127.0.0.1:8765/callback', source: 'default' });
@@ -123,7 +173,9 @@ describe('esign CLI frame', () => {
 
   it('refuses a plain http:// service URL that is not loopback when it is used', async () => {
     const dir = await tempDir();
-    const result = await runCli(['config', 'set', 'signingBaseUrl', 'not-a-url'], { env: { ESIGN_CONFIG_DIR: dir, ESIGN_PROFILE: 'x' } });
+    const result = await runCli(['config', 'set', 'signingBaseUrl', 'not-a-url'], {
+      env: { ESIGN_CONFIG_DIR: dir, ESIGN_PROFILE: 'x' },
+    });
     expect(result.code).toBe(3);
     expect(result.stderr).toMatch(/^esign: Invalid value for signingBaseUrl/);
   });
@@ -149,7 +201,20 @@ describe('esign CLI frame', () => {
   });
 
   it('every listed command is built: none answers "not implemented" or exit 12', async () => {
-    for (const command of ['sign', 'verify', 'extend', 'timestamp', 'credentials', 'login', 'whoami', 'logout', 'upload', 'storage', 'sandbox', 'config']) {
+    for (const command of [
+      'sign',
+      'verify',
+      'extend',
+      'timestamp',
+      'credentials',
+      'login',
+      'whoami',
+      'logout',
+      'upload',
+      'storage',
+      'sandbox',
+      'config',
+    ]) {
       const result = await runCli([command, '--help']);
       expect(result.code, command).toBe(0);
       expect(result.stdout + result.stderr, command).not.toMatch(/not implemented/i);
@@ -158,7 +223,9 @@ describe('esign CLI frame', () => {
 
   it('prints errors as JSON with --json', async () => {
     const dir = await tempDir();
-    const result = await runCli(['--json', '--profile', 'missing', 'config', 'get', 'clientId'], { env: { ESIGN_CONFIG_DIR: dir } });
+    const result = await runCli(['--json', '--profile', 'missing', 'config', 'get', 'clientId'], {
+      env: { ESIGN_CONFIG_DIR: dir },
+    });
     expect(result.code).toBe(3);
     expect(result.json()).toMatchObject({ error: { code: 'CONFIG_UNKNOWN_PROFILE', exitCode: 3 } });
   });

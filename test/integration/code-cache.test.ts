@@ -212,7 +212,9 @@ describe.skipIf(nodeCachesItself || TESTING_EXECUTABLE)(suiteName, () => {
     // A cache dir that cannot be made costs only the cache: not a word about it.
     const blocker = join(dir, 'a-file');
     await writeFile(blocker, '');
-    const unwritable = await runCli(['--version'], { env: envFor(config, { ESIGN_CACHE_DIR: join(blocker, 'cache') }) });
+    const unwritable = await runCli(['--version'], {
+      env: envFor(config, { ESIGN_CACHE_DIR: join(blocker, 'cache') }),
+    });
     expectOk(unwritable);
     expect(unwritable.stdout).toBe(off.stdout);
     expect(unwritable.stderr).toBe('');
@@ -220,17 +222,32 @@ describe.skipIf(nodeCachesItself || TESTING_EXECUTABLE)(suiteName, () => {
 
   it('keeps help in its own cache, so that `sign --help` does not make the cache a sign runs from', async () => {
     const config = await tempDir();
-    for (const args of [['sign', '--help'], ['help', 'sign'], ['sign', '-h']]) expectOk(await runCli(args, { env: envFor(config) }));
+    for (const args of [
+      ['sign', '--help'],
+      ['help', 'sign'],
+      ['sign', '-h'],
+    ])
+      expectOk(await runCli(args, { env: envFor(config) }));
     expect(await listTree(join(config, 'cache', 'v8', cacheKey()))).toEqual(['help.cache']);
   });
 
   it('takes an XDG_CACHE_HOME that is not an absolute path as unset (never a cache in the working directory)', async () => {
     const home = await tempDir();
     const cwd = await tempDir();
-    const env = { HOME: home, XDG_CACHE_HOME: 'relative', XDG_CONFIG_HOME: join(home, 'config'), ESIGN_CONFIG_DIR: undefined, ESIGN_CACHE_DIR: undefined, NODE_DISABLE_COMPILE_CACHE: undefined };
+    const env = {
+      HOME: home,
+      XDG_CACHE_HOME: 'relative',
+      XDG_CONFIG_HOME: join(home, 'config'),
+      ESIGN_CONFIG_DIR: undefined,
+      ESIGN_CACHE_DIR: undefined,
+      NODE_DISABLE_COMPILE_CACHE: undefined,
+    };
     expectOk(await runCli(['--version'], { env, cwd }));
     expect(await listTree(cwd)).toEqual([]);
-    expect(await listTree(join(home, '.cache', 'esign', 'v8'))).toEqual([cacheKey(), join(cacheKey(), 'version.cache')]);
+    expect(await listTree(join(home, '.cache', 'esign', 'v8'))).toEqual([
+      cacheKey(),
+      join(cacheKey(), 'version.cache'),
+    ]);
   });
 
   describe('commands that load packages lazily, restored from the cache (against the sandbox)', () => {
@@ -283,7 +300,12 @@ describe.skipIf(nodeCachesItself || TESTING_EXECUTABLE)(suiteName, () => {
       expect(a).toMatchObject({ input, output: join(dir, 'first.pdf'), format: 'PAdES', level: 'B-B' });
       expect(b).toMatchObject({ input, output: join(dir, 'second.pdf') });
       // The same but for the output (its name, and the signature in it).
-      const outcome = (json: Record<string, unknown> | undefined) => ({ ...json, output: undefined, bytes: undefined, sha256: undefined });
+      const outcome = (json: Record<string, unknown> | undefined) => ({
+        ...json,
+        output: undefined,
+        bytes: undefined,
+        sha256: undefined,
+      });
       expect(outcome(b)).toEqual(outcome(a));
       expect(second.stderr).toBe(first.stderr);
       for (const name of ['first.pdf', 'second.pdf']) {
@@ -300,9 +322,12 @@ describe.skipIf(nodeCachesItself || TESTING_EXECUTABLE)(suiteName, () => {
       await copyFile(SAMPLE_PDF, input);
       const cache = join(dir, 'cache');
       const sign = (output: string, visible: string[]) =>
-        runCli(['--auto-approve', '--json', 'sign', '--level', 'B-B', ...visible, '--output', join(dir, output), input], {
-          env: { ...sandbox.env, ...envFor(join(dir, `config-${output}`), { ESIGN_CACHE_DIR: cache }) },
-        });
+        runCli(
+          ['--auto-approve', '--json', 'sign', '--level', 'B-B', ...visible, '--output', join(dir, output), input],
+          {
+            env: { ...sandbox.env, ...envFor(join(dir, `config-${output}`), { ESIGN_CACHE_DIR: cache }) },
+          },
+        );
       const greek = ['--visible', '--name', 'Ζωή Παπαδοπούλου'];
       // Arabic needs shaping (fontkit's GSUB joining forms), in DejaVu Sans (fonts-dejavu-core, installed by .ci/run).
       const arabic = ['--visible', '--name', 'محمد علي', '--font', '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf'];
@@ -315,8 +340,14 @@ describe.skipIf(nodeCachesItself || TESTING_EXECUTABLE)(suiteName, () => {
       const shaped = await sign('shaped.pdf', arabic);
       expectOk(shaped);
       // fontkit, in the bundle beside the CLI's (dist/cli/fontkit.cjs), has a cache file of its own.
-      expect((await readdir(join(cache, 'v8', cacheKey()))).sort()).toEqual(['sign-visible.cache', 'sign-visible.fontkit.cache', 'sign.cache']);
-      const caches = ['sign-visible.cache', 'sign-visible.fontkit.cache'].map((name) => join(cache, 'v8', cacheKey(), name));
+      expect((await readdir(join(cache, 'v8', cacheKey()))).sort()).toEqual([
+        'sign-visible.cache',
+        'sign-visible.fontkit.cache',
+        'sign.cache',
+      ]);
+      const caches = ['sign-visible.cache', 'sign-visible.fontkit.cache'].map((name) =>
+        join(cache, 'v8', cacheKey(), name),
+      );
       const written = await Promise.all(caches.map(identity));
 
       const second = await sign('second.pdf', greek);
@@ -326,7 +357,8 @@ describe.skipIf(nodeCachesItself || TESTING_EXECUTABLE)(suiteName, () => {
       expect(await Promise.all(caches.map(identity))).toEqual(written);
       expect(second.stderr).toBe(first.stderr);
       expect(shapedAgain.stderr).toBe(shaped.stderr);
-      for (const name of ['first.pdf', 'second.pdf', 'shaped.pdf', 'shaped-again.pdf']) expect((await readFile(join(dir, name))).toString('latin1'), name).toMatch(/\/FontFile2 \d+ 0 R/);
+      for (const name of ['first.pdf', 'second.pdf', 'shaped.pdf', 'shaped-again.pdf'])
+        expect((await readFile(join(dir, name))).toString('latin1'), name).toMatch(/\/FontFile2 \d+ 0 R/);
     });
   });
 });

@@ -35,7 +35,10 @@ function complete(...words: string[]): string[] {
     '_esign',
     `printf '%s\\n' "\${COMPREPLY[@]}"`,
   ].join('\n');
-  const result = spawnSync('bash', ['--norc', '--noprofile', '-c', program], { env: { ...process.env, ...env }, encoding: 'utf8' });
+  const result = spawnSync('bash', ['--norc', '--noprofile', '-c', program], {
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+  });
   expect(result.status, result.stderr).toBe(0);
   expect(result.stderr).toBe('');
   return result.stdout.split('\n').filter(Boolean);
@@ -93,7 +96,8 @@ describe('esign completion', () => {
     expect(zsh.stdout).toContain("subcommands='sign verify");
     const fish = await runCli(['completion', 'fish'], { env });
     expect(fish.code).toBe(0);
-    for (const { name } of COMMANDS) expect(fish.stdout).toContain(`complete -c esign -n '__fish_use_subcommand' -f -a '${name}'`);
+    for (const { name } of COMMANDS)
+      expect(fish.stdout).toContain(`complete -c esign -n '__fish_use_subcommand' -f -a '${name}'`);
     expect(fish.stdout).toContain("-l level -x -a 'B-B B-T B-LT B-LTA'");
   });
 

@@ -22,7 +22,17 @@ afterAll(async () => {
 
 interface Listed {
   signingService: { cscVersion: string; specs?: string; chosenBy: string };
-  credentials: Array<{ credentialID: string; status: string; statusReason?: string; keyLength: number; keyAlgorithm: string; curve?: string; signatureAlgorithm: string | null; isDefault: boolean; signer: { subjectCN: string; issuerCN: string } }>;
+  credentials: Array<{
+    credentialID: string;
+    status: string;
+    statusReason?: string;
+    keyLength: number;
+    keyAlgorithm: string;
+    curve?: string;
+    signatureAlgorithm: string | null;
+    isDefault: boolean;
+    signer: { subjectCN: string; issuerCN: string };
+  }>;
 }
 
 describe.each(SANDBOX_DIALECTS)('esign credentials on $name', (dialect) => {
@@ -54,7 +64,11 @@ describe.each(SANDBOX_DIALECTS)('esign credentials on $name', (dialect) => {
     expect(listed.credentials[0]?.signer.subjectCN).toContain('TEST');
     expect(listed.credentials[0]?.signer.issuerCN).toBe('esign Sandbox TEST Issuing CA');
     expect(listed.credentials[0]?.isDefault).toBe(true);
-    expect(listed.signingService).toEqual({ cscVersion: dialect.profile === 'sandbox' ? '1' : '2', specs: dialect.profile === 'sandbox' ? '1.0.4.0' : '2.0.0.2', chosenBy: 'setting' });
+    expect(listed.signingService).toEqual({
+      cscVersion: dialect.profile === 'sandbox' ? '1' : '2',
+      specs: dialect.profile === 'sandbox' ? '1.0.4.0' : '2.0.0.2',
+      chosenBy: 'setting',
+    });
   });
 
   it('prints a table for people, and never a token', async () => {
@@ -68,15 +82,23 @@ describe.each(SANDBOX_DIALECTS)('esign credentials on $name', (dialect) => {
   });
 
   it('shows a credential with its chain and key usage', async () => {
-    const result = await runCli(['--auto-approve', '--json', 'credentials', 'info', 'alice-rsa3072'], { env: sandbox.env });
+    const result = await runCli(['--auto-approve', '--json', 'credentials', 'info', 'alice-rsa3072'], {
+      env: sandbox.env,
+    });
     expect(result.code, result.stderr).toBe(0);
     const info = result.json<{ chain: Array<{ subjectCN: string }>; keyUsage: string[]; status: string }>();
-    expect(info.chain.map((c) => c.subjectCN)).toEqual([expect.stringContaining('Alice Test'), 'esign Sandbox TEST Issuing CA', 'esign Sandbox TEST Root CA']);
+    expect(info.chain.map((c) => c.subjectCN)).toEqual([
+      expect.stringContaining('Alice Test'),
+      'esign Sandbox TEST Issuing CA',
+      'esign Sandbox TEST Root CA',
+    ]);
     expect(info.keyUsage).toEqual(['digitalSignature', 'nonRepudiation']);
     const human = await runCli(['--auto-approve', 'credentials', 'info', 'alice-expired'], { env: sandbox.env });
     expect(human.stdout).toContain('disabled (certificate expired)');
     expect(human.stdout).toContain(
-      dialect.profile === 'sandbox' ? 'service      CSC API v1.0.4 (specs 1.0.4.0), chosen by the cscVersion setting' : 'service      CSC API v2 (specs 2.0.0.2), chosen by the cscVersion setting',
+      dialect.profile === 'sandbox'
+        ? 'service      CSC API v1.0.4 (specs 1.0.4.0), chosen by the cscVersion setting'
+        : 'service      CSC API v2 (specs 2.0.0.2), chosen by the cscVersion setting',
     );
   });
 
@@ -85,7 +107,9 @@ describe.each(SANDBOX_DIALECTS)('esign credentials on $name', (dialect) => {
     expect(used.code, used.stderr).toBe(0);
     const got = await runCli(['--json', 'config', 'get', 'credential'], { env: sandbox.env });
     expect(got.json<{ value: string }>().value).toBe('alice-rsa3072');
-    const disabled = await runCli(['--auto-approve', '--json', 'credentials', 'use', 'alice-disabled'], { env: sandbox.env });
+    const disabled = await runCli(['--auto-approve', '--json', 'credentials', 'use', 'alice-disabled'], {
+      env: sandbox.env,
+    });
     expect(disabled.code).toBe(11);
     expect(disabled.stdout).toContain('CREDENTIAL_DISABLED');
     const unknown = await runCli(['--auto-approve', '--json', 'credentials', 'use', 'nobody'], { env: sandbox.env });
@@ -95,28 +119,61 @@ describe.each(SANDBOX_DIALECTS)('esign credentials on $name', (dialect) => {
   it('off a terminal, with several enabled credentials and no default, asks for --credential instead of guessing', async () => {
     // A profile of the user's own (no built-in default credential) against the sandbox's services.
     // Its cscVersion is auto: the dialect is found out from the service's info.
-    const env = { ...sandbox.env, ESIGN_PROFILE: 'lab', ESIGN_CONFIG_DIR: await tempDir(), ESIGN_CLIENT_SECRET: SANDBOX_SECRETS.clientSecret };
+    const env = {
+      ...sandbox.env,
+      ESIGN_PROFILE: 'lab',
+      ESIGN_CONFIG_DIR: await tempDir(),
+      ESIGN_CLIENT_SECRET: SANDBOX_SECRETS.clientSecret,
+    };
     const browser = `node ${fileURLToPath(new URL('../helpers/follow-redirects-browser.js', import.meta.url))}`;
-    const signingBaseUrl = dialect.profile === 'sandbox' ? sandbox.sandbox.urls.signing : sandbox.sandbox.urls.signingV2;
-    const init = await runCli(['config', 'init', 'lab', '--set', `signingBaseUrl=${signingBaseUrl}`, '--set', 'clientId=esign-cli', '--set', 'redirectUri=http://127.0.0.1:0/callback'], { env });
+    const signingBaseUrl =
+      dialect.profile === 'sandbox' ? sandbox.sandbox.urls.signing : sandbox.sandbox.urls.signingV2;
+    const init = await runCli(
+      [
+        'config',
+        'init',
+        'lab',
+        '--set',
+        `signingBaseUrl=${signingBaseUrl}`,
+        '--set',
+        'clientId=esign-cli',
+        '--set',
+        'redirectUri=http://127.0.0.1:0/callback',
+      ],
+      { env },
+    );
     expect(init.code, init.stderr).toBe(0);
     const dir = await tempDir();
     await writeFile(join(dir, 'a.pdf'), buildClassicPdf());
     const result = await runCli(['--browser', browser, 'sign', join(dir, 'a.pdf')], { env });
     expect(result.code, result.stderr).toBe(11);
-    expect(result.stderr).toMatch(/6 enabled credentials and no default.*--credential ID \(one of alice-rsa2048, alice-rsa3072, alice-ec-p256, alice-ec-p384, alice-ec-p521, alice-rsa-pss\)/);
-    const chosen = await runCli(['--browser', browser, '--json', 'sign', '--credential', 'alice-rsa3072', join(dir, 'a.pdf')], { env });
+    expect(result.stderr).toMatch(
+      /6 enabled credentials and no default.*--credential ID \(one of alice-rsa2048, alice-rsa3072, alice-ec-p256, alice-ec-p384, alice-ec-p521, alice-rsa-pss\)/,
+    );
+    const chosen = await runCli(
+      ['--browser', browser, '--json', 'sign', '--credential', 'alice-rsa3072', join(dir, 'a.pdf')],
+      { env },
+    );
     expect(chosen.code, chosen.stderr).toBe(0);
     expect(chosen.json()).toMatchObject({ credential: 'alice-rsa3072', level: 'B-B' });
     const listed = await runCli(['--browser', browser, '--json', 'credentials', 'list'], { env });
-    expect(listed.json<Listed>().signingService).toEqual(dialect.profile === 'sandbox' ? { cscVersion: '1', specs: '1.0.4.0', chosenBy: 'info' } : { cscVersion: '2', specs: '2.0.0.2', chosenBy: 'info' });
+    expect(listed.json<Listed>().signingService).toEqual(
+      dialect.profile === 'sandbox'
+        ? { cscVersion: '1', specs: '1.0.4.0', chosenBy: 'info' }
+        : { cscVersion: '2', specs: '2.0.0.2', chosenBy: 'info' },
+    );
   });
 
   it('signs in to the signing service once and reuses the cached service token in later commands', async () => {
     const env = { ...sandbox.env, ESIGN_CONFIG_DIR: await tempDir() };
-    const serviceSignIns = () => sandbox.sandbox.requestLog.filter((id) => id === signingRoute(dialect, 'GET /oauth2/authorize')).length;
+    const serviceSignIns = () =>
+      sandbox.sandbox.requestLog.filter((id) => id === signingRoute(dialect, 'GET /oauth2/authorize')).length;
     const before = serviceSignIns();
-    for (const args of [['credentials', 'list'], ['credentials', 'info', 'alice-rsa3072'], ['credentials', 'list']]) {
+    for (const args of [
+      ['credentials', 'list'],
+      ['credentials', 'info', 'alice-rsa3072'],
+      ['credentials', 'list'],
+    ]) {
       const result = await runCli(['--auto-approve', '--json', ...args], { env });
       expect(result.code, result.stderr).toBe(0);
     }
@@ -128,25 +185,44 @@ describe('a credential whose info the service fails to give', () => {
   it('is left out of the list with why, on stderr and in --json; the others are listed, exit 0', async () => {
     const env = { ...shared.env, ESIGN_PROFILE: 'sandbox' };
     // One credentials/info answer is not JSON (as certomancer-csc-dummy's 500s for its DSA and EdDSA keys).
-    shared.sandbox.faults.inject({ route: 'signing POST /csc/v1/credentials/info', fault: { kind: 'malformed', body: '<html>oops</html>', contentType: 'text/html' }, times: 1 });
+    shared.sandbox.faults.inject({
+      route: 'signing POST /csc/v1/credentials/info',
+      fault: { kind: 'malformed', body: '<html>oops</html>', contentType: 'text/html' },
+      times: 1,
+    });
     const result = await runCli(['--auto-approve', '--json', 'credentials', 'list'], { env });
     expect(result.code, result.stderr).toBe(0);
-    const listed = result.json<Listed & { unreadable: Array<{ credentialID: string; error: { code: string; message: string } }> }>();
+    const listed = result.json<
+      Listed & { unreadable: Array<{ credentialID: string; error: { code: string; message: string } }> }
+    >();
     expect(listed.unreadable).toHaveLength(1);
     const [left] = listed.unreadable;
     expect(listed.credentials.map((c) => c.credentialID)).not.toContain(left!.credentialID);
     expect(listed.credentials.length).toBeGreaterThan(5);
     expect(left!.error.code).toMatch(/^CSC_/);
-    expect(result.stderr).toContain(`credential ${left!.credentialID} is left out: the signing service did not give its info`);
+    expect(result.stderr).toContain(
+      `credential ${left!.credentialID} is left out: the signing service did not give its info`,
+    );
   });
 
   it('when none can be read, the list fails with the first error (exit 6), as before', async () => {
-    shared.sandbox.faults.inject({ route: 'signing POST /csc/v1/credentials/info', fault: { kind: 'malformed', body: 'nope' }, times: 100 });
+    shared.sandbox.faults.inject({
+      route: 'signing POST /csc/v1/credentials/info',
+      fault: { kind: 'malformed', body: 'nope' },
+      times: 100,
+    });
     try {
-      const result = await runCli(['--auto-approve', 'credentials', 'list'], { env: { ...shared.env, ESIGN_PROFILE: 'sandbox' } });
+      const result = await runCli(['--auto-approve', 'credentials', 'list'], {
+        env: { ...shared.env, ESIGN_PROFILE: 'sandbox' },
+      });
       expect(result.code).toBe(6);
       // The sandbox's TEST banner, then the one line of the error.
-      expect(result.stderr.trim().split('\n').filter((line) => !line.includes('TEST signatures'))).toHaveLength(1);
+      expect(
+        result.stderr
+          .trim()
+          .split('\n')
+          .filter((line) => !line.includes('TEST signatures')),
+      ).toHaveLength(1);
       expect(result.stderr).not.toContain('left out');
     } finally {
       shared.sandbox.faults.clear();

@@ -63,31 +63,45 @@ describe('the env profile: services from ESIGN_* variables alone', () => {
       ESIGN_CREDENTIAL: 'alice-rsa2048',
       ESIGN_TRUST_ANCHORS: t.rootPemPath,
     });
-    const signHashes = () => t.sandbox.requestLog.filter((id) => id === 'signing POST /csc/v1/signatures/signHash').length;
+    const signHashes = () =>
+      t.sandbox.requestLog.filter((id) => id === 'signing POST /csc/v1/signatures/signHash').length;
     const tokens = () => t.sandbox.requestLog.filter((id) => id.startsWith('tsa POST')).length;
     const [signedBefore, stampedBefore] = [signHashes(), tokens()];
     const result = await runCli(['--verbose', '--browser', browser, '--json', 'sign', artifact], { env });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).not.toMatch(TEST_WARNING);
-    expect(result.stderr).toMatch(/profile env \(chosen by ESIGN_\* service variables\): .*signingBaseUrl from ESIGN_SIGNING_URL/);
+    expect(result.stderr).toMatch(
+      /profile env \(chosen by ESIGN_\* service variables\): .*signingBaseUrl from ESIGN_SIGNING_URL/,
+    );
     expect(result.stderr).not.toContain('started an embedded sandbox');
     expect(result.json()).toMatchObject({ output: `${artifact}.p7s`, level: 'B-T', credential: 'alice-rsa2048' });
     expect(signHashes() - signedBefore).toBe(1);
     expect(tokens() - stampedBefore).toBe(1);
     expect(await readdir(idleSandboxDir)).toEqual([]);
-    const verified = await runCli(['--json', 'verify', artifact, '--signature', `${artifact}.p7s`, '--trust', t.rootPemPath], { env });
+    const verified = await runCli(
+      ['--json', 'verify', artifact, '--signature', `${artifact}.p7s`, '--trust', t.rootPemPath],
+      { env },
+    );
     expect(verified.code, verified.stderr).toBe(0);
   });
 
   it('timestamps with the TSA the environment names, and fails (exit 5) when it is unreachable: never the embedded sandbox TSA', async () => {
     const data = join(work, 'data.bin');
     await writeFile(data, 'data\n');
-    const tsaEnv = { ESIGN_TSA_USERNAME: SANDBOX_SECRETS.tsaUser, ESIGN_TSA_PASSWORD: SANDBOX_SECRETS.tsaPassword, ESIGN_TRUST_ANCHORS: t.rootPemPath };
-    const good = await runCli(['--json', 'timestamp', '--force', data], { env: await bareEnv({ ESIGN_TSA_URL: t.sandbox.urls.tsaEndpoint, ...tsaEnv }) });
+    const tsaEnv = {
+      ESIGN_TSA_USERNAME: SANDBOX_SECRETS.tsaUser,
+      ESIGN_TSA_PASSWORD: SANDBOX_SECRETS.tsaPassword,
+      ESIGN_TRUST_ANCHORS: t.rootPemPath,
+    };
+    const good = await runCli(['--json', 'timestamp', '--force', data], {
+      env: await bareEnv({ ESIGN_TSA_URL: t.sandbox.urls.tsaEndpoint, ...tsaEnv }),
+    });
     expect(good.code, good.stderr).toBe(0);
     expect(good.stderr).not.toMatch(TEST_WARNING);
     const port = await deadPort();
-    const dead = await runCli(['timestamp', '--force', data], { env: await bareEnv({ ESIGN_TSA_URL: `http://127.0.0.1:${port}/tsa/tss03`, ...tsaEnv }) });
+    const dead = await runCli(['timestamp', '--force', data], {
+      env: await bareEnv({ ESIGN_TSA_URL: `http://127.0.0.1:${port}/tsa/tss03`, ...tsaEnv }),
+    });
     expect(dead.code, dead.stderr).toBe(5);
     expect(dead.stderr).not.toMatch(TEST_WARNING);
     expect(dead.stderr).toContain(`127.0.0.1:${port}`);
@@ -98,8 +112,12 @@ describe('the env profile: services from ESIGN_* variables alone', () => {
     const env = await bareEnv({ ESIGN_TSA_URL: t.sandbox.urls.tsaEndpoint });
     const credentials = await runCli(['credentials', 'list'], { env });
     expect(credentials.code, credentials.stderr).toBe(3);
-    expect(credentials.stderr.trim()).toMatch(/^esign: The env profile \(made from ESIGN_\* variables\) has no signingBaseUrl\. Set ESIGN_SIGNING_URL\.$/);
-    const login = await runCli(['--browser', browser, 'login'], { env: { ...env, ESIGN_CLIENT_SECRET: 'x-secret-value' } });
+    expect(credentials.stderr.trim()).toMatch(
+      /^esign: The env profile \(made from ESIGN_\* variables\) has no signingBaseUrl\. Set ESIGN_SIGNING_URL\.$/,
+    );
+    const login = await runCli(['--browser', browser, 'login'], {
+      env: { ...env, ESIGN_CLIENT_SECRET: 'x-secret-value' },
+    });
     expect(login.code, login.stderr).toBe(3);
     expect(login.stderr).toContain('Set ESIGN_IDENTITY_URL');
     const upload = await runCli(['upload', join(work, 'data.bin')], { env });
@@ -114,14 +132,26 @@ describe('the env profile: services from ESIGN_* variables alone', () => {
     expect(human.stdout).toMatch(/Active: env, made from ESIGN_\* variables/);
     expect(human.stdout).toMatch(/signingBaseUrl\s+https:\/\/sign\.example\/csc\s+ESIGN_SIGNING_URL/);
     expect(human.stdout).toMatch(/clientId\s+ci-client\s+ESIGN_CLIENT_ID/);
-    const json = (await runCli(['--json', 'config', 'list'], { env })).json<{ profile: string; chosenBy: string; sources: Record<string, string> }>();
-    expect(json).toMatchObject({ profile: 'env', chosenBy: 'environment', sources: { signingBaseUrl: 'env', clientId: 'env', redirectUri: 'default' } });
+    const json = (await runCli(['--json', 'config', 'list'], { env })).json<{
+      profile: string;
+      chosenBy: string;
+      sources: Record<string, string>;
+    }>();
+    expect(json).toMatchObject({
+      profile: 'env',
+      chosenBy: 'environment',
+      sources: { signingBaseUrl: 'env', clientId: 'env', redirectUri: 'default' },
+    });
   });
 
   it('with a current profile, the variables override its values (flag > env > profile), as before', async () => {
     const env = await bareEnv();
-    expect((await runCli(['config', 'init', 'work', '--set', 'signingBaseUrl=https://sign.example/api'], { env })).code).toBe(0);
-    const got = await runCli(['--json', 'config', 'get', 'signingBaseUrl'], { env: { ...env, ESIGN_SIGNING_URL: 'https://other.example/api' } });
+    expect(
+      (await runCli(['config', 'init', 'work', '--set', 'signingBaseUrl=https://sign.example/api'], { env })).code,
+    ).toBe(0);
+    const got = await runCli(['--json', 'config', 'get', 'signingBaseUrl'], {
+      env: { ...env, ESIGN_SIGNING_URL: 'https://other.example/api' },
+    });
     expect(got.json()).toMatchObject({ profile: 'work', value: 'https://other.example/api', source: 'env' });
   });
 
@@ -147,7 +177,9 @@ describe('the sandbox never takes a service URL from the environment silently', 
       const result = await runCli([...args, '--auto-approve', 'sign', input], { env });
       expect(result.code, result.stderr).toBe(3);
       expect(result.stderr.trim().split('\n')).toHaveLength(1);
-      expect(result.stderr).toMatch(/^esign: ESIGN_SIGNING_URL is set, but the sandbox profile \(chosen by .*\) only talks to its own emulators\. Unset ESIGN_SIGNING_URL/);
+      expect(result.stderr).toMatch(
+        /^esign: ESIGN_SIGNING_URL is set, but the sandbox profile \(chosen by .*\) only talks to its own emulators\. Unset ESIGN_SIGNING_URL/,
+      );
       expect(await readdir(dir)).toEqual(['a.txt']);
       expect(await readdir(idleSandboxDir)).toEqual([]);
     });
@@ -157,21 +189,34 @@ describe('the sandbox never takes a service URL from the environment silently', 
     const dir = await tempDir();
     const input = join(dir, 'a.txt');
     await writeFile(input, 'a\n');
-    const env = await bareEnv({ ESIGN_SIGN_URL: 'https://sign.example/csc', ESIGN_CLIENT_ID: 'ci-client', ESIGN_CLIENT_SECRET: 'env-secret-value' });
+    const env = await bareEnv({
+      ESIGN_SIGN_URL: 'https://sign.example/csc',
+      ESIGN_CLIENT_ID: 'ci-client',
+      ESIGN_CLIENT_SECRET: 'env-secret-value',
+    });
     const result = await runCli(['--browser', browser, 'sign', input], { env });
     expect(result.code, result.stderr).toBe(3);
     expect(result.stderr).not.toMatch(TEST_WARNING);
-    expect(result.stderr.trim()).toMatch(/^esign: ESIGN_CLIENT_ID, ESIGN_CLIENT_SECRET are set, but no service URL is: esign would sign on its sandbox \(TEST signatures\)\. Set ESIGN_SIGNING_URL/);
+    expect(result.stderr.trim()).toMatch(
+      /^esign: ESIGN_CLIENT_ID, ESIGN_CLIENT_SECRET are set, but no service URL is: esign would sign on its sandbox \(TEST signatures\)\. Set ESIGN_SIGNING_URL/,
+    );
     expect(await readdir(dir)).toEqual(['a.txt']);
     expect(await readdir(idleSandboxDir)).toEqual([]);
     // Asked for by name, the sandbox is what the user gets.
-    const chosen = await runCli(['--profile', 'sandbox', '--auto-approve', 'sign', input], { env: { ...env, ESIGN_CLIENT_ID: undefined, ESIGN_SANDBOX_DIR: join(dir, 'sandbox') } });
+    const chosen = await runCli(['--profile', 'sandbox', '--auto-approve', 'sign', input], {
+      env: { ...env, ESIGN_CLIENT_ID: undefined, ESIGN_SANDBOX_DIR: join(dir, 'sandbox') },
+    });
     expect(chosen.code, chosen.stderr).toBe(0);
     expect(chosen.stderr).toMatch(TEST_WARNING);
   });
 
   it('names every service variable that is set (the TSA too)', async () => {
-    const result = await runCli(['--profile', 'sandbox', 'timestamp', join(work, 'data.bin')], { env: await bareEnv({ ESIGN_TSA_URL: 'http://127.0.0.1:18318/tsa/tss03', ESIGN_STORAGE_URL: 'https://storage.example' }) });
+    const result = await runCli(['--profile', 'sandbox', 'timestamp', join(work, 'data.bin')], {
+      env: await bareEnv({
+        ESIGN_TSA_URL: 'http://127.0.0.1:18318/tsa/tss03',
+        ESIGN_STORAGE_URL: 'https://storage.example',
+      }),
+    });
     expect(result.code, result.stderr).toBe(3);
     expect(result.stderr).toContain('ESIGN_STORAGE_URL, ESIGN_TSA_URL are set');
   });
@@ -181,15 +226,25 @@ describe('bad configuration in the environment: one line, exit 2 or 3, nothing w
   it('a malformed URL names the variable', async () => {
     const dir = await tempDir();
     await writeFile(join(dir, 'a.txt'), 'a\n');
-    const result = await runCli(['sign', join(dir, 'a.txt')], { env: await bareEnv({ ESIGN_SIGNING_URL: 'sign.example/csc' }) });
+    const result = await runCli(['sign', join(dir, 'a.txt')], {
+      env: await bareEnv({ ESIGN_SIGNING_URL: 'sign.example/csc' }),
+    });
     expect(result.code, result.stderr).toBe(3);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
-    expect(result.stderr).toMatch(/^esign: Invalid ESIGN_SIGNING_URL: "sign\.example\/csc" is not a URL\. Fix or unset ESIGN_SIGNING_URL/);
+    expect(result.stderr).toMatch(
+      /^esign: Invalid ESIGN_SIGNING_URL: "sign\.example\/csc" is not a URL\. Fix or unset ESIGN_SIGNING_URL/,
+    );
     expect(await readdir(dir)).toEqual(['a.txt']);
   });
 
   it('plain http:// for a remote service in a variable is refused before any request (exit 3)', async () => {
-    const result = await runCli(['credentials', 'list'], { env: await bareEnv({ ESIGN_SIGNING_URL: 'http://sign.example/csc', ESIGN_CLIENT_ID: 'c', ESIGN_CLIENT_SECRET: 'env-secret-value' }) });
+    const result = await runCli(['credentials', 'list'], {
+      env: await bareEnv({
+        ESIGN_SIGNING_URL: 'http://sign.example/csc',
+        ESIGN_CLIENT_ID: 'c',
+        ESIGN_CLIENT_SECRET: 'env-secret-value',
+      }),
+    });
     expect(result.code, result.stderr).toBe(3);
     expect(result.stderr).toMatch(/Refusing plain http:\/\/ .* sign\.example/);
   });
@@ -197,11 +252,15 @@ describe('bad configuration in the environment: one line, exit 2 or 3, nothing w
   it('an ESIGN_PROFILE that does not exist names ESIGN_PROFILE', async () => {
     const result = await runCli(['config', 'get', 'clientId'], { env: await bareEnv({ ESIGN_PROFILE: 'nope' }) });
     expect(result.code).toBe(3);
-    expect(result.stderr.trim()).toMatch(/^esign: There is no profile named "nope" \(from ESIGN_PROFILE\)\. Unset ESIGN_PROFILE or create the profile/);
+    expect(result.stderr.trim()).toMatch(
+      /^esign: There is no profile named "nope" \(from ESIGN_PROFILE\)\. Unset ESIGN_PROFILE or create the profile/,
+    );
   });
 
   it('--profile naming no profile while the environment configures the env profile: names the flag and the way out', async () => {
-    const result = await runCli(['--json', '--profile', 'work', 'credentials', 'list'], { env: await bareEnv({ ESIGN_SIGNING_URL: 'https://sign.example/csc' }) });
+    const result = await runCli(['--json', '--profile', 'work', 'credentials', 'list'], {
+      env: await bareEnv({ ESIGN_SIGNING_URL: 'https://sign.example/csc' }),
+    });
     expect(result.code).toBe(3);
     const { error } = result.json<{ error: { code: string; message: string; hint: string } }>();
     expect(error.code).toBe('CONFIG_UNKNOWN_PROFILE');

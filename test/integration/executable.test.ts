@@ -15,7 +15,9 @@ import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const SAMPLE_PDF = join(import.meta.dirname, '../../samples/contract.pdf');
-const suite = TESTING_EXECUTABLE ? `the single executable ${ESIGN_BIN}` : 'the single executable (skipped: ESIGN_BIN names none; npm run build:sea, then ESIGN_BIN=dist/sea/esign)';
+const suite = TESTING_EXECUTABLE
+  ? `the single executable ${ESIGN_BIN}`
+  : 'the single executable (skipped: ESIGN_BIN names none; npm run build:sea, then ESIGN_BIN=dist/sea/esign)';
 
 function expectOk(result: CliResult): void {
   expect(result.signal, result.stderr).toBeNull();
@@ -45,9 +47,14 @@ describe.skipIf(!TESTING_EXECUTABLE)(suite, () => {
     const version = await runCli(['--version'], { env: { PATH: emptyBin } });
     expectOk(version);
     expect(version.stdout).toMatch(/^\d+\.\d+\.\d+ \(build /);
-    const signed = await runCli(['--auto-approve', '--quiet', 'sign', '--level', 'B-T', join(dir, 'notes.txt')], { env: { ...t.env, PATH: emptyBin } });
+    const signed = await runCli(['--auto-approve', '--quiet', 'sign', '--level', 'B-T', join(dir, 'notes.txt')], {
+      env: { ...t.env, PATH: emptyBin },
+    });
     expectOk(signed);
-    const verified = await runCli(['--json', 'verify', join(dir, 'notes.txt'), '--signature', join(dir, 'notes.txt.p7s')], { env: { ...t.env, PATH: emptyBin } });
+    const verified = await runCli(
+      ['--json', 'verify', join(dir, 'notes.txt'), '--signature', join(dir, 'notes.txt.p7s')],
+      { env: { ...t.env, PATH: emptyBin } },
+    );
     expectOk(verified);
   });
 
@@ -55,12 +62,26 @@ describe.skipIf(!TESTING_EXECUTABLE)(suite, () => {
     // objdump (binutils) reads the versions of the dynamic symbols the loader must resolve.
     const symbols = spawnSync('objdump', ['-T', ESIGN_BIN], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
     expect(symbols.status, symbols.stderr).toBe(0);
-    const glibc = [...new Set([...symbols.stdout.matchAll(/\bGLIBC_(\d+)\.(\d+)/g)].map((match) => Number(match[1]) * 1000 + Number(match[2])))];
+    const glibc = [
+      ...new Set(
+        [...symbols.stdout.matchAll(/\bGLIBC_(\d+)\.(\d+)/g)].map(
+          (match) => Number(match[1]) * 1000 + Number(match[2]),
+        ),
+      ),
+    ];
     expect(glibc.length).toBeGreaterThan(0);
     expect(Math.max(...glibc), 'the newest glibc symbol version the executable needs').toBeLessThanOrEqual(2028);
     const needed = spawnSync('objdump', ['-p', ESIGN_BIN], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
     const libraries = [...needed.stdout.matchAll(/^\s+NEEDED\s+(\S+)$/gm)].map((match) => match[1]).sort();
-    expect(libraries).toEqual(['ld-linux-x86-64.so.2', 'libc.so.6', 'libdl.so.2', 'libgcc_s.so.1', 'libm.so.6', 'libpthread.so.0', 'libstdc++.so.6']);
+    expect(libraries).toEqual([
+      'ld-linux-x86-64.so.2',
+      'libc.so.6',
+      'libdl.so.2',
+      'libgcc_s.so.1',
+      'libm.so.6',
+      'libpthread.so.0',
+      'libstdc++.so.6',
+    ]);
   });
 
   it('keeps one code cache file per command and asset (0600), used by the next run and not rewritten', async () => {
@@ -83,9 +104,16 @@ describe.skipIf(!TESTING_EXECUTABLE)(suite, () => {
 
     // A command that loads packages caches each asset it compiled, under its own name: a sign on
     // an embedded sandbox (a data dir with no running one) loads pkijs and asn1js for it.
-    expectOk(await runCli(['--auto-approve', '--quiet', 'sign', '--level', 'B-B', '--output-dir', join(config, 'out'), SAMPLE_PDF], { env: { ...env, ESIGN_SANDBOX_DIR: join(config, 'sandbox') } }));
+    expectOk(
+      await runCli(
+        ['--auto-approve', '--quiet', 'sign', '--level', 'B-B', '--output-dir', join(config, 'out'), SAMPLE_PDF],
+        { env: { ...env, ESIGN_SANDBOX_DIR: join(config, 'sandbox') } },
+      ),
+    );
     const signFiles = (await readdir(dir)).filter((name) => name.startsWith('sign.'));
-    expect(signFiles).toEqual(expect.arrayContaining(['sign.esign.cjs.cache', 'sign.pkijs.cjs.cache', 'sign.asn1js.cjs.cache']));
+    expect(signFiles).toEqual(
+      expect.arrayContaining(['sign.esign.cjs.cache', 'sign.pkijs.cjs.cache', 'sign.asn1js.cjs.cache']),
+    );
   });
 
   it('runs as compiled when a cache file is damaged, and replaces it', async () => {
@@ -107,7 +135,9 @@ describe.skipIf(!TESTING_EXECUTABLE)(suite, () => {
 
   it('names the TypeScript sources in --verbose traces (the source map inside), and keeps no cache then', async () => {
     const config = await tempDir();
-    const result = await runCli(['--verbose', 'verify', join(config, 'missing.pdf')], { env: { ...t.env, ESIGN_CONFIG_DIR: config } });
+    const result = await runCli(['--verbose', 'verify', join(config, 'missing.pdf')], {
+      env: { ...t.env, ESIGN_CONFIG_DIR: config },
+    });
     expect(result.code).not.toBe(0);
     expect(result.stderr).toMatch(/at .*src\/io\/file-source\.ts:\d+:\d+/);
     expect(await readdir(join(config, 'cache')).catch(() => [])).toEqual([]);
@@ -115,8 +145,13 @@ describe.skipIf(!TESTING_EXECUTABLE)(suite, () => {
 
   it('ships its third-party licence notices beside it, Node first', async () => {
     const notices = await readFile(join(dirname(ESIGN_BIN), 'THIRD-PARTY-NOTICES.txt'), 'utf8');
-    expect(notices).toMatch(new RegExp(`^esign linux-x64 contains the following software\\.\\n\\nNode\\.js ${process.version.replaceAll('.', '\\.')}\\n`));
-    for (const name of ['pdf-lib', 'pkijs', 'asn1js', 'commander', '@aws-sdk/client-s3', 's3rver']) expect(notices).toMatch(new RegExp(`^${name} \\d+\\.\\d+`, 'm'));
+    expect(notices).toMatch(
+      new RegExp(
+        `^esign linux-x64 contains the following software\\.\\n\\nNode\\.js ${process.version.replaceAll('.', '\\.')}\\n`,
+      ),
+    );
+    for (const name of ['pdf-lib', 'pkijs', 'asn1js', 'commander', '@aws-sdk/client-s3', 's3rver'])
+      expect(notices).toMatch(new RegExp(`^${name} \\d+\\.\\d+`, 'm'));
   });
 
   it('is what its archive holds, and the archive matches its .sha256', async () => {
@@ -125,8 +160,14 @@ describe.skipIf(!TESTING_EXECUTABLE)(suite, () => {
     expect(name).toBe('esign-linux-x64.tar.xz');
     expect(createHash('sha256').update(readFileSync(archive)).digest('hex')).toBe(sum);
     const listing = spawnSync('tar', ['-tJf', archive], { encoding: 'utf8' });
-    expect(listing.stdout.split('\n').filter(Boolean).sort()).toEqual(['esign-linux-x64/', 'esign-linux-x64/THIRD-PARTY-NOTICES.txt', 'esign-linux-x64/esign']);
+    expect(listing.stdout.split('\n').filter(Boolean).sort()).toEqual([
+      'esign-linux-x64/',
+      'esign-linux-x64/THIRD-PARTY-NOTICES.txt',
+      'esign-linux-x64/esign',
+    ]);
     const inside = spawnSync('tar', ['-xJOf', archive, 'esign-linux-x64/esign'], { maxBuffer: 512 * 1024 * 1024 });
-    expect(createHash('sha256').update(inside.stdout).digest('hex')).toBe(createHash('sha256').update(readFileSync(ESIGN_BIN)).digest('hex'));
+    expect(createHash('sha256').update(inside.stdout).digest('hex')).toBe(
+      createHash('sha256').update(readFileSync(ESIGN_BIN)).digest('hex'),
+    );
   });
 });

@@ -114,7 +114,14 @@ afterAll(async () => {
   const sorted = [...matrix].sort((a, b) => Object.keys(ROUTES).indexOf(a.call) - Object.keys(ROUTES).indexOf(b.call));
   // Only a whole run describes the matrix: a run filtered with -t must not replace it with a part.
   if (matrix.length === CASES.length + REFUSED_CASES.length) {
-    await writeFile(new URL('fault-matrix.json', artifacts), JSON.stringify({ generatedBy: 'test/integration/faults.test.ts', timeoutMs: TIMEOUT_MS, cases: sorted }, null, 2) + '\n');
+    await writeFile(
+      new URL('fault-matrix.json', artifacts),
+      JSON.stringify(
+        { generatedBy: 'test/integration/faults.test.ts', timeoutMs: TIMEOUT_MS, cases: sorted },
+        null,
+        2,
+      ) + '\n',
+    );
   }
   if (s3Proxy) {
     storageControl(t.sandbox).s3.url = realS3Url;
@@ -132,7 +139,22 @@ interface FaultCase {
   /** Arms the fault (sandbox injector, TSA or identity switches, S3 proxy, runtime file). */
   arm: (env: Record<string, string>) => Promise<void> | void;
   /** The CLI run that makes the call. */
-  command: 'sign' | 'sign (browser)' | 'sign B-T' | 'credentials list' | 'sign (v2)' | 'credentials list (v2)' | 'credentials list (v2, oauth2Issuer)' | 'login' | 'upload' | 'upload (multipart)' | 'timestamp' | 'sign (seal)' | 'sign (seal, auth/login)' | 'sign (seal, password grant)' | 'sign (seal, JSON token)';
+  command:
+    | 'sign'
+    | 'sign (browser)'
+    | 'sign B-T'
+    | 'credentials list'
+    | 'sign (v2)'
+    | 'credentials list (v2)'
+    | 'credentials list (v2, oauth2Issuer)'
+    | 'login'
+    | 'upload'
+    | 'upload (multipart)'
+    | 'timestamp'
+    | 'sign (seal)'
+    | 'sign (seal, auth/login)'
+    | 'sign (seal, password grant)'
+    | 'sign (seal, JSON token)';
   errorCode: string | RegExp;
   exitCode: number;
   message: RegExp;
@@ -165,13 +187,25 @@ async function runCase(c: FaultCase): Promise<void> {
   await writeFile(input, c.command === 'upload (multipart)' ? multipartBytes : pdfBytes);
   const before = sha256(await readFile(input));
   // A seal on the sandbox profile: the organization's client (or login user) and its bulk seal, no browser.
-  const seal: Record<string, string> = c.command.startsWith('sign (seal') ? { ...SEAL_SIGN_IN[c.command] ?? { ESIGN_SERVICE_AUTH: 'client-credentials' }, ESIGN_CREDENTIAL_PIN: SANDBOX_SEAL.pin } : {};
+  const seal: Record<string, string> = c.command.startsWith('sign (seal')
+    ? {
+        ...(SEAL_SIGN_IN[c.command] ?? { ESIGN_SERVICE_AUTH: 'client-credentials' }),
+        ESIGN_CREDENTIAL_PIN: SANDBOX_SEAL.pin,
+      }
+    : {};
   // The sandbox behaves as the provider the sign-in is for (password grant only, a JSON token endpoint).
   t.sandbox.quirks.set(COMMAND_QUIRKS[c.command] ?? []);
-  const env: Record<string, string> = { ...t.env, ESIGN_CONFIG_DIR: configDir, ...seal, ...(c.shortTimeout ? { ESIGN_HTTP_TIMEOUT_MS: String(TIMEOUT_MS) } : {}) };
+  const env: Record<string, string> = {
+    ...t.env,
+    ESIGN_CONFIG_DIR: configDir,
+    ...seal,
+    ...(c.shortTimeout ? { ESIGN_HTTP_TIMEOUT_MS: String(TIMEOUT_MS) } : {}),
+  };
   const prefix = `case-${matrix.length}`;
   if (c.command.startsWith('upload')) {
-    const login = await runCli(['--auto-approve', 'login', '--scope', 'com.vendor.storage'], { env: { ...t.env, ESIGN_CONFIG_DIR: configDir } });
+    const login = await runCli(['--auto-approve', 'login', '--scope', 'com.vendor.storage'], {
+      env: { ...t.env, ESIGN_CONFIG_DIR: configDir },
+    });
     expect(login.code, login.stderr).toBe(0);
   }
   await c.arm(env);
@@ -185,7 +219,14 @@ async function runCase(c: FaultCase): Promise<void> {
     'credentials list': ['--auto-approve', '--json', 'credentials', 'list'],
     'sign (v2)': ['--auto-approve', '--json', '--profile', 'sandbox-v2', 'sign', '--level', 'B-B', input],
     'credentials list (v2)': ['--auto-approve', '--json', '--profile', 'sandbox-v2', 'credentials', 'list'],
-    'credentials list (v2, oauth2Issuer)': ['--auto-approve', '--json', '--profile', 'sandbox-v2', 'credentials', 'list'],
+    'credentials list (v2, oauth2Issuer)': [
+      '--auto-approve',
+      '--json',
+      '--profile',
+      'sandbox-v2',
+      'credentials',
+      'list',
+    ],
     login: ['--auto-approve', '--json', 'login'],
     upload: ['--json', 'upload', '--prefix', prefix, input],
     'upload (multipart)': ['--json', 'upload', '--prefix', prefix, input],
@@ -200,7 +241,10 @@ async function runCase(c: FaultCase): Promise<void> {
   // least TIMEOUT_MS before the CLI exited. Let it finish before the next case arms a switch it could
   // otherwise consume (an ID token fault, a spoiled TSA token).
   if (c.shortTimeout) await new Promise((resolve) => setTimeout(resolve, DELAY_MS - TIMEOUT_MS + 200));
-  const tries = c.call === 's3Put' ? s3Proxy.puts - putsStart : t.sandbox.requestLog.slice(logStart).filter((id) => id === route).length;
+  const tries =
+    c.call === 's3Put'
+      ? s3Proxy.puts - putsStart
+      : t.sandbox.requestLog.slice(logStart).filter((id) => id === route).length;
   const errorLine = result.stdout.trim().split('\n').at(-1) ?? '';
   let errorCode: string | undefined;
   try {
@@ -219,7 +263,10 @@ async function runCase(c: FaultCase): Promise<void> {
     command: `esign ${args[c.command].filter((arg) => !arg.startsWith('/')).join(' ')}`,
     exitCode: result.code,
     errorCode,
-    message: message.replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:PORT').replace(/case-\d+/g, 'case-N').replace(/esign-[0-9a-f]{40}/g, 'esign-BUCKET'),
+    message: message
+      .replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:PORT')
+      .replace(/case-\d+/g, 'case-N')
+      .replace(/esign-[0-9a-f]{40}/g, 'esign-BUCKET'),
     tries,
     maxTries,
     inputUntouched: untouched,
@@ -227,7 +274,10 @@ async function runCase(c: FaultCase): Promise<void> {
     pass: false,
   };
   matrix.push(row);
-  expect({ exit: result.code, errorCode }, result.stderr).toEqual({ exit: c.exitCode, errorCode: typeof c.errorCode === 'string' ? c.errorCode : expect.stringMatching(c.errorCode) });
+  expect({ exit: result.code, errorCode }, result.stderr).toEqual({
+    exit: c.exitCode,
+    errorCode: typeof c.errorCode === 'string' ? c.errorCode : expect.stringMatching(c.errorCode),
+  });
   expect(message).toMatch(c.message);
   expect(message).toMatch(/^esign: /);
   expect(tries).toBeGreaterThanOrEqual(minTries);
@@ -239,20 +289,87 @@ async function runCase(c: FaultCase): Promise<void> {
 
 // ---- the matrix ------------------------------------------------------------------------------
 
-const inject = (call: CallName, fault: Fault, times = 1) => () => t.sandbox.faults.inject({ route: ROUTES[call], fault, times });
-const status = (code: number, headers: Record<string, string> = {}): Fault => ({ kind: 'status', status: code, headers });
+const inject =
+  (call: CallName, fault: Fault, times = 1) =>
+  () =>
+    t.sandbox.faults.inject({ route: ROUTES[call], fault, times });
+const status = (code: number, headers: Record<string, string> = {}): Fault => ({
+  kind: 'status',
+  status: code,
+  headers,
+});
 const malformed = (body: string, contentType = 'application/json'): Fault => ({ kind: 'malformed', body, contentType });
 
 /** Transport and status faults, with what each yields for a call retried (idempotent) or sent once. */
-function standardCases(call: CallName, command: FaultCase['command'], idempotent: boolean, service: RegExp): FaultCase[] {
+function standardCases(
+  call: CallName,
+  command: FaultCase['command'],
+  idempotent: boolean,
+  service: RegExp,
+): FaultCase[] {
   const retried = idempotent ? 3 : 1;
   return [
-    { call, command, fault: 'connection reset', arm: inject(call, { kind: 'reset' }, 3), errorCode: 'HTTP_UNREACHABLE', exitCode: 5, message: /Could not reach the/, tries: retried },
-    { call, command, fault: 'time-out', arm: inject(call, { kind: 'delay', ms: DELAY_MS }, 3), errorCode: 'HTTP_TIMEOUT', exitCode: 5, message: /did not answer within/, tries: retried, shortTimeout: true },
-    { call, command, fault: 'HTTP 429', arm: inject(call, status(429, { 'retry-after': '0' }), 3), errorCode: 'HTTP_RATE_LIMITED', exitCode: 5, message: service, tries: retried },
-    { call, command, fault: 'HTTP 500', arm: inject(call, status(500), 3), errorCode: 'HTTP_SERVER_ERROR', exitCode: 5, message: service, tries: 1 },
-    { call, command, fault: 'HTTP 502', arm: inject(call, status(502), 3), errorCode: 'HTTP_SERVER_ERROR', exitCode: 5, message: service, tries: retried },
-    { call, command, fault: 'HTTP 503', arm: inject(call, status(503), 3), errorCode: 'HTTP_SERVER_ERROR', exitCode: 5, message: service, tries: retried },
+    {
+      call,
+      command,
+      fault: 'connection reset',
+      arm: inject(call, { kind: 'reset' }, 3),
+      errorCode: 'HTTP_UNREACHABLE',
+      exitCode: 5,
+      message: /Could not reach the/,
+      tries: retried,
+    },
+    {
+      call,
+      command,
+      fault: 'time-out',
+      arm: inject(call, { kind: 'delay', ms: DELAY_MS }, 3),
+      errorCode: 'HTTP_TIMEOUT',
+      exitCode: 5,
+      message: /did not answer within/,
+      tries: retried,
+      shortTimeout: true,
+    },
+    {
+      call,
+      command,
+      fault: 'HTTP 429',
+      arm: inject(call, status(429, { 'retry-after': '0' }), 3),
+      errorCode: 'HTTP_RATE_LIMITED',
+      exitCode: 5,
+      message: service,
+      tries: retried,
+    },
+    {
+      call,
+      command,
+      fault: 'HTTP 500',
+      arm: inject(call, status(500), 3),
+      errorCode: 'HTTP_SERVER_ERROR',
+      exitCode: 5,
+      message: service,
+      tries: 1,
+    },
+    {
+      call,
+      command,
+      fault: 'HTTP 502',
+      arm: inject(call, status(502), 3),
+      errorCode: 'HTTP_SERVER_ERROR',
+      exitCode: 5,
+      message: service,
+      tries: retried,
+    },
+    {
+      call,
+      command,
+      fault: 'HTTP 503',
+      arm: inject(call, status(503), 3),
+      errorCode: 'HTTP_SERVER_ERROR',
+      exitCode: 5,
+      message: service,
+      tries: retried,
+    },
   ];
 }
 
@@ -270,22 +387,88 @@ function withShortSads(c: FaultCase): FaultCase {
 /** signHash answers a signature value that does not verify with the credential's certificate. */
 function forgedSignature(call: CallName, command: FaultCase['command']): FaultCase {
   const forged = JSON.stringify({ signatures: [Buffer.alloc(256, 7).toString('base64')] });
-  return { call, command, fault: 'signature does not verify', arm: inject(call, malformed(forged)), errorCode: 'CSC_SIGNATURE_INVALID', exitCode: 6, message: /does not verify/, tries: 1 };
+  return {
+    call,
+    command,
+    fault: 'signature does not verify',
+    arm: inject(call, malformed(forged)),
+    errorCode: 'CSC_SIGNATURE_INVALID',
+    exitCode: 6,
+    message: /does not verify/,
+    tries: 1,
+  };
 }
 
 const CASES: FaultCase[] = [
   // identity metadata: discovery document and JWKS (idempotent), through `esign login`
   ...standardCases('discovery', 'login', true, /identity service/),
-  { call: 'discovery', command: 'login', fault: 'malformed JSON', arm: inject('discovery', malformed('{"issuer": ')), errorCode: 'OIDC_DISCOVERY_FAILED', exitCode: 4, message: /discovery document .* is not a JSON object/, tries: 1 },
-  { call: 'discovery', command: 'login', fault: 'wrong field types', arm: inject('discovery', malformed('{"issuer": 42, "jwks_uri": []}')), errorCode: 'OIDC_DISCOVERY_FAILED', exitCode: 4, message: /issuer/, tries: 1 },
+  {
+    call: 'discovery',
+    command: 'login',
+    fault: 'malformed JSON',
+    arm: inject('discovery', malformed('{"issuer": ')),
+    errorCode: 'OIDC_DISCOVERY_FAILED',
+    exitCode: 4,
+    message: /discovery document .* is not a JSON object/,
+    tries: 1,
+  },
+  {
+    call: 'discovery',
+    command: 'login',
+    fault: 'wrong field types',
+    arm: inject('discovery', malformed('{"issuer": 42, "jwks_uri": []}')),
+    errorCode: 'OIDC_DISCOVERY_FAILED',
+    exitCode: 4,
+    message: /issuer/,
+    tries: 1,
+  },
   ...standardCases('jwks', 'login', true, /identity service/),
-  { call: 'jwks', command: 'login', fault: 'malformed JSON', arm: inject('jwks', malformed('{"keys": ')), errorCode: 'OIDC_DISCOVERY_FAILED', exitCode: 4, message: /JWKS/, tries: 1 },
-  { call: 'jwks', command: 'login', fault: 'wrong field types', arm: inject('jwks', malformed('{"keys": [{"kty": 7, "n": true}]}')), errorCode: /^OIDC_(BAD_RESPONSE|SIGNATURE_INVALID)$/, exitCode: 4, message: /identity service/, tries: 1 },
+  {
+    call: 'jwks',
+    command: 'login',
+    fault: 'malformed JSON',
+    arm: inject('jwks', malformed('{"keys": ')),
+    errorCode: 'OIDC_DISCOVERY_FAILED',
+    exitCode: 4,
+    message: /JWKS/,
+    tries: 1,
+  },
+  {
+    call: 'jwks',
+    command: 'login',
+    fault: 'wrong field types',
+    arm: inject('jwks', malformed('{"keys": [{"kty": 7, "n": true}]}')),
+    errorCode: /^OIDC_(BAD_RESPONSE|SIGNATURE_INVALID)$/,
+    exitCode: 4,
+    message: /identity service/,
+    tries: 1,
+  },
 
   // identity: token exchange (never retried) and userinfo (idempotent), through `esign login`
   ...standardCases('identityToken', 'login', false, /identity service/),
-  { call: 'identityToken', command: 'login', fault: 'malformed JSON', arm: inject('identityToken', malformed('{"access_token": ')), errorCode: 'OIDC_BAD_RESPONSE', exitCode: 4, message: /identity service/, tries: 1 },
-  { call: 'identityToken', command: 'login', fault: 'wrong field types', arm: inject('identityToken', malformed('{"access_token": 42, "token_type": "Bearer", "id_token": 7, "expires_in": "soon"}')), errorCode: 'OIDC_BAD_RESPONSE', exitCode: 4, message: /identity service/, tries: 1 },
+  {
+    call: 'identityToken',
+    command: 'login',
+    fault: 'malformed JSON',
+    arm: inject('identityToken', malformed('{"access_token": ')),
+    errorCode: 'OIDC_BAD_RESPONSE',
+    exitCode: 4,
+    message: /identity service/,
+    tries: 1,
+  },
+  {
+    call: 'identityToken',
+    command: 'login',
+    fault: 'wrong field types',
+    arm: inject(
+      'identityToken',
+      malformed('{"access_token": 42, "token_type": "Bearer", "id_token": 7, "expires_in": "soon"}'),
+    ),
+    errorCode: 'OIDC_BAD_RESPONSE',
+    exitCode: 4,
+    message: /identity service/,
+    tries: 1,
+  },
   {
     call: 'identityToken',
     command: 'login',
@@ -297,8 +480,26 @@ const CASES: FaultCase[] = [
     tries: 1,
   },
   ...standardCases('userinfo', 'login', true, /identity service/),
-  { call: 'userinfo', command: 'login', fault: 'malformed JSON', arm: inject('userinfo', malformed('{"sub": ')), errorCode: 'OIDC_BAD_RESPONSE', exitCode: 4, message: /identity service/, tries: 1 },
-  { call: 'userinfo', command: 'login', fault: 'wrong field types', arm: inject('userinfo', malformed('{"sub": 42, "email_verified": "yes"}')), errorCode: /^OIDC_(BAD_RESPONSE|SUB_MISMATCH)$/, exitCode: 4, message: /identity service/, tries: 1 },
+  {
+    call: 'userinfo',
+    command: 'login',
+    fault: 'malformed JSON',
+    arm: inject('userinfo', malformed('{"sub": ')),
+    errorCode: 'OIDC_BAD_RESPONSE',
+    exitCode: 4,
+    message: /identity service/,
+    tries: 1,
+  },
+  {
+    call: 'userinfo',
+    command: 'login',
+    fault: 'wrong field types',
+    arm: inject('userinfo', malformed('{"sub": 42, "email_verified": "yes"}')),
+    errorCode: /^OIDC_(BAD_RESPONSE|SUB_MISMATCH)$/,
+    exitCode: 4,
+    message: /identity service/,
+    tries: 1,
+  },
   {
     call: 'userinfo',
     command: 'login',
@@ -312,22 +513,72 @@ const CASES: FaultCase[] = [
 
   // signing service: service-token exchange (first token call of a run; never retried)
   ...standardCases('signingToken', 'credentials list', false, /signing service/),
-  { call: 'signingToken', command: 'credentials list', fault: 'malformed JSON', arm: inject('signingToken', malformed('{"access_token": ')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /signing service/, tries: 1 },
-  { call: 'signingToken', command: 'credentials list', fault: 'wrong field types', arm: inject('signingToken', malformed('{"access_token": 42, "token_type": "Bearer"}')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /access_token/, tries: 1 },
+  {
+    call: 'signingToken',
+    command: 'credentials list',
+    fault: 'malformed JSON',
+    arm: inject('signingToken', malformed('{"access_token": ')),
+    errorCode: 'CSC_BAD_RESPONSE',
+    exitCode: 6,
+    message: /signing service/,
+    tries: 1,
+  },
+  {
+    call: 'signingToken',
+    command: 'credentials list',
+    fault: 'wrong field types',
+    arm: inject('signingToken', malformed('{"access_token": 42, "token_type": "Bearer"}')),
+    errorCode: 'CSC_BAD_RESPONSE',
+    exitCode: 6,
+    message: /access_token/,
+    tries: 1,
+  },
 
   // credentials/list (idempotent)
   ...standardCases('list', 'credentials list', true, /signing service/),
-  { call: 'list', command: 'credentials list', fault: 'malformed JSON', arm: inject('list', malformed('{"credentialIDs": [')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /credentials\/list/, tries: 1 },
-  { call: 'list', command: 'credentials list', fault: 'wrong field types', arm: inject('list', malformed('{"credentialIDs": "alice-rsa2048"}')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /credentials\/list/, tries: 1 },
+  {
+    call: 'list',
+    command: 'credentials list',
+    fault: 'malformed JSON',
+    arm: inject('list', malformed('{"credentialIDs": [')),
+    errorCode: 'CSC_BAD_RESPONSE',
+    exitCode: 6,
+    message: /credentials\/list/,
+    tries: 1,
+  },
+  {
+    call: 'list',
+    command: 'credentials list',
+    fault: 'wrong field types',
+    arm: inject('list', malformed('{"credentialIDs": "alice-rsa2048"}')),
+    errorCode: 'CSC_BAD_RESPONSE',
+    exitCode: 6,
+    message: /credentials\/list/,
+    tries: 1,
+  },
 
   // credentials/info (idempotent), through `esign sign`
   ...standardCases('info', 'sign', true, /signing service/),
-  { call: 'info', command: 'sign', fault: 'malformed JSON', arm: inject('info', malformed('{"key": {')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /credentials\/info/, tries: 1 },
+  {
+    call: 'info',
+    command: 'sign',
+    fault: 'malformed JSON',
+    arm: inject('info', malformed('{"key": {')),
+    errorCode: 'CSC_BAD_RESPONSE',
+    exitCode: 6,
+    message: /credentials\/info/,
+    tries: 1,
+  },
   {
     call: 'info',
     command: 'sign',
     fault: 'wrong field types',
-    arm: inject('info', malformed('{"key": {"status": "enabled", "algo": "1.2.840.113549.1.1.1", "len": "many"}, "cert": {"certificates": "MII="}, "authMode": "oauth2code"}')),
+    arm: inject(
+      'info',
+      malformed(
+        '{"key": {"status": "enabled", "algo": "1.2.840.113549.1.1.1", "len": "many"}, "cert": {"certificates": "MII="}, "authMode": "oauth2code"}',
+      ),
+    ),
     errorCode: 'CSC_BAD_RESPONSE',
     exitCode: 6,
     message: /credentials\/info/,
@@ -335,20 +586,23 @@ const CASES: FaultCase[] = [
   },
 
   // the credential authorization redirect (browser step): error redirects, through `esign sign`
-  ...['access_denied', 'server_error', 'temporarily_unavailable', 'invalid_scope'].map(
-    (error): FaultCase => ({
-      call: 'authorize',
-      command: 'sign (browser)',
-      fault: `redirect error=${error}`,
-      arm: (env) => {
-        env['ESIGN_BROWSER'] = `${process.execPath} ${fileUrlPath('redirect-error-browser.js')} ${error}`;
-      },
-      errorCode: error === 'access_denied' ? 'AUTH_DENIED' : error === 'invalid_scope' ? 'AUTH_INVALID_REQUEST' : 'AUTH_SERVER_ERROR',
-      exitCode: 4,
-      message: new RegExp(error),
-      tries: [0, 0],
-    }),
-  ),
+  ...['access_denied', 'server_error', 'temporarily_unavailable', 'invalid_scope'].map((error): FaultCase => ({
+    call: 'authorize',
+    command: 'sign (browser)',
+    fault: `redirect error=${error}`,
+    arm: (env) => {
+      env['ESIGN_BROWSER'] = `${process.execPath} ${fileUrlPath('redirect-error-browser.js')} ${error}`;
+    },
+    errorCode:
+      error === 'access_denied'
+        ? 'AUTH_DENIED'
+        : error === 'invalid_scope'
+          ? 'AUTH_INVALID_REQUEST'
+          : 'AUTH_SERVER_ERROR',
+    exitCode: 4,
+    message: new RegExp(error),
+    tries: [0, 0],
+  })),
   {
     call: 'authorize',
     command: 'sign (browser)',
@@ -364,20 +618,65 @@ const CASES: FaultCase[] = [
 
   // signHash (never retried after sending)
   ...standardCases('signHash', 'sign', false, /signing service/),
-  { call: 'signHash', command: 'sign', fault: 'malformed JSON', arm: inject('signHash', malformed('{"signatures": [')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /signHash/, tries: 1 },
-  { call: 'signHash', command: 'sign', fault: 'wrong field types', arm: inject('signHash', malformed('{"signatures": [42]}')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /signHash/, tries: 1 },
+  {
+    call: 'signHash',
+    command: 'sign',
+    fault: 'malformed JSON',
+    arm: inject('signHash', malformed('{"signatures": [')),
+    errorCode: 'CSC_BAD_RESPONSE',
+    exitCode: 6,
+    message: /signHash/,
+    tries: 1,
+  },
+  {
+    call: 'signHash',
+    command: 'sign',
+    fault: 'wrong field types',
+    arm: inject('signHash', malformed('{"signatures": [42]}')),
+    errorCode: 'CSC_BAD_RESPONSE',
+    exitCode: 6,
+    message: /signHash/,
+    tries: 1,
+  },
   forgedSignature('signHash', 'sign'),
 
   // CSC API v2 (--profile sandbox-v2): info (idempotent, asked before any browser step),
   // credentials/list with the credentials' info, and signHash (never retried after sending)
   ...standardCases('v2Info', 'credentials list (v2)', true, /signing service/),
-  { call: 'v2Info', command: 'credentials list (v2)', fault: 'malformed JSON', arm: inject('v2Info', malformed('{"specs": ')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /answer to info/, tries: 1 },
-  { call: 'v2Info', command: 'credentials list (v2)', fault: 'wrong field types', arm: inject('v2Info', malformed('{"specs": 2, "methods": "all"}')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /answer to info/, tries: 1 },
+  {
+    call: 'v2Info',
+    command: 'credentials list (v2)',
+    fault: 'malformed JSON',
+    arm: inject('v2Info', malformed('{"specs": ')),
+    errorCode: 'CSC_BAD_RESPONSE',
+    exitCode: 6,
+    message: /answer to info/,
+    tries: 1,
+  },
+  {
+    call: 'v2Info',
+    command: 'credentials list (v2)',
+    fault: 'wrong field types',
+    arm: inject('v2Info', malformed('{"specs": 2, "methods": "all"}')),
+    errorCode: 'CSC_BAD_RESPONSE',
+    exitCode: 6,
+    message: /answer to info/,
+    tries: 1,
+  },
   {
     call: 'v2Info',
     command: 'credentials list (v2)',
     fault: 'a method esign needs is missing',
-    arm: inject('v2Info', malformed(JSON.stringify({ specs: '2.0.0.2', authType: ['oauth2code'], methods: ['credentials/list', 'credentials/info', 'signatures/signDoc'] }))),
+    arm: inject(
+      'v2Info',
+      malformed(
+        JSON.stringify({
+          specs: '2.0.0.2',
+          authType: ['oauth2code'],
+          methods: ['credentials/list', 'credentials/info', 'signatures/signDoc'],
+        }),
+      ),
+    ),
     errorCode: 'CSC_UNSUPPORTED_SERVICE',
     exitCode: 6,
     message: /does not offer signatures\/signHash/,
@@ -385,12 +684,28 @@ const CASES: FaultCase[] = [
   },
   // RFC 8414 metadata of oauth2Issuer (idempotent; asked after info, before any browser step)
   ...standardCases('issuerMetadata', 'credentials list (v2, oauth2Issuer)', true, /signing service/),
-  { call: 'issuerMetadata', command: 'credentials list (v2, oauth2Issuer)', fault: 'malformed JSON', arm: inject('issuerMetadata', malformed('{"issuer": ')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /OAuth 2\.0 server metadata \(RFC 8414\) is not a JSON object/, tries: 1 },
+  {
+    call: 'issuerMetadata',
+    command: 'credentials list (v2, oauth2Issuer)',
+    fault: 'malformed JSON',
+    arm: inject('issuerMetadata', malformed('{"issuer": ')),
+    errorCode: 'CSC_BAD_RESPONSE',
+    exitCode: 6,
+    message: /OAuth 2\.0 server metadata \(RFC 8414\) is not a JSON object/,
+    tries: 1,
+  },
   {
     call: 'issuerMetadata',
     command: 'credentials list (v2, oauth2Issuer)',
     fault: 'wrong field types',
-    arm: () => t.sandbox.faults.inject({ route: ROUTES.issuerMetadata, fault: malformed(JSON.stringify({ issuer: t.sandbox.urls.signingV2, authorization_endpoint: 7, token_endpoint: ['x'] })), times: 1 }),
+    arm: () =>
+      t.sandbox.faults.inject({
+        route: ROUTES.issuerMetadata,
+        fault: malformed(
+          JSON.stringify({ issuer: t.sandbox.urls.signingV2, authorization_endpoint: 7, token_endpoint: ['x'] }),
+        ),
+        times: 1,
+      }),
     errorCode: 'CSC_BAD_RESPONSE',
     exitCode: 6,
     message: /has no usable authorization_endpoint/,
@@ -401,23 +716,67 @@ const CASES: FaultCase[] = [
     command: 'credentials list (v2, oauth2Issuer)',
     // RFC 8414 §3.3: metadata naming another issuer is not used (a mix-up or a hijacked discovery).
     fault: 'names another issuer',
-    arm: inject('issuerMetadata', malformed(JSON.stringify({ issuer: 'https://attacker.example', authorization_endpoint: 'https://attacker.example/authorize', token_endpoint: 'https://attacker.example/token' }))),
+    arm: inject(
+      'issuerMetadata',
+      malformed(
+        JSON.stringify({
+          issuer: 'https://attacker.example',
+          authorization_endpoint: 'https://attacker.example/authorize',
+          token_endpoint: 'https://attacker.example/token',
+        }),
+      ),
+    ),
     errorCode: 'CSC_BAD_RESPONSE',
     exitCode: 6,
     message: /names the issuer "https:\/\/attacker\.example"/,
     tries: 1,
   },
   ...standardCases('v2List', 'credentials list (v2)', true, /signing service/),
-  { call: 'v2List', command: 'credentials list (v2)', fault: 'malformed JSON', arm: inject('v2List', malformed('{"credentialIDs": [')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /credentials\/list/, tries: 1 },
-  { call: 'v2List', command: 'credentials list (v2)', fault: 'wrong field types', arm: inject('v2List', malformed('{"credentialIDs": ["alice-rsa2048"], "credentialInfos": {"alice-rsa2048": {}}}')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /credentials\/list/, tries: 1 },
+  {
+    call: 'v2List',
+    command: 'credentials list (v2)',
+    fault: 'malformed JSON',
+    arm: inject('v2List', malformed('{"credentialIDs": [')),
+    errorCode: 'CSC_BAD_RESPONSE',
+    exitCode: 6,
+    message: /credentials\/list/,
+    tries: 1,
+  },
+  {
+    call: 'v2List',
+    command: 'credentials list (v2)',
+    fault: 'wrong field types',
+    arm: inject('v2List', malformed('{"credentialIDs": ["alice-rsa2048"], "credentialInfos": {"alice-rsa2048": {}}}')),
+    errorCode: 'CSC_BAD_RESPONSE',
+    exitCode: 6,
+    message: /credentials\/list/,
+    tries: 1,
+  },
   ...standardCases('v2SignHash', 'sign (v2)', false, /signing service/),
-  { call: 'v2SignHash', command: 'sign (v2)', fault: 'malformed JSON', arm: inject('v2SignHash', malformed('{"signatures": [')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /signHash/, tries: 1 },
+  {
+    call: 'v2SignHash',
+    command: 'sign (v2)',
+    fault: 'malformed JSON',
+    arm: inject('v2SignHash', malformed('{"signatures": [')),
+    errorCode: 'CSC_BAD_RESPONSE',
+    exitCode: 6,
+    message: /signHash/,
+    tries: 1,
+  },
   {
     call: 'v2SignHash',
     command: 'sign (v2)',
     // An expired SAD is authorized once more (a second approval) and signHash made again; a second expiry stops.
     fault: 'refused: SAD expired, twice',
-    arm: inject('v2SignHash', { kind: 'status', status: 400, body: JSON.stringify({ error: 'invalid_request', error_description: 'SAD expired' }) }, 2),
+    arm: inject(
+      'v2SignHash',
+      {
+        kind: 'status',
+        status: 400,
+        body: JSON.stringify({ error: 'invalid_request', error_description: 'SAD expired' }),
+      },
+      2,
+    ),
     errorCode: 'CSC_SAD_EXPIRED',
     exitCode: 6,
     message: /SAD expired/,
@@ -427,12 +786,40 @@ const CASES: FaultCase[] = [
 
   // TSA (idempotent: its own retry loop), through `esign sign --level B-T`
   ...standardCases('tsa', 'sign B-T', true, /timestamp authority/).map((c): FaultCase => {
-    if (c.fault === 'HTTP 429' || c.fault.startsWith('HTTP 5')) return { ...c, errorCode: 'TSA_HTTP_ERROR', exitCode: 5, tries: c.fault === 'HTTP 500' ? 1 : 3 };
+    if (c.fault === 'HTTP 429' || c.fault.startsWith('HTTP 5'))
+      return { ...c, errorCode: 'TSA_HTTP_ERROR', exitCode: 5, tries: c.fault === 'HTTP 500' ? 1 : 3 };
     return c;
   }),
-  { call: 'tsa', command: 'sign B-T', fault: 'malformed DER', arm: inject('tsa', malformed('\x30\x7f\x02\x01', 'application/timestamp-reply')), errorCode: 'TSA_BAD_RESPONSE', exitCode: 6, message: /timestamp/, tries: 1 },
-  { call: 'tsa', command: 'sign B-T', fault: 'wrong ASN.1 types', arm: inject('tsa', malformed('\x30\x03\x02\x01\x00', 'application/timestamp-reply')), errorCode: 'TSA_BAD_RESPONSE', exitCode: 6, message: /timestamp/, tries: 1 },
-  { call: 'tsa', command: 'sign B-T', fault: 'wrong content type', arm: inject('tsa', malformed('{}', 'application/json')), errorCode: 'TSA_BAD_RESPONSE', exitCode: 6, message: /Content-Type/, tries: 1 },
+  {
+    call: 'tsa',
+    command: 'sign B-T',
+    fault: 'malformed DER',
+    arm: inject('tsa', malformed('\x30\x7f\x02\x01', 'application/timestamp-reply')),
+    errorCode: 'TSA_BAD_RESPONSE',
+    exitCode: 6,
+    message: /timestamp/,
+    tries: 1,
+  },
+  {
+    call: 'tsa',
+    command: 'sign B-T',
+    fault: 'wrong ASN.1 types',
+    arm: inject('tsa', malformed('\x30\x03\x02\x01\x00', 'application/timestamp-reply')),
+    errorCode: 'TSA_BAD_RESPONSE',
+    exitCode: 6,
+    message: /timestamp/,
+    tries: 1,
+  },
+  {
+    call: 'tsa',
+    command: 'sign B-T',
+    fault: 'wrong content type',
+    arm: inject('tsa', malformed('{}', 'application/json')),
+    errorCode: 'TSA_BAD_RESPONSE',
+    exitCode: 6,
+    message: /Content-Type/,
+    tries: 1,
+  },
   {
     call: 'tsa',
     command: 'sign B-T',
@@ -449,27 +836,41 @@ const CASES: FaultCase[] = [
       ['imprint', 'token for other data (imprint)', 'TSA_IMPRINT_MISMATCH', /message imprint mismatch/],
       ['nonce', 'nonce not echoed', 'TSA_NONCE_MISMATCH', /does not echo the nonce/],
     ] as const
-  ).map(
-    ([tamper, fault, errorCode, message]): FaultCase => ({
-      call: 'tsa',
-      command: 'sign B-T',
-      fault,
-      arm: () => postJson(`${t.sandbox.urls.tsa}/_faults`, { tamper, times: 1 }),
-      errorCode,
-      exitCode: 6,
-      message,
-      tries: 1,
-    }),
-  ),
+  ).map(([tamper, fault, errorCode, message]): FaultCase => ({
+    call: 'tsa',
+    command: 'sign B-T',
+    fault,
+    arm: () => postJson(`${t.sandbox.urls.tsa}/_faults`, { tamper, times: 1 }),
+    errorCode,
+    exitCode: 6,
+    message,
+    tries: 1,
+  })),
 
   // storage credentials (idempotent), through `esign upload` after `esign login --scope com.vendor.storage`
-  ...standardCases('storageCredentials', 'upload', true, /storage service/).map((c): FaultCase => (c.fault.startsWith('HTTP 5') ? { ...c, errorCode: 'STORAGE_UNAVAILABLE' } : c)),
-  { call: 'storageCredentials', command: 'upload', fault: 'malformed JSON', arm: inject('storageCredentials', malformed('{"bucket": ')), errorCode: 'STORAGE_BAD_RESPONSE', exitCode: 6, message: /storage service/, tries: 1 },
+  ...standardCases('storageCredentials', 'upload', true, /storage service/).map((c): FaultCase =>
+    c.fault.startsWith('HTTP 5') ? { ...c, errorCode: 'STORAGE_UNAVAILABLE' } : c,
+  ),
+  {
+    call: 'storageCredentials',
+    command: 'upload',
+    fault: 'malformed JSON',
+    arm: inject('storageCredentials', malformed('{"bucket": ')),
+    errorCode: 'STORAGE_BAD_RESPONSE',
+    exitCode: 6,
+    message: /storage service/,
+    tries: 1,
+  },
   {
     call: 'storageCredentials',
     command: 'upload',
     fault: 'wrong field types',
-    arm: inject('storageCredentials', malformed('{"bucket": 42, "endpoint": true, "credentials": {"accessKeyId": 1, "secretAccessKey": [], "sessionToken": null, "expiration": "never"}}')),
+    arm: inject(
+      'storageCredentials',
+      malformed(
+        '{"bucket": 42, "endpoint": true, "credentials": {"accessKeyId": 1, "secretAccessKey": [], "sessionToken": null, "expiration": "never"}}',
+      ),
+    ),
     errorCode: 'STORAGE_BAD_RESPONSE',
     exitCode: 6,
     message: /storage service/,
@@ -479,27 +880,152 @@ const CASES: FaultCase[] = [
   // A seal's calls (no browser): the client_credentials token, auth/login, credentials/authorize;
   // none is retried once sent (a token exchange, a login, an authorization that counts PINs and OTPs).
   ...standardCases('clientCredentialsToken', 'sign (seal)', false, /signing service/),
-  { call: 'clientCredentialsToken', command: 'sign (seal)', fault: 'malformed JSON', arm: inject('clientCredentialsToken', malformed('{"access_token": ')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /client credentials token request is not a JSON object/, tries: 1 },
-  { call: 'clientCredentialsToken', command: 'sign (seal)', fault: 'wrong field types', arm: inject('clientCredentialsToken', malformed('{"access_token": 42, "expires_in": "soon"}')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /access_token/, tries: 1 },
+  {
+    call: 'clientCredentialsToken',
+    command: 'sign (seal)',
+    fault: 'malformed JSON',
+    arm: inject('clientCredentialsToken', malformed('{"access_token": ')),
+    errorCode: 'CSC_BAD_RESPONSE',
+    exitCode: 6,
+    message: /client credentials token request is not a JSON object/,
+    tries: 1,
+  },
+  {
+    call: 'clientCredentialsToken',
+    command: 'sign (seal)',
+    fault: 'wrong field types',
+    arm: inject('clientCredentialsToken', malformed('{"access_token": 42, "expires_in": "soon"}')),
+    errorCode: 'CSC_BAD_RESPONSE',
+    exitCode: 6,
+    message: /access_token/,
+    tries: 1,
+  },
   // The password grant and a JSON token request (issue 29): the same token endpoint, never retried once sent.
   ...standardCases('passwordToken', 'sign (seal, password grant)', false, /signing service/),
-  { call: 'passwordToken', command: 'sign (seal, password grant)', fault: 'malformed JSON', arm: inject('passwordToken', malformed('{"access_token": ')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /password grant token request is not a JSON object/, tries: 1 },
-  { call: 'passwordToken', command: 'sign (seal, password grant)', fault: 'wrong field types', arm: inject('passwordToken', malformed('{"access_token": 42, "expires_in": "soon"}')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /access_token/, tries: 1 },
+  {
+    call: 'passwordToken',
+    command: 'sign (seal, password grant)',
+    fault: 'malformed JSON',
+    arm: inject('passwordToken', malformed('{"access_token": ')),
+    errorCode: 'CSC_BAD_RESPONSE',
+    exitCode: 6,
+    message: /password grant token request is not a JSON object/,
+    tries: 1,
+  },
+  {
+    call: 'passwordToken',
+    command: 'sign (seal, password grant)',
+    fault: 'wrong field types',
+    arm: inject('passwordToken', malformed('{"access_token": 42, "expires_in": "soon"}')),
+    errorCode: 'CSC_BAD_RESPONSE',
+    exitCode: 6,
+    message: /access_token/,
+    tries: 1,
+  },
   ...standardCases('jsonToken', 'sign (seal, JSON token)', false, /signing service/),
-  { call: 'jsonToken', command: 'sign (seal, JSON token)', fault: 'malformed JSON', arm: inject('jsonToken', malformed('{"access_token": ')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /client credentials token request is not a JSON object/, tries: 1 },
-  { call: 'jsonToken', command: 'sign (seal, JSON token)', fault: 'wrong field types', arm: inject('jsonToken', malformed('{"access_token": 42, "expires_in": "soon"}')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /access_token/, tries: 1 },
+  {
+    call: 'jsonToken',
+    command: 'sign (seal, JSON token)',
+    fault: 'malformed JSON',
+    arm: inject('jsonToken', malformed('{"access_token": ')),
+    errorCode: 'CSC_BAD_RESPONSE',
+    exitCode: 6,
+    message: /client credentials token request is not a JSON object/,
+    tries: 1,
+  },
+  {
+    call: 'jsonToken',
+    command: 'sign (seal, JSON token)',
+    fault: 'wrong field types',
+    arm: inject('jsonToken', malformed('{"access_token": 42, "expires_in": "soon"}')),
+    errorCode: 'CSC_BAD_RESPONSE',
+    exitCode: 6,
+    message: /access_token/,
+    tries: 1,
+  },
   ...standardCases('authLogin', 'sign (seal, auth/login)', false, /signing service/),
-  { call: 'authLogin', command: 'sign (seal, auth/login)', fault: 'malformed JSON', arm: inject('authLogin', malformed('{"access_token": ')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /auth\/login is not a JSON object/, tries: 1 },
-  { call: 'authLogin', command: 'sign (seal, auth/login)', fault: 'wrong field types', arm: inject('authLogin', malformed('{"access_token": "x", "refresh_token": 7}')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /refresh_token/, tries: 1 },
+  {
+    call: 'authLogin',
+    command: 'sign (seal, auth/login)',
+    fault: 'malformed JSON',
+    arm: inject('authLogin', malformed('{"access_token": ')),
+    errorCode: 'CSC_BAD_RESPONSE',
+    exitCode: 6,
+    message: /auth\/login is not a JSON object/,
+    tries: 1,
+  },
+  {
+    call: 'authLogin',
+    command: 'sign (seal, auth/login)',
+    fault: 'wrong field types',
+    arm: inject('authLogin', malformed('{"access_token": "x", "refresh_token": 7}')),
+    errorCode: 'CSC_BAD_RESPONSE',
+    exitCode: 6,
+    message: /refresh_token/,
+    tries: 1,
+  },
   ...standardCases('credentialsAuthorize', 'sign (seal)', false, /signing service/),
-  { call: 'credentialsAuthorize', command: 'sign (seal)', fault: 'malformed JSON', arm: inject('credentialsAuthorize', malformed('{"SAD": ')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /credentials\/authorize/, tries: 1 },
-  { call: 'credentialsAuthorize', command: 'sign (seal)', fault: 'wrong field types', arm: inject('credentialsAuthorize', malformed('{"SAD": 42, "expiresIn": "later"}')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /credentials\/authorize has no SAD/, tries: 1 },
+  {
+    call: 'credentialsAuthorize',
+    command: 'sign (seal)',
+    fault: 'malformed JSON',
+    arm: inject('credentialsAuthorize', malformed('{"SAD": ')),
+    errorCode: 'CSC_BAD_RESPONSE',
+    exitCode: 6,
+    message: /credentials\/authorize/,
+    tries: 1,
+  },
+  {
+    call: 'credentialsAuthorize',
+    command: 'sign (seal)',
+    fault: 'wrong field types',
+    arm: inject('credentialsAuthorize', malformed('{"SAD": 42, "expiresIn": "later"}')),
+    errorCode: 'CSC_BAD_RESPONSE',
+    exitCode: 6,
+    message: /credentials\/authorize has no SAD/,
+    tries: 1,
+  },
   // credentials/extendTransaction (v1.0.4 §11.7; never retried: it spends the SAD it extends), with SADs of 5 s.
   ...standardCases('extendTransaction', 'sign (seal)', false, /signing service/).map((c) => withShortSads(c)),
-  withShortSads({ call: 'extendTransaction', command: 'sign (seal)', fault: 'malformed JSON', arm: inject('extendTransaction', malformed('{"SAD": ')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /credentials\/extendTransaction is not a JSON object/, tries: 1 }),
-  withShortSads({ call: 'extendTransaction', command: 'sign (seal)', fault: 'wrong field types', arm: inject('extendTransaction', malformed('{"SAD": 42, "expiresIn": "later"}')), errorCode: 'CSC_BAD_RESPONSE', exitCode: 6, message: /credentials\/extendTransaction has no SAD/, tries: 1 }),
+  withShortSads({
+    call: 'extendTransaction',
+    command: 'sign (seal)',
+    fault: 'malformed JSON',
+    arm: inject('extendTransaction', malformed('{"SAD": ')),
+    errorCode: 'CSC_BAD_RESPONSE',
+    exitCode: 6,
+    message: /credentials\/extendTransaction is not a JSON object/,
+    tries: 1,
+  }),
+  withShortSads({
+    call: 'extendTransaction',
+    command: 'sign (seal)',
+    fault: 'wrong field types',
+    arm: inject('extendTransaction', malformed('{"SAD": 42, "expiresIn": "later"}')),
+    errorCode: 'CSC_BAD_RESPONSE',
+    exitCode: 6,
+    message: /credentials\/extendTransaction has no SAD/,
+    tries: 1,
+  }),
   // A service token refused (401 invalid_token) is renewed once; refused again, the run stops.
-  { call: 'signHash', command: 'sign (seal)', fault: 'HTTP 401 invalid_token, twice', arm: inject('signHash', { kind: 'status', status: 401, body: JSON.stringify({ error: 'invalid_token', error_description: 'The access token was revoked.' }) }, 2), errorCode: 'CSC_METHOD_REFUSED', exitCode: 6, message: /refused signHash to this client even with the service token it had just issued/, tries: 2 },
+  {
+    call: 'signHash',
+    command: 'sign (seal)',
+    fault: 'HTTP 401 invalid_token, twice',
+    arm: inject(
+      'signHash',
+      {
+        kind: 'status',
+        status: 401,
+        body: JSON.stringify({ error: 'invalid_token', error_description: 'The access token was revoked.' }),
+      },
+      2,
+    ),
+    errorCode: 'CSC_METHOD_REFUSED',
+    exitCode: 6,
+    message: /refused signHash to this client even with the service token it had just issued/,
+    tries: 2,
+  },
 
   // S3 PUT, through a fault proxy: the SDK's retries follow DESIGN §4 (PutObject of a whole object is
   // idempotent): 3 tries on reset, time-out, 429, 502 and 503; a 500 (the malformed XML comes with one) once.
@@ -521,7 +1047,12 @@ const CASES: FaultCase[] = [
       },
       errorCode: fault === 'HTTP 429' ? 'HTTP_RATE_LIMITED' : 'STORAGE_UNAVAILABLE',
       exitCode: 5,
-      message: fault === 'time-out' ? /storage server.*\(no answer in time\)/ : fault === 'HTTP 429' ? /storage server is rate limiting the upload/ : /storage server is unavailable/,
+      message:
+        fault === 'time-out'
+          ? /storage server.*\(no answer in time\)/
+          : fault === 'HTTP 429'
+            ? /storage server is rate limiting the upload/
+            : /storage server is unavailable/,
       tries: fault === 'HTTP 500' || fault === 'malformed XML' ? 1 : 3,
       shortTimeout: fault === 'time-out',
     }),
@@ -530,23 +1061,21 @@ const CASES: FaultCase[] = [
   // S3 UploadPart (part 2 of a 20 MiB upload), through the sandbox gateway's own fault injection (not
   // the proxy: it forwards the SDK's `Connection: close` and then reuses the socket): the part's own
   // error is reported (no AbortMultipartUpload, which the session policy does not allow).
-  ...([429, 500, 503] as const).map(
-    (code): FaultCase => ({
-      call: 's3Part',
-      command: 'upload (multipart)',
-      fault: `HTTP ${code}`,
-      arm: () => {
-        storageControl(t.sandbox).s3.url = realS3Url;
-        inject('s3Part', status(code, { 'retry-after': '0' }), 3)();
-      },
-      errorCode: code === 429 ? 'HTTP_RATE_LIMITED' : 'STORAGE_UNAVAILABLE',
-      exitCode: 5,
-      message: new RegExp(
-        `The storage server ${code === 429 ? 'is rate limiting' : 'is unavailable for'} the upload of case-\\d+/contract\\.pdf in bucket esign-\\w+ \\(HTTP ${code}\\): Injected HTTP ${code} \\(sandbox fault\\)\\. Try again in a moment\\.$`,
-      ),
-      tries: code === 500 ? 1 : 3,
-    }),
-  ),
+  ...([429, 500, 503] as const).map((code): FaultCase => ({
+    call: 's3Part',
+    command: 'upload (multipart)',
+    fault: `HTTP ${code}`,
+    arm: () => {
+      storageControl(t.sandbox).s3.url = realS3Url;
+      inject('s3Part', status(code, { 'retry-after': '0' }), 3)();
+    },
+    errorCode: code === 429 ? 'HTTP_RATE_LIMITED' : 'STORAGE_UNAVAILABLE',
+    exitCode: 5,
+    message: new RegExp(
+      `The storage server ${code === 429 ? 'is rate limiting' : 'is unavailable for'} the upload of case-\\d+/contract\\.pdf in bucket esign-\\w+ \\(HTTP ${code}\\): Injected HTTP ${code} \\(sandbox fault\\)\\. Try again in a moment\\.$`,
+    ),
+    tries: code === 500 ? 1 : 3,
+  })),
 ];
 
 describe('fault matrix: every remote call, every fault', () => {
@@ -556,12 +1085,22 @@ describe('fault matrix: every remote call, every fault', () => {
 });
 
 const REFUSED_CASES = [
-    ['signing', 'signing', 'credentials list', /Could not reach the signing service at (http:\/\/)?127\.0\.0\.1:\d+ \(ECONNREFUSED\)/],
-    ['identity', 'identity', 'login', /Could not reach the identity service/],
-    ['userinfo', 'identityLegacy', 'login', /Could not reach the identity service at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/],
-    ['tsa', 'tsaEndpoint', 'sign B-T', /Could not reach the timestamp authority/],
-    ['storage credentials', 'storage', 'upload', /Could not reach the storage authorization service/],
-    ['s3', 's3', 'upload', /storage server/],
+  [
+    'signing',
+    'signing',
+    'credentials list',
+    /Could not reach the signing service at (http:\/\/)?127\.0\.0\.1:\d+ \(ECONNREFUSED\)/,
+  ],
+  ['identity', 'identity', 'login', /Could not reach the identity service/],
+  [
+    'userinfo',
+    'identityLegacy',
+    'login',
+    /Could not reach the identity service at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/,
+  ],
+  ['tsa', 'tsaEndpoint', 'sign B-T', /Could not reach the timestamp authority/],
+  ['storage credentials', 'storage', 'upload', /Could not reach the storage authorization service/],
+  ['s3', 's3', 'upload', /storage server/],
 ] as const;
 
 describe('connection refused (a service URL on a closed port)', () => {
@@ -569,7 +1108,14 @@ describe('connection refused (a service URL on a closed port)', () => {
     const closed = await closedPort();
     // A call the unreachable host would have had (the signing service's info comes first now, but
     // other runs on the shared sandbox ask it too, so the count is of a route only this case reaches).
-    const firstCall: Record<typeof name, CallName> = { signing: 'authorize', identity: 'discovery', userinfo: 'userinfo', tsa: 'tsa', 'storage credentials': 'storageCredentials', s3: 's3Put' };
+    const firstCall: Record<typeof name, CallName> = {
+      signing: 'authorize',
+      identity: 'discovery',
+      userinfo: 'userinfo',
+      tsa: 'tsa',
+      'storage credentials': 'storageCredentials',
+      s3: 's3Put',
+    };
     const call = firstCall[name];
     await runCase({
       call,
@@ -583,8 +1129,11 @@ describe('connection refused (a service URL on a closed port)', () => {
         // A second sandbox data dir whose runtime.json names a closed port for one service.
         const dataDir = join(env['ESIGN_CONFIG_DIR']!, '..', 'sandbox-refused');
         await mkdir(dataDir, { recursive: true });
-        const runtime = JSON.parse(await readFile(join(t.dataDir, 'runtime.json'), 'utf8')) as { urls: Record<string, string> };
-        runtime.urls[key] = `http://127.0.0.1:${closed}${key === 'tsaEndpoint' ? '/tsa/tss03' : key === 'identityLegacy' ? '/identity-legacy' : `/${key}`}`;
+        const runtime = JSON.parse(await readFile(join(t.dataDir, 'runtime.json'), 'utf8')) as {
+          urls: Record<string, string>;
+        };
+        runtime.urls[key] =
+          `http://127.0.0.1:${closed}${key === 'tsaEndpoint' ? '/tsa/tss03' : key === 'identityLegacy' ? '/identity-legacy' : `/${key}`}`;
         await writeFile(join(dataDir, 'runtime.json'), JSON.stringify(runtime));
         env['ESIGN_SANDBOX_DIR'] = dataDir;
       },
@@ -599,7 +1148,11 @@ describe('connection refused (a service URL on a closed port)', () => {
 });
 
 async function postJson(url: string, body: unknown): Promise<void> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   expect(response.status).toBe(200);
 }
 

@@ -82,13 +82,30 @@ beforeEach(async () => {
 // ---- raw protocol helpers ----------------------------------------------------------------------
 
 function authParams(extra: Record<string, string> = {}): Record<string, string> {
-  return { response_type: 'code', client_id: CLIENT_ID, redirect_uri: REDIRECT, scope: 'openid', state: 'st-1', nonce: 'n-1', ...extra };
+  return {
+    response_type: 'code',
+    client_id: CLIENT_ID,
+    redirect_uri: REDIRECT,
+    scope: 'openid',
+    state: 'st-1',
+    nonce: 'n-1',
+    ...extra,
+  };
 }
 
-async function authorize(params: Record<string, string> | URLSearchParams): Promise<{ status: number; location?: string; params?: URLSearchParams; text: string }> {
-  const response = await fetch(`${idBase}/oauth2/authorize?${new URLSearchParams(params).toString()}`, { redirect: 'manual' });
+async function authorize(
+  params: Record<string, string> | URLSearchParams,
+): Promise<{ status: number; location?: string; params?: URLSearchParams; text: string }> {
+  const response = await fetch(`${idBase}/oauth2/authorize?${new URLSearchParams(params).toString()}`, {
+    redirect: 'manual',
+  });
   const location = response.headers.get('location') ?? undefined;
-  return { status: response.status, location, params: location ? new URL(location).searchParams : undefined, text: await response.text() };
+  return {
+    status: response.status,
+    location,
+    params: location ? new URL(location).searchParams : undefined,
+    text: await response.text(),
+  };
 }
 
 function processId(html: string): string {
@@ -98,11 +115,18 @@ function processId(html: string): string {
 }
 
 async function postForm(url: string, fields: Record<string, string>): Promise<Response> {
-  return fetch(url, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+  return fetch(url, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields).toString(),
+  });
 }
 
-const scan = (process: string, user: string, action = 'scan') => postForm(`${idBase}/oauth2/authorize/scan`, { process, user, action, lang: 'nl' });
-const consent = (process: string, decision = 'approve', pin = '12345') => postForm(`${idBase}/oauth2/authorize/consent`, { process, decision, pin, lang: 'nl' });
+const scan = (process: string, user: string, action = 'scan') =>
+  postForm(`${idBase}/oauth2/authorize/scan`, { process, user, action, lang: 'nl' });
+const consent = (process: string, decision = 'approve', pin = '12345') =>
+  postForm(`${idBase}/oauth2/authorize/consent`, { process, decision, pin, lang: 'nl' });
 
 function redirected(response: Response): URLSearchParams {
   expect(response.status).toBe(302);
@@ -129,11 +153,23 @@ async function pageFlow(params: Record<string, string>, hooks: FlowHooks = {}): 
   return redirected(await consent(id, hooks.decision ?? 'approve'));
 }
 
-async function token(form: Record<string, string>, auth: string | null = `${CLIENT_ID}:${CLIENT_SECRET}`, contentType = 'application/x-www-form-urlencoded') {
+async function token(
+  form: Record<string, string>,
+  auth: string | null = `${CLIENT_ID}:${CLIENT_SECRET}`,
+  contentType = 'application/x-www-form-urlencoded',
+) {
   const headers: Record<string, string> = { 'content-type': contentType };
   if (auth) headers['authorization'] = `Basic ${Buffer.from(auth).toString('base64')}`;
-  const response = await fetch(`${idBase}/oauth2/token`, { method: 'POST', headers, body: new URLSearchParams(form).toString() });
-  return { status: response.status, headers: response.headers, body: (await response.json()) as Record<string, unknown> };
+  const response = await fetch(`${idBase}/oauth2/token`, {
+    method: 'POST',
+    headers,
+    body: new URLSearchParams(form).toString(),
+  });
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: (await response.json()) as Record<string, unknown>,
+  };
 }
 
 async function codeFor(params: Record<string, string>, user = 'alice'): Promise<string> {
@@ -143,20 +179,38 @@ async function codeFor(params: Record<string, string>, user = 'alice'): Promise<
   return code ?? '';
 }
 
-async function tokensFor(scope: string, user = 'alice', clientId = CLIENT_ID, secret = CLIENT_SECRET): Promise<Record<string, unknown>> {
+async function tokensFor(
+  scope: string,
+  user = 'alice',
+  clientId = CLIENT_ID,
+  secret = CLIENT_SECRET,
+): Promise<Record<string, unknown>> {
   const code = await codeFor(authParams({ scope, client_id: clientId }), user);
-  const result = await token({ grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT }, `${clientId}:${secret}`);
+  const result = await token(
+    { grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT },
+    `${clientId}:${secret}`,
+  );
   expect(result.status, JSON.stringify(result.body)).toBe(200);
   return result.body;
 }
 
 async function userinfo(accessToken: string | undefined) {
-  const response = await fetch(`${legacyBase}/userinfo`, { headers: accessToken ? { authorization: `Bearer ${accessToken}` } : {} });
-  return { status: response.status, headers: response.headers, body: (await response.json()) as Record<string, unknown> };
+  const response = await fetch(`${legacyBase}/userinfo`, {
+    headers: accessToken ? { authorization: `Bearer ${accessToken}` } : {},
+  });
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: (await response.json()) as Record<string, unknown>,
+  };
 }
 
 async function arm(body: Record<string, unknown>): Promise<void> {
-  const response = await fetch(`${idBase}/_sandbox/switches`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const response = await fetch(`${idBase}/_sandbox/switches`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   expect(response.status).toBe(200);
 }
 
@@ -164,7 +218,10 @@ async function arm(body: Record<string, unknown>): Promise<void> {
 
 describe('sandbox identity service: metadata', () => {
   it('publishes a discovery document and a JWKS with the RS256 key', async () => {
-    const discovery = (await (await fetch(`${idBase}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+    const discovery = (await (await fetch(`${idBase}/.well-known/openid-configuration`)).json()) as Record<
+      string,
+      unknown
+    >;
     expect(discovery).toMatchObject({
       issuer: idBase,
       authorization_endpoint: `${idBase}/oauth2/authorize`,
@@ -203,7 +260,12 @@ describe('sandbox identity service: GET /oauth2/authorize', () => {
     expect(dutch.text).toContain('Scan deze QR-code');
     expect(dutch.text).toContain('10 minuten geldig');
     expect(dutch.text).toMatch(/<img id="qr" src="data:image\/png;base64,[A-Za-z0-9+/=]{200,}"/);
-    const variants: Record<string, string>[] = [{ ui_locales: 'en' }, { ui_locales: 'en-GB nl' }, { lang: 'en' }, { ui_locales: 'fr', lang: 'en' }];
+    const variants: Record<string, string>[] = [
+      { ui_locales: 'en' },
+      { ui_locales: 'en-GB nl' },
+      { lang: 'en' },
+      { ui_locales: 'fr', lang: 'en' },
+    ];
     for (const extra of variants) {
       const english = await authorize(authParams(extra));
       expect(english.text, JSON.stringify(extra)).toContain('<html lang="en">');
@@ -232,7 +294,9 @@ describe('sandbox identity service: GET /oauth2/authorize', () => {
     ['PKCE plain', { code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' }, 'invalid_request'],
     ['empty nonce', { nonce: '' }, 'invalid_request'],
   ])('redirects %s with error %s', async (_name, extra: Record<string, string>, error) => {
-    const params = Object.fromEntries(Object.entries(authParams(extra)).filter(([name, value]) => value !== '' || name === 'nonce'));
+    const params = Object.fromEntries(
+      Object.entries(authParams(extra)).filter(([name, value]) => value !== '' || name === 'nonce'),
+    );
     const result = await authorize(params);
     expect(result.status).toBe(302);
     expect(result.location?.startsWith(REDIRECT)).toBe(true);
@@ -261,7 +325,11 @@ describe('sandbox identity service: GET /oauth2/authorize', () => {
   });
 
   it('never redirects for an unknown client or an unregistered redirect URI', async () => {
-    const variants: Record<string, string>[] = [{ client_id: 'nobody' }, { redirect_uri: 'https://evil.example/callback' }, { redirect_uri: 'http://127.0.0.1:8765/other' }];
+    const variants: Record<string, string>[] = [
+      { client_id: 'nobody' },
+      { redirect_uri: 'https://evil.example/callback' },
+      { redirect_uri: 'http://127.0.0.1:8765/other' },
+    ];
     for (const extra of variants) {
       const result = await authorize(authParams(extra));
       expect(result.status, JSON.stringify(extra)).toBe(400);
@@ -275,7 +343,11 @@ describe('sandbox identity service: GET /oauth2/authorize', () => {
     void _omit;
     t.sandbox.autoApprove = true;
     expect((await authorize(rest)).location?.startsWith(`${REDIRECT}?code=`)).toBe(true);
-    expect((await authorize(authParams({ redirect_uri: 'http://127.0.0.1:49152/callback' }))).location?.startsWith('http://127.0.0.1:49152/callback?code=')).toBe(true);
+    expect(
+      (await authorize(authParams({ redirect_uri: 'http://127.0.0.1:49152/callback' }))).location?.startsWith(
+        'http://127.0.0.1:49152/callback?code=',
+      ),
+    ).toBe(true);
   });
 });
 
@@ -283,7 +355,12 @@ describe('sandbox identity service: QR + PIN flow and the error cases of §7', (
   it('goes QR → simulated scan → PIN page (listing the data asked) → code with the state', async () => {
     const page = await authorize(authParams({ scope: 'openid email com.vendor.personal_info', ui_locales: 'en' }));
     const id = processId(page.text);
-    const pin = await postForm(`${idBase}/oauth2/authorize/scan`, { process: id, user: 'alice', action: 'scan', lang: 'en' });
+    const pin = await postForm(`${idBase}/oauth2/authorize/scan`, {
+      process: id,
+      user: 'alice',
+      action: 'scan',
+      lang: 'en',
+    });
     const html = await pin.text();
     expect(html).toContain('Give consent with your PIN');
     expect(html).toContain('Your e-mail address');
@@ -313,15 +390,18 @@ describe('sandbox identity service: QR + PIN flow and the error cases of §7', (
     expect(result.get('code')).toBeNull();
   });
 
-  it.each(SEED_CASES)('%s: reachable through the switch with --auto-approve', async (name, _user, error, description) => {
-    t.sandbox.autoApprove = true;
-    await arm({ case: name });
-    const result = await authorize(authParams());
-    expect(result.params?.get('error')).toBe(error);
-    expect(result.params?.get('error_description')).toBe(description);
-    // The switch is used up: the next login succeeds.
-    expect((await authorize(authParams())).params?.get('code')).toBeTruthy();
-  });
+  it.each(SEED_CASES)(
+    '%s: reachable through the switch with --auto-approve',
+    async (name, _user, error, description) => {
+      t.sandbox.autoApprove = true;
+      await arm({ case: name });
+      const result = await authorize(authParams());
+      expect(result.params?.get('error')).toBe(error);
+      expect(result.params?.get('error_description')).toBe(description);
+      // The switch is used up: the next login succeeds.
+      expect((await authorize(authParams())).params?.get('code')).toBeTruthy();
+    },
+  );
 
   it('ChallengeExpired when the QR code is scanned after 10 minutes', async () => {
     const result = await pageFlow(authParams(), { afterStart: () => t.sandbox.clock.advance(600_000) });
@@ -334,27 +414,43 @@ describe('sandbox identity service: QR + PIN flow and the error cases of §7', (
   });
 
   it('ProcessExpired when the whole process outlives its time limit', async () => {
-    const result = await pageFlow(authParams(), { afterStart: () => t.sandbox.clock.advance(540_000), afterScan: () => t.sandbox.clock.advance(661_000) });
+    const result = await pageFlow(authParams(), {
+      afterStart: () => t.sandbox.clock.advance(540_000),
+      afterScan: () => t.sandbox.clock.advance(661_000),
+    });
     expect(result.get('error_description')).toBe('process expired');
   });
 
   it('ConsentRejected from the refuse buttons of both pages', async () => {
-    expect((await pageFlow(authParams(), { decision: 'refuse' })).get('error_description')).toBe('Resource owner rejected consent');
+    expect((await pageFlow(authParams(), { decision: 'refuse' })).get('error_description')).toBe(
+      'Resource owner rejected consent',
+    );
     const page = await authorize(authParams());
-    expect(redirected(await scan(processId(page.text), 'alice', 'cancel')).get('error_description')).toBe('Resource owner rejected consent');
+    expect(redirected(await scan(processId(page.text), 'alice', 'cancel')).get('error_description')).toBe(
+      'Resource owner rejected consent',
+    );
   });
 });
 
 describe('sandbox identity service: POST /oauth2/token', () => {
   it('answers bearer (lower case), 3600 s, scope and an RS256 ID token that verifies with the JWKS', async () => {
     const code = await codeFor(authParams({ scope: 'openid email' }));
-    const result = await token({ grant_type: 'authorization_code', code, client_id: CLIENT_ID, redirect_uri: REDIRECT });
+    const result = await token({
+      grant_type: 'authorization_code',
+      code,
+      client_id: CLIENT_ID,
+      redirect_uri: REDIRECT,
+    });
     expect(result.status).toBe(200);
     expect(result.headers.get('cache-control')).toBe('no-store');
     expect(result.body).toMatchObject({ token_type: 'bearer', expires_in: 3600, scope: 'openid email' });
     const idToken = String(result.body['id_token']);
     expect(decodeProtectedHeader(idToken)).toMatchObject({ alg: 'RS256' });
-    const { payload } = await jwtVerify(idToken, createRemoteJWKSet(new URL(`${idBase}/jwks`)), { issuer: idBase, audience: CLIENT_ID, algorithms: ['RS256'] });
+    const { payload } = await jwtVerify(idToken, createRemoteJWKSet(new URL(`${idBase}/jwks`)), {
+      issuer: idBase,
+      audience: CLIENT_ID,
+      algorithms: ['RS256'],
+    });
     expect(payload).toMatchObject({ nonce: 'n-1' });
     for (const claim of ['sub', 'iat', 'exp', 'auth_time', 'rat']) expect(payload, claim).toHaveProperty(claim);
     expect((payload.exp ?? 0) - (payload.iat ?? 0)).toBeGreaterThan(0);
@@ -363,7 +459,8 @@ describe('sandbox identity service: POST /oauth2/token', () => {
   it('gives pairwise subjects: stable per client, different between clients and users', async () => {
     const sub = async (user: string, clientId = CLIENT_ID, secret = CLIENT_SECRET) => {
       const body = await tokensFor('openid', user, clientId, secret);
-      return JSON.parse(Buffer.from(String(body['id_token']).split('.')[1] ?? '', 'base64url').toString()).sub as string;
+      return JSON.parse(Buffer.from(String(body['id_token']).split('.')[1] ?? '', 'base64url').toString())
+        .sub as string;
     };
     const alice = await sub('alice');
     expect(await sub('alice')).toBe(alice);
@@ -372,7 +469,13 @@ describe('sandbox identity service: POST /oauth2/token', () => {
   });
 
   it('requires HTTP Basic and tolerates the secret repeated in the form', async () => {
-    const form = () => codeFor(authParams()).then((code) => ({ grant_type: 'authorization_code', code, client_id: CLIENT_ID, redirect_uri: REDIRECT }));
+    const form = () =>
+      codeFor(authParams()).then((code) => ({
+        grant_type: 'authorization_code',
+        code,
+        client_id: CLIENT_ID,
+        redirect_uri: REDIRECT,
+      }));
     const none = await token(await form(), null);
     expect(none.status).toBe(401);
     expect(none.body['error']).toBe('invalid_client');
@@ -401,15 +504,32 @@ describe('sandbox identity service: POST /oauth2/token', () => {
 
   it('checks redirect_uri, client_id, grant_type, content type, repeats and PKCE', async () => {
     const base = { grant_type: 'authorization_code', client_id: CLIENT_ID, redirect_uri: REDIRECT };
-    expect((await token({ ...base, code: await codeFor(authParams()), redirect_uri: 'http://127.0.0.1:1/callback' })).body['error']).toBe('invalid_request');
-    expect((await token({ ...base, code: await codeFor(authParams()), client_id: '' })).body['error']).toBe('invalid_request');
-    expect((await token({ ...base, code: await codeFor(authParams()), client_id: 'sandbox-relying-party' })).status).toBe(401);
-    expect((await token({ ...base, code: await codeFor(authParams()), grant_type: 'client_credentials' })).body['error']).toBe('unsupported_grant_type');
-    expect((await token({ ...base, code: await codeFor(authParams()) }, `${CLIENT_ID}:${CLIENT_SECRET}`, 'application/json')).body['error']).toBe('invalid_request');
+    expect(
+      (await token({ ...base, code: await codeFor(authParams()), redirect_uri: 'http://127.0.0.1:1/callback' })).body[
+        'error'
+      ],
+    ).toBe('invalid_request');
+    expect((await token({ ...base, code: await codeFor(authParams()), client_id: '' })).body['error']).toBe(
+      'invalid_request',
+    );
+    expect(
+      (await token({ ...base, code: await codeFor(authParams()), client_id: 'sandbox-relying-party' })).status,
+    ).toBe(401);
+    expect(
+      (await token({ ...base, code: await codeFor(authParams()), grant_type: 'client_credentials' })).body['error'],
+    ).toBe('unsupported_grant_type');
+    expect(
+      (await token({ ...base, code: await codeFor(authParams()) }, `${CLIENT_ID}:${CLIENT_SECRET}`, 'application/json'))
+        .body['error'],
+    ).toBe('invalid_request');
     const verifier = randomBytes(32).toString('base64url');
     const challenge = createHash('sha256').update(verifier).digest('base64url');
     const pkce = authParams({ code_challenge: challenge, code_challenge_method: 'S256' });
-    expect((await token({ ...base, code: await codeFor(pkce), code_verifier: randomBytes(32).toString('base64url') })).body['error']).toBe('invalid_grant');
+    expect(
+      (await token({ ...base, code: await codeFor(pkce), code_verifier: randomBytes(32).toString('base64url') })).body[
+        'error'
+      ],
+    ).toBe('invalid_grant');
     expect((await token({ ...base, code: await codeFor(pkce) })).body['error']).toBe('invalid_grant');
     expect((await token({ ...base, code: await codeFor(pkce), code_verifier: verifier })).status).toBe(200);
   });
@@ -424,21 +544,42 @@ describe('sandbox identity service: GET /userinfo on the legacy host', () => {
     expect(Object.keys(result.body).sort()).toEqual(['aud', 'auth_time', 'iat', 'iss', 'rat', 'sub']);
     expect(result.body['aud']).toEqual([CLIENT_ID]);
     expect(result.body['iss']).toBe(idBase);
-    const idToken = JSON.parse(Buffer.from(String(tokens['id_token']).split('.')[1] ?? '', 'base64url').toString()) as Record<string, unknown>;
+    const idToken = JSON.parse(
+      Buffer.from(String(tokens['id_token']).split('.')[1] ?? '', 'base64url').toString(),
+    ) as Record<string, unknown>;
     expect(result.body['sub']).toBe(idToken['sub']);
   });
 
   it('releases the claims of each scope (DESIGN §4) and the proof items with id, content_type, base64_encoded_content', async () => {
     const tokens = await tokensFor('openid email com.vendor.personal_info com.vendor.id_number com.vendor.proof');
     const { body } = await userinfo(String(tokens['access_token']));
-    expect(body).toMatchObject({ email: 'alice@example.test', email_verified: true, given_name: 'Alice Maria', 'com.vendor.last_name': 'van den Berg', 'com.vendor.nl_brp_voorvoegsel': 'van den' });
-    for (const claim of ['birthdate', 'com.vendor.birthplace', 'com.vendor.nationality', 'com.vendor.nl_brp_voornaam', 'com.vendor.nl_brp_geslachtsnaam', 'com.vendor.nl_brp_geslachtsnaam_zonder_voorvoegsel', 'com.vendor.id_number', 'com.vendor.document.type', 'com.vendor.id_document_issuance_date', 'com.vendor.id_document_issuance_place', 'com.vendor.id_document_expiration_date']) {
+    expect(body).toMatchObject({
+      email: 'alice@example.test',
+      email_verified: true,
+      given_name: 'Alice Maria',
+      'com.vendor.last_name': 'van den Berg',
+      'com.vendor.nl_brp_voorvoegsel': 'van den',
+    });
+    for (const claim of [
+      'birthdate',
+      'com.vendor.birthplace',
+      'com.vendor.nationality',
+      'com.vendor.nl_brp_voornaam',
+      'com.vendor.nl_brp_geslachtsnaam',
+      'com.vendor.nl_brp_geslachtsnaam_zonder_voorvoegsel',
+      'com.vendor.id_number',
+      'com.vendor.document.type',
+      'com.vendor.id_document_issuance_date',
+      'com.vendor.id_document_issuance_place',
+      'com.vendor.id_document_expiration_date',
+    ]) {
       expect(body, claim).toHaveProperty([claim]);
     }
     expect(body['com.vendor.id_document_expiration_date']).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     const proof = body['com.vendor.proof'] as Array<Record<string, unknown>>;
     expect(proof.length).toBeGreaterThan(0);
-    for (const item of proof) expect(Object.keys(item).sort()).toEqual(['base64_encoded_content', 'content_type', 'id']);
+    for (const item of proof)
+      expect(Object.keys(item).sort()).toEqual(['base64_encoded_content', 'content_type', 'id']);
     expect(Buffer.from(String(proof[0]?.['base64_encoded_content']), 'base64').subarray(0, 5).toString()).toBe('%PDF-');
   });
 
@@ -446,9 +587,22 @@ describe('sandbox identity service: GET /userinfo on the legacy host', () => {
     const emailOnly = await userinfo(String((await tokensFor('openid email'))['access_token']));
     expect(emailOnly.body).toHaveProperty('email');
     expect(emailOnly.body).not.toHaveProperty('given_name');
-    const bob = await userinfo(String((await tokensFor('openid email com.vendor.personal_info com.vendor.id_number com.vendor.proof', 'bob'))['access_token']));
+    const bob = await userinfo(
+      String(
+        (await tokensFor('openid email com.vendor.personal_info com.vendor.id_number com.vendor.proof', 'bob'))[
+          'access_token'
+        ],
+      ),
+    );
     expect(bob.body['given_name']).toBe('Bob');
-    for (const claim of ['email', 'email_verified', 'com.vendor.birthplace', 'com.vendor.nl_brp_voorvoegsel', 'com.vendor.proof', 'com.vendor.id_document_expiration_date']) {
+    for (const claim of [
+      'email',
+      'email_verified',
+      'com.vendor.birthplace',
+      'com.vendor.nl_brp_voorvoegsel',
+      'com.vendor.proof',
+      'com.vendor.id_document_expiration_date',
+    ]) {
       expect(bob.body, claim).not.toHaveProperty([claim]);
       expect(Object.values(bob.body)).not.toContain(null);
     }
@@ -460,7 +614,9 @@ describe('sandbox identity service: GET /userinfo on the legacy host', () => {
     expect(none.headers.get('www-authenticate')).toMatch(/^Bearer error="invalid_token"/);
     expect((await userinfo('made-up')).status).toBe(401);
     const accessToken = String((await tokensFor('openid'))['access_token']);
-    expect((await fetch(`${idBase}/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } })).status).toBe(404);
+    expect((await fetch(`${idBase}/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } })).status).toBe(
+      404,
+    );
     t.sandbox.clock.advance(3_600_000);
     expect((await userinfo(accessToken)).status).toBe(401);
   });
@@ -505,10 +661,20 @@ const followBrowser: BrowserLauncher = {
 
 function loopbackAuthorize(browser: BrowserLauncher): IdentityBrowserAuthorize {
   return (request) =>
-    authorizeInBrowser({ buildAuthorizeUrl: request.buildAuthorizeUrl, redirectUri: 'http://127.0.0.1:0/callback', browser, timeoutMs: 20_000, purpose: request.purpose, terminal: { say: () => undefined, note: () => undefined } });
+    authorizeInBrowser({
+      buildAuthorizeUrl: request.buildAuthorizeUrl,
+      redirectUri: 'http://127.0.0.1:0/callback',
+      browser,
+      timeoutMs: 20_000,
+      purpose: request.purpose,
+      terminal: { say: () => undefined, note: () => undefined },
+    });
 }
 
-function sandboxClient(browser: BrowserLauncher = pageBrowser(), extra: Partial<ConstructorParameters<typeof IdentityClient>[0]> = {}): IdentityClient {
+function sandboxClient(
+  browser: BrowserLauncher = pageBrowser(),
+  extra: Partial<ConstructorParameters<typeof IdentityClient>[0]> = {},
+): IdentityClient {
   return new IdentityClient({
     baseUrl: idBase,
     legacyBaseUrl: legacyBase,
@@ -533,7 +699,10 @@ async function errorOf(promise: Promise<unknown>): Promise<EsignError> {
 
 describe('identity client against the sandbox', () => {
   it('logs in through the pages: PKCE, nonce, validated ID token, userinfo with the same sub', async () => {
-    const result = await sandboxClient(pageBrowser('alice')).login({ scopes: ['email', 'com.vendor.personal_info'], lang: 'en' });
+    const result = await sandboxClient(pageBrowser('alice')).login({
+      scopes: ['email', 'com.vendor.personal_info'],
+      lang: 'en',
+    });
     const { session } = result;
     expect(session.tokenType).toBe('Bearer');
     expect(session.extra.scope).toEqual(['openid', 'email', 'com.vendor.personal_info']);
@@ -586,7 +755,12 @@ interface FakeOp {
   close(): Promise<void>;
 }
 
-async function startFakeOp(): Promise<FakeOp & { key: { sign(claims: Record<string, unknown>, header?: Record<string, unknown>): Promise<string> }; otherKey: { sign(claims: Record<string, unknown>): Promise<string> } }> {
+async function startFakeOp(): Promise<
+  FakeOp & {
+    key: { sign(claims: Record<string, unknown>, header?: Record<string, unknown>): Promise<string> };
+    otherKey: { sign(claims: Record<string, unknown>): Promise<string> };
+  }
+> {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const other = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
@@ -598,9 +772,13 @@ async function startFakeOp(): Promise<FakeOp & { key: { sign(claims: Record<stri
     redirectState: undefined as ((state: string) => string) | undefined,
     tokenResponse: async (_nonce: string): Promise<Record<string, unknown>> => ({}),
     key: {
-      sign: (claims: Record<string, unknown>, header: Record<string, unknown> = {}) => new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'k1', ...header }).sign(privateKey),
+      sign: (claims: Record<string, unknown>, header: Record<string, unknown> = {}) =>
+        new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'k1', ...header }).sign(privateKey),
     },
-    otherKey: { sign: (claims: Record<string, unknown>) => new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).sign(other.privateKey) },
+    otherKey: {
+      sign: (claims: Record<string, unknown>) =>
+        new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).sign(other.privateKey),
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
   const server: Server = createServer((request, response) => {
@@ -610,7 +788,13 @@ async function startFakeOp(): Promise<FakeOp & { key: { sign(claims: Record<stri
     };
     if (url.pathname === '/.well-known/openid-configuration') {
       if (op.discovery !== true) return send(op.discovery === false ? 404 : op.discovery, { error: 'not_found' });
-      return send(200, { issuer: op.base, authorization_endpoint: `${op.base}/authorize`, token_endpoint: `${op.base}/token`, jwks_uri: `${op.base}/jwks`, id_token_signing_alg_values_supported: ['RS256'] });
+      return send(200, {
+        issuer: op.base,
+        authorization_endpoint: `${op.base}/authorize`,
+        token_endpoint: `${op.base}/token`,
+        jwks_uri: `${op.base}/jwks`,
+        id_token_signing_alg_values_supported: ['RS256'],
+      });
     }
     if (url.pathname === '/jwks') return send(200, { keys: [jwk] });
     if (url.pathname === '/authorize' || url.pathname === '/oauth2/authorize') {
@@ -626,7 +810,8 @@ async function startFakeOp(): Promise<FakeOp & { key: { sign(claims: Record<stri
       void op.tokenResponse(nonce).then((body) => send(200, body));
       return;
     }
-    if (url.pathname === '/userinfo') return send(200, op.userinfo, { 'content-type': 'application/json;charset=UTF-8' });
+    if (url.pathname === '/userinfo')
+      return send(200, op.userinfo, { 'content-type': 'application/json;charset=UTF-8' });
     send(404, {});
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -648,37 +833,107 @@ describe('identity client against a provider of the test (ID tokens built with j
   });
 
   const now = () => Math.floor(Date.now() / 1000);
-  const good = (nonce: string) => ({ iss: op.base, sub: 'user-1', aud: CLIENT_ID, iat: now(), exp: now() + 300, nonce, auth_time: now() });
+  const good = (nonce: string) => ({
+    iss: op.base,
+    sub: 'user-1',
+    aud: CLIENT_ID,
+    iat: now(),
+    exp: now() + 300,
+    nonce,
+    auth_time: now(),
+  });
   const respond = (idToken: (nonce: string) => Promise<string>, extra: Record<string, unknown> = {}) => {
-    op.tokenResponse = async (nonce) => ({ access_token: 'opaque-access', token_type: 'Bearer', expires_in: 600, scope: 'openid', id_token: await idToken(nonce), ...extra });
+    op.tokenResponse = async (nonce) => ({
+      access_token: 'opaque-access',
+      token_type: 'Bearer',
+      expires_in: 600,
+      scope: 'openid',
+      id_token: await idToken(nonce),
+      ...extra,
+    });
   };
   const client = (extra: Partial<ConstructorParameters<typeof IdentityClient>[0]> = {}) =>
-    new IdentityClient({ baseUrl: op.base, legacyBaseUrl: op.base, clientId: CLIENT_ID, clientSecret: 'x', http: new HttpClient({ maxTries: 1 }), clock: systemClock, authorize: loopbackAuthorize(followBrowser), ...extra });
+    new IdentityClient({
+      baseUrl: op.base,
+      legacyBaseUrl: op.base,
+      clientId: CLIENT_ID,
+      clientSecret: 'x',
+      http: new HttpClient({ maxTries: 1 }),
+      clock: systemClock,
+      authorize: loopbackAuthorize(followBrowser),
+      ...extra,
+    });
 
   it('accepts a good token, token_type in capitals, aud as an array with azp', async () => {
-    respond((nonce) => op.key.sign({ ...good(nonce), aud: [CLIENT_ID, 'other-rp'], azp: CLIENT_ID }), { token_type: 'BEARER' });
+    respond((nonce) => op.key.sign({ ...good(nonce), aud: [CLIENT_ID, 'other-rp'], azp: CLIENT_ID }), {
+      token_type: 'BEARER',
+    });
     const result = await client().login({ scopes: [] });
     expect(result.session.extra.sub).toBe('user-1');
     expect(result.session.expiresAt - Date.now()).toBeLessThanOrEqual(600_000);
   });
 
   it.each([
-    ['wrong iss', (nonce: string) => op.key.sign({ ...good(nonce), iss: 'https://evil.example' }), 'OIDC_ISSUER_MISMATCH'],
+    [
+      'wrong iss',
+      (nonce: string) => op.key.sign({ ...good(nonce), iss: 'https://evil.example' }),
+      'OIDC_ISSUER_MISMATCH',
+    ],
     ['wrong aud', (nonce: string) => op.key.sign({ ...good(nonce), aud: 'other-rp' }), 'OIDC_AUDIENCE_MISMATCH'],
-    ['several aud without azp', (nonce: string) => op.key.sign({ ...good(nonce), aud: [CLIENT_ID, 'other-rp'] }), 'OIDC_AUDIENCE_MISMATCH'],
-    ['azp of another client', (nonce: string) => op.key.sign({ ...good(nonce), aud: [CLIENT_ID, 'other-rp'], azp: 'other-rp' }), 'OIDC_AUDIENCE_MISMATCH'],
-    ['wrong nonce', (nonce: string) => op.key.sign({ ...good(nonce), nonce: `${nonce}-replayed` }), 'OIDC_NONCE_MISMATCH'],
+    [
+      'several aud without azp',
+      (nonce: string) => op.key.sign({ ...good(nonce), aud: [CLIENT_ID, 'other-rp'] }),
+      'OIDC_AUDIENCE_MISMATCH',
+    ],
+    [
+      'azp of another client',
+      (nonce: string) => op.key.sign({ ...good(nonce), aud: [CLIENT_ID, 'other-rp'], azp: 'other-rp' }),
+      'OIDC_AUDIENCE_MISMATCH',
+    ],
+    [
+      'wrong nonce',
+      (nonce: string) => op.key.sign({ ...good(nonce), nonce: `${nonce}-replayed` }),
+      'OIDC_NONCE_MISMATCH',
+    ],
     ['missing nonce', (nonce: string) => op.key.sign({ ...good(nonce), nonce: undefined }), 'OIDC_NONCE_MISMATCH'],
-    ['expired', (nonce: string) => op.key.sign({ ...good(nonce), iat: now() - 1200, exp: now() - 600 }), 'OIDC_ID_TOKEN_EXPIRED'],
-    ['iat in the future', (nonce: string) => op.key.sign({ ...good(nonce), iat: now() + 3600, exp: now() + 7200 }), 'OIDC_ID_TOKEN_INVALID'],
-    ['alg none', async (nonce: string) => `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${Buffer.from(JSON.stringify(good(nonce))).toString('base64url')}.`, 'OIDC_ALG_UNSUPPORTED'],
-    ['HS256 with the public key as secret', (nonce: string) => new SignJWT(good(nonce)).setProtectedHeader({ alg: 'HS256', kid: 'k1' }).sign(new TextEncoder().encode('k1-secret-but-not-really-32-bytes!')), 'OIDC_ALG_UNSUPPORTED'],
-    ['bad signature (another key, same kid)', (nonce: string) => op.otherKey.sign(good(nonce)), 'OIDC_SIGNATURE_INVALID'],
+    [
+      'expired',
+      (nonce: string) => op.key.sign({ ...good(nonce), iat: now() - 1200, exp: now() - 600 }),
+      'OIDC_ID_TOKEN_EXPIRED',
+    ],
+    [
+      'iat in the future',
+      (nonce: string) => op.key.sign({ ...good(nonce), iat: now() + 3600, exp: now() + 7200 }),
+      'OIDC_ID_TOKEN_INVALID',
+    ],
+    [
+      'alg none',
+      async (nonce: string) =>
+        `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${Buffer.from(JSON.stringify(good(nonce))).toString('base64url')}.`,
+      'OIDC_ALG_UNSUPPORTED',
+    ],
+    [
+      'HS256 with the public key as secret',
+      (nonce: string) =>
+        new SignJWT(good(nonce))
+          .setProtectedHeader({ alg: 'HS256', kid: 'k1' })
+          .sign(new TextEncoder().encode('k1-secret-but-not-really-32-bytes!')),
+      'OIDC_ALG_UNSUPPORTED',
+    ],
+    [
+      'bad signature (another key, same kid)',
+      (nonce: string) => op.otherKey.sign(good(nonce)),
+      'OIDC_SIGNATURE_INVALID',
+    ],
     ['unknown kid', (nonce: string) => op.key.sign(good(nonce), { kid: 'k2' }), 'OIDC_SIGNATURE_INVALID'],
-    ['tampered payload', async (nonce: string) => {
-      const [header, , signature] = (await op.key.sign(good(nonce))).split('.');
-      return `${header}.${Buffer.from(JSON.stringify({ ...good(nonce), sub: 'someone-else' })).toString('base64url')}.${signature}`;
-    }, 'OIDC_SIGNATURE_INVALID'],
+    [
+      'tampered payload',
+      async (nonce: string) => {
+        const [header, , signature] = (await op.key.sign(good(nonce))).split('.');
+        return `${header}.${Buffer.from(JSON.stringify({ ...good(nonce), sub: 'someone-else' })).toString('base64url')}.${signature}`;
+      },
+      'OIDC_SIGNATURE_INVALID',
+    ],
   ])('rejects an ID token with %s', async (_name, idToken, code) => {
     respond(idToken);
     const error = await errorOf(client().login({ scopes: [] }));
@@ -722,7 +977,9 @@ describe('identity client against a provider of the test (ID tokens built with j
 
   it('refuses a discovery document for another issuer', async () => {
     respond((nonce) => op.key.sign(good(nonce)));
-    expect((await errorOf(client({ issuer: 'https://expected.example' }).login({ scopes: [] }))).code).toBe('OIDC_DISCOVERY_FAILED');
+    expect((await errorOf(client({ issuer: 'https://expected.example' }).login({ scopes: [] }))).code).toBe(
+      'OIDC_DISCOVERY_FAILED',
+    );
   });
 });
 
@@ -742,10 +999,17 @@ describe('esign login / whoami / logout (built CLI)', () => {
     const file = join(t.configDir, 'tokens.json');
     expect(out.sessionFile).toBe(file);
     expect((await stat(file)).mode & 0o777).toBe(0o600);
-    const stored = JSON.parse(await readFile(file, 'utf8')) as Record<string, { accessToken: string; extra: { scope: string[]; sub: string } }>;
+    const stored = JSON.parse(await readFile(file, 'utf8')) as Record<
+      string,
+      { accessToken: string; extra: { scope: string[]; sub: string } }
+    >;
     const session = stored['sandbox:identity'];
     expect(session?.extra.scope).toContain('com.vendor.storage');
-    expect(t.sandbox.shared.introspectIdentityToken?.(session?.accessToken ?? '')).toMatchObject({ active: true, scope: ['openid', 'com.vendor.storage'], sub: out.sub });
+    expect(t.sandbox.shared.introspectIdentityToken?.(session?.accessToken ?? '')).toMatchObject({
+      active: true,
+      scope: ['openid', 'com.vendor.storage'],
+      sub: out.sub,
+    });
     for (const secret of [session?.accessToken ?? '', CLIENT_SECRET]) {
       expect(result.stdout).not.toContain(secret);
       expect(result.stderr).not.toContain(secret);
@@ -764,9 +1028,18 @@ describe('esign login / whoami / logout (built CLI)', () => {
     expect(human.stdout).toMatch(/^E-mail\s+not shared$/m);
     expect(human.stdout).toMatch(/^Birthplace\s+not shared$/m);
     expect(human.stdout).toMatch(/Session valid until \d{4}-/);
-    const json = (await cli(['whoami', '--json'])).json<{ expired: boolean; notShared: string[]; claims: Record<string, unknown> }>();
+    const json = (await cli(['whoami', '--json'])).json<{
+      expired: boolean;
+      notShared: string[];
+      claims: Record<string, unknown>;
+    }>();
     expect(json.expired).toBe(false);
-    expect(json.notShared).toEqual(['email', 'email_verified', 'com.vendor.birthplace', 'com.vendor.nl_brp_voorvoegsel']);
+    expect(json.notShared).toEqual([
+      'email',
+      'email_verified',
+      'com.vendor.birthplace',
+      'com.vendor.nl_brp_voorvoegsel',
+    ]);
     expect(json.claims['com.vendor.last_name']).toBe('Jansen');
     const logout = await cli(['logout', '--json']);
     expect(logout.json()).toEqual({ schemaVersion: 1, profile: 'sandbox', signedOut: true });
@@ -781,7 +1054,9 @@ describe('esign login / whoami / logout (built CLI)', () => {
     t.sandbox.autoApprove = true;
     const result = await cli(['login', ...follow, '--save-proof', dir, '--json']);
     expect(result.code, result.stderr).toBe(0);
-    const index = JSON.parse(await readFile(join(dir, 'index.json'), 'utf8')) as { items: Array<{ id: string; content_type: string; file: string; size: number; sha256: string }> };
+    const index = JSON.parse(await readFile(join(dir, 'index.json'), 'utf8')) as {
+      items: Array<{ id: string; content_type: string; file: string; size: number; sha256: string }>;
+    };
     expect(index.items.map((item) => item.file)).toEqual(['identity-report.pdf', 'portrait.png']);
     for (const item of index.items) {
       const bytes = await readFile(join(dir, item.file));
@@ -796,7 +1071,11 @@ describe('esign login / whoami / logout (built CLI)', () => {
   it.each(SEED_CASES)('prints an English line for %s and exits 4', async (name, user, error) => {
     const result = await cli(['login', ...as(user)]);
     expect(result.code).toBe(4);
-    const line = result.stderr.split('\n').filter((text) => text.startsWith('esign: ')).pop() ?? '';
+    const line =
+      result.stderr
+        .split('\n')
+        .filter((text) => text.startsWith('esign: '))
+        .pop() ?? '';
     if (error === 'access_denied') expect(line).toContain(`(${name})`);
     else expect(line).toMatch(/generic technical problem \(server_error\)\. Retry/);
     expect(line).not.toMatch(/[àéë]|verlopen|pincode/i);

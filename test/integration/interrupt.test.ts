@@ -89,9 +89,17 @@ async function writeBigPdf(path: string): Promise<void> {
   }
 }
 
-const sha256 = async (path: string) => createHash('sha256').update(await readFile(path)).digest('hex');
+const sha256 = async (path: string) =>
+  createHash('sha256')
+    .update(await readFile(path))
+    .digest('hex');
 
-async function until(condition: () => boolean | Promise<boolean>, what: string, run: SpawnedCli, timeoutMs = 60_000): Promise<void> {
+async function until(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  run: SpawnedCli,
+  timeoutMs = 60_000,
+): Promise<void> {
   const started = Date.now();
   while (!(await condition())) {
     if (run.child.exitCode !== null) throw new Error(`the CLI ended before ${what}: ${run.stderr()}`);
@@ -103,14 +111,21 @@ async function until(condition: () => boolean | Promise<boolean>, what: string, 
 const loggedSince = (start: number, route: string) => () => t.sandbox.requestLog.slice(start).includes(route);
 
 /** After the signal: the exit code, the message, no temp file, and every output present complete. */
-async function expectCleanInterrupt(run: SpawnedCli, signal: NodeJS.Signals, exitCode: number, dir: string, inputs: Record<string, string>): Promise<void> {
+async function expectCleanInterrupt(
+  run: SpawnedCli,
+  signal: NodeJS.Signals,
+  exitCode: number,
+  dir: string,
+  inputs: Record<string, string>,
+): Promise<void> {
   run.child.kill(signal);
   const result = await run.result;
   expect(result.code, result.stderr).toBe(exitCode);
   expect(result.stderr).toContain(`interrupted (${signal})`);
   const names = await readdir(dir);
   expect(names.filter((name) => name.endsWith('.tmp') || name.startsWith('.'))).toEqual([]);
-  for (const [name, hash] of Object.entries(inputs)) expect(await sha256(join(dir, name)), `${name} changed`).toBe(hash);
+  for (const [name, hash] of Object.entries(inputs))
+    expect(await sha256(join(dir, name)), `${name} changed`).toBe(hash);
   for (const name of names.filter((candidate) => candidate.endsWith('-signed.pdf'))) {
     const bytes = await readFile(join(dir, name));
     expect(bytes.subarray(-6).toString('latin1'), `${name} is partial`).toMatch(/%%EOF\s*$/);
@@ -148,7 +163,10 @@ describe.each(SIGNALS)('%s at each phase', (signal, exitCode) => {
 
   it('waiting for approval (a browser that never approves)', async () => {
     const { dir, inputs } = await onePageDir(1);
-    const run = spawnCli(['--browser', 'node -e setTimeout(()=>{},20000)', 'sign', '--level', 'B-B', join(dir, 'doc-0000.pdf')], { env: env() });
+    const run = spawnCli(
+      ['--browser', 'node -e setTimeout(()=>{},20000)', 'sign', '--level', 'B-B', join(dir, 'doc-0000.pdf')],
+      { env: env() },
+    );
     await run.waitForStderr(/Opening your browser|open this address|browser/i);
     await new Promise((resolve) => setTimeout(resolve, 200));
     await expectCleanInterrupt(run, signal, exitCode, dir, inputs);
@@ -157,7 +175,10 @@ describe.each(SIGNALS)('%s at each phase', (signal, exitCode) => {
 
   it('signing (signHash delayed)', async () => {
     const { dir, inputs } = await onePageDir(3);
-    t.sandbox.faults.inject({ route: 'signing POST /csc/v1/signatures/signHash', fault: { kind: 'delay', ms: 10_000 } });
+    t.sandbox.faults.inject({
+      route: 'signing POST /csc/v1/signatures/signHash',
+      fault: { kind: 'delay', ms: 10_000 },
+    });
     const start = t.sandbox.requestLog.length;
     const run = spawnCli(['--auto-approve', 'sign', '--level', 'B-B', dir], { env: env() });
     await until(loggedSince(start, 'signing POST /csc/v1/signatures/signHash'), 'signHash is called', run);
@@ -178,7 +199,11 @@ describe.each(SIGNALS)('%s at each phase', (signal, exitCode) => {
   it('writing outputs (a batch of 300 mid-write)', async () => {
     const { dir, inputs } = await onePageDir(300);
     const run = spawnCli(['--auto-approve', 'sign', '--level', 'B-B', dir], { env: env() });
-    await until(async () => (await readdir(dir)).some((name) => name.endsWith('-signed.pdf')), 'the first output is written', run);
+    await until(
+      async () => (await readdir(dir)).some((name) => name.endsWith('-signed.pdf')),
+      'the first output is written',
+      run,
+    );
     await expectCleanInterrupt(run, signal, exitCode, dir, inputs);
     const outputs = (await readdir(dir)).filter((name) => name.endsWith('-signed.pdf')).length;
     expect(outputs).toBeGreaterThan(0);

@@ -31,14 +31,20 @@ describe('load', () => {
     await mkdir(inputs, { recursive: true });
     await mkdir(outputs);
     await writeFile(join(inputs, 'doc-0000.pdf'), original);
-    for (let index = 1; index < DOCUMENTS; index++) await copyFile(join(inputs, 'doc-0000.pdf'), join(inputs, `doc-${String(index).padStart(4, '0')}.pdf`));
+    for (let index = 1; index < DOCUMENTS; index++)
+      await copyFile(join(inputs, 'doc-0000.pdf'), join(inputs, `doc-${String(index).padStart(4, '0')}.pdf`));
 
     const start = t.sandbox.requestLog.length;
     const started = performance.now();
-    const result = await runCli(['--auto-approve', '--json', 'sign', '--level', 'B-B', '--output-dir', outputs, inputs], { env: t.env, timeoutMs: 300_000 });
+    const result = await runCli(
+      ['--auto-approve', '--json', 'sign', '--level', 'B-B', '--output-dir', outputs, inputs],
+      { env: t.env, timeoutMs: 300_000 },
+    );
     const seconds = (performance.now() - started) / 1000;
     expect(result.code, result.stderr).toBe(0);
-    console.log(`load: ${DOCUMENTS} one-page PDFs in ${seconds.toFixed(1)} s = ${(DOCUMENTS / seconds).toFixed(1)} documents/s (one CLI run, B-B, incl. start-up)`);
+    console.log(
+      `load: ${DOCUMENTS} one-page PDFs in ${seconds.toFixed(1)} s = ${(DOCUMENTS / seconds).toFixed(1)} documents/s (one CLI run, B-B, incl. start-up)`,
+    );
 
     const calls = t.sandbox.requestLog.slice(start);
     expect(calls.filter((id) => id === 'signing POST /csc/v1/signatures/signHash')).toHaveLength(DOCUMENTS / 50);

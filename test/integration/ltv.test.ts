@@ -90,7 +90,12 @@ const cn = (certificate: X509Certificate): string => /CN=([^\n]+)/.exec(certific
 function expectCompleteDss(dss: Dss, signerName = 'Alice Test'): void {
   const names = dss.certs.map(cn);
   expect(names.some((name) => name.startsWith(signerName))).toBe(true);
-  for (const expected of ['esign Sandbox TEST Issuing CA', 'esign Sandbox TEST Root CA', 'esign Sandbox TEST Time-Stamping Authority', 'esign Sandbox TEST OCSP Responder']) {
+  for (const expected of [
+    'esign Sandbox TEST Issuing CA',
+    'esign Sandbox TEST Root CA',
+    'esign Sandbox TEST Time-Stamping Authority',
+    'esign Sandbox TEST OCSP Responder',
+  ]) {
     expect(names).toContain(expected);
   }
   expect(new Set(dss.certs.map((c) => c.fingerprint256)).size).toBe(dss.certs.length);
@@ -100,7 +105,9 @@ function expectCompleteDss(dss: Dss, signerName = 'Alice Test'): void {
   const single = dss.ocsps[0]!.tbsResponseData.responses[0]!;
   expect(single.certStatus.idBlock.tagNumber).toBe(0);
   const signer = dss.certs.find((c) => cn(c).startsWith(signerName))!;
-  expect(Buffer.from(single.certID.serialNumber.valueBlock.valueHexView).toString('hex').replace(/^0+/, '')).toBe(signer.serialNumber.toLowerCase().replace(/^0+/, ''));
+  expect(Buffer.from(single.certID.serialNumber.valueBlock.valueHexView).toString('hex').replace(/^0+/, '')).toBe(
+    signer.serialNumber.toLowerCase().replace(/^0+/, ''),
+  );
   expect(dss.crls).toHaveLength(2);
   const subjectDer = (name: string) => {
     const certificate = dss.certs.find((c) => cn(c) === name)!;
@@ -113,7 +120,9 @@ function expectCompleteDss(dss: Dss, signerName = 'Alice Test'): void {
 }
 
 function byteRanges(pdf: Buffer): number[][] {
-  return [...pdf.toString('latin1').matchAll(/\/ByteRange\s*\[\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\]/g)].map((m) => m.slice(1, 5).map(Number));
+  return [...pdf.toString('latin1').matchAll(/\/ByteRange\s*\[\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\]/g)].map((m) =>
+    m.slice(1, 5).map(Number),
+  );
 }
 
 /** The last document timestamp: its token's imprint equals the SHA-256 of its ByteRange, which ends at `end`. */
@@ -179,7 +188,13 @@ describe('PAdES B-LT and B-LTA', () => {
     const extended = await runCli(['--json', 'extend', '--level', 'B-LTA', signed], { env: sandbox.env });
     expect(extended.code, extended.stderr).toBe(0);
     const first = extended.json<Record<string, unknown>>();
-    expect(first).toMatchObject({ output: join(dir, 'bt-signed-lta.pdf'), level: 'B-LTA', signatures: 1, documentTimestamps: 1, dss: { ocsps: 1, crls: 2 } });
+    expect(first).toMatchObject({
+      output: join(dir, 'bt-signed-lta.pdf'),
+      level: 'B-LTA',
+      signatures: 1,
+      documentTimestamps: 1,
+      dss: { ocsps: 1, crls: 2 },
+    });
     expect(await readFile(signed)).toEqual(bt);
     const lta = await readFile(join(dir, 'bt-signed-lta.pdf'));
     expect(lta.subarray(0, bt.length).equals(bt)).toBe(true);
@@ -187,7 +202,9 @@ describe('PAdES B-LT and B-LTA', () => {
     await expectDocTimestampCovers(lta, 1);
     await expectVerifiedAt(join(dir, 'bt-signed-lta.pdf'), 'B-LTA');
 
-    const refreshed = await runCli(['--json', 'extend', '--in-place', join(dir, 'bt-signed-lta.pdf')], { env: sandbox.env });
+    const refreshed = await runCli(['--json', 'extend', '--in-place', join(dir, 'bt-signed-lta.pdf')], {
+      env: sandbox.env,
+    });
     expect(refreshed.code, refreshed.stderr).toBe(0);
     expect(refreshed.json()).toMatchObject({ level: 'B-LTA', signatures: 1, documentTimestamps: 2 });
     const twice = await readFile(join(dir, 'bt-signed-lta.pdf'));
@@ -222,9 +239,14 @@ describe('PAdES B-LT and B-LTA', () => {
     const input = join(dir, 'down.pdf');
     await makePdf(input);
     sandbox.sandbox.faults.inject({ route: 'pki POST /ocsp', fault: { kind: 'status', status: 503 }, times: 10 });
-    const fallback = await runCli(['--auto-approve', '--json', 'sign', '--level', 'B-LT', '-o', join(dir, 'fallback.pdf'), input], { env: sandbox.env });
+    const fallback = await runCli(
+      ['--auto-approve', '--json', 'sign', '--level', 'B-LT', '-o', join(dir, 'fallback.pdf'), input],
+      { env: sandbox.env },
+    );
     expect(fallback.code, fallback.stderr).toBe(0);
-    expect(fallback.stderr).toMatch(/OCSP responder at http:\/\/127\.0\.0\.1:\d+\/pki\/ocsp answered HTTP 503; the CRL of .* stands in for it/);
+    expect(fallback.stderr).toMatch(
+      /OCSP responder at http:\/\/127\.0\.0\.1:\d+\/pki\/ocsp answered HTTP 503; the CRL of .* stands in for it/,
+    );
     const dss = await dssOf(await readFile(join(dir, 'fallback.pdf')));
     expect(dss.ocsps).toHaveLength(0);
     expect(dss.crls).toHaveLength(2);
@@ -236,7 +258,9 @@ describe('PAdES B-LT and B-LTA', () => {
     expect(failed.code).toBe(5);
     const error = failed.json<{ error: { code: string; message: string; hint: string } }>().error;
     expect(error.code).toBe('REVOCATION_UNAVAILABLE');
-    expect(error.message).toMatch(/OCSP responder at http:\/\/127\.0\.0\.1:\d+\/pki\/ocsp answered HTTP 503, and its CRL fallback failed too: .*issuing\.crl answered HTTP 503/);
+    expect(error.message).toMatch(
+      /OCSP responder at http:\/\/127\.0\.0\.1:\d+\/pki\/ocsp answered HTTP 503, and its CRL fallback failed too: .*issuing\.crl answered HTTP 503/,
+    );
     expect(error.hint).toContain('esign extend');
     expect(await readdir(dir)).toEqual(['down.pdf']);
 
@@ -252,26 +276,42 @@ describe('PAdES B-LT and B-LTA', () => {
   });
 
   /** The PIN-only bulk seal, over client credentials, in windows of `window` signatures. */
-  const sealEnv = (window: number): Record<string, string> => ({ ...sandbox.env, ESIGN_SERVICE_AUTH: 'client-credentials', ESIGN_CREDENTIAL_PIN: SANDBOX_SEAL.pin, ESIGN_CSC_MAX_SIGNATURES: String(window) });
+  const sealEnv = (window: number): Record<string, string> => ({
+    ...sandbox.env,
+    ESIGN_SERVICE_AUTH: 'client-credentials',
+    ESIGN_CREDENTIAL_PIN: SANDBOX_SEAL.pin,
+    ESIGN_CSC_MAX_SIGNATURES: String(window),
+  });
   const served = (route: string): number => sandbox.sandbox.requestLog.filter((id) => id === route).length;
 
   it('a batch at B-LTA in windows: revocation data fetched once per certificate per window, issued after its signatures; every output valid at B-LTA', async () => {
     const dir = await tempDir();
     for (let index = 0; index < 5; index++) await makePdf(join(dir, `doc-${index}.pdf`));
-    const before = { ocsp: served('pki POST /ocsp'), issuing: served('pki GET /issuing.crl'), root: served('pki GET /root.crl') };
-    const run = await runCli(['--json', 'sign', '--level', 'B-LTA', '--output-dir', join(dir, 'out'), dir], { env: sealEnv(2) });
+    const before = {
+      ocsp: served('pki POST /ocsp'),
+      issuing: served('pki GET /issuing.crl'),
+      root: served('pki GET /root.crl'),
+    };
+    const run = await runCli(['--json', 'sign', '--level', 'B-LTA', '--output-dir', join(dir, 'out'), dir], {
+      env: sealEnv(2),
+    });
     expect(run.code, run.stderr).toBe(0);
     // Three windows (2 + 2 + 1): the signer's OCSP response and the two CRLs once each per window.
     expect(served('pki POST /ocsp') - before.ocsp).toBe(3);
     expect(served('pki GET /issuing.crl') - before.issuing).toBe(3);
     expect(served('pki GET /root.crl') - before.root).toBe(3);
-    const results = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { output: string; timestamp: string });
+    const results = run.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { output: string; timestamp: string });
     expect(results).toHaveLength(5);
     for (const result of results) {
       const dss = await dssOf(await readFile(result.output));
       expectCompleteDss(dss, 'ACME Test Seal');
       // Produced no earlier than the signature's timestamp (to the second, as the responder stamps).
-      expect(Math.floor(dss.ocsps[0]!.tbsResponseData.producedAt.getTime() / 1000)).toBeGreaterThanOrEqual(Math.floor(new Date(result.timestamp).getTime() / 1000));
+      expect(Math.floor(dss.ocsps[0]!.tbsResponseData.producedAt.getTime() / 1000)).toBeGreaterThanOrEqual(
+        Math.floor(new Date(result.timestamp).getTime() / 1000),
+      );
       await expectDocTimestampCovers(await readFile(result.output), 1);
       await expectVerifiedAt(result.output, 'B-LTA');
     }
@@ -280,21 +320,38 @@ describe('PAdES B-LT and B-LTA', () => {
   it('an OCSP responder answering garbage for one window, then slow for the next: their files fall back to the CRLs, with a warning; all valid at B-LT', async () => {
     const dir = await tempDir();
     for (let index = 0; index < 4; index++) await makePdf(join(dir, `doc-${index}.pdf`));
-    sandbox.sandbox.faults.inject({ route: 'pki POST /ocsp', fault: { kind: 'malformed', body: 'not an OCSP response', contentType: 'application/ocsp-response' }, times: 1 });
+    sandbox.sandbox.faults.inject({
+      route: 'pki POST /ocsp',
+      fault: { kind: 'malformed', body: 'not an OCSP response', contentType: 'application/ocsp-response' },
+      times: 1,
+    });
     sandbox.sandbox.faults.inject({ route: 'pki POST /ocsp', fault: { kind: 'delay', ms: 3_000 }, times: 10 });
-    const run = await runCli(['--json', 'sign', '--level', 'B-LT', '--output-dir', join(dir, 'out'), dir], { env: { ...sealEnv(2), ESIGN_HTTP_TIMEOUT_MS: '400' } });
+    const run = await runCli(['--json', 'sign', '--level', 'B-LT', '--output-dir', join(dir, 'out'), dir], {
+      env: { ...sealEnv(2), ESIGN_HTTP_TIMEOUT_MS: '400' },
+    });
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(/OCSP response from http:\/\/127\.0\.0\.1:\d+\/pki\/ocsp cannot be used: .*; the CRL of esign Sandbox TEST Issuing CA stands in for it/);
-    expect(run.stderr).toMatch(/OCSP responder at http:\/\/127\.0\.0\.1:\d+\/pki\/ocsp: .*did not answer within .*; the CRL of esign Sandbox TEST Issuing CA stands in for it/);
-    const results = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { output: string; dss: { ocsps: number; crls: number } });
-    expect(results.map((result) => result.dss)).toEqual(Array.from({ length: 4 }, () => ({ certs: expect.any(Number), ocsps: 0, crls: 2 })));
+    expect(run.stderr).toMatch(
+      /OCSP response from http:\/\/127\.0\.0\.1:\d+\/pki\/ocsp cannot be used: .*; the CRL of esign Sandbox TEST Issuing CA stands in for it/,
+    );
+    expect(run.stderr).toMatch(
+      /OCSP responder at http:\/\/127\.0\.0\.1:\d+\/pki\/ocsp: .*did not answer within .*; the CRL of esign Sandbox TEST Issuing CA stands in for it/,
+    );
+    const results = run.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { output: string; dss: { ocsps: number; crls: number } });
+    expect(results.map((result) => result.dss)).toEqual(
+      Array.from({ length: 4 }, () => ({ certs: expect.any(Number), ocsps: 0, crls: 2 })),
+    );
     for (const result of results) await expectVerifiedAt(result.output, 'B-LT');
   });
 
   it('extend over many files: the certificates they share get their revocation data once; each output valid at B-LTA', async () => {
     const dir = await tempDir();
     for (let index = 0; index < 3; index++) await makePdf(join(dir, `doc-${index}.pdf`));
-    const signing = await runCli(['--json', 'sign', '--level', 'B-T', '--output-dir', join(dir, 'bt'), dir], { env: sealEnv(50) });
+    const signing = await runCli(['--json', 'sign', '--level', 'B-T', '--output-dir', join(dir, 'bt'), dir], {
+      env: sealEnv(50),
+    });
     expect(signing.code, signing.stderr).toBe(0);
     const signed = ['doc-0', 'doc-1', 'doc-2'].map((name) => join(dir, 'bt', `${name}-signed.pdf`));
     const before = { ocsp: served('pki POST /ocsp'), issuing: served('pki GET /issuing.crl') };
@@ -302,7 +359,10 @@ describe('PAdES B-LT and B-LTA', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(served('pki POST /ocsp') - before.ocsp).toBe(1);
     expect(served('pki GET /issuing.crl') - before.issuing).toBe(1);
-    const results = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { input: string; output: string });
+    const results = run.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { input: string; output: string });
     expect(results.map((result) => result.input)).toEqual(signed);
     for (const result of results) {
       expectCompleteDss(await dssOf(await readFile(result.output)), 'ACME Test Seal');
@@ -314,11 +374,22 @@ describe('PAdES B-LT and B-LTA', () => {
     const dir = await tempDir();
     for (let index = 0; index < 4; index++) await makePdf(join(dir, `doc-${index}.pdf`));
     // Revoked once the first window has fetched the issuing CA's CRL, its last revocation data.
-    sandbox.sandbox.revocations.arm({ credentialID: SANDBOX_SEAL.pinOnlyCredentialID, after: { route: 'pki GET /issuing.crl', calls: 1 } });
+    sandbox.sandbox.revocations.arm({
+      credentialID: SANDBOX_SEAL.pinOnlyCredentialID,
+      after: { route: 'pki GET /issuing.crl', calls: 1 },
+    });
     try {
-      const run = await runCli(['--json', 'sign', '--level', 'B-LT', '--continue-on-error', '--output-dir', join(dir, 'out'), dir], { env: sealEnv(2) });
+      const run = await runCli(
+        ['--json', 'sign', '--level', 'B-LT', '--continue-on-error', '--output-dir', join(dir, 'out'), dir],
+        { env: sealEnv(2) },
+      );
       expect(run.code, run.stderr).toBe(10);
-      const lines = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { input: string; output?: string; error?: { code: string; message: string } });
+      const lines = run.stdout
+        .trim()
+        .split('\n')
+        .map(
+          (line) => JSON.parse(line) as { input: string; output?: string; error?: { code: string; message: string } },
+        );
       const written = lines.filter((line) => line.output && !line.error);
       const failed = lines.filter((line) => line.error);
       expect(written.map((line) => line.input).sort()).toEqual([join(dir, 'doc-0.pdf'), join(dir, 'doc-1.pdf')]);
@@ -330,8 +401,13 @@ describe('PAdES B-LT and B-LTA', () => {
       for (const line of written) await expectVerifiedAt(line.output!, 'B-LT');
       expect((await readdir(join(dir, 'out'))).sort()).toEqual(['doc-0-signed.pdf', 'doc-1-signed.pdf']);
     } finally {
-      const serial = sandbox.sandbox.pki.credentials.find((credential) => credential.credentialID === SANDBOX_SEAL.pinOnlyCredentialID)!.signer.serialNumberHex;
-      sandbox.sandbox.pki.revocations.splice(sandbox.sandbox.pki.revocations.findIndex((revocation) => revocation.serialNumberHex === serial), 1);
+      const serial = sandbox.sandbox.pki.credentials.find(
+        (credential) => credential.credentialID === SANDBOX_SEAL.pinOnlyCredentialID,
+      )!.signer.serialNumberHex;
+      sandbox.sandbox.pki.revocations.splice(
+        sandbox.sandbox.pki.revocations.findIndex((revocation) => revocation.serialNumberHex === serial),
+        1,
+      );
     }
   });
 
@@ -343,16 +419,37 @@ describe('PAdES B-LT and B-LTA', () => {
     const doc = await readPdf(bytesSource(await readFile(output)));
     const [parsed] = await findSignatures(doc);
     const token = parseTimeStampToken(parsed!.timestampToken!);
-    const tsaChain = [token.signerCertificate!, ...token.certificates.filter((der) => !Buffer.from(der).equals(token.signerCertificate!))];
-    const timestampTarget = tokenTarget(parsed!.timestampToken!, { certificates: tsaChain, genTime: token.tstInfo.genTime })[0];
-    const known = { cms: parsed!.cms, certificates: parsed!.certificates, signerCertificate: parsed!.signerCertificate, timestampToken: parsed!.timestampToken, timestampTarget };
-    const summary = (targets: ReturnType<typeof targetsOf>) => targets.map((target) => [target.role, sha256(target.leaf).toString('hex'), target.pool.length, target.usedAt?.toISOString()]);
+    const tsaChain = [
+      token.signerCertificate!,
+      ...token.certificates.filter((der) => !Buffer.from(der).equals(token.signerCertificate!)),
+    ];
+    const timestampTarget = tokenTarget(parsed!.timestampToken!, {
+      certificates: tsaChain,
+      genTime: token.tstInfo.genTime,
+    })[0];
+    const known = {
+      cms: parsed!.cms,
+      certificates: parsed!.certificates,
+      signerCertificate: parsed!.signerCertificate,
+      timestampToken: parsed!.timestampToken,
+      timestampTarget,
+    };
+    const summary = (targets: ReturnType<typeof targetsOf>) =>
+      targets.map((target) => [
+        target.role,
+        sha256(target.leaf).toString('hex'),
+        target.pool.length,
+        target.usedAt?.toISOString(),
+      ]);
 
     const taken = await findSignatures(doc, known);
     expect(taken[0]!.timestampTarget).toBe(timestampTarget);
     expect(summary(targetsOf(taken))).toEqual(summary(targetsOf([parsed!])));
     // A CMS other than the one built (here one byte off) is read from the document.
-    const other = await findSignatures(doc, { ...known, cms: Uint8Array.from([...parsed!.cms!.subarray(0, -1), parsed!.cms!.at(-1)! ^ 1]) });
+    const other = await findSignatures(doc, {
+      ...known,
+      cms: Uint8Array.from([...parsed!.cms!.subarray(0, -1), parsed!.cms!.at(-1)! ^ 1]),
+    });
     expect(other[0]!.timestampTarget).toBeUndefined();
     expect(summary(targetsOf(other))).toEqual(summary(targetsOf([parsed!])));
   });

@@ -31,7 +31,9 @@ describe('OAuth refusals and refused methods', () => {
       const body = JSON.stringify({ error, error_description: `the service says no (${error})` });
       t.sandbox.faults.inject({ route: TOKEN, fault: { kind: 'status', status, body }, times: 3 });
       const before = calls(TOKEN);
-      const result = await runCli(['--auto-approve', 'credentials', 'list'], { env: { ...t.env, ESIGN_CONFIG_DIR: await tempDir() } });
+      const result = await runCli(['--auto-approve', 'credentials', 'list'], {
+        env: { ...t.env, ESIGN_CONFIG_DIR: await tempDir() },
+      });
       expect(result.code, result.stderr).toBe(4);
       expect(result.stderr).toContain(`${error} (the service says no (${error})), HTTP ${status}`);
       expect(result.stderr).not.toMatch(/again in a moment/i);
@@ -40,11 +42,21 @@ describe('OAuth refusals and refused methods', () => {
   }
 
   it('a call refused again right after a fresh sign-in is exit 6 naming the method, without "sign in again"', async () => {
-    t.sandbox.faults.inject({ route: LIST, fault: { kind: 'status', status: 401, body: JSON.stringify({ error: 'invalid_token', error_description: 'method not allowed for this client' }) }, times: 2 });
+    t.sandbox.faults.inject({
+      route: LIST,
+      fault: {
+        kind: 'status',
+        status: 401,
+        body: JSON.stringify({ error: 'invalid_token', error_description: 'method not allowed for this client' }),
+      },
+      times: 2,
+    });
     const before = calls(LIST);
     const result = await runCli(['--auto-approve', 'credentials', 'list'], { env: t.env });
     expect(result.code, result.stderr).toBe(6);
-    expect(result.stderr).toMatch(/refused credentials\/list to this client even with the service token it had just issued \(invalid_token: method not allowed for this client\)/);
+    expect(result.stderr).toMatch(
+      /refused credentials\/list to this client even with the service token it had just issued \(invalid_token: method not allowed for this client\)/,
+    );
     expect(result.stderr).toContain('--verbose');
     expect(result.stderr).not.toMatch(/sign in/i);
     expect(calls(LIST) - before).toBe(2);

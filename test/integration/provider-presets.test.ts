@@ -25,18 +25,27 @@ afterAll(async () => shared?.close());
 
 describe('esign config init --provider', () => {
   it('--provider list names every preset with its settings', async () => {
-    const run = await runCli(['config', 'init', '--provider', 'list', '--json'], { env: { ESIGN_CONFIG_DIR: await tempDir() } });
+    const run = await runCli(['config', 'init', '--provider', 'list', '--json'], {
+      env: { ESIGN_CONFIG_DIR: await tempDir() },
+    });
     expect(run.code, run.stderr).toBe(0);
     const { presets } = JSON.parse(run.stdout) as { presets: Array<{ id: string; settings: Record<string, string> }> };
     expect(presets.map((preset) => preset.id)).toEqual(PROVIDER_IDS);
-    expect(presets.find((preset) => preset.id === 'sslcom')?.settings).toMatchObject({ cscVersion: '0', oauthTokenUrl: 'https://login.ssl.com/oauth2/token', serviceAuth: 'password', tokenRequest: 'json' });
+    expect(presets.find((preset) => preset.id === 'sslcom')?.settings).toMatchObject({
+      cscVersion: '0',
+      oauthTokenUrl: 'https://login.ssl.com/oauth2/token',
+      serviceAuth: 'password',
+      tokenRequest: 'json',
+    });
     const text = await runCli(['config', 'init', '--provider', 'list'], { env: { ESIGN_CONFIG_DIR: await tempDir() } });
     expect(text.stdout).toContain('atrust-test');
   });
 
   it('fills in the preset, --set on top; an unknown preset is a usage error naming the known ones', async () => {
     const env = { ESIGN_CONFIG_DIR: await tempDir() };
-    const init = await runCli(['config', 'init', 'qtsp', '--provider', 'atrust-test', '--set', 'clientId=mine'], { env });
+    const init = await runCli(['config', 'init', 'qtsp', '--provider', 'atrust-test', '--set', 'clientId=mine'], {
+      env,
+    });
     expect(init.code, init.stderr).toBe(0);
     expect(init.stdout).toContain('From the A-Trust');
     const oauth = await runCli(['config', 'get', 'oauthUrl'], { env });
@@ -57,21 +66,39 @@ describe('esign config init --provider', () => {
     const signing = shared.sandbox.urls.signing;
     const init = await runCli(
       [
-        'config', 'init', 'ssl', '--provider', 'sslcom-sandbox',
-        '--set', `signingBaseUrl=${signing}`,
-        '--set', `oauthTokenUrl=${signing}/login/oauth2/token`,
-        '--set', `clientId=${seal.clientId}`,
-        '--set', `tsaUrls=${shared.sandbox.urls.tsaEndpoint}`,
-        '--set', `trustAnchors=${shared.rootPemPath}`,
-        '--set', `credential=${seal.pinOnlyCredentialID}`,
-        '--set', 'cscClientData=EVCS',
+        'config',
+        'init',
+        'ssl',
+        '--provider',
+        'sslcom-sandbox',
+        '--set',
+        `signingBaseUrl=${signing}`,
+        '--set',
+        `oauthTokenUrl=${signing}/login/oauth2/token`,
+        '--set',
+        `clientId=${seal.clientId}`,
+        '--set',
+        `tsaUrls=${shared.sandbox.urls.tsaEndpoint}`,
+        '--set',
+        `trustAnchors=${shared.rootPemPath}`,
+        '--set',
+        `credential=${seal.pinOnlyCredentialID}`,
+        '--set',
+        'cscClientData=EVCS',
       ],
       { env },
     );
     expect(init.code, init.stderr).toBe(0);
     shared.sandbox.quirks.set(PROVIDER_PRESETS['sslcom-sandbox']!.emulatedBy as never);
     try {
-      const secrets = { ...env, ESIGN_SIGNING_USERNAME: seal.username, ESIGN_SIGNING_PASSWORD: seal.password, ESIGN_CREDENTIAL_PIN: seal.pin, ESIGN_TSA_PASSWORD: 'sandbox-tsa', ESIGN_TSA_USERNAME: 'esign' };
+      const secrets = {
+        ...env,
+        ESIGN_SIGNING_USERNAME: seal.username,
+        ESIGN_SIGNING_PASSWORD: seal.password,
+        ESIGN_CREDENTIAL_PIN: seal.pin,
+        ESIGN_TSA_PASSWORD: 'sandbox-tsa',
+        ESIGN_TSA_USERNAME: 'esign',
+      };
       const listed = await runCli(['credentials', 'list', '--json'], { env: secrets });
       expect(listed.code, listed.stderr).toBe(0);
       expect(listed.stdout).toContain(seal.pinOnlyCredentialID);
@@ -82,7 +109,9 @@ describe('esign config init --provider', () => {
       const signed = await runCli(['sign', '--json', pdf], { env: secrets });
       expect(signed.code, signed.stderr).toBe(0);
       await opensslVerifiesCms(signed.jsonLines<{ output: string }>()[0]!.output, shared.rootPemPath);
-      expect(shared.sandbox.requestLog.slice(before).filter((route) => route.includes('/csc/v0/signatures/signHash'))).toHaveLength(1);
+      expect(
+        shared.sandbox.requestLog.slice(before).filter((route) => route.includes('/csc/v0/signatures/signHash')),
+      ).toHaveLength(1);
     } finally {
       shared.sandbox.quirks.set([]);
     }
@@ -93,7 +122,9 @@ const FOLLOWING_BROWSER = `node ${fileURLToPath(new URL('../helpers/follow-redir
 
 /** A preset's URLs moved onto the sandbox: the API to the dialect it speaks, an OAuth server apart to the quirk oauth-elsewhere's. */
 function pointedAtSandbox(id: string): { args: string[]; dialect: 'v1' | 'v2' } {
-  const settings = Object.fromEntries(Object.entries(PROVIDER_PRESETS[id]!.settings).map(([key, setting]) => [key, setting!.value]));
+  const settings = Object.fromEntries(
+    Object.entries(PROVIDER_PRESETS[id]!.settings).map(([key, setting]) => [key, setting!.value]),
+  );
   const dialect = settings['cscVersion'] === '2' ? 'v2' : 'v1';
   const signing = dialect === 'v2' ? shared.sandbox.urls.signingV2 : shared.sandbox.urls.signing;
   const moved: Record<string, string> = { signingBaseUrl: signing };
@@ -109,45 +140,107 @@ function signerOf(id: string): { set: string[]; env: Record<string, string>; glo
   if (serviceAuth === 'password' || serviceAuth === 'basic') {
     return {
       set: ['--set', `clientId=${seal.clientId}`, '--set', `credential=${seal.pinOnlyCredentialID}`],
-      env: { ESIGN_CLIENT_SECRET: seal.clientSecret, ESIGN_SIGNING_USERNAME: seal.username, ESIGN_SIGNING_PASSWORD: seal.password, ESIGN_CREDENTIAL_PIN: seal.pin },
+      env: {
+        ESIGN_CLIENT_SECRET: seal.clientSecret,
+        ESIGN_SIGNING_USERNAME: seal.username,
+        ESIGN_SIGNING_PASSWORD: seal.password,
+        ESIGN_CREDENTIAL_PIN: seal.pin,
+      },
       global: [],
     };
   }
   // The sandbox approves at once: a browser that follows its redirects to esign's loopback listener.
-  return { set: ['--set', `clientId=${SANDBOX_SECRETS.clientId}`, '--set', 'credential=alice-rsa2048'], env: { ESIGN_CLIENT_SECRET: SANDBOX_SECRETS.clientSecret }, global: ['--browser', FOLLOWING_BROWSER] };
+  return {
+    set: ['--set', `clientId=${SANDBOX_SECRETS.clientId}`, '--set', 'credential=alice-rsa2048'],
+    env: { ESIGN_CLIENT_SECRET: SANDBOX_SECRETS.clientSecret },
+    global: ['--browser', FOLLOWING_BROWSER],
+  };
 }
 
 describe('every preset, pointed at the esign sandbox with the quirks that emulate it', () => {
-  it.each(PROVIDER_IDS.filter((id) => id !== 'sslcom-sandbox'))('%s: lists, signs a PDF and a .p7s, and openssl verifies both given only the root', async (id) => {
-    const env: Record<string, string | undefined> = { ESIGN_CONFIG_DIR: await tempDir(), DISPLAY: undefined, WAYLAND_DISPLAY: undefined, ESIGN_SANDBOX_DIR: undefined };
-    const { args, dialect } = pointedAtSandbox(id);
-    const signer = signerOf(id);
-    const preset = PROVIDER_PRESETS[id]!;
-    const extra = [
-      ...(preset.emulatedBy.includes('client-data-filter') ? ['--set', 'cscClientData=EVCS'] : []),
-      ...(preset.settings.accountToken ? ['--set', 'accountId=acct-29'] : []),
-    ];
-    const init = await runCli(['config', 'init', 'provider', '--provider', id, ...args, ...signer.set, ...extra, '--set', `tsaUrls=${shared.sandbox.urls.tsaEndpoint}`, '--set', `trustAnchors=${shared.rootPemPath}`], { env });
-    expect(init.code, init.stderr).toBe(0);
-    shared.sandbox.quirks.set(preset.emulatedBy as never);
-    try {
-      const secrets = { ...env, ...signer.env, ...(preset.settings.apiKeyHeader ? { ESIGN_API_KEY: SANDBOX_API_KEY } : {}), ESIGN_TSA_PASSWORD: 'sandbox-tsa', ESIGN_TSA_USERNAME: 'esign' };
-      const listed = await runCli([...signer.global, 'credentials', 'list', '--json'], { env: secrets });
-      expect(listed.code, listed.stderr).toBe(0);
-      expect(listed.stdout).toContain(signer.set[3]!.slice('credential='.length));
-      const dir = await tempDir();
-      const pdf = join(dir, 'a.pdf');
-      const text = join(dir, 'notes.txt');
-      await writeFile(pdf, await readFile(new URL('../../samples/contract.pdf', import.meta.url)));
-      await writeFile(text, `signed under the ${id} preset (CSC ${dialect})\n`);
-      const signed = await runCli([...signer.global, 'sign', '--json', pdf, text], { env: secrets });
-      expect(signed.code, signed.stderr).toBe(0);
-      const outputs = signed.jsonLines<{ output: string }>().map((line) => line.output);
-      await opensslVerifiesCms(outputs.find((output) => output.endsWith('.pdf'))!, shared.rootPemPath);
-      const cms = spawnSync('openssl', ['cms', '-verify', '-binary', '-inform', 'DER', '-in', `${text}.p7s`, '-content', text, '-CAfile', shared.rootPemPath, '-purpose', 'any', '-out', '/dev/null'], { encoding: 'utf8' });
-      expect(cms.status, cms.stderr).toBe(0);
-    } finally {
-      shared.sandbox.quirks.set([]);
-    }
-  });
+  it.each(PROVIDER_IDS.filter((id) => id !== 'sslcom-sandbox'))(
+    '%s: lists, signs a PDF and a .p7s, and openssl verifies both given only the root',
+    async (id) => {
+      const env: Record<string, string | undefined> = {
+        ESIGN_CONFIG_DIR: await tempDir(),
+        DISPLAY: undefined,
+        WAYLAND_DISPLAY: undefined,
+        ESIGN_SANDBOX_DIR: undefined,
+      };
+      const { args, dialect } = pointedAtSandbox(id);
+      const signer = signerOf(id);
+      const preset = PROVIDER_PRESETS[id]!;
+      const extra = [
+        ...(preset.emulatedBy.includes('client-data-filter') ? ['--set', 'cscClientData=EVCS'] : []),
+        ...(preset.settings.accountToken ? ['--set', 'accountId=acct-29'] : []),
+      ];
+      const init = await runCli(
+        [
+          'config',
+          'init',
+          'provider',
+          '--provider',
+          id,
+          ...args,
+          ...signer.set,
+          ...extra,
+          '--set',
+          `tsaUrls=${shared.sandbox.urls.tsaEndpoint}`,
+          '--set',
+          `trustAnchors=${shared.rootPemPath}`,
+        ],
+        { env },
+      );
+      expect(init.code, init.stderr).toBe(0);
+      shared.sandbox.quirks.set(preset.emulatedBy as never);
+      try {
+        const secrets = {
+          ...env,
+          ...signer.env,
+          ...(preset.settings.apiKeyHeader ? { ESIGN_API_KEY: SANDBOX_API_KEY } : {}),
+          ESIGN_TSA_PASSWORD: 'sandbox-tsa',
+          ESIGN_TSA_USERNAME: 'esign',
+        };
+        const listed = await runCli([...signer.global, 'credentials', 'list', '--json'], { env: secrets });
+        expect(listed.code, listed.stderr).toBe(0);
+        expect(listed.stdout).toContain(signer.set[3]!.slice('credential='.length));
+        const dir = await tempDir();
+        const pdf = join(dir, 'a.pdf');
+        const text = join(dir, 'notes.txt');
+        await writeFile(pdf, await readFile(new URL('../../samples/contract.pdf', import.meta.url)));
+        await writeFile(text, `signed under the ${id} preset (CSC ${dialect})\n`);
+        const signed = await runCli([...signer.global, 'sign', '--json', pdf, text], { env: secrets });
+        expect(signed.code, signed.stderr).toBe(0);
+        const outputs = signed.jsonLines<{ output: string }>().map((line) => line.output);
+        await opensslVerifiesCms(
+          outputs.find((output) => output.endsWith('.pdf'))!,
+          shared.rootPemPath,
+        );
+        const cms = spawnSync(
+          'openssl',
+          [
+            'cms',
+            '-verify',
+            '-binary',
+            '-inform',
+            'DER',
+            '-in',
+            `${text}.p7s`,
+            '-content',
+            text,
+            '-CAfile',
+            shared.rootPemPath,
+            '-purpose',
+            'any',
+            '-out',
+            '/dev/null',
+          ],
+          { encoding: 'utf8' },
+        );
+        expect(cms.status, cms.stderr).toBe(0);
+      } finally {
+        shared.sandbox.quirks.set([]);
+      }
+    },
+  );
 });

@@ -34,7 +34,10 @@ function sealEnv(dialect: Dialect, extra: Record<string, string | undefined> = {
 }
 
 /** The built-in sandbox profile of a dialect (browser approvals, esign's --auto-approve browser). */
-function browserEnv(dialect: Dialect, extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+function browserEnv(
+  dialect: Dialect,
+  extra: Record<string, string | undefined> = {},
+): Record<string, string | undefined> {
   return { ...shared.env, ESIGN_PROFILE: dialect === 'v2' ? 'sandbox-v2' : 'sandbox', ...extra };
 }
 
@@ -55,7 +58,23 @@ async function signsBatch(env: Record<string, string | undefined>, args: string[
       await opensslVerifiesCms(output, shared.rootPemPath);
       continue;
     }
-    const verify = await runTool('openssl', ['cms', '-verify', '-binary', '-inform', 'DER', '-in', output, '-content', input, '-CAfile', shared.rootPemPath, '-purpose', 'any', '-out', '/dev/null']);
+    const verify = await runTool('openssl', [
+      'cms',
+      '-verify',
+      '-binary',
+      '-inform',
+      'DER',
+      '-in',
+      output,
+      '-content',
+      input,
+      '-CAfile',
+      shared.rootPemPath,
+      '-purpose',
+      'any',
+      '-out',
+      '/dev/null',
+    ]);
     expect(verify.status, verify.stderr).toBe(0);
   }
   return calls(before, /signatures\/signHash/);
@@ -73,21 +92,31 @@ async function listsAndInfo(env: Record<string, string | undefined>): Promise<vo
 describe.each(DIALECTS)('the OAuth server apart from the API (quirk oauth-elsewhere; CSC %s)', (dialect) => {
   it('fails without the setting; ESIGN_OAUTH_URL, or ESIGN_OAUTH_TOKEN_URL alone, finds it', async () => {
     quirks('oauth-elsewhere');
-    const failed = await runCli(['credentials', 'list'], { env: sealEnv(dialect, { ESIGN_CONFIG_DIR: await tempDir() }) });
+    const failed = await runCli(['credentials', 'list'], {
+      env: sealEnv(dialect, { ESIGN_CONFIG_DIR: await tempDir() }),
+    });
     expect(failed.code).toBe(4);
     expect(failed.stderr).toContain('refused the client credentials token request with HTTP 404');
     const base = dialect === 'v2' ? shared.sandbox.urls.signingV2 : shared.sandbox.urls.signing;
     const env = sealEnv(dialect, { ESIGN_CONFIG_DIR: await tempDir(), ESIGN_OAUTH_URL: `${base}/login` });
     await listsAndInfo(env);
     expect(await signsBatch(env)).toBe(2);
-    await listsAndInfo(sealEnv(dialect, { ESIGN_CONFIG_DIR: await tempDir(), ESIGN_OAUTH_TOKEN_URL: `${base}/login/oauth2/token` }));
+    await listsAndInfo(
+      sealEnv(dialect, { ESIGN_CONFIG_DIR: await tempDir(), ESIGN_OAUTH_TOKEN_URL: `${base}/login/oauth2/token` }),
+    );
   });
 
   it('browser sign-in and approvals go to ESIGN_OAUTH_AUTHORIZE_URL and ESIGN_OAUTH_TOKEN_URL', async () => {
     quirks('oauth-elsewhere');
     const base = dialect === 'v2' ? shared.sandbox.urls.signingV2 : shared.sandbox.urls.signing;
     const before = shared.sandbox.requestLog.length;
-    await signsBatch(browserEnv(dialect, { ESIGN_OAUTH_AUTHORIZE_URL: `${base}/login/oauth2/authorize`, ESIGN_OAUTH_TOKEN_URL: `${base}/login/oauth2/token` }), ['--auto-approve']);
+    await signsBatch(
+      browserEnv(dialect, {
+        ESIGN_OAUTH_AUTHORIZE_URL: `${base}/login/oauth2/authorize`,
+        ESIGN_OAUTH_TOKEN_URL: `${base}/login/oauth2/token`,
+      }),
+      ['--auto-approve'],
+    );
     expect(calls(before, /GET \/login\/oauth2\/authorize/)).toBeGreaterThanOrEqual(2);
   });
 });
@@ -95,7 +124,9 @@ describe.each(DIALECTS)('the OAuth server apart from the API (quirk oauth-elsewh
 describe.each(DIALECTS)('token request and client authentication (CSC %s)', (dialect) => {
   it('json-token-request: refused as a form; ESIGN_TOKEN_REQUEST=json signs', async () => {
     quirks('json-token-request');
-    const failed = await runCli(['credentials', 'list'], { env: sealEnv(dialect, { ESIGN_CONFIG_DIR: await tempDir() }) });
+    const failed = await runCli(['credentials', 'list'], {
+      env: sealEnv(dialect, { ESIGN_CONFIG_DIR: await tempDir() }),
+    });
     expect(failed.code).not.toBe(0);
     expect(failed.stderr).toContain('must be a JSON object');
     const env = sealEnv(dialect, { ESIGN_CONFIG_DIR: await tempDir(), ESIGN_TOKEN_REQUEST: 'json' });
@@ -105,7 +136,9 @@ describe.each(DIALECTS)('token request and client authentication (CSC %s)', (dia
 
   it('client-auth-body: HTTP Basic refused; ESIGN_CLIENT_AUTH=body signs', async () => {
     quirks('client-auth-body');
-    const failed = await runCli(['credentials', 'list'], { env: sealEnv(dialect, { ESIGN_CONFIG_DIR: await tempDir() }) });
+    const failed = await runCli(['credentials', 'list'], {
+      env: sealEnv(dialect, { ESIGN_CONFIG_DIR: await tempDir() }),
+    });
     expect(failed.code).not.toBe(0);
     const env = sealEnv(dialect, { ESIGN_CONFIG_DIR: await tempDir(), ESIGN_CLIENT_AUTH: 'body' });
     await listsAndInfo(env);
@@ -114,7 +147,9 @@ describe.each(DIALECTS)('token request and client authentication (CSC %s)', (dia
 
   it('password grant only, JSON, client_id alone (SSL.com as jsign records it): ESIGN_SERVICE_AUTH=password signs', async () => {
     quirks('password-grant', 'json-token-request');
-    const refused = await runCli(['credentials', 'list'], { env: sealEnv(dialect, { ESIGN_CONFIG_DIR: await tempDir(), ESIGN_TOKEN_REQUEST: 'json' }) });
+    const refused = await runCli(['credentials', 'list'], {
+      env: sealEnv(dialect, { ESIGN_CONFIG_DIR: await tempDir(), ESIGN_TOKEN_REQUEST: 'json' }),
+    });
     expect(refused.stderr).toContain('unsupported_grant_type');
     const env = sealEnv(dialect, {
       ESIGN_CONFIG_DIR: await tempDir(),
@@ -133,22 +168,45 @@ describe.each(DIALECTS)('token request and client authentication (CSC %s)', (dia
 describe('settings that contradict each other', () => {
   it.each<[string, Record<string, string | undefined>, string[]]>([
     ['password without a user', { ESIGN_SERVICE_AUTH: 'password' }, ['ESIGN_SERVICE_AUTH', 'ESIGN_SIGNING_USERNAME']],
-    ['an API-key header without the key', { ESIGN_API_KEY_HEADER: 'x-api-key' }, ['ESIGN_API_KEY_HEADER', 'ESIGN_API_KEY']],
+    [
+      'an API-key header without the key',
+      { ESIGN_API_KEY_HEADER: 'x-api-key' },
+      ['ESIGN_API_KEY_HEADER', 'ESIGN_API_KEY'],
+    ],
     ['an API key without its header', { ESIGN_API_KEY: 'k-123' }, ['ESIGN_API_KEY', 'ESIGN_API_KEY_HEADER']],
     ['an account token without an account', { ESIGN_ACCOUNT_TOKEN: 'on' }, ['ESIGN_ACCOUNT_TOKEN', 'ESIGN_ACCOUNT_ID']],
-    ['a client certificate without its key', { ESIGN_CLIENT_CERT: '/nonexistent/cert.pem' }, ['ESIGN_CLIENT_CERT', 'ESIGN_CLIENT_KEY']],
+    [
+      'a client certificate without its key',
+      { ESIGN_CLIENT_CERT: '/nonexistent/cert.pem' },
+      ['ESIGN_CLIENT_CERT', 'ESIGN_CLIENT_KEY'],
+    ],
   ])('%s: exit 3, one line naming both, before any request', async (_case, extra, named) => {
     const before = shared.sandbox.requestLog.length;
-    const run = await runCli(['credentials', 'list'], { env: sealEnv('v1', { ESIGN_CONFIG_DIR: await tempDir(), ESIGN_SIGNING_USERNAME: undefined, ...extra }) });
+    const run = await runCli(['credentials', 'list'], {
+      env: sealEnv('v1', { ESIGN_CONFIG_DIR: await tempDir(), ESIGN_SIGNING_USERNAME: undefined, ...extra }),
+    });
     expect(run.code, run.stderr).toBe(3);
-    const lines = run.stderr.trim().split('\n').filter((line) => line.startsWith('esign:'));
+    const lines = run.stderr
+      .trim()
+      .split('\n')
+      .filter((line) => line.startsWith('esign:'));
     expect(lines).toHaveLength(1);
     for (const word of named) expect(lines[0]).toContain(word);
     expect(shared.sandbox.requestLog.length).toBe(before);
   });
 
-  it.each([['ESIGN_TOKEN_REQUEST', 'xml'], ['ESIGN_CLIENT_AUTH', 'mtls'], ['ESIGN_HASH_ENCODING', 'hex'], ['ESIGN_CSC_VERSION', '3'], ['ESIGN_OAUTH_URL', 'ftp://x'], ['ESIGN_API_KEY_HEADER', 'x api'], ['ESIGN_TSA_POLICY', 'freetsa']])('%s=%s: exit 3 naming it', async (variable, value) => {
-    const run = await runCli(['credentials', 'list'], { env: sealEnv('v1', { ESIGN_CONFIG_DIR: await tempDir(), [variable]: value }) });
+  it.each([
+    ['ESIGN_TOKEN_REQUEST', 'xml'],
+    ['ESIGN_CLIENT_AUTH', 'mtls'],
+    ['ESIGN_HASH_ENCODING', 'hex'],
+    ['ESIGN_CSC_VERSION', '3'],
+    ['ESIGN_OAUTH_URL', 'ftp://x'],
+    ['ESIGN_API_KEY_HEADER', 'x api'],
+    ['ESIGN_TSA_POLICY', 'freetsa'],
+  ])('%s=%s: exit 3 naming it', async (variable, value) => {
+    const run = await runCli(['credentials', 'list'], {
+      env: sealEnv('v1', { ESIGN_CONFIG_DIR: await tempDir(), [variable]: value }),
+    });
     expect(run.code).toBe(3);
     expect(run.stderr).toContain(variable);
   });
@@ -158,7 +216,9 @@ describe('settings that contradict each other', () => {
     const dir = await tempDir();
     const pdf = join(dir, 'a.pdf');
     await writeFile(pdf, await readFile(new URL('../../samples/contract.pdf', import.meta.url)));
-    const refused = await runCli(['sign', pdf], { env: sealEnv('v1', { ESIGN_CONFIG_DIR: await tempDir(), ESIGN_TSA_POLICY: '1.2.3.4.1' }) });
+    const refused = await runCli(['sign', pdf], {
+      env: sealEnv('v1', { ESIGN_CONFIG_DIR: await tempDir(), ESIGN_TSA_POLICY: '1.2.3.4.1' }),
+    });
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain('ESIGN_TSA_POLICY');
     expect(await readdir(dir)).toEqual(['a.pdf']);
@@ -178,9 +238,20 @@ describe.each(DIALECTS)('the authorization URL (CSC %s)', (dialect) => {
 
   it('account-token: refused without; ESIGN_ACCOUNT_TOKEN=on with ESIGN_ACCOUNT_ID signs, every authorization carrying a fresh token', async () => {
     quirks('account-token');
-    const failed = await runCli(['--auto-approve', 'credentials', 'list'], { env: browserEnv(dialect, { ESIGN_CONFIG_DIR: await tempDir() }) });
+    const failed = await runCli(['--auto-approve', 'credentials', 'list'], {
+      env: browserEnv(dialect, { ESIGN_CONFIG_DIR: await tempDir() }),
+    });
     expect(failed.code).not.toBe(0);
-    expect(await signsBatch(browserEnv(dialect, { ESIGN_CONFIG_DIR: await tempDir(), ESIGN_ACCOUNT_TOKEN: 'on', ESIGN_ACCOUNT_ID: 'acct-29' }), ['--auto-approve'])).toBe(2);
+    expect(
+      await signsBatch(
+        browserEnv(dialect, {
+          ESIGN_CONFIG_DIR: await tempDir(),
+          ESIGN_ACCOUNT_TOKEN: 'on',
+          ESIGN_ACCOUNT_ID: 'acct-29',
+        }),
+        ['--auto-approve'],
+      ),
+    ).toBe(2);
   });
 });
 
@@ -198,10 +269,16 @@ describe.each(DIALECTS)('listing (CSC %s)', (dialect) => {
 describe.each(DIALECTS)('service authentication by an API key (quirk api-key; CSC %s)', (dialect) => {
   it('refused without; ESIGN_API_KEY_HEADER and ESIGN_API_KEY sign, and the key is never printed', async () => {
     quirks('api-key');
-    const failed = await runCli(['credentials', 'list'], { env: sealEnv(dialect, { ESIGN_CONFIG_DIR: await tempDir() }) });
+    const failed = await runCli(['credentials', 'list'], {
+      env: sealEnv(dialect, { ESIGN_CONFIG_DIR: await tempDir() }),
+    });
     expect(failed.code).toBe(4);
     expect(failed.stderr).toContain('A valid API key is required');
-    const env = sealEnv(dialect, { ESIGN_CONFIG_DIR: await tempDir(), ESIGN_API_KEY_HEADER: 'X-Api-Key', ESIGN_API_KEY: SANDBOX_API_KEY });
+    const env = sealEnv(dialect, {
+      ESIGN_CONFIG_DIR: await tempDir(),
+      ESIGN_API_KEY_HEADER: 'X-Api-Key',
+      ESIGN_API_KEY: SANDBOX_API_KEY,
+    });
     await listsAndInfo(env);
     expect(await signsBatch(env)).toBe(2);
     const verbose = await runCli(['--verbose', 'credentials', 'list'], { env });
@@ -213,13 +290,20 @@ describe.each(DIALECTS)('service authentication by an API key (quirk api-key; CS
 describe('CSC v0 paths (quirk v0-paths)', () => {
   it('/csc/v1/ answers 404; ESIGN_CSC_VERSION=0 lists and signs on /csc/v0/', async () => {
     quirks('v0-paths');
-    const failed = await runCli(['credentials', 'list'], { env: sealEnv('v1', { ESIGN_CSC_VERSION: '1', ESIGN_CONFIG_DIR: await tempDir() }) });
+    const failed = await runCli(['credentials', 'list'], {
+      env: sealEnv('v1', { ESIGN_CSC_VERSION: '1', ESIGN_CONFIG_DIR: await tempDir() }),
+    });
     expect(failed.code).not.toBe(0);
     const env = sealEnv('v1', { ESIGN_CSC_VERSION: '0', ESIGN_CONFIG_DIR: await tempDir() });
     const before = shared.sandbox.requestLog.length;
     await listsAndInfo(env);
     expect(await signsBatch(env)).toBe(2);
-    expect(calls(before, /POST \/csc\/v0\/(info|credentials\/list|credentials\/info|credentials\/authorize|signatures\/signHash)/)).toBeGreaterThanOrEqual(5);
+    expect(
+      calls(
+        before,
+        /POST \/csc\/v0\/(info|credentials\/list|credentials\/info|credentials\/authorize|signatures\/signHash)/,
+      ),
+    ).toBeGreaterThanOrEqual(5);
     expect(calls(before, /\/csc\/v1\//)).toBe(0);
   });
 });
@@ -230,7 +314,12 @@ describe('a TOTP secret in base64 (SSL.com hands them out so)', () => {
     const dir = await tempDir();
     const pdf = join(dir, 'c.pdf');
     await writeFile(pdf, await readFile(new URL('../../samples/contract.pdf', import.meta.url)));
-    const run = await runCli(['sign', pdf], { env: sealEnv('v1', { ESIGN_CREDENTIAL: seal.credentialID, ESIGN_TOTP_SECRET: `base64:${bytes.toString('base64')}` }) });
+    const run = await runCli(['sign', pdf], {
+      env: sealEnv('v1', {
+        ESIGN_CREDENTIAL: seal.credentialID,
+        ESIGN_TOTP_SECRET: `base64:${bytes.toString('base64')}`,
+      }),
+    });
     expect(run.code, run.stderr).toBe(0);
   });
 });

@@ -9,9 +9,17 @@ import { tempDir } from '../helpers/tmp.js';
 describe('esign sandbox start', () => {
   it('serves every service on 127.0.0.1, points the sandbox profile at it, and stops on Ctrl-C', async () => {
     const dir = await tempDir();
-    const env = { ...process.env, ESIGN_CONFIG_DIR: join(dir, 'config'), ESIGN_SANDBOX_DIR: join(dir, 'sandbox'), NO_COLOR: '1' };
+    const env = {
+      ...process.env,
+      ESIGN_CONFIG_DIR: join(dir, 'config'),
+      ESIGN_SANDBOX_DIR: join(dir, 'sandbox'),
+      NO_COLOR: '1',
+    };
     const dataDir = join(dir, 'elsewhere');
-    const child = spawn(...esignCommand(['--json', 'sandbox', 'start', '--port', '0', '--data-dir', dataDir]), { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(...esignCommand(['--json', 'sandbox', 'start', '--port', '0', '--data-dir', dataDir]), {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -20,7 +28,8 @@ describe('esign sandbox start', () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     const { urls, rootPem } = JSON.parse(stdout) as { urls: Record<string, string>; rootPem: string };
-    for (const key of ['signing', 'identity', 'identityLegacy', 'storage', 'tsa', 'pki']) expect(urls[key]).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
+    for (const key of ['signing', 'identity', 'identityLegacy', 'storage', 'tsa', 'pki'])
+      expect(urls[key]).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
     expect(rootPem).toBe(join(dataDir, 'root.pem'));
     expect(existsSync(rootPem)).toBe(true);
     expect((await fetch(`${urls['base']}/_sandbox/health`)).status).toBe(200);

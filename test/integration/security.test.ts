@@ -25,7 +25,12 @@ import { authorizeInBrowser } from '../../src/io/loopback.js';
 import { buildClassicPdf } from '../helpers/pdf-fixtures.js';
 import { runCli, type CliResult } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { authorizeRequests, CONFIGURED_SECRETS, issuedSecrets as issued, recordSandboxResponses } from '../helpers/secret-ledger.js';
+import {
+  authorizeRequests,
+  CONFIGURED_SECRETS,
+  issuedSecrets as issued,
+  recordSandboxResponses,
+} from '../helpers/secret-ledger.js';
 import { tempDirForFile } from '../helpers/tmp.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
@@ -57,7 +62,9 @@ afterAll(async () => {
 });
 
 function allFiles(dir: string): Promise<string[]> {
-  return readdir(dir, { recursive: true, withFileTypes: true }).then((entries) => entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name)));
+  return readdir(dir, { recursive: true, withFileTypes: true }).then((entries) =>
+    entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name)),
+  );
 }
 
 // ---- state, nonce, PKCE, code replay ---------------------------------------------------------
@@ -80,14 +87,27 @@ function interceptingBrowser(deliver: (redirect: URL) => Promise<void>): Browser
 }
 
 function signingAuthorizeUrl(redirectUri: string, state: string, extra: Record<string, string> = {}): string {
-  const query = new URLSearchParams({ response_type: 'code', client_id: 'esign-cli', redirect_uri: redirectUri, scope: 'service', state, ...extra });
+  const query = new URLSearchParams({
+    response_type: 'code',
+    client_id: 'esign-cli',
+    redirect_uri: redirectUri,
+    scope: 'service',
+    state,
+    ...extra,
+  });
   return `${t.sandbox.urls.signing}/oauth2/authorize?${query.toString()}`;
 }
 
-async function tokenRequest(base: string, form: Record<string, string>): Promise<{ status: number; body: Record<string, unknown> }> {
+async function tokenRequest(
+  base: string,
+  form: Record<string, string>,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const response = await fetch(`${base}/oauth2/token`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from('esign-cli:sandbox-secret').toString('base64')}` },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${Buffer.from('esign-cli:sandbox-secret').toString('base64')}`,
+    },
     body: new URLSearchParams(form).toString(),
   });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
@@ -102,7 +122,14 @@ describe('state, nonce and PKCE misuse', () => {
       await fetch(forged);
       second = (await fetch(redirect)).status; // the genuine redirect, too late: the receiver answers once
     });
-    const error = await authorizeInBrowser({ buildAuthorizeUrl: signingAuthorizeUrl, redirectUri: 'http://127.0.0.1:0/callback', browser, timeoutMs: 10_000, purpose: 'test', terminal: silent }).catch((e: unknown) => e);
+    const error = await authorizeInBrowser({
+      buildAuthorizeUrl: signingAuthorizeUrl,
+      redirectUri: 'http://127.0.0.1:0/callback',
+      browser,
+      timeoutMs: 10_000,
+      purpose: 'test',
+      terminal: silent,
+    }).catch((e: unknown) => e);
     expect(isEsignError(error, 'AUTH_STATE_MISMATCH')).toBe(true);
     expect(second === undefined || second === 404).toBe(true);
   });
@@ -113,7 +140,14 @@ describe('state, nonce and PKCE misuse', () => {
       forged.searchParams.delete('state');
       await fetch(forged);
     });
-    const error = await authorizeInBrowser({ buildAuthorizeUrl: signingAuthorizeUrl, redirectUri: 'http://127.0.0.1:0/callback', browser, timeoutMs: 10_000, purpose: 'test', terminal: silent }).catch((e: unknown) => e);
+    const error = await authorizeInBrowser({
+      buildAuthorizeUrl: signingAuthorizeUrl,
+      redirectUri: 'http://127.0.0.1:0/callback',
+      browser,
+      timeoutMs: 10_000,
+      purpose: 'test',
+      terminal: silent,
+    }).catch((e: unknown) => e);
     expect(isEsignError(error, 'AUTH_STATE_MISMATCH')).toBe(true);
   });
 
@@ -121,7 +155,14 @@ describe('state, nonce and PKCE misuse', () => {
     const states = new Set<string>();
     for (let i = 0; i < 3; i++) {
       const browser = interceptingBrowser(async (redirect) => void (await fetch(redirect)));
-      const result = await authorizeInBrowser({ buildAuthorizeUrl: signingAuthorizeUrl, redirectUri: 'http://127.0.0.1:0/callback', browser, timeoutMs: 10_000, purpose: 'test', terminal: silent });
+      const result = await authorizeInBrowser({
+        buildAuthorizeUrl: signingAuthorizeUrl,
+        redirectUri: 'http://127.0.0.1:0/callback',
+        browser,
+        timeoutMs: 10_000,
+        purpose: 'test',
+        terminal: silent,
+      });
       expect(Buffer.from(result.state, 'base64url').length).toBeGreaterThanOrEqual(32);
       states.add(result.state);
     }
@@ -131,32 +172,52 @@ describe('state, nonce and PKCE misuse', () => {
   it.each([
     ['signing', () => t.sandbox.urls.signing, 'service'],
     ['identity', () => t.sandbox.urls.identity, 'openid'],
-  ])('%s service: an intercepted code cannot be redeemed without the PKCE verifier, with a wrong one, or twice', async (_, base, scope) => {
-    const verifier = randomBytes(32).toString('base64url');
-    const challenge = createHash('sha256').update(verifier).digest('base64url');
-    const redirectUri = 'http://127.0.0.1:8765/callback';
-    const codeFor = async (): Promise<string> => {
-      const query = new URLSearchParams({ response_type: 'code', client_id: 'esign-cli', redirect_uri: redirectUri, scope, state: 's', nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256' });
-      const response = await fetch(`${base()}/oauth2/authorize?${query.toString()}`, { redirect: 'manual' });
-      const code = new URL(response.headers.get('location') ?? 'http://x/').searchParams.get('code');
-      expect(code).toBeTruthy();
-      return code ?? '';
-    };
-    const form = { grant_type: 'authorization_code', client_id: 'esign-cli', redirect_uri: redirectUri };
-    const without = await tokenRequest(base(), { ...form, code: await codeFor() });
-    expect(without.status).toBe(400);
-    const wrong = await tokenRequest(base(), { ...form, code: await codeFor(), code_verifier: randomBytes(32).toString('base64url') });
-    expect(wrong.status).toBe(400);
-    const code = await codeFor();
-    const good = await tokenRequest(base(), { ...form, code, code_verifier: verifier });
-    expect(good.status, JSON.stringify(good.body)).toBe(200);
-    const replay = await tokenRequest(base(), { ...form, code, code_verifier: verifier });
-    expect(replay.status).toBe(400);
-  });
+  ])(
+    '%s service: an intercepted code cannot be redeemed without the PKCE verifier, with a wrong one, or twice',
+    async (_, base, scope) => {
+      const verifier = randomBytes(32).toString('base64url');
+      const challenge = createHash('sha256').update(verifier).digest('base64url');
+      const redirectUri = 'http://127.0.0.1:8765/callback';
+      const codeFor = async (): Promise<string> => {
+        const query = new URLSearchParams({
+          response_type: 'code',
+          client_id: 'esign-cli',
+          redirect_uri: redirectUri,
+          scope,
+          state: 's',
+          nonce: 'n',
+          code_challenge: challenge,
+          code_challenge_method: 'S256',
+        });
+        const response = await fetch(`${base()}/oauth2/authorize?${query.toString()}`, { redirect: 'manual' });
+        const code = new URL(response.headers.get('location') ?? 'http://x/').searchParams.get('code');
+        expect(code).toBeTruthy();
+        return code ?? '';
+      };
+      const form = { grant_type: 'authorization_code', client_id: 'esign-cli', redirect_uri: redirectUri };
+      const without = await tokenRequest(base(), { ...form, code: await codeFor() });
+      expect(without.status).toBe(400);
+      const wrong = await tokenRequest(base(), {
+        ...form,
+        code: await codeFor(),
+        code_verifier: randomBytes(32).toString('base64url'),
+      });
+      expect(wrong.status).toBe(400);
+      const code = await codeFor();
+      const good = await tokenRequest(base(), { ...form, code, code_verifier: verifier });
+      expect(good.status, JSON.stringify(good.body)).toBe(200);
+      const replay = await tokenRequest(base(), { ...form, code, code_verifier: verifier });
+      expect(replay.status).toBe(400);
+    },
+  );
 
   it('the CLI sends S256 PKCE, a fresh nonce and a fresh 256-bit state on every browser step', async () => {
     const from = authorizeRequests.length;
-    for (const args of [['login', '--auto-approve'], ['login', '--auto-approve'], ['--auto-approve', 'credentials', 'list']]) {
+    for (const args of [
+      ['login', '--auto-approve'],
+      ['login', '--auto-approve'],
+      ['--auto-approve', 'credentials', 'list'],
+    ]) {
       const result = await cli(['--verbose', ...args], { ESIGN_CONFIG_DIR: join(work.dir, 'pkce-config') });
       expect(result.code, result.stderr).toBe(0);
     }
@@ -179,7 +240,11 @@ describe('state, nonce and PKCE misuse', () => {
 
   it('an ID token with another nonce is refused (OIDC_NONCE_MISMATCH, exit 4) and no session is stored', async () => {
     const configDir = join(work.dir, 'nonce-config');
-    const armed = await fetch(`${t.sandbox.urls.identity}/_sandbox/switches`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ idToken: 'wrong-nonce' }) });
+    const armed = await fetch(`${t.sandbox.urls.identity}/_sandbox/switches`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ idToken: 'wrong-nonce' }),
+    });
     expect(armed.status).toBe(200);
     const result = await cli(['--verbose', '--json', 'login', '--auto-approve'], { ESIGN_CONFIG_DIR: configDir });
     expect(result.code).toBe(4);
@@ -192,18 +257,29 @@ describe('state, nonce and PKCE misuse', () => {
 // ---- redirects and the loopback receiver -------------------------------------------------------
 
 describe('redirects stay on this machine', () => {
-  it.each(['http://evil.example/callback', 'https://127.0.0.1.evil.example/cb', 'http://0.0.0.0:8765/callback', 'http://192.168.1.10:8765/callback'])(
-    'the client refuses the redirect URI %s before opening anything',
-    async (redirectUri) => {
-      let opened = false;
-      const error = await authorizeInBrowser({ buildAuthorizeUrl: signingAuthorizeUrl, redirectUri, browser: { open: async () => void (opened = true) }, timeoutMs: 5_000, purpose: 'test', terminal: silent }).catch((e: unknown) => e);
-      expect(isEsignError(error)).toBe(true);
-      expect(opened).toBe(false);
-    },
-  );
+  it.each([
+    'http://evil.example/callback',
+    'https://127.0.0.1.evil.example/cb',
+    'http://0.0.0.0:8765/callback',
+    'http://192.168.1.10:8765/callback',
+  ])('the client refuses the redirect URI %s before opening anything', async (redirectUri) => {
+    let opened = false;
+    const error = await authorizeInBrowser({
+      buildAuthorizeUrl: signingAuthorizeUrl,
+      redirectUri,
+      browser: { open: async () => void (opened = true) },
+      timeoutMs: 5_000,
+      purpose: 'test',
+      terminal: silent,
+    }).catch((e: unknown) => e);
+    expect(isEsignError(error)).toBe(true);
+    expect(opened).toBe(false);
+  });
 
   it('the CLI refuses a non-loopback redirectUri (exit 3) without a browser step', async () => {
-    const result = await cli(['--verbose', 'login', '--auto-approve'], { ESIGN_REDIRECT_URI: 'http://evil.example/callback' });
+    const result = await cli(['--verbose', 'login', '--auto-approve'], {
+      ESIGN_REDIRECT_URI: 'http://evil.example/callback',
+    });
     expect(result.code).toBe(3);
   });
 
@@ -211,7 +287,14 @@ describe('redirects stay on this machine', () => {
     ['signing', () => t.sandbox.urls.signing, 'service'],
     ['identity', () => t.sandbox.urls.identity, 'openid'],
   ])('the %s service never redirects to a non-loopback redirect_uri', async (_, base, scope) => {
-    const query = new URLSearchParams({ response_type: 'code', client_id: 'esign-cli', redirect_uri: 'http://evil.example/callback', scope, state: 's', nonce: 'n' });
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: 'esign-cli',
+      redirect_uri: 'http://evil.example/callback',
+      scope,
+      state: 's',
+      nonce: 'n',
+    });
     const response = await fetch(`${base()}/oauth2/authorize?${query.toString()}`, { redirect: 'manual' });
     expect(response.headers.get('location') ?? '').not.toContain('evil.example');
   });
@@ -237,7 +320,14 @@ describe('redirects stay on this machine', () => {
       expect(await tryConnect('127.0.0.1', port)).toBe(true);
       await fetch(redirect);
     });
-    const result = await authorizeInBrowser({ buildAuthorizeUrl: signingAuthorizeUrl, redirectUri: 'http://127.0.0.1:0/callback', browser, timeoutMs: 10_000, purpose: 'test', terminal: silent });
+    const result = await authorizeInBrowser({
+      buildAuthorizeUrl: signingAuthorizeUrl,
+      redirectUri: 'http://127.0.0.1:0/callback',
+      browser,
+      timeoutMs: 10_000,
+      purpose: 'test',
+      terminal: silent,
+    });
     expect(result.code).toBeTruthy();
     expect(attempts.length).toBeGreaterThan(0);
     expect(attempts.filter((attempt) => attempt.connected)).toEqual([]);
@@ -256,8 +346,27 @@ describe('secrets at rest and in transit', () => {
       ['ESIGN_TSA_URL', ['timestamp', join(work.dir, 'notes.txt')]],
     ] as const) {
       const configDir = join(work.dir, `insecure-${variable}`);
-      expect((await cli(['config', 'init', 'remote', '--set', 'signingBaseUrl=https://sign.example/api', '--set', 'clientId=esign-cli'], { ESIGN_CONFIG_DIR: configDir })).code).toBe(0);
-      const result = await cli(['--verbose', '--profile', 'remote', ...args], { ESIGN_CONFIG_DIR: configDir, [variable]: 'http://example.com/api', ESIGN_CLIENT_SECRET: 'remote-secret-value' });
+      expect(
+        (
+          await cli(
+            [
+              'config',
+              'init',
+              'remote',
+              '--set',
+              'signingBaseUrl=https://sign.example/api',
+              '--set',
+              'clientId=esign-cli',
+            ],
+            { ESIGN_CONFIG_DIR: configDir },
+          )
+        ).code,
+      ).toBe(0);
+      const result = await cli(['--verbose', '--profile', 'remote', ...args], {
+        ESIGN_CONFIG_DIR: configDir,
+        [variable]: 'http://example.com/api',
+        ESIGN_CLIENT_SECRET: 'remote-secret-value',
+      });
       expect(result.code, `${variable}: ${result.stderr}`).toBe(3);
       expect(result.stderr).toMatch(/Refusing plain http:\/\/ for the .* at example\.com/);
     }
@@ -283,7 +392,10 @@ describe('secrets at rest and in transit', () => {
       else expect(result.code).not.toBe(0);
     }
     // A signHash failure and a TSA failure, with the SAD already issued.
-    t.sandbox.faults.inject({ route: 'signing POST /csc/v1/signatures/signHash', fault: { kind: 'status', status: 500, body: '{"error":"server_error"}' } });
+    t.sandbox.faults.inject({
+      route: 'signing POST /csc/v1/signatures/signHash',
+      fault: { kind: 'status', status: 500, body: '{"error":"server_error"}' },
+    });
     expect((await cli(['--verbose', '--auto-approve', 'sign', '--force', pdf])).code).not.toBe(0);
     t.sandbox.faults.inject({ route: 'tsa POST /tss03', fault: { kind: 'status', status: 401 }, times: 5 });
     expect((await cli(['--verbose', '--auto-approve', 'sign', '--force', '--level', 'B-T', pdf])).code).not.toBe(0);
@@ -292,22 +404,31 @@ describe('secrets at rest and in transit', () => {
 
   it('the sandbox issued every kind of secret during these runs (the scan below is not vacuous)', () => {
     const kinds = new Set(issued.values());
-    for (const kind of ['service token', 'SAD', 'identity access token', 'ID token', 'code', 'storage secret'] as const) expect(kinds, kind).toContain(kind);
+    for (const kind of ['service token', 'SAD', 'identity access token', 'ID token', 'code', 'storage secret'] as const)
+      expect(kinds, kind).toContain(kind);
   });
 
   it('the recorded values are the ones the client holds (the token store has them)', async () => {
-    const stored = (await Promise.all((await allFiles(t.configDir)).filter((file) => /token/i.test(file)).map((file) => readFile(file, 'utf8')))).join('\n');
+    const stored = (
+      await Promise.all(
+        (await allFiles(t.configDir)).filter((file) => /token/i.test(file)).map((file) => readFile(file, 'utf8')),
+      )
+    ).join('\n');
     const held = [...issued].filter(([value, kind]) => kind !== 'SAD' && kind !== 'code' && stored.includes(value));
     expect(held.length).toBeGreaterThan(0);
   });
 
   it('no token, SAD, code, client secret or TSA password appears in any output, even with --verbose', () => {
-    const secrets = [...[...issued.keys()].map((value) => [value, issued.get(value) as string] as const), ...CONFIGURED_SECRETS.map((value) => [value, 'configured secret'] as const)];
+    const secrets = [
+      ...[...issued.keys()].map((value) => [value, issued.get(value) as string] as const),
+      ...CONFIGURED_SECRETS.map((value) => [value, 'configured secret'] as const),
+    ];
     expect(outputs.length).toBeGreaterThan(10);
     const leaks: string[] = [];
     for (const { args, result } of outputs) {
       const text = `${result.stdout}\n${result.stderr}`;
-      for (const [secret, kind] of secrets) if (text.includes(secret)) leaks.push(`${kind} in the output of esign ${args.join(' ')}`);
+      for (const [secret, kind] of secrets)
+        if (text.includes(secret)) leaks.push(`${kind} in the output of esign ${args.join(' ')}`);
     }
     expect(leaks).toEqual([]);
   });

@@ -74,7 +74,12 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     expect(result.stderr).toContain('TEST signatures');
     expect(result.code, result.stderr).toBe(0);
     const [line] = result.jsonLines<SignResult>();
-    expect(line).toMatchObject({ input, output: join(dir, 'contract-signed.pdf'), level: 'B-T', credential: 'alice-rsa2048' });
+    expect(line).toMatchObject({
+      input,
+      output: join(dir, 'contract-signed.pdf'),
+      level: 'B-T',
+      credential: 'alice-rsa2048',
+    });
     const signed = await readFile(join(dir, 'contract-signed.pdf'));
     expect(await readFile(input)).toEqual(original);
     expect(signed.subarray(0, original.length)).toEqual(original);
@@ -85,7 +90,10 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     expect(b! + c!).toBe(signed.length);
     const signedData = parseSignedData(cmsOf(signed));
     expect(signedData.signatureAlgorithm).toBe('1.2.840.113549.1.1.11');
-    const digest = createHash('sha256').update(signed.subarray(0, a)).update(signed.subarray(b!, b! + c!)).digest();
+    const digest = createHash('sha256')
+      .update(signed.subarray(0, a))
+      .update(signed.subarray(b!, b! + c!))
+      .digest();
     expect(Buffer.from(signedData.signedAttributes!.messageDigest!)).toEqual(digest);
     expect(signedData.signedAttributes!.signingTime).toBeUndefined();
     expect(signedData.signatureTimeStampToken).toBeDefined();
@@ -122,7 +130,9 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     const result = await runCli(['sign', input], { env: { ...sandbox.env, ESIGN_BROWSER: undefined } });
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(result.code, result.stderr).toBe(4);
-    expect(result.stderr.trim().split('\n').at(-1)).toMatch(/^esign: The .* needs a person at a browser, and nobody can finish it here \(this is a CI run without a terminal\)\..*--auto-approve.*--prepare/);
+    expect(result.stderr.trim().split('\n').at(-1)).toMatch(
+      /^esign: The .* needs a person at a browser, and nobody can finish it here \(this is a CI run without a terminal\)\..*--auto-approve.*--prepare/,
+    );
     expect(await readdir(dir)).toEqual(['ci.pdf']);
   });
 
@@ -130,21 +140,38 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     const dir = await tempDir();
     const input = join(dir, 'headless.pdf');
     await makePdf(input);
-    const env = { ...sandbox.env, CI: undefined, DISPLAY: undefined, WAYLAND_DISPLAY: undefined, WSL_DISTRO_NAME: undefined, ESIGN_BROWSER: undefined };
+    const env = {
+      ...sandbox.env,
+      CI: undefined,
+      DISPLAY: undefined,
+      WAYLAND_DISPLAY: undefined,
+      WSL_DISTRO_NAME: undefined,
+      ESIGN_BROWSER: undefined,
+    };
     const started = Date.now();
     const result = await runCli(['sign', input], { env });
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(result.code, result.stderr).toBe(4);
     const last = result.stderr.trim().split('\n').at(-1)!;
-    expect(last).toMatch(/^esign: The approval of the signatures needs a person at a browser, and nobody can finish it here \(no graphical display .* and no terminal\)\./);
-    for (const way of ['--auto-approve', '--browser CMD', '--no-browser from a terminal', '--prepare', '--complete']) expect(last).toContain(way);
+    expect(last).toMatch(
+      /^esign: The approval of the signatures needs a person at a browser, and nobody can finish it here \(no graphical display .* and no terminal\)\./,
+    );
+    for (const way of ['--auto-approve', '--browser CMD', '--no-browser from a terminal', '--prepare', '--complete'])
+      expect(last).toContain(way);
     expect(result.stderr).not.toContain('/oauth2/authorize');
     expect(await readdir(dir)).toEqual(['headless.pdf']);
   });
 
   it('headless, each way out named by the message works: --auto-approve, --browser CMD, the split flow; --no-browser waits as asked', async () => {
     const dir = await tempDir();
-    const headless = { ...sandbox.env, CI: undefined, DISPLAY: undefined, WAYLAND_DISPLAY: undefined, WSL_DISTRO_NAME: undefined, ESIGN_BROWSER: undefined };
+    const headless = {
+      ...sandbox.env,
+      CI: undefined,
+      DISPLAY: undefined,
+      WAYLAND_DISPLAY: undefined,
+      WSL_DISTRO_NAME: undefined,
+      ESIGN_BROWSER: undefined,
+    };
     const browser = `node ${fileURLToPath(new URL('../helpers/follow-redirects-browser.js', import.meta.url))}`;
     for (const [name, args] of [
       ['auto', ['--auto-approve', 'sign']],
@@ -161,12 +188,19 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     const fresh = { ...headless, ESIGN_CONFIG_DIR: join(dir, 'config') };
     const pending = await runCli(['--json', 'sign', '--prepare', '--state', state, split], { env: fresh });
     expect(pending.code, pending.stderr).toBe(0);
-    const signedIn = (await fetch(pending.json<{ signInUrl: string }>().signInUrl, { redirect: 'manual' })).headers.get('location')!;
-    const prepared = await runCli(['--json', 'sign', '--prepare', '--state', state, '--redirect-url', signedIn, split], { env: fresh });
+    const signedIn = (await fetch(pending.json<{ signInUrl: string }>().signInUrl, { redirect: 'manual' })).headers.get(
+      'location',
+    )!;
+    const prepared = await runCli(
+      ['--json', 'sign', '--prepare', '--state', state, '--redirect-url', signedIn, split],
+      { env: fresh },
+    );
     expect(prepared.code, prepared.stderr).toBe(0);
     const { approvals } = prepared.json<{ approvals: Array<{ authorizationUrl: string }> }>();
     const approved = (await fetch(approvals[0]!.authorizationUrl, { redirect: 'manual' })).headers.get('location')!;
-    const completed = await runCli(['sign', '--complete', '--state', state, '--redirect-url', approved], { env: fresh });
+    const completed = await runCli(['sign', '--complete', '--state', state, '--redirect-url', approved], {
+      env: fresh,
+    });
     expect(completed.code, completed.stderr).toBe(0);
     // --no-browser is the user's word that they will open the URL: esign prints it and waits.
     const waited = join(dir, 'waited.pdf');
@@ -175,7 +209,16 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     expect(result.code, result.stderr).toBe(4);
     expect(result.stderr).toMatch(/Open this URL in a browser to continue/);
     expect(result.stderr).toMatch(/Gave up waiting for the .* after 1 s/);
-    expect((await readdir(dir)).sort()).toEqual(['auto-signed.pdf', 'auto.pdf', 'command-signed.pdf', 'command.pdf', 'config', 'split-signed.pdf', 'split.pdf', 'waited.pdf']);
+    expect((await readdir(dir)).sort()).toEqual([
+      'auto-signed.pdf',
+      'auto.pdf',
+      'command-signed.pdf',
+      'command.pdf',
+      'config',
+      'split-signed.pdf',
+      'split.pdf',
+      'waited.pdf',
+    ]);
   });
 
   // The system browser is opened by the `open` package, which in the CommonJS bundle is loaded by
@@ -190,13 +233,26 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     await mkdir(bin);
     const opened = join(dir, 'opened.txt');
     const exoOpen = join(bin, 'exo-open');
-    await writeFile(exoOpen, `#!/bin/sh\n[ "$1" = --help ] && exit 0\necho "$1" >> '${opened}'\nexec curl -sfL -o /dev/null "$1"\n`, { mode: 0o755 });
-    const env = { ...sandbox.env, CI: '', DISPLAY: ':0', XDG_CURRENT_DESKTOP: 'XFCE', PATH: `${bin}:${process.env['PATH']}`, ESIGN_BROWSER: undefined };
+    await writeFile(
+      exoOpen,
+      `#!/bin/sh\n[ "$1" = --help ] && exit 0\necho "$1" >> '${opened}'\nexec curl -sfL -o /dev/null "$1"\n`,
+      { mode: 0o755 },
+    );
+    const env = {
+      ...sandbox.env,
+      CI: '',
+      DISPLAY: ':0',
+      XDG_CURRENT_DESKTOP: 'XFCE',
+      PATH: `${bin}:${process.env['PATH']}`,
+      ESIGN_BROWSER: undefined,
+    };
     const result = await runCli(['--timeout', '20', 'sign', input], { env });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toContain('Opening your browser for the');
     expect(result.stderr).not.toMatch(/Could not open a browser/);
-    expect(await readFile(opened, 'utf8')).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:\\d+/${dialect.prefix}/oauth2/authorize\\?`));
+    expect(await readFile(opened, 'utf8')).toMatch(
+      new RegExp(`^http://127\\.0\\.0\\.1:\\d+/${dialect.prefix}/oauth2/authorize\\?`),
+    );
     expect((await readdir(dir)).sort()).toEqual(['bin', 'desktop-signed.pdf', 'desktop.pdf', 'opened.txt']);
   });
 
@@ -239,7 +295,9 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     const p7s = await readFile(join(dir, 'notes.txt.p7s'));
     const parsed = parseSignedData(p7s);
     expect(parsed.signedAttributes!.signingTime).toBeInstanceOf(Date);
-    expect(Buffer.from(parsed.signedAttributes!.messageDigest!)).toEqual(createHash('sha256').update('release notes\n').digest());
+    expect(Buffer.from(parsed.signedAttributes!.messageDigest!)).toEqual(
+      createHash('sha256').update('release notes\n').digest(),
+    );
     expect(parsed.signatureTimeStampToken).toBeUndefined();
   });
 
@@ -247,7 +305,8 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     const dir = await tempDir();
     const first = join(dir, 'doc-000.pdf');
     await makePdf(first);
-    for (let index = 1; index < 120; index++) await copyFile(first, join(dir, `doc-${String(index).padStart(3, '0')}.pdf`));
+    for (let index = 1; index < 120; index++)
+      await copyFile(first, join(dir, `doc-${String(index).padStart(3, '0')}.pdf`));
     const before = sandbox.sandbox.requestLog.length;
     const result = await runCli(['--auto-approve', '--json', 'sign', '--level', 'B-B', dir], { env: sandbox.env });
     expect(result.code, result.stderr).toBe(0);
@@ -263,12 +322,18 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     const dir = await tempDir();
     for (let index = 0; index < 5; index++) await writeFile(join(dir, `part-${index}.txt`), `part ${index}`);
     const before = sandbox.sandbox.requestLog.length;
-    const result = await runCli(['--auto-approve', '--json', 'sign', '--level', 'B-B', dir], { env: { ...sandbox.env, ESIGN_CSC_MAX_SIGNATURES: '2' } });
+    const result = await runCli(['--auto-approve', '--json', 'sign', '--level', 'B-B', dir], {
+      env: { ...sandbox.env, ESIGN_CSC_MAX_SIGNATURES: '2' },
+    });
     expect(result.code, result.stderr).toBe(0);
     expect(result.jsonLines()).toHaveLength(5);
     const calls = sandbox.sandbox.requestLog.slice(before);
     expect(calls.filter((call) => call === signingRoute(dialect, 'POST signatures/signHash'))).toHaveLength(3);
-    expect(result.stderr.match(/approval of \d+ signatures?/g)).toEqual(['approval of 2 signatures', 'approval of 2 signatures', 'approval of 1 signature']);
+    expect(result.stderr.match(/approval of \d+ signatures?/g)).toEqual([
+      'approval of 2 signatures',
+      'approval of 2 signatures',
+      'approval of 1 signature',
+    ]);
   });
 
   it('refuses to overwrite an output without --force and leaves no temp file', async () => {
@@ -290,7 +355,10 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     const dir = await tempDir();
     await makePdf(join(dir, 'good.pdf'));
     await writeFile(join(dir, 'bad.pdf'), 'this is not a PDF at all');
-    const result = await runCli(['--auto-approve', '--json', 'sign', '--continue-on-error', join(dir, 'bad.pdf'), join(dir, 'good.pdf')], { env: sandbox.env });
+    const result = await runCli(
+      ['--auto-approve', '--json', 'sign', '--continue-on-error', join(dir, 'bad.pdf'), join(dir, 'good.pdf')],
+      { env: sandbox.env },
+    );
     expect(result.code).toBe(10);
     const lines = result.jsonLines<{ input: string; error?: { code: string } }>();
     expect(lines.find((line) => line.input.endsWith('bad.pdf'))?.error?.code).toBe('PDF_NOT_PDF');
@@ -301,7 +369,9 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     const dir = await tempDir();
     await makePdf(join(dir, 'good.pdf'));
     await writeFile(join(dir, 'bad.pdf'), 'not a pdf');
-    const result = await runCli(['--auto-approve', 'sign', join(dir, 'good.pdf'), join(dir, 'bad.pdf')], { env: sandbox.env });
+    const result = await runCli(['--auto-approve', 'sign', join(dir, 'good.pdf'), join(dir, 'bad.pdf')], {
+      env: sandbox.env,
+    });
     expect(result.code).toBe(7);
     expect(result.stderr.trim().split('\n').at(-1)).toMatch(/^esign: .*bad\.pdf/);
     expect((await readdir(dir)).sort()).toEqual(['bad.pdf', 'good.pdf']);
@@ -310,7 +380,9 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
   it('refuses a disabled credential with the credential exit code', async () => {
     const dir = await tempDir();
     await makePdf(join(dir, 'x.pdf'));
-    const result = await runCli(['--auto-approve', 'sign', '--credential', 'alice-disabled', join(dir, 'x.pdf')], { env: sandbox.env });
+    const result = await runCli(['--auto-approve', 'sign', '--credential', 'alice-disabled', join(dir, 'x.pdf')], {
+      env: sandbox.env,
+    });
     expect(result.code).toBe(11);
     expect(result.stderr).toMatch(/alice-disabled is disabled/);
   });
@@ -320,12 +392,22 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     const inputs = join(dir, 'in');
     await mkdir(inputs);
     await makePdf(join(inputs, 'doc-00.pdf'));
-    for (let index = 1; index < 60; index++) await copyFile(join(inputs, 'doc-00.pdf'), join(inputs, `doc-${String(index).padStart(2, '0')}.pdf`));
+    for (let index = 1; index < 60; index++)
+      await copyFile(join(inputs, 'doc-00.pdf'), join(inputs, `doc-${String(index).padStart(2, '0')}.pdf`));
     const out = join(dir, 'out');
     // The first step's signHash fails (50 files); then the TSA refuses one token of the second step.
-    sandbox.sandbox.faults.inject({ route: signingRoute(dialect, 'POST signatures/signHash'), fault: { kind: 'status', status: 500, body: '{"error":"server_error"}' } });
-    await fetch(`${sandbox.sandbox.urls.tsa}/_faults`, { method: 'POST', body: JSON.stringify({ failInfo: 'systemFailure' }) });
-    const result = await runCli(['--auto-approve', '--json', 'sign', '--level', 'B-T', '--continue-on-error', '--output-dir', out, inputs], { env: sandbox.env });
+    sandbox.sandbox.faults.inject({
+      route: signingRoute(dialect, 'POST signatures/signHash'),
+      fault: { kind: 'status', status: 500, body: '{"error":"server_error"}' },
+    });
+    await fetch(`${sandbox.sandbox.urls.tsa}/_faults`, {
+      method: 'POST',
+      body: JSON.stringify({ failInfo: 'systemFailure' }),
+    });
+    const result = await runCli(
+      ['--auto-approve', '--json', 'sign', '--level', 'B-T', '--continue-on-error', '--output-dir', out, inputs],
+      { env: sandbox.env },
+    );
     sandbox.sandbox.faults.clear();
     expect(result.code, result.stdout + result.stderr).toBe(10);
     const lines = result.jsonLines<{ input: string; output?: string; error?: { code: string } }>();
@@ -333,7 +415,11 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     expect(lines.filter((line) => line.output)).toHaveLength(9);
     expect(failed).toHaveLength(51);
     expect(failed.filter((line) => line.error!.code === 'TSA_REJECTED')).toHaveLength(1);
-    expect(failed.filter((line) => line.error!.code !== 'TSA_REJECTED').every((line) => /^CSC_|^HTTP_/.test(line.error!.code))).toBe(true);
+    expect(
+      failed
+        .filter((line) => line.error!.code !== 'TSA_REJECTED')
+        .every((line) => /^CSC_|^HTTP_/.test(line.error!.code)),
+    ).toBe(true);
     expect((await readdir(out)).filter((name) => name.endsWith('-signed.pdf'))).toHaveLength(9);
     expect((await readdir(out)).filter((name) => !name.endsWith('-signed.pdf'))).toEqual([]);
     expect(result.stderr).toContain('9 of 60 files signed; 51 failed');
@@ -343,8 +429,14 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     const dir = await tempDir();
     const input = join(dir, 'slow.pdf');
     await makePdf(input);
-    sandbox.sandbox.faults.inject({ route: signingRoute(dialect, 'GET /oauth2/authorize'), fault: { kind: 'delay', ms: 3_000 }, times: 2 });
-    const result = await runCli(['--auto-approve', '--timeout', '1', 'sign', '--level', 'B-B', input], { env: { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'config') } });
+    sandbox.sandbox.faults.inject({
+      route: signingRoute(dialect, 'GET /oauth2/authorize'),
+      fault: { kind: 'delay', ms: 3_000 },
+      times: 2,
+    });
+    const result = await runCli(['--auto-approve', '--timeout', '1', 'sign', '--level', 'B-B', input], {
+      env: { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'config') },
+    });
     sandbox.sandbox.faults.clear();
     expect(result.code, result.stderr).toBe(4);
     expect(result.stderr).toMatch(/Gave up waiting for the sign-in to the signing service after 1 s/);
@@ -357,7 +449,9 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     const input = join(dir, 'cmd.pdf');
     await makePdf(input);
     const started = Date.now();
-    const result = await runCli(['--browser', 'node -e process.exit(3)', 'sign', '--level', 'B-B', input], { env: { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'config') } });
+    const result = await runCli(['--browser', 'node -e process.exit(3)', 'sign', '--level', 'B-B', input], {
+      env: { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'config') },
+    });
     expect(result.code, result.stderr).toBe(4);
     expect(result.stderr).toMatch(/The browser command "node" failed \(exit 3\)/);
     expect(Date.now() - started).toBeLessThan(20_000);
@@ -370,7 +464,10 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     // The service sign-in is cached by an earlier run; the approval is refused (access_denied).
     expect((await runCli(['--auto-approve', 'credentials', 'list'], { env: sandbox.env })).code).toBe(0);
     const refuse = `${process.execPath} ${fileURLToPath(new URL('../helpers/redirect-error-browser.js', import.meta.url))} access_denied`;
-    const result = await runCli(['--browser', refuse, 'sign', '--level', 'B-B', '--continue-on-error', join(dir, 'a.pdf'), join(dir, 'b.pdf')], { env: sandbox.env });
+    const result = await runCli(
+      ['--browser', refuse, 'sign', '--level', 'B-B', '--continue-on-error', join(dir, 'a.pdf'), join(dir, 'b.pdf')],
+      { env: sandbox.env },
+    );
     expect(result.code, result.stderr).toBe(4);
     expect(result.stderr).toMatch(/refused or did not complete \(access_denied/);
     expect((await readdir(dir)).sort()).toEqual(['a.pdf', 'b.pdf']);
@@ -380,7 +477,10 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     const dir = await tempDir();
     const input = join(dir, 'visible.pdf');
     const original = await makePdf(input);
-    const result = await runCli(['--auto-approve', '--quiet', 'sign', '--level', 'B-B', '--visible', '--reason', 'Approved by QA', input], { env: sandbox.env });
+    const result = await runCli(
+      ['--auto-approve', '--quiet', 'sign', '--level', 'B-B', '--visible', '--reason', 'Approved by QA', input],
+      { env: sandbox.env },
+    );
     expect(result.code, result.stderr).toBe(0);
     const update = (await readFile(join(dir, 'visible-signed.pdf'))).subarray(original.length).toString('latin1');
     expect(update).toMatch(/\/Subtype \/Widget [^>]*\/Rect \[[\d.]+ [\d.]+ [\d.]+ [\d.]+\][^>]*\/AP << \/N \d+ 0 R >>/);
@@ -397,7 +497,8 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     const dir = await tempDir();
     const input = join(dir, 'refused.pdf');
     await makePdf(input);
-    const sign = (...args: string[]) => runCli(['--auto-approve', 'sign', '--level', 'B-B', '--visible', ...args, input], { env: sandbox.env });
+    const sign = (...args: string[]) =>
+      runCli(['--auto-approve', 'sign', '--level', 'B-B', '--visible', ...args, input], { env: sandbox.env });
     const cjk = await sign('--reason', 'Genehmigt 合同');
     expect(cjk.code, cjk.stderr).toBe(2);
     expect(cjk.stderr).toMatch(/has no glyph for "合" \(U\+5408\) in the appearance text \(and 1 other character\)/);
@@ -411,7 +512,13 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     const notImage = await sign('--image', input);
     expect(notImage.code).toBe(2);
     expect(notImage.stderr).toMatch(/is neither a PNG nor a JPEG/);
-    for (const result of [cjk, notFont, outside, notImage]) expect(result.stderr.trim().split('\n').filter((line) => !/sandbox profile/.test(line))).toHaveLength(1);
+    for (const result of [cjk, notFont, outside, notImage])
+      expect(
+        result.stderr
+          .trim()
+          .split('\n')
+          .filter((line) => !/sandbox profile/.test(line)),
+      ).toHaveLength(1);
     expect(await readdir(dir)).toEqual(['refused.pdf']);
   });
 
@@ -419,10 +526,19 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     const dir = await tempDir();
     const input = join(dir, 'contract.pdf');
     await makePdf(input);
-    const sign = (file: string, ...args: string[]) => runCli(['--auto-approve', '--json', 'sign', '--level', 'B-B', ...args, file], { env: sandbox.env });
-    const verify = async (file: string) => (await runCli(['--json', 'verify', file], { env: sandbox.env })).json<{ status: string; signatures: Array<{ status: string; certification?: unknown; problems: string[] }> }>();
+    const sign = (file: string, ...args: string[]) =>
+      runCli(['--auto-approve', '--json', 'sign', '--level', 'B-B', ...args, file], { env: sandbox.env });
+    const verify = async (file: string) =>
+      (await runCli(['--json', 'verify', file], { env: sandbox.env })).json<{
+        status: string;
+        signatures: Array<{ status: string; certification?: unknown; problems: string[] }>;
+      }>();
 
-    for (const [permissions, level] of [['no-changes', 1], ['form-filling', 2], ['annotations', 3]] as const) {
+    for (const [permissions, level] of [
+      ['no-changes', 1],
+      ['form-filling', 2],
+      ['annotations', 3],
+    ] as const) {
       const output = join(dir, `certified-${level}.pdf`);
       const certified = await sign(input, '--certify', permissions, '-o', output);
       expect(certified.code, certified.stderr).toBe(0);
@@ -441,7 +557,13 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     expect(both.signatures.map((signature) => signature.status)).toEqual(['valid', 'valid']);
 
     // Certifying a signed document is refused, naming its signature.
-    const again = await sign(join(dir, 'approved-3.pdf'), '--certify', 'no-changes', '-o', join(dir, 'recertified.pdf'));
+    const again = await sign(
+      join(dir, 'approved-3.pdf'),
+      '--certify',
+      'no-changes',
+      '-o',
+      join(dir, 'recertified.pdf'),
+    );
     expect(again.code).toBe(7);
     expect(again.stderr).toMatch(/already has a signature \(field "Signature1"/);
 
@@ -450,11 +572,22 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     const text = Buffer.from(certified).toString('latin1');
     const size = Number([...text.matchAll(/\/Size (\d+)/g)].at(-1)![1]);
     const root = [...text.matchAll(/\/Root (\d+ \d+ R)/g)].at(-1)![1]!;
-    const changed = Buffer.from(appendRevision(certified, { [size]: '<< /Title (Changed after certification) >>' }, size + 1, `/Info ${size} 0 R`)).toString('latin1').replace(/\/Root 1 0 R \/Prev/g, `/Root ${root} /Prev`);
+    const changed = Buffer.from(
+      appendRevision(
+        certified,
+        { [size]: '<< /Title (Changed after certification) >>' },
+        size + 1,
+        `/Info ${size} 0 R`,
+      ),
+    )
+      .toString('latin1')
+      .replace(/\/Root 1 0 R \/Prev/g, `/Root ${root} /Prev`);
     await writeFile(join(dir, 'changed.pdf'), Buffer.from(changed, 'latin1'));
     const report = await verify(join(dir, 'changed.pdf'));
     expect(report.signatures[0]!.status).toBe('invalid');
-    expect(report.signatures[0]!.problems.join('\n')).toMatch(/revision 3 changes the document \(1 object\(s\)\), which the certification's DocMDP P=1 \(no-changes\) forbids/);
+    expect(report.signatures[0]!.problems.join('\n')).toMatch(
+      /revision 3 changes the document \(1 object\(s\)\), which the certification's DocMDP P=1 \(no-changes\) forbids/,
+    );
   });
 
   it('verify after a certification at P=2 and P=3: form filling allowed at both, an added or removed annotation a failure at P=2 only (named), changed page content a failure at both; signing a broken one says so', async () => {
@@ -464,19 +597,37 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     const page = form.addPage([595, 842]);
     form.getForm().createTextField('Name').addToPage(page, { x: 72, y: 700, width: 200, height: 24 });
     // A note there before the certification, for the update that takes it off the page.
-    const noteBefore = form.context.register(form.context.obj({ Type: 'Annot', Subtype: 'Text', Rect: [400, 400, 420, 420], Contents: PDFString.of('Before certification') }));
+    const noteBefore = form.context.register(
+      form.context.obj({
+        Type: 'Annot',
+        Subtype: 'Text',
+        Rect: [400, 400, 420, 420],
+        Contents: PDFString.of('Before certification'),
+      }),
+    );
     page.node.set(PDFName.of('Annots'), form.context.obj([...(page.node.Annots()?.asArray() ?? []), noteBefore]));
     await writeFile(input, await form.save({ useObjectStreams: false }));
-    const verify = async (file: string) => (await runCli(['--json', 'verify', file], { env: sandbox.env })).json<{ signatures: Array<{ status: string; problems: string[] }> }>();
+    const verify = async (file: string) =>
+      (await runCli(['--json', 'verify', file], { env: sandbox.env })).json<{
+        signatures: Array<{ status: string; problems: string[] }>;
+      }>();
 
     /** The certified file with one unsigned incremental update, its objects edited with pdf-lib and written by the test helper. */
-    const update = async (certified: Uint8Array, edit: (doc: PDFDocument, next: () => number) => Record<number, ObjectBody>): Promise<Uint8Array> => {
+    const update = async (
+      certified: Uint8Array,
+      edit: (doc: PDFDocument, next: () => number) => Record<number, ObjectBody>,
+    ): Promise<Uint8Array> => {
       const doc = await PDFDocument.load(certified, { updateMetadata: false });
       const text = Buffer.from(certified).toString('latin1');
       let size = Number([...text.matchAll(/\/Size (\d+)/g)].at(-1)![1]);
       const root = [...text.matchAll(/\/Root (\d+ \d+ R)/g)].at(-1)![1]!;
       const objects = edit(doc, () => size++);
-      return Buffer.from(Buffer.from(appendRevision(certified, objects, size)).toString('latin1').replace(/\/Root 1 0 R \/Prev/g, `/Root ${root} /Prev`), 'latin1');
+      return Buffer.from(
+        Buffer.from(appendRevision(certified, objects, size))
+          .toString('latin1')
+          .replace(/\/Root 1 0 R \/Prev/g, `/Root ${root} /Prev`),
+        'latin1',
+      );
     };
     const fillIn = (doc: PDFDocument): Record<number, ObjectBody> => {
       const field = doc.getForm().getTextField('Name').acroField;
@@ -488,11 +639,16 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
       const note = next();
       const annots = first.node.Annots()?.asArray() ?? [];
       first.node.set(PDFName.of('Annots'), doc.context.obj([...annots, PDFRef.of(note)]));
-      return { [first.ref.objectNumber]: first.node.toString(), [note]: '<< /Type /Annot /Subtype /Text /Rect [300 300 320 320] /Contents (A note) >>' };
+      return {
+        [first.ref.objectNumber]: first.node.toString(),
+        [note]: '<< /Type /Annot /Subtype /Text /Rect [300 300 320 320] /Contents (A note) >>',
+      };
     };
     const unannotate = (doc: PDFDocument): Record<number, ObjectBody> => {
       const first = doc.getPage(0);
-      const kept = (first.node.Annots()?.asArray() ?? []).filter((ref) => !(ref instanceof PDFRef && ref.objectNumber === noteBefore.objectNumber));
+      const kept = (first.node.Annots()?.asArray() ?? []).filter(
+        (ref) => !(ref instanceof PDFRef && ref.objectNumber === noteBefore.objectNumber),
+      );
       first.node.set(PDFName.of('Annots'), doc.context.obj(kept));
       return { [first.ref.objectNumber]: first.node.toString() };
     };
@@ -500,12 +656,21 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
       const first = doc.getPage(0);
       const contents = next();
       first.node.set(PDFName.of('Contents'), PDFRef.of(contents));
-      return { [first.ref.objectNumber]: first.node.toString(), [contents]: { dict: '<< >>', data: 'BT /F1 24 Tf 72 600 Td (Changed) Tj ET' } };
+      return {
+        [first.ref.objectNumber]: first.node.toString(),
+        [contents]: { dict: '<< >>', data: 'BT /F1 24 Tf 72 600 Td (Changed) Tj ET' },
+      };
     };
 
-    for (const [permissions, level] of [['form-filling', 2], ['annotations', 3]] as const) {
+    for (const [permissions, level] of [
+      ['form-filling', 2],
+      ['annotations', 3],
+    ] as const) {
       const output = join(dir, `certified-${level}.pdf`);
-      const certified = await runCli(['--auto-approve', '--quiet', 'sign', '--level', 'B-B', '--certify', permissions, '-o', output, input], { env: sandbox.env });
+      const certified = await runCli(
+        ['--auto-approve', '--quiet', 'sign', '--level', 'B-B', '--certify', permissions, '-o', output, input],
+        { env: sandbox.env },
+      );
       expect(certified.code, certified.stderr).toBe(0);
       const bytes = new Uint8Array(await readFile(output));
       const forbids = `which the certification's DocMDP P=${level} \\(${permissions}\\) forbids`;
@@ -519,7 +684,9 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
       const annotated = (await verify(join(dir, `annotated-${level}.pdf`))).signatures[0]!;
       if (level === 2) {
         expect(annotated.status).toBe('invalid');
-        expect(annotated.problems.join('\n')).toMatch(new RegExp(`revision 3 adds a Text annotation \\(object \\d+\\), ${forbids}`));
+        expect(annotated.problems.join('\n')).toMatch(
+          new RegExp(`revision 3 adds a Text annotation \\(object \\d+\\), ${forbids}`),
+        );
       } else {
         expect(annotated.problems, 'P=3, an annotation added').toEqual([]);
         expect(annotated.status).toBe('modified');
@@ -529,7 +696,9 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
       const unannotated = (await verify(join(dir, `unannotated-${level}.pdf`))).signatures[0]!;
       if (level === 2) {
         expect(unannotated.status).toBe('invalid');
-        expect(unannotated.problems.join('\n')).toMatch(new RegExp(`revision 3 removes a Text annotation \\(object ${noteBefore.objectNumber}\\), ${forbids}`));
+        expect(unannotated.problems.join('\n')).toMatch(
+          new RegExp(`revision 3 removes a Text annotation \\(object ${noteBefore.objectNumber}\\), ${forbids}`),
+        );
       } else {
         expect(unannotated.problems, 'P=3, an annotation removed').toEqual([]);
         expect(unannotated.status).toBe('modified');
@@ -542,10 +711,15 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
 
       // Signing it is allowed where the level allows (P=3 takes a new field), but said: a new signature does not mend it.
       if (level === 3) {
-        const cosign = (file: string) => runCli(['--auto-approve', 'sign', '--level', 'B-B', '-o', join(dir, `cosigned-${file}`), join(dir, file)], { env: sandbox.env });
+        const cosign = (file: string) =>
+          runCli(['--auto-approve', 'sign', '--level', 'B-B', '-o', join(dir, `cosigned-${file}`), join(dir, file)], {
+            env: sandbox.env,
+          });
         const onBroken = await cosign(`redrawn-${level}.pdf`);
         expect(onBroken.code, onBroken.stderr).toBe(0);
-        expect(onBroken.stderr).toMatch(/redrawn-3\.pdf: its certification is already broken \(revision 3, appended after this signature, changes page content[^\n]*\); a new signature does not mend it\./);
+        expect(onBroken.stderr).toMatch(
+          /redrawn-3\.pdf: its certification is already broken \(revision 3, appended after this signature, changes page content[^\n]*\); a new signature does not mend it\./,
+        );
         const onIntact = await cosign(`certified-${level}.pdf`);
         expect(onIntact.code, onIntact.stderr).toBe(0);
         expect(onIntact.stderr).not.toMatch(/certification/);
@@ -554,39 +728,42 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
   });
 
   for (const visible of [[], ['--visible', '--name', 'Ζωή Παπαδοπούλου', '--reason', 'Genehmigt – Zoë Łukasiewicz']]) {
-  it(`splits prepare and complete for CI, with the sign-in and the approval done elsewhere${visible.length > 0 ? ' (--visible: the appearance and its font subset drawn in the split flow too)' : ''}`, async () => {
-    const dir = await tempDir();
-    await makePdf(join(dir, 'ci.pdf'));
-    const state = join(dir, 'state.json');
-    // A fresh CI machine: no terminal, no browser, no cached sign-in.
-    const env = { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'config') };
-    const prepare = (...extra: string[]) => runCli(['--json', 'sign', '--prepare', '--state', state, ...extra, join(dir, 'ci.pdf')], { env });
-    const pending = await prepare();
-    expect(pending.code, pending.stderr).toBe(0);
-    const { signInUrl } = pending.json<{ signInUrl: string }>();
-    expect((await stat(state)).mode & 0o777).toBe(0o600);
-    const signedIn = (await fetch(signInUrl, { redirect: 'manual' })).headers.get('location')!;
-    const prepared = await prepare('--redirect-url', signedIn, ...visible);
-    expect(prepared.code, prepared.stderr).toBe(0);
-    const { approvals } = prepared.json<{ approvals: Array<{ authorizationUrl: string; hashes: Array<{ hash: string }> }> }>();
-    expect(approvals).toHaveLength(1);
-    expect(approvals[0]!.hashes).toHaveLength(1);
-    const approval = await fetch(approvals[0]!.authorizationUrl, { redirect: 'manual' });
-    expect(approval.status).toBe(302);
-    const code = new URL(approval.headers.get('location')!).searchParams.get('code')!;
-    const completed = await runCli(['--json', 'sign', '--complete', '--state', state, '--code', code], { env });
-    expect(completed.code, completed.stderr).toBe(0);
-    // Done: the state file (with its PKCE verifiers) goes.
-    expect((await readdir(dir)).sort()).toEqual(['ci-signed.pdf', 'ci.pdf', 'config']);
-    const verified = await runCli(['--json', 'verify', join(dir, 'ci-signed.pdf')], { env: sandbox.env });
-    expect(verified.code, verified.stdout).toBe(0);
-    const signed = (await readFile(join(dir, 'ci-signed.pdf'))).toString('latin1');
-    if (visible.length > 0) {
-      expect(signed).toMatch(/\/FontFile2 \d+ 0 R/);
-      expect(signed).toMatch(/\/Subtype \/Type0 [^>]*\/ToUnicode \d+ 0 R|\/ToUnicode \d+ 0 R[^>]*\/Subtype \/Type0/);
-      expect(signed).toMatch(/\/AP << \/N \d+ 0 R >>/);
-    } else expect(signed).not.toMatch(/\/FontFile2/);
-  });
+    it(`splits prepare and complete for CI, with the sign-in and the approval done elsewhere${visible.length > 0 ? ' (--visible: the appearance and its font subset drawn in the split flow too)' : ''}`, async () => {
+      const dir = await tempDir();
+      await makePdf(join(dir, 'ci.pdf'));
+      const state = join(dir, 'state.json');
+      // A fresh CI machine: no terminal, no browser, no cached sign-in.
+      const env = { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'config') };
+      const prepare = (...extra: string[]) =>
+        runCli(['--json', 'sign', '--prepare', '--state', state, ...extra, join(dir, 'ci.pdf')], { env });
+      const pending = await prepare();
+      expect(pending.code, pending.stderr).toBe(0);
+      const { signInUrl } = pending.json<{ signInUrl: string }>();
+      expect((await stat(state)).mode & 0o777).toBe(0o600);
+      const signedIn = (await fetch(signInUrl, { redirect: 'manual' })).headers.get('location')!;
+      const prepared = await prepare('--redirect-url', signedIn, ...visible);
+      expect(prepared.code, prepared.stderr).toBe(0);
+      const { approvals } = prepared.json<{
+        approvals: Array<{ authorizationUrl: string; hashes: Array<{ hash: string }> }>;
+      }>();
+      expect(approvals).toHaveLength(1);
+      expect(approvals[0]!.hashes).toHaveLength(1);
+      const approval = await fetch(approvals[0]!.authorizationUrl, { redirect: 'manual' });
+      expect(approval.status).toBe(302);
+      const code = new URL(approval.headers.get('location')!).searchParams.get('code')!;
+      const completed = await runCli(['--json', 'sign', '--complete', '--state', state, '--code', code], { env });
+      expect(completed.code, completed.stderr).toBe(0);
+      // Done: the state file (with its PKCE verifiers) goes.
+      expect((await readdir(dir)).sort()).toEqual(['ci-signed.pdf', 'ci.pdf', 'config']);
+      const verified = await runCli(['--json', 'verify', join(dir, 'ci-signed.pdf')], { env: sandbox.env });
+      expect(verified.code, verified.stdout).toBe(0);
+      const signed = (await readFile(join(dir, 'ci-signed.pdf'))).toString('latin1');
+      if (visible.length > 0) {
+        expect(signed).toMatch(/\/FontFile2 \d+ 0 R/);
+        expect(signed).toMatch(/\/Subtype \/Type0 [^>]*\/ToUnicode \d+ 0 R|\/ToUnicode \d+ 0 R[^>]*\/Subtype \/Type0/);
+        expect(signed).toMatch(/\/AP << \/N \d+ 0 R >>/);
+      } else expect(signed).not.toMatch(/\/FontFile2/);
+    });
   }
 
   it('--prepare prints what a person must open even with --quiet, and overwrites an old state file it does not need', async () => {
@@ -597,13 +774,23 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     const env = { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'config') };
     const pending = await runCli(['--quiet', 'sign', '--prepare', '--state', state, join(dir, 'q.pdf')], { env });
     expect(pending.code, pending.stderr).toBe(0);
-    expect(pending.stdout).toMatch(new RegExp(`^Sign in at:\\n.*/${dialect.prefix}/oauth2/authorize\\?.*scope=service`, 'm'));
-    const signedIn = (await fetch(/(http:\S+\/oauth2\/authorize\S+)/.exec(pending.stdout)![1]!, { redirect: 'manual' })).headers.get('location')!;
-    const prepared = await runCli(['--quiet', 'sign', '--prepare', '--state', state, '--redirect-url', signedIn, join(dir, 'q.pdf')], { env });
+    expect(pending.stdout).toMatch(
+      new RegExp(`^Sign in at:\\n.*/${dialect.prefix}/oauth2/authorize\\?.*scope=service`, 'm'),
+    );
+    const signedIn = (
+      await fetch(/(http:\S+\/oauth2\/authorize\S+)/.exec(pending.stdout)![1]!, { redirect: 'manual' })
+    ).headers.get('location')!;
+    const prepared = await runCli(
+      ['--quiet', 'sign', '--prepare', '--state', state, '--redirect-url', signedIn, join(dir, 'q.pdf')],
+      { env },
+    );
     expect(prepared.code, prepared.stderr).toBe(0);
     expect(prepared.stdout).toMatch(/scope=credential/);
     // Once signatures are prepared, a --redirect-url belongs to --complete.
-    const misplaced = await runCli(['sign', '--prepare', '--state', state, '--redirect-url', signedIn, join(dir, 'q.pdf')], { env });
+    const misplaced = await runCli(
+      ['sign', '--prepare', '--state', state, '--redirect-url', signedIn, join(dir, 'q.pdf')],
+      { env },
+    );
     expect(misplaced.code).toBe(2);
     expect(misplaced.stderr).toContain('--redirect-url goes with --complete');
   });
@@ -613,15 +800,28 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     await makePdf(join(dir, 'o.pdf'));
     const state = join(dir, 'state.json');
     const env = { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'config') };
-    const prepare = (...args: string[]) => runCli(['--json', 'sign', '--prepare', '--state', state, ...args, join(dir, 'o.pdf')], { env });
+    const prepare = (...args: string[]) =>
+      runCli(['--json', 'sign', '--prepare', '--state', state, ...args, join(dir, 'o.pdf')], { env });
     const pending = await prepare('--visible', '--reason', 'Approved');
     expect(pending.code, pending.stderr).toBe(0);
-    const signedIn = (await fetch(pending.json<{ signInUrl: string }>().signInUrl, { redirect: 'manual' })).headers.get('location')!;
+    const signedIn = (await fetch(pending.json<{ signInUrl: string }>().signInUrl, { redirect: 'manual' })).headers.get(
+      'location',
+    )!;
     const dropped = await prepare('--redirect-url', signedIn, '--reason', 'Seen');
     expect(dropped.code).toBe(2);
-    expect(dropped.stderr).toMatch(/^esign: The sign-in in \S+ was begun by a --prepare run with --reason "Approved", --visible; this run has them otherwise, and would prepare other signatures\. Run the first --prepare command again, as it was, adding --redirect-url/m);
+    expect(dropped.stderr).toMatch(
+      /^esign: The sign-in in \S+ was begun by a --prepare run with --reason "Approved", --visible; this run has them otherwise, and would prepare other signatures\. Run the first --prepare command again, as it was, adding --redirect-url/m,
+    );
     // Nothing was used up: the same sign-in finishes with the same options, and one more.
-    const prepared = await prepare('--redirect-url', signedIn, '--visible', '--reason', 'Approved', '--location', 'Vienna');
+    const prepared = await prepare(
+      '--redirect-url',
+      signedIn,
+      '--visible',
+      '--reason',
+      'Approved',
+      '--location',
+      'Vienna',
+    );
     expect(prepared.code, prepared.stderr).toBe(0);
     expect(prepared.json<{ approvals: unknown[] }>().approvals).toHaveLength(1);
   });
@@ -629,7 +829,10 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
   it('refuses the split flow on a sandbox started inside the command: its URLs would die with it', async () => {
     const dir = await tempDir();
     await makePdf(join(dir, 'e.pdf'));
-    const result = await runCli(['--auto-approve', 'sign', '--prepare', '--state', join(dir, 's.json'), join(dir, 'e.pdf')], { env: { ESIGN_CONFIG_DIR: join(dir, 'config'), ESIGN_SANDBOX_DIR: join(dir, 'sandbox') } });
+    const result = await runCli(
+      ['--auto-approve', 'sign', '--prepare', '--state', join(dir, 's.json'), join(dir, 'e.pdf')],
+      { env: { ESIGN_CONFIG_DIR: join(dir, 'config'), ESIGN_SANDBOX_DIR: join(dir, 'sandbox') } },
+    );
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain('needs a running sandbox');
     expect((await readdir(dir)).filter((name) => name.endsWith('.json'))).toEqual([]);
@@ -639,13 +842,24 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     const dir = await tempDir();
     await makePdf(join(dir, 'ci.pdf'));
     const state = join(dir, 'state.json');
-    const prepared = await runCli(['--auto-approve', '--json', 'sign', '--prepare', '--state', state, join(dir, 'ci.pdf')], { env: { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'here') } });
+    const prepared = await runCli(
+      ['--auto-approve', '--json', 'sign', '--prepare', '--state', state, join(dir, 'ci.pdf')],
+      { env: { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'here') } },
+    );
     expect(prepared.code, prepared.stderr).toBe(0);
-    const location = (await fetch(prepared.json<{ approvals: Array<{ authorizationUrl: string }> }>().approvals[0]!.authorizationUrl, { redirect: 'manual' })).headers.get('location')!;
-    const elsewhere = await runCli(['sign', '--complete', '--state', state, '--redirect-url', location], { env: { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'elsewhere') } });
+    const location = (
+      await fetch(prepared.json<{ approvals: Array<{ authorizationUrl: string }> }>().approvals[0]!.authorizationUrl, {
+        redirect: 'manual',
+      })
+    ).headers.get('location')!;
+    const elsewhere = await runCli(['sign', '--complete', '--state', state, '--redirect-url', location], {
+      env: { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'elsewhere') },
+    });
     expect(elsewhere.code).toBe(4);
     expect(elsewhere.stderr).toContain('is not on this machine or has expired');
-    const here = await runCli(['sign', '--complete', '--state', state, '--redirect-url', location], { env: { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'here') } });
+    const here = await runCli(['sign', '--complete', '--state', state, '--redirect-url', location], {
+      env: { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'here') },
+    });
     expect(here.code, here.stderr).toBe(0);
   });
 
@@ -654,22 +868,48 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     const inputs = join(dir, 'in');
     await mkdir(inputs);
     await makePdf(join(inputs, 'doc-00.pdf'));
-    for (let index = 1; index < 55; index++) await copyFile(join(inputs, 'doc-00.pdf'), join(inputs, `doc-${String(index).padStart(2, '0')}.pdf`));
+    for (let index = 1; index < 55; index++)
+      await copyFile(join(inputs, 'doc-00.pdf'), join(inputs, `doc-${String(index).padStart(2, '0')}.pdf`));
     const state = join(dir, 'state.json');
-    const prepared = await runCli(['--auto-approve', '--json', 'sign', '--prepare', '--state', state, '--level', 'B-B', '--output-dir', join(dir, 'out'), inputs], { env: sandbox.env });
+    const prepared = await runCli(
+      [
+        '--auto-approve',
+        '--json',
+        'sign',
+        '--prepare',
+        '--state',
+        state,
+        '--level',
+        'B-B',
+        '--output-dir',
+        join(dir, 'out'),
+        inputs,
+      ],
+      { env: sandbox.env },
+    );
     expect(prepared.code, prepared.stderr).toBe(0);
     const { approvals } = prepared.json<{ approvals: Array<{ authorizationUrl: string; hashes: unknown[] }> }>();
     expect(approvals.map((approval) => approval.hashes.length)).toEqual([50, 5]);
-    const redirects = await Promise.all(approvals.map(async (approval) => (await fetch(approval.authorizationUrl, { redirect: 'manual' })).headers.get('location')!));
+    const redirects = await Promise.all(
+      approvals.map(async (approval) =>
+        (await fetch(approval.authorizationUrl, { redirect: 'manual' })).headers.get('location')!,
+      ),
+    );
     // The second approval first: its 5 files are signed, the first approval stays pending.
-    const second = await runCli(['--json', 'sign', '--complete', '--state', state, '--redirect-url', redirects[1]!], { env: sandbox.env });
+    const second = await runCli(['--json', 'sign', '--complete', '--state', state, '--redirect-url', redirects[1]!], {
+      env: sandbox.env,
+    });
     expect(second.code, second.stderr).toBe(0);
     expect(second.jsonLines().filter((line) => (line as { output?: string }).output)).toHaveLength(5);
     expect(second.jsonLines().at(-1)).toMatchObject({ remainingApprovals: 1 });
-    const again = await runCli(['sign', '--complete', '--state', state, '--redirect-url', redirects[1]!], { env: sandbox.env });
+    const again = await runCli(['sign', '--complete', '--state', state, '--redirect-url', redirects[1]!], {
+      env: sandbox.env,
+    });
     expect(again.code).toBe(4);
     expect(again.stderr).toContain('state that esign did not send');
-    const first = await runCli(['--json', 'sign', '--complete', '--state', state, '--redirect-url', redirects[0]!], { env: sandbox.env });
+    const first = await runCli(['--json', 'sign', '--complete', '--state', state, '--redirect-url', redirects[0]!], {
+      env: sandbox.env,
+    });
     expect(first.code, first.stderr).toBe(0);
     expect(first.jsonLines()).toHaveLength(50);
     await expect(stat(state)).rejects.toThrow();

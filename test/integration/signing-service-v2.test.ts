@@ -49,7 +49,9 @@ const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');
 const b64url = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64url');
 
 async function authorize(params: Record<string, string>): Promise<URLSearchParams> {
-  const response = await fetch(`${base}/oauth2/authorize?${new URLSearchParams(params).toString()}`, { redirect: 'manual' });
+  const response = await fetch(`${base}/oauth2/authorize?${new URLSearchParams(params).toString()}`, {
+    redirect: 'manual',
+  });
   expect(response.status).toBe(302);
   return new URL(response.headers.get('location') ?? '').searchParams;
 }
@@ -59,11 +61,24 @@ const CODE_VERIFIER = 'raw-requests-code-verifier-'.padEnd(43, 'v');
 const CODE_CHALLENGE = createHash('sha256').update(CODE_VERIFIER).digest('base64url');
 
 function serviceParams(extra: Record<string, string> = {}): Record<string, string> {
-  return { response_type: 'code', client_id: CLIENT_ID, redirect_uri: REDIRECT, scope: 'service', state: 'st-2', code_challenge: CODE_CHALLENGE, code_challenge_method: 'S256', ...extra };
+  return {
+    response_type: 'code',
+    client_id: CLIENT_ID,
+    redirect_uri: REDIRECT,
+    scope: 'service',
+    state: 'st-2',
+    code_challenge: CODE_CHALLENGE,
+    code_challenge_method: 'S256',
+    ...extra,
+  };
 }
 
 /** §8.3.2: scope credential with credentialID, numSignatures, hashes (base64url, comma-separated) and hashAlgorithmOID. */
-function credentialParams(credentialID: string, hashes: Uint8Array[], extra: Record<string, string> = {}): Record<string, string> {
+function credentialParams(
+  credentialID: string,
+  hashes: Uint8Array[],
+  extra: Record<string, string> = {},
+): Record<string, string> {
   return {
     ...serviceParams({ scope: 'credential' }),
     credentialID,
@@ -76,16 +91,36 @@ function credentialParams(credentialID: string, hashes: Uint8Array[], extra: Rec
 
 /** RFC 9396 as CSC v2 profiles it: one authorization_details entry of type credential. */
 function detailsParams(credentialID: string, hashes: Uint8Array[]): Record<string, string> {
-  const details = [{ type: 'credential', credentialID, documentDigests: hashes.map((hash, index) => ({ hash: b64(hash), label: `doc ${index}` })), hashAlgorithmOID: SHA256 }];
+  const details = [
+    {
+      type: 'credential',
+      credentialID,
+      documentDigests: hashes.map((hash, index) => ({ hash: b64(hash), label: `doc ${index}` })),
+      hashAlgorithmOID: SHA256,
+    },
+  ];
   const { scope: _scope, ...params } = serviceParams();
   return { ...params, authorization_details: JSON.stringify(details) };
 }
 
-async function token(code: string, extra: Record<string, string> = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+async function token(
+  code: string,
+  extra: Record<string, string> = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const response = await fetch(`${base}/oauth2/token`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString('base64')}` },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code, client_id: CLIENT_ID, redirect_uri: REDIRECT, code_verifier: CODE_VERIFIER, ...extra }).toString(),
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString('base64')}`,
+    },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      client_id: CLIENT_ID,
+      redirect_uri: REDIRECT,
+      code_verifier: CODE_VERIFIER,
+      ...extra,
+    }).toString(),
   });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
@@ -101,18 +136,35 @@ async function exchange(params: Record<string, string>): Promise<string> {
   return result.body['access_token'] as string;
 }
 
-async function csc(path: string, accessToken: string | undefined, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+async function csc(
+  path: string,
+  accessToken: string | undefined,
+  body: unknown,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (accessToken) headers['authorization'] = `Bearer ${accessToken}`;
   const response = await fetch(`${base}/csc/v2/${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-function signHashBody(credentialID: string, sad: string | undefined, hashes: Uint8Array[], extra: Record<string, unknown> = {}) {
-  return { credentialID, ...(sad ? { SAD: sad } : {}), hashes: hashes.map(b64), hashAlgorithmOID: SHA256, signAlgo: RSA, ...extra };
+function signHashBody(
+  credentialID: string,
+  sad: string | undefined,
+  hashes: Uint8Array[],
+  extra: Record<string, unknown> = {},
+) {
+  return {
+    credentialID,
+    ...(sad ? { SAD: sad } : {}),
+    hashes: hashes.map(b64),
+    hashAlgorithmOID: SHA256,
+    signAlgo: RSA,
+    ...extra,
+  };
 }
 
-const certificateOf = (id: string) => sandbox.pki.credentials.find((credential) => credential.credentialID === id)?.signer.certificate as Uint8Array;
+const certificateOf = (id: string) =>
+  sandbox.pki.credentials.find((credential) => credential.credentialID === id)?.signer.certificate as Uint8Array;
 
 describe('POST /csc/v2/info (§11.1)', () => {
   it('answers without a token: specs 2.0.0.2, its sign-ins (basic, oauth2code, oauth2client), its OAuth server and the methods it offers', async () => {
@@ -123,7 +175,14 @@ describe('POST /csc/v2/info (§11.1)', () => {
       authType: ['basic', 'oauth2code', 'oauth2client'],
       oauth2: base,
       asynchronousOperationMode: false,
-      methods: ['auth/login', 'credentials/list', 'credentials/info', 'credentials/authorize', 'credentials/sendOTP', 'signatures/signHash'],
+      methods: [
+        'auth/login',
+        'credentials/list',
+        'credentials/info',
+        'credentials/authorize',
+        'credentials/sendOTP',
+        'signatures/signHash',
+      ],
       lang: 'en-US',
     });
     expect(result.body['name']).toEqual(expect.any(String));
@@ -131,8 +190,24 @@ describe('POST /csc/v2/info (§11.1)', () => {
   });
 
   it('the v1.0.4 service has no v2 info, and the v2 service no v1 API', async () => {
-    expect((await fetch(`${sandbox.urls.signing}/csc/v2/info`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(404);
-    expect((await fetch(`${base}/csc/v1/credentials/list`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(404);
+    expect(
+      (
+        await fetch(`${sandbox.urls.signing}/csc/v2/info`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{}',
+        })
+      ).status,
+    ).toBe(404);
+    expect(
+      (
+        await fetch(`${base}/csc/v1/credentials/list`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{}',
+        })
+      ).status,
+    ).toBe(404);
   });
 });
 
@@ -154,22 +229,83 @@ describe('GET /oauth2/authorize, scope credential (§8.3.2)', () => {
   it('exchanges a code approved with authorization_details only with the same details', async () => {
     const params = detailsParams('alice-rsa2048', [digest('repeat')]);
     const missing = await token((await authorize(params)).get('code') ?? '');
-    expect([missing.status, missing.body]).toEqual([400, { error: 'invalid_request', error_description: 'Missing (or invalid type) string parameter authorization_details' }]);
-    const other = await token((await authorize(params)).get('code') ?? '', { authorization_details: detailsParams('alice-rsa2048', [digest('other')])['authorization_details']! });
+    expect([missing.status, missing.body]).toEqual([
+      400,
+      {
+        error: 'invalid_request',
+        error_description: 'Missing (or invalid type) string parameter authorization_details',
+      },
+    ]);
+    const other = await token((await authorize(params)).get('code') ?? '', {
+      authorization_details: detailsParams('alice-rsa2048', [digest('other')])['authorization_details']!,
+    });
     expect([other.status, other.body['error']]).toEqual([400, 'invalid_grant']);
   });
 
   it.each([
-    ['no code_challenge', () => { const { code_challenge: _c, code_challenge_method: _m, ...p } = credentialParams('alice-rsa2048', [digest('1')]); return p; }, /Missing \(or invalid type\) string parameter code_challenge/],
-    ['authorization_details with a scope', () => ({ ...detailsParams('alice-rsa2048', [digest('1')]), scope: 'credential' }), /scope parameter is not used with authorization_details/],
-    ['the v1.0.4 hash parameter instead of hashes', () => { const { hashes: _h, ...p } = credentialParams('alice-rsa2048', [digest('1')]); return { ...p, hash: b64url(digest('1')) }; }, /Missing \(or invalid type\) string parameter hashes/],
-    ['no hashAlgorithmOID', () => { const { hashAlgorithmOID: _a, ...p } = credentialParams('alice-rsa2048', [digest('1')]); return p; }, /Missing \(or invalid type\) string parameter hashAlgorithmOID/],
-    ['SHA-1', () => credentialParams('alice-rsa2048', [digest('1')], { hashAlgorithmOID: '1.3.14.3.2.26' }), /Invalid parameter hashAlgorithmOID/],
-    ['numSignatures not the number of hashes', () => credentialParams('alice-rsa2048', [digest('1'), digest('2')], { numSignatures: '3' }), /Invalid parameter numSignatures/],
-    ['51 hashes', () => credentialParams('alice-rsa2048', Array.from({ length: 51 }, (_, i) => digest(`h${i}`))), /Invalid parameter numSignatures: between 1 and 50/],
-    ['a hash of 20 bytes', () => credentialParams('alice-rsa2048', [digest('1').subarray(0, 20)]), /Invalid digest value length/],
+    [
+      'no code_challenge',
+      () => {
+        const {
+          code_challenge: _c,
+          code_challenge_method: _m,
+          ...p
+        } = credentialParams('alice-rsa2048', [digest('1')]);
+        return p;
+      },
+      /Missing \(or invalid type\) string parameter code_challenge/,
+    ],
+    [
+      'authorization_details with a scope',
+      () => ({ ...detailsParams('alice-rsa2048', [digest('1')]), scope: 'credential' }),
+      /scope parameter is not used with authorization_details/,
+    ],
+    [
+      'the v1.0.4 hash parameter instead of hashes',
+      () => {
+        const { hashes: _h, ...p } = credentialParams('alice-rsa2048', [digest('1')]);
+        return { ...p, hash: b64url(digest('1')) };
+      },
+      /Missing \(or invalid type\) string parameter hashes/,
+    ],
+    [
+      'no hashAlgorithmOID',
+      () => {
+        const { hashAlgorithmOID: _a, ...p } = credentialParams('alice-rsa2048', [digest('1')]);
+        return p;
+      },
+      /Missing \(or invalid type\) string parameter hashAlgorithmOID/,
+    ],
+    [
+      'SHA-1',
+      () => credentialParams('alice-rsa2048', [digest('1')], { hashAlgorithmOID: '1.3.14.3.2.26' }),
+      /Invalid parameter hashAlgorithmOID/,
+    ],
+    [
+      'numSignatures not the number of hashes',
+      () => credentialParams('alice-rsa2048', [digest('1'), digest('2')], { numSignatures: '3' }),
+      /Invalid parameter numSignatures/,
+    ],
+    [
+      '51 hashes',
+      () =>
+        credentialParams(
+          'alice-rsa2048',
+          Array.from({ length: 51 }, (_, i) => digest(`h${i}`)),
+        ),
+      /Invalid parameter numSignatures: between 1 and 50/,
+    ],
+    [
+      'a hash of 20 bytes',
+      () => credentialParams('alice-rsa2048', [digest('1').subarray(0, 20)]),
+      /Invalid digest value length/,
+    ],
     ['an unknown credential', () => credentialParams('nobody-rsa', [digest('1')]), /Invalid parameter credentialID/],
-    ['authorization_details that are not JSON', () => ({ ...detailsParams('alice-rsa2048', [digest('1')]), authorization_details: '[{' }), /authorization_details: not JSON/],
+    [
+      'authorization_details that are not JSON',
+      () => ({ ...detailsParams('alice-rsa2048', [digest('1')]), authorization_details: '[{' }),
+      /authorization_details: not JSON/,
+    ],
   ])('refuses %s with invalid_request on the redirect', async (_name, params, description) => {
     const answer = await authorize(params());
     expect(answer.get('error')).toBe('invalid_request');
@@ -191,10 +327,21 @@ describe('POST /csc/v2/credentials/list and credentials/info (§11.4, §11.5)', 
   });
 
   it('with credentialInfo, certificates chain, certInfo and authInfo: every credential described in the same answer', async () => {
-    const result = await csc('credentials/list', bearer, { credentialInfo: true, certificates: 'chain', certInfo: true, authInfo: true });
+    const result = await csc('credentials/list', bearer, {
+      credentialInfo: true,
+      certificates: 'chain',
+      certInfo: true,
+      authInfo: true,
+    });
     const infos = result.body['credentialInfos'] as Array<Record<string, unknown>>;
     expect(infos.map((info) => info['credentialID'])).toEqual(result.body['credentialIDs']);
-    const first = infos[0] as { key: unknown; cert: Record<string, unknown>; auth: unknown; SCAL: unknown; multisign: unknown };
+    const first = infos[0] as {
+      key: unknown;
+      cert: Record<string, unknown>;
+      auth: unknown;
+      SCAL: unknown;
+      multisign: unknown;
+    };
     expect(Object.keys(first).sort()).toEqual(['SCAL', 'auth', 'cert', 'credentialID', 'key', 'multisign']);
     expect(first.key).toEqual({ status: 'enabled', algo: [RSA], len: 2048 });
     expect(first.auth).toEqual({ mode: 'oauth2code' });
@@ -218,12 +365,18 @@ describe('POST /csc/v2/credentials/list and credentials/info (§11.4, §11.5)', 
     const none = await csc('credentials/info', bearer, { credentialID: 'alice-rsa2048', certificates: 'none' });
     expect(none.body['cert']).toEqual({ status: 'valid' });
     const wrong = await csc('credentials/info', bearer, { credentialID: 'alice-rsa2048', certificates: 'all' });
-    expect([wrong.status, wrong.body]).toEqual([400, { error: 'invalid_request', error_description: 'Invalid parameter certificates' }]);
+    expect([wrong.status, wrong.body]).toEqual([
+      400,
+      { error: 'invalid_request', error_description: 'Invalid parameter certificates' },
+    ]);
   });
 
   it('onlyValid leaves out the disabled, expired and revoked credentials', async () => {
     const result = await csc('credentials/list', bearer, { onlyValid: true });
-    expect(result.body).toEqual({ credentialIDs: ALICE_CREDENTIALS.filter((id) => !/disabled|expired|revoked/.test(id)), onlyValid: true });
+    expect(result.body).toEqual({
+      credentialIDs: ALICE_CREDENTIALS.filter((id) => !/disabled|expired|revoked/.test(id)),
+      onlyValid: true,
+    });
   });
 
   it('reports a disabled credential with key/status disabled and cert/status', async () => {
@@ -260,12 +413,25 @@ describe('POST /csc/v2/signatures/signHash (§11.10)', () => {
   it('signs with the SAD in the body beside the service token, in the order of the hashes', async () => {
     const hashes = [digest('one'), digest('two')];
     const sad = await exchange(credentialParams('alice-rsa2048', hashes));
-    const result = await csc('signatures/signHash', bearer, signHashBody('alice-rsa2048', sad, [hashes[1] as Uint8Array, hashes[0] as Uint8Array], { operationMode: 'S', clientData: 'c' }));
+    const result = await csc(
+      'signatures/signHash',
+      bearer,
+      signHashBody('alice-rsa2048', sad, [hashes[1] as Uint8Array, hashes[0] as Uint8Array], {
+        operationMode: 'S',
+        clientData: 'c',
+      }),
+    );
     expect(result.status).toBe(200);
     expect(Object.keys(result.body)).toEqual(['signatures']);
-    const signatures = (result.body['signatures'] as string[]).map((text) => new Uint8Array(Buffer.from(text, 'base64')));
-    expect(verifyDigestSignature(certificateOf('alice-rsa2048'), hashes[1] as Uint8Array, signatures[0] as Uint8Array)).toBe(true);
-    expect(verifyDigestSignature(certificateOf('alice-rsa2048'), hashes[0] as Uint8Array, signatures[1] as Uint8Array)).toBe(true);
+    const signatures = (result.body['signatures'] as string[]).map(
+      (text) => new Uint8Array(Buffer.from(text, 'base64')),
+    );
+    expect(
+      verifyDigestSignature(certificateOf('alice-rsa2048'), hashes[1] as Uint8Array, signatures[0] as Uint8Array),
+    ).toBe(true);
+    expect(
+      verifyDigestSignature(certificateOf('alice-rsa2048'), hashes[0] as Uint8Array, signatures[1] as Uint8Array),
+    ).toBe(true);
   });
 
   it('signs with the credential-scoped token (the SAD) as the Bearer token and no SAD parameter', async () => {
@@ -278,17 +444,38 @@ describe('POST /csc/v2/signatures/signHash (§11.10)', () => {
   it("takes only a signAlgo of the credential's key/algo; sha256WithRSAEncryption needs no hashAlgorithmOID and ignores one", async () => {
     const rsa2048 = [digest('rsaEncryption')];
     const sad2048 = await exchange(credentialParams('alice-rsa2048', rsa2048));
-    const missing = await csc('signatures/signHash', bearer, signHashBody('alice-rsa2048', sad2048, rsa2048, { hashAlgorithmOID: undefined }));
-    expect([missing.status, missing.body]).toEqual([400, { error: 'invalid_request', error_description: 'Missing (or invalid type) string parameter hashAlgorithmOID' }]);
-    const notListed = await csc('signatures/signHash', bearer, signHashBody('alice-rsa2048', sad2048, rsa2048, { signAlgo: SHA256_WITH_RSA }));
+    const missing = await csc(
+      'signatures/signHash',
+      bearer,
+      signHashBody('alice-rsa2048', sad2048, rsa2048, { hashAlgorithmOID: undefined }),
+    );
+    expect([missing.status, missing.body]).toEqual([
+      400,
+      { error: 'invalid_request', error_description: 'Missing (or invalid type) string parameter hashAlgorithmOID' },
+    ]);
+    const notListed = await csc(
+      'signatures/signHash',
+      bearer,
+      signHashBody('alice-rsa2048', sad2048, rsa2048, { signAlgo: SHA256_WITH_RSA }),
+    );
     expect(notListed.body).toEqual({ error: 'invalid_request', error_description: 'Invalid parameter signAlgo' });
-    const listed = (await csc('credentials/info', bearer, { credentialID: 'alice-rsa3072' })).body as { key: { algo: string[] } };
+    const listed = (await csc('credentials/info', bearer, { credentialID: 'alice-rsa3072' })).body as {
+      key: { algo: string[] };
+    };
     expect(listed.key.algo).toEqual([SHA256_WITH_RSA]);
     const rsa3072 = [digest('sha256WithRSAEncryption')];
     const sad3072 = await exchange(credentialParams('alice-rsa3072', rsa3072));
-    const plain = await csc('signatures/signHash', bearer, signHashBody('alice-rsa3072', sad3072, rsa3072, { signAlgo: RSA }));
+    const plain = await csc(
+      'signatures/signHash',
+      bearer,
+      signHashBody('alice-rsa3072', sad3072, rsa3072, { signAlgo: RSA }),
+    );
     expect(plain.body).toEqual({ error: 'invalid_request', error_description: 'Invalid parameter signAlgo' });
-    const combined = await csc('signatures/signHash', bearer, signHashBody('alice-rsa3072', sad3072, rsa3072, { hashAlgorithmOID: '1.3.14.3.2.26', signAlgo: SHA256_WITH_RSA }));
+    const combined = await csc(
+      'signatures/signHash',
+      bearer,
+      signHashBody('alice-rsa3072', sad3072, rsa3072, { hashAlgorithmOID: '1.3.14.3.2.26', signAlgo: SHA256_WITH_RSA }),
+    );
     expect(combined.status).toBe(200);
     const signature = new Uint8Array(Buffer.from((combined.body['signatures'] as string[])[0]!, 'base64'));
     expect(verifyDigestSignature(certificateOf('alice-rsa3072'), rsa3072[0]!, signature)).toBe(true);
@@ -303,8 +490,15 @@ describe('POST /csc/v2/signatures/signHash (§11.10)', () => {
   });
 
   it('needs a SAD beside a service token: 400 Missing (or invalid type) string parameter SAD', async () => {
-    const result = await csc('signatures/signHash', bearer, signHashBody('alice-rsa2048', undefined, [digest('no sad')]));
-    expect([result.status, result.body]).toEqual([400, { error: 'invalid_request', error_description: 'Missing (or invalid type) string parameter SAD' }]);
+    const result = await csc(
+      'signatures/signHash',
+      bearer,
+      signHashBody('alice-rsa2048', undefined, [digest('no sad')]),
+    );
+    expect([result.status, result.body]).toEqual([
+      400,
+      { error: 'invalid_request', error_description: 'Missing (or invalid type) string parameter SAD' },
+    ]);
   });
 
   it.each([
@@ -313,12 +507,20 @@ describe('POST /csc/v2/signatures/signHash (§11.10)', () => {
     ['no credentialID', { credentialID: undefined }, 'Missing (or invalid type) string parameter credentialID'],
     ['no signAlgo', { signAlgo: undefined }, 'Missing (or invalid type) string parameter signAlgo'],
     ['asynchronous operation', { operationMode: 'A' }, 'Invalid parameter operationMode'],
-    ['the v1.0.4 hash and hashAlgo', { hashes: undefined, hash: [b64(digest('refused'))], hashAlgo: SHA256 }, 'Missing (or invalid type) array parameter hashes'],
+    [
+      'the v1.0.4 hash and hashAlgo',
+      { hashes: undefined, hash: [b64(digest('refused'))], hashAlgo: SHA256 },
+      'Missing (or invalid type) array parameter hashes',
+    ],
     ['an empty hash array', { hashes: [] }, 'Empty hash array'],
     ['a hash in base64url', { hashes: [b64url(digest('refused')) + '_'] }, 'Invalid Base64 hash string parameter'],
     ['a hash of 20 bytes', { hashes: [b64(digest('refused').subarray(0, 20))] }, 'Invalid digest value length'],
     ['a SAD that is not a string', { SAD: 42 }, 'Invalid parameter SAD: a string is expected.'],
-    ['signAlgoParams that are not a string', { signAlgoParams: { saltLength: 32 } }, 'Missing (or invalid type) string parameter signAlgoParams'],
+    [
+      'signAlgoParams that are not a string',
+      { signAlgoParams: { saltLength: 32 } },
+      'Missing (or invalid type) string parameter signAlgoParams',
+    ],
   ])('refuses %s: 400 invalid_request', async (_name, extra, description) => {
     const hashes = [digest('refused')];
     const sad = await exchange(credentialParams('alice-rsa2048', hashes));
@@ -331,7 +533,11 @@ describe('POST /csc/v2/signatures/signHash (§11.10)', () => {
     const subset = await csc('signatures/signHash', bearer, signHashBody('alice-rsa2048', sad, [digest('p')]));
     expect([subset.status, subset.body['error']]).toEqual([400, 'invalid_request']);
     expect(subset.body['error_description']).toBe('Hash is not authorized by the SAD');
-    const other = await csc('signatures/signHash', bearer, signHashBody('alice-rsa3072', sad, [digest('p'), digest('q')], { signAlgo: SHA256_WITH_RSA }));
+    const other = await csc(
+      'signatures/signHash',
+      bearer,
+      signHashBody('alice-rsa3072', sad, [digest('p'), digest('q')], { signAlgo: SHA256_WITH_RSA }),
+    );
     expect(other.body).toEqual({ error: 'invalid_request', error_description: 'Invalid parameter SAD' });
   });
 
@@ -345,14 +551,22 @@ describe('POST /csc/v2/signatures/signHash (§11.10)', () => {
 
   it('refuses a disabled, expired or revoked credential', async () => {
     const sad = await exchange(credentialParams('alice-rsa2048', [digest('d')]));
-    for (const [id, description] of [['alice-disabled', 'Credential is disabled'], ['alice-expired', 'Signing certificate is expired'], ['alice-revoked', 'Signing certificate is revoked']] as const) {
+    for (const [id, description] of [
+      ['alice-disabled', 'Credential is disabled'],
+      ['alice-expired', 'Signing certificate is expired'],
+      ['alice-revoked', 'Signing certificate is revoked'],
+    ] as const) {
       const result = await csc('signatures/signHash', bearer, signHashBody(id, sad, [digest('d')]));
       expect(result.body).toEqual({ error: 'invalid_request', error_description: description });
     }
   });
 
   it('refuses a signHash without any token (401 invalid_token)', async () => {
-    const result = await csc('signatures/signHash', undefined, signHashBody('alice-rsa2048', 'not-a-sad', [digest('x')]));
+    const result = await csc(
+      'signatures/signHash',
+      undefined,
+      signHashBody('alice-rsa2048', 'not-a-sad', [digest('x')]),
+    );
     expect([result.status, result.body['error']]).toEqual([401, 'invalid_token']);
   });
 });
@@ -371,7 +585,12 @@ class RecordingHttp extends HttpClient {
 /** A page browser that also keeps the authorization URLs it was sent to. */
 function recordingBrowser(urls: string[]): BrowserLauncher {
   const inner = pageBrowser();
-  return { open: async (url: string) => { urls.push(url); await inner.open(url); } };
+  return {
+    open: async (url: string) => {
+      urls.push(url);
+      await inner.open(url);
+    },
+  };
 }
 
 async function codeOf(promise: Promise<unknown>): Promise<EsignError | 'no error'> {
@@ -397,19 +616,35 @@ describe('the client chooses the dialect', () => {
   });
 
   it('refuses a v2 service that does not offer signatures/signHash, naming it, before any browser step', async () => {
-    const info = { specs: '2.0.0.2', authType: ['oauth2code'], methods: ['credentials/list', 'credentials/info', 'signatures/signDoc'] };
-    sandbox.faults.inject({ route: 'signing-v2 POST /csc/v2/info', fault: { kind: 'malformed', body: JSON.stringify(info), contentType: 'application/json' } });
+    const info = {
+      specs: '2.0.0.2',
+      authType: ['oauth2code'],
+      methods: ['credentials/list', 'credentials/info', 'signatures/signDoc'],
+    };
+    sandbox.faults.inject({
+      route: 'signing-v2 POST /csc/v2/info',
+      fault: { kind: 'malformed', body: JSON.stringify(info), contentType: 'application/json' },
+    });
     const { client, steps } = makeTestClient({ baseUrl: base, dir: dir.dir });
     const error = await codeOf(client.listCredentialIDs());
     expect(error).toBeInstanceOf(EsignError);
     expect((error as EsignError).code).toBe('CSC_UNSUPPORTED_SERVICE');
-    expect((error as EsignError).message).toBe('The signing service (CSC API 2.0.0.2) does not offer signatures/signHash, which esign needs to sign.');
+    expect((error as EsignError).message).toBe(
+      'The signing service (CSC API 2.0.0.2) does not offer signatures/signHash, which esign needs to sign.',
+    );
     expect(steps).toEqual([]);
   });
 
   it('refuses a v2 service without oauth2code authorization, also when cscVersion 2 is set', async () => {
-    const info = { specs: '2.0.0.2', authType: ['basic', 'oauth2client'], methods: ['credentials/list', 'credentials/info', 'signatures/signHash'] };
-    sandbox.faults.inject({ route: 'signing-v2 POST /csc/v2/info', fault: { kind: 'malformed', body: JSON.stringify(info), contentType: 'application/json' } });
+    const info = {
+      specs: '2.0.0.2',
+      authType: ['basic', 'oauth2client'],
+      methods: ['credentials/list', 'credentials/info', 'signatures/signHash'],
+    };
+    sandbox.faults.inject({
+      route: 'signing-v2 POST /csc/v2/info',
+      fault: { kind: 'malformed', body: JSON.stringify(info), contentType: 'application/json' },
+    });
     const { client, steps } = makeTestClient({ baseUrl: base, dir: dir.dir, version: '2' });
     const error = await codeOf(client.listCredentialIDs());
     expect((error as EsignError).code).toBe('CSC_UNSUPPORTED_SERVICE');
@@ -418,27 +653,44 @@ describe('the client chooses the dialect', () => {
   });
 
   it('does not guess the dialect from an outage: info answering 503 is an error', async () => {
-    sandbox.faults.inject({ route: 'signing-v2 POST /csc/v2/info', fault: { kind: 'status', status: 503, body: '{"error":"temporarily_unavailable"}' } });
+    sandbox.faults.inject({
+      route: 'signing-v2 POST /csc/v2/info',
+      fault: { kind: 'status', status: 503, body: '{"error":"temporarily_unavailable"}' },
+    });
     const { client } = makeTestClient({ baseUrl: base, dir: dir.dir });
     expect(((await codeOf(client.protocol())) as EsignError).code).toBe('HTTP_SERVER_ERROR');
   });
 
   it('refuses an OAuth server in info on plain http:// that is not loopback', async () => {
-    const info = { specs: '2.0.0.2', authType: ['oauth2code'], oauth2: 'http://oauth.example.com', methods: ['credentials/list', 'credentials/info', 'signatures/signHash'] };
-    sandbox.faults.inject({ route: 'signing-v2 POST /csc/v2/info', fault: { kind: 'malformed', body: JSON.stringify(info), contentType: 'application/json' } });
+    const info = {
+      specs: '2.0.0.2',
+      authType: ['oauth2code'],
+      oauth2: 'http://oauth.example.com',
+      methods: ['credentials/list', 'credentials/info', 'signatures/signHash'],
+    };
+    sandbox.faults.inject({
+      route: 'signing-v2 POST /csc/v2/info',
+      fault: { kind: 'malformed', body: JSON.stringify(info), contentType: 'application/json' },
+    });
     const { client, steps } = makeTestClient({ baseUrl: base, dir: dir.dir });
     const error = (await codeOf(client.listCredentialIDs())) as EsignError;
     expect(error.code).toBe('CSC_BAD_RESPONSE');
-    expect(error.message).toMatch(/info names an OAuth 2.0 server esign will not use \(Refusing plain http:\/\/ for the OAuth 2.0 server at oauth.example.com/);
+    expect(error.message).toMatch(
+      /info names an OAuth 2.0 server esign will not use \(Refusing plain http:\/\/ for the OAuth 2.0 server at oauth.example.com/,
+    );
     expect(steps).toEqual([]);
   });
 
-  it('cscVersion 1 asks the v1 info only (for its sign-ins, methods and OAuth server), never v2\'s', async () => {
+  it("cscVersion 1 asks the v1 info only (for its sign-ins, methods and OAuth server), never v2's", async () => {
     const http = new RecordingHttp({ maxTries: 1 });
     const { client } = makeTestClient({ baseUrl: sandbox.urls.signing, dir: dir.dir, version: '1', extra: { http } });
     expect(await client.protocol()).toEqual({ version: '1', specs: '1.0.4.0', chosenBy: 'setting' });
     await client.listCredentialIDs();
-    expect(http.sent.map((request) => new URL(request.url).pathname)).toEqual(['/signing/csc/v1/info', '/signing/oauth2/token', '/signing/csc/v1/credentials/list']);
+    expect(http.sent.map((request) => new URL(request.url).pathname)).toEqual([
+      '/signing/csc/v1/info',
+      '/signing/oauth2/token',
+      '/signing/csc/v1/credentials/list',
+    ]);
   });
 });
 
@@ -446,18 +698,40 @@ describe('the client on v2: what goes on the wire', () => {
   it('lists with credentialInfo once and asks no credentials/info after; signHash carries hashes, hashAlgorithmOID, signAlgo and the SAD', async () => {
     const http = new RecordingHttp({ maxTries: 1 });
     const urls: string[] = [];
-    const { client } = makeTestClient({ baseUrl: base, dir: dir.dir, browser: recordingBrowser(urls), extra: { http } });
+    const { client } = makeTestClient({
+      baseUrl: base,
+      dir: dir.dir,
+      browser: recordingBrowser(urls),
+      extra: { http },
+    });
     const { infos, unreadable } = await client.listCredentials();
     expect(infos).toHaveLength(ALICE_CREDENTIALS.length);
     expect(unreadable).toEqual([]);
     const credential = await client.signingCredential('alice-rsa3072');
     const hashes = [digest('wire 1'), digest('wire 2')];
     const signatures = await client.signHashes(credential, hashes);
-    expect(verifyDigestSignature(credential.certificates[0] as Uint8Array, hashes[1] as Uint8Array, signatures[1] as Uint8Array)).toBe(true);
+    expect(
+      verifyDigestSignature(
+        credential.certificates[0] as Uint8Array,
+        hashes[1] as Uint8Array,
+        signatures[1] as Uint8Array,
+      ),
+    ).toBe(true);
 
     const paths = http.sent.map((request) => new URL(request.url).pathname);
-    expect(paths).toEqual(['/signing-v2/csc/v2/info', '/signing-v2/oauth2/token', '/signing-v2/csc/v2/credentials/list', '/signing-v2/oauth2/token', '/signing-v2/csc/v2/signatures/signHash']);
-    expect(JSON.parse(String(http.sent[2]?.body))).toEqual({ credentialInfo: true, certificates: 'chain', certInfo: true, authInfo: true });
+    expect(paths).toEqual([
+      '/signing-v2/csc/v2/info',
+      '/signing-v2/oauth2/token',
+      '/signing-v2/csc/v2/credentials/list',
+      '/signing-v2/oauth2/token',
+      '/signing-v2/csc/v2/signatures/signHash',
+    ]);
+    expect(JSON.parse(String(http.sent[2]?.body))).toEqual({
+      credentialInfo: true,
+      certificates: 'chain',
+      certInfo: true,
+      authInfo: true,
+    });
     const signHash = http.sent[4] as HttpRequest;
     const body = JSON.parse(String(signHash.body)) as Record<string, unknown>;
     // alice-rsa3072 lists only sha256WithRSAEncryption: signAlgo is that, and hashAlgorithmOID is left out.
@@ -475,7 +749,12 @@ describe('the client on v2: what goes on the wire', () => {
   it('cscAuthorizationDetails asks with authorization_details; cscSadAsBearer sends the SAD as the Bearer token', async () => {
     const http = new RecordingHttp({ maxTries: 1 });
     const urls: string[] = [];
-    const { client } = makeTestClient({ baseUrl: base, dir: dir.dir, browser: recordingBrowser(urls), extra: { http, authorizationDetails: true, sadAsBearer: true } });
+    const { client } = makeTestClient({
+      baseUrl: base,
+      dir: dir.dir,
+      browser: recordingBrowser(urls),
+      extra: { http, authorizationDetails: true, sadAsBearer: true },
+    });
     const credential = await client.signingCredential('alice-rsa2048');
     const hashes = [digest('details')];
     await client.signHashes(credential, hashes);
@@ -483,7 +762,12 @@ describe('the client on v2: what goes on the wire', () => {
     expect(approval.get('scope')).toBeNull();
     expect(approval.get('hashes')).toBeNull();
     expect(JSON.parse(approval.get('authorization_details') ?? '')).toEqual([
-      { type: 'credential', credentialID: 'alice-rsa2048', documentDigests: [{ hash: b64(hashes[0] as Uint8Array), label: 'document 1' }], hashAlgorithmOID: SHA256 },
+      {
+        type: 'credential',
+        credentialID: 'alice-rsa2048',
+        documentDigests: [{ hash: b64(hashes[0] as Uint8Array), label: 'document 1' }],
+        hashAlgorithmOID: SHA256,
+      },
     ]);
     const signHash = http.sent.at(-1) as HttpRequest;
     expect(new URL(signHash.url).pathname).toBe('/signing-v2/csc/v2/signatures/signHash');
@@ -491,22 +775,45 @@ describe('the client on v2: what goes on the wire', () => {
     expect(JSON.parse(String(signHash.body))['SAD']).toBeUndefined();
     const sadToken = http.sent.at(-2) as HttpRequest;
     expect(new URL(sadToken.url).pathname).toBe('/signing-v2/oauth2/token');
-    expect(new URLSearchParams(String(sadToken.body)).get('authorization_details')).toBe(approval.get('authorization_details'));
+    expect(new URLSearchParams(String(sadToken.body)).get('authorization_details')).toBe(
+      approval.get('authorization_details'),
+    );
     expect(signHash.headers?.['authorization']).toMatch(/^Bearer .+/);
   });
 
   it("takes a credential's multisign as the most hashes one approval covers", async () => {
     const bearer = await exchange(serviceParams());
-    const listed = (await csc('credentials/list', bearer, { credentialInfo: true, certificates: 'chain', certInfo: true, authInfo: true })).body;
-    const infos = (listed['credentialInfos'] as Array<Record<string, unknown>>).map((info) => ({ ...info, multisign: 2 }));
-    sandbox.faults.inject({ route: 'signing-v2 POST /csc/v2/credentials/list', fault: { kind: 'malformed', body: JSON.stringify({ ...listed, credentialInfos: infos }), contentType: 'application/json' } });
+    const listed = (
+      await csc('credentials/list', bearer, {
+        credentialInfo: true,
+        certificates: 'chain',
+        certInfo: true,
+        authInfo: true,
+      })
+    ).body;
+    const infos = (listed['credentialInfos'] as Array<Record<string, unknown>>).map((info) => ({
+      ...info,
+      multisign: 2,
+    }));
+    sandbox.faults.inject({
+      route: 'signing-v2 POST /csc/v2/credentials/list',
+      fault: {
+        kind: 'malformed',
+        body: JSON.stringify({ ...listed, credentialInfos: infos }),
+        contentType: 'application/json',
+      },
+    });
     const { client, steps } = makeTestClient({ baseUrl: base, dir: dir.dir });
     await client.listCredentialIDs();
     const credential = await client.signingCredential('alice-rsa2048');
     expect(credential.signaturesPerApproval).toBe(2);
     const hashes = ['m1', 'm2', 'm3', 'm4', 'm5'].map(digest);
     expect(await client.signHashes(credential, hashes)).toHaveLength(5);
-    expect(steps.slice(1)).toEqual(['approval of 2 signatures with alice-rsa2048', 'approval of 2 signatures with alice-rsa2048', 'approval of 1 signature with alice-rsa2048']);
+    expect(steps.slice(1)).toEqual([
+      'approval of 2 signatures with alice-rsa2048',
+      'approval of 2 signatures with alice-rsa2048',
+      'approval of 1 signature with alice-rsa2048',
+    ]);
   });
 
   it.each([
@@ -521,7 +828,15 @@ describe('the client on v2: what goes on the wire', () => {
     const credential = await client.signingCredential('alice-rsa2048');
     // An expired SAD gets one new approval and signHash once more: expired twice, it is reported.
     const times = code === 'CSC_SAD_EXPIRED' ? 2 : 1;
-    sandbox.faults.inject({ route: 'signing-v2 POST /csc/v2/signatures/signHash', fault: { kind: 'status', status: 400, body: JSON.stringify({ error: 'invalid_request', error_description: description }) }, times });
+    sandbox.faults.inject({
+      route: 'signing-v2 POST /csc/v2/signatures/signHash',
+      fault: {
+        kind: 'status',
+        status: 400,
+        body: JSON.stringify({ error: 'invalid_request', error_description: description }),
+      },
+      times,
+    });
     const error = (await codeOf(client.signHashes(credential, [digest('refused')]))) as EsignError;
     expect(error.code).toBe(code);
     expect(error.message).toContain(description);
@@ -530,17 +845,46 @@ describe('the client on v2: what goes on the wire', () => {
   it('with the SAD as the Bearer token, a 401 is the SAD refused: CSC_SAD_EXPIRED, approved once more, and no new sign-in', async () => {
     const { client, steps } = makeTestClient({ baseUrl: base, dir: dir.dir, extra: { sadAsBearer: true } });
     const credential = await client.signingCredential('alice-rsa2048');
-    sandbox.faults.inject({ route: 'signing-v2 POST /csc/v2/signatures/signHash', fault: { kind: 'status', status: 401, body: JSON.stringify({ error: 'invalid_token', error_description: 'SAD expired' }) }, times: 2 });
+    sandbox.faults.inject({
+      route: 'signing-v2 POST /csc/v2/signatures/signHash',
+      fault: {
+        kind: 'status',
+        status: 401,
+        body: JSON.stringify({ error: 'invalid_token', error_description: 'SAD expired' }),
+      },
+      times: 2,
+    });
     const error = (await codeOf(client.signHashes(credential, [digest('bearer sad')]))) as EsignError;
     expect(error.code).toBe('CSC_SAD_EXPIRED');
-    expect(steps).toEqual(['sign-in to the signing service', 'approval of 1 signature with alice-rsa2048', 'approval of 1 signature with alice-rsa2048']);
+    expect(steps).toEqual([
+      'sign-in to the signing service',
+      'approval of 1 signature with alice-rsa2048',
+      'approval of 1 signature with alice-rsa2048',
+    ]);
   });
 
   it('refuses a credential that names no RSA PKCS#1 v1.5 algorithm before any approval', async () => {
     const bearer = await exchange(serviceParams());
-    const listed = (await csc('credentials/list', bearer, { credentialInfo: true, certificates: 'chain', certInfo: true, authInfo: true })).body;
-    const infos = (listed['credentialInfos'] as Array<{ key: Record<string, unknown> }>).map((info) => ({ ...info, key: { ...info.key, algo: ['1.2.840.10045.2.1'] } }));
-    sandbox.faults.inject({ route: 'signing-v2 POST /csc/v2/credentials/list', fault: { kind: 'malformed', body: JSON.stringify({ ...listed, credentialInfos: infos }), contentType: 'application/json' } });
+    const listed = (
+      await csc('credentials/list', bearer, {
+        credentialInfo: true,
+        certificates: 'chain',
+        certInfo: true,
+        authInfo: true,
+      })
+    ).body;
+    const infos = (listed['credentialInfos'] as Array<{ key: Record<string, unknown> }>).map((info) => ({
+      ...info,
+      key: { ...info.key, algo: ['1.2.840.10045.2.1'] },
+    }));
+    sandbox.faults.inject({
+      route: 'signing-v2 POST /csc/v2/credentials/list',
+      fault: {
+        kind: 'malformed',
+        body: JSON.stringify({ ...listed, credentialInfos: infos }),
+        contentType: 'application/json',
+      },
+    });
     const { client, steps } = makeTestClient({ baseUrl: base, dir: dir.dir });
     await client.listCredentialIDs();
     const error = (await codeOf(client.signingCredential('alice-rsa2048'))) as EsignError;

@@ -40,10 +40,20 @@ fsp.readFile = (path, ...rest) => { if (String(path).endsWith('tokens.json')) to
 process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(report)}, JSON.stringify({ modules: process.moduleLoadList, tokenReads })));
 `,
   );
-  const run = await runCli(['sign', '--level', 'B-B', '-o', join(dir, 'out.pdf'), SAMPLE_PDF], { env: sealEnv(shared, 'v1', { NODE_OPTIONS: `--require ${preload}` }) });
+  const run = await runCli(['sign', '--level', 'B-B', '-o', join(dir, 'out.pdf'), SAMPLE_PDF], {
+    env: sealEnv(shared, 'v1', { NODE_OPTIONS: `--require ${preload}` }),
+  });
   expect(run.code, run.stderr).toBe(0);
-  const { modules, tokenReads } = JSON.parse(await readFile(report, 'utf8')) as { modules: string[]; tokenReads: number };
-  return { modules: new Set(modules.filter((line) => line.startsWith('NativeModule ')).map((line) => line.slice('NativeModule '.length))), tokenReads };
+  const { modules, tokenReads } = JSON.parse(await readFile(report, 'utf8')) as {
+    modules: string[];
+    tokenReads: number;
+  };
+  return {
+    modules: new Set(
+      modules.filter((line) => line.startsWith('NativeModule ')).map((line) => line.slice('NativeModule '.length)),
+    ),
+    tokenReads,
+  };
 }
 
 describe.skipIf(TESTING_EXECUTABLE)('what a seal of one PDF spends beyond its work', () => {

@@ -10,7 +10,16 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DeleteBucketCommand, GetObjectAclCommand, GetObjectCommand, ListBucketsCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import {
+  DeleteBucketCommand,
+  GetObjectAclCommand,
+  GetObjectCommand,
+  ListBucketsCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  type S3ClientConfig,
+} from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { bucketNameFor } from '../../src/sandbox/storage/credentials.js';
 import { storageControl } from '../../src/sandbox/storage/routes.js';
@@ -32,17 +41,28 @@ interface Grant {
   credentials: { accessKeyId: string; secretAccessKey: string; sessionToken: string; expiration: string };
 }
 
-const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, { env: { ...t.env, ...env }, cwd: work.dir, timeoutMs: 240_000 });
+const cli = (args: string[], env: Record<string, string> = {}) =>
+  runCli(args, { env: { ...t.env, ...env }, cwd: work.dir, timeoutMs: 240_000 });
 const credentialCalls = () => t.sandbox.requestLog.filter((id) => id === 'storage POST /v1/credentials').length;
 /** S3 request ids in the sandbox's request log (see src/sandbox/storage/s3.ts). */
 const S3_CREATE_MULTIPART = 's3 POST /{bucket}/{key}?uploads';
 const s3Part = (part: number) => `s3 PUT /{bucket}/{key}?partNumber=${part}&uploadId`;
 const lastLine = (text: string) => text.trim().split('\n').at(-1);
-const loggedSince = (start: number, id: string) => t.sandbox.requestLog.slice(start).filter((entry) => entry === id).length;
+const loggedSince = (start: number, id: string) =>
+  t.sandbox.requestLog.slice(start).filter((entry) => entry === id).length;
 
-async function postCredentials(token?: string): Promise<{ status: number; contentType: string; body: Record<string, unknown> }> {
-  const response = await fetch(`${t.sandbox.urls.storage}/v1/credentials`, { method: 'POST', headers: token ? { authorization: `Bearer ${token}` } : {} });
-  return { status: response.status, contentType: response.headers.get('content-type') ?? '', body: (await response.json()) as Record<string, unknown> };
+async function postCredentials(
+  token?: string,
+): Promise<{ status: number; contentType: string; body: Record<string, unknown> }> {
+  const response = await fetch(`${t.sandbox.urls.storage}/v1/credentials`, {
+    method: 'POST',
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+  });
+  return {
+    status: response.status,
+    contentType: response.headers.get('content-type') ?? '',
+    body: (await response.json()) as Record<string, unknown>,
+  };
 }
 
 async function grant(): Promise<Grant> {
@@ -57,7 +77,12 @@ function s3For(g: Grant, credentials: Partial<S3ClientConfig['credentials']> = {
     region: 'us-east-1',
     forcePathStyle: true,
     maxAttempts: 1,
-    credentials: { accessKeyId: g.credentials.accessKeyId, secretAccessKey: g.credentials.secretAccessKey, sessionToken: g.credentials.sessionToken, ...credentials },
+    credentials: {
+      accessKeyId: g.credentials.accessKeyId,
+      secretAccessKey: g.credentials.secretAccessKey,
+      sessionToken: g.credentials.sessionToken,
+      ...credentials,
+    },
   });
 }
 
@@ -65,7 +90,11 @@ async function s3ErrorOf(promise: Promise<unknown>): Promise<{ name: string; mes
   try {
     await promise;
   } catch (error) {
-    return { name: (error as Error).name, message: (error as Error).message, status: (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode };
+    return {
+      name: (error as Error).name,
+      message: (error as Error).message,
+      status: (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode,
+    };
   }
   throw new Error('expected the S3 call to fail');
 }
@@ -82,7 +111,7 @@ async function writeBigFile(path: string, size: number): Promise<string> {
   const hash = createHash('sha256');
   const handle = await open(path, 'w');
   try {
-    for (let written = 0; written < size; ) {
+    for (let written = 0; written < size;) {
       const piece = block.subarray(0, Math.min(block.length, size - written));
       await handle.write(piece);
       hash.update(piece);
@@ -103,9 +132,21 @@ let measuredRuns = 0;
  */
 function runCliMeasured(args: string[]): Promise<CliResult & { peakRssMiB: number }> {
   const rssFile = join(work.dir, `max-rss-${++measuredRuns}.txt`);
-  const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', CI: 'true', ...t.env, ESIGN_TEST_MAX_RSS_FILE: rssFile };
-  const [command, commandArgs] = TESTING_EXECUTABLE ? ['/usr/bin/time', ['-f', '%M', '-o', rssFile, ESIGN_BIN, ...args]] : [process.execPath, ['--import', MAX_RSS_PRELOAD, ESIGN_BIN, ...args]];
-  const child = spawn(command, commandArgs, { cwd: work.dir, env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    NO_COLOR: '1',
+    CI: 'true',
+    ...t.env,
+    ESIGN_TEST_MAX_RSS_FILE: rssFile,
+  };
+  const [command, commandArgs] = TESTING_EXECUTABLE
+    ? ['/usr/bin/time', ['-f', '%M', '-o', rssFile, ESIGN_BIN, ...args]]
+    : [process.execPath, ['--import', MAX_RSS_PRELOAD, ESIGN_BIN, ...args]];
+  const child = spawn(command, commandArgs, {
+    cwd: work.dir,
+    env: env as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -123,7 +164,11 @@ function runCliMeasured(args: string[]): Promise<CliResult & { peakRssMiB: numbe
             // GNU time puts "Command exited with non-zero status N" before the figure.
             peakRssMiB: Number(kib.trim().split('\n').at(-1)) / 1024,
             json: <T>() => JSON.parse(stdout) as T,
-            jsonLines: <T>() => stdout.split('\n').filter((line) => line.trim()).map((line) => JSON.parse(line) as T),
+            jsonLines: <T>() =>
+              stdout
+                .split('\n')
+                .filter((line) => line.trim())
+                .map((line) => JSON.parse(line) as T),
           }),
         reject,
       );
@@ -134,7 +179,9 @@ function runCliMeasured(args: string[]): Promise<CliResult & { peakRssMiB: numbe
 /** SHA-256 of an object, read with the SDK (not through esign). */
 async function storedSha256(g: Grant, key: string): Promise<string> {
   const answer = await s3For(g).send(new GetObjectCommand({ Bucket: g.bucket, Key: key }));
-  return createHash('sha256').update(await answer.Body!.transformToByteArray()).digest('hex');
+  return createHash('sha256')
+    .update(await answer.Body!.transformToByteArray())
+    .digest('hex');
 }
 
 function expectNoSecrets(result: CliResult, ...secrets: string[]): void {
@@ -149,7 +196,10 @@ beforeAll(async () => {
   work = await tempDirForFile('esign-storage-');
   const login = await runCli(['login', '--auto-approve', '--scope', 'com.vendor.storage'], { env: t.env });
   expect(login.code, login.stderr).toBe(0);
-  const tokens = JSON.parse(await readFile(join(t.configDir, 'tokens.json'), 'utf8')) as Record<string, { accessToken: string }>;
+  const tokens = JSON.parse(await readFile(join(t.configDir, 'tokens.json'), 'utf8')) as Record<
+    string,
+    { accessToken: string }
+  >;
   accessToken = tokens['sandbox:identity']?.accessToken ?? '';
   expect(accessToken).not.toBe('');
 });
@@ -174,7 +224,8 @@ describe('sandbox storage authorization: POST /v1/credentials', () => {
     expect(first.bucket).toBe(second.bucket);
     expect(first.bucket).toMatch(/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/);
     expect(first.endpoint).toBe(t.sandbox.urls.s3);
-    for (const field of ['accessKeyId', 'secretAccessKey', 'sessionToken'] as const) expect(first.credentials[field]).not.toBe(second.credentials[field]);
+    for (const field of ['accessKeyId', 'secretAccessKey', 'sessionToken'] as const)
+      expect(first.credentials[field]).not.toBe(second.credentials[field]);
     const lifetime = Date.parse(second.credentials.expiration) - t.sandbox.clock.now().getTime();
     expect(lifetime).toBeGreaterThan(3590_000);
     expect(lifetime).toBeLessThanOrEqual(3600_000);
@@ -185,9 +236,19 @@ describe('sandbox storage authorization: POST /v1/credentials', () => {
   });
 
   it('answers RFC 9457 problems: 401 without or with a bad token, 400 for a missing claim, 502 when a side is down', async () => {
-    const shape = { type: expect.any(String), title: expect.any(String), status: expect.any(Number), detail: expect.any(String), instance: expect.any(String) };
+    const shape = {
+      type: expect.any(String),
+      title: expect.any(String),
+      status: expect.any(Number),
+      detail: expect.any(String),
+      instance: expect.any(String),
+    };
     const none = await postCredentials();
-    expect(none).toMatchObject({ status: 401, contentType: 'application/problem+json', body: { ...shape, status: 401 } });
+    expect(none).toMatchObject({
+      status: 401,
+      contentType: 'application/problem+json',
+      body: { ...shape, status: 401 },
+    });
     expect(await postCredentials('not-a-token')).toMatchObject({ status: 401, body: { ...shape, status: 401 } });
 
     const real = t.sandbox.shared.introspectIdentityToken;
@@ -199,7 +260,8 @@ describe('sandbox storage authorization: POST /v1/credentials', () => {
       const noClient = await postCredentials(accessToken);
       expect(noClient).toMatchObject({ status: 400, body: { ...shape, status: 400 } });
       expect(noClient.body['detail']).toMatch(/client_id/);
-      t.sandbox.shared.introspectIdentityToken = (token) => (real?.(token) ? { ...real(token)!, active: false } : undefined);
+      t.sandbox.shared.introspectIdentityToken = (token) =>
+        real?.(token) ? { ...real(token)!, active: false } : undefined;
       expect((await postCredentials(accessToken)).status).toBe(401);
       t.sandbox.shared.introspectIdentityToken = undefined;
       const noIdentity = await postCredentials(accessToken);
@@ -214,30 +276,52 @@ describe('sandbox storage authorization: POST /v1/credentials', () => {
     expect(down.body['detail']).toMatch(/storage side unavailable/);
   });
 
-  it('answers the seed\'s 500 and both 502 causes, switched on through the control endpoint, as Problem Details', async () => {
+  it("answers the seed's 500 and both 502 causes, switched on through the control endpoint, as Problem Details", async () => {
     const arm = async (body: unknown) => {
-      const response = await fetch(`${t.sandbox.urls.base}/_sandbox/storage`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const response = await fetch(`${t.sandbox.urls.base}/_sandbox/storage`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       return response.status;
     };
     expect(await arm({ fail: 'disk-full' })).toBe(400);
     const instance = expect.stringMatching(new RegExp(`^${t.sandbox.urls.storage}/v1/credentials#[0-9a-f-]{36}$`));
     const cases = [
-      ['internal-error', 500, 'Internal Server Error', 'An unexpected error occurred while issuing storage credentials.'],
-      ['identity-unavailable', 502, 'Bad Gateway', 'The identification service is unavailable: identity service unavailable.'],
+      [
+        'internal-error',
+        500,
+        'Internal Server Error',
+        'An unexpected error occurred while issuing storage credentials.',
+      ],
+      [
+        'identity-unavailable',
+        502,
+        'Bad Gateway',
+        'The identification service is unavailable: identity service unavailable.',
+      ],
       ['storage-unavailable', 502, 'Bad Gateway', 'The storage service is unavailable: storage side unavailable.'],
     ] as const;
     for (const [fail, status, title, detail] of cases) {
       expect(await arm({ fail })).toBe(200);
       const answer = await postCredentials(accessToken);
       expect(answer.contentType).toBe('application/problem+json');
-      expect(answer.body).toEqual({ type: `https://esign.invalid/problems/${status}`, title, status, detail, instance });
+      expect(answer.body).toEqual({
+        type: `https://esign.invalid/problems/${status}`,
+        title,
+        status,
+        detail,
+        instance,
+      });
       expect((await postCredentials(accessToken)).status).toBe(200); // one request each (times: 1)
     }
     // What the CLI says (a 502 is retried: three tries, so three switched answers).
     expect(await arm({ fail: 'internal-error' })).toBe(200);
     const internal = await cli(['storage', 'ls']);
     expect(internal.code).toBe(5);
-    expect(lastLine(internal.stderr)).toBe('esign: The storage service failed (HTTP 500): An unexpected error occurred while issuing storage credentials. Try again in a moment.');
+    expect(lastLine(internal.stderr)).toBe(
+      'esign: The storage service failed (HTTP 500): An unexpected error occurred while issuing storage credentials. Try again in a moment.',
+    );
     for (const [fail, detail] of [
       ['identity-unavailable', 'The identification service is unavailable: identity service unavailable.'],
       ['storage-unavailable', 'The storage service is unavailable: storage side unavailable.'],
@@ -245,7 +329,9 @@ describe('sandbox storage authorization: POST /v1/credentials', () => {
       expect(await arm({ fail, times: 3 })).toBe(200);
       const result = await cli(['storage', 'ls']);
       expect(result.code).toBe(5);
-      expect(lastLine(result.stderr)).toBe(`esign: The storage service is unavailable (HTTP 502): ${detail} Try again in a moment.`);
+      expect(lastLine(result.stderr)).toBe(
+        `esign: The storage service is unavailable (HTTP 502): ${detail} Try again in a moment.`,
+      );
     }
   });
 
@@ -260,18 +346,26 @@ describe('sandbox storage authorization: POST /v1/credentials', () => {
       detail: 'Injected HTTP 503 (sandbox fault).',
       instance: expect.stringMatching(new RegExp(`^${t.sandbox.urls.storage}/v1/credentials#`)),
     });
-    t.sandbox.faults.inject({ route: 'storage POST /v1/credentials', fault: { kind: 'status', status: 429, headers: { 'retry-after': '0' } }, times: 3 });
+    t.sandbox.faults.inject({
+      route: 'storage POST /v1/credentials',
+      fault: { kind: 'status', status: 429, headers: { 'retry-after': '0' } },
+      times: 3,
+    });
     const limited = await cli(['storage', 'ls', '--json']);
     expect(limited.code).toBe(5);
     expect(limited.json<{ error: { code: string } }>().error.code).toBe('HTTP_RATE_LIMITED');
-    expect(lastLine(limited.stderr)).toBe('esign: The storage service is rate limiting credential requests (HTTP 429): Injected HTTP 429 (sandbox fault). Try again in a moment.');
+    expect(lastLine(limited.stderr)).toBe(
+      'esign: The storage service is rate limiting credential requests (HTTP 429): Injected HTTP 429 (sandbox fault). Try again in a moment.',
+    );
   });
 
   it('serves a Swagger UI page and an OpenAPI document', async () => {
     const page = await fetch(`${t.sandbox.urls.storage}/swagger-ui/index.html`);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('/v1/credentials');
-    const doc = (await (await fetch(`${t.sandbox.urls.storage}/v3/api-docs`)).json()) as { paths: Record<string, unknown> };
+    const doc = (await (await fetch(`${t.sandbox.urls.storage}/v3/api-docs`)).json()) as {
+      paths: Record<string, unknown>;
+    };
     expect(Object.keys(doc.paths)).toEqual(['/v1/credentials']);
   });
 });
@@ -292,12 +386,16 @@ describe('sandbox S3 gateway: the temporary credentials, enforced', () => {
       expect(error.name).toBe('AccessDenied');
       expect(error.status).toBe(403);
     }
-    expect((await s3ErrorOf(s3.send(new ListObjectsV2Command({ Bucket: other })))).message).toMatch(new RegExp(`only .* on bucket ${g.bucket}`));
+    expect((await s3ErrorOf(s3.send(new ListObjectsV2Command({ Bucket: other })))).message).toMatch(
+      new RegExp(`only .* on bucket ${g.bucket}`),
+    );
   });
 
   it('refuses a PutObject that sets an ACL (AccessDenied: it needs s3:PutObjectAcl) and stores nothing', async () => {
     const g = await grant();
-    const error = await s3ErrorOf(s3For(g).send(new PutObjectCommand({ Bucket: g.bucket, Key: 'public.txt', Body: 'x', ACL: 'public-read' })));
+    const error = await s3ErrorOf(
+      s3For(g).send(new PutObjectCommand({ Bucket: g.bucket, Key: 'public.txt', Body: 'x', ACL: 'public-read' })),
+    );
     expect(error).toMatchObject({ name: 'AccessDenied', status: 403 });
     expect(error.message).toMatch(/asked: s3:PutObjectAcl/);
     const listed = await s3For(g).send(new ListObjectsV2Command({ Bucket: g.bucket, Prefix: 'public.txt' }));
@@ -306,19 +404,32 @@ describe('sandbox S3 gateway: the temporary credentials, enforced', () => {
 
   it('requires the session token, the right secret, and unexpired credentials', async () => {
     const g = await grant();
-    const noToken = await s3ErrorOf(s3For(g, { sessionToken: undefined }).send(new ListObjectsV2Command({ Bucket: g.bucket })));
+    const noToken = await s3ErrorOf(
+      s3For(g, { sessionToken: undefined }).send(new ListObjectsV2Command({ Bucket: g.bucket })),
+    );
     expect(noToken).toMatchObject({ name: 'InvalidAccessKeyId', status: 403 });
     expect(noToken.message).toMatch(/session token/);
     const otherToken = (await grant()).credentials.sessionToken;
-    expect(await s3ErrorOf(s3For(g, { sessionToken: otherToken }).send(new ListObjectsV2Command({ Bucket: g.bucket })))).toMatchObject({ name: 'InvalidToken', status: 400 });
-    expect(await s3ErrorOf(s3For(g, { secretAccessKey: 'wrong' }).send(new ListObjectsV2Command({ Bucket: g.bucket })))).toMatchObject({ name: 'SignatureDoesNotMatch', status: 403 });
-    expect(await s3ErrorOf(s3For(g, { accessKeyId: 'ASIAUNKNOWNKEY000000' }).send(new ListObjectsV2Command({ Bucket: g.bucket })))).toMatchObject({ name: 'InvalidAccessKeyId', status: 403 });
+    expect(
+      await s3ErrorOf(s3For(g, { sessionToken: otherToken }).send(new ListObjectsV2Command({ Bucket: g.bucket }))),
+    ).toMatchObject({ name: 'InvalidToken', status: 400 });
+    expect(
+      await s3ErrorOf(s3For(g, { secretAccessKey: 'wrong' }).send(new ListObjectsV2Command({ Bucket: g.bucket }))),
+    ).toMatchObject({ name: 'SignatureDoesNotMatch', status: 403 });
+    expect(
+      await s3ErrorOf(
+        s3For(g, { accessKeyId: 'ASIAUNKNOWNKEY000000' }).send(new ListObjectsV2Command({ Bucket: g.bucket })),
+      ),
+    ).toMatchObject({ name: 'InvalidAccessKeyId', status: 403 });
     const anonymous = await fetch(`${g.endpoint}/${g.bucket}?list-type=2`);
     expect(anonymous.status).toBe(403);
     expect(await anonymous.text()).toContain('<Code>AccessDenied</Code>');
 
     t.sandbox.clock.advance(3601_000);
-    expect(await s3ErrorOf(s3For(g).send(new ListObjectsV2Command({ Bucket: g.bucket })))).toMatchObject({ name: 'ExpiredToken', status: 400 });
+    expect(await s3ErrorOf(s3For(g).send(new ListObjectsV2Command({ Bucket: g.bucket })))).toMatchObject({
+      name: 'ExpiredToken',
+      status: 400,
+    });
   });
 
   it('refuses an anonymous write and stores nothing', async () => {
@@ -355,7 +466,9 @@ describe('esign upload / storage ls|get|rm (built CLI)', () => {
 
     const listed = await cli(['storage', 'ls', 'docs/', '--json']);
     expect(listed.code, listed.stderr).toBe(0);
-    expect(listed.json<{ objects: Array<{ key: string; size: number }> }>().objects).toEqual([expect.objectContaining({ key: 'docs/2025/contract-signed.pdf', size: 50_000 })]);
+    expect(listed.json<{ objects: Array<{ key: string; size: number }> }>().objects).toEqual([
+      expect.objectContaining({ key: 'docs/2025/contract-signed.pdf', size: 50_000 }),
+    ]);
     expect((await cli(['storage', 'ls'])).stdout).toMatch(/docs\/2025\/contract-signed\.pdf\s+48\.8 KiB/);
 
     const target = join(await tempDir(), 'back.pdf');
@@ -406,7 +519,9 @@ describe('esign upload / storage ls|get|rm (built CLI)', () => {
     expect(download.json<{ sha256: string }>().sha256).toBe(digest);
     expect(await sha256File(target)).toBe(digest);
 
-    console.log(`peak RSS: upload 20 MB ${smallRun.peakRssMiB.toFixed(0)} MiB, upload 200 MB ${upload.peakRssMiB.toFixed(0)} MiB (${seconds.toFixed(1)} s, ${grants} credential grants), download 200 MB ${download.peakRssMiB.toFixed(0)} MiB`);
+    console.log(
+      `peak RSS: upload 20 MB ${smallRun.peakRssMiB.toFixed(0)} MiB, upload 200 MB ${upload.peakRssMiB.toFixed(0)} MiB (${seconds.toFixed(1)} s, ${grants} credential grants), download 200 MB ${download.peakRssMiB.toFixed(0)} MiB`,
+    );
     expect(upload.peakRssMiB).toBeLessThan(224);
     expect(download.peakRssMiB).toBeLessThan(200);
     // Flat: ten times the data does not cost ten times the memory.
@@ -427,7 +542,10 @@ describe('esign upload / storage ls|get|rm (built CLI)', () => {
     t.sandbox.clock.advance(601_000);
     const result = await run.result;
     expect(result.code, result.stderr).toBe(0);
-    expect(result.json<{ key: string; sha256: string }>()).toMatchObject({ key: 'midway/expires-midway.bin', sha256: digest });
+    expect(result.json<{ key: string; sha256: string }>()).toMatchObject({
+      key: 'midway/expires-midway.bin',
+      sha256: digest,
+    });
     expect(credentialCalls() - before).toBe(2); // the first grant and its renewal
     expect(loggedSince(logStart, S3_CREATE_MULTIPART)).toBe(2); // the upload ran again with the new grant
     expect(await storedSha256(await grant(), 'midway/expires-midway.bin')).toBe(digest);
@@ -451,7 +569,9 @@ describe('esign upload / storage ls|get|rm (built CLI)', () => {
     await writeFile(file, 'a');
     const result = await cli(['upload', file], env);
     expect(result.code).toBe(4);
-    expect(result.stderr).toMatch(/did not accept your login session: The access token was not issued with scope com\.vendor\.storage/);
+    expect(result.stderr).toMatch(
+      /did not accept your login session: The access token was not issued with scope com\.vendor\.storage/,
+    );
     expect(result.stderr).toMatch(/esign login --scope openid --scope com\.vendor\.storage/);
     const notLoggedIn = await cli(['storage', 'ls'], { ESIGN_CONFIG_DIR: await tempDir() });
     expect(notLoggedIn.code).toBe(4);
@@ -460,8 +580,12 @@ describe('esign upload / storage ls|get|rm (built CLI)', () => {
 
   it('esign sign --upload uploads each output as soon as it is written, and replaces an object only with --overwrite', async () => {
     const dir = await tempDir();
-    const sha256Of = async (path: string) => createHash('sha256').update(await readFile(path)).digest('hex');
-    for (const name of ['upload-a.pdf', 'upload-b.pdf']) await writeFile(join(dir, name), await pdfLibBytes({ title: name }));
+    const sha256Of = async (path: string) =>
+      createHash('sha256')
+        .update(await readFile(path))
+        .digest('hex');
+    for (const name of ['upload-a.pdf', 'upload-b.pdf'])
+      await writeFile(join(dir, name), await pdfLibBytes({ title: name }));
     const sign = (args: string[]) => cli(['--auto-approve', '--json', 'sign', '--level', 'B-B', '--upload', ...args]);
 
     const signed = await sign([join(dir, 'upload-a.pdf'), join(dir, 'upload-b.pdf')]);
@@ -484,11 +608,12 @@ describe('esign upload / storage ls|get|rm (built CLI)', () => {
       expect(await storedSha256(g, object.key)).toBe(await sha256Of(local));
     }
 
-
     // --force replaces the local output only; the object is replaced with --overwrite alone.
     const refused = await sign(['--force', join(dir, 'upload-a.pdf')]);
     expect(refused.code).toBe(8);
-    expect(refused.stderr).toMatch(/upload-a-signed\.pdf was written but not uploaded: upload-a-signed\.pdf already exists in bucket esign-\w+; esign does not replace objects unasked\. Pass --overwrite/);
+    expect(refused.stderr).toMatch(
+      /upload-a-signed\.pdf was written but not uploaded: upload-a-signed\.pdf already exists in bucket esign-\w+; esign does not replace objects unasked\. Pass --overwrite/,
+    );
     const replaced = await sign(['--force', '--overwrite', join(dir, 'upload-a.pdf')]);
     expect(replaced.code, replaced.stderr).toBe(0);
     expect(await storedSha256(g, 'upload-a-signed.pdf')).toBe(await sha256Of(join(dir, 'upload-a-signed.pdf')));
@@ -501,9 +626,15 @@ describe('esign upload / storage ls|get|rm (built CLI)', () => {
     const dir = await tempDir();
     await writeFile(join(dir, 'sealed-invoice.pdf'), await pdfLibBytes({ title: 'sealed' }));
     const before = t.sandbox.requestLog.length;
-    const signed = await cli(['--json', 'sign', '--level', 'B-B', '--upload', join(dir, 'sealed-invoice.pdf')], { ESIGN_SERVICE_AUTH: 'client-credentials', ESIGN_CREDENTIAL_PIN: SANDBOX_SEAL.pin });
+    const signed = await cli(['--json', 'sign', '--level', 'B-B', '--upload', join(dir, 'sealed-invoice.pdf')], {
+      ESIGN_SERVICE_AUTH: 'client-credentials',
+      ESIGN_CREDENTIAL_PIN: SANDBOX_SEAL.pin,
+    });
     expect(signed.code, signed.stderr).toBe(0);
-    expect(signed.jsonLines<{ credential?: string; key?: string }>()).toEqual([expect.objectContaining({ credential: SANDBOX_SEAL.pinOnlyCredentialID }), expect.objectContaining({ key: 'sealed-invoice-signed.pdf' })]);
+    expect(signed.jsonLines<{ credential?: string; key?: string }>()).toEqual([
+      expect.objectContaining({ credential: SANDBOX_SEAL.pinOnlyCredentialID }),
+      expect.objectContaining({ key: 'sealed-invoice-signed.pdf' }),
+    ]);
     expect(t.sandbox.requestLog.slice(before).filter((id) => /oauth2\/authorize/.test(id))).toEqual([]);
     expect(t.sandbox.requestLog.slice(before).filter((id) => /credentials\/authorize/.test(id))).toHaveLength(1);
   });
@@ -523,7 +654,16 @@ describe('esign upload / storage ls|get|rm (built CLI)', () => {
     expect(prepared.code, prepared.stderr).toBe(0);
     const { approvals } = prepared.json<{ approvals: Array<{ authorizationUrl: string }> }>();
     const approved = (await fetch(approvals[0]!.authorizationUrl, { redirect: 'manual' })).headers.get('location')!;
-    const completed = await cli(['--json', 'sign', '--complete', '--upload', '--state', state, '--redirect-url', approved]);
+    const completed = await cli([
+      '--json',
+      'sign',
+      '--complete',
+      '--upload',
+      '--state',
+      state,
+      '--redirect-url',
+      approved,
+    ]);
     expect(completed.code, completed.stderr).toBe(0);
     expect(completed.jsonLines<{ output?: string; key?: string }>().map((line) => line.output ?? line.key)).toEqual([
       join(dir, 'split-up-signed.pdf'),
@@ -532,16 +672,26 @@ describe('esign upload / storage ls|get|rm (built CLI)', () => {
       'split-up.txt.p7s',
     ]);
     const g = await grant();
-    expect(await storedSha256(g, 'split-up.txt.p7s')).toBe(createHash('sha256').update(await readFile(join(dir, 'split-up.txt.p7s'))).digest('hex'));
+    expect(await storedSha256(g, 'split-up.txt.p7s')).toBe(
+      createHash('sha256')
+        .update(await readFile(join(dir, 'split-up.txt.p7s')))
+        .digest('hex'),
+    );
   });
 
   it('says so when the storage service answers 502', async () => {
     storageControl(t.sandbox).storageUnavailable = true;
     const result = await cli(['storage', 'ls']);
     expect(result.code).toBe(5);
-    expect(result.stderr).toMatch(/storage service is unavailable \(HTTP 502\): The storage service is unavailable: storage side unavailable/);
+    expect(result.stderr).toMatch(
+      /storage service is unavailable \(HTTP 502\): The storage service is unavailable: storage side unavailable/,
+    );
     storageControl(t.sandbox).storageUnavailable = false;
-    t.sandbox.faults.inject({ route: 'storage POST /v1/credentials', fault: { kind: 'status', status: 502 }, times: 3 });
+    t.sandbox.faults.inject({
+      route: 'storage POST /v1/credentials',
+      fault: { kind: 'status', status: 502 },
+      times: 3,
+    });
     const injected = await cli(['storage', 'ls']);
     expect(injected.code).toBe(5);
     expect(injected.stderr).toMatch(/HTTP 502/);

@@ -6,7 +6,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { explicit, objectIdentifier, octetString, sequence, smallInteger, unsignedInteger } from '../../src/core/cms/der.js';
+import {
+  explicit,
+  objectIdentifier,
+  octetString,
+  sequence,
+  smallInteger,
+  unsignedInteger,
+} from '../../src/core/cms/der.js';
 import { OID } from '../../src/core/cms/oids.js';
 import { isEsignError } from '../../src/core/errors.js';
 import { buildTimeStampReq } from '../../src/core/tsp/request.js';
@@ -52,7 +59,10 @@ async function post(body: Uint8Array | string, headers: Record<string, string>):
 }
 
 async function injectTsaFailure(failInfo: string, times = 1): Promise<void> {
-  const response = await fetch(`${env.sandbox.urls.tsa}/_faults`, { method: 'POST', body: JSON.stringify({ failInfo, times }) });
+  const response = await fetch(`${env.sandbox.urls.tsa}/_faults`, {
+    method: 'POST',
+    body: JSON.stringify({ failInfo, times }),
+  });
   expect(response.status).toBe(200);
 }
 
@@ -78,8 +88,12 @@ describe('sandbox TSA over HTTP', () => {
   });
 
   it('answers 400 for another Content-Type or an empty body', async () => {
-    expect((await post(query(), { 'content-type': 'application/octet-stream', authorization: basic })).status).toBe(400);
-    expect((await post(new Uint8Array(0), { 'content-type': 'application/timestamp-query', authorization: basic })).status).toBe(400);
+    expect((await post(query(), { 'content-type': 'application/octet-stream', authorization: basic })).status).toBe(
+      400,
+    );
+    expect(
+      (await post(new Uint8Array(0), { 'content-type': 'application/timestamp-query', authorization: basic })).status,
+    ).toBe(400);
   });
 
   it('answers 200 application/timestamp-reply with a granted TimeStampResp', async () => {
@@ -93,15 +107,32 @@ describe('sandbox TSA over HTTP', () => {
 
   const imprint = sha256('y');
   const nonce = unsignedInteger(randomBytes(8));
-  const imprintOf = (oid: string, hash: Uint8Array): Uint8Array => sequence(sequence(objectIdentifier(oid)), octetString(hash));
+  const imprintOf = (oid: string, hash: Uint8Array): Uint8Array =>
+    sequence(sequence(objectIdentifier(oid)), octetString(hash));
   it.each([
     ['SHA-1', sequence(smallInteger(1), imprintOf(OID.sha1, new Uint8Array(20)), nonce), 'badAlg'],
     ['MD5', sequence(smallInteger(1), imprintOf(OID.md5, new Uint8Array(16)), nonce), 'badAlg'],
-    ['an unknown hash algorithm', sequence(smallInteger(1), imprintOf('1.3.6.1.4.1.99999.1', imprint), nonce), 'badAlg'],
-    ['a short SHA-256 hash', sequence(smallInteger(1), imprintOf(OID.sha256, imprint.subarray(0, 20)), nonce), 'badDataFormat'],
+    [
+      'an unknown hash algorithm',
+      sequence(smallInteger(1), imprintOf('1.3.6.1.4.1.99999.1', imprint), nonce),
+      'badAlg',
+    ],
+    [
+      'a short SHA-256 hash',
+      sequence(smallInteger(1), imprintOf(OID.sha256, imprint.subarray(0, 20)), nonce),
+      'badDataFormat',
+    ],
     ['version 2', sequence(smallInteger(2), imprintOf(OID.sha256, imprint), nonce), 'badDataFormat'],
-    ['another policy', sequence(smallInteger(1), imprintOf(OID.sha256, imprint), objectIdentifier('1.2.3.4'), nonce), 'unacceptedPolicy'],
-    ['extensions', sequence(smallInteger(1), imprintOf(OID.sha256, imprint), nonce, explicit(0, sequence())), 'unacceptedExtension'],
+    [
+      'another policy',
+      sequence(smallInteger(1), imprintOf(OID.sha256, imprint), objectIdentifier('1.2.3.4'), nonce),
+      'unacceptedPolicy',
+    ],
+    [
+      'extensions',
+      sequence(smallInteger(1), imprintOf(OID.sha256, imprint), nonce, explicit(0, sequence())),
+      'unacceptedExtension',
+    ],
     ['a body that is not DER', new TextEncoder().encode('not a request'), 'badDataFormat'],
   ])('rejects %s with failInfo %s', async (_label, body, failInfo) => {
     const response = await post(body, { 'content-type': 'application/timestamp-query', authorization: basic });
@@ -144,7 +175,9 @@ describe('TsaClient', () => {
     await injectTsaFailure('timeNotAvailable', 3);
     const { client: tsa } = client();
     const error = await expectCode(tsa.timestamp(sha256('give up')), 'TSA_REJECTED');
-    expect(error.message).toMatch(/trusted time source temporarily unavailable.*\(timeNotAvailable\).*gave up after 3 tries/);
+    expect(error.message).toMatch(
+      /trusted time source temporarily unavailable.*\(timeNotAvailable\).*gave up after 3 tries/,
+    );
   });
 
   it('retries HTTP 502 from the host, and reports HTTP 500 at once (DESIGN §4: 429/502/503 only)', async () => {
@@ -192,7 +225,8 @@ describe('serial numbers', () => {
           password: sandbox.secrets.tsaPassword,
           http: new HttpClient(),
         });
-        for (let i = 0; i < 2; i++) serials.push(BigInt(`0x${(await tsa.timestamp(sha256(`r${run}${i}`))).serialNumber}`));
+        for (let i = 0; i < 2; i++)
+          serials.push(BigInt(`0x${(await tsa.timestamp(sha256(`r${run}${i}`))).serialNumber}`));
       } finally {
         await sandbox.close();
       }
@@ -209,7 +243,13 @@ describe('esign timestamp', () => {
     await writeFile(file, 'a,b\n1,2\n');
     const stamped = await runCli(['--json', 'timestamp', file], { env: env.env });
     expect(stamped.code, stamped.stderr).toBe(0);
-    const result = stamped.json<{ output: string; sha256: string; genTime: string; serialNumber: string; chainChecked: boolean }>();
+    const result = stamped.json<{
+      output: string;
+      sha256: string;
+      genTime: string;
+      serialNumber: string;
+      chainChecked: boolean;
+    }>();
     expect(result.output).toBe(`${file}.tsr`);
     expect(result.sha256).toBe(Buffer.from(sha256('a,b\n1,2\n')).toString('hex'));
     expect(result.chainChecked).toBe(true);
@@ -217,7 +257,12 @@ describe('esign timestamp', () => {
 
     const verified = await runCli(['--json', 'timestamp', '--verify', file], { env: env.env });
     expect(verified.code, verified.stderr).toBe(0);
-    expect(verified.json()).toMatchObject({ valid: true, serialNumber: result.serialNumber, genTime: result.genTime, chain: 'trusted' });
+    expect(verified.json()).toMatchObject({
+      valid: true,
+      serialNumber: result.serialNumber,
+      genTime: result.genTime,
+      chain: 'trusted',
+    });
 
     const again = await runCli(['timestamp', file], { env: env.env });
     expect(again.code).toBe(8);
@@ -242,7 +287,9 @@ describe('esign timestamp', () => {
     const stamped = await runCli(['timestamp', '--digest', hex, '-o', output], { env: env.env });
     expect(stamped.code, stamped.stderr).toBe(0);
     expect(stamped.stdout).toMatch(/digest\.tsr/);
-    const verified = await runCli(['timestamp', '--verify', '--digest', hex, output, '--ca', env.rootPemPath], { env: env.env });
+    const verified = await runCli(['timestamp', '--verify', '--digest', hex, output, '--ca', env.rootPemPath], {
+      env: env.env,
+    });
     expect(verified.code, verified.stderr).toBe(0);
     expect(verified.stdout).toMatch(/valid timestamp/);
     const bad = await runCli(['timestamp', '--digest', 'abc'], { env: env.env });

@@ -17,7 +17,16 @@ import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDirForFile } from '../helpers/tmp.js';
 
 const DAY = 24 * 60 * 60 * 1000;
-const PROXY_VARIABLES = { HTTPS_PROXY: undefined, https_proxy: undefined, HTTP_PROXY: undefined, http_proxy: undefined, ALL_PROXY: undefined, all_proxy: undefined, NO_PROXY: undefined, no_proxy: undefined };
+const PROXY_VARIABLES = {
+  HTTPS_PROXY: undefined,
+  https_proxy: undefined,
+  HTTP_PROXY: undefined,
+  http_proxy: undefined,
+  ALL_PROXY: undefined,
+  all_proxy: undefined,
+  NO_PROXY: undefined,
+  no_proxy: undefined,
+};
 
 let work: { dir: string; remove: () => Promise<void> };
 
@@ -64,7 +73,10 @@ describe('over HTTPS: esign sandbox start --tls', () => {
   });
 
   it('signs a PDF and a detached .p7s at B-T, every call over TLS', async () => {
-    const signedPdf = await runCli(['--auto-approve', '--verbose', '--json', 'sign', '--level', 'B-T', ...(await pdfToSign())], { env });
+    const signedPdf = await runCli(
+      ['--auto-approve', '--verbose', '--json', 'sign', '--level', 'B-T', ...(await pdfToSign())],
+      { env },
+    );
     expect(signedPdf.code, signedPdf.stderr).toBe(0);
     const calls = signedPdf.stderr.split('\n').filter((line) => / → \d{3} /.test(line));
     expect(calls.length).toBeGreaterThan(2);
@@ -87,9 +99,13 @@ describe('over HTTPS: esign sandbox start --tls', () => {
   });
 
   it('collects revocation data over TLS (sign B-LT, verify --level B-LT)', async () => {
-    const signed = await runCli(['--auto-approve', '--json', 'sign', '--level', 'B-LT', ...(await pdfToSign())], { env });
+    const signed = await runCli(['--auto-approve', '--json', 'sign', '--level', 'B-LT', ...(await pdfToSign())], {
+      env,
+    });
     expect(signed.code, signed.stderr).toBe(0);
-    const verified = await runCli(['--json', 'verify', '--level', 'B-LT', signed.json<{ output: string }>().output], { env });
+    const verified = await runCli(['--json', 'verify', '--level', 'B-LT', signed.json<{ output: string }>().output], {
+      env,
+    });
     expect(verified.code, verified.stdout).toBe(0);
   });
 });
@@ -103,7 +119,11 @@ describe('through an HTTP proxy that alone resolves the service name', () => {
   });
   afterAll(async () => t?.close());
 
-  async function withProxy<T>(behaviour: ProxyBehaviour, run: (proxy: TestProxy) => Promise<T>, credentials?: string): Promise<T> {
+  async function withProxy<T>(
+    behaviour: ProxyBehaviour,
+    run: (proxy: TestProxy) => Promise<T>,
+    credentials?: string,
+  ): Promise<T> {
     const proxy = await startTestProxy({ names: [NAME], behaviour, ...(credentials ? { credentials } : {}) });
     try {
       return await run(proxy);
@@ -118,18 +138,22 @@ describe('through an HTTP proxy that alone resolves the service name', () => {
       async (proxy) => {
         const withCredentials = proxy.url.replace('http://', 'http://corp-user:proxy-pass-7x@');
         const env = { ...t.env, ...PROXY_VARIABLES, https_proxy: withCredentials };
-        const signed = await runCli(['--auto-approve', '--verbose', 'sign', '--level', 'B-T', ...(await pdfToSign())], { env });
+        const signed = await runCli(['--auto-approve', '--verbose', 'sign', '--level', 'B-T', ...(await pdfToSign())], {
+          env,
+        });
         expect(signed.code, signed.stderr).toBe(0);
         const login = await runCli(['--auto-approve', 'login', '--scope', 'com.vendor.storage'], { env });
         expect(login.code, login.stderr).toBe(0);
         const upload = await runCli(['--verbose', 'upload', await textFile('proxied.txt')], { env });
         expect(upload.code, upload.stderr).toBe(0);
-        for (const result of [signed, login, upload]) expect(result.stdout + result.stderr).not.toContain('proxy-pass-7x');
+        for (const result of [signed, login, upload])
+          expect(result.stdout + result.stderr).not.toContain('proxy-pass-7x');
         expect(signed.stderr).toContain(`via ${proxy.url}`);
         const targets = new Set(proxy.connects.map((c) => c.target));
         expect(targets).toContain(new URL(t.sandbox.urls.base).host);
         expect(targets).toContain(new URL(t.sandbox.urls.s3 ?? '').host);
-        for (const connect of proxy.connects) expect(connect.authorization).toBe(`Basic ${Buffer.from('corp-user:proxy-pass-7x').toString('base64')}`);
+        for (const connect of proxy.connects)
+          expect(connect.authorization).toBe(`Basic ${Buffer.from('corp-user:proxy-pass-7x').toString('base64')}`);
       },
       'corp-user:proxy-pass-7x',
     );
@@ -137,7 +161,16 @@ describe('through an HTTP proxy that alone resolves the service name', () => {
 
   /** A timestamp from the sandbox TSA by its proxy-only name, on the env profile (no sandbox to fall back to). */
   function timestamp(proxyVariables: Record<string, string>, file: string): Promise<CliResult> {
-    const env = { ESIGN_CONFIG_DIR: t.configDir, ...PROXY_VARIABLES, ...proxyVariables, ESIGN_TSA_URL: t.sandbox.urls.tsaEndpoint, ESIGN_TSA_USERNAME: 'esign', ESIGN_TSA_PASSWORD: t.sandbox.secrets.tsaPassword, ESIGN_TRUST_ANCHORS: t.rootPemPath, ESIGN_CA_FILE: t.rootPemPath };
+    const env = {
+      ESIGN_CONFIG_DIR: t.configDir,
+      ...PROXY_VARIABLES,
+      ...proxyVariables,
+      ESIGN_TSA_URL: t.sandbox.urls.tsaEndpoint,
+      ESIGN_TSA_USERNAME: 'esign',
+      ESIGN_TSA_PASSWORD: t.sandbox.secrets.tsaPassword,
+      ESIGN_TRUST_ANCHORS: t.rootPemPath,
+      ESIGN_CA_FILE: t.rootPemPath,
+    };
     return runCli(['timestamp', file], { env });
   }
 
@@ -147,7 +180,10 @@ describe('through an HTTP proxy that alone resolves the service name', () => {
       expect(tunnelled.code, tunnelled.stderr).toBe(0);
       expect(proxy.connects).toHaveLength(1);
       proxy.connects.length = 0;
-      const result = await timestamp({ HTTPS_PROXY: proxy.url, NO_PROXY: 'example.org,esign.test' }, await textFile('no-proxy.txt'));
+      const result = await timestamp(
+        { HTTPS_PROXY: proxy.url, NO_PROXY: 'example.org,esign.test' },
+        await textFile('no-proxy.txt'),
+      );
       expect(result.code).toBe(5);
       expect(proxy.connects).toEqual([]);
       expect(errorLine(result)).toContain(NAME);
@@ -155,9 +191,21 @@ describe('through an HTTP proxy that alone resolves the service name', () => {
   });
 
   const failures: Array<[string, ProxyBehaviour | 'refused', RegExp]> = [
-    ['a proxy that refuses connections', 'refused', /Could not reach the proxy at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/],
-    ['a 407 without credentials', 'require-auth', /The proxy at http:\/\/127\.0\.0\.1:\d+ asks for credentials \(HTTP 407\)/],
-    ['a captive portal page instead of a tunnel', 'portal', /The proxy at http:\/\/127\.0\.0\.1:\d+ answered the tunnel to sandbox\.esign\.test:\d+ with an HTML page \(HTTP 302\) instead of opening it; nothing was sent/],
+    [
+      'a proxy that refuses connections',
+      'refused',
+      /Could not reach the proxy at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/,
+    ],
+    [
+      'a 407 without credentials',
+      'require-auth',
+      /The proxy at http:\/\/127\.0\.0\.1:\d+ asks for credentials \(HTTP 407\)/,
+    ],
+    [
+      'a captive portal page instead of a tunnel',
+      'portal',
+      /The proxy at http:\/\/127\.0\.0\.1:\d+ answered the tunnel to sandbox\.esign\.test:\d+ with an HTML page \(HTTP 302\) instead of opening it; nothing was sent/,
+    ],
     ['a proxy that closes the tunnel', 'close-tunnel', /through the proxy at http:\/\/127\.0\.0\.1:\d+ was closed/],
   ];
   for (const [name, behaviour, message] of failures) {
@@ -193,8 +241,17 @@ describe('TLS failures and TLS settings, against a server with a certificate of 
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
       request.on('end', () => {
-        void fetch(target, { method: 'POST', headers: { 'content-type': request.headers['content-type'] ?? '', authorization: request.headers.authorization ?? '' }, body: Buffer.concat(chunks) }).then(async (answer) => {
-          response.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/octet-stream' });
+        void fetch(target, {
+          method: 'POST',
+          headers: {
+            'content-type': request.headers['content-type'] ?? '',
+            authorization: request.headers.authorization ?? '',
+          },
+          body: Buffer.concat(chunks),
+        }).then(async (answer) => {
+          response.writeHead(answer.status, {
+            'content-type': answer.headers.get('content-type') ?? 'application/octet-stream',
+          });
           response.end(Buffer.from(await answer.arrayBuffer()));
         });
       });
@@ -210,7 +267,16 @@ describe('TLS failures and TLS settings, against a server with a certificate of 
   }
 
   function timestampEnv(tsaUrl: string, extra: Record<string, string> = {}): Record<string, string | undefined> {
-    return { ESIGN_CONFIG_DIR: t.configDir, ESIGN_SANDBOX_DIR: t.dataDir, ...PROXY_VARIABLES, ESIGN_TSA_URL: tsaUrl, ESIGN_TSA_USERNAME: 'esign', ESIGN_TSA_PASSWORD: t.sandbox.secrets.tsaPassword, ESIGN_TRUST_ANCHORS: t.rootPemPath, ...extra };
+    return {
+      ESIGN_CONFIG_DIR: t.configDir,
+      ESIGN_SANDBOX_DIR: t.dataDir,
+      ...PROXY_VARIABLES,
+      ESIGN_TSA_URL: tsaUrl,
+      ESIGN_TSA_USERNAME: 'esign',
+      ESIGN_TSA_PASSWORD: t.sandbox.secrets.tsaPassword,
+      ESIGN_TRUST_ANCHORS: t.rootPemPath,
+      ...extra,
+    };
   }
 
   async function certificate(options: { names?: string[]; expired?: boolean; selfSigned?: boolean }) {
@@ -224,20 +290,42 @@ describe('TLS failures and TLS settings, against a server with a certificate of 
   }
 
   const rows: Array<[string, Parameters<typeof certificate>[0], boolean, RegExp, RegExp]> = [
-    ['unknown issuer (no caFile)', {}, false, /failed: the server certificate was issued by an unknown certificate authority/, /set ESIGN_CA_FILE/],
+    [
+      'unknown issuer (no caFile)',
+      {},
+      false,
+      /failed: the server certificate was issued by an unknown certificate authority/,
+      /set ESIGN_CA_FILE/,
+    ],
     ['expired server certificate', { expired: true }, true, /failed: the server certificate has expired/, /clock/],
-    ['wrong host name', { names: ['tsa.other.example'] }, true, /failed: the server certificate is not for 127\.0\.0\.1 \(it names DNS:tsa\.other\.example\)/, /host name the certificate names/],
-    ['self-signed server certificate', { selfSigned: true }, true, /failed: the server certificate is self-signed/, /set ESIGN_CA_FILE/],
+    [
+      'wrong host name',
+      { names: ['tsa.other.example'] },
+      true,
+      /failed: the server certificate is not for 127\.0\.0\.1 \(it names DNS:tsa\.other\.example\)/,
+      /host name the certificate names/,
+    ],
+    [
+      'self-signed server certificate',
+      { selfSigned: true },
+      true,
+      /failed: the server certificate is self-signed/,
+      /set ESIGN_CA_FILE/,
+    ],
   ];
   for (const [name, options, trustRoot, message, hint] of rows) {
     it(`fault matrix: ${name} is one line naming the host, exit 5, tried once`, async () => {
       const pem = await certificate(options);
       await tsaFront({ cert: pem.chainPem, key: pem.keyPem }, async (url) => {
         const file = await textFile('ts.txt');
-        const result = await runCli(['timestamp', file], { env: timestampEnv(url, trustRoot ? { ESIGN_CA_FILE: t.rootPemPath } : {}) });
+        const result = await runCli(['timestamp', file], {
+          env: timestampEnv(url, trustRoot ? { ESIGN_CA_FILE: t.rootPemPath } : {}),
+        });
         expect(result.code, result.stderr).toBe(5);
         const lines = result.stderr.trim().split('\n');
-        expect(lines.join('\n')).toMatch(new RegExp(`TLS to the timestamp authority at 127\\.0\\.0\\.1:\\d+ ${message.source}`));
+        expect(lines.join('\n')).toMatch(
+          new RegExp(`TLS to the timestamp authority at 127\\.0\\.0\\.1:\\d+ ${message.source}`),
+        );
         expect(result.stderr).toMatch(hint);
         expect(result.stderr).not.toMatch(/\n\s+at /);
         expect(handshakes).toBe(1);
@@ -248,8 +336,12 @@ describe('TLS failures and TLS settings, against a server with a certificate of 
   it('trusts ESIGN_CA_FILE in addition to the system roots, and NODE_EXTRA_CA_CERTS as Node does', async () => {
     const pem = await certificate({});
     await tsaFront({ cert: pem.chainPem, key: pem.keyPem }, async (url) => {
-      for (const extra of [{ ESIGN_CA_FILE: t.rootPemPath }, { NODE_EXTRA_CA_CERTS: t.rootPemPath }] as Array<Record<string, string>>) {
-        const result = await runCli(['timestamp', await textFile('trusted.txt'), '--force'], { env: timestampEnv(url, extra) });
+      for (const extra of [{ ESIGN_CA_FILE: t.rootPemPath }, { NODE_EXTRA_CA_CERTS: t.rootPemPath }] as Array<
+        Record<string, string>
+      >) {
+        const result = await runCli(['timestamp', await textFile('trusted.txt'), '--force'], {
+          env: timestampEnv(url, extra),
+        });
         expect(result.code, result.stderr).toBe(0);
       }
     });
@@ -259,32 +351,68 @@ describe('TLS failures and TLS settings, against a server with a certificate of 
     const server = await certificate({});
     const client = await certificate({ names: ['esign-client.example'] });
     const passphrase = 'client-key-passphrase-93';
-    const encryptedKey = createPrivateKey(client.keyPem).export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase }) as string;
+    const encryptedKey = createPrivateKey(client.keyPem).export({
+      type: 'pkcs8',
+      format: 'pem',
+      cipher: 'aes-256-cbc',
+      passphrase,
+    }) as string;
     const certPath = join(work.dir, 'client.crt.pem');
     const keyPath = join(work.dir, 'client.key.pem');
     await writeFile(certPath, client.chainPem);
     await writeFile(keyPath, encryptedKey, { mode: 0o600 });
     const root = await readFile(t.rootPemPath, 'utf8');
-    await tsaFront({ cert: server.chainPem, key: server.keyPem, requestCert: true, rejectUnauthorized: true, ca: root }, async (url) => {
-      const base = timestampEnv(url, { ESIGN_CA_FILE: t.rootPemPath });
-      const without = await runCli(['timestamp', await textFile('mtls.txt')], { env: base });
-      expect(without.code, without.stderr).toBe(5);
-      expect(errorLine(without) + without.stderr).toMatch(/ESIGN_CLIENT_CERT and ESIGN_CLIENT_KEY/);
-      const withCertificate = await runCli(['timestamp', await textFile('mtls2.txt')], { env: { ...base, ESIGN_CLIENT_CERT: certPath, ESIGN_CLIENT_KEY: keyPath, ESIGN_CLIENT_KEY_PASSPHRASE: passphrase } });
-      expect(withCertificate.code, withCertificate.stderr).toBe(0);
-      expect(withCertificate.stdout + withCertificate.stderr).not.toContain(passphrase);
-      const wrongPassphrase = await runCli(['timestamp', await textFile('mtls3.txt')], { env: { ...base, ESIGN_CLIENT_CERT: certPath, ESIGN_CLIENT_KEY: keyPath, ESIGN_CLIENT_KEY_PASSPHRASE: 'wrong' } });
-      expect(wrongPassphrase.code).toBe(3);
-      expect(errorLine(wrongPassphrase) + wrongPassphrase.stderr).toMatch(/ESIGN_CLIENT_KEY names an encrypted key that ESIGN_CLIENT_KEY_PASSPHRASE does not open/);
-    });
+    await tsaFront(
+      { cert: server.chainPem, key: server.keyPem, requestCert: true, rejectUnauthorized: true, ca: root },
+      async (url) => {
+        const base = timestampEnv(url, { ESIGN_CA_FILE: t.rootPemPath });
+        const without = await runCli(['timestamp', await textFile('mtls.txt')], { env: base });
+        expect(without.code, without.stderr).toBe(5);
+        expect(errorLine(without) + without.stderr).toMatch(/ESIGN_CLIENT_CERT and ESIGN_CLIENT_KEY/);
+        const withCertificate = await runCli(['timestamp', await textFile('mtls2.txt')], {
+          env: {
+            ...base,
+            ESIGN_CLIENT_CERT: certPath,
+            ESIGN_CLIENT_KEY: keyPath,
+            ESIGN_CLIENT_KEY_PASSPHRASE: passphrase,
+          },
+        });
+        expect(withCertificate.code, withCertificate.stderr).toBe(0);
+        expect(withCertificate.stdout + withCertificate.stderr).not.toContain(passphrase);
+        const wrongPassphrase = await runCli(['timestamp', await textFile('mtls3.txt')], {
+          env: {
+            ...base,
+            ESIGN_CLIENT_CERT: certPath,
+            ESIGN_CLIENT_KEY: keyPath,
+            ESIGN_CLIENT_KEY_PASSPHRASE: 'wrong',
+          },
+        });
+        expect(wrongPassphrase.code).toBe(3);
+        expect(errorLine(wrongPassphrase) + wrongPassphrase.stderr).toMatch(
+          /ESIGN_CLIENT_KEY names an encrypted key that ESIGN_CLIENT_KEY_PASSPHRASE does not open/,
+        );
+      },
+    );
   });
 
   const badInputs: Array<[string, Record<string, string>, RegExp]> = [
     ['a malformed proxy URL', { HTTPS_PROXY: 'http://proxy.corp:notaport' }, /HTTPS_PROXY is not a proxy URL/],
     ['a socks proxy', { ALL_PROXY: 'socks5://127.0.0.1:1080' }, /ALL_PROXY names a socks5 proxy/],
-    ['ESIGN_CA_FILE that is not a PEM bundle', { ESIGN_CA_FILE: '/etc/hostname' }, /ESIGN_CA_FILE names \/etc\/hostname, which is not a PEM bundle of certificates/],
-    ['a client certificate without its key', { ESIGN_CLIENT_CERT: '/etc/hostname' }, /ESIGN_CLIENT_CERT is set but ESIGN_CLIENT_KEY is not/],
-    ['a client key without its certificate', { ESIGN_CLIENT_KEY: '/etc/hostname' }, /ESIGN_CLIENT_KEY is set but ESIGN_CLIENT_CERT is not/],
+    [
+      'ESIGN_CA_FILE that is not a PEM bundle',
+      { ESIGN_CA_FILE: '/etc/hostname' },
+      /ESIGN_CA_FILE names \/etc\/hostname, which is not a PEM bundle of certificates/,
+    ],
+    [
+      'a client certificate without its key',
+      { ESIGN_CLIENT_CERT: '/etc/hostname' },
+      /ESIGN_CLIENT_CERT is set but ESIGN_CLIENT_KEY is not/,
+    ],
+    [
+      'a client key without its certificate',
+      { ESIGN_CLIENT_KEY: '/etc/hostname' },
+      /ESIGN_CLIENT_KEY is set but ESIGN_CLIENT_CERT is not/,
+    ],
   ];
   for (const [name, extra, message] of badInputs) {
     it(`bad input: ${name} is exit 3 naming the variable, before any request`, async () => {

@@ -69,13 +69,23 @@ describe('esign verify on PDFs signed by other tools', () => {
       const path = join(FIXTURES, 'pdf', `${name}.pdf`);
       const { code, report, stdout } = await verify([path]);
       const signature = only(report);
-      expect(signature, stdout).toMatchObject({ status: 'valid', code: null, indication: 'TOTAL-PASSED', integrity: { valid: true, digestAlgorithm: digest }, signatureValue: { valid: true, algorithm, key } });
+      expect(signature, stdout).toMatchObject({
+        status: 'valid',
+        code: null,
+        indication: 'TOTAL-PASSED',
+        integrity: { valid: true, digestAlgorithm: digest },
+        signatureValue: { valid: true, algorithm, key },
+      });
       expect(signature.subIndication).toBeUndefined();
       expect(code).toBe(0);
 
       // A byte of the page content stream, near the end of the signed range.
       const changed = await verify([await tampered(path, (await readFile(path)).indexOf('A signed fixture'))]);
-      expect(only(changed.report)).toMatchObject({ status: 'invalid', indication: 'TOTAL-FAILED', integrity: { valid: false } });
+      expect(only(changed.report)).toMatchObject({
+        status: 'invalid',
+        indication: 'TOTAL-FAILED',
+        integrity: { valid: false },
+      });
       expect(['HASH_FAILURE', 'SIG_CRYPTO_FAILURE']).toContain(only(changed.report).subIndication);
       expect(changed.code).toBe(9);
     });
@@ -91,7 +101,12 @@ describe('esign verify on PDFs signed by other tools', () => {
       const path = join(FIXTURES, 'pdf', `${name}.pdf`);
       const { code, report } = await verify([path]);
       const signature = only(report);
-      expect(signature).toMatchObject({ status: 'weak', code: 'VERIFY_WEAK_ALGORITHM', indication: 'INDETERMINATE', subIndication: 'CRYPTO_CONSTRAINTS_FAILURE' });
+      expect(signature).toMatchObject({
+        status: 'weak',
+        code: 'VERIFY_WEAK_ALGORITHM',
+        indication: 'INDETERMINATE',
+        subIndication: 'CRYPTO_CONSTRAINTS_FAILURE',
+      });
       expect(signature.integrity.valid && signature.signatureValue.valid).toBe(true);
       expect(signature.problems.join('\n')).toMatch(why);
       expect(report).toMatchObject({ status: 'weak', code: 'VERIFY_WEAK_ALGORITHM', valid: false });
@@ -99,7 +114,11 @@ describe('esign verify on PDFs signed by other tools', () => {
 
       const bytes = await readFile(path);
       const changed = await verify([await tampered(path, bytes.indexOf('/Type /Catalog') + 2)]);
-      expect(only(changed.report)).toMatchObject({ status: 'invalid', indication: 'TOTAL-FAILED', subIndication: 'HASH_FAILURE' });
+      expect(only(changed.report)).toMatchObject({
+        status: 'invalid',
+        indication: 'TOTAL-FAILED',
+        subIndication: 'HASH_FAILURE',
+      });
       expect(changed.code).toBe(9);
     });
   }
@@ -107,7 +126,9 @@ describe('esign verify on PDFs signed by other tools', () => {
   it('the text report names the algorithm, the key and the ETSI indication beside esign’s words', async () => {
     const weak = await runCli(['verify', '--trust', ROOT, join(FIXTURES, 'pdf', 'mutool-sha1.pdf')], { env });
     expect(weak.code).toBe(12);
-    expect(weak.stdout).toMatch(/intact, but the algorithm is NOT ACCEPTABLE \[ETSI INDETERMINATE\/CRYPTO_CONSTRAINTS_FAILURE\]/);
+    expect(weak.stdout).toMatch(
+      /intact, but the algorithm is NOT ACCEPTABLE \[ETSI INDETERMINATE\/CRYPTO_CONSTRAINTS_FAILURE\]/,
+    );
     expect(weak.stdout).toMatch(/signature {3}ok \(rsaEncryption with sha1, RSA 2048\)/);
     expect(weak.stderr).toMatch(/^esign: VERIFY_WEAK_ALGORITHM: /m);
     const good = await runCli(['verify', '--trust', ROOT, join(FIXTURES, 'pdf', 'p384.pdf')], { env });
@@ -117,7 +138,11 @@ describe('esign verify on PDFs signed by other tools', () => {
 
   it('without its trust anchor a weak signature is untrusted (INDETERMINATE/NO_CERTIFICATE_CHAIN_FOUND, exit 9)', async () => {
     const result = await runCli(['--json', 'verify', join(FIXTURES, 'pdf', 'rsa1024.pdf')], { env });
-    expect(result.json<Report>().signatures[0]).toMatchObject({ status: 'untrusted', indication: 'INDETERMINATE', subIndication: 'NO_CERTIFICATE_CHAIN_FOUND' });
+    expect(result.json<Report>().signatures[0]).toMatchObject({
+      status: 'untrusted',
+      indication: 'INDETERMINATE',
+      subIndication: 'NO_CERTIFICATE_CHAIN_FOUND',
+    });
     expect(result.code).toBe(9);
   });
 });
@@ -143,10 +168,18 @@ describe('esign verify FILE --signature FILE.p7s made by openssl cms -sign', () 
     it(`${name}: ${status}; the content changed: TOTAL-FAILED`, async () => {
       const p7s = join(FIXTURES, 'cms', `${name}.p7s`);
       const { code, report } = await verify([content, '--signature', p7s]);
-      expect(only(report)).toMatchObject({ status, indication: status === 'valid' ? 'TOTAL-PASSED' : 'INDETERMINATE', signatureValue: { valid: true, algorithm } });
+      expect(only(report)).toMatchObject({
+        status,
+        indication: status === 'valid' ? 'TOTAL-PASSED' : 'INDETERMINATE',
+        signatureValue: { valid: true, algorithm },
+      });
       expect(code).toBe(status === 'valid' ? 0 : 12);
       const changed = await verify([await tampered(content, 4), '--signature', p7s]);
-      expect(only(changed.report)).toMatchObject({ status: 'invalid', indication: 'TOTAL-FAILED', integrity: { valid: false } });
+      expect(only(changed.report)).toMatchObject({
+        status: 'invalid',
+        indication: 'TOTAL-FAILED',
+        integrity: { valid: false },
+      });
       expect(changed.code).toBe(9);
     });
   }
@@ -156,25 +189,52 @@ describe('esign verify FILE --signature FILE.p7s made by openssl cms -sign', () 
     const bareShake = sequence(objectIdentifier('2.16.840.1.101.3.4.2.12'));
     // The SignerInfo's digestAlgorithm is not signed: swapping it leaves the signature valid.
     const swap = (block: Block): Uint8Array =>
-      bytesEqual(block.encoded, shakeLen) ? bareShake : block.constructed ? tlv(block.encoded[0]!, ...block.items.map(swap)) : block.encoded;
+      bytesEqual(block.encoded, shakeLen)
+        ? bareShake
+        : block.constructed
+          ? tlv(block.encoded[0]!, ...block.items.map(swap))
+          : block.encoded;
     const original = new Uint8Array(await readFile(join(FIXTURES, 'cms', 'ed448.p7s')));
     const p7s = join(work.dir, 'ed448-bare-shake256.p7s');
     await writeFile(p7s, swap(decode(original, 'cms')));
     expect(Buffer.from(await readFile(p7s)).includes(Buffer.from(shakeLen))).toBe(false);
     const { code, report } = await verify([content, '--signature', p7s]);
-    expect(only(report)).toMatchObject({ status: 'valid', indication: 'TOTAL-PASSED', integrity: { valid: true, digestAlgorithm: 'shake256-512' } });
+    expect(only(report)).toMatchObject({
+      status: 'valid',
+      indication: 'TOTAL-PASSED',
+      integrity: { valid: true, digestAlgorithm: 'shake256-512' },
+    });
     expect(code).toBe(0);
-    expect(only((await verify([await tampered(content, 4), '--signature', p7s])).report)).toMatchObject({ status: 'invalid', integrity: { valid: false } });
+    expect(only((await verify([await tampered(content, 4), '--signature', p7s])).report)).toMatchObject({
+      status: 'invalid',
+      integrity: { valid: false },
+    });
   });
 
   it('without signed attributes a changed content is HASH_FAILURE for RSA PKCS#1 v1.5 (its signature opens), SIG_CRYPTO_FAILURE for ECDSA', async () => {
     const changed = await tampered(content, 4);
     const rsa = only((await verify([changed, '--signature', join(FIXTURES, 'cms', 'rsa2048-noattr.p7s')])).report);
-    expect(rsa).toMatchObject({ indication: 'TOTAL-FAILED', subIndication: 'HASH_FAILURE', integrity: { valid: false }, signatureValue: { valid: true } });
+    expect(rsa).toMatchObject({
+      indication: 'TOTAL-FAILED',
+      subIndication: 'HASH_FAILURE',
+      integrity: { valid: false },
+      signatureValue: { valid: true },
+    });
     const ec = only((await verify([changed, '--signature', join(FIXTURES, 'cms', 'p256-noattr.p7s')])).report);
-    expect(ec).toMatchObject({ indication: 'TOTAL-FAILED', subIndication: 'SIG_CRYPTO_FAILURE', integrity: { valid: false }, signatureValue: { valid: false } });
-    const forged = only((await verify([content, '--signature', await tampered(join(FIXTURES, 'cms', 'rsa2048-noattr.p7s'), -1)])).report);
-    expect(forged).toMatchObject({ indication: 'TOTAL-FAILED', subIndication: 'SIG_CRYPTO_FAILURE', signatureValue: { valid: false } });
+    expect(ec).toMatchObject({
+      indication: 'TOTAL-FAILED',
+      subIndication: 'SIG_CRYPTO_FAILURE',
+      integrity: { valid: false },
+      signatureValue: { valid: false },
+    });
+    const forged = only(
+      (await verify([content, '--signature', await tampered(join(FIXTURES, 'cms', 'rsa2048-noattr.p7s'), -1)])).report,
+    );
+    expect(forged).toMatchObject({
+      indication: 'TOTAL-FAILED',
+      subIndication: 'SIG_CRYPTO_FAILURE',
+      signatureValue: { valid: false },
+    });
   });
 
   it('a forged signature value (attributes intact): TOTAL-FAILED/SIG_CRYPTO_FAILURE for ECDSA, PSS and EdDSA', async () => {
@@ -182,7 +242,13 @@ describe('esign verify FILE --signature FILE.p7s made by openssl cms -sign', () 
       const p7s = join(FIXTURES, 'cms', `${name}.p7s`);
       // The signature value is the SignerInfo's last field: its last byte is the file's last byte.
       const { report } = await verify([content, '--signature', await tampered(p7s, -1)]);
-      expect(only(report), name).toMatchObject({ status: 'invalid', indication: 'TOTAL-FAILED', subIndication: 'SIG_CRYPTO_FAILURE', integrity: { valid: true }, signatureValue: { valid: false } });
+      expect(only(report), name).toMatchObject({
+        status: 'invalid',
+        indication: 'TOTAL-FAILED',
+        subIndication: 'SIG_CRYPTO_FAILURE',
+        integrity: { valid: true },
+        signatureValue: { valid: false },
+      });
     }
   });
 });
@@ -190,7 +256,10 @@ describe('esign verify FILE --signature FILE.p7s made by openssl cms -sign', () 
 describe('extend on what other tools wrote', () => {
   it('adds the DSS to a PDF whose CMS is BER with indefinite lengths (as NSS writes it), and the signature still verifies', async () => {
     const output = join(work.dir, 'ber-b-lt.pdf');
-    const extended = await runCli(['--json', 'extend', '--level', 'B-LT', '-o', output, join(FIXTURES, 'pdf', 'ber.pdf')], { env: { ...env, ESIGN_SANDBOX_DIR: join(work.dir, 'sandbox') } });
+    const extended = await runCli(
+      ['--json', 'extend', '--level', 'B-LT', '-o', output, join(FIXTURES, 'pdf', 'ber.pdf')],
+      { env: { ...env, ESIGN_SANDBOX_DIR: join(work.dir, 'sandbox') } },
+    );
     expect(extended.code, extended.stderr).toBe(0);
     const { code, report } = await verify([output]);
     expect(code).toBe(0);

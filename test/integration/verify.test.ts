@@ -7,12 +7,29 @@ import { createHash, randomBytes, sign } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decode, encoded, explicit, objectIdentifier, sequence, sequenceItems, setItems, setOf, tlv } from '../../src/core/cms/der.js';
+import {
+  decode,
+  encoded,
+  explicit,
+  objectIdentifier,
+  sequence,
+  sequenceItems,
+  setItems,
+  setOf,
+  tlv,
+} from '../../src/core/cms/der.js';
 import { attribute, buildSignedAttributes } from '../../src/core/cms/signed-attributes.js';
 import { buildSignedData } from '../../src/core/cms/signed-data.js';
 import { OID } from '../../src/core/cms/oids.js';
 import { issueTestCertificate } from '../../src/core/cms/test-pki.js';
-import { buildDssUpdate, byteRangeChunks, bytesSource, prepareSignature, readPdf, spliceContents } from '../../src/core/pdf/index.js';
+import {
+  buildDssUpdate,
+  byteRangeChunks,
+  bytesSource,
+  prepareSignature,
+  readPdf,
+  spliceContents,
+} from '../../src/core/pdf/index.js';
 import type { PdfDocument, PreparedUpdate } from '../../src/core/pdf/index.js';
 import { IncrementalUpdate } from '../../src/core/pdf/incremental.js';
 import { PdfDict, PdfRef, PdfStream, PdfString, dict, name } from '../../src/core/pdf/objects.js';
@@ -40,7 +57,9 @@ beforeAll(async () => {
   const input = join(work.dir, 'input.pdf');
   await writeFile(input, await pdfLibBytes({ pages: 2 }));
   const output = join(work.dir, 'input-signed.pdf');
-  const result = await runCli(['--auto-approve', '--quiet', 'sign', '--level', 'B-T', '-o', output, input], { env: sandbox.env });
+  const result = await runCli(['--auto-approve', '--quiet', 'sign', '--level', 'B-T', '-o', output, input], {
+    env: sandbox.env,
+  });
   expect(result.code, result.stderr).toBe(0);
   signedBt = new Uint8Array(await readFile(output));
 });
@@ -50,7 +69,10 @@ afterAll(async () => {
 });
 
 let counter = 0;
-async function verify(bytes: Uint8Array, extra: string[] = []): Promise<{ code: number | null; report: VerificationReport & { valid: boolean }; stdout: string; stderr: string }> {
+async function verify(
+  bytes: Uint8Array,
+  extra: string[] = [],
+): Promise<{ code: number | null; report: VerificationReport & { valid: boolean }; stdout: string; stderr: string }> {
   const path = join(work.dir, `case-${++counter}.pdf`);
   await writeFile(path, bytes);
   const result = await runCli(['--json', 'verify', ...extra, path], { env: sandbox.env });
@@ -63,7 +85,8 @@ function concat(...parts: Uint8Array[]): Uint8Array {
 
 function hashChunks(original: Uint8Array, pu: PreparedUpdate): Uint8Array {
   const hash = createHash('sha256');
-  for (const chunk of byteRangeChunks(pu)) hash.update((chunk.source === 'original' ? original : pu.update).subarray(chunk.start, chunk.end));
+  for (const chunk of byteRangeChunks(pu))
+    hash.update((chunk.source === 'original' ? original : pu.update).subarray(chunk.start, chunk.end));
   return new Uint8Array(hash.digest());
 }
 
@@ -82,36 +105,80 @@ const ADBE_REVOCATION_INFO_ARCHIVAL = '1.2.840.113583.1.1.8';
 const ID_RI_OCSP_RESPONSE = '1.3.6.1.5.5.7.16.2';
 
 /** A CMS signature over `digest` made with a sandbox credential's key directly (the service refuses revoked and expired ones). */
-function localCms(digest: Uint8Array, credential: SandboxCredential, revocation: EmbeddedRevocation = {}, signingTime?: Date): Uint8Array {
+function localCms(
+  digest: Uint8Array,
+  credential: SandboxCredential,
+  revocation: EmbeddedRevocation = {},
+  signingTime?: Date,
+): Uint8Array {
   const { signedData, adbe } = revocation;
-  let signedAttributes = buildSignedAttributes({ contentDigest: digest, signerCertificate: credential.chain[0]!, ...(signingTime ? { signingTime } : {}) }).der;
+  let signedAttributes = buildSignedAttributes({
+    contentDigest: digest,
+    signerCertificate: credential.chain[0]!,
+    ...(signingTime ? { signingTime } : {}),
+  }).der;
   if (adbe) {
     // RevocationInfoArchival ::= SEQUENCE { crl [0] EXPLICIT SEQUENCE OF CRL, ocsp [1] EXPLICIT SEQUENCE OF OCSPResponse }
-    const archival = sequence(...(adbe.crls ? [explicit(0, sequence(...adbe.crls))] : []), ...(adbe.ocsps ? [explicit(1, sequence(...adbe.ocsps))] : []));
-    signedAttributes = setOf([...setItems(decode(signedAttributes, 'attributes'), 'attributes').map(encoded), attribute(ADBE_REVOCATION_INFO_ARCHIVAL, archival)]);
+    const archival = sequence(
+      ...(adbe.crls ? [explicit(0, sequence(...adbe.crls))] : []),
+      ...(adbe.ocsps ? [explicit(1, sequence(...adbe.ocsps))] : []),
+    );
+    signedAttributes = setOf([
+      ...setItems(decode(signedAttributes, 'attributes'), 'attributes').map(encoded),
+      attribute(ADBE_REVOCATION_INFO_ARCHIVAL, archival),
+    ]);
   }
   const signatureValue = new Uint8Array(sign('sha256', signedAttributes, credential.signer.privateKey));
-  const cms = buildSignedData({ signedAttributesDer: signedAttributes, signatureValue, certificates: credential.chain });
+  const cms = buildSignedData({
+    signedAttributesDer: signedAttributes,
+    signatureValue,
+    certificates: credential.chain,
+  });
   if (!signedData) return cms;
   // SignedData.crls, [1] IMPLICIT RevocationInfoChoices, goes between the certificates and the signerInfos;
   // an OCSP response is an `other` choice ([1] IMPLICIT OtherRevocationInfoFormat, RFC 5940).
-  const choices = [...(signedData.crls ?? []), ...(signedData.ocsps ?? []).map((ocsp) => tlv(0xa1, objectIdentifier(ID_RI_OCSP_RESPONSE), ocsp))];
+  const choices = [
+    ...(signedData.crls ?? []),
+    ...(signedData.ocsps ?? []).map((ocsp) => tlv(0xa1, objectIdentifier(ID_RI_OCSP_RESPONSE), ocsp)),
+  ];
   const [contentType, content] = sequenceItems(decode(cms, 'ContentInfo'), 'ContentInfo');
   const fields = sequenceItems(content!.items[0], 'SignedData').map(encoded);
-  return sequence(encoded(contentType!), explicit(0, sequence(...fields.slice(0, -1), setOf(choices, 0xa1), fields.at(-1)!)));
+  return sequence(
+    encoded(contentType!),
+    explicit(0, sequence(...fields.slice(0, -1), setOf(choices, 0xa1), fields.at(-1)!)),
+  );
 }
 
 /** A PAdES B-B signature made with a sandbox credential's key. */
-async function localSign(input: Uint8Array, credential: SandboxCredential, revocation?: EmbeddedRevocation): Promise<Uint8Array> {
-  const pu = await prepareSignature(await readPdf(bytesSource(input)), { kind: 'signature', signingTime: new Date(), contentsSize: 24_000 });
+async function localSign(
+  input: Uint8Array,
+  credential: SandboxCredential,
+  revocation?: EmbeddedRevocation,
+): Promise<Uint8Array> {
+  const pu = await prepareSignature(await readPdf(bytesSource(input)), {
+    kind: 'signature',
+    signingTime: new Date(),
+    contentsSize: 24_000,
+  });
   return concat(input, spliceContents(pu, localCms(hashChunks(input, pu), credential, revocation)));
 }
 
 /** A document timestamp (ETSI.RFC3161) signed with the sandbox TSA key. */
 async function addDocTimeStamp(input: Uint8Array): Promise<Uint8Array> {
   const pu = await prepareSignature(await readPdf(bytesSource(input)), { kind: 'docTimeStamp', contentsSize: 12_000 });
-  const tstInfo = buildTstInfo({ policy: '0.4.0.2023.1.1', hashAlgorithm: OID.sha256, hashedMessage: hashChunks(input, pu), serialNumber: randomBytes(8), genTime: new Date() });
-  const token = buildTimeStampToken({ tstInfo, signerCertificate: pki.tsa.certificate, privateKey: pki.tsa.privateKey, certificates: pki.tsaChain });
+  const tstInfo = buildTstInfo({
+    policy: '0.4.0.2023.1.1',
+    hashAlgorithm: OID.sha256,
+    hashedMessage: hashChunks(input, pu),
+    serialNumber: randomBytes(8),
+    genTime: new Date(),
+  });
+  const token = buildTimeStampToken({
+    tstInfo,
+    signerCertificate: pki.tsa.certificate,
+    privateKey: pki.tsa.privateKey,
+    certificates: pki.tsaChain,
+  });
   return concat(input, spliceContents(pu, token));
 }
 
@@ -119,16 +186,27 @@ const issuingCrl = (): Uint8Array => buildCrl(pki, new Date());
 /** A CRL of the root (covers the issuing CA and the TSA certificate). */
 const rootCrl = (at = new Date()): Uint8Array => buildCrl(pki, at, 'root');
 
-async function withDss(input: Uint8Array, material: { certs?: Uint8Array[]; crls?: Uint8Array[] }): Promise<Uint8Array> {
+async function withDss(
+  input: Uint8Array,
+  material: { certs?: Uint8Array[]; crls?: Uint8Array[] },
+): Promise<Uint8Array> {
   return concat(input, await buildDssUpdate(await readPdf(bytesSource(input)), material));
 }
 
 const credential = (id: string): SandboxCredential => pki.credentials.find((c) => c.credentialID === id)!;
 /** The sandbox OCSP responder's answer for a certificate of the issuing CA. */
-const ocspFor = (certificate: Uint8Array): Uint8Array => buildOcspResponse(pki, buildOcspRequest(certificateFacts(certificate), certificateFacts(pki.issuingCa.certificate)), new Date());
+const ocspFor = (certificate: Uint8Array): Uint8Array =>
+  buildOcspResponse(
+    pki,
+    buildOcspRequest(certificateFacts(certificate), certificateFacts(pki.issuingCa.certificate)),
+    new Date(),
+  );
 
 /** Appends an update made by `edit` to `pdf`. */
-async function appendUpdate(pdf: Uint8Array, edit: (doc: PdfDocument, update: IncrementalUpdate) => Promise<void>): Promise<Uint8Array> {
+async function appendUpdate(
+  pdf: Uint8Array,
+  edit: (doc: PdfDocument, update: IncrementalUpdate) => Promise<void>,
+): Promise<Uint8Array> {
   const doc = await readPdf(bytesSource(pdf));
   const update = new IncrementalUpdate(doc);
   await edit(doc, update);
@@ -141,7 +219,13 @@ describe('esign verify', () => {
     expect(code).toBe(0);
     expect(report).toMatchObject({ valid: true, code: null, status: 'valid' });
     const [s] = report.signatures;
-    expect(s).toMatchObject({ kind: 'signature', status: 'valid', level: 'B-T', integrity: { valid: true }, signatureValue: { valid: true } });
+    expect(s).toMatchObject({
+      kind: 'signature',
+      status: 'valid',
+      level: 'B-T',
+      integrity: { valid: true },
+      signatureValue: { valid: true },
+    });
     expect(s!.signer!.subject).toContain('Alice Test');
     expect(s!.timestamp!.tsa).toContain('Time-Stamping Authority');
     expect(s!.coverage).toMatchObject({ wholeFile: true, appended: [] });
@@ -176,10 +260,19 @@ describe('esign verify', () => {
     const { code, report } = await verify(updated);
     expect(code).toBe(9);
     expect(report.code).toBe('VERIFY_MODIFIED');
-    expect(report.signatures[0]).toMatchObject({ indication: 'INDETERMINATE', subIndication: 'SIG_CONSTRAINTS_FAILURE' });
+    expect(report.signatures[0]).toMatchObject({
+      indication: 'INDETERMINATE',
+      subIndication: 'SIG_CONSTRAINTS_FAILURE',
+    });
     const [s] = report.signatures;
-    expect(s).toMatchObject({ status: 'modified', integrity: { valid: true }, coverage: { wholeFile: false, revision: 2, revisions: 3 } });
-    expect(s!.coverage!.appended).toEqual([expect.objectContaining({ revision: 3, kind: 'unsigned', pageContentChanged: false })]);
+    expect(s).toMatchObject({
+      status: 'modified',
+      integrity: { valid: true },
+      coverage: { wholeFile: false, revision: 2, revisions: 3 },
+    });
+    expect(s!.coverage!.appended).toEqual([
+      expect.objectContaining({ revision: 3, kind: 'unsigned', pageContentChanged: false }),
+    ]);
   });
 
   it('an update that redefines a page content stream after signing is flagged: VERIFY_FAILED', async () => {
@@ -187,12 +280,18 @@ describe('esign verify', () => {
       const value = (await doc.page(1)).dict.get('Contents');
       const contents = Array.isArray(value) ? value[0] : value;
       expect(contents).toBeInstanceOf(PdfRef);
-      u.set(contents as PdfRef, new PdfStream(new PdfDict(), new TextEncoder().encode('BT /F1 12 Tf 72 72 Td (forged) Tj ET')));
+      u.set(
+        contents as PdfRef,
+        new PdfStream(new PdfDict(), new TextEncoder().encode('BT /F1 12 Tf 72 72 Td (forged) Tj ET')),
+      );
     });
     const { code, report } = await verify(updated);
     expect(code).toBe(9);
     expect(report.code).toBe('VERIFY_FAILED');
-    expect(report.signatures[0]).toMatchObject({ indication: 'INDETERMINATE', subIndication: 'SIG_CONSTRAINTS_FAILURE' });
+    expect(report.signatures[0]).toMatchObject({
+      indication: 'INDETERMINATE',
+      subIndication: 'SIG_CONSTRAINTS_FAILURE',
+    });
     expect(report.signatures[0]!.coverage!.appended[0]).toMatchObject({ pageContentChanged: true });
   });
 
@@ -202,7 +301,9 @@ describe('esign verify', () => {
       const pages = (await doc.resolveDict(pagesRef))!;
       const kids = (await doc.resolveArray(pages.get('Kids')))!;
       const page = (await doc.resolveDict(kids[0]))!;
-      const forged = u.add(new PdfStream(new PdfDict(), new TextEncoder().encode('BT /F1 12 Tf 72 72 Td (forged) Tj ET')));
+      const forged = u.add(
+        new PdfStream(new PdfDict(), new TextEncoder().encode('BT /F1 12 Tf 72 72 Td (forged) Tj ET')),
+      );
       u.set(pagesRef, pages.clone().set('Kids', [u.add(page.clone().set('Contents', forged)), ...kids.slice(1)]));
     });
     const { code, report } = await verify(swapped);
@@ -223,7 +324,10 @@ describe('esign verify', () => {
     const font = await verify(redefinedFont);
     expect(font.code).toBe(9);
     expect(font.report.code).toBe('VERIFY_FAILED');
-    expect(font.report.signatures[0]!.coverage!.appended[0]).toMatchObject({ pageContentChanged: true, details: [expect.stringMatching(/page 1: \/Resources/)] });
+    expect(font.report.signatures[0]!.coverage!.appended[0]).toMatchObject({
+      pageContentChanged: true,
+      details: [expect.stringMatching(/page 1: \/Resources/)],
+    });
 
     const signedForm = await localSign(await formXObjectPdfBytes(), credential('alice-rsa2048'));
     expect((await verify(signedForm)).code).toBe(0);
@@ -233,23 +337,47 @@ describe('esign verify', () => {
       const [, formRef] = [...xobjects.entries][0]!;
       const form = (await doc.resolveDict(formRef))!;
       const forged = new TextEncoder().encode('BT /F1 12 Tf 10 40 Td (forged) Tj ET');
-      u.set(formRef as PdfRef, new PdfStream(dict({ Type: name('XObject'), Subtype: name('Form'), BBox: form.get('BBox'), Resources: form.get('Resources') }), forged));
+      u.set(
+        formRef as PdfRef,
+        new PdfStream(
+          dict({
+            Type: name('XObject'),
+            Subtype: name('Form'),
+            BBox: form.get('BBox'),
+            Resources: form.get('Resources'),
+          }),
+          forged,
+        ),
+      );
     });
     const form = await verify(replacedForm);
     expect(form.code).toBe(9);
     expect(form.report.code).toBe('VERIFY_FAILED');
-    expect(form.report.signatures[0]!.coverage!.appended[0]).toMatchObject({ kind: 'unsigned', pageContentChanged: true });
+    expect(form.report.signatures[0]!.coverage!.appended[0]).toMatchObject({
+      kind: 'unsigned',
+      pageContentChanged: true,
+    });
 
     const annotated = await appendUpdate(signedBt, async (doc, u) => {
       const page = await doc.page(1);
-      const note = u.add(dict({ Type: name('Annot'), Subtype: name('Text'), Rect: [72, 72, 92, 92], Contents: PdfString.text('a reviewer note') }));
+      const note = u.add(
+        dict({
+          Type: name('Annot'),
+          Subtype: name('Text'),
+          Rect: [72, 72, 92, 92],
+          Contents: PdfString.text('a reviewer note'),
+        }),
+      );
       const annots = (await doc.resolveArray(page.dict.get('Annots'))) ?? [];
       u.set(page.ref, page.dict.clone().set('Annots', [...annots, note]));
     });
     const note = await verify(annotated);
     expect(note.code).toBe(9);
     expect(note.report.code).toBe('VERIFY_MODIFIED');
-    expect(note.report.signatures[0]!.coverage!.appended[0]).toMatchObject({ kind: 'unsigned', pageContentChanged: false });
+    expect(note.report.signatures[0]!.coverage!.appended[0]).toMatchObject({
+      kind: 'unsigned',
+      pageContentChanged: false,
+    });
   });
 
   it('a wrong trust anchor: VERIFY_UNTRUSTED, exit 9', async () => {
@@ -259,8 +387,16 @@ describe('esign verify', () => {
     const { code, report } = await verify(signedBt, ['--trust', pemPath]);
     expect(code).toBe(9);
     expect(report.code).toBe('VERIFY_UNTRUSTED');
-    expect(report.signatures[0]).toMatchObject({ indication: 'INDETERMINATE', subIndication: 'NO_CERTIFICATE_CHAIN_FOUND' });
-    expect(report.signatures[0]).toMatchObject({ status: 'untrusted', integrity: { valid: true }, signatureValue: { valid: true }, chain: { trusted: false } });
+    expect(report.signatures[0]).toMatchObject({
+      indication: 'INDETERMINATE',
+      subIndication: 'NO_CERTIFICATE_CHAIN_FOUND',
+    });
+    expect(report.signatures[0]).toMatchObject({
+      status: 'untrusted',
+      integrity: { valid: true },
+      signatureValue: { valid: true },
+      chain: { trusted: false },
+    });
   });
 
   it('on a profile of its own without trust anchors the sandbox-signed file is untrusted (exit 9); --trust root.pem makes it trusted', async () => {
@@ -271,7 +407,10 @@ describe('esign verify', () => {
     await writeFile(path, signedBt);
     const untrusted = await runCli(['--json', 'verify', path], { env });
     expect(untrusted.code).toBe(9);
-    expect(untrusted.json()).toMatchObject({ code: 'VERIFY_UNTRUSTED', signatures: [{ status: 'untrusted', integrity: { valid: true }, chain: { trusted: false } }] });
+    expect(untrusted.json()).toMatchObject({
+      code: 'VERIFY_UNTRUSTED',
+      signatures: [{ status: 'untrusted', integrity: { valid: true }, chain: { trusted: false } }],
+    });
     const trusted = await runCli(['--json', 'verify', '--trust', sandbox.rootPemPath, path], { env });
     expect(trusted.code, trusted.stdout).toBe(0);
     expect(trusted.json()).toMatchObject({ code: null, signatures: [{ status: 'valid', chain: { trusted: true } }] });
@@ -283,13 +422,27 @@ describe('esign verify', () => {
   });
 
   it('a revoked signer certificate (alice-revoked, signed with its key; the DSS holds the CRL): VERIFY_FAILED', async () => {
-    const refused = await runCli(['--auto-approve', '--quiet', 'sign', '--credential', 'alice-revoked', '-o', join(work.dir, 'revoked-cli.pdf'), join(work.dir, 'input.pdf')], { env: sandbox.env });
+    const refused = await runCli(
+      [
+        '--auto-approve',
+        '--quiet',
+        'sign',
+        '--credential',
+        'alice-revoked',
+        '-o',
+        join(work.dir, 'revoked-cli.pdf'),
+        join(work.dir, 'input.pdf'),
+      ],
+      { env: sandbox.env },
+    );
     expect(refused.code).not.toBe(0); // the sandbox refuses to sign with it
     const revoked = credential('alice-revoked');
     const signed = await localSign(await pdfLibBytes(), revoked);
     const withoutData = await verify(signed);
     expect(withoutData.report.signatures[0]!.chain!.revocation[0]).toMatchObject({ status: 'unknown', source: 'none' });
-    const { code, report } = await verify(await withDss(signed, { certs: revoked.chain, crls: [issuingCrl(), rootCrl()] }));
+    const { code, report } = await verify(
+      await withDss(signed, { certs: revoked.chain, crls: [issuingCrl(), rootCrl()] }),
+    );
     expect(code).toBe(9);
     expect(report.code).toBe('VERIFY_FAILED');
     expect(report.signatures[0]).toMatchObject({ indication: 'INDETERMINATE', subIndication: 'REVOKED_NO_POE' });
@@ -299,7 +452,10 @@ describe('esign verify', () => {
 
   it('revocation data carried in the CMS: OCSP in SignedData.crls (id-ri-ocsp-response), CRLs in adbe-revocationInfoArchival', async () => {
     const alice = credential('alice-rsa2048');
-    const signed = await localSign(await pdfLibBytes(), alice, { signedData: { ocsps: [ocspFor(alice.chain[0]!)] }, adbe: { crls: [rootCrl()] } });
+    const signed = await localSign(await pdfLibBytes(), alice, {
+      signedData: { ocsps: [ocspFor(alice.chain[0]!)] },
+      adbe: { crls: [rootCrl()] },
+    });
     const { code, report } = await verify(signed);
     expect(code, JSON.stringify(report.signatures[0]?.problems)).toBe(0);
     expect(report.signatures[0]!.chain!.revocation).toEqual([
@@ -309,7 +465,9 @@ describe('esign verify', () => {
     ]);
 
     const revoked = credential('alice-revoked');
-    const bad = await verify(await localSign(await pdfLibBytes(), revoked, { signedData: { ocsps: [ocspFor(revoked.chain[0]!)] } }));
+    const bad = await verify(
+      await localSign(await pdfLibBytes(), revoked, { signedData: { ocsps: [ocspFor(revoked.chain[0]!)] } }),
+    );
     expect(bad.code).toBe(9);
     expect(bad.report.code).toBe('VERIFY_FAILED');
     expect(bad.report.signatures[0]!.chain!.revocation[0]).toMatchObject({ status: 'revoked', source: 'cms-ocsp' });
@@ -320,7 +478,15 @@ describe('esign verify', () => {
     const content = join(work.dir, 'minutes.txt');
     await writeFile(content, 'minutes of the meeting\n');
     const digest = new Uint8Array(createHash('sha256').update('minutes of the meeting\n').digest());
-    await writeFile(`${content}.p7s`, localCms(digest, alice, { adbe: { ocsps: [ocspFor(alice.chain[0]!)] }, signedData: { crls: [issuingCrl(), rootCrl()] } }, new Date()));
+    await writeFile(
+      `${content}.p7s`,
+      localCms(
+        digest,
+        alice,
+        { adbe: { ocsps: [ocspFor(alice.chain[0]!)] }, signedData: { crls: [issuingCrl(), rootCrl()] } },
+        new Date(),
+      ),
+    );
     const result = await runCli(['--json', 'verify', content, '--signature', `${content}.p7s`], { env: sandbox.env });
     expect(result.code, result.stdout).toBe(0);
     const report = result.json<VerificationReport>();
@@ -361,7 +527,9 @@ describe('esign verify', () => {
 
   it("B-LTA holds when a DSS update after the document timestamp only adds the archive TSA's data", async () => {
     const alice = credential('alice-rsa2048');
-    const lta = await addDocTimeStamp(await withDss(signedBt, { certs: [...alice.chain, ...pki.tsaChain], crls: [issuingCrl(), rootCrl()] }));
+    const lta = await addDocTimeStamp(
+      await withDss(signedBt, { certs: [...alice.chain, ...pki.tsaChain], crls: [issuingCrl(), rootCrl()] }),
+    );
     const trailing = await withDss(lta, { crls: [rootCrl(new Date(Date.now() + 5_000))] });
     const { code, report } = await verify(trailing, ['--level', 'B-LTA']);
     expect(code, JSON.stringify(report.signatures.map((s) => [s.level, s.warnings]))).toBe(0);
@@ -387,32 +555,90 @@ describe('esign verify', () => {
 
   it('a signature timestamp over SHA-384 of the signature value (as esign asks with P-384 keys) is checked under SHA-384: B-T', async () => {
     const input = await pdfLibBytes();
-    const pu = await prepareSignature(await readPdf(bytesSource(input)), { kind: 'signature', signingTime: new Date(), contentsSize: 24_000 });
+    const pu = await prepareSignature(await readPdf(bytesSource(input)), {
+      kind: 'signature',
+      signingTime: new Date(),
+      contentsSize: 24_000,
+    });
     const alice = credential('alice-rsa2048');
-    const signedAttributes = buildSignedAttributes({ contentDigest: hashChunks(input, pu), signerCertificate: alice.chain[0]! }).der;
+    const signedAttributes = buildSignedAttributes({
+      contentDigest: hashChunks(input, pu),
+      signerCertificate: alice.chain[0]!,
+    }).der;
     const signatureValue = new Uint8Array(sign('sha256', signedAttributes, alice.signer.privateKey));
     const imprint = new Uint8Array(createHash('sha384').update(signatureValue).digest());
-    const tstInfo = buildTstInfo({ policy: '0.4.0.2023.1.1', hashAlgorithm: OID.sha384, hashedMessage: imprint, serialNumber: randomBytes(8), genTime: new Date() });
-    const token = buildTimeStampToken({ tstInfo, signerCertificate: pki.tsa.certificate, privateKey: pki.tsa.privateKey, certificates: pki.tsaChain });
-    const cms = buildSignedData({ signedAttributesDer: signedAttributes, signatureValue, certificates: alice.chain, unsignedAttributes: { signatureTimeStampToken: token } });
+    const tstInfo = buildTstInfo({
+      policy: '0.4.0.2023.1.1',
+      hashAlgorithm: OID.sha384,
+      hashedMessage: imprint,
+      serialNumber: randomBytes(8),
+      genTime: new Date(),
+    });
+    const token = buildTimeStampToken({
+      tstInfo,
+      signerCertificate: pki.tsa.certificate,
+      privateKey: pki.tsa.privateKey,
+      certificates: pki.tsaChain,
+    });
+    const cms = buildSignedData({
+      signedAttributesDer: signedAttributes,
+      signatureValue,
+      certificates: alice.chain,
+      unsignedAttributes: { signatureTimeStampToken: token },
+    });
     const { code, report } = await verify(concat(input, spliceContents(pu, cms)));
-    expect(report.signatures[0]).toMatchObject({ status: 'valid', indication: 'TOTAL-PASSED', level: 'B-T', timestamp: { valid: true } });
+    expect(report.signatures[0]).toMatchObject({
+      status: 'valid',
+      indication: 'TOTAL-PASSED',
+      level: 'B-T',
+      timestamp: { valid: true },
+    });
     expect(code).toBe(0);
   });
 
   it('a signature timestamp whose imprint is a SHA-1 digest (an intact token, a sound TSA chain): weak, exit 12, naming the imprint', async () => {
     const input = await pdfLibBytes();
-    const pu = await prepareSignature(await readPdf(bytesSource(input)), { kind: 'signature', signingTime: new Date(), contentsSize: 24_000 });
+    const pu = await prepareSignature(await readPdf(bytesSource(input)), {
+      kind: 'signature',
+      signingTime: new Date(),
+      contentsSize: 24_000,
+    });
     const alice = credential('alice-rsa2048');
-    const signedAttributes = buildSignedAttributes({ contentDigest: hashChunks(input, pu), signerCertificate: alice.chain[0]! }).der;
+    const signedAttributes = buildSignedAttributes({
+      contentDigest: hashChunks(input, pu),
+      signerCertificate: alice.chain[0]!,
+    }).der;
     const signatureValue = new Uint8Array(sign('sha256', signedAttributes, alice.signer.privateKey));
     const imprint = new Uint8Array(createHash('sha1').update(signatureValue).digest());
-    const tstInfo = buildTstInfo({ policy: '0.4.0.2023.1.1', hashAlgorithm: OID.sha1, hashedMessage: imprint, serialNumber: randomBytes(8), genTime: new Date() });
-    const token = buildTimeStampToken({ tstInfo, signerCertificate: pki.tsa.certificate, privateKey: pki.tsa.privateKey, certificates: pki.tsaChain });
-    const cms = buildSignedData({ signedAttributesDer: signedAttributes, signatureValue, certificates: alice.chain, unsignedAttributes: { signatureTimeStampToken: token } });
+    const tstInfo = buildTstInfo({
+      policy: '0.4.0.2023.1.1',
+      hashAlgorithm: OID.sha1,
+      hashedMessage: imprint,
+      serialNumber: randomBytes(8),
+      genTime: new Date(),
+    });
+    const token = buildTimeStampToken({
+      tstInfo,
+      signerCertificate: pki.tsa.certificate,
+      privateKey: pki.tsa.privateKey,
+      certificates: pki.tsaChain,
+    });
+    const cms = buildSignedData({
+      signedAttributesDer: signedAttributes,
+      signatureValue,
+      certificates: alice.chain,
+      unsignedAttributes: { signatureTimeStampToken: token },
+    });
     const { code, report } = await verify(concat(input, spliceContents(pu, cms)));
-    expect(report.signatures[0]).toMatchObject({ status: 'weak', indication: 'INDETERMINATE', subIndication: 'CRYPTO_CONSTRAINTS_FAILURE', timestamp: { valid: true, weak: [expect.stringMatching(/message imprint is a SHA-1 digest/)] } });
-    expect(report.signatures[0]!.problems.join('\n')).toMatch(/algorithm not acceptable: signature timestamp: the message imprint is a SHA-1 digest/);
+    expect(report.signatures[0]).toMatchObject({
+      status: 'weak',
+      indication: 'INDETERMINATE',
+      subIndication: 'CRYPTO_CONSTRAINTS_FAILURE',
+      timestamp: { valid: true, weak: [expect.stringMatching(/message imprint is a SHA-1 digest/)] },
+    });
+    expect(report.signatures[0]!.problems.join('\n')).toMatch(
+      /algorithm not acceptable: signature timestamp: the message imprint is a SHA-1 digest/,
+    );
     expect(report.code).toBe('VERIFY_WEAK_ALGORITHM');
     expect(code).toBe(12);
   });

@@ -25,7 +25,10 @@ const ARCHIVE = RELEASE_ARCHIVE;
 interface Action {
   inputs: Record<string, { default?: string; required?: boolean }>;
   outputs: Record<string, { value: string }>;
-  runs: { using: string; steps: { name: string; id?: string; shell: string; run: string; env?: Record<string, string> }[] };
+  runs: {
+    using: string;
+    steps: { name: string; id?: string; shell: string; run: string; env?: Record<string, string> }[];
+  };
 }
 const action = parse(await readFile(ACTION, 'utf8')) as Action;
 
@@ -49,7 +52,9 @@ afterAll(async () => {
 });
 
 async function writeSums(dir: string): Promise<void> {
-  const digest = createHash('sha256').update(await readFile(join(dir, ARCHIVE))).digest('hex');
+  const digest = createHash('sha256')
+    .update(await readFile(join(dir, ARCHIVE)))
+    .digest('hex');
   await writeFile(join(dir, 'SHA256SUMS'), `${digest}  ${ARCHIVE}\n`);
 }
 
@@ -64,7 +69,11 @@ interface ActionRun {
 }
 
 /** Runs action.yml's steps as a runner would, with `inputs` (as the workflow's `with:`) and the step's `env:`. */
-async function runAction(inputs: Record<string, string>, env: Record<string, string>, options: { downloadFrom?: string } = {}): Promise<ActionRun> {
+async function runAction(
+  inputs: Record<string, string>,
+  env: Record<string, string>,
+  options: { downloadFrom?: string } = {},
+): Promise<ActionRun> {
   const run = join(root.dir, `run-${Math.random().toString(16).slice(2)}`);
   const workspace = join(run, 'workspace');
   await mkdir(workspace, { recursive: true });
@@ -80,8 +89,10 @@ async function runAction(inputs: Record<string, string>, env: Record<string, str
     inputContext[name] = value;
   }
   const expand = (text: string, steps: Record<string, Record<string, string>>) =>
-    text.replace(/\$\{\{\s*(inputs|steps)\.([\w-]+)(?:\.outputs\.([\w-]+))?\s*\}\}/g, (_, scope: string, name: string, output?: string) =>
-      scope === 'inputs' ? (inputContext[name] ?? '') : (steps[name]?.[output!] ?? ''),
+    text.replace(
+      /\$\{\{\s*(inputs|steps)\.([\w-]+)(?:\.outputs\.([\w-]+))?\s*\}\}/g,
+      (_, scope: string, name: string, output?: string) =>
+        scope === 'inputs' ? (inputContext[name] ?? '') : (steps[name]?.[output!] ?? ''),
     );
   const files = await runnerFiles(run);
   const stepOutputs: Record<string, Record<string, string>> = {};
@@ -90,12 +101,20 @@ async function runAction(inputs: Record<string, string>, env: Record<string, str
     expect(step.shell).toBe('bash');
     const stepEnv: Record<string, string> = {};
     for (const [key, value] of Object.entries(step.env ?? {})) stepEnv[key] = expand(String(value), stepOutputs);
-    const result = await runStep(step.run, files, workspace, { ESIGN_CONFIG_DIR: join(run, 'esign-config'), ...inputEnv, ...env, ...stepEnv });
+    const result = await runStep(step.run, files, workspace, {
+      ESIGN_CONFIG_DIR: join(run, 'esign-config'),
+      ...inputEnv,
+      ...env,
+      ...stepEnv,
+    });
     log += `--- ${step.name}\n${result.stdout}${result.stderr}`;
-    if (result.status !== 0) return { code: result.status ?? -1, failedStep: step.name, outputs: {}, log, workspace, runnerTemp: files.temp };
+    if (result.status !== 0)
+      return { code: result.status ?? -1, failedStep: step.name, outputs: {}, log, workspace, runnerTemp: files.temp };
     if (step.id) stepOutputs[step.id] = await readStepOutputs(files);
   }
-  const outputs = Object.fromEntries(Object.entries(action.outputs).map(([name, { value }]) => [name, expand(value, stepOutputs)]));
+  const outputs = Object.fromEntries(
+    Object.entries(action.outputs).map(([name, { value }]) => [name, expand(value, stepOutputs)]),
+  );
   return { code: 0, outputs, log, workspace, runnerTemp: files.temp };
 }
 
@@ -116,19 +135,50 @@ function sealEnv(): Record<string, string> {
 
 describe('action.yml, run as a runner runs a composite action, against esign sandbox start', () => {
   it('installs the checked executable and seals the files at B-T; OpenSSL verifies each signature', async () => {
-    const run = await runAction({ files: 'app.tgz\n  SHA256SUMS  \n', level: 'B-T', 'output-dir': 'dist/signatures', credential: started.seal.pinOnlyCredentialID }, sealEnv());
+    const run = await runAction(
+      {
+        files: 'app.tgz\n  SHA256SUMS  \n',
+        level: 'B-T',
+        'output-dir': 'dist/signatures',
+        credential: started.seal.pinOnlyCredentialID,
+      },
+      sealEnv(),
+    );
     expect(run.code, run.log).toBe(0);
     expect(run.log).toMatch(new RegExp(`${ARCHIVE}: OK`));
     expect(run.outputs).toEqual({ 'output-dir': 'dist/signatures', count: '2' });
     const signatures = join(run.workspace, 'dist', 'signatures');
     expect((await readdir(signatures)).sort()).toEqual(['SHA256SUMS.p7s', 'app.tgz.p7s']);
-    const report = (await readFile(join(run.runnerTemp, 'esign-sign.jsonl'), 'utf8')).split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const report = (await readFile(join(run.runnerTemp, 'esign-sign.jsonl'), 'utf8'))
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(report.filter((line) => line['output']).map((line) => [line['format'], line['level']])).toEqual([
       ['CAdES', 'B-T'],
       ['CAdES', 'B-T'],
     ]);
     for (const file of ['app.tgz', 'SHA256SUMS']) {
-      const verdict = spawnSync('openssl', ['cms', '-verify', '-binary', '-inform', 'DER', '-in', join(signatures, `${file}.p7s`), '-content', join(run.workspace, file), '-CAfile', started.rootPem, '-purpose', 'any', '-out', '/dev/null'], { encoding: 'utf8' });
+      const verdict = spawnSync(
+        'openssl',
+        [
+          'cms',
+          '-verify',
+          '-binary',
+          '-inform',
+          'DER',
+          '-in',
+          join(signatures, `${file}.p7s`),
+          '-content',
+          join(run.workspace, file),
+          '-CAfile',
+          started.rootPem,
+          '-purpose',
+          'any',
+          '-out',
+          '/dev/null',
+        ],
+        { encoding: 'utf8' },
+      );
       expect(verdict.status, verdict.stderr).toBe(0);
       expect(verdict.stderr).toContain('Verification successful');
     }
@@ -162,10 +212,15 @@ describe('action.yml, run as a runner runs a composite action, against esign san
     const run = await runAction({ files: 'app.tgz' }, rest);
     expect(run.failedStep).toBe('Check the configuration');
     expect(run.code).toBe(3);
-    expect(run.log).toContain('esign action: set ESIGN_SIGNING_URL, ESIGN_CLIENT_SECRET in the step\'s env (docs/ci.md)');
+    expect(run.log).toContain(
+      "esign action: set ESIGN_SIGNING_URL, ESIGN_CLIENT_SECRET in the step's env (docs/ci.md)",
+    );
     expect(await readdir(run.runnerTemp)).toEqual([]);
 
-    const browser = await runAction({ files: 'app.tgz', level: 'B-B' }, { ESIGN_SIGNING_URL: started.urls['signing']! });
+    const browser = await runAction(
+      { files: 'app.tgz', level: 'B-B' },
+      { ESIGN_SIGNING_URL: started.urls['signing']! },
+    );
     expect(browser.code).toBe(3);
     expect(browser.log).toContain('ESIGN_SERVICE_AUTH (client-credentials or basic: a runner has no browser)');
   });

@@ -21,7 +21,9 @@ import { pdfLibPdf, readBytes } from '../helpers/pdf-fixtures.js';
 
 const tools = ['pdftotext', 'pdffonts', 'pdftoppm', 'pdfinfo', 'qpdf', 'mutool'];
 const missing = tools.filter((tool) => spawnSync('which', [tool]).status !== 0);
-const NOTO = readFileSync(new URL('../../node_modules/@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf', import.meta.url));
+const NOTO = readFileSync(
+  new URL('../../node_modules/@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf', import.meta.url),
+);
 /** A hinted font (fpgm, cvt, prep): Debian's fonts-dejavu-core, which .ci/run installs. */
 const DEJAVU = '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf';
 const RECT = [40, 500, 340, 600] as const;
@@ -30,7 +32,12 @@ const TEXTS: Array<[string, string[]]> = [
   ['greek', ['Digitally signed by Ζωή Παπαδοπούλου', 'Date: 2026-01-01 12:00:00 UTC']],
   ['polish-german', ['Genehmigt – Zoë Łukasiewicz', 'Reason: Żółć gęślą jaźń']],
   ['czech-cyrillic', ['Příliš žluťoučký kůň úpěl ďábelské ódy', 'Съешь же ещё этих мягких французских булок']],
-  ['long, wrapped', ['Reason: approved by the board of directors of Ærøskøbing Ørsted ÅB at its meeting of the twelfth of March, with thanks']],
+  [
+    'long, wrapped',
+    [
+      'Reason: approved by the board of directors of Ærøskøbing Ørsted ÅB at its meeting of the twelfth of March, with thanks',
+    ],
+  ],
 ];
 
 let dir: string;
@@ -44,7 +51,12 @@ async function signWith(font: AppearanceFont, lines: string[], name: string): Pr
   const input = await pdfLibPdf(dir);
   const original = readBytes(input);
   const visible = { page: 1, rect: [...RECT] as [number, number, number, number], lines };
-  const update = await prepareSignature(await readPdf(bytesSource(original)), { signingTime: new Date('2026-01-01T12:00:00Z'), contentsSize: 8192, visible, assets: { font } });
+  const update = await prepareSignature(await readPdf(bytesSource(original)), {
+    signingTime: new Date('2026-01-01T12:00:00Z'),
+    contentsSize: 8192,
+    visible,
+    assets: { font },
+  });
   const output = join(dir, `${name}.pdf`);
   writeFileSync(output, Buffer.concat([original, spliceContents(update, new Uint8Array(600).fill(0x5a))]));
   return output;
@@ -60,7 +72,22 @@ function tool(name: string, args: string[]): string {
 function textInRect(path: string): string {
   const height = Number(/Page size:\s+[\d.]+ x ([\d.]+) pts/.exec(tool('pdfinfo', [path]))?.[1]);
   const [x1, y1, x2, y2] = RECT;
-  return tool('pdftotext', ['-f', '1', '-l', '1', '-x', String(x1), '-y', String(height - y2), '-W', String(x2 - x1), '-H', String(y2 - y1), path, '-']);
+  return tool('pdftotext', [
+    '-f',
+    '1',
+    '-l',
+    '1',
+    '-x',
+    String(x1),
+    '-y',
+    String(height - y2),
+    '-W',
+    String(x2 - x1),
+    '-H',
+    String(y2 - y1),
+    path,
+    '-',
+  ]);
 }
 
 /** The page as greyscale pixels (a PGM's bytes), by poppler or by MuPDF (which must not call a glyph invalid), at 144 dpi. */
@@ -70,7 +97,9 @@ function render(path: string, by: 'pdftoppm' | 'mutool'): Buffer {
     execFileSync('pdftoppm', ['-f', '1', '-l', '1', '-r', '144', '-gray', path, out]);
     return readFileSync(`${out}-1.pgm`);
   }
-  const drawn = spawnSync('mutool', ['draw', '-r', '144', '-c', 'gray', '-o', `${out}.pgm`, path, '1'], { encoding: 'utf8' });
+  const drawn = spawnSync('mutool', ['draw', '-r', '144', '-c', 'gray', '-o', `${out}.pgm`, path, '1'], {
+    encoding: 'utf8',
+  });
   expect(drawn.status, drawn.stderr).toBe(0);
   expect(drawn.stderr, path).not.toMatch(/invalid|cannot render/i);
   return readFileSync(`${out}.pgm`);
@@ -109,64 +138,79 @@ function compare(a: Buffer, b: Buffer): { differing: number; ink: number } {
 const fonts: Array<[string, Uint8Array, boolean]> = [['Noto Sans', NOTO, false]];
 if (existsSync(DEJAVU)) fonts.push(['DejaVu Sans', readFileSync(DEJAVU), true]);
 
-describe.skipIf(missing.length > 0)("the TrueType reader's appearances match fontkit's, by poppler, MuPDF and qpdf", () => {
-  for (const [fontName, bytes, fontkitSubsetsSoundly] of fonts) {
-    for (const [label, lines] of TEXTS) {
-      it(`${fontName}, ${label}: the text extracted and the font as with fontkit, the pixels of the whole font, qpdf --check clean`, async () => {
-        const fast = await AppearanceFont.load(bytes, fontName);
-        const viaFontkit = await AppearanceFont.load(bytes, fontName, { fontkitOnly: true });
-        const [ours, theirs] = [await signWith(fast, lines, `${fontName}-${label}-fast`), await signWith(viaFontkit, lines, `${fontName}-${label}-fontkit`)];
+describe.skipIf(missing.length > 0)(
+  "the TrueType reader's appearances match fontkit's, by poppler, MuPDF and qpdf",
+  () => {
+    for (const [fontName, bytes, fontkitSubsetsSoundly] of fonts) {
+      for (const [label, lines] of TEXTS) {
+        it(`${fontName}, ${label}: the text extracted and the font as with fontkit, the pixels of the whole font, qpdf --check clean`, async () => {
+          const fast = await AppearanceFont.load(bytes, fontName);
+          const viaFontkit = await AppearanceFont.load(bytes, fontName, { fontkitOnly: true });
+          const [ours, theirs] = [
+            await signWith(fast, lines, `${fontName}-${label}-fast`),
+            await signWith(viaFontkit, lines, `${fontName}-${label}-fontkit`),
+          ];
 
-        const text = textInRect(ours);
-        expect(text).toBe(textInRect(theirs));
-        expect(text.replace(/\s+/g, ' ').trim()).toBe(lines.join(' '));
+          const text = textInRect(ours);
+          expect(text).toBe(textInRect(theirs));
+          expect(text.replace(/\s+/g, ' ').trim()).toBe(lines.join(' '));
 
-        for (const path of [ours, theirs]) {
-          const row = tool('pdffonts', [path]).split('\n').find((line) => /CID TrueType/.test(line));
-          // Columns: name, type, encoding, emb, sub, uni.
-          expect(row, path).toMatch(/^[A-Z]{6}\+\S+\s+CID TrueType\s+Identity-H\s+yes\s+yes\s+yes\s/);
-          const check = spawnSync('qpdf', ['--check', path], { encoding: 'utf8' });
-          expect(check.stdout, check.stderr).toContain('No syntax or stream encoding errors found');
-          expect(check.status).toBe(0);
-        }
-        // The same glyphs, so the same subset tag and name.
-        const fontRow = (path: string) => tool('pdffonts', [path]).split('\n').find((line) => /CID TrueType/.test(line))!.split(/\s+/)[0];
-        expect(fontRow(ours)).toBe(fontRow(theirs));
+          for (const path of [ours, theirs]) {
+            const row = tool('pdffonts', [path])
+              .split('\n')
+              .find((line) => /CID TrueType/.test(line));
+            // Columns: name, type, encoding, emb, sub, uni.
+            expect(row, path).toMatch(/^[A-Z]{6}\+\S+\s+CID TrueType\s+Identity-H\s+yes\s+yes\s+yes\s/);
+            const check = spawnSync('qpdf', ['--check', path], { encoding: 'utf8' });
+            expect(check.stdout, check.stderr).toContain('No syntax or stream encoding errors found');
+            expect(check.status).toBe(0);
+          }
+          // The same glyphs, so the same subset tag and name.
+          const fontRow = (path: string) =>
+            tool('pdffonts', [path])
+              .split('\n')
+              .find((line) => /CID TrueType/.test(line))!
+              .split(/\s+/)[0];
+          expect(fontRow(ours)).toBe(fontRow(theirs));
 
-        const whole = await withWholeFont(ours, bytes);
-        for (const by of ['pdftoppm', 'mutool'] as const) {
-          const pixels = render(ours, by);
-          const { differing, ink } = compare(pixels, render(whole, by));
-          expect(ink, by).toBeGreaterThan(500);
-          expect(differing, `${by}: against the whole font`).toBe(0);
-          if (fontkitSubsetsSoundly) expect(compare(pixels, render(theirs, by)).differing, `${by}: against fontkit's subset`).toBe(0);
-        }
-      });
+          const whole = await withWholeFont(ours, bytes);
+          for (const by of ['pdftoppm', 'mutool'] as const) {
+            const pixels = render(ours, by);
+            const { differing, ink } = compare(pixels, render(whole, by));
+            expect(ink, by).toBeGreaterThan(500);
+            expect(differing, `${by}: against the whole font`).toBe(0);
+            if (fontkitSubsetsSoundly)
+              expect(compare(pixels, render(theirs, by)).differing, `${by}: against fontkit's subset`).toBe(0);
+          }
+        });
+      }
     }
-  }
 
-  it('Noto Sans: a letter drawn from components (base and accent glyphs) renders, through the TrueType reader alone', async () => {
-    const font = TrueTypeFont.read(NOTO)!;
-    // Which of these letters Noto Sans builds from components is the font's business: at least one is.
-    const composites = [...'ŁőűėąçÅØ'].filter((ch) => isComposite(NOTO, font.glyphId(ch.codePointAt(0)!)));
-    expect(composites.length).toBeGreaterThan(0);
-    const word = `Zo${composites.join('')}k`;
-    const only = await signWith(await AppearanceFont.load(NOTO, 'Noto Sans'), [word], 'composites');
-    const blank = await signWith(await AppearanceFont.load(NOTO, 'Noto Sans'), [' '], 'blank');
-    expect(textInRect(only).trim()).toBe(word);
-    const whole = await withWholeFont(only, NOTO);
-    for (const by of ['pdftoppm', 'mutool'] as const) {
-      expect(compare(render(only, by), render(blank, by)).differing, by).toBeGreaterThan(50 * composites.length);
-      expect(compare(render(only, by), render(whole, by)).differing, by).toBe(0);
-    }
-  });
-});
+    it('Noto Sans: a letter drawn from components (base and accent glyphs) renders, through the TrueType reader alone', async () => {
+      const font = TrueTypeFont.read(NOTO)!;
+      // Which of these letters Noto Sans builds from components is the font's business: at least one is.
+      const composites = [...'ŁőűėąçÅØ'].filter((ch) => isComposite(NOTO, font.glyphId(ch.codePointAt(0)!)));
+      expect(composites.length).toBeGreaterThan(0);
+      const word = `Zo${composites.join('')}k`;
+      const only = await signWith(await AppearanceFont.load(NOTO, 'Noto Sans'), [word], 'composites');
+      const blank = await signWith(await AppearanceFont.load(NOTO, 'Noto Sans'), [' '], 'blank');
+      expect(textInRect(only).trim()).toBe(word);
+      const whole = await withWholeFont(only, NOTO);
+      for (const by of ['pdftoppm', 'mutool'] as const) {
+        expect(compare(render(only, by), render(blank, by)).differing, by).toBeGreaterThan(50 * composites.length);
+        expect(compare(render(only, by), render(whole, by)).differing, by).toBe(0);
+      }
+    });
+  },
+);
 
 /** Whether glyph `gid` of a TrueType font is a composite (a negative contour count in glyf). */
 function isComposite(bytes: Uint8Array, gid: number): boolean {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const table = (tag: string) => {
-    for (let i = 0; i < view.getUint16(4); i++) if (Buffer.from(bytes.subarray(12 + i * 16, 16 + i * 16)).toString('latin1') === tag) return view.getUint32(12 + i * 16 + 8);
+    for (let i = 0; i < view.getUint16(4); i++)
+      if (Buffer.from(bytes.subarray(12 + i * 16, 16 + i * 16)).toString('latin1') === tag)
+        return view.getUint32(12 + i * 16 + 8);
     throw new Error(`no ${tag}`);
   };
   const long = view.getInt16(table('head') + 50) === 1;

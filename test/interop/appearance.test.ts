@@ -14,7 +14,9 @@ import { closeInteropSetup, pdfsig, runTool, startInteropSetup, type InteropSetu
 import { runCli } from '../helpers/run-cli.js';
 
 const has = (tool: string) => spawnSync('which', [tool]).status === 0;
-const missing = ['pdfinfo', 'pdftotext', 'pdffonts', 'pdftoppm', 'pdfsig', 'certutil', 'mutool'].filter((tool) => !has(tool));
+const missing = ['pdfinfo', 'pdftotext', 'pdffonts', 'pdftoppm', 'pdfsig', 'certutil', 'mutool'].filter(
+  (tool) => !has(tool),
+);
 /** A CJK font with Latin too, from Debian (fonts-wqy-zenhei, installed by .ci/run): a TrueType collection. */
 const CJK_FONT = '/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc';
 /** A font with Arabic and its GSUB joining forms, from Debian (fonts-dejavu-core, installed by .ci/run). */
@@ -33,7 +35,24 @@ const RECT = [40, 500, 340, 600] as const;
 async function signVisible(name: string, extra: string[]): Promise<string> {
   const input = await pdfLibPdf(setup.work.dir);
   const output = join(setup.work.dir, `${name}.pdf`);
-  const result = await runCli(['--auto-approve', '--quiet', 'sign', '--force', '--level', 'B-B', '--visible', '--rect', RECT.join(','), '-o', output, ...extra, input], { env: setup.sandbox.env });
+  const result = await runCli(
+    [
+      '--auto-approve',
+      '--quiet',
+      'sign',
+      '--force',
+      '--level',
+      'B-B',
+      '--visible',
+      '--rect',
+      RECT.join(','),
+      '-o',
+      output,
+      ...extra,
+      input,
+    ],
+    { env: setup.sandbox.env },
+  );
   expect(result.code, result.stderr).toBe(0);
   return output;
 }
@@ -44,7 +63,22 @@ async function crop(path: string, inset = 0): Promise<string[]> {
   const height = Number(/Page size:\s+[\d.]+ x ([\d.]+) pts/.exec(info.stdout)?.[1]);
   const [x1, y1, x2, y2] = RECT;
   const at = (value: number) => String(Math.round(value));
-  return ['-f', '1', '-l', '1', '-r', '72', '-x', at(x1 + inset), '-y', at(height - y2 + inset), '-W', at(x2 - x1 - 2 * inset), '-H', at(y2 - y1 - 2 * inset)];
+  return [
+    '-f',
+    '1',
+    '-l',
+    '1',
+    '-r',
+    '72',
+    '-x',
+    at(x1 + inset),
+    '-y',
+    at(height - y2 + inset),
+    '-W',
+    at(x2 - x1 - 2 * inset),
+    '-H',
+    at(y2 - y1 - 2 * inset),
+  ];
 }
 
 /** The text pdftotext finds inside the signature's rectangle. */
@@ -110,27 +144,41 @@ describe.skipIf(missing.length > 0)('visible signatures in any script, judged by
 
   // Arabic goes through fontkit's shaping (joining forms from GSUB), whose data esign's build unpacks on first use;
   // right-to-left runs are drawn in display order (bidi-js), which pdftotext turns back into reading order.
-  it.skipIf(!existsSync(ARABIC_FONT))('arabic and hebrew (shaped, reordered, DejaVu Sans): pdftotext reads them back in reading order, the font is embedded with a Unicode map, pdftoppm finds ink', async () => {
-    const name = 'محمد علي';
-    const output = await signVisible('arabic', ['--name', name, '--reason', 'אושר', '--font', ARABIC_FONT]);
-    // pdftotext marks the right-to-left text it reorders with embedding controls (U+202A–U+202E).
-    const extracted = words((await textInRect(output)).replace(/[\u202a-\u202e]/g, ''));
-    expect(extracted).toContain(`Digitally signed by ${name}`);
-    expect(extracted).toContain('Reason: אושר');
-    expect(extracted).not.toContain('?');
-    const fonts = await runTool('pdffonts', [output]);
-    expect(fonts.stdout).toMatch(/DejaVuSans\s+CID TrueType\s+Identity-H\s+yes\s+yes\s+yes\s/);
-    expect(await inkInRect(output)).toBeGreaterThan(50);
-    await expectSoundGlyphs(output);
-  });
+  it.skipIf(!existsSync(ARABIC_FONT))(
+    'arabic and hebrew (shaped, reordered, DejaVu Sans): pdftotext reads them back in reading order, the font is embedded with a Unicode map, pdftoppm finds ink',
+    async () => {
+      const name = 'محمد علي';
+      const output = await signVisible('arabic', ['--name', name, '--reason', 'אושר', '--font', ARABIC_FONT]);
+      // pdftotext marks the right-to-left text it reorders with embedding controls (U+202A–U+202E).
+      const extracted = words((await textInRect(output)).replace(/[\u202a-\u202e]/g, ''));
+      expect(extracted).toContain(`Digitally signed by ${name}`);
+      expect(extracted).toContain('Reason: אושר');
+      expect(extracted).not.toContain('?');
+      const fonts = await runTool('pdffonts', [output]);
+      expect(fonts.stdout).toMatch(/DejaVuSans\s+CID TrueType\s+Identity-H\s+yes\s+yes\s+yes\s/);
+      expect(await inkInRect(output)).toBeGreaterThan(50);
+      await expectSoundGlyphs(output);
+    },
+  );
 
   it('--image: a PNG with transparency behind the text renders (pdftoppm finds its dark pixels), the text still extracts, pdfsig: valid', async () => {
     // 40 × 20, dark and opaque on the left half, transparent on the right.
     const rgba = new Uint8Array(40 * 20 * 4);
-    for (let i = 0; i < 40 * 20; i++) rgba.set((i % 40) < 20 ? [20, 20, 20, 255] : [0, 0, 0, 0], i * 4);
+    for (let i = 0; i < 40 * 20; i++) rgba.set(i % 40 < 20 ? [20, 20, 20, 255] : [0, 0, 0, 0], i * 4);
     const logo = join(setup.work.dir, 'logo.png');
     await writeFile(logo, new Uint8Array(encodePng([rgba.buffer], 40, 20, 0)));
-    const output = await signVisible('image', ['--image', logo, '--image-position', 'background', '--appearance-text', 'Approved by {name}\\nfor {reason}', '--name', 'Zoë', '--reason', 'the board']);
+    const output = await signVisible('image', [
+      '--image',
+      logo,
+      '--image-position',
+      'background',
+      '--appearance-text',
+      'Approved by {name}\\nfor {reason}',
+      '--name',
+      'Zoë',
+      '--reason',
+      'the board',
+    ]);
     expect(words(await textInRect(output))).toBe('Approved by Zoë for the board');
     // Half the box (the opaque half of the image, scaled to its height) is dark.
     expect(await inkInRect(output)).toBeGreaterThan(2000);

@@ -29,7 +29,10 @@ const uploaded: Record<string, { key: string; sha256: string; size: number }> = 
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
-function aws(args: string[], options: { withoutToken?: boolean } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+function aws(
+  args: string[],
+  options: { withoutToken?: boolean } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env['PATH'],
     HOME: work.dir,
@@ -41,29 +44,46 @@ function aws(args: string[], options: { withoutToken?: boolean } = {}): Promise<
     AWS_EC2_METADATA_DISABLED: 'true',
   };
   return new Promise((resolve) => {
-    execFile(AWS, ['--endpoint-url', grant.endpoint, ...args], { env, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      AWS,
+      ['--endpoint-url', grant.endpoint, ...args],
+      { env, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
 beforeAll(async () => {
   t = await startTestSandbox({ s3: true, autoApprove: true });
   work = await tempDirForFile('esign-awscli-');
-  await writeFile(join(work.dir, 'aws-config'), '[default]\nregion = us-east-1\ns3 =\n    addressing_style = path\n    signature_version = s3v4\n');
+  await writeFile(
+    join(work.dir, 'aws-config'),
+    '[default]\nregion = us-east-1\ns3 =\n    addressing_style = path\n    signature_version = s3v4\n',
+  );
   const login = await runCli(['login', '--auto-approve', '--scope', 'com.vendor.storage'], { env: t.env });
   expect(login.code, login.stderr).toBe(0);
 
   // esign writes a small file (one PUT) and a 20 MB one (multipart: 8 MiB parts).
-  for (const [name, size] of [['note.txt', 1234], ['large.bin', 20 * 1024 * 1024]] as const) {
+  for (const [name, size] of [
+    ['note.txt', 1234],
+    ['large.bin', 20 * 1024 * 1024],
+  ] as const) {
     const path = join(work.dir, name);
     await writeFile(path, randomBytes(size));
     const result = await runCli(['upload', path, '--prefix', 'interop', '--json'], { env: t.env });
     expect(result.code, result.stderr).toBe(0);
     uploaded[name] = result.json();
   }
-  const tokens = JSON.parse(await readFile(join(t.configDir, 'tokens.json'), 'utf8')) as Record<string, { accessToken: string }>;
-  const response = await fetch(`${t.sandbox.urls.storage}/v1/credentials`, { method: 'POST', headers: { authorization: `Bearer ${tokens['sandbox:identity']?.accessToken}` } });
+  const tokens = JSON.parse(await readFile(join(t.configDir, 'tokens.json'), 'utf8')) as Record<
+    string,
+    { accessToken: string }
+  >;
+  const response = await fetch(`${t.sandbox.urls.storage}/v1/credentials`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${tokens['sandbox:identity']?.accessToken}` },
+  });
   expect(response.status).toBe(200);
   grant = (await response.json()) as Grant;
 });
@@ -79,9 +99,21 @@ describe('the AWS CLI with the temporary credentials', () => {
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.stdout).toMatch(/\s1234 note\.txt$/m);
     expect(listed.stdout).toMatch(/\s20971520 large\.bin$/m);
-    const api = await aws(['s3api', 'list-objects-v2', '--bucket', grant.bucket, '--prefix', 'interop/', '--output', 'json']);
+    const api = await aws([
+      's3api',
+      'list-objects-v2',
+      '--bucket',
+      grant.bucket,
+      '--prefix',
+      'interop/',
+      '--output',
+      'json',
+    ]);
     expect(api.code, api.stderr).toBe(0);
-    const keys = (JSON.parse(api.stdout) as { Contents: Array<{ Key: string; Size: number }> }).Contents.map((item) => [item.Key, item.Size]);
+    const keys = (JSON.parse(api.stdout) as { Contents: Array<{ Key: string; Size: number }> }).Contents.map((item) => [
+      item.Key,
+      item.Size,
+    ]);
     expect(keys).toEqual([
       ['interop/large.bin', 20 * 1024 * 1024],
       ['interop/note.txt', 1234],
@@ -104,7 +136,16 @@ describe('the AWS CLI with the temporary credentials', () => {
     await writeFile(source, bytes);
     const put = await aws(['s3', 'cp', '--only-show-errors', source, `s3://${grant.bucket}/interop/from-aws.bin`]);
     expect(put.code, put.stderr).toBe(0);
-    const small = await aws(['s3api', 'put-object', '--bucket', grant.bucket, '--key', 'interop/small-from-aws.txt', '--body', join(work.dir, 'note.txt')]);
+    const small = await aws([
+      's3api',
+      'put-object',
+      '--bucket',
+      grant.bucket,
+      '--key',
+      'interop/small-from-aws.txt',
+      '--body',
+      join(work.dir, 'note.txt'),
+    ]);
     expect(small.code, small.stderr).toBe(0);
     const target = join(work.dir, 'esign-from-aws.bin');
     const got = await runCli(['storage', 'get', 'interop/from-aws.bin', target, '--json'], { env: t.env });

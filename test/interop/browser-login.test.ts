@@ -16,8 +16,24 @@ const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
 const AUTHORIZE_URL = /^(http:\/\/127\.0\.0\.1:\d+\/(?:identity|signing)\/oauth2\/authorize\?\S+)$/m;
 
 const TEXT = {
-  nl: { qrTitle: 'Inloggen met de app', qrLead: 'Scan deze QR-code met de app op uw telefoon.', scan: 'Scannen met telefoon (gesimuleerd)', pinTitle: 'Toestemming geven met uw pincode', pinClaim: 'Uw e-mailadres', approve: 'Toestemming geven', refuse: 'Weigeren' },
-  en: { qrTitle: 'Log in with the app', qrLead: 'Scan this QR code with the app on your phone.', scan: 'Scan with phone (simulated)', pinTitle: 'Give consent with your PIN', pinClaim: 'Your e-mail address', approve: 'Give consent', refuse: 'Refuse' },
+  nl: {
+    qrTitle: 'Inloggen met de app',
+    qrLead: 'Scan deze QR-code met de app op uw telefoon.',
+    scan: 'Scannen met telefoon (gesimuleerd)',
+    pinTitle: 'Toestemming geven met uw pincode',
+    pinClaim: 'Uw e-mailadres',
+    approve: 'Toestemming geven',
+    refuse: 'Weigeren',
+  },
+  en: {
+    qrTitle: 'Log in with the app',
+    qrLead: 'Scan this QR code with the app on your phone.',
+    scan: 'Scan with phone (simulated)',
+    pinTitle: 'Give consent with your PIN',
+    pinClaim: 'Your e-mail address',
+    approve: 'Give consent',
+    refuse: 'Refuse',
+  },
 } as const;
 
 let t: TestSandbox;
@@ -49,38 +65,50 @@ async function startBrowserStep(args: string[], env: Record<string, string> = {}
 }
 
 describe('esign login in Chromium', () => {
-  it.each(['nl', 'en'] as const)('goes through the QR and PIN pages in %s and esign catches the redirect', async (lang) => {
-    const text = TEXT[lang];
-    const { cli, page, close } = await startBrowserStep(['login', '--lang', lang, '--scope', 'email', '--scope', 'com.vendor.personal_info', '--json']);
-    try {
-      expect(await page.getAttribute('html', 'lang')).toBe(lang);
-      await expect.poll(() => page.textContent('h1')).toBe(text.qrTitle);
-      expect(await page.textContent('main')).toContain(text.qrLead);
-      const qrWidth = await page.$eval('#qr', (image) => (image as unknown as { naturalWidth: number }).naturalWidth);
-      expect(qrWidth).toBeGreaterThanOrEqual(200);
-      await shot(page, `identity-1-qr-${lang}`);
+  it.each(['nl', 'en'] as const)(
+    'goes through the QR and PIN pages in %s and esign catches the redirect',
+    async (lang) => {
+      const text = TEXT[lang];
+      const { cli, page, close } = await startBrowserStep([
+        'login',
+        '--lang',
+        lang,
+        '--scope',
+        'email',
+        '--scope',
+        'com.vendor.personal_info',
+        '--json',
+      ]);
+      try {
+        expect(await page.getAttribute('html', 'lang')).toBe(lang);
+        await expect.poll(() => page.textContent('h1')).toBe(text.qrTitle);
+        expect(await page.textContent('main')).toContain(text.qrLead);
+        const qrWidth = await page.$eval('#qr', (image) => (image as unknown as { naturalWidth: number }).naturalWidth);
+        expect(qrWidth).toBeGreaterThanOrEqual(200);
+        await shot(page, `identity-1-qr-${lang}`);
 
-      await page.selectOption('#user', 'alice');
-      await page.getByRole('button', { name: text.scan }).click();
-      await page.waitForSelector('#pin');
-      expect(await page.textContent('h1')).toBe(text.pinTitle);
-      expect(await page.textContent('#claims')).toContain(text.pinClaim);
-      await shot(page, `identity-2-pin-${lang}`);
+        await page.selectOption('#user', 'alice');
+        await page.getByRole('button', { name: text.scan }).click();
+        await page.waitForSelector('#pin');
+        expect(await page.textContent('h1')).toBe(text.pinTitle);
+        expect(await page.textContent('#claims')).toContain(text.pinClaim);
+        await shot(page, `identity-2-pin-${lang}`);
 
-      await page.fill('#pin', '12345');
-      await page.getByRole('button', { name: text.approve, exact: true }).click();
-      await page.waitForURL(/^http:\/\/127\.0\.0\.1:\d+\/callback\?/);
-      expect(await page.textContent('h1')).toBe('Done');
-      await shot(page, `identity-3-done-${lang}`);
-    } finally {
-      await close();
-    }
-    const result = await cli.done;
-    expect(result.code, result.stderr).toBe(0);
-    const out = JSON.parse(result.stdout) as { sub: string; scope: string[]; claims: Record<string, unknown> };
-    expect(out.scope).toEqual(['openid', 'email', 'com.vendor.personal_info']);
-    expect(out.claims['given_name']).toBe('Alice Maria');
-  });
+        await page.fill('#pin', '12345');
+        await page.getByRole('button', { name: text.approve, exact: true }).click();
+        await page.waitForURL(/^http:\/\/127\.0\.0\.1:\d+\/callback\?/);
+        expect(await page.textContent('h1')).toBe('Done');
+        await shot(page, `identity-3-done-${lang}`);
+      } finally {
+        await close();
+      }
+      const result = await cli.done;
+      expect(result.code, result.stderr).toBe(0);
+      const out = JSON.parse(result.stdout) as { sub: string; scope: string[]; claims: Record<string, unknown> };
+      expect(out.scope).toEqual(['openid', 'email', 'com.vendor.personal_info']);
+      expect(out.claims['given_name']).toBe('Alice Maria');
+    },
+  );
 
   it('refusing on the PIN page ends the login with ConsentRejected', async () => {
     const text = TEXT.nl;
@@ -97,7 +125,9 @@ describe('esign login in Chromium', () => {
     }
     const result = await cli.done;
     expect(result.code).toBe(4);
-    expect(result.stderr).toMatch(/esign: Login failed: you did not agree to share the requested data \(ConsentRejected\)\./);
+    expect(result.stderr).toMatch(
+      /esign: Login failed: you did not agree to share the requested data \(ConsentRejected\)\./,
+    );
   });
 });
 
@@ -105,23 +135,29 @@ describe('the signing service approval page in Chromium', () => {
   it.each([
     ['en', 'Sign in to the signing service', 'Continue', 'Allow access to your signing credentials', 'Approve'],
     ['nl', 'Inloggen bij de ondertekendienst', 'Doorgaan', 'Toegang geven tot uw ondertekensleutels', 'Goedkeuren'],
-  ] as const)('signs in and approves in %s while esign credentials list waits', async (lang, signInTitle, next, consentTitle, approve) => {
-    const { cli, page, close } = await startBrowserStep(['credentials', 'list', '--json'], { ESIGN_LANG: lang, ESIGN_CONFIG_DIR: `${t.configDir}-signing-${lang}` });
-    try {
-      expect(await page.textContent('h1')).toBe(signInTitle);
-      await shot(page, `signing-1-sign-in-${lang}`);
-      await page.getByRole('button', { name: next }).click();
-      await page.waitForSelector('button[value="approve"]');
-      expect(await page.textContent('h1')).toBe(consentTitle);
-      await shot(page, `signing-2-approve-${lang}`);
-      await page.getByRole('button', { name: approve }).click();
-      await page.waitForURL(/\/callback\?/);
-      expect(await page.textContent('h1')).toBe('Done');
-    } finally {
-      await close();
-    }
-    const result = await cli.done;
-    expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toContain('alice-rsa2048');
-  });
+  ] as const)(
+    'signs in and approves in %s while esign credentials list waits',
+    async (lang, signInTitle, next, consentTitle, approve) => {
+      const { cli, page, close } = await startBrowserStep(['credentials', 'list', '--json'], {
+        ESIGN_LANG: lang,
+        ESIGN_CONFIG_DIR: `${t.configDir}-signing-${lang}`,
+      });
+      try {
+        expect(await page.textContent('h1')).toBe(signInTitle);
+        await shot(page, `signing-1-sign-in-${lang}`);
+        await page.getByRole('button', { name: next }).click();
+        await page.waitForSelector('button[value="approve"]');
+        expect(await page.textContent('h1')).toBe(consentTitle);
+        await shot(page, `signing-2-approve-${lang}`);
+        await page.getByRole('button', { name: approve }).click();
+        await page.waitForURL(/\/callback\?/);
+        expect(await page.textContent('h1')).toBe('Done');
+      } finally {
+        await close();
+      }
+      const result = await cli.done;
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toContain('alice-rsa2048');
+    },
+  );
 });

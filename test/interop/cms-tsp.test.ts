@@ -29,7 +29,11 @@ const path = (name: string): string => join(dir, name);
 
 function openssl(args: string[], input?: Uint8Array): { status: number; stdout: string; stderr: string } {
   const result = spawnSync('openssl', args, { cwd: dir, input, encoding: 'buffer' });
-  return { status: result.status ?? -1, stdout: result.stdout.toString('utf8'), stderr: result.stderr.toString('utf8') };
+  return {
+    status: result.status ?? -1,
+    stdout: result.stdout.toString('utf8'),
+    stderr: result.stderr.toString('utf8'),
+  };
 }
 
 function mustOpenssl(args: string[]): string {
@@ -46,13 +50,75 @@ const der = (pemFile: string): Uint8Array => {
 beforeAll(async () => {
   ({ dir, remove: removeDir } = await tempDirForFile('esign-interop-cms-'));
   // signer: a throwaway self-signed certificate
-  mustOpenssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'signer.key', '-out', 'signer.pem', '-subj', '/CN=esign interop signer', '-days', '2']);
+  mustOpenssl([
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'signer.key',
+    '-out',
+    'signer.pem',
+    '-subj',
+    '/CN=esign interop signer',
+    '-days',
+    '2',
+  ]);
   // TSA: root CA and a TSA certificate with a critical timeStamping extended key usage
-  mustOpenssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'root.key', '-out', 'root.pem', '-subj', '/CN=esign interop root', '-days', '2',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
-  mustOpenssl(['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'tsa.key', '-out', 'tsa.csr', '-subj', '/CN=esign interop TSA']);
-  writeFileSync(path('tsa.ext'), 'extendedKeyUsage=critical,timeStamping\nkeyUsage=critical,digitalSignature\nbasicConstraints=CA:FALSE\n');
-  mustOpenssl(['x509', '-req', '-in', 'tsa.csr', '-CA', 'root.pem', '-CAkey', 'root.key', '-CAcreateserial', '-out', 'tsa.pem', '-days', '2', '-extfile', 'tsa.ext']);
+  mustOpenssl([
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'root.key',
+    '-out',
+    'root.pem',
+    '-subj',
+    '/CN=esign interop root',
+    '-days',
+    '2',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
+  mustOpenssl([
+    'req',
+    '-new',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'tsa.key',
+    '-out',
+    'tsa.csr',
+    '-subj',
+    '/CN=esign interop TSA',
+  ]);
+  writeFileSync(
+    path('tsa.ext'),
+    'extendedKeyUsage=critical,timeStamping\nkeyUsage=critical,digitalSignature\nbasicConstraints=CA:FALSE\n',
+  );
+  mustOpenssl([
+    'x509',
+    '-req',
+    '-in',
+    'tsa.csr',
+    '-CA',
+    'root.pem',
+    '-CAkey',
+    'root.key',
+    '-CAcreateserial',
+    '-out',
+    'tsa.pem',
+    '-days',
+    '2',
+    '-extfile',
+    'tsa.ext',
+  ]);
 });
 
 afterAll(() => removeDir());
@@ -79,7 +145,23 @@ describe('CMS SignedData → openssl cms -verify', () => {
   function verify(cms: Uint8Array, content: Uint8Array): { status: number; stderr: string } {
     writeFileSync(path('sig.p7s'), cms);
     writeFileSync(path('data.bin'), content);
-    return openssl(['cms', '-verify', '-binary', '-inform', 'DER', '-in', 'sig.p7s', '-content', 'data.bin', '-CAfile', 'signer.pem', '-purpose', 'any', '-out', '/dev/null']);
+    return openssl([
+      'cms',
+      '-verify',
+      '-binary',
+      '-inform',
+      'DER',
+      '-in',
+      'sig.p7s',
+      '-content',
+      'data.bin',
+      '-CAfile',
+      'signer.pem',
+      '-purpose',
+      'any',
+      '-out',
+      '/dev/null',
+    ]);
   }
 
   it('verifies a PAdES-style signature (no signing-time)', () => {
@@ -109,10 +191,23 @@ describe('CMS SignedData → openssl cms -verify', () => {
 describe('TimeStampReq ↔ openssl ts -query', () => {
   it('parses a request made by openssl', () => {
     writeFileSync(path('payload.bin'), 'hello timestamp');
-    mustOpenssl(['ts', '-query', '-data', 'payload.bin', '-sha256', '-cert', '-tspolicy', TSA_POLICY, '-out', 'openssl.tsq']);
+    mustOpenssl([
+      'ts',
+      '-query',
+      '-data',
+      'payload.bin',
+      '-sha256',
+      '-cert',
+      '-tspolicy',
+      TSA_POLICY,
+      '-out',
+      'openssl.tsq',
+    ]);
     const request = parseTimeStampReq(new Uint8Array(readFileSync(path('openssl.tsq'))));
     expect(request).toMatchObject({ version: 1n, hashAlgorithm: OID.sha256, reqPolicy: TSA_POLICY, certReq: true });
-    expect(Buffer.from(request.hashedMessage).toString('hex')).toBe(createHash('sha256').update('hello timestamp').digest('hex'));
+    expect(Buffer.from(request.hashedMessage).toString('hex')).toBe(
+      createHash('sha256').update('hello timestamp').digest('hex'),
+    );
     expect(request.nonceHex).toMatch(/^[0-9a-f]+$/);
   });
 
@@ -194,7 +289,10 @@ describe('TimeStampResp ↔ openssl ts', () => {
   });
 
   it('rejections esign encodes read as such in openssl', () => {
-    writeFileSync(path('rejected.tsr'), buildTimeStampResp({ status: 2, statusString: 'bad algorithm', failInfo: ['badAlg', 'timeNotAvailable'] }));
+    writeFileSync(
+      path('rejected.tsr'),
+      buildTimeStampResp({ status: 2, statusString: 'bad algorithm', failInfo: ['badAlg', 'timeNotAvailable'] }),
+    );
     const text = mustOpenssl(['ts', '-reply', '-in', 'rejected.tsr', '-text']);
     expect(text).toMatch(/Status: Rejected/);
     expect(text).toMatch(/unrecognized or unsupported algorithm/i);
@@ -206,7 +304,18 @@ describe('TimeStampResp ↔ openssl ts', () => {
     const imprint = createHash('sha256').update('openssl tsa').digest();
     const nonce = randomBytes(8);
     writeFileSync(path('ours.tsq'), buildTimeStampReq({ imprint, nonce }));
-    mustOpenssl(['ts', '-reply', '-config', 'tsa.cnf', '-section', 'tsa_config', '-queryfile', 'ours.tsq', '-out', 'theirs.tsr']);
+    mustOpenssl([
+      'ts',
+      '-reply',
+      '-config',
+      'tsa.cnf',
+      '-section',
+      'tsa_config',
+      '-queryfile',
+      'ours.tsq',
+      '-out',
+      'theirs.tsr',
+    ]);
     const result = processTimeStampResp(new Uint8Array(readFileSync(path('theirs.tsr'))), {
       imprint,
       nonce,
@@ -236,9 +345,27 @@ describe('sandbox TSA and TsaClient against tools we did not write', () => {
       });
       expect(response.headers.get('content-type')).toBe('application/timestamp-reply');
       writeFileSync(path('sandbox.tsr'), new Uint8Array(await response.arrayBuffer()));
-      const byQuery = openssl(['ts', '-verify', '-in', 'sandbox.tsr', '-queryfile', 'sandbox.tsq', '-CAfile', 'sandbox-root.pem']);
+      const byQuery = openssl([
+        'ts',
+        '-verify',
+        '-in',
+        'sandbox.tsr',
+        '-queryfile',
+        'sandbox.tsq',
+        '-CAfile',
+        'sandbox-root.pem',
+      ]);
       expect(byQuery.status, byQuery.stderr + byQuery.stdout).toBe(0);
-      const byData = openssl(['ts', '-verify', '-in', 'sandbox.tsr', '-data', 'payload.bin', '-CAfile', 'sandbox-root.pem']);
+      const byData = openssl([
+        'ts',
+        '-verify',
+        '-in',
+        'sandbox.tsr',
+        '-data',
+        'payload.bin',
+        '-CAfile',
+        'sandbox-root.pem',
+      ]);
       expect(byData.status, byData.stderr + byData.stdout).toBe(0);
       expect(mustOpenssl(['ts', '-reply', '-in', 'sandbox.tsr', '-text'])).toMatch(/Accuracy: 0x01 seconds/);
     } finally {
@@ -249,7 +376,11 @@ describe('sandbox TSA and TsaClient against tools we did not write', () => {
   it('TsaClient accepts tokens from an `openssl ts -reply` responder over HTTP', async () => {
     writeOpensslTsaConfig();
     await withOpensslResponder(async (url, calls) => {
-      const client = new TsaClient({ urls: [url], http: new HttpClient(), trustAnchors: async () => [der('root.pem')] });
+      const client = new TsaClient({
+        urls: [url],
+        http: new HttpClient(),
+        trustAnchors: async () => [der('root.pem')],
+      });
       const imprint = new Uint8Array(createHash('sha256').update('via openssl responder').digest());
       const stamp = await client.timestamp(imprint);
       expect(calls()).toBe(1);
@@ -263,9 +394,21 @@ describe('sandbox TSA and TsaClient against tools we did not write', () => {
     writeOpensslTsaConfig('1.2.3.4.1');
     await withOpensslResponder(async (url) => {
       const imprint = new Uint8Array(createHash('sha256').update('a TSA of another policy').digest());
-      const client = (policy?: string | null) => new TsaClient({ urls: [url], http: new HttpClient(), trustAnchors: async () => [der('root.pem')], ...(policy === undefined ? {} : { policy }), sleep: async () => {} });
+      const client = (policy?: string | null) =>
+        new TsaClient({
+          urls: [url],
+          http: new HttpClient(),
+          trustAnchors: async () => [der('root.pem')],
+          ...(policy === undefined ? {} : { policy }),
+          sleep: async () => {},
+        });
       // OpenSSL refuses a request for a policy it does not issue under.
-      const refused = await client().timestamp(imprint).then(() => undefined, (error: unknown) => error as EsignError);
+      const refused = await client()
+        .timestamp(imprint)
+        .then(
+          () => undefined,
+          (error: unknown) => error as EsignError,
+        );
       expect(refused?.code).toBe('TSA_REJECTED');
       expect(refused?.hint).toContain('ESIGN_TSA_POLICY');
       expect((await client('1.2.3.4.1').timestamp(imprint)).tstInfo.policy).toBe('1.2.3.4.1');
@@ -283,12 +426,25 @@ async function withOpensslResponder(use: (url: string, calls: () => number) => P
     request.on('end', () => {
       calls++;
       writeFileSync(path('responder.tsq'), Buffer.concat(chunks));
-      const made = openssl(['ts', '-reply', '-config', 'tsa.cnf', '-section', 'tsa_config', '-queryfile', 'responder.tsq', '-out', 'responder.tsr']);
+      const made = openssl([
+        'ts',
+        '-reply',
+        '-config',
+        'tsa.cnf',
+        '-section',
+        'tsa_config',
+        '-queryfile',
+        'responder.tsq',
+        '-out',
+        'responder.tsr',
+      ]);
       if (made.status !== 0) {
         response.writeHead(500).end(made.stderr);
         return;
       }
-      response.writeHead(200, { 'content-type': 'application/timestamp-reply' }).end(readFileSync(path('responder.tsr')));
+      response
+        .writeHead(200, { 'content-type': 'application/timestamp-reply' })
+        .end(readFileSync(path('responder.tsr')));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -22,7 +22,8 @@ import { SANDBOX_SEAL } from '../../src/sandbox/deps.js';
 const has = (tool: string) => spawnSync('which', [tool]).status === 0;
 const tools = ['pdfsig', 'qpdf', 'openssl', 'certutil'];
 const missing = tools.filter((tool) => !has(tool));
-if (missing.length > 0) console.warn(`interop ltv tests skipped: missing ${missing.join(', ')} (.ci/run installs them)`);
+if (missing.length > 0)
+  console.warn(`interop ltv tests skipped: missing ${missing.join(', ')} (.ci/run installs them)`);
 
 let sandbox: TestSandbox;
 let work: { dir: string; remove: () => Promise<void> };
@@ -49,7 +50,11 @@ afterAll(async () => {
 function run(tool: string, args: string[]): Promise<{ status: number; out: string }> {
   return new Promise((resolve) => {
     execFile(tool, args, { encoding: 'utf8', timeout: 60_000 }, (error, stdout, stderr) => {
-      const status = error ? (typeof (error as { code?: unknown }).code === 'number' ? (error as { code: number }).code : -1) : 0;
+      const status = error
+        ? typeof (error as { code?: unknown }).code === 'number'
+          ? (error as { code: number }).code
+          : -1
+        : 0;
       resolve({ status, out: stdout + stderr });
     });
   });
@@ -82,7 +87,9 @@ async function pdfsig(path: string): Promise<{ entries: PdfsigEntry[]; raw: stri
 
 async function signAt(input: string, level: string): Promise<string> {
   const output = input.replace(/\.pdf$/, `-${level}.pdf`);
-  const result = await runCli(['--auto-approve', '--quiet', 'sign', '--force', '--level', level, '-o', output, input], { env: sandbox.env });
+  const result = await runCli(['--auto-approve', '--quiet', 'sign', '--force', '--level', level, '-o', output, input], {
+    env: sandbox.env,
+  });
   expect(result.code, result.stderr).toBe(0);
   return output;
 }
@@ -91,14 +98,21 @@ async function signAt(input: string, level: string): Promise<string> {
  * pdfsig validates every CAdES signature (valid, trusted); poppler 22.x lists document timestamps
  * (ETSI.RFC3161) but does not validate them, so those go to openssl ts -verify instead.
  */
-async function judge(path: string, expected: { signatures: number; docTimestamps: number; lastCoversAll?: boolean }): Promise<void> {
+async function judge(
+  path: string,
+  expected: { signatures: number; docTimestamps: number; lastCoversAll?: boolean },
+): Promise<void> {
   const report = await pdfsig(path);
   expect(report.entries, report.raw).toHaveLength(expected.signatures + expected.docTimestamps);
   const signatures = report.entries.filter((entry) => entry.type === 'ETSI.CAdES.detached');
   expect(signatures, report.raw).toHaveLength(expected.signatures);
   for (const signature of signatures) expect(signature, report.raw).toMatchObject({ valid: true, trusted: true });
   const stamps = report.entries.filter((entry) => entry.type !== 'ETSI.CAdES.detached');
-  for (const stamp of stamps) expect(stamp, report.raw).toMatchObject({ field: expect.stringMatching(/^Timestamp\d+$/), signer: 'esign Sandbox TEST Time-Stamping Authority' });
+  for (const stamp of stamps)
+    expect(stamp, report.raw).toMatchObject({
+      field: expect.stringMatching(/^Timestamp\d+$/),
+      signer: 'esign Sandbox TEST Time-Stamping Authority',
+    });
   // B-LT ends with a DSS update; B-LTA with a document timestamp over everything; B-T with the signature.
   expect(report.entries.at(-1)!.totalDocument, report.raw).toBe(expected.lastCoversAll ?? expected.docTimestamps > 0);
 
@@ -110,7 +124,11 @@ async function judge(path: string, expected: { signatures: number; docTimestamps
   const found = await findSignatures(await readPdf(bytesSource(pdf)));
   const docStamps = found.filter((signature) => signature.kind === 'docTimeStamp');
   expect(docStamps).toHaveLength(expected.docTimestamps);
-  const ranges = [...pdf.toString('latin1').matchAll(/\/Type \/DocTimeStamp[^]*?\/ByteRange\s*\[\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\]/g)].map((m) => m.slice(1, 5).map(Number));
+  const ranges = [
+    ...pdf
+      .toString('latin1')
+      .matchAll(/\/Type \/DocTimeStamp[^]*?\/ByteRange\s*\[\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\]/g),
+  ].map((m) => m.slice(1, 5).map(Number));
   expect(ranges).toHaveLength(expected.docTimestamps);
   for (const [index, stamp] of docStamps.entries()) {
     const [, a = 0, b = 0, c = 0] = ranges[index]!;
@@ -118,7 +136,17 @@ async function judge(path: string, expected: { signatures: number; docTimestamps
     const dataPath = `${path}.ts${index}.data`;
     await writeFile(tokenPath, stamp.cms!);
     await writeFile(dataPath, Buffer.concat([pdf.subarray(0, a), pdf.subarray(b, b + c)]));
-    const verify = await run('openssl', ['ts', '-verify', '-token_in', '-in', tokenPath, '-data', dataPath, '-CAfile', sandbox.rootPemPath]);
+    const verify = await run('openssl', [
+      'ts',
+      '-verify',
+      '-token_in',
+      '-in',
+      tokenPath,
+      '-data',
+      dataPath,
+      '-CAfile',
+      sandbox.rootPemPath,
+    ]);
     expect(verify.out).toContain('Verification: OK');
   }
 }
@@ -142,7 +170,16 @@ async function judgeDss(path: string, issuedAfter?: Date): Promise<void> {
   for (const [index, ocsp] of ocsps.entries()) {
     const file = `${path}.ocsp${index}.der`;
     await writeFile(file, ocsp);
-    const checked = await run('openssl', ['ocsp', '-respin', file, '-issuer', issuingPem, '-CAfile', sandbox.rootPemPath, '-resp_text']);
+    const checked = await run('openssl', [
+      'ocsp',
+      '-respin',
+      file,
+      '-issuer',
+      issuingPem,
+      '-CAfile',
+      sandbox.rootPemPath,
+      '-resp_text',
+    ]);
     expect(checked.out).toContain('Response verify OK');
     expect(checked.out).toContain('Cert Status: good');
     expect(checked.out).not.toContain('Status times invalid');
@@ -183,7 +220,9 @@ describe.skipIf(missing.length > 0)('B-LT and B-LTA outputs judged by pdfsig, qp
     await mkdir(dir, { recursive: true });
     const bt = await signAt(await pdfLibPdf(dir), 'B-T');
     await judge(bt, { signatures: 1, docTimestamps: 0, lastCoversAll: true });
-    const extended = await runCli(['--quiet', 'extend', '--level', 'B-LTA', '-o', join(dir, 'lta.pdf'), bt], { env: sandbox.env });
+    const extended = await runCli(['--quiet', 'extend', '--level', 'B-LTA', '-o', join(dir, 'lta.pdf'), bt], {
+      env: sandbox.env,
+    });
     expect(extended.code, extended.stderr).toBe(0);
     await judge(join(dir, 'lta.pdf'), { signatures: 1, docTimestamps: 1 });
     await judgeDss(join(dir, 'lta.pdf'));
@@ -193,7 +232,9 @@ describe.skipIf(missing.length > 0)('B-LT and B-LTA outputs judged by pdfsig, qp
 
     const twice = await signAt(bt, 'B-T');
     await judge(twice, { signatures: 2, docTimestamps: 0, lastCoversAll: true });
-    const both = await runCli(['--quiet', 'extend', '--level', 'B-LT', '-o', join(dir, 'two-lt.pdf'), twice], { env: sandbox.env });
+    const both = await runCli(['--quiet', 'extend', '--level', 'B-LT', '-o', join(dir, 'two-lt.pdf'), twice], {
+      env: sandbox.env,
+    });
     expect(both.code, both.stderr).toBe(0);
     await judge(join(dir, 'two-lt.pdf'), { signatures: 2, docTimestamps: 0 });
     await judgeDss(join(dir, 'two-lt.pdf'));
@@ -206,7 +247,12 @@ describe.skipIf(missing.length > 0)('B-LT and B-LTA outputs judged by pdfsig, qp
     const inputs = join(dir, 'in');
     await mkdir(inputs, { recursive: true });
     for (let index = 0; index < 5; index++) await writeFile(join(inputs, `doc-${index}.pdf`), await readFile(input));
-    const env = { ...sandbox.env, ESIGN_SERVICE_AUTH: 'client-credentials', ESIGN_CREDENTIAL_PIN: SANDBOX_SEAL.pin, ESIGN_CSC_MAX_SIGNATURES: '2' };
+    const env = {
+      ...sandbox.env,
+      ESIGN_SERVICE_AUTH: 'client-credentials',
+      ESIGN_CREDENTIAL_PIN: SANDBOX_SEAL.pin,
+      ESIGN_CSC_MAX_SIGNATURES: '2',
+    };
     for (const level of ['B-LT', 'B-LTA'] as const) {
       const out = join(dir, level);
       const signed = await runCli(['--quiet', 'sign', '--level', level, '--output-dir', out, inputs], { env });

@@ -10,7 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDirForFile } from '../helpers/tmp.js';
 
 const ROOT = join(import.meta.dirname, '../..');
-const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string; files: string[]; engines: { node: string } };
+const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as {
+  version: string;
+  files: string[];
+  engines: { node: string };
+};
 
 let work: { dir: string; remove: () => Promise<void> };
 let tarball: string;
@@ -18,7 +22,12 @@ let installed: string;
 let env: Record<string, string>;
 
 function run(command: string, args: string[], options: { cwd?: string; timeoutMs?: number } = {}) {
-  const result = spawnSync(command, args, { cwd: options.cwd ?? work.dir, env, encoding: 'utf8', timeout: options.timeoutMs ?? 60_000 });
+  const result = spawnSync(command, args, {
+    cwd: options.cwd ?? work.dir,
+    env,
+    encoding: 'utf8',
+    timeout: options.timeoutMs ?? 60_000,
+  });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr, error: result.error };
 }
 
@@ -43,7 +52,21 @@ beforeAll(async () => {
   const packed = run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work.dir], { cwd: ROOT });
   expect(packed.code, packed.stderr).toBe(0);
   tarball = join(work.dir, (JSON.parse(packed.stdout) as Array<{ filename: string }>)[0]!.filename);
-  const install = run('npm', ['install', '--global', '--prefix', join(work.dir, 'prefix'), '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund', tarball], { timeoutMs: 300_000 });
+  const install = run(
+    'npm',
+    [
+      'install',
+      '--global',
+      '--prefix',
+      join(work.dir, 'prefix'),
+      '--omit=dev',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      tarball,
+    ],
+    { timeoutMs: 300_000 },
+  );
   expect(install.code, install.stderr).toBe(0);
   expect(install.stderr, 'npm install of the tarball prints no warnings').not.toMatch(/warn/i);
   installed = join(work.dir, 'prefix', 'lib', 'node_modules', 'esign');
@@ -76,13 +99,19 @@ describe('the packed tarball, installed globally', () => {
   it('answers --version with the version and the build', () => {
     const result = run('esign', ['--version']);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout.trim()).toMatch(new RegExp(`^${pkg.version.replace(/\./g, '\\.')} \\(build ([0-9a-f]{10}(-dirty)?, \\d{4}-\\d{2}-\\d{2}|unknown)\\)$`));
+    expect(result.stdout.trim()).toMatch(
+      new RegExp(
+        `^${pkg.version.replace(/\./g, '\\.')} \\(build ([0-9a-f]{10}(-dirty)?, \\d{4}-\\d{2}-\\d{2}|unknown)\\)$`,
+      ),
+    );
   });
 
   it('signs the sample contract on the sandbox with a visible signature in Greek and verifies the result', async () => {
     await copyFile(join(installed, 'samples', 'contract.pdf'), join(work.dir, 'contract.pdf'));
     // --visible with a Greek name: the bundled font is found in the installed package (no devDependencies there).
-    const signed = run('esign', ['sign', 'contract.pdf', '--auto-approve', '--visible', '--name', 'Ζωή Παπαδοπούλου'], { timeoutMs: 120_000 });
+    const signed = run('esign', ['sign', 'contract.pdf', '--auto-approve', '--visible', '--name', 'Ζωή Παπαδοπούλου'], {
+      timeoutMs: 120_000,
+    });
     expect(signed.code, signed.stderr).toBe(0);
     expect(signed.stderr).toContain('TEST signatures');
     const verified = run('esign', ['verify', 'contract-signed.pdf']);

@@ -40,7 +40,12 @@ function writeOutput(input: string, original: Uint8Array, update: Uint8Array, su
 async function signFile(input: string, opts: Partial<SignatureOptions> = {}, suffix = 'signed') {
   const original = readBytes(input);
   const assets = await loadAppearanceAssets(opts.visible);
-  const pu = await prepareSignature(await readPdf(bytesSource(original)), { signingTime: new Date(), contentsSize: 8192, ...(assets ? { assets } : {}), ...opts });
+  const pu = await prepareSignature(await readPdf(bytesSource(original)), {
+    signingTime: new Date(),
+    contentsSize: 8192,
+    ...(assets ? { assets } : {}),
+    ...opts,
+  });
   const path = writeOutput(input, original, spliceContents(pu, new Uint8Array(600).fill(0x5a)), suffix);
   return { path, pu };
 }
@@ -74,7 +79,9 @@ describe.skipIf(missing.length > 0)('incremental updates pass qpdf --check and p
     const input = await make(dir);
     expectQpdfCheckPasses(input);
     expect((await readPdf(bytesSource(readBytes(input)))).xrefStyle).toBe(style);
-    const { path, pu } = await signFile(input, { visible: { page: -1, rect: [40, 40, 240, 90], lines: ['Signed by esign', basename(input)] } });
+    const { path, pu } = await signFile(input, {
+      visible: { page: -1, rect: [40, 40, 240, 90], lines: ['Signed by esign', basename(input)] },
+    });
     expectQpdfCheckPasses(path);
     const sig = run('pdfsig', [path]).out;
     expect(sig).toContain('Signature Field Name: Signature1');
@@ -92,7 +99,9 @@ describe.skipIf(missing.length > 0)('incremental updates pass qpdf --check and p
     const first = await signFile(await qpdfObjectStreamsPdf(dir), {}, 'one');
     const second = await signFile(first.path, { reason: 'Counter-signed' }, 'two');
     const afterSecond = readBytes(second.path);
-    const dss = await buildDssUpdate(await readPdf(bytesSource(afterSecond)), { certs: [new Uint8Array([0x30, 0x03, 0x02, 0x01, 0x01])] });
+    const dss = await buildDssUpdate(await readPdf(bytesSource(afterSecond)), {
+      certs: [new Uint8Array([0x30, 0x03, 0x02, 0x01, 0x01])],
+    });
     const withDss = writeOutput(second.path, afterSecond, dss, 'dss');
     const dts = await signFile(withDss, { kind: 'docTimeStamp' }, 'dts');
     expectQpdfCheckPasses(dts.path);

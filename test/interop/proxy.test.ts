@@ -21,7 +21,8 @@ const USER = 'corp-user';
 const PASSWORD = 'proxy-pass-41k';
 const has = (tool: string) => spawnSync('which', [tool]).status === 0;
 const missing = ['tinyproxy', 'unshare', 'pdfsig', 'openssl', 'certutil'].filter((tool) => !has(tool));
-if (missing.length > 0) console.warn(`interop proxy tests skipped: missing ${missing.join(', ')} (.ci/run installs them)`);
+if (missing.length > 0)
+  console.warn(`interop proxy tests skipped: missing ${missing.join(', ')} (.ci/run installs them)`);
 
 let sandbox: TestSandbox;
 let work: { dir: string; remove: () => Promise<void> };
@@ -43,12 +44,35 @@ async function startTinyproxy(dir: string): Promise<void> {
   const port = await freePort();
   const config = join(dir, 'tinyproxy.conf');
   const hosts = join(dir, 'hosts');
-  await writeFile(config, [`Port ${port}`, 'Listen 127.0.0.1', 'Timeout 60', 'LogLevel Connect', 'MaxClients 50', `BasicAuth ${USER} ${PASSWORD}`, ''].join('\n'));
+  await writeFile(
+    config,
+    [
+      `Port ${port}`,
+      'Listen 127.0.0.1',
+      'Timeout 60',
+      'LogLevel Connect',
+      'MaxClients 50',
+      `BasicAuth ${USER} ${PASSWORD}`,
+      '',
+    ].join('\n'),
+  );
   await writeFile(hosts, `127.0.0.1 localhost\n127.0.0.1 ${NAME}\n`);
-  tinyproxy = spawn('unshare', ['--user', '--map-root-user', '--mount', 'sh', '-c', `mount --bind "${hosts}" /etc/hosts && exec tinyproxy -d -c "${config}"`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  tinyproxy = spawn(
+    'unshare',
+    [
+      '--user',
+      '--map-root-user',
+      '--mount',
+      'sh',
+      '-c',
+      `mount --bind "${hosts}" /etc/hosts && exec tinyproxy -d -c "${config}"`,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   tinyproxy.stdout?.on('data', (chunk: Buffer) => (proxyLog += chunk.toString()));
   tinyproxy.stderr?.on('data', (chunk: Buffer) => (proxyLog += chunk.toString()));
-  for (let i = 0; i < 100 && !/Reloading config file finished|listening/i.test(proxyLog); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+  for (let i = 0; i < 100 && !/Reloading config file finished|listening/i.test(proxyLog); i++)
+    await new Promise((resolve) => setTimeout(resolve, 50));
   expect(tinyproxy.exitCode, proxyLog).toBeNull();
   proxyUrl = `http://127.0.0.1:${port}`;
 }
@@ -59,7 +83,17 @@ beforeAll(async () => {
   sandbox = await startTestSandbox({ tls: true, s3: true, hostName: NAME });
   await startTinyproxy(work.dir);
   const withCredentials = proxyUrl.replace('http://', `http://${USER}:${PASSWORD}@`);
-  env = { ...sandbox.env, HTTPS_PROXY: withCredentials, HTTP_PROXY: withCredentials, NO_PROXY: 'localhost,127.0.0.1', https_proxy: undefined, http_proxy: undefined, no_proxy: undefined, ALL_PROXY: undefined, all_proxy: undefined };
+  env = {
+    ...sandbox.env,
+    HTTPS_PROXY: withCredentials,
+    HTTP_PROXY: withCredentials,
+    NO_PROXY: 'localhost,127.0.0.1',
+    https_proxy: undefined,
+    http_proxy: undefined,
+    no_proxy: undefined,
+    ALL_PROXY: undefined,
+    all_proxy: undefined,
+  };
 });
 afterAll(async () => {
   tinyproxy?.kill('SIGTERM');
@@ -113,7 +147,23 @@ describe.skipIf(missing.length > 0)('through tinyproxy to a name only the proxy 
       for (const signature of report.signatures) expect(signature, report.raw).toMatchObject({ valid: true });
       await opensslVerifiesCms(path, sandbox.rootPemPath);
     }
-    const cms = await runTool('openssl', ['cms', '-verify', '-binary', '-content', text, '-inform', 'DER', '-in', `${text}.p7s`, '-CAfile', sandbox.rootPemPath, '-purpose', 'any', '-out', '/dev/null']);
+    const cms = await runTool('openssl', [
+      'cms',
+      '-verify',
+      '-binary',
+      '-content',
+      text,
+      '-inform',
+      'DER',
+      '-in',
+      `${text}.p7s`,
+      '-CAfile',
+      sandbox.rootPemPath,
+      '-purpose',
+      'any',
+      '-out',
+      '/dev/null',
+    ]);
     expect(cms.status, cms.stderr).toBe(0);
   });
 
@@ -121,9 +171,19 @@ describe.skipIf(missing.length > 0)('through tinyproxy to a name only the proxy 
     // On the env profile (a timestamp), so that no embedded sandbox stands in for the unreachable one.
     const text = join(work.dir, 'no-credentials.txt');
     await writeFile(text, 'no proxy credentials\n');
-    const tsa = { ESIGN_TSA_URL: sandbox.sandbox.urls.tsaEndpoint, ESIGN_TSA_USERNAME: 'esign', ESIGN_TSA_PASSWORD: sandbox.sandbox.secrets.tsaPassword, ESIGN_CA_FILE: sandbox.rootPemPath, ESIGN_TRUST_ANCHORS: sandbox.rootPemPath };
-    const result = await runCli(['timestamp', text], { env: { ...env, ...tsa, HTTPS_PROXY: proxyUrl, HTTP_PROXY: proxyUrl } });
+    const tsa = {
+      ESIGN_TSA_URL: sandbox.sandbox.urls.tsaEndpoint,
+      ESIGN_TSA_USERNAME: 'esign',
+      ESIGN_TSA_PASSWORD: sandbox.sandbox.secrets.tsaPassword,
+      ESIGN_CA_FILE: sandbox.rootPemPath,
+      ESIGN_TRUST_ANCHORS: sandbox.rootPemPath,
+    };
+    const result = await runCli(['timestamp', text], {
+      env: { ...env, ...tsa, HTTPS_PROXY: proxyUrl, HTTP_PROXY: proxyUrl },
+    });
     expect(result.code, result.stderr).toBe(5);
-    expect(result.stderr.trim().split('\n').at(-1)).toMatch(new RegExp(`The proxy at ${proxyUrl.replace(/[.:/]/g, '\\$&')} asks for credentials \\(HTTP 407\\)`));
+    expect(result.stderr.trim().split('\n').at(-1)).toMatch(
+      new RegExp(`The proxy at ${proxyUrl.replace(/[.:/]/g, '\\$&')} asks for credentials \\(HTTP 407\\)`),
+    );
   });
 });

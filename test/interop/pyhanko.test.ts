@@ -48,7 +48,18 @@ function python(args: string[]): Promise<{ status: number | null; out: string }>
 
 /** `pyhanko sign validate` with only the sandbox root trusted; its one-line verdict per signature. */
 async function pyhankoValidate(path: string, extra: string[]): Promise<{ status: number | null; out: string }> {
-  return python(['-m', 'pyhanko', 'sign', 'validate', '--trust', sandbox.rootPemPath, '--trust-replace', '--executive-summary', ...extra, path]);
+  return python([
+    '-m',
+    'pyhanko',
+    'sign',
+    'validate',
+    '--trust',
+    sandbox.rootPemPath,
+    '--trust-replace',
+    '--executive-summary',
+    ...extra,
+    path,
+  ]);
 }
 
 /** Each signature as pyHanko sees it: its DocMDP level (certification) and the modifications after it. */
@@ -124,87 +135,120 @@ with open(sys.argv[1], 'rb') as f:
         w.write(out)
 `;
 
-describe.skipIf(!PYTHON)(`pyHanko judges long-term validation and certification (${PYTHON ? `ESIGN_PYHANKO=${PYTHON}` : SKIPPED})`, () => {
-  it('a batch at B-LT and at B-LTA with the bulk seal: the last output of each window passes PAdES-LT/LTA validation with revocation freshness', async () => {
-    const dir = join(work.dir, 'ltv');
-    const inputs = join(dir, 'in');
-    await mkdir(inputs, { recursive: true });
-    const input = await readFile(await pdfLibPdf(dir));
-    for (let index = 0; index < 5; index++) await writeFile(join(inputs, `doc-${index}.pdf`), input);
-    // Windows of 2: three windows, so revocation data fetched once per window is judged in each.
-    const env = { ...sealEnv, ESIGN_CSC_MAX_SIGNATURES: '2' };
-    for (const [level, profile] of [['B-LT', 'pades'], ['B-LTA', 'pades-lta']] as const) {
-      const out = join(dir, level);
-      const signed = await runCli(['--json', 'sign', '--level', level, '--output-dir', out, inputs], { env });
-      expect(signed.code, signed.stderr).toBe(0);
-      const outputs = signed.jsonLines<{ output: string }>().map((line) => line.output);
-      expect(outputs).toHaveLength(5);
-      for (const last of [outputs[1]!, outputs[3]!, outputs[4]!]) {
-        const judged = await pyhankoValidate(last, ['--ltv-profile', profile, '--force-revinfo']);
-        expect(judged.out, `${level} ${last}`).toMatch(/^Signature1:[0-9a-f]{64}:VALID$/m);
-        expect(judged.status, judged.out).toBe(0);
+describe.skipIf(!PYTHON)(
+  `pyHanko judges long-term validation and certification (${PYTHON ? `ESIGN_PYHANKO=${PYTHON}` : SKIPPED})`,
+  () => {
+    it('a batch at B-LT and at B-LTA with the bulk seal: the last output of each window passes PAdES-LT/LTA validation with revocation freshness', async () => {
+      const dir = join(work.dir, 'ltv');
+      const inputs = join(dir, 'in');
+      await mkdir(inputs, { recursive: true });
+      const input = await readFile(await pdfLibPdf(dir));
+      for (let index = 0; index < 5; index++) await writeFile(join(inputs, `doc-${index}.pdf`), input);
+      // Windows of 2: three windows, so revocation data fetched once per window is judged in each.
+      const env = { ...sealEnv, ESIGN_CSC_MAX_SIGNATURES: '2' };
+      for (const [level, profile] of [
+        ['B-LT', 'pades'],
+        ['B-LTA', 'pades-lta'],
+      ] as const) {
+        const out = join(dir, level);
+        const signed = await runCli(['--json', 'sign', '--level', level, '--output-dir', out, inputs], { env });
+        expect(signed.code, signed.stderr).toBe(0);
+        const outputs = signed.jsonLines<{ output: string }>().map((line) => line.output);
+        expect(outputs).toHaveLength(5);
+        for (const last of [outputs[1]!, outputs[3]!, outputs[4]!]) {
+          const judged = await pyhankoValidate(last, ['--ltv-profile', profile, '--force-revinfo']);
+          expect(judged.out, `${level} ${last}`).toMatch(/^Signature1:[0-9a-f]{64}:VALID$/m);
+          expect(judged.status, judged.out).toBe(0);
+        }
       }
-    }
-    // The judge can fail: a B-LT output has no document timestamp, which PAdES-LTA needs.
-    const notLta = await pyhankoValidate(join(dir, 'B-LT', 'doc-0-signed.pdf'), ['--ltv-profile', 'pades-lta']);
-    expect(notLta.out).toMatch(/does not have a timestamp chain/);
-    expect(notLta.status).not.toBe(0);
-  });
+      // The judge can fail: a B-LT output has no document timestamp, which PAdES-LTA needs.
+      const notLta = await pyhankoValidate(join(dir, 'B-LT', 'doc-0-signed.pdf'), ['--ltv-profile', 'pades-lta']);
+      expect(notLta.out).toMatch(/does not have a timestamp chain/);
+      expect(notLta.status).not.toBe(0);
+    });
 
-  it('--certify no-changes|form-filling|annotations: pyHanko reads DocMDP P=1, 2, 3 and no modification; a later signature in an existing field is form filling it accepts', async () => {
-    const dir = join(work.dir, 'certify');
-    await mkdir(dir, { recursive: true });
-    const withField = join(dir, 'field.pdf');
-    await writeFile(withField, await emptySignatureFieldBytes('Approval'));
-    for (const [permissions, level] of [['no-changes', 1], ['form-filling', 2], ['annotations', 3]] as const) {
-      const certified = join(dir, `p${level}.pdf`);
-      const signed = await runCli(['--quiet', 'sign', '--level', 'B-T', '--certify', permissions, '-o', certified, withField], { env: sealEnv });
+    it('--certify no-changes|form-filling|annotations: pyHanko reads DocMDP P=1, 2, 3 and no modification; a later signature in an existing field is form filling it accepts', async () => {
+      const dir = join(work.dir, 'certify');
+      await mkdir(dir, { recursive: true });
+      const withField = join(dir, 'field.pdf');
+      await writeFile(withField, await emptySignatureFieldBytes('Approval'));
+      for (const [permissions, level] of [
+        ['no-changes', 1],
+        ['form-filling', 2],
+        ['annotations', 3],
+      ] as const) {
+        const certified = join(dir, `p${level}.pdf`);
+        const signed = await runCli(
+          ['--quiet', 'sign', '--level', 'B-T', '--certify', permissions, '-o', certified, withField],
+          { env: sealEnv },
+        );
+        expect(signed.code, signed.stderr).toBe(0);
+        expect(await pyhankoSignatures(certified)).toEqual([
+          { field: 'Signature1', docmdp: level, modification: 'NONE', docmdpOk: true, valid: true },
+        ]);
+        if (level === 1) continue;
+        const approved = join(dir, `p${level}-approved.pdf`);
+        const second = await runCli(
+          ['--quiet', 'sign', '--level', 'B-T', '--field', 'Approval', '-o', approved, certified],
+          { env: sealEnv },
+        );
+        expect(second.code, second.stderr).toBe(0);
+        expect(await pyhankoSignatures(approved)).toEqual([
+          { field: 'Signature1', docmdp: level, modification: 'FORM_FILLING', docmdpOk: true, valid: true },
+          { field: 'Approval', docmdp: null, modification: 'NONE', docmdpOk: true, valid: true },
+        ]);
+      }
+    });
+
+    it.each([
+      ['no-changes', 1],
+      ['form-filling', 2],
+    ] as const)(
+      'an annotation added after a %s certification: pyHanko and esign verify both call the certification broken',
+      async (level, p) => {
+        const dir = join(work.dir, `broken-${p}`);
+        await mkdir(dir, { recursive: true });
+        const certified = join(dir, `p${p}.pdf`);
+        const signed = await runCli(
+          ['--quiet', 'sign', '--level', 'B-T', '--certify', level, '-o', certified, await pdfLibPdf(dir)],
+          { env: sealEnv },
+        );
+        expect(signed.code, signed.stderr).toBe(0);
+        const annotated = join(dir, `p${p}-annotated.pdf`);
+        const added = await python(['-c', ANNOTATE_SCRIPT, certified, annotated]);
+        expect(added.status, added.out).toBe(0);
+        expect(await pyhankoSignatures(annotated)).toEqual([
+          { field: 'Signature1', docmdp: p, modification: 'OTHER', docmdpOk: false, valid: false },
+        ]);
+        const verified = await runCli(['verify', annotated], { env: sandbox.env });
+        expect(verified.code).toBe(9);
+        expect(verified.stdout).toMatch(new RegExp(`which the certification's DocMDP P=${p} \\(${level}\\) forbids`));
+      },
+    );
+
+    it('an annotation removed after a form-filling certification: pyHanko and esign verify both call the certification broken', async () => {
+      const dir = join(work.dir, 'removed');
+      await mkdir(dir, { recursive: true });
+      const noted = join(dir, 'noted.pdf');
+      const added = await python(['-c', ANNOTATE_SCRIPT, await pdfLibPdf(dir), noted]);
+      expect(added.status, added.out).toBe(0);
+      const certified = join(dir, 'p2.pdf');
+      const signed = await runCli(
+        ['--quiet', 'sign', '--level', 'B-T', '--certify', 'form-filling', '-o', certified, noted],
+        { env: sealEnv },
+      );
       expect(signed.code, signed.stderr).toBe(0);
-      expect(await pyhankoSignatures(certified)).toEqual([{ field: 'Signature1', docmdp: level, modification: 'NONE', docmdpOk: true, valid: true }]);
-      if (level === 1) continue;
-      const approved = join(dir, `p${level}-approved.pdf`);
-      const second = await runCli(['--quiet', 'sign', '--level', 'B-T', '--field', 'Approval', '-o', approved, certified], { env: sealEnv });
-      expect(second.code, second.stderr).toBe(0);
-      expect(await pyhankoSignatures(approved)).toEqual([
-        { field: 'Signature1', docmdp: level, modification: 'FORM_FILLING', docmdpOk: true, valid: true },
-        { field: 'Approval', docmdp: null, modification: 'NONE', docmdpOk: true, valid: true },
+      const removed = join(dir, 'p2-removed.pdf');
+      const taken = await python(['-c', UNANNOTATE_SCRIPT, certified, removed]);
+      expect(taken.status, taken.out).toBe(0);
+      expect(await pyhankoSignatures(removed)).toEqual([
+        { field: 'Signature1', docmdp: 2, modification: 'OTHER', docmdpOk: false, valid: false },
       ]);
-    }
-  });
-
-  it.each([
-    ['no-changes', 1],
-    ['form-filling', 2],
-  ] as const)('an annotation added after a %s certification: pyHanko and esign verify both call the certification broken', async (level, p) => {
-    const dir = join(work.dir, `broken-${p}`);
-    await mkdir(dir, { recursive: true });
-    const certified = join(dir, `p${p}.pdf`);
-    const signed = await runCli(['--quiet', 'sign', '--level', 'B-T', '--certify', level, '-o', certified, await pdfLibPdf(dir)], { env: sealEnv });
-    expect(signed.code, signed.stderr).toBe(0);
-    const annotated = join(dir, `p${p}-annotated.pdf`);
-    const added = await python(['-c', ANNOTATE_SCRIPT, certified, annotated]);
-    expect(added.status, added.out).toBe(0);
-    expect(await pyhankoSignatures(annotated)).toEqual([{ field: 'Signature1', docmdp: p, modification: 'OTHER', docmdpOk: false, valid: false }]);
-    const verified = await runCli(['verify', annotated], { env: sandbox.env });
-    expect(verified.code).toBe(9);
-    expect(verified.stdout).toMatch(new RegExp(`which the certification's DocMDP P=${p} \\(${level}\\) forbids`));
-  });
-
-  it('an annotation removed after a form-filling certification: pyHanko and esign verify both call the certification broken', async () => {
-    const dir = join(work.dir, 'removed');
-    await mkdir(dir, { recursive: true });
-    const noted = join(dir, 'noted.pdf');
-    const added = await python(['-c', ANNOTATE_SCRIPT, await pdfLibPdf(dir), noted]);
-    expect(added.status, added.out).toBe(0);
-    const certified = join(dir, 'p2.pdf');
-    const signed = await runCli(['--quiet', 'sign', '--level', 'B-T', '--certify', 'form-filling', '-o', certified, noted], { env: sealEnv });
-    expect(signed.code, signed.stderr).toBe(0);
-    const removed = join(dir, 'p2-removed.pdf');
-    const taken = await python(['-c', UNANNOTATE_SCRIPT, certified, removed]);
-    expect(taken.status, taken.out).toBe(0);
-    expect(await pyhankoSignatures(removed)).toEqual([{ field: 'Signature1', docmdp: 2, modification: 'OTHER', docmdpOk: false, valid: false }]);
-    const verified = await runCli(['verify', removed], { env: sandbox.env });
-    expect(verified.code).toBe(9);
-    expect(verified.stdout).toMatch(/removes a Text annotation \(object \d+\), which the certification's DocMDP P=2 \(form-filling\) forbids/);
-  });
-});
+      const verified = await runCli(['verify', removed], { env: sandbox.env });
+      expect(verified.code).toBe(9);
+      expect(verified.stdout).toMatch(
+        /removes a Text annotation \(object \d+\), which the certification's DocMDP P=2 \(form-filling\) forbids/,
+      );
+    });
+  },
+);

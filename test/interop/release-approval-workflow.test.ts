@@ -19,7 +19,14 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { SANDBOX_SECRETS } from '../../src/sandbox/deps.js';
-import { condition, runJob, type JobRun, type Workflow, type WorkflowContext, type WorkflowStep } from '../helpers/github-runner.js';
+import {
+  condition,
+  runJob,
+  type JobRun,
+  type Workflow,
+  type WorkflowContext,
+  type WorkflowStep,
+} from '../helpers/github-runner.js';
 import { RELEASE_ARCHIVE, writeReleaseArchive } from '../helpers/release-archive.js';
 import { spawnSandbox } from '../helpers/sandbox-process.js';
 import { tempDirForFile } from '../helpers/tmp.js';
@@ -74,7 +81,8 @@ afterAll(async () => {
 });
 
 /** Runs one job of the workflow in a fresh workspace; throws with the log when a step fails. */
-const runReleaseJob = (name: string, context: WorkflowContext): Promise<JobRun> => runJob(workflow, name, context, root.dir, standIn);
+const runReleaseJob = (name: string, context: WorkflowContext): Promise<JobRun> =>
+  runJob(workflow, name, context, root.dir, standIn);
 
 /** What GitHub's own actions do, reduced to the files they move. */
 async function standIn(step: WorkflowStep, workspace: string): Promise<void> {
@@ -84,11 +92,17 @@ async function standIn(step: WorkflowStep, workspace: string): Promise<void> {
   else if (action === 'actions/cache/restore') {
     const cached = join(cacheDir, 'esign-signer.enc');
     if ((await readdir(cacheDir)).includes('esign-signer.enc')) await cp(cached, join(workspace, step.with!['path']!));
-  } else if (action === 'actions/cache/save') await cp(join(workspace, step.with!['path']!), join(cacheDir, 'esign-signer.enc'));
+  } else if (action === 'actions/cache/save')
+    await cp(join(workspace, step.with!['path']!), join(cacheDir, 'esign-signer.enc'));
   else if (action === 'actions/upload-artifact') {
     await rm(artifactDir, { recursive: true, force: true });
-    for (const path of step.with!['path']!.split('\n').map((line) => line.trim()).filter(Boolean)) await cp(join(workspace, path), join(artifactDir, path), { recursive: true });
-  } else if (action === 'actions/download-artifact' && step.with!['pattern'] === 'esign-build-*') await cp(buildDir, join(workspace, step.with!['path']!), { recursive: true });
+    for (const path of step
+      .with!['path']!.split('\n')
+      .map((line) => line.trim())
+      .filter(Boolean))
+      await cp(join(workspace, path), join(artifactDir, path), { recursive: true });
+  } else if (action === 'actions/download-artifact' && step.with!['pattern'] === 'esign-build-*')
+    await cp(buildDir, join(workspace, step.with!['path']!), { recursive: true });
   else if (action === 'actions/download-artifact') await cp(artifactDir, workspace, { recursive: true });
   else throw new Error(`no stand-in for ${step.uses}`);
 }
@@ -114,7 +128,11 @@ describe('docs/ci/release-approval.yml against esign sandbox start', () => {
       // Uploads need a storage sign-in where complete runs (a self-hosted runner): the split flow's --upload is tested in test/integration/sign.test.ts.
       ESIGN_UPLOAD: '',
     };
-    const secrets: Record<string, string> = { ESIGN_CLIENT_SECRET: SANDBOX_SECRETS.clientSecret, ESIGN_TSA_PASSWORD: SANDBOX_SECRETS.tsaPassword, ESIGN_STATE_KEY: randomBytes(24).toString('base64') };
+    const secrets: Record<string, string> = {
+      ESIGN_CLIENT_SECRET: SANDBOX_SECRETS.clientSecret,
+      ESIGN_TSA_PASSWORD: SANDBOX_SECRETS.tsaPassword,
+      ESIGN_STATE_KEY: randomBytes(24).toString('base64'),
+    };
 
     // Run 1 on a fresh runner: no sign-in yet, so `prepare` asks for one and `complete` is skipped.
     const first = await runReleaseJob('prepare', { vars, secrets, inputs: { signin_redirect_url: '' } });
@@ -142,10 +160,24 @@ describe('docs/ci/release-approval.yml against esign sandbox start', () => {
 
     // The signer approves in the browser, stores the redirect address as the environment secret, approves the job.
     const approved = await signerOpens(approvalUrl);
-    const complete = await runReleaseJob('complete', { vars, secrets: { ...secrets, ESIGN_APPROVAL_REDIRECT_URL: approved }, inputs: {} });
+    const complete = await runReleaseJob('complete', {
+      vars,
+      secrets: { ...secrets, ESIGN_APPROVAL_REDIRECT_URL: approved },
+      inputs: {},
+    });
     const dist = join(complete.workspace, 'dist');
-    expect((await readdir(dist)).sort()).toEqual(['SHA256SUMS', 'SHA256SUMS.p7s', 'esign-0.1.0.tgz', 'esign-0.1.0.tgz.p7s', RELEASE_ARCHIVE, `${RELEASE_ARCHIVE}.p7s`]);
-    const completed = (await readFile(join(complete.workspace, 'completed.json'), 'utf8')).split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect((await readdir(dist)).sort()).toEqual([
+      'SHA256SUMS',
+      'SHA256SUMS.p7s',
+      'esign-0.1.0.tgz',
+      'esign-0.1.0.tgz.p7s',
+      RELEASE_ARCHIVE,
+      `${RELEASE_ARCHIVE}.p7s`,
+    ]);
+    const completed = (await readFile(join(complete.workspace, 'completed.json'), 'utf8'))
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(completed.filter((line) => line['output']).map((line) => [line['format'], line['level']])).toEqual([
       ['CAdES', 'B-T'],
       ['CAdES', 'B-T'],
@@ -153,7 +185,27 @@ describe('docs/ci/release-approval.yml against esign sandbox start', () => {
     ]);
     // The check step ran esign verify and openssl cms -verify on each; judge once more here, independently.
     for (const file of ['SHA256SUMS', 'esign-0.1.0.tgz', RELEASE_ARCHIVE]) {
-      const verdict = spawnSync('openssl', ['cms', '-verify', '-binary', '-inform', 'DER', '-in', `${file}.p7s`, '-content', file, '-CAfile', rootPem, '-purpose', 'any', '-out', '/dev/null'], { cwd: dist, encoding: 'utf8' });
+      const verdict = spawnSync(
+        'openssl',
+        [
+          'cms',
+          '-verify',
+          '-binary',
+          '-inform',
+          'DER',
+          '-in',
+          `${file}.p7s`,
+          '-content',
+          file,
+          '-CAfile',
+          rootPem,
+          '-purpose',
+          'any',
+          '-out',
+          '/dev/null',
+        ],
+        { cwd: dist, encoding: 'utf8' },
+      );
       expect(verdict.status, verdict.stderr).toBe(0);
       expect(verdict.stderr).toContain('Verification successful');
     }

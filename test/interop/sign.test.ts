@@ -7,8 +7,23 @@ import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSignedData } from '../../src/core/cms/parse.js';
-import { emptySignatureFieldPdf, ghostscriptPdf, linearizedPdf, multiRevisionPdf, mupdfPdf, pdfLibPdf, qpdfObjectStreamsPdf } from '../helpers/pdf-fixtures.js';
-import { lastCms, nssDbTrusting, opensslVerifiesCms as opensslVerifies, pdfsig as judgedByPdfsig, qpdfCheck, runTool } from '../helpers/pdf-judges.js';
+import {
+  emptySignatureFieldPdf,
+  ghostscriptPdf,
+  linearizedPdf,
+  multiRevisionPdf,
+  mupdfPdf,
+  pdfLibPdf,
+  qpdfObjectStreamsPdf,
+} from '../helpers/pdf-fixtures.js';
+import {
+  lastCms,
+  nssDbTrusting,
+  opensslVerifiesCms as opensslVerifies,
+  pdfsig as judgedByPdfsig,
+  qpdfCheck,
+  runTool,
+} from '../helpers/pdf-judges.js';
 import { runCli } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDirForFile } from '../helpers/tmp.js';
@@ -16,7 +31,8 @@ import { tempDirForFile } from '../helpers/tmp.js';
 const has = (tool: string) => spawnSync('which', [tool]).status === 0;
 const tools = ['pdfsig', 'qpdf', 'openssl', 'gs', 'certutil', 'mutool'];
 const missing = tools.filter((tool) => !has(tool));
-if (missing.length > 0) console.warn(`interop sign tests skipped: missing ${missing.join(', ')} (.ci/run installs them)`);
+if (missing.length > 0)
+  console.warn(`interop sign tests skipped: missing ${missing.join(', ')} (.ci/run installs them)`);
 
 let sandbox: TestSandbox;
 let work: { dir: string; remove: () => Promise<void> };
@@ -41,7 +57,9 @@ const opensslVerifiesCms = (path: string) => opensslVerifies(path, sandbox.rootP
 
 async function sign(input: string, extra: string[] = []): Promise<string> {
   const output = input.replace(/\.pdf$/, '-signed.pdf');
-  const result = await runCli(['--auto-approve', '--quiet', 'sign', '--force', '-o', output, ...extra, input], { env: sandbox.env });
+  const result = await runCli(['--auto-approve', '--quiet', 'sign', '--force', '-o', output, ...extra, input], {
+    env: sandbox.env,
+  });
   expect(result.code, result.stderr).toBe(0);
   return output;
 }
@@ -57,11 +75,14 @@ describe.skipIf(missing.length > 0)('signed PDFs judged by pdfsig, qpdf and open
     ['a multi-revision file', multiRevisionPdf],
     ['mutool clean', (dir) => mupdfPdf(dir, 'clean')],
     ['mutool convert', (dir) => mupdfPdf(dir, 'convert')],
-    ['the sample contract', async (dir) => {
-      const path = join(dir, 'contract.pdf');
-      await copyFile(join(import.meta.dirname, '../../samples/contract.pdf'), path);
-      return path;
-    }],
+    [
+      'the sample contract',
+      async (dir) => {
+        const path = join(dir, 'contract.pdf');
+        await copyFile(join(import.meta.dirname, '../../samples/contract.pdf'), path);
+        return path;
+      },
+    ],
   ];
 
   for (const [producer, make] of producers) {
@@ -71,7 +92,12 @@ describe.skipIf(missing.length > 0)('signed PDFs judged by pdfsig, qpdf and open
       const output = await sign(await make(dir));
       const report = await pdfsig(output);
       expect(report.signatures, report.raw).toHaveLength(1);
-      expect(report.signatures[0], report.raw).toMatchObject({ valid: true, trusted: true, totalDocument: true, type: 'ETSI.CAdES.detached' });
+      expect(report.signatures[0], report.raw).toMatchObject({
+        valid: true,
+        trusted: true,
+        totalDocument: true,
+        type: 'ETSI.CAdES.detached',
+      });
       expect(await qpdfCheck(output)).toBe(0);
       await opensslVerifiesCms(output);
     });
@@ -81,7 +107,9 @@ describe.skipIf(missing.length > 0)('signed PDFs judged by pdfsig, qpdf and open
     const dir = join(work.dir, 'mupdf-free-list-head');
     await mkdir(dir, { recursive: true });
     const input = await mupdfPdf(dir, 'clean');
-    expect((await readFile(input, 'latin1')).match(/\nxref\s+0 \d+\s+(\d{10} \d{5} f)/)?.[1]).toBe('0000000000 65536 f');
+    expect((await readFile(input, 'latin1')).match(/\nxref\s+0 \d+\s+(\d{10} \d{5} f)/)?.[1]).toBe(
+      '0000000000 65536 f',
+    );
     expect(await qpdfCheck(input)).toBe(0);
     const output = await sign(input);
     const report = await pdfsig(output);
@@ -97,7 +125,10 @@ describe.skipIf(missing.length > 0)('signed PDFs judged by pdfsig, qpdf and open
     const pdf = await pdfLibPdf(dir, { objectStreams: true });
     const text = join(dir, 'notes.txt');
     await writeFile(text, 'signed over CSC API v2\n');
-    const result = await runCli(['--auto-approve', '--json', 'sign', '--profile', 'sandbox-v2', '--level', 'B-T', pdf, text], { env: sandbox.env });
+    const result = await runCli(
+      ['--auto-approve', '--json', 'sign', '--profile', 'sandbox-v2', '--level', 'B-T', pdf, text],
+      { env: sandbox.env },
+    );
     expect(result.code, result.stderr).toBe(0);
     // Each line is printed as its file finishes: told apart by input, not by order.
     const lines = result.jsonLines<{ input: string; output: string; credential: string }>();
@@ -108,7 +139,23 @@ describe.skipIf(missing.length > 0)('signed PDFs judged by pdfsig, qpdf and open
     expect(report.signatures[0], report.raw).toMatchObject({ valid: true, trusted: true, totalDocument: true });
     expect(await qpdfCheck(signedPdf!.output)).toBe(0);
     await opensslVerifiesCms(signedPdf!.output);
-    const verify = await run('openssl', ['cms', '-verify', '-binary', '-content', text, '-inform', 'DER', '-in', signedText!.output, '-CAfile', sandbox.rootPemPath, '-purpose', 'any', '-out', '/dev/null']);
+    const verify = await run('openssl', [
+      'cms',
+      '-verify',
+      '-binary',
+      '-content',
+      text,
+      '-inform',
+      'DER',
+      '-in',
+      signedText!.output,
+      '-CAfile',
+      sandbox.rootPemPath,
+      '-purpose',
+      'any',
+      '-out',
+      '/dev/null',
+    ]);
     expect(verify.status, verify.stderr).toBe(0);
   });
 
@@ -156,10 +203,16 @@ describe.skipIf(missing.length > 0)('signed PDFs judged by pdfsig, qpdf and open
       expect(await qpdfCheck(input), name).toBe(0);
       const output = await sign(input);
       const signed = await readFile(output);
-      expect(signed.subarray(0, original.length).equals(original), `${name}: the document's bytes, from its header on, start the output`).toBe(true);
+      expect(
+        signed.subarray(0, original.length).equals(original),
+        `${name}: the document's bytes, from its header on, start the output`,
+      ).toBe(true);
       const report = await pdfsig(output);
       expect(report.signatures, report.raw).toHaveLength(name === 'signed' ? 2 : 1);
-      expect(report.signatures.every((signature) => signature.valid && signature.trusted), report.raw).toBe(true);
+      expect(
+        report.signatures.every((signature) => signature.valid && signature.trusted),
+        report.raw,
+      ).toBe(true);
       expect(report.signatures.at(-1)!.totalDocument, report.raw).toBe(true);
       expect(await qpdfCheck(output), name).toBe(0);
       await opensslVerifiesCms(output);
@@ -172,10 +225,15 @@ describe.skipIf(missing.length > 0)('signed PDFs judged by pdfsig, qpdf and open
     expect((await pdfsig(prefixed)).signatures[0]).toMatchObject({ valid: false });
     const verified = await runCli(['--json', 'verify', prefixed, '--trust', sandbox.rootPemPath], { env: sandbox.env });
     expect(verified.code, verified.stdout + verified.stderr).toBe(9);
-    const report = verified.json<{ status: string; signatures: Array<{ status: string; warnings: string[]; integrity: { valid: boolean } }> }>();
+    const report = verified.json<{
+      status: string;
+      signatures: Array<{ status: string; warnings: string[]; integrity: { valid: boolean } }>;
+    }>();
     expect(report.status).toBe('modified');
     expect(report.signatures[0]!.integrity.valid).toBe(true);
-    expect(report.signatures[0]!.warnings.join('\n')).toContain(`${prefix.length} bytes before the %PDF- header are covered by no signature`);
+    expect(report.signatures[0]!.warnings.join('\n')).toContain(
+      `${prefix.length} bytes before the %PDF- header are covered by no signature`,
+    );
   });
 
   it('embeds a B-T signature timestamp that openssl ts -verify accepts against the sandbox TSA root', async () => {
@@ -189,7 +247,17 @@ describe.skipIf(missing.length > 0)('signed PDFs judged by pdfsig, qpdf and open
     const valuePath = join(dir, 'signature-value.bin');
     await writeFile(tokenPath, parsed.signatureTimeStampToken!);
     await writeFile(valuePath, parsed.signatureValue);
-    const verify = await run('openssl', ['ts', '-verify', '-token_in', '-in', tokenPath, '-data', valuePath, '-CAfile', tsaRootPem]);
+    const verify = await run('openssl', [
+      'ts',
+      '-verify',
+      '-token_in',
+      '-in',
+      tokenPath,
+      '-data',
+      valuePath,
+      '-CAfile',
+      tsaRootPem,
+    ]);
     expect(verify.stdout + verify.stderr).toContain('Verification: OK');
   });
 
@@ -200,17 +268,59 @@ describe.skipIf(missing.length > 0)('signed PDFs judged by pdfsig, qpdf and open
     await copyFile(join(import.meta.dirname, '../../samples/release-notes.txt'), input);
     const result = await runCli(['--auto-approve', '--quiet', 'sign', input], { env: sandbox.env });
     expect(result.code, result.stderr).toBe(0);
-    const verify = await run('openssl', ['cms', '-verify', '-binary', '-content', input, '-inform', 'DER', '-in', `${input}.p7s`, '-CAfile', sandbox.rootPemPath, '-purpose', 'any', '-out', '/dev/null']);
+    const verify = await run('openssl', [
+      'cms',
+      '-verify',
+      '-binary',
+      '-content',
+      input,
+      '-inform',
+      'DER',
+      '-in',
+      `${input}.p7s`,
+      '-CAfile',
+      sandbox.rootPemPath,
+      '-purpose',
+      'any',
+      '-out',
+      '/dev/null',
+    ]);
     expect(verify.status, verify.stderr).toBe(0);
     // The default level on the sandbox is B-T: the .p7s carries a signature timestamp openssl accepts.
     const parsed = parseSignedData(await readFile(`${input}.p7s`));
     expect(parsed.signatureTimeStampToken).toBeDefined();
     await writeFile(join(dir, 'p7s-token.der'), parsed.signatureTimeStampToken!);
     await writeFile(join(dir, 'p7s-signature-value.bin'), parsed.signatureValue);
-    const stamped = await run('openssl', ['ts', '-verify', '-token_in', '-in', join(dir, 'p7s-token.der'), '-data', join(dir, 'p7s-signature-value.bin'), '-CAfile', tsaRootPem]);
+    const stamped = await run('openssl', [
+      'ts',
+      '-verify',
+      '-token_in',
+      '-in',
+      join(dir, 'p7s-token.der'),
+      '-data',
+      join(dir, 'p7s-signature-value.bin'),
+      '-CAfile',
+      tsaRootPem,
+    ]);
     expect(stamped.stdout + stamped.stderr).toContain('Verification: OK');
     await writeFile(input, 'tampered\n');
-    const tampered = await run('openssl', ['cms', '-verify', '-binary', '-content', input, '-inform', 'DER', '-in', `${input}.p7s`, '-CAfile', sandbox.rootPemPath, '-purpose', 'any', '-out', '/dev/null']);
+    const tampered = await run('openssl', [
+      'cms',
+      '-verify',
+      '-binary',
+      '-content',
+      input,
+      '-inform',
+      'DER',
+      '-in',
+      `${input}.p7s`,
+      '-CAfile',
+      sandbox.rootPemPath,
+      '-purpose',
+      'any',
+      '-out',
+      '/dev/null',
+    ]);
     expect(tampered.status).not.toBe(0);
   });
 
@@ -221,10 +331,28 @@ describe.skipIf(missing.length > 0)('signed PDFs judged by pdfsig, qpdf and open
     await writeFile(input, 'pretend release artifact\n');
     const result = await runCli(['--quiet', 'timestamp', input], { env: sandbox.env });
     expect(result.code, result.stderr).toBe(0);
-    const verify = await run('openssl', ['ts', '-verify', '-data', input, '-in', `${input}.tsr`, '-CAfile', tsaRootPem]);
+    const verify = await run('openssl', [
+      'ts',
+      '-verify',
+      '-data',
+      input,
+      '-in',
+      `${input}.tsr`,
+      '-CAfile',
+      tsaRootPem,
+    ]);
     expect(verify.stdout + verify.stderr).toContain('Verification: OK');
     await writeFile(input, 'another artifact\n');
-    const tampered = await run('openssl', ['ts', '-verify', '-data', input, '-in', `${input}.tsr`, '-CAfile', tsaRootPem]);
+    const tampered = await run('openssl', [
+      'ts',
+      '-verify',
+      '-data',
+      input,
+      '-in',
+      `${input}.tsr`,
+      '-CAfile',
+      tsaRootPem,
+    ]);
     expect(tampered.stdout + tampered.stderr).not.toContain('Verification: OK');
   });
 });

@@ -37,9 +37,14 @@ function onTerminal(args: string[], columns = 120): Promise<{ status: number; sc
   const env = { ...process.env, ...t.env, NO_COLOR: '1', CI: '', TERM: 'xterm' };
   return new Promise((resolve) => {
     // Async: the sandbox answering esign runs in this process.
-    execFile('script', ['-qefc', command, '/dev/null'], { env, encoding: 'utf8', timeout: 120_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout) => {
-      resolve({ status: error ? Number((error as { code?: unknown }).code ?? -1) : 0, screen: stdout });
-    });
+    execFile(
+      'script',
+      ['-qefc', command, '/dev/null'],
+      { env, encoding: 'utf8', timeout: 120_000, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout) => {
+        resolve({ status: error ? Number((error as { code?: unknown }).code ?? -1) : 0, screen: stdout });
+      },
+    );
   });
 }
 
@@ -66,8 +71,17 @@ describe.skipIf(missing)('on a terminal', () => {
     const dir = join(work.dir, 'batch');
     await mkdir(dir);
     const pdf = buildClassicPdf();
-    for (let index = 0; index < 600; index++) await writeFile(join(dir, `doc-${String(index).padStart(3, '0')}.pdf`), pdf);
-    const { status, screen } = await onTerminal(['--auto-approve', 'sign', '--level', 'B-T', '--output-dir', join(dir, 'signed'), dir]);
+    for (let index = 0; index < 600; index++)
+      await writeFile(join(dir, `doc-${String(index).padStart(3, '0')}.pdf`), pdf);
+    const { status, screen } = await onTerminal([
+      '--auto-approve',
+      'sign',
+      '--level',
+      'B-T',
+      '--output-dir',
+      join(dir, 'signed'),
+      dir,
+    ]);
     expect(status, screen.slice(-2000)).toBe(0);
     expect(screen).toMatch(/Signing: \d{2,3}\/600 files · \d+ files\/s · ETA \d+s/);
     // The progress line is cleared before each result is printed, so no result shares a line with it.
@@ -79,9 +93,14 @@ describe.skipIf(missing)('on a terminal', () => {
         .map((part, index) => (index === 0 ? part : part.replace(/^[0-9;?]*[A-Za-z]/, '')))
         .join('')
         .replaceAll('\r', '');
-    const results = screen.split('\n').filter((line) => line.includes('✓ ')).map(shown);
+    const results = screen
+      .split('\n')
+      .filter((line) => line.includes('✓ '))
+      .map(shown);
     expect(results).toHaveLength(600);
-    const strayLine = results.find((line) => !/^✓ \S+doc-\d{3}\.pdf → \S+doc-\d{3}-signed\.pdf \(PAdES B-T, [\d.]+ KiB\)$/.test(line));
+    const strayLine = results.find(
+      (line) => !/^✓ \S+doc-\d{3}\.pdf → \S+doc-\d{3}-signed\.pdf \(PAdES B-T, [\d.]+ KiB\)$/.test(line),
+    );
     expect(strayLine).toBeUndefined();
   });
 
@@ -97,7 +116,16 @@ describe.skipIf(missing)('on a terminal', () => {
   it('sign --upload shows one thing at a time: no two spinners at once', async () => {
     const pdf = join(work.dir, 'up.pdf');
     await writeFile(pdf, buildClassicPdf());
-    const { status, screen } = await onTerminal(['--auto-approve', 'sign', '--level', 'B-T', '--upload', '--force', '--overwrite', pdf]);
+    const { status, screen } = await onTerminal([
+      '--auto-approve',
+      'sign',
+      '--level',
+      'B-T',
+      '--upload',
+      '--force',
+      '--overwrite',
+      pdf,
+    ]);
     expect(status, screen.slice(-2000)).toBe(0);
     expect(screen).not.toContain('Multiple concurrent spinners');
     expect(screen).toContain('→ s3://');
@@ -111,8 +139,20 @@ describe.skipIf(missing)('on a terminal', () => {
     const pdf = join(dir, 'pasted.pdf');
     await writeFile(pdf, buildClassicPdf());
     const quoted = esignShellLine(['--no-browser', 'sign', '--level', 'B-B', pdf]);
-    const env = { ...process.env, ...t.env, ESIGN_CONFIG_DIR: join(dir, 'config'), NO_COLOR: '1', CI: '', TERM: 'xterm', DISPLAY: '', WAYLAND_DISPLAY: '' };
-    const child = spawn('script', ['-qefc', `stty cols 400 rows 40; ${quoted}`, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const env = {
+      ...process.env,
+      ...t.env,
+      ESIGN_CONFIG_DIR: join(dir, 'config'),
+      NO_COLOR: '1',
+      CI: '',
+      TERM: 'xterm',
+      DISPLAY: '',
+      WAYLAND_DISPLAY: '',
+    };
+    const child = spawn('script', ['-qefc', `stty cols 400 rows 40; ${quoted}`, '/dev/null'], {
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let screen = '';
     const answered = new Set<string>();
     child.stdout.on('data', async (chunk: Buffer) => {
@@ -139,10 +179,15 @@ describe.skipIf(missing)('on a terminal', () => {
     await mkdir(dir);
     const pdf = join(dir, 'locked.pdf');
     await writeFile(join(dir, 'plain.pdf'), buildClassicPdf());
-    expect(spawnSync('qpdf', ['--encrypt', 'tty-pass-42', 'owner', '256', '--', join(dir, 'plain.pdf'), pdf]).status).toBe(0);
+    expect(
+      spawnSync('qpdf', ['--encrypt', 'tty-pass-42', 'owner', '256', '--', join(dir, 'plain.pdf'), pdf]).status,
+    ).toBe(0);
     const quoted = esignShellLine(['--auto-approve', 'sign', '--level', 'B-B', pdf]);
     const env = { ...process.env, ...t.env, NO_COLOR: '1', CI: '', TERM: 'xterm' };
-    const child = spawn('script', ['-qefc', `stty cols 200 rows 40; ${quoted}`, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('script', ['-qefc', `stty cols 200 rows 40; ${quoted}`, '/dev/null'], {
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let screen = '';
     const answers = ['not-it\r', 'tty-pass-42\r'];
     let prompts = 0;

@@ -41,9 +41,30 @@ describe.skipIf(missing.length > 0)('sandbox TSA with openssl ts and curl', () =
     expect((await run('openssl', ['ts', '-query', '-data', data, '-sha256', '-cert', '-out', query])).status).toBe(0);
     const running = sandbox.sandbox;
     const secrets = running.secrets;
-    const sent = await run('curl', ['-sS', '--fail', '-u', `${secrets.tsaUser}:${secrets.tsaPassword}`, '-H', 'Content-Type: application/timestamp-query', '--data-binary', `@${query}`, '-o', reply, running.urls.tsaEndpoint]);
+    const sent = await run('curl', [
+      '-sS',
+      '--fail',
+      '-u',
+      `${secrets.tsaUser}:${secrets.tsaPassword}`,
+      '-H',
+      'Content-Type: application/timestamp-query',
+      '--data-binary',
+      `@${query}`,
+      '-o',
+      reply,
+      running.urls.tsaEndpoint,
+    ]);
     expect(sent.status, sent.stderr).toBe(0);
-    const verified = await run('openssl', ['ts', '-verify', '-data', data, '-in', reply, '-CAfile', sandbox.rootPemPath]);
+    const verified = await run('openssl', [
+      'ts',
+      '-verify',
+      '-data',
+      data,
+      '-in',
+      reply,
+      '-CAfile',
+      sandbox.rootPemPath,
+    ]);
     expect(verified.stdout + verified.stderr).toContain('Verification: OK');
     const text = await run('openssl', ['ts', '-reply', '-in', reply, '-text']);
     expect(text.stdout).toContain('Status: Granted.');
@@ -58,9 +79,33 @@ describe.skipIf(missing.length > 0)('sandbox TSA with openssl ts and curl', () =
     await run('openssl', ['ts', '-query', '-data', data, '-sha256', '-out', query]);
     const url = sandbox.sandbox.urls.tsaEndpoint;
     const { tsaUser, tsaPassword } = sandbox.sandbox.secrets;
-    const anonymous = await run('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-H', 'Content-Type: application/timestamp-query', '--data-binary', `@${query}`, url]);
+    const anonymous = await run('curl', [
+      '-s',
+      '-o',
+      '/dev/null',
+      '-w',
+      '%{http_code}',
+      '-H',
+      'Content-Type: application/timestamp-query',
+      '--data-binary',
+      `@${query}`,
+      url,
+    ]);
     expect(anonymous.stdout).toBe('401');
-    const wrongType = await run('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-u', `${tsaUser}:${tsaPassword}`, '-H', 'Content-Type: application/octet-stream', '--data-binary', `@${query}`, url]);
+    const wrongType = await run('curl', [
+      '-s',
+      '-o',
+      '/dev/null',
+      '-w',
+      '%{http_code}',
+      '-u',
+      `${tsaUser}:${tsaPassword}`,
+      '-H',
+      'Content-Type: application/octet-stream',
+      '--data-binary',
+      `@${query}`,
+      url,
+    ]);
     expect(wrongType.stdout).toBe('400');
   });
 
@@ -73,11 +118,24 @@ describe.skipIf(missing.length > 0)('sandbox TSA with openssl ts and curl', () =
       const query = join(work.dir, `${name}.tsq`);
       const reply = join(work.dir, `${name}.tsr`);
       expect((await run('openssl', ['ts', '-query', '-data', data, ...queryArgs, '-out', query])).status).toBe(0);
-      const sent = await run('curl', ['-sS', '--fail', '-u', `${tsaUser}:${tsaPassword}`, '-H', 'Content-Type: application/timestamp-query', '--data-binary', `@${query}`, '-o', reply, url]);
+      const sent = await run('curl', [
+        '-sS',
+        '--fail',
+        '-u',
+        `${tsaUser}:${tsaPassword}`,
+        '-H',
+        'Content-Type: application/timestamp-query',
+        '--data-binary',
+        `@${query}`,
+        '-o',
+        reply,
+        url,
+      ]);
       expect(sent.status, sent.stderr).toBe(0);
       return (await run('openssl', ['ts', '-reply', '-in', reply, '-text'])).stdout;
     };
-    const inject = (failInfo: string) => fetch(`${sandbox.sandbox.urls.tsa}/_faults`, { method: 'POST', body: JSON.stringify({ failInfo }) });
+    const inject = (failInfo: string) =>
+      fetch(`${sandbox.sandbox.urls.tsa}/_faults`, { method: 'POST', body: JSON.stringify({ failInfo }) });
     const cases: Array<[string, string[], RegExp, (() => Promise<unknown>)?]> = [
       ['sha1', ['-sha1'], /unrecognized or unsupported algorithm/i],
       ['md5', ['-md5'], /unrecognized or unsupported algorithm/i],

@@ -12,7 +12,16 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decode, retag, sequenceItems, setItems, explicitInner, isContext, encoded, Tag } from '../../src/core/cms/der.js';
+import {
+  decode,
+  retag,
+  sequenceItems,
+  setItems,
+  explicitInner,
+  isContext,
+  encoded,
+  Tag,
+} from '../../src/core/cms/der.js';
 import type { SignatureReport, VerificationReport } from '../../src/core/verify/types.js';
 import { nssDbTrusting, pdfsig, runTool } from '../helpers/pdf-judges.js';
 import { runCli } from '../helpers/run-cli.js';
@@ -60,7 +69,17 @@ const agreement = { files: 0, agreed: 0 };
 
 describe.skipIf(missing.length > 0)('esign verify agrees with pdfsig on PDFs signed by other tools', () => {
   // EdDSA: NSS 3.87 has no Ed25519/Ed448, so pdfsig cannot judge those (its verdict is checked below as a failure).
-  const judgedByPdfsig = ['p256', 'p384', 'p521', 'rsa-pss', 'noattr', 'ber', 'rsa1024', 'adbe-pkcs7-sha1', 'mutool-sha1'];
+  const judgedByPdfsig = [
+    'p256',
+    'p384',
+    'p521',
+    'rsa-pss',
+    'noattr',
+    'ber',
+    'rsa1024',
+    'adbe-pkcs7-sha1',
+    'mutool-sha1',
+  ];
   for (const name of judgedByPdfsig) {
     it(`${name}.pdf: the same verdict, intact; a changed byte: both find it broken`, async () => {
       const path = join(FIXTURES, 'pdf', `${name}.pdf`);
@@ -91,23 +110,58 @@ describe.skipIf(missing.length > 0)('esign verify agrees with pdfsig on PDFs sig
 describe.skipIf(missing.length > 0)('esign verify agrees with openssl on the .p7s fixtures', () => {
   const content = join(FIXTURES, 'content.txt');
   const opensslVerifies = async (p7s: string, data: string): Promise<boolean> =>
-    (await runTool('openssl', ['cms', '-verify', '-binary', '-inform', 'DER', '-in', p7s, '-content', data, '-CAfile', ROOT, '-purpose', 'any', '-out', '/dev/null'])).status === 0;
+    (
+      await runTool('openssl', [
+        'cms',
+        '-verify',
+        '-binary',
+        '-inform',
+        'DER',
+        '-in',
+        p7s,
+        '-content',
+        data,
+        '-CAfile',
+        ROOT,
+        '-purpose',
+        'any',
+        '-out',
+        '/dev/null',
+      ])
+    ).status === 0;
 
-  for (const name of ['rsa2048', 'rsa1024', 'p256', 'p384', 'p521', 'rsa-pss', 'rsa2048-noattr', 'p256-noattr', 'rsa2048-sha1', 'rsa2048-ber']) {
+  for (const name of [
+    'rsa2048',
+    'rsa1024',
+    'p256',
+    'p384',
+    'p521',
+    'rsa-pss',
+    'rsa2048-noattr',
+    'p256-noattr',
+    'rsa2048-sha1',
+    'rsa2048-ber',
+  ]) {
     it(`${name}.p7s: openssl cms -verify and esign agree, on the content and on a changed copy`, async () => {
       const p7s = join(FIXTURES, 'cms', `${name}.p7s`);
       expect(await opensslVerifies(p7s, content)).toBe(true);
       expect(intact(await esign([content, '--signature', p7s]))).toBe(true);
       const changed = await tampered(content, 3);
       expect(await opensslVerifies(p7s, changed)).toBe(false);
-      expect(await esign([changed, '--signature', p7s])).toMatchObject({ status: 'invalid', indication: 'TOTAL-FAILED' });
+      expect(await esign([changed, '--signature', p7s])).toMatchObject({
+        status: 'invalid',
+        indication: 'TOTAL-FAILED',
+      });
       agreement.files += 2;
       agreement.agreed += 2;
     });
   }
 
   it('Ed25519 and Ed448 .p7s: openssl pkeyutl verifies the signed attributes and openssl dgst gives their message digest', async () => {
-    for (const [name, digestArgs] of [['ed25519', ['-sha512']], ['ed448', ['-shake256', '-xoflen', '64']]] as const) {
+    for (const [name, digestArgs] of [
+      ['ed25519', ['-sha512']],
+      ['ed448', ['-shake256', '-xoflen', '64']],
+    ] as const) {
       const p7s = join(FIXTURES, 'cms', `${name}.p7s`);
       const der = new Uint8Array(await readFile(p7s));
       // SignedData → certificates [0] (the signer's only) and the SignerInfo's signed attributes, re-tagged as a SET.
@@ -119,14 +173,41 @@ describe.skipIf(missing.length > 0)('esign verify agrees with openssl on the .p7
       await writeFile(join(work.dir, `${name}.attrs`), retag(encoded(attributes), Tag.set));
       await writeFile(join(work.dir, `${name}.sig`), signature);
       await writeFile(join(work.dir, `${name}.crt`), certificate);
-      execFileSync('openssl', ['x509', '-inform', 'DER', '-in', join(work.dir, `${name}.crt`), '-pubkey', '-noout', '-out', join(work.dir, `${name}.pub`)]);
-      const verified = await runTool('openssl', ['pkeyutl', '-verify', '-rawin', '-pubin', '-inkey', join(work.dir, `${name}.pub`), '-in', join(work.dir, `${name}.attrs`), '-sigfile', join(work.dir, `${name}.sig`)]);
+      execFileSync('openssl', [
+        'x509',
+        '-inform',
+        'DER',
+        '-in',
+        join(work.dir, `${name}.crt`),
+        '-pubkey',
+        '-noout',
+        '-out',
+        join(work.dir, `${name}.pub`),
+      ]);
+      const verified = await runTool('openssl', [
+        'pkeyutl',
+        '-verify',
+        '-rawin',
+        '-pubin',
+        '-inkey',
+        join(work.dir, `${name}.pub`),
+        '-in',
+        join(work.dir, `${name}.attrs`),
+        '-sigfile',
+        join(work.dir, `${name}.sig`),
+      ]);
       expect(verified.stdout + verified.stderr).toMatch(/Signature Verified Successfully/);
-      const digest = (await runTool('openssl', ['dgst', ...digestArgs, '-hex', content])).stdout.trim().split(' ').at(-1)!;
+      const digest = (await runTool('openssl', ['dgst', ...digestArgs, '-hex', content])).stdout
+        .trim()
+        .split(' ')
+        .at(-1)!;
       expect(Buffer.from(attributes.content).toString('hex')).toContain(digest);
 
       expect(await esign([content, '--signature', p7s])).toMatchObject({ status: 'valid', indication: 'TOTAL-PASSED' });
-      expect(await esign([await tampered(content, 3), '--signature', p7s])).toMatchObject({ status: 'invalid', indication: 'TOTAL-FAILED' });
+      expect(await esign([await tampered(content, 3), '--signature', p7s])).toMatchObject({
+        status: 'invalid',
+        indication: 'TOTAL-FAILED',
+      });
     }
   });
 });
@@ -136,34 +217,115 @@ describe.skipIf(missing.length > 0)('PDFs signed by pdfsig -add-signature (NSS, 
   function nssSigner(dir: string, name: string, bits: number): string {
     const at = (file: string) => join(dir, file);
     const run = (...args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
-    run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', at('ca.key'), '-out', at('ca.pem'), '-days', '30', '-subj', '/CN=esign NSS interop root', '-addext', 'basicConstraints=critical,CA:true', '-addext', 'keyUsage=critical,keyCertSign');
-    run('req', '-newkey', `rsa:${bits}`, '-nodes', '-keyout', at(`${name}.key`), '-out', at(`${name}.csr`), '-subj', `/CN=esign NSS interop ${name}`);
-    run('x509', '-req', '-in', at(`${name}.csr`), '-CA', at('ca.pem'), '-CAkey', at('ca.key'), '-set_serial', String(bits), '-days', '30', '-out', at(`${name}.pem`));
-    run('pkcs12', '-export', '-inkey', at(`${name}.key`), '-in', at(`${name}.pem`), '-name', name, '-passout', 'pass:', '-out', at(`${name}.p12`));
+    run(
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      at('ca.key'),
+      '-out',
+      at('ca.pem'),
+      '-days',
+      '30',
+      '-subj',
+      '/CN=esign NSS interop root',
+      '-addext',
+      'basicConstraints=critical,CA:true',
+      '-addext',
+      'keyUsage=critical,keyCertSign',
+    );
+    run(
+      'req',
+      '-newkey',
+      `rsa:${bits}`,
+      '-nodes',
+      '-keyout',
+      at(`${name}.key`),
+      '-out',
+      at(`${name}.csr`),
+      '-subj',
+      `/CN=esign NSS interop ${name}`,
+    );
+    run(
+      'x509',
+      '-req',
+      '-in',
+      at(`${name}.csr`),
+      '-CA',
+      at('ca.pem'),
+      '-CAkey',
+      at('ca.key'),
+      '-set_serial',
+      String(bits),
+      '-days',
+      '30',
+      '-out',
+      at(`${name}.pem`),
+    );
+    run(
+      'pkcs12',
+      '-export',
+      '-inkey',
+      at(`${name}.key`),
+      '-in',
+      at(`${name}.pem`),
+      '-name',
+      name,
+      '-passout',
+      'pass:',
+      '-out',
+      at(`${name}.p12`),
+    );
     execFileSync('pk12util', ['-i', at(`${name}.p12`), '-d', `sql:${nssDir}`, '-W', '']);
     execFileSync('certutil', ['-A', '-d', `sql:${nssDir}`, '-n', `${name}-root`, '-t', 'CT,C,C', '-i', at('ca.pem')]);
     return at('ca.pem');
   }
 
-  for (const [name, bits, status] of [['nss-rsa2048', 2048, 'valid'], ['nss-rsa1024', 1024, 'weak']] as const) {
+  for (const [name, bits, status] of [
+    ['nss-rsa2048', 2048, 'valid'],
+    ['nss-rsa1024', 1024, 'weak'],
+  ] as const) {
     it(`${name}: esign reads NSS's BER (${status}); pdfsig finds it valid; a changed byte breaks it for both`, async () => {
       const root = nssSigner(work.dir, name, bits);
       const signed = join(work.dir, `${name}.pdf`);
-      const add = await runTool('pdfsig', ['-add-signature', '-nssdir', `sql:${nssDir}`, '-nick', name, join(FIXTURES, '../../../samples/contract.pdf'), signed]);
+      const add = await runTool('pdfsig', [
+        '-add-signature',
+        '-nssdir',
+        `sql:${nssDir}`,
+        '-nick',
+        name,
+        join(FIXTURES, '../../../samples/contract.pdf'),
+        signed,
+      ]);
       expect(add.status, add.stderr).toBe(0);
       // 30 80: a SEQUENCE of indefinite length
-      expect((await readFile(signed)).toString('latin1'), 'NSS wrote BER with an indefinite length').toMatch(/\/Contents\s*<3080/i);
+      expect((await readFile(signed)).toString('latin1'), 'NSS wrote BER with an indefinite length').toMatch(
+        /\/Contents\s*<3080/i,
+      );
 
       const ours = await esign([signed], root);
-      expect(ours).toMatchObject({ status, integrity: { valid: true }, signatureValue: { valid: true, algorithm: 'rsaEncryption with sha256', key: `RSA ${bits}` } });
+      expect(ours).toMatchObject({
+        status,
+        integrity: { valid: true },
+        signatureValue: { valid: true, algorithm: 'rsaEncryption with sha256', key: `RSA ${bits}` },
+      });
       expect((await pdfsig(signed, nssDir)).signatures[0]).toMatchObject({ valid: true, trusted: true });
 
       const changed = await tampered(signed, (await readFile(signed)).indexOf('\n%', 5) + 2);
-      expect(await esign([changed], root)).toMatchObject({ status: 'invalid', indication: 'TOTAL-FAILED', subIndication: 'HASH_FAILURE' });
+      expect(await esign([changed], root)).toMatchObject({
+        status: 'invalid',
+        indication: 'TOTAL-FAILED',
+        subIndication: 'HASH_FAILURE',
+      });
       expect((await pdfsig(changed, nssDir)).signatures[0]?.valid).toBe(false);
       agreement.files += 2;
       agreement.agreed += 2;
-      if (name === 'nss-rsa1024') console.info(`esign verify / pdfsig / openssl agreement on foreign signatures: ${agreement.agreed} of ${agreement.files} files`);
+      if (name === 'nss-rsa1024')
+        console.info(
+          `esign verify / pdfsig / openssl agreement on foreign signatures: ${agreement.agreed} of ${agreement.files} files`,
+        );
     });
   }
 });

@@ -6,7 +6,14 @@ import { execFile, spawnSync } from 'node:child_process';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { emptySignatureFieldPdf, ghostscriptPdf, linearizedPdf, multiRevisionPdf, pdfLibPdf, qpdfObjectStreamsPdf } from '../helpers/pdf-fixtures.js';
+import {
+  emptySignatureFieldPdf,
+  ghostscriptPdf,
+  linearizedPdf,
+  multiRevisionPdf,
+  pdfLibPdf,
+  qpdfObjectStreamsPdf,
+} from '../helpers/pdf-fixtures.js';
 import { startInteropSetup, closeInteropSetup } from '../helpers/pdf-judges.js';
 import { runCli } from '../helpers/run-cli.js';
 import { type TestSandbox } from '../helpers/sandbox.js';
@@ -27,7 +34,9 @@ afterAll(() => closeInteropSetup({ sandbox, work }));
 
 /** Async on purpose: pdfsig asks the in-process sandbox's OCSP responder. */
 function run(tool: string, args: string[]): Promise<string> {
-  return new Promise((resolve) => execFile(tool, args, { encoding: 'utf8', timeout: 60_000 }, (_error, stdout, stderr) => resolve(stdout + stderr)));
+  return new Promise((resolve) =>
+    execFile(tool, args, { encoding: 'utf8', timeout: 60_000 }, (_error, stdout, stderr) => resolve(stdout + stderr)),
+  );
 }
 
 async function pdfsigValidity(path: string): Promise<boolean[]> {
@@ -35,7 +44,11 @@ async function pdfsigValidity(path: string): Promise<boolean[]> {
   return raw
     .split(/^Signature #\d+:$/m)
     .slice(1)
-    .map((block) => /Signature Validation: Signature is Valid\./.test(block) && /Certificate Validation: Certificate is Trusted\./.test(block));
+    .map(
+      (block) =>
+        /Signature Validation: Signature is Valid\./.test(block) &&
+        /Certificate Validation: Certificate is Trusted\./.test(block),
+    );
 }
 
 async function esignValidity(path: string): Promise<{ code: number | null; valid: boolean[] }> {
@@ -46,7 +59,9 @@ async function esignValidity(path: string): Promise<{ code: number | null; valid
 
 async function sign(input: string, extra: string[] = []): Promise<string> {
   const output = input.replace(/\.pdf$/, '-signed.pdf');
-  const result = await runCli(['--auto-approve', '--quiet', 'sign', '--force', '-o', output, ...extra, input], { env: sandbox.env });
+  const result = await runCli(['--auto-approve', '--quiet', 'sign', '--force', '-o', output, ...extra, input], {
+    env: sandbox.env,
+  });
   expect(result.code, result.stderr).toBe(0);
   return output;
 }
@@ -63,11 +78,15 @@ describe.skipIf(missing.length > 0)('esign verify agrees with pdfsig', () => {
     ['pdf-lib (xref stream)', (dir) => pdfLibPdf(dir, { objectStreams: true }), []],
     ['a multi-revision file', multiRevisionPdf, []],
     ['an empty signature field', emptySignatureFieldPdf, ['--field', 'Approval']],
-    ['the sample contract', async (dir) => {
-      const path = join(dir, 'contract.pdf');
-      await copyFile(join(import.meta.dirname, '../../samples/contract.pdf'), path);
-      return path;
-    }, ['--visible']],
+    [
+      'the sample contract',
+      async (dir) => {
+        const path = join(dir, 'contract.pdf');
+        await copyFile(join(import.meta.dirname, '../../samples/contract.pdf'), path);
+        return path;
+      },
+      ['--visible'],
+    ],
   ];
 
   for (const [producer, make, extra] of producers) {

@@ -1,6 +1,12 @@
 import { Option, type Command } from 'commander';
 import { EsignError } from '../../core/errors.js';
-import { completionScript, SHELLS, type CompletionNode, type CompletionOption, type Shell } from '../completion-scripts.js';
+import {
+  completionScript,
+  SHELLS,
+  type CompletionNode,
+  type CompletionOption,
+  type Shell,
+} from '../completion-scripts.js';
 import { BUILT_IN_PROFILES, type Context } from '../context.js';
 import type { CommandModule } from '../command.js';
 
@@ -10,7 +16,12 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .summary('print a shell completion script (bash, zsh or fish)')
     .description('Print a completion script for commands, options and profile names.')
     .argument('[shell]', SHELLS.join(', '))
-    .addOption(new Option('--list-profiles', 'print the profile names, one a line (the scripts complete --profile with it)').hideHelp())
+    .addOption(
+      new Option(
+        '--list-profiles',
+        'print the profile names, one a line (the scripts complete --profile with it)',
+      ).hideHelp(),
+    )
     .addHelpText(
       'after',
       '\nLoad it:\n  bash   eval "$(esign completion bash)"                                  (in ~/.bashrc)\n  zsh    source <(esign completion zsh)                                   (in ~/.zshrc, after compinit)\n  fish   esign completion fish > ~/.config/fish/completions/esign.fish',
@@ -21,7 +32,9 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         const known = SHELLS.find((name) => name === shell);
         if (!known) {
           const what = shell === undefined ? 'Name a shell' : `Unknown shell ${JSON.stringify(shell)}`;
-          throw new EsignError('USAGE', `${what}: esign completion knows ${SHELLS.join(', ')}.`, { hint: 'Run e.g. esign completion bash.' });
+          throw new EsignError('USAGE', `${what}: esign completion knows ${SHELLS.join(', ')}.`, {
+            hint: 'Run e.g. esign completion bash.',
+          });
         }
         printScript(ctx, known, commandTree(program));
       }),
@@ -53,6 +66,12 @@ function describeOption(option: Command['options'][number]): CompletionOption {
   const flags = [option.short, option.long].filter((flag): flag is string => flag !== undefined);
   const takesValue = option.required || option.optional;
   const choices = option.argChoices ?? [];
-  const value = !takesValue ? 'none' : option.attributeName() === 'profile' ? 'profile' : choices.length > 0 ? 'choices' : 'any';
+  const value = !takesValue
+    ? 'none'
+    : option.attributeName() === 'profile'
+      ? 'profile'
+      : choices.length > 0
+        ? 'choices'
+        : 'any';
   return { flags, description: option.description, value, choices };
 }

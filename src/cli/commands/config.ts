@@ -2,7 +2,15 @@ import type { Command } from 'commander';
 import { EsignError } from '../../core/errors.js';
 import { isProfileKey, PROFILE_KEYS, type ProfileKey } from '../../core/profile.js';
 import { PROVIDER_IDS, PROVIDER_PRESETS, type ProviderPreset } from '../../core/provider-presets.js';
-import { BUILT_IN_PROFILES, ENV_PROFILE, SANDBOX_PROFILES, SERVICE_URL_KEYS, settingOrigin, type Context, type ResolvedProfile } from '../context.js';
+import {
+  BUILT_IN_PROFILES,
+  ENV_PROFILE,
+  SANDBOX_PROFILES,
+  SERVICE_URL_KEYS,
+  settingOrigin,
+  type Context,
+  type ResolvedProfile,
+} from '../context.js';
 import { table } from '../io.js';
 import type { CommandModule } from '../command.js';
 
@@ -21,14 +29,18 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
 
   config
     .command('init [name]')
-    .description('create a profile and make it the current one (--provider fills in a provider\'s public settings)')
+    .description("create a profile and make it the current one (--provider fills in a provider's public settings)")
     .option('--set <key=value...>', 'initial settings, e.g. --set signingBaseUrl=https://…')
     .option('--provider <id>', 'start from a provider preset (docs/providers.md); `--provider list` lists them')
     .action((name: string | undefined, options: { set?: string[]; provider?: string }, command: Command) =>
       run(command, async (ctx) => {
         if (options.provider === 'list') return listPresets(ctx);
-        if (name === undefined) throw new EsignError('USAGE', 'esign config init needs a profile name.', { hint: 'esign config init NAME [--provider ID] [--set key=value…]' });
-        if (BUILT_IN_PROFILES.includes(name)) throw new EsignError('USAGE', `The ${name} profile is built in.`, { hint: 'Pick another name.' });
+        if (name === undefined)
+          throw new EsignError('USAGE', 'esign config init needs a profile name.', {
+            hint: 'esign config init NAME [--provider ID] [--set key=value…]',
+          });
+        if (BUILT_IN_PROFILES.includes(name))
+          throw new EsignError('USAGE', `The ${name} profile is built in.`, { hint: 'Pick another name.' });
         const preset = options.provider === undefined ? undefined : presetOf(options.provider);
         const store = await ctx.config();
         store.createProfile(name, {});
@@ -40,8 +52,18 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         }
         store.use(name);
         const filled = Object.keys(preset?.settings ?? {});
-        ctx.io.result({ profile: name, current: true, path: store.path, ...(preset ? { provider: options.provider, settings: filled, notes: preset.notes } : {}) }, () =>
-          [`Created profile ${name} (now current) in ${store.path}.`, ...(preset ? [`From the ${preset.name} preset: ${filled.join(', ')}.`, preset.notes] : [])].join('\n'),
+        ctx.io.result(
+          {
+            profile: name,
+            current: true,
+            path: store.path,
+            ...(preset ? { provider: options.provider, settings: filled, notes: preset.notes } : {}),
+          },
+          () =>
+            [
+              `Created profile ${name} (now current) in ${store.path}.`,
+              ...(preset ? [`From the ${preset.name} preset: ${filled.join(', ')}.`, preset.notes] : []),
+            ].join('\n'),
         );
       }),
     );
@@ -73,7 +95,10 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .description('print the effective value of a setting and where it comes from')
     .action((key: string, _options: unknown, command: Command) =>
       run(command, async (ctx) => {
-        if (!isProfileKey(key)) throw new EsignError('CONFIG_UNKNOWN_KEY', `Unknown setting ${JSON.stringify(key)}.`, { hint: `Known settings: ${Object.keys(PROFILE_KEYS).join(', ')}.` });
+        if (!isProfileKey(key))
+          throw new EsignError('CONFIG_UNKNOWN_KEY', `Unknown setting ${JSON.stringify(key)}.`, {
+            hint: `Known settings: ${Object.keys(PROFILE_KEYS).join(', ')}.`,
+          });
         const profile = await ctx.profile();
         const value = profile.settings[key];
         ctx.io.result({ profile: profile.name, key, value: value ?? null, source: profile.sources[key] ?? null }, () =>
@@ -92,19 +117,36 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         const names = [...new Set([...BUILT_IN_PROFILES, ...store.profileNames()])];
         const rows = (Object.keys(PROFILE_KEYS) as ProfileKey[]).map((key) => {
           const value = profile.settings[key];
-          return [key, value === undefined ? '' : Array.isArray(value) ? value.join(',') : String(value), settingOrigin(key, profile.sources[key])];
+          return [
+            key,
+            value === undefined ? '' : Array.isArray(value) ? value.join(',') : String(value),
+            settingOrigin(key, profile.sources[key]),
+          ];
         });
-        const secrets = { clientSecret: profile.secrets.clientSecret ? 'set' : 'not set', tsaPassword: profile.secrets.tsaPassword ? 'set' : 'not set' };
+        const secrets = {
+          clientSecret: profile.secrets.clientSecret ? 'set' : 'not set',
+          tsaPassword: profile.secrets.tsaPassword ? 'set' : 'not set',
+        };
         const chosenBy = profile.choice.from;
-        ctx.io.result({ profile: profile.name, chosenBy, profiles: names, current: store.currentProfile ?? null, settings: profile.settings, sources: profile.sources, secrets }, () =>
-          [
-            `Profiles: ${names.map((name) => (name === profile.name ? `${name} (active)` : name)).join(', ')}`,
-            `Active: ${profile.name}, ${ACTIVE_BECAUSE[chosenBy]}`,
-            '',
-            table(['setting', 'value', 'from'], rows),
-            '',
-            `client secret: ${secrets.clientSecret} · TSA password: ${secrets.tsaPassword}`,
-          ].join('\n'),
+        ctx.io.result(
+          {
+            profile: profile.name,
+            chosenBy,
+            profiles: names,
+            current: store.currentProfile ?? null,
+            settings: profile.settings,
+            sources: profile.sources,
+            secrets,
+          },
+          () =>
+            [
+              `Profiles: ${names.map((name) => (name === profile.name ? `${name} (active)` : name)).join(', ')}`,
+              `Active: ${profile.name}, ${ACTIVE_BECAUSE[chosenBy]}`,
+              '',
+              table(['setting', 'value', 'from'], rows),
+              '',
+              `client secret: ${secrets.clientSecret} · TSA password: ${secrets.tsaPassword}`,
+            ].join('\n'),
         );
       }),
     );
@@ -116,7 +158,9 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
       run(command, async (ctx) => {
         const store = await ctx.config();
         if (!BUILT_IN_PROFILES.includes(name) && !store.hasProfile(name)) {
-          throw new EsignError('CONFIG_UNKNOWN_PROFILE', `There is no profile named ${JSON.stringify(name)}.`, { hint: `Create it with \`esign config init ${name}\`.` });
+          throw new EsignError('CONFIG_UNKNOWN_PROFILE', `There is no profile named ${JSON.stringify(name)}.`, {
+            hint: `Create it with \`esign config init ${name}\`.`,
+          });
         }
         store.use(name);
         ctx.io.result({ current: name }, () => `Current profile: ${name}`);
@@ -136,7 +180,10 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
 
 function presetOf(id: string): ProviderPreset {
   const preset = PROVIDER_PRESETS[id];
-  if (!preset) throw new EsignError('USAGE', `There is no provider preset ${JSON.stringify(id)}.`, { hint: `Known presets: ${PROVIDER_IDS.join(', ')} (esign config init --provider list).` });
+  if (!preset)
+    throw new EsignError('USAGE', `There is no provider preset ${JSON.stringify(id)}.`, {
+      hint: `Known presets: ${PROVIDER_IDS.join(', ')} (esign config init --provider list).`,
+    });
   return preset;
 }
 
@@ -148,7 +195,16 @@ function listPresets(ctx: Context): void {
     return { id, name: preset.name, settings, emulatedBy: preset.emulatedBy };
   });
   ctx.io.result({ presets }, () =>
-    table(['preset', 'provider', 'settings'], presets.map((preset) => [preset.id, preset.name, Object.entries(preset.settings).map(([key, value]) => `${key}=${value}`).join(' ')])),
+    table(
+      ['preset', 'provider', 'settings'],
+      presets.map((preset) => [
+        preset.id,
+        preset.name,
+        Object.entries(preset.settings)
+          .map(([key, value]) => `${key}=${value}`)
+          .join(' '),
+      ]),
+    ),
   );
 }
 
@@ -172,7 +228,9 @@ async function targetProfile(ctx: Context, key: string): Promise<string> {
     });
   }
   if (SANDBOX_PROFILES.includes(name) && (SERVICE_URL_KEYS as readonly string[]).includes(key)) {
-    throw new EsignError('USAGE', `The sandbox profile's ${key} is its own emulator's.`, { hint: `Create a profile for another service: \`esign config init NAME --set ${key}=URL\`.` });
+    throw new EsignError('USAGE', `The sandbox profile's ${key} is its own emulator's.`, {
+      hint: `Create a profile for another service: \`esign config init NAME --set ${key}=URL\`.`,
+    });
   }
   return name;
 }

@@ -16,11 +16,15 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
   const credentials = program
     .command('credentials')
     .summary('list and choose signing credentials')
-    .description('List the signing credentials of the signer, show one, or make one the profile default.\nThe first call opens the browser to sign in to the signing service; the token is kept for an hour.');
+    .description(
+      'List the signing credentials of the signer, show one, or make one the profile default.\nThe first call opens the browser to sign in to the signing service; the token is kept for an hour.',
+    );
 
   credentials
     .command('list')
-    .description('list your credentials: status, subject, issuer, validity, key (RSA length or EC curve) and the scheme esign signs with')
+    .description(
+      'list your credentials: status, subject, issuer, validity, key (RSA length or EC curve) and the scheme esign signs with',
+    )
     .action((_options: unknown, command: Command) => run(command, (ctx) => runList(ctx)));
 
   credentials
@@ -65,7 +69,14 @@ export interface AuthorizationSummary {
   /** oauth2code: approved in the browser; explicit: PIN and/or OTP; implicit: by the service itself. */
   mode: CredentialInfo['authMode'];
   pin?: { required: boolean; format?: 'A' | 'N'; label?: string; description?: string };
-  otp?: { required: boolean; type: 'offline' | 'online'; format?: 'A' | 'N'; label?: string; description?: string; provider?: string };
+  otp?: {
+    required: boolean;
+    type: 'offline' | 'online';
+    format?: 'A' | 'N';
+    label?: string;
+    description?: string;
+    provider?: string;
+  };
   /** Signatures one authorization may cover, when the service says. */
   multisign?: number;
   scal?: '1' | '2';
@@ -92,11 +103,14 @@ export function authorizationText(authorization: AuthorizationSummary): string {
   if (authorization.mode === 'implicit') return 'by the service (implicit)';
   const parts = [
     ...(authorization.pin ? [`PIN${authorization.pin.required ? '' : ' (optional)'}`] : []),
-    ...(authorization.otp ? [`OTP (${authorization.otp.type === 'offline' ? 'authenticator' : 'sent by the service'}${authorization.otp.required ? '' : ', optional'})`] : []),
+    ...(authorization.otp
+      ? [
+          `OTP (${authorization.otp.type === 'offline' ? 'authenticator' : 'sent by the service'}${authorization.otp.required ? '' : ', optional'})`,
+        ]
+      : []),
   ];
   return parts.length > 0 ? parts.join(' + ') : 'explicit (nothing asked)';
 }
-
 
 export function describeCertificate(der: Uint8Array): CertificateSummary {
   const certificate = new X509Certificate(der);
@@ -120,7 +134,8 @@ function commonName(distinguishedName: string): string {
 /** Status with a reason where the certificate itself tells it (CSC gives no reason field). */
 export function summarize(info: CredentialInfo, now: Date, defaultId: string | undefined): CredentialSummary {
   const signerDer = info.certificates[0];
-  if (!signerDer) throw new EsignError('CSC_BAD_RESPONSE', `The signing service gave no certificate for ${info.credentialID}.`);
+  if (!signerDer)
+    throw new EsignError('CSC_BAD_RESPONSE', `The signing service gave no certificate for ${info.credentialID}.`);
   const signer = describeCertificate(signerDer);
   const key = signerKeyOf(signerDer);
   const summary: CredentialSummary = {
@@ -136,7 +151,8 @@ export function summarize(info: CredentialInfo, now: Date, defaultId: string | u
   };
   if (info.status === 'disabled') {
     if (info.certificateStatus === 'revoked') summary.statusReason = 'certificate revoked';
-    else if (info.certificateStatus === 'expired' || Date.parse(signer.validTo) < now.getTime()) summary.statusReason = 'certificate expired';
+    else if (info.certificateStatus === 'expired' || Date.parse(signer.validTo) < now.getTime())
+      summary.statusReason = 'certificate expired';
     else if (Date.parse(signer.validFrom) > now.getTime()) summary.statusReason = 'certificate not yet valid';
   }
   return summary;
@@ -169,25 +185,39 @@ async function runList(ctx: Context): Promise<void> {
   const summaries = infos.map((info) => summarize(info, ctx.clock.now(), profile.settings.credential));
   // The others are listed; each left out is named with why, as the error it gave would say it.
   const leftOut = unreadable.map(({ credentialID, error }) => ({ credentialID, error: renderError(error).json.error }));
-  for (const { credentialID, error } of leftOut) ctx.io.warn(`credential ${credentialID} is left out: the signing service did not give its info (${error.message.replace(/\.$/, '')}).`);
-  ctx.io.result({ profile: profile.name, signingService, credentials: summaries, ...(leftOut.length > 0 ? { unreadable: leftOut } : {}) }, () => {
-    if (summaries.length === 0) {
-      const filter = profile.settings.cscClientData;
-      // Some services filter credentials/list by clientData and answer an empty list, not an error, for the wrong one.
-      return `No credentials: the signing service lists none for this signer${filter === undefined ? '' : ` with clientData ${JSON.stringify(filter)}`}. A filter may be hiding them: ${filter === undefined ? 'some providers list a kind of credential only for a clientData they name (e.g. EVCS): set ESIGN_CSC_CLIENT_DATA' : 'try another ESIGN_CSC_CLIENT_DATA (cscClientData), or unset it'}.`;
-    }
-    const rows = summaries.map((s) => [
-      `${s.isDefault ? '* ' : '  '}${s.credentialID}`,
-      statusText(s),
-      s.signer.subjectCN,
-      s.signer.issuerCN,
-      s.signer.validTo.slice(0, 10),
-      keyText(s),
-      s.signatureAlgorithm ?? '(none esign can use)',
-      authorizationText(s.authorization),
-    ]);
-    return table(['  id', 'status', 'subject', 'issuer', 'valid until', 'key', 'signs with', 'authorization'], rows) + (summaries.some((s) => s.isDefault) ? '\n(* default of this profile)' : '');
-  });
+  for (const { credentialID, error } of leftOut)
+    ctx.io.warn(
+      `credential ${credentialID} is left out: the signing service did not give its info (${error.message.replace(/\.$/, '')}).`,
+    );
+  ctx.io.result(
+    {
+      profile: profile.name,
+      signingService,
+      credentials: summaries,
+      ...(leftOut.length > 0 ? { unreadable: leftOut } : {}),
+    },
+    () => {
+      if (summaries.length === 0) {
+        const filter = profile.settings.cscClientData;
+        // Some services filter credentials/list by clientData and answer an empty list, not an error, for the wrong one.
+        return `No credentials: the signing service lists none for this signer${filter === undefined ? '' : ` with clientData ${JSON.stringify(filter)}`}. A filter may be hiding them: ${filter === undefined ? 'some providers list a kind of credential only for a clientData they name (e.g. EVCS): set ESIGN_CSC_CLIENT_DATA' : 'try another ESIGN_CSC_CLIENT_DATA (cscClientData), or unset it'}.`;
+      }
+      const rows = summaries.map((s) => [
+        `${s.isDefault ? '* ' : '  '}${s.credentialID}`,
+        statusText(s),
+        s.signer.subjectCN,
+        s.signer.issuerCN,
+        s.signer.validTo.slice(0, 10),
+        keyText(s),
+        s.signatureAlgorithm ?? '(none esign can use)',
+        authorizationText(s.authorization),
+      ]);
+      return (
+        table(['  id', 'status', 'subject', 'issuer', 'valid until', 'key', 'signs with', 'authorization'], rows) +
+        (summaries.some((s) => s.isDefault) ? '\n(* default of this profile)' : '')
+      );
+    },
+  );
 }
 
 async function runInfo(ctx: Context, credentialID: string): Promise<void> {
@@ -198,7 +228,15 @@ async function runInfo(ctx: Context, credentialID: string): Promise<void> {
   const chain = info.certificates.map(describeCertificate);
   const keyUsage = await keyUsageOf(info.certificates[0] as Uint8Array);
   const signingService = spokenSummary(await client.protocol());
-  const result = { ...summary, algorithms: info.algorithms, authMode: info.authMode, keyUsage, chain, certificates: info.certificates.map((der) => Buffer.from(der).toString('base64')), signingService };
+  const result = {
+    ...summary,
+    algorithms: info.algorithms,
+    authMode: info.authMode,
+    keyUsage,
+    chain,
+    certificates: info.certificates.map((der) => Buffer.from(der).toString('base64')),
+    signingService,
+  };
   ctx.io.result(result, () =>
     [
       `credential   ${summary.credentialID}${summary.isDefault ? ' (default)' : ''}`,
@@ -207,9 +245,15 @@ async function runInfo(ctx: Context, credentialID: string): Promise<void> {
       `key          ${keyText(summary)}${summary.curve ? '' : ' bits'} (${info.algorithms.join(', ')}), authMode ${info.authMode}`,
       `signs with   ${summary.signatureAlgorithm ?? `nothing esign can use (${info.algorithms.join(', ')})`}`,
       `authorized   ${authorizationText(summary.authorization)}${summary.authorization.multisign ? `, up to ${summary.authorization.multisign} signatures each` : ''}${summary.authorization.scal ? `, SCAL ${summary.authorization.scal}` : ''}`,
-      ...(summary.authorization.pin ? [`  PIN        ${[summary.authorization.pin.label, summary.authorization.pin.description].filter(Boolean).join(': ') || '(no label)'}${summary.authorization.pin.format === 'N' ? ' (digits)' : ''}`] : []),
+      ...(summary.authorization.pin
+        ? [
+            `  PIN        ${[summary.authorization.pin.label, summary.authorization.pin.description].filter(Boolean).join(': ') || '(no label)'}${summary.authorization.pin.format === 'N' ? ' (digits)' : ''}`,
+          ]
+        : []),
       ...(summary.authorization.otp
-        ? [`  OTP        ${[summary.authorization.otp.label, summary.authorization.otp.description].filter(Boolean).join(': ') || '(no label)'}${summary.authorization.otp.provider ? ` — ${summary.authorization.otp.provider}` : ''}`]
+        ? [
+            `  OTP        ${[summary.authorization.otp.label, summary.authorization.otp.description].filter(Boolean).join(': ') || '(no label)'}${summary.authorization.otp.provider ? ` — ${summary.authorization.otp.provider}` : ''}`,
+          ]
         : []),
       `key usage    ${keyUsage.length > 0 ? keyUsage.join(', ') : '(not stated)'}`,
       'chain:',
@@ -224,7 +268,11 @@ async function runInfo(ctx: Context, credentialID: string): Promise<void> {
 }
 
 /** Which CSC API esign speaks with the service, and how it knows (`cscVersion` setting or the service's info). */
-function spokenSummary(spoken: SpokenProtocol): { cscVersion: '1' | '2'; specs?: string; chosenBy: 'setting' | 'info' } {
+function spokenSummary(spoken: SpokenProtocol): {
+  cscVersion: '1' | '2';
+  specs?: string;
+  chosenBy: 'setting' | 'info';
+} {
   return { cscVersion: spoken.version, ...(spoken.specs ? { specs: spoken.specs } : {}), chosenBy: spoken.chosenBy };
 }
 
@@ -240,23 +288,42 @@ async function runUse(ctx: Context, credentialID: string): Promise<void> {
   const info = await client.credentialInfo(credentialID);
   if (info.status !== 'enabled') {
     const summary = summarize(info, ctx.clock.now(), undefined);
-    throw new EsignError('CREDENTIAL_DISABLED', `The credential ${credentialID} is ${statusText(summary)} and cannot sign.`, {
-      hint: 'Pick an enabled one from `esign credentials list`.',
-      details: { credentialID },
-    });
+    throw new EsignError(
+      'CREDENTIAL_DISABLED',
+      `The credential ${credentialID} is ${statusText(summary)} and cannot sign.`,
+      {
+        hint: 'Pick an enabled one from `esign credentials list`.',
+        details: { credentialID },
+      },
+    );
   }
   (await ctx.config()).set(profile.name, 'credential', credentialID);
-  ctx.io.result({ profile: profile.name, credential: credentialID }, () => `${profile.name}: default credential is now ${credentialID}`);
+  ctx.io.result(
+    { profile: profile.name, credential: credentialID },
+    () => `${profile.name}: default credential is now ${credentialID}`,
+  );
 }
 
-const KEY_USAGE_NAMES = ['digitalSignature', 'nonRepudiation', 'keyEncipherment', 'dataEncipherment', 'keyAgreement', 'keyCertSign', 'cRLSign', 'encipherOnly', 'decipherOnly'];
+const KEY_USAGE_NAMES = [
+  'digitalSignature',
+  'nonRepudiation',
+  'keyEncipherment',
+  'dataEncipherment',
+  'keyAgreement',
+  'keyCertSign',
+  'cRLSign',
+  'encipherOnly',
+  'decipherOnly',
+];
 
 /** The keyUsage bits of a certificate by name (pkijs is loaded only here). */
 export async function keyUsageOf(der: Uint8Array): Promise<string[]> {
   const [pkijs, asn1js] = await Promise.all([import('pkijs'), import('asn1js')]);
   const extension = pkijs.Certificate.fromBER(der).extensions?.find((e) => e.extnID === '2.5.29.15');
   if (!extension) return [];
-  const bits = asn1js.fromBER(extension.extnValue.valueBlock.valueHexView).result as InstanceType<typeof asn1js.BitString>;
+  const bits = asn1js.fromBER(extension.extnValue.valueBlock.valueHexView).result as InstanceType<
+    typeof asn1js.BitString
+  >;
   const bytes = bits.valueBlock.valueHexView;
   return KEY_USAGE_NAMES.filter((_, index) => ((bytes[index >> 3] ?? 0) & (0x80 >> (index & 7))) !== 0);
 }

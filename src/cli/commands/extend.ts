@@ -44,8 +44,13 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .option('-f, --force', 'replace existing outputs', false)
     .option('--continue-on-error', 'extend the other files when one fails; report each failure', false);
   withPasswordOptions(command)
-    .addHelpText('after', '\nExamples:\n  esign extend contract-signed.pdf                   writes contract-signed-lta.pdf\n  esign extend --level B-LT contract-signed.pdf\n  esign extend --in-place archive/*.pdf              refresh archive timestamps')
-    .action((files: string[], options: ExtendCommandOptions, command: Command) => run(command, (ctx) => runExtend(files, options, ctx)));
+    .addHelpText(
+      'after',
+      '\nExamples:\n  esign extend contract-signed.pdf                   writes contract-signed-lta.pdf\n  esign extend --level B-LT contract-signed.pdf\n  esign extend --in-place archive/*.pdf              refresh archive timestamps',
+    )
+    .action((files: string[], options: ExtendCommandOptions, command: Command) =>
+      run(command, (ctx) => runExtend(files, options, ctx)),
+    );
 };
 
 export function defaultOutput(input: string, level: LongTermLevel): string {
@@ -55,8 +60,12 @@ export function defaultOutput(input: string, level: LongTermLevel): string {
 }
 
 export async function runExtend(files: string[], options: ExtendCommandOptions, ctx: Context): Promise<void> {
-  if (options.output !== undefined && options.inPlace) throw new EsignError('USAGE', '--output and --in-place exclude each other.', { hint: 'Choose one.' });
-  if (options.output !== undefined && files.length > 1) throw new EsignError('USAGE', '--output works with one input only.', { hint: 'Drop --output to write NAME-lta.pdf beside each input, or use --in-place.' });
+  if (options.output !== undefined && options.inPlace)
+    throw new EsignError('USAGE', '--output and --in-place exclude each other.', { hint: 'Choose one.' });
+  if (options.output !== undefined && files.length > 1)
+    throw new EsignError('USAGE', '--output works with one input only.', {
+      hint: 'Drop --output to write NAME-lta.pdf beside each input, or use --in-place.',
+    });
   const profile = await ctx.profile();
   const [{ createTsaClient }, { createRevocationClient }, { fileSystemDocuments }] = await Promise.all([
     import('../service-clients.js'),
@@ -65,7 +74,11 @@ export async function runExtend(files: string[], options: ExtendCommandOptions, 
   ]);
   const tsa = options.level === 'B-LTA' ? createTsaClient(ctx, profile) : undefined;
   if (options.level === 'B-LTA' && !tsa) {
-    throw new EsignError('TSA_NOT_CONFIGURED', `Level B-LTA needs a timestamping service, and the profile ${JSON.stringify(profile.name)} has none.`, { hint: 'Set tsaUrls (esign config set tsaUrls URL), or use --level B-LT.' });
+    throw new EsignError(
+      'TSA_NOT_CONFIGURED',
+      `Level B-LTA needs a timestamping service, and the profile ${JSON.stringify(profile.name)} has none.`,
+      { hint: 'Set tsaUrls (esign config set tsaUrls URL), or use --level B-LT.' },
+    );
   }
   const fetcher = createRevocationClient(ctx);
   const passwords = await PdfPasswords.from(options, ctx);
@@ -80,10 +93,13 @@ export async function runExtend(files: string[], options: ExtendCommandOptions, 
       try {
         let copied: Promise<Hash> | undefined;
         const copy = (): Promise<Hash> => (copied ??= copyOriginal(source, output, createHash('sha256')));
-        const result = await passwords.open(input, (password) => extendPdf(source, copy, options.level, { fetcher, tsa, password, cache, tokenRoom }));
+        const result = await passwords.open(input, (password) =>
+          extendPdf(source, copy, options.level, { fetcher, tsa, password, cache, tokenRoom }),
+        );
         const hash = (await copy()).copy().update(result.tail);
         await output.commit(result.tail);
-        return () => report(ctx, input, target, options.level, result, source.size + result.tail.length, hash.digest('hex'));
+        return () =>
+          report(ctx, input, target, options.level, result, source.size + result.tail.length, hash.digest('hex'));
       } catch (error) {
         await output.abort();
         throw error;
@@ -122,7 +138,10 @@ export async function runExtend(files: string[], options: ExtendCommandOptions, 
         continue;
       }
       failures.push(failure);
-      ctx.io.result({ input, error: { code: failure.code, message: failure.message, hint: failure.hint } }, () => `✗ ${input}: ${failure.message}`);
+      ctx.io.result(
+        { input, error: { code: failure.code, message: failure.message, hint: failure.hint } },
+        () => `✗ ${input}: ${failure.message}`,
+      );
     }
     if (stop) throw stop;
   }
@@ -133,12 +152,30 @@ export async function runExtend(files: string[], options: ExtendCommandOptions, 
 }
 
 function named(input: string, error: unknown): EsignError {
-  if (!isEsignError(error)) return new EsignError('INTERNAL', `Unexpected error while extending ${input}: ${(error as Error)?.message ?? String(error)}.`, { cause: error });
+  if (!isEsignError(error))
+    return new EsignError(
+      'INTERNAL',
+      `Unexpected error while extending ${input}: ${(error as Error)?.message ?? String(error)}.`,
+      { cause: error },
+    );
   if (error.message.includes(input)) return error;
-  return new EsignError(error.code, `${input}: ${error.message}`, { hint: error.hint, cause: error, exitCode: error.exitCode, details: error.details });
+  return new EsignError(error.code, `${input}: ${error.message}`, {
+    hint: error.hint,
+    cause: error,
+    exitCode: error.exitCode,
+    details: error.details,
+  });
 }
 
-function report(ctx: Context, input: string, output: string, level: LongTermLevel, result: ExtensionResult, bytes: number, sha256: string): void {
+function report(
+  ctx: Context,
+  input: string,
+  output: string,
+  level: LongTermLevel,
+  result: ExtensionResult,
+  bytes: number,
+  sha256: string,
+): void {
   for (const warning of result.warnings) ctx.io.warn(`${input}: ${warning}`);
   ctx.io.result(
     {

@@ -3,7 +3,14 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { EsignError } from '../../core/errors.js';
-import { CLAIM_LABELS, KNOWN_SCOPES, notSharedClaims, proofFileName, SCOPE_PROOF, type ProofItem } from '../../core/oidc/claims.js';
+import {
+  CLAIM_LABELS,
+  KNOWN_SCOPES,
+  notSharedClaims,
+  proofFileName,
+  SCOPE_PROOF,
+  type ProofItem,
+} from '../../core/oidc/claims.js';
 import { writeBytesAtomically } from '../../io/atomic-write.js';
 import type { Context } from '../context.js';
 import type { CommandModule } from '../command.js';
@@ -23,10 +30,23 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         '(access token, expiry, validated claims) in tokens.json (mode 0600). Scope openid is always asked; ' +
         '--scope adds more. The session is what `esign upload` uses with scope com.vendor.storage.',
     )
-    .option('--scope <scope>', `scope to ask besides openid, repeatable (${KNOWN_SCOPES.filter((scope) => scope !== 'openid').join(', ')})`, collect, [])
-    .addOption(new Option('--lang <lang>', 'language of the login pages (default: the profile lang)').choices(['en', 'nl']))
-    .option('--save-proof <dir>', 'save the com.vendor.proof documents into DIR, with index.json (adds scope com.vendor.proof)')
-    .addHelpText('after', '\nExamples:\n  esign login --scope email --scope com.vendor.personal_info\n  esign login --scope com.vendor.storage        for esign upload\n  esign login --save-proof ./proof --lang nl')
+    .option(
+      '--scope <scope>',
+      `scope to ask besides openid, repeatable (${KNOWN_SCOPES.filter((scope) => scope !== 'openid').join(', ')})`,
+      collect,
+      [],
+    )
+    .addOption(
+      new Option('--lang <lang>', 'language of the login pages (default: the profile lang)').choices(['en', 'nl']),
+    )
+    .option(
+      '--save-proof <dir>',
+      'save the com.vendor.proof documents into DIR, with index.json (adds scope com.vendor.proof)',
+    )
+    .addHelpText(
+      'after',
+      '\nExamples:\n  esign login --scope email --scope com.vendor.personal_info\n  esign login --scope com.vendor.storage        for esign upload\n  esign login --save-proof ./proof --lang nl',
+    )
     .action((options: LoginOptions, command: Command) => run(command, (ctx) => login(ctx, options)));
 };
 
@@ -38,14 +58,21 @@ async function login(ctx: Context, options: LoginOptions): Promise<void> {
   const scopes = [...options.scope];
   if (options.saveProof && !scopes.includes(SCOPE_PROOF)) scopes.push(SCOPE_PROOF);
   const unknown = scopes.find((scope) => !(KNOWN_SCOPES as readonly string[]).includes(scope));
-  if (unknown) throw new EsignError('USAGE', `Unknown scope ${JSON.stringify(unknown)}.`, { hint: `Known scopes: ${KNOWN_SCOPES.join(', ')}.` });
+  if (unknown)
+    throw new EsignError('USAGE', `Unknown scope ${JSON.stringify(unknown)}.`, {
+      hint: `Known scopes: ${KNOWN_SCOPES.join(', ')}.`,
+    });
 
   const profile = await ctx.profile();
   const clientSecret = profile.secrets.clientSecret;
   if (!clientSecret) {
-    throw new EsignError('CONFIG_MISSING', `The profile ${JSON.stringify(profile.name)} has no client secret for the identity service.`, {
-      hint: 'Set ESIGN_CLIENT_SECRET, or a secretsFile (mode 0600) with a CLIENT_SECRET= line.',
-    });
+    throw new EsignError(
+      'CONFIG_MISSING',
+      `The profile ${JSON.stringify(profile.name)} has no client secret for the identity service.`,
+      {
+        hint: 'Set ESIGN_CLIENT_SECRET, or a secretsFile (mode 0600) with a CLIENT_SECRET= line.',
+      },
+    );
   }
   const { IdentityClient, identitySessionKey } = await import('../../io/identity-client.js');
   const client = new IdentityClient({
@@ -65,10 +92,16 @@ async function login(ctx: Context, options: LoginOptions): Promise<void> {
 
   const { extra } = result.session;
   let saved: SavedProof | undefined;
-  if (options.saveProof) saved = await saveProof(resolve(options.saveProof), result.proof ?? [], { sub: extra.sub, issuer: extra.issuer, savedAt: new Date(extra.createdAt).toISOString() });
+  if (options.saveProof)
+    saved = await saveProof(resolve(options.saveProof), result.proof ?? [], {
+      sub: extra.sub,
+      issuer: extra.issuer,
+      savedAt: new Date(extra.createdAt).toISOString(),
+    });
   const notShared = notSharedClaims(extra.requestedScopes, result.userinfo);
   const expiresAt = new Date(result.session.expiresAt).toISOString();
-  if (options.saveProof && !result.proof) ctx.io.warn('The identity service shared no proof documents (com.vendor.proof); nothing was saved.');
+  if (options.saveProof && !result.proof)
+    ctx.io.warn('The identity service shared no proof documents (com.vendor.proof); nothing was saved.');
 
   ctx.io.result(
     {
@@ -85,14 +118,20 @@ async function login(ctx: Context, options: LoginOptions): Promise<void> {
       sessionFile: ctx.tokens.path,
     },
     () => {
-      const name = [extra.claims['given_name'], extra.claims['com.vendor.last_name']].filter((part) => typeof part === 'string').join(' ');
+      const name = [extra.claims['given_name'], extra.claims['com.vendor.last_name']]
+        .filter((part) => typeof part === 'string')
+        .join(' ');
       const lines = [
         `Signed in at the identity service as ${name ? `${name} (sub ${extra.sub})` : `sub ${extra.sub}`}.`,
         `Session valid until ${expiresAt}; kept in ${ctx.tokens.path}.`,
         `Granted scopes: ${extra.scope.join(' ')}`,
       ];
-      if (notShared.length > 0) lines.push(`Not shared: ${notShared.map((claim) => CLAIM_LABELS[claim] ?? claim).join(', ')}`);
-      if (saved) lines.push(`Saved ${saved.items.length} proof document${saved.items.length === 1 ? '' : 's'} to ${saved.dir} (index: ${saved.index}).`);
+      if (notShared.length > 0)
+        lines.push(`Not shared: ${notShared.map((claim) => CLAIM_LABELS[claim] ?? claim).join(', ')}`);
+      if (saved)
+        lines.push(
+          `Saved ${saved.items.length} proof document${saved.items.length === 1 ? '' : 's'} to ${saved.dir} (index: ${saved.index}).`,
+        );
       return lines.join('\n');
     },
   );
@@ -117,7 +156,11 @@ interface SavedProof {
  * by its id with an extension from its content type, plus `index.json` with id, content type,
  * size and SHA-256. An existing file with other content is never overwritten.
  */
-async function saveProof(dir: string, proof: ProofItem[], about: { sub: string; issuer: string; savedAt: string }): Promise<SavedProof> {
+async function saveProof(
+  dir: string,
+  proof: ProofItem[],
+  about: { sub: string; issuer: string; savedAt: string },
+): Promise<SavedProof> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const items: SavedProofItem[] = [];
   const used = new Set<string>();
@@ -131,11 +174,18 @@ async function saveProof(dir: string, proof: ProofItem[], about: { sub: string; 
     const existing = await readFile(target).catch(() => undefined);
     if (existing === undefined) await writeBytesAtomically(target, bytes, { mode: 0o600 });
     else if (createHash('sha256').update(existing).digest('hex') !== sha256) {
-      throw new EsignError('OUTPUT_EXISTS', `${target} already exists with other content; esign does not overwrite archived proof.`, { hint: 'Choose another --save-proof directory.' });
+      throw new EsignError(
+        'OUTPUT_EXISTS',
+        `${target} already exists with other content; esign does not overwrite archived proof.`,
+        { hint: 'Choose another --save-proof directory.' },
+      );
     }
     items.push({ id: item.id, content_type: item.content_type, file, size: bytes.length, sha256 });
   }
   const index = join(dir, 'index.json');
-  await writeBytesAtomically(index, JSON.stringify({ ...about, items }, null, 2) + '\n', { overwrite: true, mode: 0o600 });
+  await writeBytesAtomically(index, JSON.stringify({ ...about, items }, null, 2) + '\n', {
+    overwrite: true,
+    mode: 0o600,
+  });
   return { dir, index, items };
 }

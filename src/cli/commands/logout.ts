@@ -15,6 +15,8 @@ async function logout(ctx: Context): Promise<void> {
   const { identitySessionKey } = await import('../../io/identity-client.js');
   const removed = await ctx.tokens.delete(identitySessionKey(profile));
   ctx.io.result({ profile, signedOut: removed }, () =>
-    removed ? `Signed out: the identity session of profile ${profile} is forgotten.` : `Not signed in on profile ${profile}; nothing to forget.`,
+    removed
+      ? `Signed out: the identity session of profile ${profile} is forgotten.`
+      : `Not signed in on profile ${profile}; nothing to forget.`,
   );
 }

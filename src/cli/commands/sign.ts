@@ -19,37 +19,82 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         'files there are. Inputs are never modified; outputs appear only when complete.',
     )
     .argument('[files...]', 'files, directories (their files) or quoted glob patterns')
-    .option('-c, --credential <id>', 'signing credential (default: the profile\'s, see `esign credentials use`)')
+    .option('-c, --credential <id>', "signing credential (default: the profile's, see `esign credentials use`)")
     .option('-o, --output <file>', 'output file (one input only)')
     .option('--output-dir <dir>', 'write outputs into this directory (created when missing)')
     .option('-f, --force', 'replace existing local outputs')
-    .addOption(new Option('--level <level>', 'PAdES/CAdES baseline level (default: B-T when a TSA is configured, else B-B)').choices(SIGNATURE_LEVELS))
     .addOption(
-      new Option('--digest <algorithm>', "the signature's digest, where the credential accepts it (default: the key's: SHA-256 for RSA and P-256, SHA-384 for P-384, SHA-512 for P-521)").choices(DIGEST_NAMES),
+      new Option(
+        '--level <level>',
+        'PAdES/CAdES baseline level (default: B-T when a TSA is configured, else B-B)',
+      ).choices(SIGNATURE_LEVELS),
+    )
+    .addOption(
+      new Option(
+        '--digest <algorithm>',
+        "the signature's digest, where the credential accepts it (default: the key's: SHA-256 for RSA and P-256, SHA-384 for P-384, SHA-512 for P-521)",
+      ).choices(DIGEST_NAMES),
     )
     .option('--reason <text>', 'reason for signing (PDF)')
     .option('--location <text>', 'place of signing (PDF)')
     .option('--contact-info <text>', 'signer contact information (PDF)')
     .option('--name <text>', 'signer name in the signature dictionary (PDF)')
-    .option('--field <name>', 'sign into this empty signature field (PDF); a name the PDF lacks makes a new field, on --page at --rect with --visible')
+    .option(
+      '--field <name>',
+      'sign into this empty signature field (PDF); a name the PDF lacks makes a new field, on --page at --rect with --visible',
+    )
     .option('--visible', 'draw a visible signature appearance (PDF)')
-    .option('--page <n>', 'page for --visible (1 = first, -1 = last)', (text) => (text === '-1' ? -1 : positiveNumber(text)))
+    .option('--page <n>', 'page for --visible (1 = first, -1 = last)', (text) =>
+      text === '-1' ? -1 : positiveNumber(text),
+    )
     .option('--rect <x1,y1,x2,y2>', 'rectangle for --visible in PDF points (default 36,36,286,106)', parseRect)
-    .option('--font <file>', "TrueType/OpenType font for --visible, for scripts esign's font (Noto Sans: Latin, Greek, Cyrillic) lacks, e.g. CJK")
-    .option('--image <file>', 'PNG (transparency kept) or JPEG drawn in the --visible appearance (up to 10 MiB and 4096 × 4096 pixels)')
-    .addOption(new Option('--image-position <where>', '--image beside the text (left) or behind it').choices(['left', 'background']).default('left'))
-    .option('--appearance-text <template>', 'text of the --visible appearance, with {name} {date} {reason} {location} {credential}; \\n breaks a line')
-    .addOption(new Option('--certify <permissions>', "certify the PDF (its first signature): what may change after it — DocMDP P=1, 2 or 3").choices(['no-changes', 'form-filling', 'annotations']))
+    .option(
+      '--font <file>',
+      "TrueType/OpenType font for --visible, for scripts esign's font (Noto Sans: Latin, Greek, Cyrillic) lacks, e.g. CJK",
+    )
+    .option(
+      '--image <file>',
+      'PNG (transparency kept) or JPEG drawn in the --visible appearance (up to 10 MiB and 4096 × 4096 pixels)',
+    )
+    .addOption(
+      new Option('--image-position <where>', '--image beside the text (left) or behind it')
+        .choices(['left', 'background'])
+        .default('left'),
+    )
+    .option(
+      '--appearance-text <template>',
+      'text of the --visible appearance, with {name} {date} {reason} {location} {credential}; \\n breaks a line',
+    )
+    .addOption(
+      new Option(
+        '--certify <permissions>',
+        'certify the PDF (its first signature): what may change after it — DocMDP P=1, 2 or 3',
+      ).choices(['no-changes', 'form-filling', 'annotations']),
+    )
     .option('--continue-on-error', 'sign the other files when one fails; report each failure')
-    .option('--skip-existing', 'skip an input whose output already holds a valid signature over it by the same credential (resumes an interrupted batch); other existing outputs are refused unless --force')
-    .option('--upload', 'upload each output to your storage bucket as soon as it is written, also with --complete (needs `esign login --scope com.vendor.storage`)')
+    .option(
+      '--skip-existing',
+      'skip an input whose output already holds a valid signature over it by the same credential (resumes an interrupted batch); other existing outputs are refused unless --force',
+    )
+    .option(
+      '--upload',
+      'upload each output to your storage bucket as soon as it is written, also with --complete (needs `esign login --scope com.vendor.storage`)',
+    )
     .option('--overwrite', 'with --upload: replace objects that already exist in the bucket (never without it)')
     .option('--prepare', 'split flow: prepare, print the approval URL (one per 50 files), save --state, and stop')
     .option('--complete', 'split flow: finish a --prepare run with --redirect-url or --code')
     .option('--state <file>', 'state file of the split flow')
-    .option('--redirect-url <url>', 'with --complete (once per approval step), or --prepare after its sign-in step: the URL the browser was sent to', (url: string, urls: string[]) => [...urls, url], [] as string[])
+    .option(
+      '--redirect-url <url>',
+      'with --complete (once per approval step), or --prepare after its sign-in step: the URL the browser was sent to',
+      (url: string, urls: string[]) => [...urls, url],
+      [] as string[],
+    )
     .option('--code <code>', 'instead of --redirect-url, when there is one step: the authorization code from that URL')
-    .option('--pin-file <file>', 'the PIN of an explicit credential (a seal): the first line of FILE (- for stdin); or set ESIGN_CREDENTIAL_PIN');
+    .option(
+      '--pin-file <file>',
+      'the PIN of an explicit credential (a seal): the first line of FILE (- for stdin); or set ESIGN_CREDENTIAL_PIN',
+    );
   withPasswordOptions(command)
     .addHelpText(
       'after',
@@ -67,7 +112,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
 
 function parseRect(text: string): [number, number, number, number] {
   const parts = text.split(',').map((part) => Number(part.trim()));
-  if (parts.length !== 4 || parts.some((part) => !Number.isFinite(part))) throw new Error('expected four numbers x1,y1,x2,y2');
+  if (parts.length !== 4 || parts.some((part) => !Number.isFinite(part)))
+    throw new Error('expected four numbers x1,y1,x2,y2');
   return parts as [number, number, number, number];
 }
-

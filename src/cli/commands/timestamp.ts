@@ -5,7 +5,13 @@ import type { Command } from 'commander';
 import { HASH_NAME_BY_OID } from '../../core/cms/oids.js';
 import { bytesEqual } from '../../core/cms/parse.js';
 import { EsignError, isEsignError } from '../../core/errors.js';
-import { parseTimeStampToken, readTimeStampResp, rejection, verifyTimeStampTokenSignature, verifyTsaCertificate } from '../../core/tsp/response.js';
+import {
+  parseTimeStampToken,
+  readTimeStampResp,
+  rejection,
+  verifyTimeStampTokenSignature,
+  verifyTsaCertificate,
+} from '../../core/tsp/response.js';
 import type { ParsedTimeStampToken } from '../../core/tsp/response.js';
 import type { TstInfo } from '../../core/tsp/tst-info.js';
 import { writeBytesAtomically } from '../../io/atomic-write.js';
@@ -40,9 +46,17 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .argument('[files...]', 'files to timestamp; with --verify: FILE [TSR]')
     .option('--verify', 'check a timestamp instead of getting one', false)
     .option('--digest <hex>', 'a SHA-256 (64 hex digits) to timestamp or check instead of a file')
-    .option('-o, --output <file>', 'where to write the .tsr (one input only; default FILE.tsr, or HEX.tsr with --digest)')
+    .option(
+      '-o, --output <file>',
+      'where to write the .tsr (one input only; default FILE.tsr, or HEX.tsr with --digest)',
+    )
     .option('-f, --force', 'replace an existing .tsr', false)
-    .option('--ca <file>', "with --verify: a trusted root certificate (PEM), instead of the profile's trustAnchors; repeatable", collect, [])
+    .option(
+      '--ca <file>',
+      "with --verify: a trusted root certificate (PEM), instead of the profile's trustAnchors; repeatable",
+      collect,
+      [],
+    )
     .option('--continue-on-error', 'timestamp the other files when one fails; report each failure', false)
     .addHelpText(
       'after',
@@ -62,7 +76,8 @@ interface Subject {
 
 function subjectsOf(files: readonly string[], options: TimestampCommandOptions): Subject[] {
   if (options.digest !== undefined) {
-    if (files.length > (options.verify ? 1 : 0)) throw usage('--digest takes the place of the files; give no file names with it.');
+    if (files.length > (options.verify ? 1 : 0))
+      throw usage('--digest takes the place of the files; give no file names with it.');
     const digest = parseDigest(options.digest);
     const hex = Buffer.from(digest).toString('hex');
     return [{ input: `sha256:${hex}`, sha256: async () => digest, defaultTsr: `${hex}.tsr` }];
@@ -77,9 +92,13 @@ export async function runTimestamp(files: string[], options: TimestampCommandOpt
   const profile = await ctx.profile();
   const tsa = createTsaClient(ctx, profile);
   if (!tsa) {
-    throw new EsignError('TSA_NOT_CONFIGURED', `The profile ${JSON.stringify(profile.name)} has no timestamp authority.`, {
-      hint: 'Set one with `esign config set tsaUrls URL` (or ESIGN_TSA_URL).',
-    });
+    throw new EsignError(
+      'TSA_NOT_CONFIGURED',
+      `The profile ${JSON.stringify(profile.name)} has no timestamp authority.`,
+      {
+        hint: 'Set one with `esign config set tsaUrls URL` (or ESIGN_TSA_URL).',
+      },
+    );
   }
   const failures: EsignError[] = [];
   let succeeded = 0;
@@ -90,21 +109,36 @@ export async function runTimestamp(files: string[], options: TimestampCommandOpt
       const output = options.output ?? subject.defaultTsr;
       await writeBytesAtomically(output, stamp.response, { overwrite: options.force });
       succeeded++;
-      ctx.io.result(describeStamp(subject.input, output, imprint, stamp), () => `✓ ${subject.input} → ${output} (${stamp.genTime.toISOString()}, serial ${stamp.serialNumber})`);
+      ctx.io.result(
+        describeStamp(subject.input, output, imprint, stamp),
+        () => `✓ ${subject.input} → ${output} (${stamp.genTime.toISOString()}, serial ${stamp.serialNumber})`,
+      );
     } catch (error) {
-      const failure = isEsignError(error) ? error : new EsignError('INTERNAL', `Unexpected error while timestamping ${subject.input}.`, { cause: error });
+      const failure = isEsignError(error)
+        ? error
+        : new EsignError('INTERNAL', `Unexpected error while timestamping ${subject.input}.`, { cause: error });
       if (!options.continueOnError || subjects.length === 1) throw failure;
       failures.push(failure);
-      ctx.io.result({ input: subject.input, error: { code: failure.code, message: failure.message, hint: failure.hint } }, () => `✗ ${subject.input}: ${failure.message}`);
+      ctx.io.result(
+        { input: subject.input, error: { code: failure.code, message: failure.message, hint: failure.hint } },
+        () => `✗ ${subject.input}: ${failure.message}`,
+      );
     }
   }
   if (failures.length > 0) {
     process.exitCode = batchExitCode(succeeded, failures);
-    ctx.io.error(`esign: ${succeeded} of ${subjects.length} timestamps written; ${failures.length} failed (see above).`);
+    ctx.io.error(
+      `esign: ${succeeded} of ${subjects.length} timestamps written; ${failures.length} failed (see above).`,
+    );
   }
 }
 
-function describeStamp(input: string, output: string, imprint: Uint8Array, stamp: TsaTimestamp): Record<string, unknown> {
+function describeStamp(
+  input: string,
+  output: string,
+  imprint: Uint8Array,
+  stamp: TsaTimestamp,
+): Record<string, unknown> {
   return {
     input,
     output,
@@ -124,16 +158,22 @@ export async function runVerify(files: string[], options: TimestampCommandOption
   if (extra.length > 0 || (options.digest === undefined && first === undefined)) {
     throw usage('--verify takes FILE [TSR], or --digest HEX TSR.');
   }
-  const subject = subjectsOf(options.digest === undefined ? [first as string] : [], { ...options, verify: true })[0] as Subject;
+  const subject = subjectsOf(options.digest === undefined ? [first as string] : [], {
+    ...options,
+    verify: true,
+  })[0] as Subject;
   const tsrPath = (options.digest === undefined ? second : first) ?? subject.defaultTsr;
   const token = readToken(await readInput(tsrPath), tsrPath);
   const { tstInfo } = token;
 
   const hashName = HASH_NAME_BY_OID[tstInfo.messageImprint.hashAlgorithm];
-  if (hashName === undefined) throw failed(`${tsrPath} uses hash algorithm ${tstInfo.messageImprint.hashAlgorithm}, which esign does not check`);
+  if (hashName === undefined)
+    throw failed(`${tsrPath} uses hash algorithm ${tstInfo.messageImprint.hashAlgorithm}, which esign does not check`);
   const digest = hashName === 'sha256' ? await subject.sha256() : await hashFile(subject.input, hashName);
   if (!bytesEqual(digest, tstInfo.messageImprint.hashedMessage)) {
-    throw failed(`${tsrPath} is not a timestamp of ${subject.input}: the ${hashName.toUpperCase()} of the data does not match its message imprint`);
+    throw failed(
+      `${tsrPath} is not a timestamp of ${subject.input}: the ${hashName.toUpperCase()} of the data does not match its message imprint`,
+    );
   }
   try {
     verifyTimeStampTokenSignature(token);
@@ -143,10 +183,17 @@ export async function runVerify(files: string[], options: TimestampCommandOption
   const anchors = await trustAnchorsFor(options, ctx);
   const signer = token.signerCertificate as Uint8Array;
   try {
-    verifyTsaCertificate([signer, ...token.certificates.filter((der) => !bytesEqual(der, signer))], anchors, tstInfo.genTime);
+    verifyTsaCertificate(
+      [signer, ...token.certificates.filter((der) => !bytesEqual(der, signer))],
+      anchors,
+      tstInfo.genTime,
+    );
   } catch (error) {
     if (!isEsignError(error)) throw error;
-    throw new EsignError('VERIFY_UNTRUSTED', error.message, { hint: 'Pass the TSA root with --ca, or set trustAnchors in the profile.', cause: error });
+    throw new EsignError('VERIFY_UNTRUSTED', error.message, {
+      hint: 'Pass the TSA root with --ca, or set trustAnchors in the profile.',
+      cause: error,
+    });
   }
   ctx.io.result({ input: subject.input, tsr: tsrPath, valid: true, ...describeToken(tstInfo) }, () =>
     [
@@ -193,7 +240,10 @@ function readToken(bytes: Uint8Array, path: string): ParsedTimeStampToken {
     return parseTimeStampToken(tokenDer);
   } catch (error) {
     if (!isEsignError(error, 'CMS_BAD_STRUCTURE')) throw error;
-    throw new EsignError('CMS_BAD_STRUCTURE', `${path} is neither a TimeStampResp nor a timestamp token.`, { hint: 'Give the .tsr file esign timestamp wrote.', cause: error });
+    throw new EsignError('CMS_BAD_STRUCTURE', `${path} is neither a TimeStampResp nor a timestamp token.`, {
+      hint: 'Give the .tsr file esign timestamp wrote.',
+      cause: error,
+    });
   }
 }
 
@@ -212,7 +262,8 @@ function collect(value: string, previous: string[]): string[] {
 }
 
 function parseDigest(text: string): Uint8Array {
-  if (!/^[0-9a-fA-F]{64}$/.test(text)) throw usage(`--digest needs a SHA-256 as 64 hex digits, got ${JSON.stringify(text)}.`);
+  if (!/^[0-9a-fA-F]{64}$/.test(text))
+    throw usage(`--digest needs a SHA-256 as 64 hex digits, got ${JSON.stringify(text)}.`);
   return new Uint8Array(Buffer.from(text, 'hex'));
 }
 
@@ -239,5 +290,8 @@ function usage(message: string): EsignError {
 }
 
 function failed(reason: string, cause?: unknown): EsignError {
-  return new EsignError('VERIFY_FAILED', `Timestamp check failed: ${reason}.`, { hint: 'The data or the .tsr changed since it was timestamped, or they do not belong together.', cause });
+  return new EsignError('VERIFY_FAILED', `Timestamp check failed: ${reason}.`, {
+    hint: 'The data or the .tsr changed since it was timestamped, or they do not belong together.',
+    cause,
+  });
 }

@@ -13,7 +13,10 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .argument('<files...>', 'files to upload')
     .option('--prefix <prefix>', 'key prefix, e.g. contracts/2025 (keys are PREFIX/BASENAME)')
     .option('--overwrite', 'replace objects that already exist', false)
-    .addHelpText('after', '\nExamples:\n  esign login --scope openid --scope com.vendor.storage\n  esign upload signed/*.pdf --prefix contracts/2025\n  esign upload report.pdf --overwrite --json')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  esign login --scope openid --scope com.vendor.storage\n  esign upload signed/*.pdf --prefix contracts/2025\n  esign upload report.pdf --overwrite --json',
+    )
     .action((files: string[], options: { prefix?: string; overwrite: boolean }, command: Command) =>
       run(command, async (ctx) => {
         const { uploadFiles } = await import('../service-clients.js');

@@ -32,7 +32,12 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         '(valid, below --level), VERIFY_NO_SIGNATURES.',
     )
     .argument('<file>', 'the signed PDF, or the content of a .p7s given with --signature')
-    .option('--trust <pem>', "a trusted root certificate (PEM or DER), instead of the profile's trustAnchors; repeatable", collect, [])
+    .option(
+      '--trust <pem>',
+      "a trusted root certificate (PEM or DER), instead of the profile's trustAnchors; repeatable",
+      collect,
+      [],
+    )
     .option('--signature <p7s>', 'a detached CAdES signature of FILE')
     .option('--level <level>', 'also require this PAdES level for every signature: B-B, B-T, B-LT or B-LTA');
   withPasswordOptions(command)
@@ -40,7 +45,9 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
       'after',
       '\nExamples:\n  esign verify contract-signed.pdf\n  esign verify --trust root.pem --json contract-signed.pdf\n  esign verify notes.txt --signature notes.txt.p7s\n  esign verify --level B-LT archived.pdf',
     )
-    .action((file: string, options: VerifyCommandOptions, command: Command) => run(command, (ctx) => runVerify(file, options, ctx)));
+    .action((file: string, options: VerifyCommandOptions, command: Command) =>
+      run(command, (ctx) => runVerify(file, options, ctx)),
+    );
 };
 
 export async function runVerify(file: string, options: VerifyCommandOptions, ctx: Context): Promise<void> {
@@ -52,13 +59,20 @@ export async function runVerify(file: string, options: VerifyCommandOptions, ctx
   const paths = options.trust.length > 0 ? options.trust : ((await ctx.profile()).settings.trustAnchors ?? []);
   const trustAnchors = await loadTrustAnchors(paths);
   const now = new Date();
-  const report = options.signature === undefined ? await verifyPdfFile(file, trustAnchors, now, await PdfPasswords.from(options, ctx)) : await verifyCadesFile(file, options.signature, trustAnchors, now);
-  if (paths.length === 0) for (const signature of report.signatures) signature.warnings.push('no trust anchors: pass --trust ROOT.pem or set trustAnchors in the profile');
+  const report =
+    options.signature === undefined
+      ? await verifyPdfFile(file, trustAnchors, now, await PdfPasswords.from(options, ctx))
+      : await verifyCadesFile(file, options.signature, trustAnchors, now);
+  if (paths.length === 0)
+    for (const signature of report.signatures)
+      signature.warnings.push('no trust anchors: pass --trust ROOT.pem or set trustAnchors in the profile');
 
   let code: string | null = report.code;
   if (code === null && options.level !== undefined) {
     const wanted = LEVELS.indexOf(options.level as PadesLevel);
-    const short = report.signatures.filter((s) => s.kind !== 'docTimeStamp' && (s.level === undefined || LEVELS.indexOf(s.level) < wanted));
+    const short = report.signatures.filter(
+      (s) => s.kind !== 'docTimeStamp' && (s.level === undefined || LEVELS.indexOf(s.level) < wanted),
+    );
     if (short.length > 0) code = 'VERIFY_LEVEL';
   }
   ctx.io.result({ ...report, code, valid: code === null }, () => human(report, code));
@@ -68,7 +82,12 @@ export async function runVerify(file: string, options: VerifyCommandOptions, ctx
   }
 }
 
-async function verifyPdfFile(file: string, anchors: Uint8Array[], now: Date, passwords: PdfPasswords): Promise<VerificationReport> {
+async function verifyPdfFile(
+  file: string,
+  anchors: Uint8Array[],
+  now: Date,
+  passwords: PdfPasswords,
+): Promise<VerificationReport> {
   const { FileByteSource } = await import('../../io/file-source.js');
   const { verifyPdf } = await import('../../core/verify/pdf.js');
   const source = await FileByteSource.open(file);
@@ -79,7 +98,12 @@ async function verifyPdfFile(file: string, anchors: Uint8Array[], now: Date, pas
   }
 }
 
-async function verifyCadesFile(file: string, p7sPath: string, anchors: Uint8Array[], now: Date): Promise<VerificationReport> {
+async function verifyCadesFile(
+  file: string,
+  p7sPath: string,
+  anchors: Uint8Array[],
+  now: Date,
+): Promise<VerificationReport> {
   const { readFile } = await import('node:fs/promises');
   const { FileByteSource, inputError } = await import('../../io/file-source.js');
   const { verifyCades } = await import('../../core/verify/cades.js');
@@ -109,7 +133,9 @@ function summary(report: VerificationReport, code: string): string {
 
 function human(report: VerificationReport, code: string | null): string {
   if (report.signatures.length === 0) return `✗ ${report.file}: no signatures`;
-  const lines: string[] = [`${report.file}: ${report.signatures.length} signature(s)${report.dss ? `; DSS in revision ${report.dss.revision} (${report.dss.certs} certs, ${report.dss.ocsps} OCSP, ${report.dss.crls} CRL)` : ''}`];
+  const lines: string[] = [
+    `${report.file}: ${report.signatures.length} signature(s)${report.dss ? `; DSS in revision ${report.dss.revision} (${report.dss.certs} certs, ${report.dss.ocsps} OCSP, ${report.dss.crls} CRL)` : ''}`,
+  ];
   for (const s of report.signatures) lines.push('', ...describe(s));
   lines.push('', code === null ? '✓ all signatures valid and trusted' : `✗ ${code}`);
   return lines.join('\n');
@@ -127,21 +153,39 @@ function describe(s: SignatureReport): string[] {
   const what = s.kind === 'docTimeStamp' ? 'Document timestamp' : s.kind === 'cades' ? 'CAdES signature' : 'Signature';
   const etsi = s.subIndication ? `${s.indication}/${s.subIndication}` : s.indication;
   const out = [`#${s.index} ${what}${s.field ? ` (field ${s.field})` : ''}: ${MARK[s.status]} [ETSI ${etsi}]`];
-  if (s.signer) out.push(`  signer      ${s.signer.subject}`, `  issuer      ${s.signer.issuer}`, `  serial      ${s.signer.serialNumber}`);
+  if (s.signer)
+    out.push(
+      `  signer      ${s.signer.subject}`,
+      `  issuer      ${s.signer.issuer}`,
+      `  serial      ${s.signer.serialNumber}`,
+    );
   if (s.claimedTime) out.push(`  claimed     ${s.claimedTime} (not proven)`);
-  if (s.timestamp) out.push(`  timestamp   ${s.timestamp.time || '?'} by ${s.timestamp.tsa}${s.timestamp.valid ? '' : ' — INVALID'}`);
-  out.push(`  integrity   ${s.integrity.valid ? `ok (${s.integrity.digestAlgorithm} over the signed bytes)` : `FAILED: ${s.integrity.reason ?? ''}`}`);
-  const algorithm = s.signatureValue.key ? `${s.signatureValue.algorithm}, ${s.signatureValue.key}` : s.signatureValue.algorithm;
-  out.push(`  signature   ${s.signatureValue.valid ? `ok (${algorithm})` : `FAILED: ${s.signatureValue.reason ?? ''} (${algorithm})`}`);
+  if (s.timestamp)
+    out.push(`  timestamp   ${s.timestamp.time || '?'} by ${s.timestamp.tsa}${s.timestamp.valid ? '' : ' — INVALID'}`);
+  out.push(
+    `  integrity   ${s.integrity.valid ? `ok (${s.integrity.digestAlgorithm} over the signed bytes)` : `FAILED: ${s.integrity.reason ?? ''}`}`,
+  );
+  const algorithm = s.signatureValue.key
+    ? `${s.signatureValue.algorithm}, ${s.signatureValue.key}`
+    : s.signatureValue.algorithm;
+  out.push(
+    `  signature   ${s.signatureValue.valid ? `ok (${algorithm})` : `FAILED: ${s.signatureValue.reason ?? ''} (${algorithm})`}`,
+  );
   if (s.coverage) {
     const c = s.coverage;
-    out.push(`  coverage    ${c.wholeFile ? 'the whole file' : `revision ${c.revision} of ${c.revisions} (${c.signedBytes} bytes)`}`);
-    for (const u of c.appended) out.push(`              + revision ${u.revision}: ${u.kind === 'unsigned' ? 'UNSIGNED update' : u.kind}${u.pageContentChanged ? ' — CHANGES PAGE CONTENT' : ''}`);
+    out.push(
+      `  coverage    ${c.wholeFile ? 'the whole file' : `revision ${c.revision} of ${c.revisions} (${c.signedBytes} bytes)`}`,
+    );
+    for (const u of c.appended)
+      out.push(
+        `              + revision ${u.revision}: ${u.kind === 'unsigned' ? 'UNSIGNED update' : u.kind}${u.pageContentChanged ? ' — CHANGES PAGE CONTENT' : ''}`,
+      );
   }
   if (s.chain) out.push(...chainLines(s.chain, 'chain'));
   if (s.timestamp?.chain) out.push(...chainLines(s.timestamp.chain, 'TSA chain'));
   if (s.level) out.push(`  level       ${s.level}`);
-  if (s.certification) out.push(`  certifies   ${s.certification.permits.replace('-', ' ')} after it (DocMDP P=${s.certification.level})`);
+  if (s.certification)
+    out.push(`  certifies   ${s.certification.permits.replace('-', ' ')} after it (DocMDP P=${s.certification.level})`);
   for (const p of s.problems) out.push(`  ✗ ${p}`);
   for (const w of s.warnings) out.push(`  ! ${w}`);
   return out;
@@ -151,7 +195,13 @@ function chainLines(chain: ChainReport, label: string): string[] {
   const out = [`  ${label.padEnd(11)} ${chain.trusted ? 'trusted' : 'NOT trusted'} (checked at ${chain.checkedAt})`];
   chain.certificates.forEach((cert, i) => {
     const rev = chain.revocation[i];
-    const status = !rev ? '' : rev.source === 'trust-anchor' ? 'trust anchor' : rev.source === 'none' ? 'revocation unknown' : `${rev.status} (${rev.source})`;
+    const status = !rev
+      ? ''
+      : rev.source === 'trust-anchor'
+        ? 'trust anchor'
+        : rev.source === 'none'
+          ? 'revocation unknown'
+          : `${rev.status} (${rev.source})`;
     out.push(`              ${i === 0 ? '' : '← '}${cert.subject} — ${status}`);
   });
   return out;

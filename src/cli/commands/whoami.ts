@@ -9,7 +9,9 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
   program
     .command('whoami')
     .summary('show who you are signed in as')
-    .description('Show the identity session of the profile: subject, claims (requested but missing ones as "not shared"), scopes and expiry. Works offline.')
+    .description(
+      'Show the identity session of the profile: subject, claims (requested but missing ones as "not shared"), scopes and expiry. Works offline.',
+    )
     .action((_options: unknown, command: Command) => run(command, whoami));
 };
 
@@ -18,11 +20,18 @@ async function whoami(ctx: Context): Promise<void> {
   const { readIdentitySession } = await import('../../io/identity-client.js');
   const session = await readIdentitySession(ctx.tokens, profile);
   if (!session) {
-    throw new EsignError('AUTH_LOGIN_REQUIRED', `Not signed in at the identity service on profile ${JSON.stringify(profile)}.`, { hint: 'Run esign login.' });
+    throw new EsignError(
+      'AUTH_LOGIN_REQUIRED',
+      `Not signed in at the identity service on profile ${JSON.stringify(profile)}.`,
+      { hint: 'Run esign login.' },
+    );
   }
   const { extra } = session;
   const expired = session.expiresAt <= ctx.clock.now().getTime();
-  const notShared = notSharedClaims(extra.requestedScopes, { ...extra.claims, ...(extra.proof ? { 'com.vendor.proof': extra.proof } : {}) });
+  const notShared = notSharedClaims(extra.requestedScopes, {
+    ...extra.claims,
+    ...(extra.proof ? { 'com.vendor.proof': extra.proof } : {}),
+  });
   const expiresAt = new Date(session.expiresAt).toISOString();
   const proof = extra.proof ?? [];
   ctx.io.result(
@@ -35,7 +44,8 @@ async function whoami(ctx: Context): Promise<void> {
       issuer: extra.issuer,
       scope: extra.scope,
       requestedScopes: extra.requestedScopes,
-      authTime: typeof extra.idToken.auth_time === 'number' ? new Date(extra.idToken.auth_time * 1000).toISOString() : null,
+      authTime:
+        typeof extra.idToken.auth_time === 'number' ? new Date(extra.idToken.auth_time * 1000).toISOString() : null,
       claims: extra.claims,
       notShared,
       proof,
@@ -45,11 +55,17 @@ async function whoami(ctx: Context): Promise<void> {
         [CLAIM_LABELS['sub'] ?? 'sub', extra.sub],
         [CLAIM_LABELS['iss'] ?? 'iss', extra.issuer],
       ];
-      if (typeof extra.idToken.auth_time === 'number') rows.push([CLAIM_LABELS['auth_time'] ?? 'auth_time', new Date(extra.idToken.auth_time * 1000).toISOString()]);
+      if (typeof extra.idToken.auth_time === 'number')
+        rows.push([CLAIM_LABELS['auth_time'] ?? 'auth_time', new Date(extra.idToken.auth_time * 1000).toISOString()]);
       for (const claim of requestedClaims(extra.requestedScopes)) {
         const label = CLAIM_LABELS[claim] ?? claim;
         if (claim === 'com.vendor.proof') {
-          rows.push([label, proof.length ? proof.map((item) => `${item.id} (${item.content_type}, ${item.size} bytes)`).join('; ') : 'not shared']);
+          rows.push([
+            label,
+            proof.length
+              ? proof.map((item) => `${item.id} (${item.content_type}, ${item.size} bytes)`).join('; ')
+              : 'not shared',
+          ]);
           continue;
         }
         rows.push([label, notShared.includes(claim) ? 'not shared' : display(extra.claims[claim])]);

@@ -4,14 +4,31 @@
  * RFC 5480). The signature value a service returns for a hash is checked here against the certificate.
  */
 import { X509Certificate, constants, timingSafeEqual, type KeyObject } from 'node:crypto';
-import { Asn1StructureError, decode, derNull, explicit, explicitInner, isContext, objectIdentifier, oid, sequence, sequenceItems, smallInteger, integerValue } from './der.js';
+import {
+  Asn1StructureError,
+  decode,
+  derNull,
+  explicit,
+  explicitInner,
+  isContext,
+  objectIdentifier,
+  oid,
+  sequence,
+  sequenceItems,
+  smallInteger,
+  integerValue,
+} from './der.js';
 import { curveOf, maxDerSignatureLength, verifyEcdsaHash, type CurveName } from './ecdsa.js';
 import { OID } from './oids.js';
 import { digestLength, openRsaSignature, verifyPssHash } from './rsa-pss.js';
 
 export type DigestName = 'sha256' | 'sha384' | 'sha512';
 export const DIGEST_NAMES: readonly DigestName[] = ['sha256', 'sha384', 'sha512'];
-export const DIGEST_OID: Readonly<Record<DigestName, string>> = { sha256: OID.sha256, sha384: OID.sha384, sha512: OID.sha512 };
+export const DIGEST_OID: Readonly<Record<DigestName, string>> = {
+  sha256: OID.sha256,
+  sha384: OID.sha384,
+  sha512: OID.sha512,
+};
 
 export type SignatureScheme =
   | { kind: 'rsa-pkcs1'; digest: DigestName }
@@ -66,7 +83,11 @@ export function signatureAlgorithmIdentifier(scheme: SignatureScheme): Uint8Arra
  */
 export function pssParameters(digest: DigestName, saltLength: number): Uint8Array {
   const hash = sequence(objectIdentifier(DIGEST_OID[digest]), derNull);
-  return sequence(explicit(0, hash), explicit(1, sequence(objectIdentifier(OID.mgf1), hash)), explicit(2, smallInteger(saltLength)));
+  return sequence(
+    explicit(0, hash),
+    explicit(1, sequence(objectIdentifier(OID.mgf1), hash)),
+    explicit(2, smallInteger(saltLength)),
+  );
 }
 
 /**
@@ -81,13 +102,21 @@ export function readPssParameters(der: Uint8Array): { digest: DigestName; saltLe
     const mgfField = field(1);
     const saltField = field(2);
     const trailerField = field(3);
-    if (!hashField || !mgfField || fields.length !== [hashField, mgfField, saltField, trailerField].filter(Boolean).length) return undefined;
-    const digest = digestOfOid(oid(sequenceItems(explicitInner(hashField, 0, 'hashAlgorithm'), 'hashAlgorithm')[0], 'hashAlgorithm'));
+    if (
+      !hashField ||
+      !mgfField ||
+      fields.length !== [hashField, mgfField, saltField, trailerField].filter(Boolean).length
+    )
+      return undefined;
+    const digest = digestOfOid(
+      oid(sequenceItems(explicitInner(hashField, 0, 'hashAlgorithm'), 'hashAlgorithm')[0], 'hashAlgorithm'),
+    );
     const [mgf, mgfHash] = sequenceItems(explicitInner(mgfField, 1, 'maskGenAlgorithm'), 'maskGenAlgorithm');
     if (oid(mgf, 'maskGenAlgorithm') !== OID.mgf1) return undefined;
     if (digestOfOid(oid(sequenceItems(mgfHash, 'MGF1 hash')[0], 'MGF1 hash')) !== digest) return undefined;
     const saltLength = saltField ? Number(integerValue(explicitInner(saltField, 2, 'saltLength'), 'saltLength')) : 20;
-    if (trailerField && integerValue(explicitInner(trailerField, 3, 'trailerField'), 'trailerField') !== 1n) return undefined;
+    if (trailerField && integerValue(explicitInner(trailerField, 3, 'trailerField'), 'trailerField') !== 1n)
+      return undefined;
     return digest && saltLength >= 0 && saltLength <= 512 ? { digest, saltLength } : undefined;
   } catch (error) {
     if (error instanceof Asn1StructureError) return undefined;
@@ -101,7 +130,8 @@ export function maxSignatureLength(scheme: SignatureScheme, keyBits: number): nu
 }
 
 /** The signer's key as esign can sign with it: RSA with its length, or EC on a curve it knows. */
-export type SignerKey = { type: 'rsa'; bits: number } | { type: 'ec'; curve: CurveName; bits: number } | { type: 'other'; name: string };
+export type SignerKey =
+  { type: 'rsa'; bits: number } | { type: 'ec'; curve: CurveName; bits: number } | { type: 'other'; name: string };
 
 export function signerKeyOf(certificateDer: Uint8Array): SignerKey {
   const key = new X509Certificate(certificateDer).publicKey;
@@ -131,11 +161,20 @@ function publicKeyOf(certificateDer: Uint8Array): KeyObject {
  * by the certificate's key, else undefined. An ECDSA value may come as DER or as raw r||s; it is
  * returned as DER. Wrong lengths and encodings are refused.
  */
-export function acceptedSignatureValue(certificateDer: Uint8Array, scheme: SignatureScheme, hash: Uint8Array, signature: Uint8Array): Uint8Array | undefined {
+export function acceptedSignatureValue(
+  certificateDer: Uint8Array,
+  scheme: SignatureScheme,
+  hash: Uint8Array,
+  signature: Uint8Array,
+): Uint8Array | undefined {
   if (hash.length !== digestLength(scheme.digest)) return undefined;
   const publicKey = publicKeyOf(certificateDer);
-  if (scheme.kind === 'ecdsa') return curveOf(publicKey) === scheme.curve ? verifyEcdsaHash(publicKey, hash, signature) : undefined;
-  if (scheme.kind === 'rsa-pss') return verifyPssHash(publicKey, hash, signature, { hash: scheme.digest, saltLength: scheme.saltLength }) ? signature : undefined;
+  if (scheme.kind === 'ecdsa')
+    return curveOf(publicKey) === scheme.curve ? verifyEcdsaHash(publicKey, hash, signature) : undefined;
+  if (scheme.kind === 'rsa-pss')
+    return verifyPssHash(publicKey, hash, signature, { hash: scheme.digest, saltLength: scheme.saltLength })
+      ? signature
+      : undefined;
   const decoded = openRsaSignature(publicKey, signature, constants.RSA_PKCS1_PADDING);
   const expected = digestInfo(scheme.digest, hash);
   return decoded && decoded.length === expected.length && timingSafeEqual(decoded, expected) ? signature : undefined;

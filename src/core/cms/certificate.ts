@@ -3,7 +3,18 @@
  * re-encoding anything: issuer and serial number (IssuerAndSerialNumber, ESSCertIDv2), subject key
  * identifier (SignerIdentifier), and extensions with their criticality (the TSA's extended key usage).
  */
-import { Asn1StructureError, booleanValue, decode, encoded, explicitInner, integerHex, isContext, octets, oid, sequenceItems } from './der.js';
+import {
+  Asn1StructureError,
+  booleanValue,
+  decode,
+  encoded,
+  explicitInner,
+  integerHex,
+  isContext,
+  octets,
+  oid,
+  sequenceItems,
+} from './der.js';
 import type { Block } from './der.js';
 import { OID } from './oids.js';
 import { memoByContent } from './content-memo.js';
@@ -46,7 +57,8 @@ function readCertificateFields(der: Uint8Array): CertificateInfo {
   const serial = fields[offset];
   const issuer = fields[offset + 2];
   const subject = fields[offset + 4];
-  if (serial === undefined || issuer === undefined || subject === undefined) throw new Asn1StructureError('tbsCertificate: too few fields');
+  if (serial === undefined || issuer === undefined || subject === undefined)
+    throw new Asn1StructureError('tbsCertificate: too few fields');
   sequenceItems(issuer, 'issuer');
   sequenceItems(subject, 'subject');
   const extensionsBlock = fields.slice(offset + 6).find((field) => isContext(field, 3));

@@ -21,19 +21,36 @@ import { verifySignerInfo } from './verify-signer.js';
 
 const root = issueTestCertificate({ commonName: 'Fuzz Root', ca: true });
 const signer = issueTestCertificate({ commonName: 'Fuzz Signer', issuer: root });
-const tsa = issueTestCertificate({ commonName: 'Fuzz TSA', issuer: root, extendedKeyUsage: { purposes: [OID.kpTimeStamping], critical: true } });
+const tsa = issueTestCertificate({
+  commonName: 'Fuzz TSA',
+  issuer: root,
+  extendedKeyUsage: { purposes: [OID.kpTimeStamping], critical: true },
+});
 const sha256 = (data: Uint8Array | string): Uint8Array => new Uint8Array(createHash('sha256').update(data).digest());
 const contentDigest = sha256('fuzzed content');
 const nonce = Uint8Array.from([0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef]);
 
 function timeStampToken(imprint: Uint8Array, certificates: Uint8Array[] = [tsa.der]): Uint8Array {
-  const tstInfo = buildTstInfo({ policy: TSA_POLICY, hashAlgorithm: OID.sha256, hashedMessage: imprint, serialNumber: Uint8Array.of(0x0a, 0xbc), genTime: new Date('2025-05-06T07:08:09Z'), accuracy: { seconds: 1 }, nonce, tsaName: testName('Fuzz TSA') });
+  const tstInfo = buildTstInfo({
+    policy: TSA_POLICY,
+    hashAlgorithm: OID.sha256,
+    hashedMessage: imprint,
+    serialNumber: Uint8Array.of(0x0a, 0xbc),
+    genTime: new Date('2025-05-06T07:08:09Z'),
+    accuracy: { seconds: 1 },
+    nonce,
+    tsaName: testName('Fuzz TSA'),
+  });
   return buildTimeStampToken({ tstInfo, signerCertificate: tsa.der, privateKey: tsa.privateKey, certificates });
 }
 
 function cms(signingTime?: Date, timestamped = false): Uint8Array {
   const attributes = buildSignedAttributes({ contentDigest, signerCertificate: signer.der, signingTime });
-  const der = buildSignedData({ signedAttributesDer: attributes.der, signatureValue: new Uint8Array(sign('sha256', attributes.der, signer.privateKey)), certificates: [signer.der, root.der] });
+  const der = buildSignedData({
+    signedAttributesDer: attributes.der,
+    signatureValue: new Uint8Array(sign('sha256', attributes.der, signer.privateKey)),
+    certificates: [signer.der, root.der],
+  });
   return timestamped ? addSignatureTimestamp(der, timeStampToken(sha256(signatureValueOf(der)))) : der;
 }
 
@@ -42,9 +59,16 @@ const imprint = sha256('signature value');
 const respSeeds = [
   buildTimeStampResp({ status: 0, token: timeStampToken(imprint) }),
   buildTimeStampResp({ status: 0, token: timeStampToken(imprint, []) }),
-  buildTimeStampResp({ status: 2, statusString: 'The request is badly formed.', failInfo: ['badDataFormat', 'badAlg'] }),
+  buildTimeStampResp({
+    status: 2,
+    statusString: 'The request is badly formed.',
+    failInfo: ['badDataFormat', 'badAlg'],
+  }),
 ];
-const reqSeeds = [buildTimeStampReq({ imprint, nonce }), buildTimeStampReq({ imprint, nonce, certReq: false, policy: null })];
+const reqSeeds = [
+  buildTimeStampReq({ imprint, nonce }),
+  buildTimeStampReq({ imprint, nonce, certReq: false, policy: null }),
+];
 
 describe('DER decoders under mutation', () => {
   it('CMS SignedData: parseSignedData and verifySignerInfo end in a value or a typed EsignError', () => {
@@ -57,7 +81,9 @@ describe('DER decoders under mutation', () => {
           return;
         }
         parsed++;
-        const check = outcome('verifySignerInfo', () => verifySignerInfo(result.value, { contentDigest, requireSigningCertificate: true }));
+        const check = outcome('verifySignerInfo', () =>
+          verifySignerInfo(result.value, { contentDigest, requireSigningCertificate: true }),
+        );
         if (check.ok && check.value.valid) {
           // Still valid after a mutation only if the mutation left the signed parts alone.
           expect(result.value.signerCertificate).toBeDefined();
@@ -71,7 +97,9 @@ describe('DER decoders under mutation', () => {
   it('TimeStampResp: processTimeStampResp ends in a value or a TSA_* EsignError', () => {
     fc.assert(
       fc.property(mutatedInput(respSeeds), fc.boolean(), (input, anchored) => {
-        const result = outcome('processTimeStampResp', () => processTimeStampResp(input.bytes, { imprint, nonce, ...(anchored ? { trustAnchors: [root.der] } : {}) }));
+        const result = outcome('processTimeStampResp', () =>
+          processTimeStampResp(input.bytes, { imprint, nonce, ...(anchored ? { trustAnchors: [root.der] } : {}) }),
+        );
         if (!result.ok) expect(result.error.code).toMatch(/^TSA_/);
       }),
       fuzzParams(1200),

@@ -65,7 +65,9 @@ describe('DER writer', () => {
     expect(time(new Date('2025-03-04T05:06:07.999Z'))[0]).toBe(0x17);
     expect(text(time(new Date('2025-03-04T05:06:07.999Z')))).toBe('250304050607Z');
     expect(time(new Date('2050-01-01T00:00:00Z'))[0]).toBe(0x18);
-    expect(timeValue(decode(generalizedTime(new Date('2025-03-04T05:06:07.12Z')), 't'), 't').toISOString()).toBe('2025-03-04T05:06:07.120Z');
+    expect(timeValue(decode(generalizedTime(new Date('2025-03-04T05:06:07.12Z')), 't'), 't').toISOString()).toBe(
+      '2025-03-04T05:06:07.120Z',
+    );
   });
 });
 
@@ -77,7 +79,8 @@ describe('DER reader', () => {
   });
 
   const bytes = (hexText: string): Uint8Array => Uint8Array.from(Buffer.from(hexText.replace(/\s/g, ''), 'hex'));
-  const textTime = (tag: number, text: string): string => timeValue(decode(Uint8Array.of(tag, text.length, ...Buffer.from(text, 'latin1')), 't'), 't').toISOString();
+  const textTime = (tag: number, text: string): string =>
+    timeValue(decode(Uint8Array.of(tag, text.length, ...Buffer.from(text, 'latin1')), 't'), 't').toISOString();
 
   it('reads BER indefinite lengths and constructed OCTET STRINGs, with views of the exact encoding', () => {
     const der = bytes('30 80  24 80 04 02 0102 04 01 03 0000  a1 03 010100  0000');
@@ -100,8 +103,12 @@ describe('DER reader', () => {
     expect(() => oid(decode(bytes('06 02 2a 86'), 'o'), 'o')).toThrow(/malformed/);
     expect(() => oid(decode(bytes('06 03 2a 80 01'), 'o'), 'o')).toThrow(/malformed/);
     const uuidArc = 'e8f0c1a2b3c4d5e6f708192a3b4c5d6e';
-    expect(oid(decode(objectIdentifier(`2.25.${BigInt(`0x${uuidArc}`)}`), 'o'), 'o')).toBe(`2.25.${BigInt(`0x${uuidArc}`)}`);
-    expect(() => oid(decode(Uint8Array.of(0x06, 0x7f, ...new Array<number>(126).fill(0xff), 0x01), 'o'), 'o')).toThrow(/arc too long/);
+    expect(oid(decode(objectIdentifier(`2.25.${BigInt(`0x${uuidArc}`)}`), 'o'), 'o')).toBe(
+      `2.25.${BigInt(`0x${uuidArc}`)}`,
+    );
+    expect(() => oid(decode(Uint8Array.of(0x06, 0x7f, ...new Array<number>(126).fill(0xff), 0x01), 'o'), 'o')).toThrow(
+      /arc too long/,
+    );
   });
 
   it('reads UTCTime (1950–2049), GeneralizedTime with fractions and offsets, and refuses impossible dates', () => {
@@ -114,7 +121,15 @@ describe('DER reader', () => {
     expect(textTime(0x17, '250304050607-0200')).toBe('2025-03-04T07:06:07.000Z');
     expect(textTime(0x18, '00500101000000Z')).toBe('0050-01-01T00:00:00.000Z');
     expect(textTime(0x18, '20240229120000Z')).toBe('2024-02-29T12:00:00.000Z');
-    for (const [tag, text] of [[0x18, '20250230050607Z'], [0x18, '20250229050607Z'], [0x18, '20250304250607Z'], [0x17, '25030405060Z'], [0x18, 'yesterday'], [0x18, '20250304050607+9999'], [0x18, '2024010112.5Z']] as const) {
+    for (const [tag, text] of [
+      [0x18, '20250230050607Z'],
+      [0x18, '20250229050607Z'],
+      [0x18, '20250304250607Z'],
+      [0x17, '25030405060Z'],
+      [0x18, 'yesterday'],
+      [0x18, '20250304050607+9999'],
+      [0x18, '2024010112.5Z'],
+    ] as const) {
       expect(() => textTime(tag, text)).toThrow(/expected a time/);
     }
   });
@@ -139,7 +154,9 @@ describe('DER reader', () => {
 
 describe('BER with indefinite lengths (NSS, openssl cms -stream)', () => {
   // SEQUENCE(indef) { INTEGER 5, [0](indef) { OCTET STRING 'ab' } } followed by /Contents zero padding.
-  const ber = Uint8Array.from([0x30, 0x80, 0x02, 0x01, 0x05, 0xa0, 0x80, 0x04, 0x02, 0x61, 0x62, 0x00, 0x00, 0x00, 0x00]);
+  const ber = Uint8Array.from([
+    0x30, 0x80, 0x02, 0x01, 0x05, 0xa0, 0x80, 0x04, 0x02, 0x61, 0x62, 0x00, 0x00, 0x00, 0x00,
+  ]);
   const padded = Uint8Array.from([...ber, 0, 0, 0, 0, 0, 0]);
 
   it('decodePrefix reads one element up to its end-of-contents octets and ignores the padding after it', () => {
@@ -159,7 +176,9 @@ describe('BER with indefinite lengths (NSS, openssl cms -stream)', () => {
   });
 
   it('an indefinite length that never ends, or on a primitive element, is refused', () => {
-    expect(() => decodePrefix(Uint8Array.from([0x30, 0x80, 0x02, 0x01, 0x05]), 'cms')).toThrow(/not ASN.1 \(truncated\)/);
+    expect(() => decodePrefix(Uint8Array.from([0x30, 0x80, 0x02, 0x01, 0x05]), 'cms')).toThrow(
+      /not ASN.1 \(truncated\)/,
+    );
     expect(() => decodePrefix(Uint8Array.from([0x04, 0x80, 0x00, 0x00]), 'cms')).toThrow(/primitive/);
   });
 });

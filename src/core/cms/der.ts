@@ -147,7 +147,10 @@ function utcDigits(date: Date): string {
 export function generalizedTime(date: Date): Uint8Array {
   const millis = date.getUTCMilliseconds();
   const fraction = millis === 0 ? '' : `.${pad(millis, 3).replace(/0+$/, '')}`;
-  return tlv(Tag.generalizedTime, new TextEncoder().encode(`${pad(date.getUTCFullYear(), 4)}${utcDigits(date)}${fraction}Z`));
+  return tlv(
+    Tag.generalizedTime,
+    new TextEncoder().encode(`${pad(date.getUTCFullYear(), 4)}${utcDigits(date)}${fraction}Z`),
+  );
 }
 
 /** X.509/CMS Time: UTCTime for 1950–2049, GeneralizedTime otherwise (RFC 5652 §11.3); whole seconds. */
@@ -199,7 +202,8 @@ export function decode(bytes: Uint8Array, what: string): Block {
     if (error instanceof DecodeError) throw new Asn1StructureError(`${what}: not ASN.1 (${error.message})`);
     throw error;
   }
-  if (block.encoded.length !== bytes.length) throw new Asn1StructureError(`${what}: ${bytes.length - block.encoded.length} trailing bytes`);
+  if (block.encoded.length !== bytes.length)
+    throw new Asn1StructureError(`${what}: ${bytes.length - block.encoded.length} trailing bytes`);
   return block;
 }
 
@@ -225,11 +229,18 @@ export function decodePrefix(bytes: Uint8Array, what: string): Block {
 export function definiteEncoding(block: Block): Uint8Array {
   if (!hasIndefiniteLength(block)) return block.encoded;
   const content = concatBytes(block.items.map(definiteEncoding));
-  return concatBytes([block.encoded.subarray(0, identifierLength(block.encoded)), lengthOctets(content.length), content]);
+  return concatBytes([
+    block.encoded.subarray(0, identifierLength(block.encoded)),
+    lengthOctets(content.length),
+    content,
+  ]);
 }
 
 function hasIndefiniteLength(block: Block): boolean {
-  return block.constructed && (block.encoded[identifierLength(block.encoded)] === 0x80 || block.items.some(hasIndefiniteLength));
+  return (
+    block.constructed &&
+    (block.encoded[identifierLength(block.encoded)] === 0x80 || block.items.some(hasIndefiniteLength))
+  );
 }
 
 /** Octets of the identifier (tag) at the start of an encoding: one, or more for tag numbers ≥ 31. */
@@ -297,7 +308,7 @@ function check(bytes: Uint8Array, start: number, limit: number, depth: number): 
   }
   const end = at + length;
   if (end > limit) throw new DecodeError(`length ${length} runs past the end`);
-  if (constructed) for (let offset = at; offset < end; ) offset = check(bytes, offset, end, depth + 1);
+  if (constructed) for (let offset = at; offset < end;) offset = check(bytes, offset, end, depth + 1);
   return end;
 }
 
@@ -338,7 +349,7 @@ class DecodedBlock implements Block {
     const { contentStart, contentEnd } = this.extent;
     // Checked when the outermost element was read: here each item's extent is only found again.
     if (this.constructed) {
-      for (let offset = contentStart; offset < contentEnd; ) {
+      for (let offset = contentStart; offset < contentEnd;) {
         const extent = extentOf(this.bytes, offset);
         items.push(new DecodedBlock(this.bytes, offset, extent));
         offset = extent.end;
@@ -411,13 +422,15 @@ export function setItems(block: Block | undefined, what: string): Block[] {
 export function explicitInner(block: Block | undefined, tagNumber: number, what: string): Block {
   if (!isContext(block, tagNumber)) throw new Asn1StructureError(`${what}: expected [${tagNumber}]`);
   const [inner, extra] = children(block, what);
-  if (inner === undefined || extra !== undefined) throw new Asn1StructureError(`${what}: expected one element in [${tagNumber}]`);
+  if (inner === undefined || extra !== undefined)
+    throw new Asn1StructureError(`${what}: expected one element in [${tagNumber}]`);
   return inner;
 }
 
 /** Content of a primitive universal element with the given tag. */
 function primitive(block: Block | undefined, tagNumber: number, expected: string, what: string): Uint8Array {
-  if (!isUniversal(block, tagNumber) || block === undefined || block.constructed) throw new Asn1StructureError(`${what}: expected ${expected}`);
+  if (!isUniversal(block, tagNumber) || block === undefined || block.constructed)
+    throw new Asn1StructureError(`${what}: expected ${expected}`);
   return block.content;
 }
 
@@ -426,7 +439,10 @@ const MAX_ARC_BYTES = 20;
 export function oid(block: Block | undefined, what: string): string {
   const content = primitive(block, Tag.objectIdentifier, 'an OBJECT IDENTIFIER', what);
   // The same few OIDs come in every token, response and certificate: each is read once (well-formed ones only are kept).
-  const key = content.length <= 32 ? Buffer.from(content.buffer, content.byteOffset, content.length).toString('latin1') : undefined;
+  const key =
+    content.length <= 32
+      ? Buffer.from(content.buffer, content.byteOffset, content.length).toString('latin1')
+      : undefined;
   const known = key === undefined ? undefined : readOids.get(key);
   if (known !== undefined) return known;
   const dotted = readObjectIdentifier(content, what);
@@ -436,7 +452,8 @@ export function oid(block: Block | undefined, what: string): string {
 const readOids = new Map<string, string>();
 
 function readObjectIdentifier(content: Uint8Array, what: string): string {
-  if (content.length === 0 || ((content[content.length - 1] as number) & 0x80) !== 0) throw new Asn1StructureError(`${what}: malformed OBJECT IDENTIFIER`);
+  if (content.length === 0 || ((content[content.length - 1] as number) & 0x80) !== 0)
+    throw new Asn1StructureError(`${what}: malformed OBJECT IDENTIFIER`);
   const arcs: bigint[] = [];
   let value = 0n;
   let arcBytes = 0;
@@ -476,7 +493,9 @@ export function integerHex(block: Block | undefined, what: string): string {
 
 /** Lower-case hex of a big-endian magnitude without leading zero bytes, so equal numbers compare equal. */
 export function magnitudeHex(bytes: Uint8Array): string {
-  const hex = Buffer.from(bytes).toString('hex').replace(/^(00)+/, '');
+  const hex = Buffer.from(bytes)
+    .toString('hex')
+    .replace(/^(00)+/, '');
   return hex === '' ? '00' : hex;
 }
 
@@ -484,7 +503,8 @@ export function magnitudeHex(bytes: Uint8Array): string {
 export function octets(block: Block | undefined, what: string): Uint8Array {
   if (block === undefined) throw new Asn1StructureError(`${what}: missing`);
   const isOctetString = isUniversal(block, Tag.octetString);
-  if (!isOctetString && block.tagClass !== TagClass.context) throw new Asn1StructureError(`${what}: expected an OCTET STRING`);
+  if (!isOctetString && block.tagClass !== TagClass.context)
+    throw new Asn1StructureError(`${what}: expected an OCTET STRING`);
   if (block.constructed) {
     if (!isOctetString) throw new Asn1StructureError(`${what}: expected an OCTET STRING`);
     return concatBytes(block.items.map((part) => octets(part, what)));
@@ -502,7 +522,8 @@ export function booleanValue(block: Block | undefined, what: string): boolean {
 export function bitStringValue(block: Block | undefined, what: string): { bytes: Uint8Array; unusedBits: number } {
   const content = primitive(block, Tag.bitString, 'a BIT STRING', what);
   const unusedBits = content[0];
-  if (unusedBits === undefined || unusedBits > 7 || (content.length === 1 && unusedBits !== 0)) throw new Asn1StructureError(`${what}: malformed BIT STRING`);
+  if (unusedBits === undefined || unusedBits > 7 || (content.length === 1 && unusedBits !== 0))
+    throw new Asn1StructureError(`${what}: malformed BIT STRING`);
   return { bytes: content.subarray(1), unusedBits };
 }
 
@@ -512,11 +533,14 @@ const GENERALIZED_TIME = /^(\d{4})(\d{2})(\d{2})(\d{2})(?:(\d{2})(?:(\d{2})(?:[.
 /** UTCTime (years 1950–2049) or GeneralizedTime as a Date; a GeneralizedTime without zone is read as UTC. */
 export function timeValue(block: Block | undefined, what: string): Date {
   const isUtc = isUniversal(block, Tag.utcTime);
-  if (block === undefined || block.constructed || !(isUtc || isUniversal(block, Tag.generalizedTime))) throw new Asn1StructureError(`${what}: expected a time`);
+  if (block === undefined || block.constructed || !(isUtc || isUniversal(block, Tag.generalizedTime)))
+    throw new Asn1StructureError(`${what}: expected a time`);
   const text = Buffer.from(block.content).toString('latin1');
   const match = (isUtc ? UTC_TIME : GENERALIZED_TIME).exec(text);
   if (!match) throw new Asn1StructureError(`${what}: expected a time`);
-  const [, y, mo, d, h, mi = '00', sec = '00', fraction = '', zone = 'Z'] = isUtc ? [match[0], ...match.slice(1, 6), match[6], '', match[7]] : match;
+  const [, y, mo, d, h, mi = '00', sec = '00', fraction = '', zone = 'Z'] = isUtc
+    ? [match[0], ...match.slice(1, 6), match[6], '', match[7]]
+    : match;
   const year = isUtc ? (Number(y) < 50 ? 2000 : 1900) + Number(y) : Number(y);
   const millis = Number(`${fraction}000`.slice(0, 3));
   const check = new Date(Date.UTC(2000, Number(mo) - 1, Number(d), Number(h), Number(mi), Number(sec), millis));
@@ -524,7 +548,15 @@ export function timeValue(block: Block | undefined, what: string): Date {
   let epoch = check.getTime();
   const zoneHours = Number(zone.slice(1, 3));
   const zoneMinutes = Number(zone.slice(3, 5));
-  if (Number.isNaN(epoch) || check.getUTCMonth() !== Number(mo) - 1 || check.getUTCDate() !== Number(d) || Number(h) > 23 || Number(mi) > 59 || Number(sec) > 59 || (zone !== 'Z' && (zoneHours > 23 || zoneMinutes > 59))) {
+  if (
+    Number.isNaN(epoch) ||
+    check.getUTCMonth() !== Number(mo) - 1 ||
+    check.getUTCDate() !== Number(d) ||
+    Number(h) > 23 ||
+    Number(mi) > 59 ||
+    Number(sec) > 59 ||
+    (zone !== 'Z' && (zoneHours > 23 || zoneMinutes > 59))
+  ) {
     throw new Asn1StructureError(`${what}: expected a time`);
   }
   if (zone !== 'Z') epoch -= (zone.startsWith('-') ? -1 : 1) * (zoneHours * 60 + zoneMinutes) * 60_000;
@@ -552,7 +584,10 @@ function utf32be(content: Uint8Array): string {
 
 /** Any of the ASN.1 string types as text. */
 export function stringValue(block: Block | undefined, what: string): string {
-  const decodeText = block !== undefined && block.tagClass === TagClass.universal && !block.constructed ? STRING_DECODERS[block.tagNumber] : undefined;
+  const decodeText =
+    block !== undefined && block.tagClass === TagClass.universal && !block.constructed
+      ? STRING_DECODERS[block.tagNumber]
+      : undefined;
   if (block === undefined || decodeText === undefined) throw new Asn1StructureError(`${what}: expected a string`);
   try {
     return decodeText(block.content);

@@ -39,7 +39,10 @@ const CURVES: Readonly<Record<CurveName, Curve>> = {
     p: hex('ffffffff00000001000000000000000000000000ffffffffffffffffffffffff'),
     b: hex('5ac635d8aa3a93e7b3ebbd55769886bc651d06b0cc53b0f63bce3c3e27d2604b'),
     n: hex('ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551'),
-    g: { x: hex('6b17d1f2e12c4247f8bce6e563a440f277037d812deb33a0f4a13945d898c296'), y: hex('4fe342e2fe1a7f9b8ee7eb4a7c0f9e162bce33576b315ececbb6406837bf51f5') },
+    g: {
+      x: hex('6b17d1f2e12c4247f8bce6e563a440f277037d812deb33a0f4a13945d898c296'),
+      y: hex('4fe342e2fe1a7f9b8ee7eb4a7c0f9e162bce33576b315ececbb6406837bf51f5'),
+    },
     size: 32,
     bits: 256,
   },
@@ -56,11 +59,19 @@ const CURVES: Readonly<Record<CurveName, Curve>> = {
   },
   'P-521': {
     p: (1n << 521n) - 1n,
-    b: hex('51953eb9618e1c9a1f929a21a0b68540eea2da725b99b315f3b8b489918ef109e156193951ec7e937b1652c0bd3bb1bf073573df883d2c34f1ef451fd46b503f00'),
-    n: hex('1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffa51868783bf2f966b7fcc0148f709a5d03bb5c9b8899c47aebb6fb71e91386409'),
+    b: hex(
+      '51953eb9618e1c9a1f929a21a0b68540eea2da725b99b315f3b8b489918ef109e156193951ec7e937b1652c0bd3bb1bf073573df883d2c34f1ef451fd46b503f00',
+    ),
+    n: hex(
+      '1fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffa51868783bf2f966b7fcc0148f709a5d03bb5c9b8899c47aebb6fb71e91386409',
+    ),
     g: {
-      x: hex('c6858e06b70404e9cd9e3ecb662395b4429c648139053fb521f828af606b4d3dbaa14b5e77efe75928fe1dc127a2ffa8de3348b3c1856a429bf97e7e31c2e5bd66'),
-      y: hex('11839296a789a3bc0045c8a5fb42c7d1bd998f54449579b446817afbd17273e662c97ee72995ef42640c550b9013fad0761353c7086a272c24088be94769fd16650'),
+      x: hex(
+        'c6858e06b70404e9cd9e3ecb662395b4429c648139053fb521f828af606b4d3dbaa14b5e77efe75928fe1dc127a2ffa8de3348b3c1856a429bf97e7e31c2e5bd66',
+      ),
+      y: hex(
+        '11839296a789a3bc0045c8a5fb42c7d1bd998f54449579b446817afbd17273e662c97ee72995ef42640c550b9013fad0761353c7086a272c24088be94769fd16650',
+      ),
     },
     size: 66,
     bits: 521,
@@ -71,7 +82,13 @@ const CURVES: Readonly<Record<CurveName, Curve>> = {
 export function curveOf(key: KeyObject): CurveName | undefined {
   if (key.asymmetricKeyType !== 'ec') return undefined;
   const named = key.asymmetricKeyDetails?.namedCurve;
-  return named === 'prime256v1' ? 'P-256' : named === 'secp384r1' ? 'P-384' : named === 'secp521r1' ? 'P-521' : undefined;
+  return named === 'prime256v1'
+    ? 'P-256'
+    : named === 'secp384r1'
+      ? 'P-384'
+      : named === 'secp521r1'
+        ? 'P-521'
+        : undefined;
 }
 
 /** Most bytes a DER Ecdsa-Sig-Value takes on the curve: two INTEGERs with a sign byte each, in a SEQUENCE. */
@@ -101,7 +118,11 @@ export function verifyEcdsaHash(publicKey: KeyObject, hash: Uint8Array, signatur
 }
 
 /** An ECDSA signature over `hash` with an EC private key, DER or P1363. For the sandbox and tests. */
-export function signEcdsaHash(privateKey: KeyObject, hash: Uint8Array, encoding: 'der' | 'ieee-p1363' = 'der'): Uint8Array {
+export function signEcdsaHash(
+  privateKey: KeyObject,
+  hash: Uint8Array,
+  encoding: 'der' | 'ieee-p1363' = 'der',
+): Uint8Array {
   const name = curveOf(privateKey);
   if (name === undefined) throw new RangeError('signEcdsaHash needs a P-256, P-384 or P-521 private key');
   const curve = CURVES[name];
@@ -113,7 +134,9 @@ export function signEcdsaHash(privateKey: KeyObject, hash: Uint8Array, encoding:
     const r = (point?.x ?? 0n) % curve.n;
     const s = (modInverse(k, curve.n) * ((e + r * d) % curve.n)) % curve.n;
     if (r === 0n || s === 0n) continue;
-    return encoding === 'der' ? encodeDer(r, s) : Uint8Array.from([...bigIntToBytes(r, curve.size), ...bigIntToBytes(s, curve.size)]);
+    return encoding === 'der'
+      ? encodeDer(r, s)
+      : Uint8Array.from([...bigIntToBytes(r, curve.size), ...bigIntToBytes(s, curve.size)]);
   }
 }
 
@@ -127,7 +150,8 @@ export function p1363ToDer(signature: Uint8Array, curve: CurveName): Uint8Array 
 /** r and s from a DER Ecdsa-Sig-Value in canonical form, else from P1363 of the curve's size; both in [1, n−1]. */
 function readSignature(signature: Uint8Array, curve: Curve): { r: bigint; s: bigint } | undefined {
   let rs = readDer(signature);
-  if (!rs && signature.length === 2 * curve.size) rs = { r: bytesToBigInt(signature.subarray(0, curve.size)), s: bytesToBigInt(signature.subarray(curve.size)) };
+  if (!rs && signature.length === 2 * curve.size)
+    rs = { r: bytesToBigInt(signature.subarray(0, curve.size)), s: bytesToBigInt(signature.subarray(curve.size)) };
   if (!rs || rs.r <= 0n || rs.s <= 0n || rs.r >= curve.n || rs.s >= curve.n) return undefined;
   return rs;
 }
@@ -175,7 +199,11 @@ function multiplyTwo(p: Affine, a: bigint, q: Affine, b: bigint, curve: Curve): 
   const tables = [table(p, curve), table(q, curve)];
   const bits = BigInt(Math.max(a.toString(2).length, b.toString(2).length));
   let result = INFINITY;
-  for (let shift = ((bits + WINDOW_BITS - 1n) / WINDOW_BITS) * WINDOW_BITS - WINDOW_BITS; shift >= 0n; shift -= WINDOW_BITS) {
+  for (
+    let shift = ((bits + WINDOW_BITS - 1n) / WINDOW_BITS) * WINDOW_BITS - WINDOW_BITS;
+    shift >= 0n;
+    shift -= WINDOW_BITS
+  ) {
     for (let i = 0n; i < WINDOW_BITS; i++) result = double(result, curve);
     result = add(result, tables[0]![Number((a >> shift) & 15n)]!, curve);
     result = add(result, tables[1]![Number((b >> shift) & 15n)]!, curve);

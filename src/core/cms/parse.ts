@@ -87,7 +87,8 @@ export function parseSignedData(cmsDer: Uint8Array): ParsedSignedData {
 
 function readSignedData(cmsDer: Uint8Array): ParsedSignedData {
   const [contentType, content] = sequenceItems(decode(cmsDer, 'ContentInfo'), 'ContentInfo');
-  if (oid(contentType, 'ContentInfo contentType') !== OID.signedData) throw new Asn1StructureError('ContentInfo: content type is not SignedData');
+  if (oid(contentType, 'ContentInfo contentType') !== OID.signedData)
+    throw new Asn1StructureError('ContentInfo: content type is not SignedData');
   const fields = sequenceItems(explicitInner(content, 0, 'ContentInfo content'), 'SignedData');
   const [versionBlock, digestAlgorithms, encapContentInfo, ...rest] = fields;
   const version = Number(integerValue(versionBlock, 'SignedData version'));
@@ -103,9 +104,12 @@ function readSignedData(cmsDer: Uint8Array): ParsedSignedData {
         .filter((choice) => isUniversal(choice, 16))
         .map((choice) => internedCertificate(encoded(choice)))
     : [];
-  const revocationChoices = (rest.find((block) => isContext(block, 1))?.items ?? []).map((choice) => Uint8Array.from(encoded(choice)));
+  const revocationChoices = (rest.find((block) => isContext(block, 1))?.items ?? []).map((choice) =>
+    Uint8Array.from(encoded(choice)),
+  );
   const signerInfos = setItems(signerInfosBlock, 'signerInfos');
-  if (signerInfos.length !== 1) throw new Asn1StructureError(`signerInfos: expected one SignerInfo, found ${signerInfos.length}`);
+  if (signerInfos.length !== 1)
+    throw new Asn1StructureError(`signerInfos: expected one SignerInfo, found ${signerInfos.length}`);
   const signer = readSignerInfo(signerInfos[0]);
   return {
     version,
@@ -157,10 +161,18 @@ function readSignerInfo(block: Block | undefined): SignerInfoFields {
 }
 
 function readSignerIdentifier(block: Block | undefined): SignerIdentifier {
-  if (isContext(block, 0)) return { kind: 'subjectKeyIdentifier', subjectKeyIdentifier: Uint8Array.from(octets(block, 'subjectKeyIdentifier')) };
+  if (isContext(block, 0))
+    return {
+      kind: 'subjectKeyIdentifier',
+      subjectKeyIdentifier: Uint8Array.from(octets(block, 'subjectKeyIdentifier')),
+    };
   const [issuer, serial] = sequenceItems(block, 'issuerAndSerialNumber');
   sequenceItems(issuer, 'issuer');
-  return { kind: 'issuerAndSerialNumber', issuer: Uint8Array.from(encoded(issuer as Block)), serialNumber: integerHex(serial, 'serialNumber') };
+  return {
+    kind: 'issuerAndSerialNumber',
+    issuer: Uint8Array.from(encoded(issuer as Block)),
+    serialNumber: integerHex(serial, 'serialNumber'),
+  };
 }
 
 function readSignedAttributes(block: Block): ParsedSignedAttributes {
@@ -190,7 +202,10 @@ function readSignedAttributes(block: Block): ParsedSignedAttributes {
 function readAttributes(block: Block): CmsAttribute[] {
   return children(block, 'attributes').map((item) => {
     const [type, values] = sequenceItems(item, 'Attribute');
-    return { type: oid(type, 'attrType'), values: setItems(values, 'attrValues').map((value) => Uint8Array.from(encoded(value))) };
+    return {
+      type: oid(type, 'attrType'),
+      values: setItems(values, 'attrValues').map((value) => Uint8Array.from(encoded(value))),
+    };
   });
 }
 
@@ -213,7 +228,8 @@ function findSignerCertificate(certificates: Uint8Array[], sid: SignerIdentifier
       continue;
     }
     if (sid.kind === 'subjectKeyIdentifier') {
-      if (certificate.subjectKeyIdentifier && bytesEqual(certificate.subjectKeyIdentifier, sid.subjectKeyIdentifier)) return der;
+      if (certificate.subjectKeyIdentifier && bytesEqual(certificate.subjectKeyIdentifier, sid.subjectKeyIdentifier))
+        return der;
     } else if (certificate.serialNumber === sid.serialNumber && bytesEqual(certificate.issuer, sid.issuer)) {
       return der;
     }

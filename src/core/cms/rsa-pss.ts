@@ -3,7 +3,15 @@
  * node:crypto signs and verifies PSS only over data it hashes itself; a remote service returns a
  * signature over a hash, which esign checks here, and the sandbox signs with `signPssHash`.
  */
-import { constants, createHash, privateEncrypt, publicDecrypt, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
+import {
+  constants,
+  createHash,
+  privateEncrypt,
+  publicDecrypt,
+  randomBytes,
+  timingSafeEqual,
+  type KeyObject,
+} from 'node:crypto';
 
 export interface PssParameters {
   /** node:crypto name of the hash (also MGF1's). */
@@ -12,7 +20,12 @@ export interface PssParameters {
 }
 
 /** True when `signature` is an RSASSA-PSS signature over `hash` by the RSA `publicKey`, with exactly these parameters. */
-export function verifyPssHash(publicKey: KeyObject, hash: Uint8Array, signature: Uint8Array, params: PssParameters): boolean {
+export function verifyPssHash(
+  publicKey: KeyObject,
+  hash: Uint8Array,
+  signature: Uint8Array,
+  params: PssParameters,
+): boolean {
   const decrypted = openRsaSignature(publicKey, signature, constants.RSA_NO_PADDING);
   if (!decrypted) return false;
   const emBits = decrypted.bits - 1;
@@ -20,7 +33,12 @@ export function verifyPssHash(publicKey: KeyObject, hash: Uint8Array, signature:
   if (decrypted.subarray(0, decrypted.length - emLength).some((byte) => byte !== 0)) return false;
   const em = decrypted.subarray(decrypted.length - emLength);
   const hashLength = hash.length;
-  if (hashLength !== digestLength(params.hash) || emLength < hashLength + params.saltLength + 2 || em[emLength - 1] !== 0xbc) return false;
+  if (
+    hashLength !== digestLength(params.hash) ||
+    emLength < hashLength + params.saltLength + 2 ||
+    em[emLength - 1] !== 0xbc
+  )
+    return false;
   const topMask = 0xff >> (8 * emLength - emBits);
   const maskedDb = em.subarray(0, emLength - hashLength - 1);
   const h = em.subarray(emLength - hashLength - 1, emLength - 1);
@@ -37,7 +55,8 @@ export function verifyPssHash(publicKey: KeyObject, hash: Uint8Array, signature:
 /** An RSASSA-PSS signature over `hash` with an RSA private key. For the sandbox and tests. */
 export function signPssHash(privateKey: KeyObject, hash: Uint8Array, params: PssParameters): Uint8Array {
   const bits = privateKey.asymmetricKeyDetails?.modulusLength;
-  if (privateKey.asymmetricKeyType !== 'rsa' || bits === undefined) throw new RangeError('signPssHash needs an RSA private key');
+  if (privateKey.asymmetricKeyType !== 'rsa' || bits === undefined)
+    throw new RangeError('signPssHash needs an RSA private key');
   const emBits = bits - 1;
   const emLength = Math.ceil(emBits / 8);
   const hashLength = hash.length;
@@ -59,9 +78,14 @@ export function signPssHash(privateKey: KeyObject, hash: Uint8Array, params: Pss
  * The RSA public-key operation on a signature as long as the modulus, with `padding` removed
  * (RSA_NO_PADDING: none); undefined for another key type, another length, or a padding error.
  */
-export function openRsaSignature(publicKey: KeyObject, signature: Uint8Array, padding: number): (Buffer & { bits: number }) | undefined {
+export function openRsaSignature(
+  publicKey: KeyObject,
+  signature: Uint8Array,
+  padding: number,
+): (Buffer & { bits: number }) | undefined {
   const bits = publicKey.asymmetricKeyDetails?.modulusLength;
-  if (publicKey.asymmetricKeyType !== 'rsa' || bits === undefined || signature.length !== Math.ceil(bits / 8)) return undefined;
+  if (publicKey.asymmetricKeyType !== 'rsa' || bits === undefined || signature.length !== Math.ceil(bits / 8))
+    return undefined;
   try {
     return Object.assign(publicDecrypt({ key: publicKey, padding }, signature), { bits });
   } catch {
@@ -76,7 +100,10 @@ export function digestLength(hash: PssParameters['hash']): number {
 function mgf1(seed: Uint8Array, length: number, hash: string): Uint8Array {
   const out = new Uint8Array(length);
   for (let counter = 0, filled = 0; filled < length; counter++) {
-    const block = createHash(hash).update(seed).update(Uint8Array.of(counter >>> 24, (counter >>> 16) & 0xff, (counter >>> 8) & 0xff, counter & 0xff)).digest();
+    const block = createHash(hash)
+      .update(seed)
+      .update(Uint8Array.of(counter >>> 24, (counter >>> 16) & 0xff, (counter >>> 8) & 0xff, counter & 0xff))
+      .digest();
     out.set(block.subarray(0, Math.min(block.length, length - filled)), filled);
     filled += block.length;
   }

@@ -25,19 +25,29 @@ describe('buildSignedAttributes', () => {
     expect(der[0]).toBe(0x31);
     expect(hex(toBeSignedHash)).toBe(createHash('sha256').update(der).digest('hex'));
     const attributes = attributesOf(der);
-    expect([...attributes.keys()].sort()).toEqual([OID.contentType, OID.messageDigest, OID.signingCertificateV2].sort());
+    expect([...attributes.keys()].sort()).toEqual(
+      [OID.contentType, OID.messageDigest, OID.signingCertificateV2].sort(),
+    );
     expect(oid(decode(attributes.get(OID.contentType)![0]!, 'ct'), 'ct')).toBe(OID.data);
     expect(hex(octets(decode(attributes.get(OID.messageDigest)![0]!, 'md'), 'md'))).toBe(digest.toString('hex'));
   });
 
   it('CAdES: adds signing-time as UTCTime', () => {
-    const { der } = buildSignedAttributes({ contentDigest: digest, signerCertificate: signer.der, signingTime: new Date('2025-06-01T12:00:00Z') });
+    const { der } = buildSignedAttributes({
+      contentDigest: digest,
+      signerCertificate: signer.der,
+      signingTime: new Date('2025-06-01T12:00:00Z'),
+    });
     const value = attributesOf(der).get(OID.signingTime)![0]!;
     expect(hex(value)).toBe('170d' + Buffer.from('250601120000Z').toString('hex'));
   });
 
   it('puts the attributes in DER SET order', () => {
-    const { der } = buildSignedAttributes({ contentDigest: digest, signerCertificate: signer.der, signingTime: new Date() });
+    const { der } = buildSignedAttributes({
+      contentDigest: digest,
+      signerCertificate: signer.der,
+      signingTime: new Date(),
+    });
     const items = setItems(decode(der, 'attrs'), 'attrs').map((item) => hex(encoded(item)));
     expect(items).toEqual([...items].sort());
   });
@@ -57,6 +67,8 @@ describe('buildSignedAttributes', () => {
   });
 
   it('refuses a digest that is not SHA-256 sized', () => {
-    expect(() => buildSignedAttributes({ contentDigest: new Uint8Array(20), signerCertificate: signer.der })).toThrow(/32 bytes/);
+    expect(() => buildSignedAttributes({ contentDigest: new Uint8Array(20), signerCertificate: signer.der })).toThrow(
+      /32 bytes/,
+    );
   });
 });

@@ -32,7 +32,10 @@ export interface SignedAttributes {
 export function buildSignedAttributes(input: SignedAttributesInput): SignedAttributes {
   const digest = input.digest ?? 'sha256';
   if (digestOfLength(input.contentDigest.length) !== digest) {
-    throw new EsignError('INTERNAL', `The content digest must be ${createHash(digest).digest().length} bytes of ${digestLabel(digest)}, got ${input.contentDigest.length}.`);
+    throw new EsignError(
+      'INTERNAL',
+      `The content digest must be ${createHash(digest).digest().length} bytes of ${digestLabel(digest)}, got ${input.contentDigest.length}.`,
+    );
   }
   const attributes = [
     attribute(OID.contentType, objectIdentifier(OID.data)),
@@ -58,7 +61,9 @@ export function signingCertificateV2(certificateDer: Uint8Array): Uint8Array {
   try {
     certificate = readCertificate(certificateDer);
   } catch (error) {
-    throw new EsignError('CMS_BAD_STRUCTURE', 'The signing certificate is not a DER X.509 certificate.', { cause: error });
+    throw new EsignError('CMS_BAD_STRUCTURE', 'The signing certificate is not a DER X.509 certificate.', {
+      cause: error,
+    });
   }
   const certHash = new Uint8Array(createHash('sha256').update(certificateDer).digest());
   const generalNames = sequence(explicit(4, certificate.issuer));

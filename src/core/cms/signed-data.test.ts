@@ -23,7 +23,11 @@ function signAttributes(der: Uint8Array): Uint8Array {
 function fixture(signingTime?: Date) {
   const attributes = buildSignedAttributes({ contentDigest, signerCertificate: signer.der, signingTime });
   const signatureValue = signAttributes(attributes.der);
-  const cms = buildSignedData({ signedAttributesDer: attributes.der, signatureValue, certificates: [signer.der, root.der] });
+  const cms = buildSignedData({
+    signedAttributesDer: attributes.der,
+    signatureValue,
+    certificates: [signer.der, root.der],
+  });
   return { attributes, signatureValue, cms };
 }
 
@@ -101,7 +105,9 @@ describe('addSignatureTimestamp', () => {
   });
 
   it('reports malformed CMS as CMS_BAD_STRUCTURE', () => {
-    expect(() => addSignatureTimestamp(Uint8Array.of(1, 2, 3), fixture().cms)).toThrow(expect.objectContaining({ code: 'CMS_BAD_STRUCTURE' }));
+    expect(() => addSignatureTimestamp(Uint8Array.of(1, 2, 3), fixture().cms)).toThrow(
+      expect.objectContaining({ code: 'CMS_BAD_STRUCTURE' }),
+    );
   });
 });
 
@@ -142,9 +148,15 @@ describe('verifyRsaPkcs1Sha256', () => {
 describe('parseSignedData', () => {
   it('reports malformed input as CMS_BAD_STRUCTURE, never a raw exception', () => {
     const { cms } = fixture();
-    const inputs = [new Uint8Array(0), Uint8Array.of(0x30, 0x80), cms.subarray(0, cms.length - 1), Uint8Array.of(0x30, 0x03, 0x06, 0x01, 0x00)];
+    const inputs = [
+      new Uint8Array(0),
+      Uint8Array.of(0x30, 0x80),
+      cms.subarray(0, cms.length - 1),
+      Uint8Array.of(0x30, 0x03, 0x06, 0x01, 0x00),
+    ];
     for (let cut = 1; cut < cms.length; cut += 97) inputs.push(cms.subarray(0, cut));
-    for (const input of inputs) expect(() => parseSignedData(input)).toThrow(expect.objectContaining({ code: 'CMS_BAD_STRUCTURE' }));
+    for (const input of inputs)
+      expect(() => parseSignedData(input)).toThrow(expect.objectContaining({ code: 'CMS_BAD_STRUCTURE' }));
   });
 
   it('survives random byte flips with either a result or CMS_BAD_STRUCTURE', () => {
@@ -152,7 +164,7 @@ describe('parseSignedData', () => {
     for (let i = 0; i < 300; i++) {
       const copy = Uint8Array.from(cms);
       const at = (i * 7919) % copy.length;
-      copy[at] = (copy[at] as number) ^ (1 << i % 8);
+      copy[at] = (copy[at] as number) ^ (1 << (i % 8));
       try {
         parseSignedData(copy);
       } catch (error) {
@@ -166,8 +178,18 @@ describe('verifySignerInfo', () => {
   it('reports a content digest mismatch and a bad signature', () => {
     const { attributes, cms } = fixture();
     const parsed = parseSignedData(cms);
-    expect(verifySignerInfo(parsed, { contentDigest: new Uint8Array(32) })).toMatchObject({ valid: false, reason: expect.stringMatching(/message-digest/) });
-    const forged = buildSignedData({ signedAttributesDer: attributes.der, signatureValue: new Uint8Array(256).fill(1), certificates: [signer.der] });
-    expect(verifySignerInfo(parseSignedData(forged), { contentDigest })).toMatchObject({ valid: false, reason: expect.stringMatching(/signature/) });
+    expect(verifySignerInfo(parsed, { contentDigest: new Uint8Array(32) })).toMatchObject({
+      valid: false,
+      reason: expect.stringMatching(/message-digest/),
+    });
+    const forged = buildSignedData({
+      signedAttributesDer: attributes.der,
+      signatureValue: new Uint8Array(256).fill(1),
+      certificates: [signer.der],
+    });
+    expect(verifySignerInfo(parseSignedData(forged), { contentDigest })).toMatchObject({
+      valid: false,
+      reason: expect.stringMatching(/signature/),
+    });
   });
 });

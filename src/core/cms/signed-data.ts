@@ -1,4 +1,10 @@
-import { DIGEST_OID, RSA_PKCS1_SHA256, acceptedSignatureValue, signatureAlgorithmIdentifier, type SignatureScheme } from './algorithms.js';
+import {
+  DIGEST_OID,
+  RSA_PKCS1_SHA256,
+  acceptedSignatureValue,
+  signatureAlgorithmIdentifier,
+  type SignatureScheme,
+} from './algorithms.js';
 import { readCertificate } from './certificate.js';
 import {
   Asn1StructureError,
@@ -92,7 +98,9 @@ export function encodeSignedData(parts: SignedDataParts): Uint8Array {
   try {
     setItems(decode(signer.signedAttributesDer, 'signed attributes'), 'signed attributes');
   } catch (error) {
-    throw new EsignError('CMS_BAD_STRUCTURE', 'The signed attributes are not a DER SET OF Attribute.', { cause: error });
+    throw new EsignError('CMS_BAD_STRUCTURE', 'The signed attributes are not a DER SET OF Attribute.', {
+      cause: error,
+    });
   }
   const digestAlgorithm = sequence(objectIdentifier(signer.digestAlgorithm));
   const unsigned = signer.unsignedAttributes ?? [];
@@ -109,7 +117,10 @@ export function encodeSignedData(parts: SignedDataParts): Uint8Array {
     // RFC 5652 §5.1: version 3 when the content is not id-data.
     smallInteger(parts.eContentType === OID.data ? 1 : 3),
     setOf([digestAlgorithm]),
-    sequence(objectIdentifier(parts.eContentType), ...(parts.eContent ? [explicit(0, octetString(parts.eContent))] : [])),
+    sequence(
+      objectIdentifier(parts.eContentType),
+      ...(parts.eContent ? [explicit(0, octetString(parts.eContent))] : []),
+    ),
     ...(parts.certificates.length > 0 ? [tlv(0xa0, ...parts.certificates)] : []),
     setOf([signerInfo]),
   );
@@ -128,17 +139,23 @@ export function addSignatureTimestamp(cmsDer: Uint8Array, tokenDer: Uint8Array):
     const signedDataFields = sequenceItems(explicitInner(content, 0, 'ContentInfo content'), 'SignedData');
     const signerInfos = setItems(signedDataFields[signedDataFields.length - 1], 'signerInfos');
     const [signerInfo, other] = signerInfos;
-    if (signerInfo === undefined || other !== undefined) throw new Asn1StructureError('signerInfos: expected exactly one SignerInfo');
+    if (signerInfo === undefined || other !== undefined)
+      throw new Asn1StructureError('signerInfos: expected exactly one SignerInfo');
     const fields = sequenceItems(signerInfo, 'SignerInfo');
     const last = fields[fields.length - 1];
     const existing = isContext(last, 1) ? splitElements(encoded(last as Block)) : [];
     const kept = (isContext(last, 1) ? fields.slice(0, -1) : fields).map(encoded);
-    const newSignerInfo = sequence(...kept, setOf([...existing, signatureTimeStampAttribute(tokenDer)], UNSIGNED_ATTRS_TAG));
+    const newSignerInfo = sequence(
+      ...kept,
+      setOf([...existing, signatureTimeStampAttribute(tokenDer)], UNSIGNED_ATTRS_TAG),
+    );
     const newSignedData = sequence(...signedDataFields.slice(0, -1).map(encoded), setOf([newSignerInfo]));
     return sequence(objectIdentifier(OID.signedData), explicit(0, newSignedData));
   } catch (error) {
     if (error instanceof Asn1StructureError) {
-      throw new EsignError('CMS_BAD_STRUCTURE', `Cannot add a timestamp to the CMS signature: ${error.message}.`, { cause: error });
+      throw new EsignError('CMS_BAD_STRUCTURE', `Cannot add a timestamp to the CMS signature: ${error.message}.`, {
+        cause: error,
+      });
     }
     throw error;
   }
@@ -153,7 +170,11 @@ export function signatureValueOf(cmsDer: Uint8Array): Uint8Array {
  * Checks an RSA PKCS#1 v1.5 signature over a precomputed SHA-256 digest (what signHash returns)
  * against the certificate's public key. The digest is not hashed again.
  */
-export function verifyRsaPkcs1Sha256(signatureValue: Uint8Array, toBeSignedHash: Uint8Array, certificateDer: Uint8Array): boolean {
+export function verifyRsaPkcs1Sha256(
+  signatureValue: Uint8Array,
+  toBeSignedHash: Uint8Array,
+  certificateDer: Uint8Array,
+): boolean {
   try {
     return acceptedSignatureValue(certificateDer, RSA_PKCS1_SHA256, toBeSignedHash, signatureValue) !== undefined;
   } catch {
@@ -175,6 +196,8 @@ function certificateOrThrow(der: Uint8Array): ReturnType<typeof readCertificate>
   try {
     return readCertificate(der);
   } catch (error) {
-    throw new EsignError('CMS_BAD_STRUCTURE', 'The signer certificate is not a DER X.509 certificate.', { cause: error });
+    throw new EsignError('CMS_BAD_STRUCTURE', 'The signer certificate is not a DER X.509 certificate.', {
+      cause: error,
+    });
   }
 }

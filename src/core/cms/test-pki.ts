@@ -4,7 +4,20 @@
  */
 import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
-import { bitString, boolean, derNull, explicit, objectIdentifier, octetString, sequence, setOf, smallInteger, time, unsignedInteger, utf8String } from './der.js';
+import {
+  bitString,
+  boolean,
+  derNull,
+  explicit,
+  objectIdentifier,
+  octetString,
+  sequence,
+  setOf,
+  smallInteger,
+  time,
+  unsignedInteger,
+  utf8String,
+} from './der.js';
 import { OID } from './oids.js';
 
 export interface TestIdentity {
@@ -38,7 +51,9 @@ export function testName(commonName: string): Uint8Array {
 }
 
 export function generateTestKeyPair(keyType: 'rsa' | 'ec' = 'rsa'): { privateKey: KeyObject; publicKey: KeyObject } {
-  return keyType === 'rsa' ? generateKeyPairSync('rsa', { modulusLength: 2048 }) : generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  return keyType === 'rsa'
+    ? generateKeyPairSync('rsa', { modulusLength: 2048 })
+    : generateKeyPairSync('ec', { namedCurve: 'P-256' });
 }
 
 export function issueTestCertificate(options: TestCertificateOptions): TestIdentity {
@@ -60,7 +75,10 @@ export function issueTestCertificate(options: TestCertificateOptions): TestIdent
   const signatureAlgorithm =
     signer.privateKey.asymmetricKeyType === 'ec'
       ? sequence(objectIdentifier(OID.ecdsaWithSHA256))
-      : sequence(objectIdentifier(options.signatureHash === 'sha1' ? '1.2.840.113549.1.1.5' : OID.sha256WithRSAEncryption), derNull);
+      : sequence(
+          objectIdentifier(options.signatureHash === 'sha1' ? '1.2.840.113549.1.1.5' : OID.sha256WithRSAEncryption),
+          derNull,
+        );
   const notBefore = options.notBefore ?? new Date('2020-01-01T00:00:00Z');
   const notAfter = options.notAfter ?? new Date('2045-01-01T00:00:00Z');
   const tbs = sequence(
@@ -73,7 +91,13 @@ export function issueTestCertificate(options: TestCertificateOptions): TestIdent
     spki,
     explicit(3, sequence(...extensions)),
   );
-  const signature = new Uint8Array(sign(signer.privateKey.asymmetricKeyType === 'ec' ? 'sha256' : (options.signatureHash ?? 'sha256'), tbs, signer.privateKey));
+  const signature = new Uint8Array(
+    sign(
+      signer.privateKey.asymmetricKeyType === 'ec' ? 'sha256' : (options.signatureHash ?? 'sha256'),
+      tbs,
+      signer.privateKey,
+    ),
+  );
   const der = sequence(tbs, signatureAlgorithm, bitString(signature));
   return { der, privateKey: keys.privateKey, publicKey: keys.publicKey, name };
 }

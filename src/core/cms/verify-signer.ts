@@ -35,7 +35,8 @@ export function verifySignerInfo(signed: ParsedSignedData, options: SignerCheckO
     digest = new Uint8Array(createHash(hashName).update(signed.encapContent).digest());
   }
   if (attributes.messageDigest === undefined) return invalid('the message-digest attribute is missing');
-  if (!bytesEqual(attributes.messageDigest, digest)) return invalid('the message-digest attribute does not match the content');
+  if (!bytesEqual(attributes.messageDigest, digest))
+    return invalid('the message-digest attribute does not match the content');
 
   const essCheck = checkSigningCertificate(signed, certificate);
   if (essCheck !== undefined) {
@@ -65,12 +66,23 @@ const SIGNATURE_HASH_BY_OID: Readonly<Record<string, { keyType: string; hash: st
 };
 
 /** Verifies `signature` over `data` for a CMS signatureAlgorithm (rsaEncryption takes the digest algorithm's hash). */
-export function verifySignature(algorithm: string, digestHash: string, data: Uint8Array, signature: Uint8Array, key: KeyObject): boolean {
+export function verifySignature(
+  algorithm: string,
+  digestHash: string,
+  data: Uint8Array,
+  signature: Uint8Array,
+  key: KeyObject,
+): boolean {
   if (algorithm === OID.rsassaPss) {
     // Parameters unread here: the hash is the digest algorithm's, the salt length found by the check.
     if (key.asymmetricKeyType !== 'rsa') return false;
     try {
-      return verify(digestHash, data, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_AUTO }, signature);
+      return verify(
+        digestHash,
+        data,
+        { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_AUTO },
+        signature,
+      );
     } catch {
       return false;
     }
@@ -85,7 +97,10 @@ export function verifySignature(algorithm: string, digestHash: string, data: Uin
 }
 
 /** undefined when the ESS attribute names the certificate; 'absent'; or the reason it does not. */
-export function checkSigningCertificate(signed: ParsedSignedData, certificate: Uint8Array): string | 'absent' | undefined {
+export function checkSigningCertificate(
+  signed: ParsedSignedData,
+  certificate: Uint8Array,
+): string | 'absent' | undefined {
   const attributes = signed.signedAttributes?.attributes ?? [];
   const v2 = attributes.find((attribute) => attribute.type === OID.signingCertificateV2);
   const v1 = attributes.find((attribute) => attribute.type === OID.signingCertificate);

@@ -48,5 +48,7 @@ function selfSigned(certificate: X509Certificate): boolean {
 
 /** The http(s) caIssuers locations of the certificate's Authority Information Access. */
 export function caIssuersUrls(certificate: X509Certificate): string[] {
-  return [...(certificate.infoAccess ?? '').matchAll(/^CA Issuers - URI:(https?:\/\/\S+)$/gim)].map((match) => match[1]!);
+  return [...(certificate.infoAccess ?? '').matchAll(/^CA Issuers - URI:(https?:\/\/\S+)$/gim)].map(
+    (match) => match[1]!,
+  );
 }

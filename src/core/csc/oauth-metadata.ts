@@ -23,17 +23,26 @@ export function authorizationServerMetadataUrls(issuer: string): string[] {
 }
 
 /** §3.3: the issuer in the metadata must be the one asked for, to the character; the endpoints https (or loopback http). */
-export function processAuthorizationServerMetadata(status: number, body: Uint8Array | string, issuer: string): AuthorizationServer {
+export function processAuthorizationServerMetadata(
+  status: number,
+  body: Uint8Array | string,
+  issuer: string,
+): AuthorizationServer {
   const operation = 'the OAuth 2.0 server metadata (RFC 8414)';
   const object = okJson(status, body, operation);
-  if (object['issuer'] !== issuer) throw badResponse(operation, `names the issuer ${JSON.stringify(object['issuer'])}, not ${JSON.stringify(issuer)}`);
+  if (object['issuer'] !== issuer)
+    throw badResponse(operation, `names the issuer ${JSON.stringify(object['issuer'])}, not ${JSON.stringify(issuer)}`);
   const endpoint = (name: string): string => {
     const value = object[name];
     const url = typeof value === 'string' ? secureUrl(value) : undefined;
     if (!url) throw badResponse(operation, `has no usable ${name}`);
     return url;
   };
-  return { issuer, authorizationEndpoint: endpoint('authorization_endpoint'), tokenEndpoint: endpoint('token_endpoint') };
+  return {
+    issuer,
+    authorizationEndpoint: endpoint('authorization_endpoint'),
+    tokenEndpoint: endpoint('token_endpoint'),
+  };
 }
 
 /** The URL as the WHATWG parser reads it (what is then requested), if https or loopback http. */
@@ -44,5 +53,8 @@ function secureUrl(text: string): string | undefined {
   } catch {
     return undefined;
   }
-  return url.protocol === 'https:' || (url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) ? url.toString() : undefined;
+  return url.protocol === 'https:' ||
+    (url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname))
+    ? url.toString()
+    : undefined;
 }

@@ -6,7 +6,13 @@ import { createHash, createHmac } from 'node:crypto';
 import { DIGEST_OID, digestOfLength } from '../cms/algorithms.js';
 import { EsignError } from '../errors.js';
 import type { ClientAuthSetting, HashEncodingSetting, TokenRequestSetting } from '../profile.js';
-import { CSC_SIGN_ALGO_RSA, MAX_HASHES_PER_AUTHORIZATION, MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION, MAX_STATE_BYTES, type PreparedRequest } from './shapes.js';
+import {
+  CSC_SIGN_ALGO_RSA,
+  MAX_HASHES_PER_AUTHORIZATION,
+  MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION,
+  MAX_STATE_BYTES,
+  type PreparedRequest,
+} from './shapes.js';
 
 interface AuthorizeCommon {
   baseUrl: string;
@@ -39,7 +45,10 @@ export function encodeHashes(hashes: Uint8Array[], encoding: HashEncodingSetting
 }
 
 /** The authorization URL both dialects share; `putHashes` writes the hashes of scope credential in the dialect's way. */
-export function authorizeUrlWith(params: AuthorizeParams, putHashes: (query: URLSearchParams, hashes: Uint8Array[]) => void): string {
+export function authorizeUrlWith(
+  params: AuthorizeParams,
+  putHashes: (query: URLSearchParams, hashes: Uint8Array[]) => void,
+): string {
   if (Buffer.byteLength(params.state, 'utf8') > MAX_STATE_BYTES) {
     throw new EsignError('INTERNAL', `The OAuth state is longer than ${MAX_STATE_BYTES} bytes.`);
   }
@@ -72,10 +81,23 @@ export function authorizeUrlWith(params: AuthorizeParams, putHashes: (query: URL
  * The CSC account_token (§8.3.1): a JWT `{typ: JWT, alg: HS256}` over `{sub, iat, jti, iss, azp}`,
  * its HMAC-SHA256 keyed by the SHA-256 digest of the client secret.
  */
-export function buildAccountToken(params: { accountId: string; clientId: string; clientSecret: string; issuedAtS: number; jti: string; issuer?: string }): string {
+export function buildAccountToken(params: {
+  accountId: string;
+  clientId: string;
+  clientSecret: string;
+  issuedAtS: number;
+  jti: string;
+  issuer?: string;
+}): string {
   const part = (value: object) => Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
   const header = part({ typ: 'JWT', alg: 'HS256' });
-  const payload = part({ sub: params.accountId, iat: params.issuedAtS, jti: params.jti, ...(params.issuer ? { iss: params.issuer } : {}), azp: params.clientId });
+  const payload = part({
+    sub: params.accountId,
+    iat: params.issuedAtS,
+    jti: params.jti,
+    ...(params.issuer ? { iss: params.issuer } : {}),
+    azp: params.clientId,
+  });
   const key = createHash('sha256').update(params.clientSecret, 'utf8').digest();
   const signature = createHmac('sha256', key).update(`${header}.${payload}`).digest('base64url');
   return `${header}.${payload}.${signature}`;
@@ -98,7 +120,8 @@ export interface TokenEndpoint {
 export function buildTokenEndpointRequest(to: TokenEndpoint, grant: Record<string, string>): PreparedRequest {
   const clientAuth = to.clientAuth ?? 'basic';
   const fields: Record<string, string> = { ...grant, client_id: to.clientId };
-  if (clientAuth === 'body' || (clientAuth === 'basic' && to.clientSecretInBody)) fields['client_secret'] = to.clientSecret;
+  if (clientAuth === 'body' || (clientAuth === 'basic' && to.clientSecretInBody))
+    fields['client_secret'] = to.clientSecret;
   const json = to.encoding === 'json';
   return {
     method: 'POST',
@@ -125,10 +148,17 @@ export interface TokenRequestParams extends Omit<TokenEndpoint, 'tokenUrl'> {
 
 /** `POST {base}/oauth2/token` with grant_type authorization_code: form body, client authenticated with HTTP Basic unless the endpoint wants otherwise. */
 export function buildTokenRequest(params: TokenRequestParams): PreparedRequest {
-  const grant: Record<string, string> = { grant_type: 'authorization_code', code: params.code, redirect_uri: params.redirectUri };
+  const grant: Record<string, string> = {
+    grant_type: 'authorization_code',
+    code: params.code,
+    redirect_uri: params.redirectUri,
+  };
   if (params.codeVerifier) grant['code_verifier'] = params.codeVerifier;
   if (params.authorizationDetails) grant['authorization_details'] = params.authorizationDetails;
-  return buildTokenEndpointRequest({ ...params, tokenUrl: params.tokenUrl ?? endpoint(params.baseUrl, '/oauth2/token') }, grant);
+  return buildTokenEndpointRequest(
+    { ...params, tokenUrl: params.tokenUrl ?? endpoint(params.baseUrl, '/oauth2/token') },
+    grant,
+  );
 }
 
 /**
@@ -140,20 +170,34 @@ export function buildClientCredentialsTokenRequest(to: TokenEndpoint): PreparedR
 }
 
 /** grant_type password (RFC 6749 §4.3), scope service: the user's name and password, for providers that offer it to unattended clients. */
-export function buildPasswordTokenRequest(to: TokenEndpoint, login: { username: string; password: string }): PreparedRequest {
-  return buildTokenEndpointRequest(to, { grant_type: 'password', username: login.username, password: login.password, scope: 'service' });
+export function buildPasswordTokenRequest(
+  to: TokenEndpoint,
+  login: { username: string; password: string },
+): PreparedRequest {
+  return buildTokenEndpointRequest(to, {
+    grant_type: 'password',
+    username: login.username,
+    password: login.password,
+    scope: 'service',
+  });
 }
 
 /**
  * `POST {base}/csc/v{1|2}/auth/login` (§11.2): the user's name and password in HTTP Basic, or the
  * refresh token a previous login returned; rememberMe asks for such a token.
  */
-export function buildAuthLoginRequest(baseUrl: string, version: CscPathVersion | 2, login: { username: string; password: string } | { refreshToken: string }): PreparedRequest {
+export function buildAuthLoginRequest(
+  baseUrl: string,
+  version: CscPathVersion | 2,
+  login: { username: string; password: string } | { refreshToken: string },
+): PreparedRequest {
   const path = `/csc/v${version}/auth/login`;
-  if ('refreshToken' in login) return jsonRequest(baseUrl, path, undefined, { refresh_token: login.refreshToken, rememberMe: true });
+  if ('refreshToken' in login)
+    return jsonRequest(baseUrl, path, undefined, { refresh_token: login.refreshToken, rememberMe: true });
   const request = jsonRequest(baseUrl, path, undefined, { rememberMe: true });
   // RFC 7617: user-id and password joined by a colon, UTF-8, base64 (no form encoding here).
-  request.headers['authorization'] = `Basic ${Buffer.from(`${login.username}:${login.password}`, 'utf8').toString('base64')}`;
+  request.headers['authorization'] =
+    `Basic ${Buffer.from(`${login.username}:${login.password}`, 'utf8').toString('base64')}`;
   return request;
 }
 
@@ -182,18 +226,44 @@ export function buildCredentialsAuthorizeRequest(params: CredentialAuthorizePara
     ...(params.pin === undefined ? {} : { PIN: params.pin }),
     ...(params.otp === undefined ? {} : { OTP: params.otp }),
   };
-  return jsonRequest(params.baseUrl, `/csc/v${params.pathVersion ?? 1}/credentials/authorize`, params.accessToken, body);
+  return jsonRequest(
+    params.baseUrl,
+    `/csc/v${params.pathVersion ?? 1}/credentials/authorize`,
+    params.accessToken,
+    body,
+  );
 }
 
 /** `POST {base}/csc/v1/credentials/extendTransaction` (v1.0.4 §11.7; `/csc/v0/` for cscVersion 0): a new SAD for the current one, bound to the hashes (standard base64). */
-export function buildExtendTransactionRequest(params: { baseUrl: string; pathVersion?: CscPathVersion; accessToken: string | undefined; credentialID: string; sad: string; hashes: Uint8Array[] }): PreparedRequest {
+export function buildExtendTransactionRequest(params: {
+  baseUrl: string;
+  pathVersion?: CscPathVersion;
+  accessToken: string | undefined;
+  credentialID: string;
+  sad: string;
+  hashes: Uint8Array[];
+}): PreparedRequest {
   checkHashes(params.hashes, MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION);
-  const body = { credentialID: params.credentialID, hash: params.hashes.map((hash) => Buffer.from(hash).toString('base64')), SAD: params.sad };
-  return jsonRequest(params.baseUrl, `/csc/v${params.pathVersion ?? 1}/credentials/extendTransaction`, params.accessToken, body);
+  const body = {
+    credentialID: params.credentialID,
+    hash: params.hashes.map((hash) => Buffer.from(hash).toString('base64')),
+    SAD: params.sad,
+  };
+  return jsonRequest(
+    params.baseUrl,
+    `/csc/v${params.pathVersion ?? 1}/credentials/extendTransaction`,
+    params.accessToken,
+    body,
+  );
 }
 
 /** `POST {base}/csc/v{1|2}/credentials/sendOTP` (§11.8). */
-export function buildSendOtpRequest(baseUrl: string, version: CscPathVersion | 2, accessToken: string | undefined, credentialID: string): PreparedRequest {
+export function buildSendOtpRequest(
+  baseUrl: string,
+  version: CscPathVersion | 2,
+  accessToken: string | undefined,
+  credentialID: string,
+): PreparedRequest {
   return jsonRequest(baseUrl, `/csc/v${version}/credentials/sendOTP`, accessToken, { credentialID });
 }
 
@@ -213,8 +283,17 @@ export function buildCredentialsListRequest(
  * `credentials/info` (§11.5) asking for everything esign uses: the whole chain (the default is the
  * signer's certificate alone), the certificate's details and the PIN and OTP groups (absent unless asked).
  */
-export function buildCredentialsInfoRequest(baseUrl: string, accessToken: string | undefined, credentialID: string, options: { certInfo?: boolean; pathVersion?: CscPathVersion } = {}): PreparedRequest {
-  return jsonRequest(baseUrl, `/csc/v${options.pathVersion ?? 1}/credentials/info`, accessToken, { credentialID, ...CREDENTIAL_INFO_WANTED, ...(options.certInfo === false ? { certInfo: false } : {}) });
+export function buildCredentialsInfoRequest(
+  baseUrl: string,
+  accessToken: string | undefined,
+  credentialID: string,
+  options: { certInfo?: boolean; pathVersion?: CscPathVersion } = {},
+): PreparedRequest {
+  return jsonRequest(baseUrl, `/csc/v${options.pathVersion ?? 1}/credentials/info`, accessToken, {
+    credentialID,
+    ...CREDENTIAL_INFO_WANTED,
+    ...(options.certInfo === false ? { certInfo: false } : {}),
+  });
 }
 
 /** What both dialects ask `credentials/info` (and v2 `credentials/list`) for. */
@@ -254,16 +333,26 @@ export function buildSignHashRequest(params: SignHashParams): PreparedRequest {
 
 /** At most `limit` SHA-2 values of one digest: 50 for a browser approval, a seal's multisign (≤ 1,000) for credentials/authorize and signHash. */
 export function checkHashes(hashes: Uint8Array[], limit = MAX_HASHES_PER_AUTHORIZATION): void {
-  if (hashes.length === 0) throw new EsignError('CSC_INVALID_REQUEST', 'There is nothing to sign: no hashes were given.');
+  if (hashes.length === 0)
+    throw new EsignError('CSC_INVALID_REQUEST', 'There is nothing to sign: no hashes were given.');
   if (hashes.length > limit) {
-    throw new EsignError('CSC_TOO_MANY_HASHES', `${hashes.length} hashes cannot be authorized at once; the service allows at most ${limit}.`, {
-      hint: `Sign at most ${limit} documents per approval.`,
-    });
+    throw new EsignError(
+      'CSC_TOO_MANY_HASHES',
+      `${hashes.length} hashes cannot be authorized at once; the service allows at most ${limit}.`,
+      {
+        hint: `Sign at most ${limit} documents per approval.`,
+      },
+    );
   }
   const length = hashes[0]!.length;
   for (const hash of hashes) {
-    if (digestOfLength(hash.length) === undefined) throw new EsignError('CSC_INVALID_REQUEST', `A hash to sign is ${hash.length} bytes long; SHA-256, SHA-384 and SHA-512 give 32, 48 and 64.`);
-    if (hash.length !== length) throw new EsignError('CSC_INVALID_REQUEST', 'The hashes of one request come from different digest algorithms.');
+    if (digestOfLength(hash.length) === undefined)
+      throw new EsignError(
+        'CSC_INVALID_REQUEST',
+        `A hash to sign is ${hash.length} bytes long; SHA-256, SHA-384 and SHA-512 give 32, 48 and 64.`,
+      );
+    if (hash.length !== length)
+      throw new EsignError('CSC_INVALID_REQUEST', 'The hashes of one request come from different digest algorithms.');
   }
 }
 
@@ -273,11 +362,20 @@ export function hashAlgorithmOf(hashes: Uint8Array[], limit = MAX_HASHES_PER_AUT
   return DIGEST_OID[digestOfLength(hashes[0]!.length)!];
 }
 
-export function jsonRequest(baseUrl: string, path: string, accessToken: string | undefined, body: Record<string, unknown>): PreparedRequest {
+export function jsonRequest(
+  baseUrl: string,
+  path: string,
+  accessToken: string | undefined,
+  body: Record<string, unknown>,
+): PreparedRequest {
   return {
     method: 'POST',
     url: endpoint(baseUrl, path),
-    headers: { 'content-type': 'application/json', ...(accessToken === undefined ? {} : { authorization: `Bearer ${accessToken}` }), accept: 'application/json' },
+    headers: {
+      'content-type': 'application/json',
+      ...(accessToken === undefined ? {} : { authorization: `Bearer ${accessToken}` }),
+      accept: 'application/json',
+    },
     body: JSON.stringify(body),
   };
 }

@@ -4,7 +4,17 @@
  */
 import { EsignError, sentence } from '../errors.js';
 import { notImplemented, permanentOAuthRefusal } from '../oauth-errors.js';
-import { CREDENTIAL_AUTH_MODES, type AuthFactor, type CredentialAuthMode, type CredentialAuthorization, type CredentialInfo, type CredentialsPage, type OtpFactor, type ServiceSignIn, type TokenResponse } from './shapes.js';
+import {
+  CREDENTIAL_AUTH_MODES,
+  type AuthFactor,
+  type CredentialAuthMode,
+  type CredentialAuthorization,
+  type CredentialInfo,
+  type CredentialsPage,
+  type OtpFactor,
+  type ServiceSignIn,
+  type TokenResponse,
+} from './shapes.js';
 
 type Body = Uint8Array | string;
 
@@ -24,7 +34,9 @@ function parseJson(body: Body): unknown {
 }
 
 export function asObject(value: unknown): Record<string, unknown> | undefined {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
 }
 
 function serviceError(body: Body): ServiceError {
@@ -72,22 +84,34 @@ export function cscError(status: number, body: Body, operation: string): EsignEr
   const text = `${parsed.error ?? ''} ${parsed.description ?? ''}`.toLowerCase();
   const details = { status, error: parsed.error, error_description: parsed.description, operation };
   if (status === 401 || parsed.error === 'invalid_token') {
-    return new EsignError('CSC_UNAUTHORIZED', `The signing service did not accept the service token for ${operation}${said(parsed)}.`, {
-      hint: 'Run the command again to sign in to the signing service.',
-      details,
-    });
+    return new EsignError(
+      'CSC_UNAUTHORIZED',
+      `The signing service did not accept the service token for ${operation}${said(parsed)}.`,
+      {
+        hint: 'Run the command again to sign in to the signing service.',
+        details,
+      },
+    );
   }
   if (parsed.error === 'expired_sad' || /sad.*expired|expired.*sad/.test(text)) {
-    return new EsignError('CSC_SAD_EXPIRED', `The signature authorization (SAD) expired before ${operation}${said(parsed)}.`, {
-      hint: 'Run the command again and sign within 5 minutes of approving.',
-      details,
-    });
+    return new EsignError(
+      'CSC_SAD_EXPIRED',
+      `The signature authorization (SAD) expired before ${operation}${said(parsed)}.`,
+      {
+        hint: 'Run the command again and sign within 5 minutes of approving.',
+        details,
+      },
+    );
   }
   if (parsed.error === 'invalid_sad' || /\bsad\b/.test(text)) {
-    return new EsignError('CSC_SAD_INVALID', `The signing service rejected the signature authorization (SAD) for ${operation}${said(parsed)}.`, {
-      hint: 'Run the command again; a SAD is valid only for the credential and the hashes that were approved.',
-      details,
-    });
+    return new EsignError(
+      'CSC_SAD_INVALID',
+      `The signing service rejected the signature authorization (SAD) for ${operation}${said(parsed)}.`,
+      {
+        hint: 'Run the command again; a SAD is valid only for the credential and the hashes that were approved.',
+        details,
+      },
+    );
   }
   if (parsed.error === 'credential_disabled' || /credential.*disabled|certificate is (expired|revoked)/.test(text)) {
     return new EsignError('CREDENTIAL_DISABLED', `The credential cannot sign${said(parsed)}.`, {
@@ -95,30 +119,45 @@ export function cscError(status: number, body: Body, operation: string): EsignEr
       details,
     });
   }
-  if (parsed.error === 'unknown_credential' || /credential.*(unknown|not found)|(unknown|invalid).*credentialid/.test(text)) {
+  if (
+    parsed.error === 'unknown_credential' ||
+    /credential.*(unknown|not found)|(unknown|invalid).*credentialid/.test(text)
+  ) {
     return new EsignError('CREDENTIAL_NOT_FOUND', `The signing service does not know this credential${said(parsed)}.`, {
       hint: 'List your credentials with `esign credentials list`.',
       details,
     });
   }
   if (status === 429) {
-    return new EsignError('HTTP_RATE_LIMITED', `The signing service is rate limiting ${operation} (HTTP 429${said(parsed)}).`, {
-      hint: 'Try again in a moment.',
-      details,
-    });
+    return new EsignError(
+      'HTTP_RATE_LIMITED',
+      `The signing service is rate limiting ${operation} (HTTP 429${said(parsed)}).`,
+      {
+        hint: 'Try again in a moment.',
+        details,
+      },
+    );
   }
   if (status === 501) return notImplemented('signing service', operation, said(parsed));
   if (status >= 500) {
-    return new EsignError('HTTP_SERVER_ERROR', `The signing service failed on ${operation} with HTTP ${status}${said(parsed)}.`, {
-      hint: 'Try again in a moment.',
-      details,
-    });
+    return new EsignError(
+      'HTTP_SERVER_ERROR',
+      `The signing service failed on ${operation} with HTTP ${status}${said(parsed)}.`,
+      {
+        hint: 'Try again in a moment.',
+        details,
+      },
+    );
   }
   if (status >= 400 || parsed.error !== undefined) {
-    return new EsignError('CSC_INVALID_REQUEST', `The signing service rejected ${operation} with HTTP ${status}${said(parsed)}.`, {
-      hint: 'Run with --verbose; if it repeats, report it with the error above.',
-      details,
-    });
+    return new EsignError(
+      'CSC_INVALID_REQUEST',
+      `The signing service rejected ${operation} with HTTP ${status}${said(parsed)}.`,
+      {
+        hint: 'Run with --verbose; if it repeats, report it with the error above.',
+        details,
+      },
+    );
   }
   return badResponse(operation, `has the unexpected HTTP status ${status}`);
 }
@@ -132,7 +171,12 @@ export function okJson(status: number, body: Body, operation: string): Record<st
 
 /** Reads a number sent either as a JSON number or as a string of digits. */
 export function integerField(value: unknown): number | undefined {
-  const number = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value.trim()) : undefined;
+  const number =
+    typeof value === 'number'
+      ? value
+      : typeof value === 'string' && /^\d+$/.test(value.trim())
+        ? Number(value.trim())
+        : undefined;
   return number !== undefined && Number.isSafeInteger(number) ? number : undefined; // "1e20" seconds is no lifetime
 }
 
@@ -141,10 +185,21 @@ export function stringArray(value: unknown): string[] | undefined {
 }
 
 /** The token endpoint's answer: `Bearer` for scope service, `SAD` for scope credential. */
-export function processTokenResponse(status: number, body: Body, expected: 'Bearer' | 'SAD', alsoAccepted: ReadonlyArray<'Bearer' | 'SAD'> = []): TokenResponse {
+export function processTokenResponse(
+  status: number,
+  body: Body,
+  expected: 'Bearer' | 'SAD',
+  alsoAccepted: ReadonlyArray<'Bearer' | 'SAD'> = [],
+): TokenResponse {
   const step = expected === 'SAD' ? 'the signature authorization' : 'the sign-in to the signing service';
   const parsedError = serviceError(body);
-  const permanent = permanentOAuthRefusal('signing service', `the token exchange for ${step}`, status, parsedError.error, parsedError.description);
+  const permanent = permanentOAuthRefusal(
+    'signing service',
+    `the token exchange for ${step}`,
+    status,
+    parsedError.error,
+    parsedError.description,
+  );
   if (permanent) throw permanent;
   if (status === 429 || status >= 500) throw cscError(status, body, `the token exchange for ${step}`);
   if (status !== 200) {
@@ -153,22 +208,36 @@ export function processTokenResponse(status: number, body: Body, expected: 'Bear
       parsed.error === 'invalid_client'
         ? 'Check the client id and the client secret (ESIGN_CLIENT_SECRET or the secrets file).'
         : 'Run the command again; an authorization code is valid once, for a short time.';
-    throw new EsignError('AUTH_TOKEN_REJECTED', `The signing service refused the token exchange for ${step} with HTTP ${status}${said(parsed)}.`, {
-      hint,
-      details: { status, error: parsed.error, error_description: parsed.description },
-    });
+    throw new EsignError(
+      'AUTH_TOKEN_REJECTED',
+      `The signing service refused the token exchange for ${step} with HTTP ${status}${said(parsed)}.`,
+      {
+        hint,
+        details: { status, error: parsed.error, error_description: parsed.description },
+      },
+    );
   }
   const object = asObject(parseJson(body));
   if (!object) throw badResponse('the token request', 'is not a JSON object');
   const accessToken = object['access_token'];
   const tokenType = object['token_type'];
-  if (typeof accessToken !== 'string' || accessToken === '') throw badResponse('the token request', 'has no access_token');
-  if (typeof tokenType !== 'string' || ![expected, ...alsoAccepted].some((accepted) => accepted.toLowerCase() === tokenType.toLowerCase())) {
-    throw badResponse('the token request', `has token_type ${JSON.stringify(tokenType)} where ${expected} was expected`);
+  if (typeof accessToken !== 'string' || accessToken === '')
+    throw badResponse('the token request', 'has no access_token');
+  if (
+    typeof tokenType !== 'string' ||
+    ![expected, ...alsoAccepted].some((accepted) => accepted.toLowerCase() === tokenType.toLowerCase())
+  ) {
+    throw badResponse(
+      'the token request',
+      `has token_type ${JSON.stringify(tokenType)} where ${expected} was expected`,
+    );
   }
   const expiresIn = object['expires_in'] === undefined ? undefined : integerField(object['expires_in']);
-  if (object['expires_in'] !== undefined && expiresIn === undefined) throw badResponse('the token request', 'has an expires_in that is not a number of seconds');
-  return expiresIn === undefined ? { accessToken, tokenType: expected } : { accessToken, tokenType: expected, expiresIn };
+  if (object['expires_in'] !== undefined && expiresIn === undefined)
+    throw badResponse('the token request', 'has an expires_in that is not a number of seconds');
+  return expiresIn === undefined
+    ? { accessToken, tokenType: expected }
+    : { accessToken, tokenType: expected, expiresIn };
 }
 
 export function processCredentialsListResponse(status: number, body: Body): CredentialsPage {
@@ -176,7 +245,8 @@ export function processCredentialsListResponse(status: number, body: Body): Cred
   const credentialIDs = stringArray(object['credentialIDs']);
   if (!credentialIDs) throw badResponse('credentials/list', 'has no credentialIDs array');
   const next = object['nextPageToken'];
-  if (next !== undefined && next !== null && typeof next !== 'string') throw badResponse('credentials/list', 'has a nextPageToken that is not a string');
+  if (next !== undefined && next !== null && typeof next !== 'string')
+    throw badResponse('credentials/list', 'has a nextPageToken that is not a string');
   return typeof next === 'string' && next !== '' ? { credentialIDs, nextPageToken: next } : { credentialIDs };
 }
 
@@ -202,7 +272,8 @@ export function authorizationV1(object: Record<string, unknown>, operation: stri
   const auth: CredentialAuth = { authMode, ...(pin ? { pin } : {}) };
   if (otp && otpObject) {
     const type = otpObject['type'];
-    if (type !== 'offline' && type !== 'online') throw badResponse(operation, `has OTP/type ${JSON.stringify(type)}, neither offline nor online`);
+    if (type !== 'offline' && type !== 'online')
+      throw badResponse(operation, `has OTP/type ${JSON.stringify(type)}, neither offline nor online`);
     auth.otp = { ...otp, type, ...optionalStrings(otpObject, { ID: 'id', provider: 'provider' }) };
   }
   return auth;
@@ -223,29 +294,49 @@ export function authorizationV2(auth: Record<string, unknown> | undefined, opera
   const pin = pinObject ? factorFrom({ presence: 'true', ...pinObject }, operation, 'PIN') : undefined;
   const otp = otpObject ? factorFrom({ presence: 'true', ...otpObject }, operation, 'OTP') : undefined;
   const result: CredentialAuth = { authMode, ...(pin ? { pin } : {}) };
-  if (otp && otpObject) result.otp = { ...otp, type: typeof otpObject['generator'] === 'string' && otpObject['generator'] !== '' ? 'offline' : 'online' };
+  if (otp && otpObject)
+    result.otp = {
+      ...otp,
+      type: typeof otpObject['generator'] === 'string' && otpObject['generator'] !== '' ? 'offline' : 'online',
+    };
   return result;
 }
 
 function authModeOf(value: unknown, operation: string): CredentialAuthMode {
   if (!(CREDENTIAL_AUTH_MODES as readonly unknown[]).includes(value)) {
-    throw badResponse(operation, `has the authorization mode ${JSON.stringify(value)}, none of ${CREDENTIAL_AUTH_MODES.join(', ')}`);
+    throw badResponse(
+      operation,
+      `has the authorization mode ${JSON.stringify(value)}, none of ${CREDENTIAL_AUTH_MODES.join(', ')}`,
+    );
   }
   return value as CredentialAuthMode;
 }
 
 /** A PIN or OTP object; undefined when it is absent or its presence is false. */
-function factorFrom(object: Record<string, unknown> | undefined, operation: string, name: string): AuthFactor | undefined {
+function factorFrom(
+  object: Record<string, unknown> | undefined,
+  operation: string,
+  name: string,
+): AuthFactor | undefined {
   if (!object) return undefined;
   const presence = object['presence'] === true ? 'true' : object['presence'] === false ? 'false' : object['presence'];
   if (presence === 'false') return undefined;
-  if (presence !== 'true' && presence !== 'optional') throw badResponse(operation, `has ${name}/presence ${JSON.stringify(object['presence'])}`);
+  if (presence !== 'true' && presence !== 'optional')
+    throw badResponse(operation, `has ${name}/presence ${JSON.stringify(object['presence'])}`);
   const format = object['format'];
-  if (format !== undefined && format !== 'A' && format !== 'N') throw badResponse(operation, `has ${name}/format ${JSON.stringify(format)}`);
-  return { presence, ...(format ? { format } : {}), ...optionalStrings(object, { label: 'label', description: 'description' }) };
+  if (format !== undefined && format !== 'A' && format !== 'N')
+    throw badResponse(operation, `has ${name}/format ${JSON.stringify(format)}`);
+  return {
+    presence,
+    ...(format ? { format } : {}),
+    ...optionalStrings(object, { label: 'label', description: 'description' }),
+  };
 }
 
-function optionalStrings<K extends string>(object: Record<string, unknown>, names: Record<string, K>): Partial<Record<K, string>> {
+function optionalStrings<K extends string>(
+  object: Record<string, unknown>,
+  names: Record<string, K>,
+): Partial<Record<K, string>> {
   const found: Partial<Record<K, string>> = {};
   for (const [from, to] of Object.entries(names)) {
     const value = object[from];
@@ -255,12 +346,18 @@ function optionalStrings<K extends string>(object: Record<string, unknown>, name
 }
 
 /** The key and cert objects both dialects share, with how the credential is authorized. */
-export function credentialInfoFrom(object: Record<string, unknown>, credentialID: string, operation: string, auth: CredentialAuth): CredentialInfo {
+export function credentialInfoFrom(
+  object: Record<string, unknown>,
+  credentialID: string,
+  operation: string,
+  auth: CredentialAuth,
+): CredentialInfo {
   const key = asObject(object['key']);
   const cert = asObject(object['cert']);
   if (!key || !cert) throw badResponse(operation, 'lacks the key or cert object');
   const keyStatus = key['status'];
-  if (keyStatus !== 'enabled' && keyStatus !== 'disabled') throw badResponse(operation, `has key/status ${JSON.stringify(keyStatus)}`);
+  if (keyStatus !== 'enabled' && keyStatus !== 'disabled')
+    throw badResponse(operation, `has key/status ${JSON.stringify(keyStatus)}`);
   const algorithms = stringArray(key['algo']);
   if (!algorithms) throw badResponse(operation, 'has no key/algo array');
   const keyLengthBits = integerField(key['len']);
@@ -282,7 +379,8 @@ export function processSignHashResponse(status: number, body: Body, expectedCoun
   const object = okJson(status, body, 'signHash');
   const signatures = stringArray(object['signatures']);
   if (!signatures) throw badResponse('signHash', 'has no signatures array');
-  if (signatures.length !== expectedCount) throw badResponse('signHash', `carries ${signatures.length} signatures for ${expectedCount} hashes`);
+  if (signatures.length !== expectedCount)
+    throw badResponse('signHash', `carries ${signatures.length} signatures for ${expectedCount} hashes`);
   return signatures.map((text) => decodeBase64(text, 'signHash', 'a signature'));
 }
 
@@ -310,7 +408,8 @@ function sadOf(object: Record<string, unknown>, operation: string): CredentialAu
   const sad = object['SAD'];
   if (typeof sad !== 'string' || sad === '') throw badResponse(operation, 'has no SAD');
   const expiresIn = object['expiresIn'] === undefined ? undefined : integerField(object['expiresIn']);
-  if (object['expiresIn'] !== undefined && expiresIn === undefined) throw badResponse(operation, 'has an expiresIn that is not a number of seconds');
+  if (object['expiresIn'] !== undefined && expiresIn === undefined)
+    throw badResponse(operation, 'has an expiresIn that is not a number of seconds');
   return expiresIn === undefined ? { sad } : { sad, expiresIn };
 }
 
@@ -322,29 +421,43 @@ function authorizeError(status: number, body: Body): EsignError {
   const parsed = serviceError(body);
   const description = parsed.description ?? '';
   const details = { status, error: parsed.error, error_description: parsed.description };
-  const left = /(\d+)\s+(?:attempts?|tries|tries left|remaining)/i.exec(description)?.[1] ?? /remaining\D*(\d+)/i.exec(description)?.[1];
-  const tries = left === undefined ? '' : ` ${left} ${left === '1' ? 'try' : 'tries'} left before the credential is locked.`;
+  const left =
+    /(\d+)\s+(?:attempts?|tries|tries left|remaining)/i.exec(description)?.[1] ??
+    /remaining\D*(\d+)/i.exec(description)?.[1];
+  const tries =
+    left === undefined ? '' : ` ${left} ${left === '1' ? 'try' : 'tries'} left before the credential is locked.`;
   if (/locked/i.test(description)) {
-    return new EsignError('AUTH_CREDENTIAL_LOCKED', `The signing service refused the authorization: ${sentence(description)}`, {
-      hint: 'Too many wrong PINs or OTPs locked it: ask the administrator of the credential at your organization or its provider to unlock it; retrying cannot.',
-      details,
-    });
+    return new EsignError(
+      'AUTH_CREDENTIAL_LOCKED',
+      `The signing service refused the authorization: ${sentence(description)}`,
+      {
+        hint: 'Too many wrong PINs or OTPs locked it: ask the administrator of the credential at your organization or its provider to unlock it; retrying cannot.',
+        details,
+      },
+    );
   }
   if (parsed.error === 'invalid_pin') {
-    return new EsignError('AUTH_PIN_INVALID', `The signing service refused the PIN (${description || parsed.error}).${tries}`, {
-      hint: 'Check ESIGN_CREDENTIAL_PIN or the --pin-file; nothing was signed.',
-      details,
-    });
+    return new EsignError(
+      'AUTH_PIN_INVALID',
+      `The signing service refused the PIN (${description || parsed.error}).${tries}`,
+      {
+        hint: 'Check ESIGN_CREDENTIAL_PIN or the --pin-file; nothing was signed.',
+        details,
+      },
+    );
   }
   if (parsed.error === 'invalid_otp') {
-    return new EsignError('AUTH_OTP_INVALID', `The signing service refused the one-time password (${description || parsed.error}).${tries}`, {
-      hint: 'Check ESIGN_TOTP_SECRET and the clock of this machine (a TOTP is valid for about 30 s), or type the code again; nothing was signed.',
-      details,
-    });
+    return new EsignError(
+      'AUTH_OTP_INVALID',
+      `The signing service refused the one-time password (${description || parsed.error}).${tries}`,
+      {
+        hint: 'Check ESIGN_TOTP_SECRET and the clock of this machine (a TOTP is valid for about 30 s), or type the code again; nothing was signed.',
+        details,
+      },
+    );
   }
   return cscError(status, body, 'credentials/authorize');
 }
-
 
 /** `credentials/sendOTP`: 204 No Content (some services answer 200). */
 export function processSendOtpResponse(status: number, body: Body): void {
@@ -356,35 +469,59 @@ export function processSendOtpResponse(status: number, body: Body): void {
 /** `auth/login`, or a client_credentials token request: the service token, and a refresh token when one came. */
 /** What to check when a sign-in without a browser is refused. */
 const SIGN_IN_HINTS = {
-  'auth/login': 'Check ESIGN_SIGNING_USERNAME and ESIGN_SIGNING_PASSWORD (or ask the provider whether auth/login is open to you).',
-  'the client credentials token request': 'Check ESIGN_CLIENT_ID and ESIGN_CLIENT_SECRET, and that the provider allows this client the client_credentials grant.',
-  'the password grant token request': 'Check ESIGN_SIGNING_USERNAME and ESIGN_SIGNING_PASSWORD, ESIGN_CLIENT_ID, and that the provider allows this client the password grant (ESIGN_CLIENT_AUTH, ESIGN_TOKEN_REQUEST).',
+  'auth/login':
+    'Check ESIGN_SIGNING_USERNAME and ESIGN_SIGNING_PASSWORD (or ask the provider whether auth/login is open to you).',
+  'the client credentials token request':
+    'Check ESIGN_CLIENT_ID and ESIGN_CLIENT_SECRET, and that the provider allows this client the client_credentials grant.',
+  'the password grant token request':
+    'Check ESIGN_SIGNING_USERNAME and ESIGN_SIGNING_PASSWORD, ESIGN_CLIENT_ID, and that the provider allows this client the password grant (ESIGN_CLIENT_AUTH, ESIGN_TOKEN_REQUEST).',
 } as const;
 
-export function processServiceSignInResponse(status: number, body: Body, operation: keyof typeof SIGN_IN_HINTS): ServiceSignIn {
+export function processServiceSignInResponse(
+  status: number,
+  body: Body,
+  operation: keyof typeof SIGN_IN_HINTS,
+): ServiceSignIn {
   const parsedError = serviceError(body);
-  const permanent = permanentOAuthRefusal('signing service', operation, status, parsedError.error, parsedError.description);
+  const permanent = permanentOAuthRefusal(
+    'signing service',
+    operation,
+    status,
+    parsedError.error,
+    parsedError.description,
+  );
   if (permanent) throw permanent;
   if (status === 429 || status >= 500) throw cscError(status, body, operation);
   if (status !== 200) {
     const parsed = serviceError(body);
     const hint = SIGN_IN_HINTS[operation];
-    throw new EsignError('AUTH_TOKEN_REJECTED', `The signing service refused ${operation} with HTTP ${status}${said(parsed)}.`, {
-      hint,
-      details: { status, error: parsed.error, error_description: parsed.description },
-    });
+    throw new EsignError(
+      'AUTH_TOKEN_REJECTED',
+      `The signing service refused ${operation} with HTTP ${status}${said(parsed)}.`,
+      {
+        hint,
+        details: { status, error: parsed.error, error_description: parsed.description },
+      },
+    );
   }
   const object = asObject(parseJson(body));
   if (!object) throw badResponse(operation, 'is not a JSON object');
   const accessToken = object['access_token'];
   if (typeof accessToken !== 'string' || accessToken === '') throw badResponse(operation, 'has no access_token');
   const tokenType = object['token_type'];
-  if (tokenType !== undefined && (typeof tokenType !== 'string' || tokenType.toLowerCase() !== 'bearer')) throw badResponse(operation, `has token_type ${JSON.stringify(tokenType)} where Bearer was expected`);
+  if (tokenType !== undefined && (typeof tokenType !== 'string' || tokenType.toLowerCase() !== 'bearer'))
+    throw badResponse(operation, `has token_type ${JSON.stringify(tokenType)} where Bearer was expected`);
   const expiresIn = object['expires_in'] === undefined ? undefined : integerField(object['expires_in']);
-  if (object['expires_in'] !== undefined && expiresIn === undefined) throw badResponse(operation, 'has an expires_in that is not a number of seconds');
+  if (object['expires_in'] !== undefined && expiresIn === undefined)
+    throw badResponse(operation, 'has an expires_in that is not a number of seconds');
   const refreshToken = object['refresh_token'];
-  if (refreshToken !== undefined && (typeof refreshToken !== 'string' || refreshToken === '')) throw badResponse(operation, 'has a refresh_token that is not a string');
-  return { accessToken, ...(expiresIn === undefined ? {} : { expiresIn }), ...(typeof refreshToken === 'string' ? { refreshToken } : {}) };
+  if (refreshToken !== undefined && (typeof refreshToken !== 'string' || refreshToken === ''))
+    throw badResponse(operation, 'has a refresh_token that is not a string');
+  return {
+    accessToken,
+    ...(expiresIn === undefined ? {} : { expiresIn }),
+    ...(typeof refreshToken === 'string' ? { refreshToken } : {}),
+  };
 }
 
 /**
@@ -393,9 +530,15 @@ export function processServiceSignInResponse(status: number, body: Body, operati
  */
 export function refusedAfterFreshSignIn(error: EsignError): EsignError {
   const operation = typeof error.details?.['operation'] === 'string' ? error.details['operation'] : 'the call';
-  const description = [error.details?.['error'], error.details?.['error_description']].filter((part) => typeof part === 'string' && part).join(': ');
-  return new EsignError('CSC_METHOD_REFUSED', `The signing service refused ${operation} to this client even with the service token it had just issued${description ? ` (${description})` : ''}.`, {
-    hint: `The service does not allow ${operation} to this client or this sign-in; run with --verbose to see the exchange, and ask the provider.`,
-    ...(error.details ? { details: error.details } : {}),
-  });
+  const description = [error.details?.['error'], error.details?.['error_description']]
+    .filter((part) => typeof part === 'string' && part)
+    .join(': ');
+  return new EsignError(
+    'CSC_METHOD_REFUSED',
+    `The signing service refused ${operation} to this client even with the service token it had just issued${description ? ` (${description})` : ''}.`,
+    {
+      hint: `The service does not allow ${operation} to this client or this sign-in; run with --verbose to see the exchange, and ask the provider.`,
+      ...(error.details ? { details: error.details } : {}),
+    },
+  );
 }

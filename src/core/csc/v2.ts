@@ -7,10 +7,23 @@
  */
 import { EsignError } from '../errors.js';
 import type { ServiceAuthSetting } from '../profile.js';
-import { authorizeUrlWith, CREDENTIAL_INFO_WANTED, encodeHashes, hashAlgorithmOf, jsonRequest, type AuthorizeParams, type CredentialAuthorizeParams } from './requests.js';
+import {
+  authorizeUrlWith,
+  CREDENTIAL_INFO_WANTED,
+  encodeHashes,
+  hashAlgorithmOf,
+  jsonRequest,
+  type AuthorizeParams,
+  type CredentialAuthorizeParams,
+} from './requests.js';
 import { asObject, authorizationV2, badResponse, credentialInfoFrom, okJson, stringArray } from './responses.js';
 import { signAlgoNamesHash } from './signature.js';
-import { CSC_SIGN_ALGO_RSA, MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION, type CredentialInfo, type PreparedRequest } from './shapes.js';
+import {
+  CSC_SIGN_ALGO_RSA,
+  MAX_HASHES_PER_CREDENTIAL_AUTHORIZATION,
+  type CredentialInfo,
+  type PreparedRequest,
+} from './shapes.js';
 
 type Body = Uint8Array | string;
 
@@ -44,11 +57,17 @@ export function processInfoResponse(status: number, body: Body): ServiceInfo | u
   if (status === 501 || (status >= 400 && status < 500 && status !== 429)) return undefined;
   const object = okJson(status, body, 'info');
   const specs = object['specs'];
-  if (typeof specs !== 'string' || !/^\d+(\.\d+)*$/.test(specs)) throw badResponse('info', `has specs ${JSON.stringify(specs)}, not a version`);
-  const info: ServiceInfo = { specs, methods: stringArray(object['methods']) ?? [], authTypes: stringArray(object['authType']) ?? [] };
+  if (typeof specs !== 'string' || !/^\d+(\.\d+)*$/.test(specs))
+    throw badResponse('info', `has specs ${JSON.stringify(specs)}, not a version`);
+  const info: ServiceInfo = {
+    specs,
+    methods: stringArray(object['methods']) ?? [],
+    authTypes: stringArray(object['authType']) ?? [],
+  };
   if (typeof object['name'] === 'string') info.name = object['name'];
   if (typeof object['oauth2'] === 'string' && object['oauth2'] !== '') info.oauth2 = object['oauth2'];
-  if (typeof object['oauth2Issuer'] === 'string' && object['oauth2Issuer'] !== '') info.oauth2Issuer = object['oauth2Issuer'];
+  if (typeof object['oauth2Issuer'] === 'string' && object['oauth2Issuer'] !== '')
+    info.oauth2Issuer = object['oauth2Issuer'];
   return info;
 }
 
@@ -56,9 +75,17 @@ export function processInfoResponse(status: number, body: Body): ServiceInfo | u
  * The info authType each way of signing in needs (CSC v1.0.4 §11.1, v2 §8.1); the OAuth password
  * grant has none (services that take it list oauth2code or nothing), so it is not checked.
  */
-const AUTH_TYPE_FOR: Record<ServiceAuthSetting, string | undefined> = { browser: 'oauth2code', 'client-credentials': 'oauth2client', password: undefined, basic: 'basic', external: 'external' };
+const AUTH_TYPE_FOR: Record<ServiceAuthSetting, string | undefined> = {
+  browser: 'oauth2code',
+  'client-credentials': 'oauth2client',
+  password: undefined,
+  basic: 'basic',
+  external: 'external',
+};
 /** The serviceAuth setting that uses an info authType. */
-const SETTING_FOR = Object.fromEntries(Object.entries(AUTH_TYPE_FOR).map(([setting, authType]) => [authType, setting])) as Record<string, ServiceAuthSetting | undefined>;
+const SETTING_FOR = Object.fromEntries(
+  Object.entries(AUTH_TYPE_FOR).map(([setting, authType]) => [authType, setting]),
+) as Record<string, ServiceAuthSetting | undefined>;
 
 /**
  * Refuses a service (either dialect) that cannot do what esign needs, naming what is missing,
@@ -68,21 +95,31 @@ export function checkService(info: ServiceInfo, serviceAuth: ServiceAuthSetting 
   const needed = [...METHODS_NEEDED, ...(serviceAuth === 'basic' ? ['auth/login'] : [])];
   const missing = needed.filter((method) => !info.methods.includes(method));
   if (missing.length > 0) {
-    throw new EsignError('CSC_UNSUPPORTED_SERVICE', `The signing service (CSC API ${info.specs}) does not offer ${missing.join(', ')}, which esign needs to sign.`, {
-      hint: 'Ask the provider whether another base URL offers them; esign signs hashes with signatures/signHash.',
-      details: { missing, methods: info.methods },
-    });
+    throw new EsignError(
+      'CSC_UNSUPPORTED_SERVICE',
+      `The signing service (CSC API ${info.specs}) does not offer ${missing.join(', ')}, which esign needs to sign.`,
+      {
+        hint: 'Ask the provider whether another base URL offers them; esign signs hashes with signatures/signHash.',
+        details: { missing, methods: info.methods },
+      },
+    );
   }
   const authType = AUTH_TYPE_FOR[serviceAuth];
   if (authType !== undefined && info.authTypes.length > 0 && !info.authTypes.includes(authType)) {
-    const usable = info.authTypes.map((offered) => SETTING_FOR[offered]).filter((setting): setting is ServiceAuthSetting => setting !== undefined);
-    throw new EsignError('CSC_UNSUPPORTED_SERVICE', `The signing service (CSC API ${info.specs}) offers no ${authType} sign-in (it offers ${info.authTypes.join(', ')}), which serviceAuth ${serviceAuth} needs.`, {
-      hint:
-        usable.length > 0
-          ? `Set ESIGN_SERVICE_AUTH (or serviceAuth) to ${usable.join(' or ')}.`
-          : 'esign cannot sign in to it in any way it offers; ask the provider for OAuth 2.0, auth/login or external access.',
-      details: { authTypes: info.authTypes },
-    });
+    const usable = info.authTypes
+      .map((offered) => SETTING_FOR[offered])
+      .filter((setting): setting is ServiceAuthSetting => setting !== undefined);
+    throw new EsignError(
+      'CSC_UNSUPPORTED_SERVICE',
+      `The signing service (CSC API ${info.specs}) offers no ${authType} sign-in (it offers ${info.authTypes.join(', ')}), which serviceAuth ${serviceAuth} needs.`,
+      {
+        hint:
+          usable.length > 0
+            ? `Set ESIGN_SERVICE_AUTH (or serviceAuth) to ${usable.join(' or ')}.`
+            : 'esign cannot sign in to it in any way it offers; ask the provider for OAuth 2.0, auth/login or external access.',
+        details: { authTypes: info.authTypes },
+      },
+    );
   }
 }
 
@@ -111,14 +148,24 @@ export function buildAuthorizeUrlV2(params: AuthorizeParams, options: { authoriz
  */
 export function credentialAuthorizationDetails(credentialID: string, hashes: Uint8Array[]): string {
   const hashAlgorithmOID = hashAlgorithmOf(hashes);
-  const documentDigests = hashes.map((hash, index) => ({ hash: Buffer.from(hash).toString('base64'), label: `document ${index + 1}` }));
+  const documentDigests = hashes.map((hash, index) => ({
+    hash: Buffer.from(hash).toString('base64'),
+    label: `document ${index + 1}`,
+  }));
   return JSON.stringify([{ type: 'credential', credentialID, documentDigests, hashAlgorithmOID }]);
 }
 
-
 /** `credentials/list` asking for every credential's info in the same answer. */
-export function buildCredentialsListRequestV2(baseUrl: string, accessToken: string | undefined, clientData?: string): PreparedRequest {
-  return jsonRequest(baseUrl, '/csc/v2/credentials/list', accessToken, { credentialInfo: true, ...CREDENTIAL_INFO_WANTED, ...(clientData === undefined ? {} : { clientData }) });
+export function buildCredentialsListRequestV2(
+  baseUrl: string,
+  accessToken: string | undefined,
+  clientData?: string,
+): PreparedRequest {
+  return jsonRequest(baseUrl, '/csc/v2/credentials/list', accessToken, {
+    credentialInfo: true,
+    ...CREDENTIAL_INFO_WANTED,
+    ...(clientData === undefined ? {} : { clientData }),
+  });
 }
 
 /**
@@ -126,7 +173,10 @@ export function buildCredentialsListRequestV2(baseUrl: string, accessToken: stri
  * entry esign cannot use as it is (say, without the certificates a service left out) is left out
  * here: `credentials/info` is asked for that credential instead.
  */
-export function processCredentialsListResponseV2(status: number, body: Body): { credentialIDs: string[]; infos: Map<string, CredentialInfo> } {
+export function processCredentialsListResponseV2(
+  status: number,
+  body: Body,
+): { credentialIDs: string[]; infos: Map<string, CredentialInfo> } {
   const object = okJson(status, body, 'credentials/list');
   const credentialIDs = stringArray(object['credentialIDs']);
   if (!credentialIDs) throw badResponse('credentials/list', 'has no credentialIDs array');
@@ -137,8 +187,11 @@ export function processCredentialsListResponseV2(status: number, body: Body): { 
     for (const entry of listed) {
       const item = asObject(entry);
       const id = item?.['credentialID'];
-      if (!item || typeof id !== 'string') throw badResponse('credentials/list', 'has a credentialInfos entry without a credentialID');
-      const info = usableInfo(() => credentialInfoFrom(item, id, 'credentials/list', authorizationV2(asObject(item['auth']), 'credentials/list')));
+      if (!item || typeof id !== 'string')
+        throw badResponse('credentials/list', 'has a credentialInfos entry without a credentialID');
+      const info = usableInfo(() =>
+        credentialInfoFrom(item, id, 'credentials/list', authorizationV2(asObject(item['auth']), 'credentials/list')),
+      );
       if (info) infos.set(id, info);
     }
   }
@@ -154,13 +207,22 @@ function usableInfo(read: () => CredentialInfo): CredentialInfo | undefined {
   }
 }
 
-export function buildCredentialsInfoRequestV2(baseUrl: string, accessToken: string | undefined, credentialID: string): PreparedRequest {
+export function buildCredentialsInfoRequestV2(
+  baseUrl: string,
+  accessToken: string | undefined,
+  credentialID: string,
+): PreparedRequest {
   return jsonRequest(baseUrl, '/csc/v2/credentials/info', accessToken, { credentialID, ...CREDENTIAL_INFO_WANTED });
 }
 
 export function processCredentialsInfoResponseV2(status: number, body: Body, credentialID: string): CredentialInfo {
   const object = okJson(status, body, 'credentials/info');
-  return credentialInfoFrom(object, credentialID, 'credentials/info', authorizationV2(asObject(object['auth']), 'credentials/info'));
+  return credentialInfoFrom(
+    object,
+    credentialID,
+    'credentials/info',
+    authorizationV2(asObject(object['auth']), 'credentials/info'),
+  );
 }
 
 export interface SignHashParamsV2 {
@@ -194,9 +256,13 @@ export function buildSignHashRequestV2(params: SignHashParamsV2): PreparedReques
     signAlgo,
     ...(params.signAlgoParams === undefined ? {} : { signAlgoParams: params.signAlgoParams }),
   };
-  return jsonRequest(params.baseUrl, '/csc/v2/signatures/signHash', params.sadAsBearer ? params.sad : params.accessToken, body);
+  return jsonRequest(
+    params.baseUrl,
+    '/csc/v2/signatures/signHash',
+    params.sadAsBearer ? params.sad : params.accessToken,
+    body,
+  );
 }
-
 
 /**
  * `POST {base}/csc/v2/credentials/authorize` (§11.6): numSignatures, `hashes` with

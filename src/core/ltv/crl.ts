@@ -46,9 +46,11 @@ export function checkCrl(der: Uint8Array, issuer: CertificateFacts, url?: string
   } catch (error) {
     throw bad(url, `it is not a valid CRL (${(error as Error).message})`);
   }
-  if (!bytesEqual(issuerName, readCertificate(issuer.der).subject)) throw bad(url, `it is not issued by ${displayName(issuer)}`);
+  if (!bytesEqual(issuerName, readCertificate(issuer.der).subject))
+    throw bad(url, `it is not issued by ${displayName(issuer)}`);
   const hashName = signatureHashName(crl.signatureAlgorithm.algorithmId);
-  if (hashName === undefined) throw bad(url, `its signature algorithm ${crl.signatureAlgorithm.algorithmId} is not supported`);
+  if (hashName === undefined)
+    throw bad(url, `its signature algorithm ${crl.signatureAlgorithm.algorithmId} is not supported`);
   let valid: boolean;
   try {
     valid = verify(hashName, tbsBytes, issuer.x509.publicKey, crl.signatureValue.valueBlock.valueHexView);
@@ -58,7 +60,10 @@ export function checkCrl(der: Uint8Array, issuer: CertificateFacts, url?: string
   if (!valid) throw bad(url, `its signature does not verify with the key of ${displayName(issuer)}`);
   const revoked = new Map<string, Date>();
   for (const entry of crl.revokedCertificates ?? []) {
-    revoked.set(normalizeSerial(Buffer.from(entry.userCertificate.valueBlock.valueHexView).toString('hex')), entry.revocationDate.value);
+    revoked.set(
+      normalizeSerial(Buffer.from(entry.userCertificate.valueBlock.valueHexView).toString('hex')),
+      entry.revocationDate.value,
+    );
   }
   return { der, thisUpdate: crl.thisUpdate.value, nextUpdate: crl.nextUpdate?.value, revoked };
 }

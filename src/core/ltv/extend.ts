@@ -61,15 +61,26 @@ const TOKEN_MARGIN = 1_024;
  * `source` (not yet digested; it is copied, never finished), or a function that produces it,
  * called only when a document timestamp needs it (after the revocation data is fetched).
  */
-export async function extendPdf(source: ByteSource, hash: Hash | (() => Promise<Hash>), level: LongTermLevel, deps: ExtendDependencies): Promise<ExtensionResult> {
+export async function extendPdf(
+  source: ByteSource,
+  hash: Hash | (() => Promise<Hash>),
+  level: LongTermLevel,
+  deps: ExtendDependencies,
+): Promise<ExtensionResult> {
   if (level === 'B-LTA' && !deps.tsa) {
-    throw new EsignError('TSA_NOT_CONFIGURED', 'Level B-LTA needs a timestamping service for the document timestamp, and the profile has none.', { hint: 'Set tsaUrls, or use --level B-LT.' });
+    throw new EsignError(
+      'TSA_NOT_CONFIGURED',
+      'Level B-LTA needs a timestamping service for the document timestamp, and the profile has none.',
+      { hint: 'Set tsaUrls, or use --level B-LT.' },
+    );
   }
   const open = { password: deps.password };
   const doc = await readPdf(source, open);
   const signatures = await findSignatures(doc, deps.known);
   if (signatures.length === 0) {
-    throw new EsignError('PDF_NOT_SIGNED', 'The PDF has no signature or document timestamp to extend.', { hint: 'Sign it first: esign sign FILE --level B-LT.' });
+    throw new EsignError('PDF_NOT_SIGNED', 'The PDF has no signature or document timestamp to extend.', {
+      hint: 'Sign it first: esign sign FILE --level B-LT.',
+    });
   }
   const existing = await existingDss(doc);
   const cache = deps.cache ?? new RevocationCache(deps.fetcher);
@@ -85,11 +96,25 @@ export async function extendPdf(source: ByteSource, hash: Hash | (() => Promise<
     tail = await buildDssUpdate(doc, fresh);
     count(added, fresh);
   }
-  const result: ExtensionResult = { tail, signatures: signatures.filter((s) => s.kind === 'signature').length, documentTimestamps: signatures.length - signatures.filter((s) => s.kind === 'signature').length, added, checks, warnings };
+  const result: ExtensionResult = {
+    tail,
+    signatures: signatures.filter((s) => s.kind === 'signature').length,
+    documentTimestamps: signatures.length - signatures.filter((s) => s.kind === 'signature').length,
+    added,
+    checks,
+    warnings,
+  };
   if (level === 'B-LT') return result;
 
   const tsa = deps.tsa as TimestampAuthority;
-  const stamped = await documentTimestamp(source, typeof hash === 'function' ? await hash() : hash, tail, tsa, open, deps.tokenRoom);
+  const stamped = await documentTimestamp(
+    source,
+    typeof hash === 'function' ? await hash() : hash,
+    tail,
+    tsa,
+    open,
+    deps.tokenRoom,
+  );
   tail = concat(tail, stamped.update);
   result.archiveTimestamp = stamped.genTime;
   result.documentTimestamps++;
@@ -124,13 +149,28 @@ async function documentTimestamp(
     const placeholder = await prepareSignature(doc, { kind: 'docTimeStamp', contentsSize });
     const [, a, b] = placeholder.byteRange;
     const local = (offset: number): number => offset - placeholder.originalSize;
-    const digest = hash.copy().update(tail).update(placeholder.update.subarray(0, local(a))).update(placeholder.update.subarray(local(b))).digest();
+    const digest = hash
+      .copy()
+      .update(tail)
+      .update(placeholder.update.subarray(0, local(a)))
+      .update(placeholder.update.subarray(local(b)))
+      .digest();
     const stamp = await tsa.timestamp(new Uint8Array(digest));
     if (room) room.bytes = Math.max(room.bytes, stamp.token.length);
-    if (stamp.token.length <= contentsSize) return { update: spliceContents(placeholder, stamp.token), token: stamp.token, genTime: stamp.genTime, target: tokenTarget(stamp.token, stamp) };
+    if (stamp.token.length <= contentsSize)
+      return {
+        update: spliceContents(placeholder, stamp.token),
+        token: stamp.token,
+        genTime: stamp.genTime,
+        target: tokenTarget(stamp.token, stamp),
+      };
     contentsSize = stamp.token.length + 2_048;
   }
-  throw new EsignError('PDF_PLACEHOLDER_TOO_SMALL', 'The document timestamp token kept growing beyond the room reserved for it.', { hint: 'This is a bug; please report it with the TSA URL.' });
+  throw new EsignError(
+    'PDF_PLACEHOLDER_TOO_SMALL',
+    'The document timestamp token kept growing beyond the room reserved for it.',
+    { hint: 'This is a bug; please report it with the TSA URL.' },
+  );
 }
 
 interface ExistingDss {

@@ -5,7 +5,13 @@
 export { extendPdf, appendedSource, existingDss, DOC_TIMESTAMP_CONTENTS } from './extend.js';
 export type { ExtendDependencies, ExtensionResult, LongTermLevel } from './extend.js';
 export { collectValidationData, RevocationCache, targetsOf, tokenTarget } from './validation-data.js';
-export type { ChainTarget, RevocationCacheOptions, RevocationCheck, RevocationFetcher, ValidationData } from './validation-data.js';
+export type {
+  ChainTarget,
+  RevocationCacheOptions,
+  RevocationCheck,
+  RevocationFetcher,
+  ValidationData,
+} from './validation-data.js';
 export { findSignatures } from './pdf-signatures.js';
 export { trimDer } from '../pdf/signatures.js';
 export type { PdfSignature } from './pdf-signatures.js';

@@ -10,7 +10,14 @@ import { EsignError, isEsignError } from '../errors.js';
 import { bytesSource } from '../pdf/index.js';
 import { certificateFacts } from './certificates.js';
 import { appendedSource } from './extend.js';
-import { buildOcspRequest, checkCrl, checkOcspResponse, collectValidationData, RevocationCache, trimDer } from './index.js';
+import {
+  buildOcspRequest,
+  checkCrl,
+  checkOcspResponse,
+  collectValidationData,
+  RevocationCache,
+  trimDer,
+} from './index.js';
 import type { RevocationFetcher } from './index.js';
 
 const BASE = 'http://127.0.0.1:9/pki';
@@ -25,7 +32,8 @@ beforeAll(async () => {
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
 const alice = (): Uint8Array => pki.credentials.find((c) => c.status === 'enabled')!.signer.certificate;
-const revoked = (): Uint8Array => pki.credentials.find((c) => c.statusReason === 'certificate revoked')!.signer.certificate;
+const revoked = (): Uint8Array =>
+  pki.credentials.find((c) => c.statusReason === 'certificate revoked')!.signer.certificate;
 
 /** The sandbox PKI's endpoints, in memory, counting calls. */
 function fakeFetcher(overrides: Partial<RevocationFetcher> = {}): RevocationFetcher & { calls: string[] } {
@@ -34,7 +42,9 @@ function fakeFetcher(overrides: Partial<RevocationFetcher> = {}): RevocationFetc
   return {
     calls,
     ocsp: overrides.ocsp ?? (async (url, request) => (calls.push(`ocsp ${url}`), buildOcspResponse(pki, request, NOW))),
-    crl: overrides.crl ?? (async (url) => (calls.push(`crl ${url}`), buildCrl(pki, NOW, url === urls.rootCrl ? 'root' : 'issuing'))),
+    crl:
+      overrides.crl ??
+      (async (url) => (calls.push(`crl ${url}`), buildCrl(pki, NOW, url === urls.rootCrl ? 'root' : 'issuing'))),
     certificate:
       overrides.certificate ??
       (async (url) => {
@@ -52,9 +62,17 @@ function code(error: unknown): string | undefined {
 describe('certificate facts', () => {
   it('reads the AIA OCSP and caIssuers URLs, the CRL distribution point, self-signed roots and OCSP no-check', () => {
     const urls = pkiUrls(BASE);
-    expect(certificateFacts(alice())).toMatchObject({ ocspUrls: [urls.ocsp], caIssuersUrls: [urls.issuingCa], crlUrls: [urls.crl], selfSigned: false });
+    expect(certificateFacts(alice())).toMatchObject({
+      ocspUrls: [urls.ocsp],
+      caIssuersUrls: [urls.issuingCa],
+      crlUrls: [urls.crl],
+      selfSigned: false,
+    });
     expect(certificateFacts(pki.root.certificate).selfSigned).toBe(true);
-    expect(certificateFacts(pki.ocspResponder.certificate)).toMatchObject({ ocspNoCheck: true, extendedKeyUsages: ['1.3.6.1.5.5.7.3.9'] });
+    expect(certificateFacts(pki.ocspResponder.certificate)).toMatchObject({
+      ocspNoCheck: true,
+      extendedKeyUsages: ['1.3.6.1.5.5.7.3.9'],
+    });
   });
 });
 
@@ -62,16 +80,26 @@ describe('OCSP', () => {
   const issuer = () => certificateFacts(pki.issuingCa.certificate);
 
   it('accepts a response signed by the delegated responder: good for a valid signer, revoked for the revoked one', () => {
-    const good = checkOcspResponse(buildOcspResponse(pki, buildOcspRequest(certificateFacts(alice()), issuer()), NOW), certificateFacts(alice()), issuer());
+    const good = checkOcspResponse(
+      buildOcspResponse(pki, buildOcspRequest(certificateFacts(alice()), issuer()), NOW),
+      certificateFacts(alice()),
+      issuer(),
+    );
     expect(good.status).toEqual({ kind: 'good' });
     expect(Buffer.from(good.responder).equals(Buffer.from(pki.ocspResponder.certificate))).toBe(true);
-    const bad = checkOcspResponse(buildOcspResponse(pki, buildOcspRequest(certificateFacts(revoked()), issuer()), NOW), certificateFacts(revoked()), issuer());
+    const bad = checkOcspResponse(
+      buildOcspResponse(pki, buildOcspRequest(certificateFacts(revoked()), issuer()), NOW),
+      certificateFacts(revoked()),
+      issuer(),
+    );
     expect(bad.status.kind).toBe('revoked');
   });
 
   it('refuses a response about another certificate, a tampered signature and an error status', () => {
     const response = buildOcspResponse(pki, buildOcspRequest(certificateFacts(alice()), issuer()), NOW);
-    expect(() => checkOcspResponse(response, certificateFacts(revoked()), issuer(), 'http://x/ocsp')).toThrow(/says nothing about/);
+    expect(() => checkOcspResponse(response, certificateFacts(revoked()), issuer(), 'http://x/ocsp')).toThrow(
+      /says nothing about/,
+    );
     // Flip one bit of the BasicOCSPResponse signature value and re-wrap it.
     const outer = pkijs.OCSPResponse.fromBER(response);
     const basic = pkijs.BasicOCSPResponse.fromBER(outer.responseBytes!.response.valueBlock.valueHexView);
@@ -89,7 +117,9 @@ describe('OCSP', () => {
     expect(code(error)).toBe('REVOCATION_BAD_RESPONSE');
     expect((error as Error).message).toMatch(/not signed by/);
     // OCSPResponse { responseStatus tryLater (3) }
-    expect(() => checkOcspResponse(Uint8Array.of(0x30, 0x03, 0x0a, 0x01, 0x03), certificateFacts(alice()), issuer())).toThrow(/tryLater/);
+    expect(() =>
+      checkOcspResponse(Uint8Array.of(0x30, 0x03, 0x0a, 0x01, 0x03), certificateFacts(alice()), issuer()),
+    ).toThrow(/tryLater/);
   });
 });
 
@@ -107,7 +137,12 @@ describe('collectValidationData', () => {
     const fetcher = fakeFetcher();
     const data = await collectValidationData(
       [
-        { role: 'signer', leaf: alice(), pool: [alice(), pki.issuingCa.certificate, pki.root.certificate], usedAt: NOW },
+        {
+          role: 'signer',
+          leaf: alice(),
+          pool: [alice(), pki.issuingCa.certificate, pki.root.certificate],
+          usedAt: NOW,
+        },
         { role: 'tsa', leaf: pki.tsa.certificate, pool: pki.tsaChain, usedAt: NOW },
       ],
       fetcher,
@@ -122,12 +157,19 @@ describe('collectValidationData', () => {
       `crl good ${pkiUrls(BASE).rootCrl}`,
     ]);
     expect(data.warnings).toEqual([]);
-    expect(fetcher.calls).toEqual([`ocsp ${pkiUrls(BASE).ocsp}`, `crl ${pkiUrls(BASE).crl}`, `crl ${pkiUrls(BASE).rootCrl}`]);
+    expect(fetcher.calls).toEqual([
+      `ocsp ${pkiUrls(BASE).ocsp}`,
+      `crl ${pkiUrls(BASE).crl}`,
+      `crl ${pkiUrls(BASE).rootCrl}`,
+    ]);
   });
 
   it('fetches a missing issuer from caIssuers', async () => {
     const fetcher = fakeFetcher();
-    const data = await collectValidationData([{ role: 'signer', leaf: alice(), pool: [alice()], usedAt: NOW }], fetcher);
+    const data = await collectValidationData(
+      [{ role: 'signer', leaf: alice(), pool: [alice()], usedAt: NOW }],
+      fetcher,
+    );
     expect(fetcher.calls[0]).toBe(`cert ${pkiUrls(BASE).issuingCa}`);
     expect(data.certs.length).toBeGreaterThanOrEqual(3);
   });
@@ -150,23 +192,36 @@ describe('collectValidationData', () => {
 
   it('passes a fetch failure through', async () => {
     const failing = fakeFetcher({ ocsp: async () => Promise.reject(new Error('down')) });
-    await expect(collectValidationData([{ role: 'signer', leaf: alice(), pool: [alice(), pki.issuingCa.certificate], usedAt: NOW }], failing)).rejects.toThrow('down');
+    await expect(
+      collectValidationData(
+        [{ role: 'signer', leaf: alice(), pool: [alice(), pki.issuingCa.certificate], usedAt: NOW }],
+        failing,
+      ),
+    ).rejects.toThrow('down');
   });
 });
 
 describe('RevocationCache (one batch window)', () => {
   const targets = () => [
-    { role: 'signer' as const, leaf: alice(), pool: [alice(), pki.issuingCa.certificate, pki.root.certificate], usedAt: NOW },
+    {
+      role: 'signer' as const,
+      leaf: alice(),
+      pool: [alice(), pki.issuingCa.certificate, pki.root.certificate],
+      usedAt: NOW,
+    },
     { role: 'tsa' as const, leaf: pki.tsa.certificate, pool: pki.tsaChain, usedAt: NOW },
   ];
 
-  it('fetches and checks each certificate\'s OCSP response and CRL once for all documents of the window', async () => {
+  it("fetches and checks each certificate's OCSP response and CRL once for all documents of the window", async () => {
     const fetcher = fakeFetcher();
     const cache = new RevocationCache(fetcher, { now: () => NOW });
-    const documents = await Promise.all(Array.from({ length: 5 }, () => collectValidationData(targets(), fetcher, [], cache)));
+    const documents = await Promise.all(
+      Array.from({ length: 5 }, () => collectValidationData(targets(), fetcher, [], cache)),
+    );
     expect(fetcher.calls.filter((call) => call.startsWith('ocsp'))).toHaveLength(1);
     expect(fetcher.calls.filter((call) => call.startsWith('crl'))).toHaveLength(2);
-    for (const data of documents) expect({ ocsps: data.ocsps.length, crls: data.crls.length }).toEqual({ ocsps: 1, crls: 2 });
+    for (const data of documents)
+      expect({ ocsps: data.ocsps.length, crls: data.crls.length }).toEqual({ ocsps: 1, crls: 2 });
     // The next window asks again (news of a revocation reaches the batch at its next window).
     await collectValidationData(targets(), fetcher, [], new RevocationCache(fetcher, { now: () => NOW }));
     expect(fetcher.calls.filter((call) => call.startsWith('ocsp'))).toHaveLength(2);
@@ -183,31 +238,43 @@ describe('RevocationCache (one batch window)', () => {
     expect(fetcher.calls.filter((call) => call.startsWith('crl'))).toHaveLength(2);
   });
 
-  it('asks once more for an OCSP response produced before the window\'s last signature', async () => {
+  it("asks once more for an OCSP response produced before the window's last signature", async () => {
     let produced = new Date(NOW.getTime() - 3_600_000);
-    const fetcher = fakeFetcher({ ocsp: async (_url, request) => buildOcspResponse(pki, request, (produced = new Date(produced.getTime() + 3_600_000))) });
+    const fetcher = fakeFetcher({
+      ocsp: async (_url, request) =>
+        buildOcspResponse(pki, request, (produced = new Date(produced.getTime() + 3_600_000))),
+    });
     const cache = new RevocationCache(fetcher, { issuedAfter: new Date(NOW.getTime() + 1_000) });
     const data = await collectValidationData(targets(), fetcher, [], cache);
-    const basic = pkijs.BasicOCSPResponse.fromBER(pkijs.OCSPResponse.fromBER(data.ocsps[0]!).responseBytes!.response.valueBlock.valueHexView);
+    const basic = pkijs.BasicOCSPResponse.fromBER(
+      pkijs.OCSPResponse.fromBER(data.ocsps[0]!).responseBytes!.response.valueBlock.valueHexView,
+    );
     expect(basic.tbsResponseData.producedAt.getTime()).toBe(NOW.getTime() + 3_600_000);
   });
 
   it('an OCSP responder that is down or answers garbage: the CRL stands in, with a warning; its failure is asked once per window', async () => {
     for (const ocsp of [
       async () => {
-        throw new EsignError('REVOCATION_UNAVAILABLE', 'No revocation data from the OCSP responder at http://127.0.0.1:9/pki/ocsp: timed out.');
+        throw new EsignError(
+          'REVOCATION_UNAVAILABLE',
+          'No revocation data from the OCSP responder at http://127.0.0.1:9/pki/ocsp: timed out.',
+        );
       },
       async () => new Uint8Array([0x30, 0x03, 0x0a, 0x01, 0x00]),
     ]) {
       let asked = 0;
       const fetcher = fakeFetcher({ ocsp: () => (asked++, ocsp()) });
       const cache = new RevocationCache(fetcher);
-      const [data] = await Promise.all(Array.from({ length: 3 }, () => collectValidationData(targets(), fetcher, [], cache)));
+      const [data] = await Promise.all(
+        Array.from({ length: 3 }, () => collectValidationData(targets(), fetcher, [], cache)),
+      );
       expect(asked).toBe(1);
       expect(data!.ocsps).toHaveLength(0);
       expect(data!.crls).toHaveLength(2);
       expect(data!.warnings.join('\n')).toMatch(/OCSP .*; the CRL of esign Sandbox TEST Issuing CA stands in for it\./);
-      expect(data!.checks.filter((check) => check.source === 'crl').every((check) => check.status === 'good')).toBe(true);
+      expect(data!.checks.filter((check) => check.source === 'crl').every((check) => check.status === 'good')).toBe(
+        true,
+      );
     }
   });
 });

@@ -17,7 +17,15 @@ import { signatureHashName } from './signature-algorithms.js';
 
 const OID_SHA1 = '1.3.14.3.2.26';
 const OID_OCSP_BASIC = '1.3.6.1.5.5.7.48.1.1';
-const RESPONSE_STATUS = ['successful', 'malformedRequest', 'internalError', 'tryLater', '(unused)', 'sigRequired', 'unauthorized'];
+const RESPONSE_STATUS = [
+  'successful',
+  'malformedRequest',
+  'internalError',
+  'tryLater',
+  '(unused)',
+  'sigRequired',
+  'unauthorized',
+];
 
 export type OcspCertStatus = { kind: 'good' } | { kind: 'revoked'; revokedAt: Date } | { kind: 'unknown' };
 
@@ -50,21 +58,35 @@ function certIdHashes(issuer: CertificateFacts, hashName: string): { nameHash: B
 /** DER OCSPRequest for `certificate` issued by `issuer`: one Request, SHA-1 CertID, no extensions. */
 export function buildOcspRequest(certificate: CertificateFacts, issuer: CertificateFacts): Uint8Array {
   const { nameHash, keyHash } = certIdHashes(issuer, 'sha1');
-  const certId = sequence(sequence(objectIdentifier(OID_SHA1), derNull), octetString(nameHash), octetString(keyHash), readCertificate(certificate.der).serialNumberDer);
+  const certId = sequence(
+    sequence(objectIdentifier(OID_SHA1), derNull),
+    octetString(nameHash),
+    octetString(keyHash),
+    readCertificate(certificate.der).serialNumberDer,
+  );
   const request = sequence(certId);
   const tbsRequest = sequence(sequence(request));
   return sequence(tbsRequest);
 }
 
 function bad(url: string | undefined, reason: string): EsignError {
-  return new EsignError('REVOCATION_BAD_RESPONSE', `The OCSP response${url ? ` from ${url}` : ''} cannot be used: ${reason}.`, {
-    hint: 'The OCSP responder answered with something esign cannot trust; try again later or ask the CA.',
-    details: url ? { url } : undefined,
-  });
+  return new EsignError(
+    'REVOCATION_BAD_RESPONSE',
+    `The OCSP response${url ? ` from ${url}` : ''} cannot be used: ${reason}.`,
+    {
+      hint: 'The OCSP responder answered with something esign cannot trust; try again later or ask the CA.',
+      details: url ? { url } : undefined,
+    },
+  );
 }
 
 /** Checks an OCSPResponse about `certificate`; throws REVOCATION_BAD_RESPONSE when it cannot be used. */
-export function checkOcspResponse(der: Uint8Array, certificate: CertificateFacts, issuer: CertificateFacts, url?: string): CheckedOcspResponse {
+export function checkOcspResponse(
+  der: Uint8Array,
+  certificate: CertificateFacts,
+  issuer: CertificateFacts,
+  url?: string,
+): CheckedOcspResponse {
   let response: pkijs.OCSPResponse;
   let basic: pkijs.BasicOCSPResponse;
   let tbsBytes: Uint8Array;
@@ -72,7 +94,8 @@ export function checkOcspResponse(der: Uint8Array, certificate: CertificateFacts
     response = pkijs.OCSPResponse.fromBER(der);
     const status = response.responseStatus.valueBlock.valueDec;
     if (status !== 0) throw bad(url, `the responder answered ${RESPONSE_STATUS[status] ?? `status ${status}`}`);
-    if (!response.responseBytes || response.responseBytes.responseType !== OID_OCSP_BASIC) throw bad(url, 'it is not a basic OCSP response');
+    if (!response.responseBytes || response.responseBytes.responseType !== OID_OCSP_BASIC)
+      throw bad(url, 'it is not a basic OCSP response');
     const basicDer = response.responseBytes.response.valueBlock.valueHexView;
     basic = pkijs.BasicOCSPResponse.fromBER(basicDer);
     const decoded = asn1js.fromBER(basicDer);
@@ -85,7 +108,10 @@ export function checkOcspResponse(der: Uint8Array, certificate: CertificateFacts
   }
   const serial = normalizeSerial(readCertificate(certificate.der).serialNumber);
   const single = basic.tbsResponseData.responses.find((entry) => {
-    const hashName = entry.certID.hashAlgorithm.algorithmId === OID_SHA1 ? 'sha1' : hashNameOfDigest(entry.certID.hashAlgorithm.algorithmId);
+    const hashName =
+      entry.certID.hashAlgorithm.algorithmId === OID_SHA1
+        ? 'sha1'
+        : hashNameOfDigest(entry.certID.hashAlgorithm.algorithmId);
     if (hashName === undefined) return false;
     const expected = certIdHashes(issuer, hashName);
     return (
@@ -98,11 +124,15 @@ export function checkOcspResponse(der: Uint8Array, certificate: CertificateFacts
 
   const certificates = (basic.certs ?? []).map((cert) => new Uint8Array(cert.toSchema().toBER(false)));
   const hashName = signatureHashName(basic.signatureAlgorithm.algorithmId);
-  if (hashName === undefined) throw bad(url, `its signature algorithm ${basic.signatureAlgorithm.algorithmId} is not supported`);
+  if (hashName === undefined)
+    throw bad(url, `its signature algorithm ${basic.signatureAlgorithm.algorithmId} is not supported`);
   const signature = basic.signature.valueBlock.valueHexView;
   const candidates = [issuer, ...certificates.map((cert) => certificateFacts(cert))];
   const responder = candidates.find((candidate) => {
-    const authorized = candidate === issuer || bytesEqual(candidate.der, issuer.der) || (isIssuedBy(candidate, issuer) && candidate.extendedKeyUsages.includes(OID_KP_OCSP_SIGNING));
+    const authorized =
+      candidate === issuer ||
+      bytesEqual(candidate.der, issuer.der) ||
+      (isIssuedBy(candidate, issuer) && candidate.extendedKeyUsages.includes(OID_KP_OCSP_SIGNING));
     if (!authorized) return false;
     try {
       return verify(hashName, tbsBytes, candidate.x509.publicKey, signature);
@@ -110,7 +140,8 @@ export function checkOcspResponse(der: Uint8Array, certificate: CertificateFacts
       return false;
     }
   });
-  if (!responder) throw bad(url, `it is not signed by ${displayName(issuer)} or a responder it authorized (id-kp-OCSPSigning)`);
+  if (!responder)
+    throw bad(url, `it is not signed by ${displayName(issuer)} or a responder it authorized (id-kp-OCSPSigning)`);
 
   const tag = single.certStatus.idBlock.tagNumber;
   let status: OcspCertStatus;
@@ -131,5 +162,7 @@ export function checkOcspResponse(der: Uint8Array, certificate: CertificateFacts
 }
 
 function hashNameOfDigest(oid: string): string | undefined {
-  return { '2.16.840.1.101.3.4.2.1': 'sha256', '2.16.840.1.101.3.4.2.2': 'sha384', '2.16.840.1.101.3.4.2.3': 'sha512' }[oid];
+  return { '2.16.840.1.101.3.4.2.1': 'sha256', '2.16.840.1.101.3.4.2.2': 'sha384', '2.16.840.1.101.3.4.2.3': 'sha512' }[
+    oid
+  ];
 }

@@ -48,7 +48,16 @@ export async function findSignatures(doc: PdfDocument, known?: KnownSignature): 
   return found;
 }
 
-async function walk(doc: PdfDocument, refs: readonly PdfObject[], prefix: string, inheritedType: string | undefined, depth: number, seen: Set<number>, found: PdfSignature[], known: KnownSignature | undefined): Promise<void> {
+async function walk(
+  doc: PdfDocument,
+  refs: readonly PdfObject[],
+  prefix: string,
+  inheritedType: string | undefined,
+  depth: number,
+  seen: Set<number>,
+  found: PdfSignature[],
+  known: KnownSignature | undefined,
+): Promise<void> {
   if (depth > 32) return;
   for (const ref of refs) {
     if (ref instanceof PdfRef) {
@@ -63,7 +72,8 @@ async function walk(doc: PdfDocument, refs: readonly PdfObject[], prefix: string
     const type = isName(ft) ? ft.value : inheritedType;
     if (type === 'Sig') {
       const v = field.get('V');
-      if (known?.objectNumber !== undefined && v instanceof PdfRef && v.num === known.objectNumber) found.push(knownSignature(known, name));
+      if (known?.objectNumber !== undefined && v instanceof PdfRef && v.num === known.objectNumber)
+        found.push(knownSignature(known, name));
       else {
         const value = await doc.resolveDict(v);
         const signature = value ? readSignature(value, name, known) : undefined;
@@ -79,9 +89,16 @@ function readSignature(value: PdfDict, fieldName: string, known: KnownSignature 
   const contents = value.get('Contents');
   if (!(contents instanceof PdfString) || contents.bytes.length === 0) return undefined;
   const subFilter = value.get('SubFilter');
-  const kind = isName(value.get('Type'), 'DocTimeStamp') || isName(subFilter, 'ETSI.RFC3161') ? 'docTimeStamp' : 'signature';
+  const kind =
+    isName(value.get('Type'), 'DocTimeStamp') || isName(subFilter, 'ETSI.RFC3161') ? 'docTimeStamp' : 'signature';
   // Contents that begin with the CMS just built hold it (its DER header fixes its length), padding after.
-  if (kind === 'signature' && known?.cms && known.cms.length <= contents.bytes.length && bytesEqual(contents.bytes.subarray(0, known.cms.length), known.cms)) return knownSignature(known, fieldName);
+  if (
+    kind === 'signature' &&
+    known?.cms &&
+    known.cms.length <= contents.bytes.length &&
+    bytesEqual(contents.bytes.subarray(0, known.cms.length), known.cms)
+  )
+    return knownSignature(known, fieldName);
   const cms = cmsPrefix(contents.bytes);
   const parsed = parseSignedData(cms);
   return {
@@ -94,6 +111,17 @@ function readSignature(value: PdfDict, fieldName: string, known: KnownSignature 
   };
 }
 
-function knownSignature({ cms, certificates, signerCertificate, timestampToken, timestampTarget }: KnownSignature, fieldName: string): PdfSignature {
-  return { kind: 'signature', fieldName, ...(cms ? { cms } : {}), certificates, signerCertificate, timestampToken, ...(timestampTarget ? { timestampTarget } : {}) };
+function knownSignature(
+  { cms, certificates, signerCertificate, timestampToken, timestampTarget }: KnownSignature,
+  fieldName: string,
+): PdfSignature {
+  return {
+    kind: 'signature',
+    fieldName,
+    ...(cms ? { cms } : {}),
+    certificates,
+    signerCertificate,
+    timestampToken,
+    ...(timestampTarget ? { timestampTarget } : {}),
+  };
 }

@@ -27,7 +27,11 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'esign-revocation-fuzz-'));
   pki = await loadOrCreatePki(dir, { baseUrl: 'http://127.0.0.1:9/pki', now: NOW });
   const issuer = certificateFacts(pki.issuingCa.certificate);
-  ocspSeeds = pki.credentials.slice(0, 3).map((credential) => buildOcspResponse(pki, buildOcspRequest(certificateFacts(credential.signer.certificate), issuer), NOW));
+  ocspSeeds = pki.credentials
+    .slice(0, 3)
+    .map((credential) =>
+      buildOcspResponse(pki, buildOcspRequest(certificateFacts(credential.signer.certificate), issuer), NOW),
+    );
   crlSeeds = [buildCrl(pki, NOW, 'issuing'), buildCrl(pki, NOW, 'root')];
 }, 60_000);
 afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -41,7 +45,8 @@ describe('revocation decoders under mutation', () => {
     fc.assert(
       fc.property(mutatedInput(ocspSeeds), (input) => {
         cases++;
-        if (outcome('checkOcspResponse', () => checkOcspResponse(input.bytes, signer, issuer, 'http://ocsp.test')).ok) accepted++;
+        if (outcome('checkOcspResponse', () => checkOcspResponse(input.bytes, signer, issuer, 'http://ocsp.test')).ok)
+          accepted++;
         outcome('parseOcsp', () => parseOcsp({ der: input.bytes, store: 'dss' }));
       }),
       fuzzParams(400),
@@ -64,7 +69,9 @@ describe('revocation decoders under mutation', () => {
 
   it('the seeds themselves are accepted (the properties above start from valid answers)', () => {
     const issuer = certificateFacts(pki.issuingCa.certificate);
-    expect(checkOcspResponse(ocspSeeds[0]!, certificateFacts(pki.credentials[0]!.signer.certificate), issuer).status.kind).toBe('good');
+    expect(
+      checkOcspResponse(ocspSeeds[0]!, certificateFacts(pki.credentials[0]!.signer.certificate), issuer).status.kind,
+    ).toBe('good');
     expect(checkCrl(crlSeeds[0]!, issuer).revoked.size).toBeGreaterThan(0);
     expect(parseOcsp({ der: ocspSeeds[0]!, store: 'dss' })).toBeDefined();
     expect(parseCrl({ der: crlSeeds[0]!, store: 'dss' })).toBeDefined();

@@ -54,7 +54,8 @@ export function targetsOf(signatures: readonly PdfSignature[]): ChainTarget[] {
   for (const signature of signatures) {
     if (signature.timestampTarget) {
       const leaf = signature.signerCertificate ?? signature.certificates[0];
-      if (leaf) targets.push({ role: 'signer', leaf, pool: signature.certificates, usedAt: signature.timestampTarget.usedAt });
+      if (leaf)
+        targets.push({ role: 'signer', leaf, pool: signature.certificates, usedAt: signature.timestampTarget.usedAt });
       targets.push(signature.timestampTarget);
       continue;
     }
@@ -62,11 +63,13 @@ export function targetsOf(signatures: readonly PdfSignature[]): ChainTarget[] {
     const parsedToken = token ? parseTimeStampToken(token) : undefined;
     if (signature.kind === 'signature') {
       const leaf = signature.signerCertificate ?? signature.certificates[0];
-      if (leaf) targets.push({ role: 'signer', leaf, pool: signature.certificates, usedAt: parsedToken?.tstInfo.genTime });
+      if (leaf)
+        targets.push({ role: 'signer', leaf, pool: signature.certificates, usedAt: parsedToken?.tstInfo.genTime });
     }
     if (parsedToken) {
       const leaf = parsedToken.signerCertificate ?? parsedToken.certificates[0];
-      if (leaf) targets.push({ role: 'tsa', leaf, pool: parsedToken.certificates, usedAt: parsedToken.tstInfo.genTime });
+      if (leaf)
+        targets.push({ role: 'tsa', leaf, pool: parsedToken.certificates, usedAt: parsedToken.tstInfo.genTime });
     }
   }
   return targets;
@@ -125,23 +128,32 @@ export class RevocationCache {
   }
 
   issuerOf(cert: CertificateFacts, pool: readonly CertificateFacts[]): Promise<CertificateFacts | undefined> {
-    return memo(this.issuers, hex(cert.der), () => findIssuer(cert, pool, (der) => this.certificate(der), this.fetcher));
+    return memo(this.issuers, hex(cert.der), () =>
+      findIssuer(cert, pool, (der) => this.certificate(der), this.fetcher),
+    );
   }
 
   ocsp(cert: CertificateFacts, issuer: CertificateFacts, url: string): Promise<CheckedOcspResponse> {
     return this.fresh(this.ocsps, `${url} ${hex(cert.der)}`, async () => {
-      const fetch = async (): Promise<CheckedOcspResponse> => checkOcspResponse(await this.fetcher.ocsp(url, buildOcspRequest(cert, issuer)), cert, issuer, url);
+      const fetch = async (): Promise<CheckedOcspResponse> =>
+        checkOcspResponse(await this.fetcher.ocsp(url, buildOcspRequest(cert, issuer)), cert, issuer, url);
       const first = await fetch();
       return this.issuedInTime(first.producedAt) ? first : fetch();
     });
   }
 
   crl(issuer: CertificateFacts, url: string): Promise<CheckedCrl> {
-    return this.fresh(this.crls, `${url} ${hex(issuer.der)}`, async () => checkCrl(await this.fetcher.crl(url), issuer, url));
+    return this.fresh(this.crls, `${url} ${hex(issuer.der)}`, async () =>
+      checkCrl(await this.fetcher.crl(url), issuer, url),
+    );
   }
 
   /** A memoized entry, fetched again once its nextUpdate has passed. */
-  private async fresh<T extends { nextUpdate: Date | undefined }>(cache: Map<string, Promise<T>>, key: string, load: () => Promise<T>): Promise<T> {
+  private async fresh<T extends { nextUpdate: Date | undefined }>(
+    cache: Map<string, Promise<T>>,
+    key: string,
+    load: () => Promise<T>,
+  ): Promise<T> {
     const pending = memo(cache, key, load);
     const value = await pending;
     const now = this.options.now?.();
@@ -192,7 +204,10 @@ export async function collectValidationData(
   const warnings: string[] = [];
   const certs = new Map<string, Uint8Array>();
   /** Certificate (by hex) → its issuer, and the earliest time it was relied on. */
-  const needs = new Map<string, { cert: CertificateFacts; issuer: CertificateFacts; usedAt: Date | undefined; role: ChainTarget['role'] }>();
+  const needs = new Map<
+    string,
+    { cert: CertificateFacts; issuer: CertificateFacts; usedAt: Date | undefined; role: ChainTarget['role'] }
+  >();
 
   for (const target of targets) {
     let current = addToPool(target.leaf);
@@ -201,7 +216,9 @@ export async function collectValidationData(
       if (current.selfSigned) break;
       const issuer = await cache.issuerOf(current, [...pool.values()]);
       if (!issuer) {
-        warnings.push(`The issuer of ${displayName(current)} is not in the document and cannot be fetched; its chain stops there.`);
+        warnings.push(
+          `The issuer of ${displayName(current)} is not in the document and cannot be fetched; its chain stops there.`,
+        );
         break;
       }
       pool.set(hex(issuer.der), issuer);
@@ -219,7 +236,9 @@ export async function collectValidationData(
   for (const { cert, issuer, usedAt } of needs.values()) {
     if (cert.ocspNoCheck && cert.extendedKeyUsages.includes('1.3.6.1.5.5.7.3.9')) continue;
     if (cert.ocspUrls.length === 0 && cert.crlUrls.length === 0) {
-      warnings.push(`${displayName(cert)} publishes no revocation information (no OCSP or CRL URL); the DSS holds only its certificate.`);
+      warnings.push(
+        `${displayName(cert)} publishes no revocation information (no OCSP or CRL URL); the DSS holds only its certificate.`,
+      );
       continue;
     }
     let ocspFailure: EsignError | undefined;
@@ -229,15 +248,28 @@ export async function collectValidationData(
         checked = await cache.ocsp(cert, issuer, url);
       } catch (error) {
         // A CRL the certificate names stands in for a responder that is down, slow or answers garbage.
-        if (cert.crlUrls.length === 0 || !isEsignError(error) || !/^REVOCATION_(UNAVAILABLE|BAD_RESPONSE)$/.test(error.code)) throw error;
+        if (
+          cert.crlUrls.length === 0 ||
+          !isEsignError(error) ||
+          !/^REVOCATION_(UNAVAILABLE|BAD_RESPONSE)$/.test(error.code)
+        )
+          throw error;
         ocspFailure = error;
         warnings.push(`${error.message.replace(/\.$/, '')}; the CRL of ${displayName(issuer)} stands in for it.`);
         continue;
       }
-      checks.push({ subject: cert.subject, serialNumber: cert.serialNumber, source: 'ocsp', url, status: checked.status.kind });
+      checks.push({
+        subject: cert.subject,
+        serialNumber: cert.serialNumber,
+        source: 'ocsp',
+        url,
+        status: checked.status.kind,
+      });
       if (checked.status.kind === 'revoked') refuseRevoked(cert, checked.status.revokedAt, usedAt, url);
       if (checked.status.kind === 'unknown') {
-        warnings.push(`The OCSP responder ${url} does not know ${displayName(cert)} (status unknown); its answer is left out.`);
+        warnings.push(
+          `The OCSP responder ${url} does not know ${displayName(cert)} (status unknown); its answer is left out.`,
+        );
         continue;
       }
       ocsps.push(checked.der);
@@ -246,11 +278,21 @@ export async function collectValidationData(
     for (const url of cert.crlUrls.slice(0, 1)) {
       const checked = await cache.crl(issuer, url).catch((error: unknown) => {
         if (!ocspFailure || !isEsignError(error)) throw error;
-        throw new EsignError(ocspFailure.code, `${ocspFailure.message.replace(/\.$/, '')}, and its CRL fallback failed too: ${error.message}`, { hint: ocspFailure.hint, cause: error, details: ocspFailure.details });
+        throw new EsignError(
+          ocspFailure.code,
+          `${ocspFailure.message.replace(/\.$/, '')}, and its CRL fallback failed too: ${error.message}`,
+          { hint: ocspFailure.hint, cause: error, details: ocspFailure.details },
+        );
       });
       crls.set(url, checked.der);
       const revokedAt = checked.revoked.get(cert.serialNumber);
-      checks.push({ subject: cert.subject, serialNumber: cert.serialNumber, source: 'crl', url, status: revokedAt ? 'revoked' : 'good' });
+      checks.push({
+        subject: cert.subject,
+        serialNumber: cert.serialNumber,
+        source: 'crl',
+        url,
+        status: revokedAt ? 'revoked' : 'good',
+      });
       if (revokedAt) refuseRevoked(cert, revokedAt, usedAt, url);
     }
   }
@@ -270,11 +312,15 @@ async function findIssuer(
     try {
       candidate = parse(der);
     } catch (error) {
-      throw new EsignError('REVOCATION_BAD_RESPONSE', `The issuer certificate at ${url} (for ${displayName(cert)}) is not a certificate.`, {
-        hint: 'The caIssuers URL serves something else; ask the CA.',
-        cause: error,
-        details: { url },
-      });
+      throw new EsignError(
+        'REVOCATION_BAD_RESPONSE',
+        `The issuer certificate at ${url} (for ${displayName(cert)}) is not a certificate.`,
+        {
+          hint: 'The caIssuers URL serves something else; ask the CA.',
+          cause: error,
+          details: { url },
+        },
+      );
     }
     if (isIssuedBy(cert, candidate)) return candidate;
   }
@@ -283,8 +329,12 @@ async function findIssuer(
 
 function refuseRevoked(cert: CertificateFacts, revokedAt: Date, usedAt: Date | undefined, url: string): void {
   if (usedAt && revokedAt > usedAt) return;
-  throw new EsignError('REVOCATION_CERT_REVOKED', `The certificate of ${displayName(cert)} (serial ${cert.serialNumber}) was revoked on ${revokedAt.toISOString()}${usedAt ? `, before it was used (${usedAt.toISOString()})` : ''}; the signature cannot be extended to a long-term level.`, {
-    hint: 'The signature is not valid; sign again with a valid certificate.',
-    details: { url, serialNumber: cert.serialNumber, revokedAt: revokedAt.toISOString() },
-  });
+  throw new EsignError(
+    'REVOCATION_CERT_REVOKED',
+    `The certificate of ${displayName(cert)} (serial ${cert.serialNumber}) was revoked on ${revokedAt.toISOString()}${usedAt ? `, before it was used (${usedAt.toISOString()})` : ''}; the signature cannot be extended to a long-term level.`,
+    {
+      hint: 'The signature is not valid; sign again with a valid certificate.',
+      details: { url, serialNumber: cert.serialNumber, revokedAt: revokedAt.toISOString() },
+    },
+  );
 }

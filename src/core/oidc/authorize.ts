@@ -22,7 +22,8 @@ export interface IdentityAuthorizeParams {
  * document specifies and `lang` as its samples write it.
  */
 export function buildIdentityAuthorizeUrl(params: IdentityAuthorizeParams): string {
-  if (Buffer.byteLength(params.state, 'utf8') > MAX_STATE_BYTES) throw new EsignError('INTERNAL', `The OAuth state is longer than ${MAX_STATE_BYTES} bytes.`);
+  if (Buffer.byteLength(params.state, 'utf8') > MAX_STATE_BYTES)
+    throw new EsignError('INTERNAL', `The OAuth state is longer than ${MAX_STATE_BYTES} bytes.`);
   if (!params.scopes.includes('openid')) throw new EsignError('INTERNAL', 'The identity scope must contain openid.');
   const query = new URLSearchParams({
     response_type: 'code',
@@ -63,7 +64,11 @@ interface CaseText {
 const ACCESS_DENIED: ReadonlyArray<[description: string, text: CaseText]> = [
   [
     'authentication challenge expired',
-    { case: 'ChallengeExpired', message: 'The QR code has expired (ChallengeExpired).', hint: 'Run esign login again and scan the QR code within 10 minutes.' },
+    {
+      case: 'ChallengeExpired',
+      message: 'The QR code has expired (ChallengeExpired).',
+      hint: 'Run esign login again and scan the QR code within 10 minutes.',
+    },
   ],
   [
     'user email is unverified',
@@ -75,7 +80,11 @@ const ACCESS_DENIED: ReadonlyArray<[description: string, text: CaseText]> = [
   ],
   [
     'consent request expired',
-    { case: 'ConsentExpired', message: 'The PIN was not entered in time (ConsentExpired).', hint: 'Run esign login again and enter your PIN promptly.' },
+    {
+      case: 'ConsentExpired',
+      message: 'The PIN was not entered in time (ConsentExpired).',
+      hint: 'Run esign login again and enter your PIN promptly.',
+    },
   ],
   [
     'resource owner rejected consent',
@@ -87,7 +96,11 @@ const ACCESS_DENIED: ReadonlyArray<[description: string, text: CaseText]> = [
   ],
   [
     'process expired',
-    { case: 'ProcessExpired', message: 'The time limit of the login was reached (ProcessExpired).', hint: 'Run esign login again and enter the PIN within 10 minutes.' },
+    {
+      case: 'ProcessExpired',
+      message: 'The time limit of the login was reached (ProcessExpired).',
+      hint: 'Run esign login again and enter the PIN within 10 minutes.',
+    },
   ],
 ];
 
@@ -105,19 +118,29 @@ export function identityAuthorizeError(error: string, description: string | unde
       message: `The identity service denied the login${said ? ` (${said})` : ''}.`,
       hint: 'Run esign login again and complete the steps in the browser.',
     };
-    return new EsignError('AUTH_DENIED', `Login failed: ${lowerFirst(text.message)}`, { hint: text.hint, details: { ...details, case: text.case } });
+    return new EsignError('AUTH_DENIED', `Login failed: ${lowerFirst(text.message)}`, {
+      hint: text.hint,
+      details: { ...details, case: text.case },
+    });
   }
   if (error === 'server_error' || error === 'temporarily_unavailable') {
     return new EsignError(
       'AUTH_SERVER_ERROR',
       `Login failed: the identity service reported a generic technical problem (${error}${said ? `: ${said}` : ''}).`,
-      { hint: 'Retry esign login in a moment; if it keeps failing, contact the identity service.', details: { ...details, case: 'TechnicalProblem' } },
+      {
+        hint: 'Retry esign login in a moment; if it keeps failing, contact the identity service.',
+        details: { ...details, case: 'TechnicalProblem' },
+      },
     );
   }
-  return new EsignError('AUTH_INVALID_REQUEST', `Login failed: the identity service rejected the request (${error}${said ? `: ${said}` : ''}).`, {
-    hint: 'Check the identity settings of the profile (clientId, redirectUri, scopes) with esign config list.',
-    details: { ...details, case: 'InvalidRequest' },
-  });
+  return new EsignError(
+    'AUTH_INVALID_REQUEST',
+    `Login failed: the identity service rejected the request (${error}${said ? `: ${said}` : ''}).`,
+    {
+      hint: 'Check the identity settings of the profile (clientId, redirectUri, scopes) with esign config list.',
+      details: { ...details, case: 'InvalidRequest' },
+    },
+  );
 }
 
 function lowerFirst(text: string): string {

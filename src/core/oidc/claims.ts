@@ -11,7 +11,14 @@ export const SCOPE_PROOF = 'com.vendor.proof';
 /** Not in the identity document: an access token with it is accepted by the storage service. */
 export const SCOPE_STORAGE = 'com.vendor.storage';
 
-export const KNOWN_SCOPES = [SCOPE_OPENID, SCOPE_EMAIL, SCOPE_PROOF, SCOPE_PERSONAL_INFO, SCOPE_ID_NUMBER, SCOPE_STORAGE] as const;
+export const KNOWN_SCOPES = [
+  SCOPE_OPENID,
+  SCOPE_EMAIL,
+  SCOPE_PROOF,
+  SCOPE_PERSONAL_INFO,
+  SCOPE_ID_NUMBER,
+  SCOPE_STORAGE,
+] as const;
 
 /** Claims about the token itself, present with `openid` alone. */
 export const TOKEN_CLAIMS = ['sub', 'iss', 'aud', 'auth_time', 'iat', 'rat'] as const;
@@ -85,7 +92,8 @@ export function parseScope(value: string): string[] {
 /** The identity claims the given scopes ask for (token claims excluded). */
 export function requestedClaims(scopes: readonly string[]): string[] {
   const claims: string[] = [];
-  for (const scope of scopes) for (const claim of CLAIMS_BY_SCOPE[scope] ?? []) if (!claims.includes(claim)) claims.push(claim);
+  for (const scope of scopes)
+    for (const claim of CLAIMS_BY_SCOPE[scope] ?? []) if (!claims.includes(claim)) claims.push(claim);
   return claims;
 }
 
@@ -113,13 +121,16 @@ export function parseProof(value: unknown): { items: ProofItem[] } | { problem: 
   const items: ProofItem[] = [];
   const ids = new Set<string>();
   for (const [index, item] of value.entries()) {
-    const object = item !== null && typeof item === 'object' && !Array.isArray(item) ? (item as Record<string, unknown>) : undefined;
+    const object =
+      item !== null && typeof item === 'object' && !Array.isArray(item) ? (item as Record<string, unknown>) : undefined;
     const id = object?.['id'];
     const contentType = object?.['content_type'];
     const content = object?.['base64_encoded_content'];
     if (typeof id !== 'string' || id === '') return { problem: `proof item ${index} has no id` };
-    if (typeof contentType !== 'string' || !/^[\w.+-]+\/[\w.+-]+/.test(contentType)) return { problem: `proof item ${id} has no valid content_type` };
-    if (typeof content !== 'string' || !/^[A-Za-z0-9+/\s]*={0,2}\s*$/.test(content)) return { problem: `proof item ${id} is not base64-encoded` };
+    if (typeof contentType !== 'string' || !/^[\w.+-]+\/[\w.+-]+/.test(contentType))
+      return { problem: `proof item ${id} has no valid content_type` };
+    if (typeof content !== 'string' || !/^[A-Za-z0-9+/\s]*={0,2}\s*$/.test(content))
+      return { problem: `proof item ${id} is not base64-encoded` };
     if (ids.has(id)) return { problem: `proof item id ${id} appears twice` };
     ids.add(id);
     items.push({ id, content_type: contentType, base64_encoded_content: content });
@@ -152,6 +163,10 @@ export function extensionFor(contentType: string): string {
 
 /** A file name from a proof id: safe characters only, never a path, never hidden. */
 export function proofFileName(id: string, contentType: string): string {
-  const safe = id.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_').slice(0, 120) || 'proof';
+  const safe =
+    id
+      .replace(/[^A-Za-z0-9._-]/g, '_')
+      .replace(/^\.+/, '_')
+      .slice(0, 120) || 'proof';
   return `${safe}.${extensionFor(contentType)}`;
 }

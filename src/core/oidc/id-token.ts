@@ -8,7 +8,18 @@ import { EsignError, type EsignErrorCode } from '../errors.js';
 import { audienceList } from './claims.js';
 
 /** Asymmetric algorithms accepted for ID tokens; `none` and HMAC never. */
-export const ID_TOKEN_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
+export const ID_TOKEN_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+] as const;
 
 export interface IdTokenExpectations {
   issuer: string;
@@ -50,26 +61,48 @@ export function checkIdTokenClaims(payload: Record<string, unknown>, expected: I
   const maxAge = expected.maxAgeSeconds ?? 600;
   const { iss, sub, aud, exp, iat, nonce, azp } = payload;
   if (iss !== expected.issuer) {
-    throw fail('OIDC_ISSUER_MISMATCH', `its issuer ${JSON.stringify(iss)} is not the expected ${JSON.stringify(expected.issuer)}`, { iss, expected: expected.issuer });
+    throw fail(
+      'OIDC_ISSUER_MISMATCH',
+      `its issuer ${JSON.stringify(iss)} is not the expected ${JSON.stringify(expected.issuer)}`,
+      { iss, expected: expected.issuer },
+    );
   }
   if (typeof sub !== 'string' || sub === '') throw fail('OIDC_ID_TOKEN_INVALID', 'it has no sub claim');
   const audience = audienceList(aud);
   if (!audience) throw fail('OIDC_AUDIENCE_MISMATCH', 'its aud claim is missing or malformed');
   if (!audience.includes(expected.clientId)) {
-    throw fail('OIDC_AUDIENCE_MISMATCH', `it is meant for ${audience.map((item) => JSON.stringify(item)).join(', ')}, not for this client`, { aud: audience });
+    throw fail(
+      'OIDC_AUDIENCE_MISMATCH',
+      `it is meant for ${audience.map((item) => JSON.stringify(item)).join(', ')}, not for this client`,
+      { aud: audience },
+    );
   }
-  if (audience.length > 1 && azp === undefined) throw fail('OIDC_AUDIENCE_MISMATCH', 'it names several audiences but no authorized party (azp)', { aud: audience });
-  if (azp !== undefined && azp !== expected.clientId) throw fail('OIDC_AUDIENCE_MISMATCH', `its authorized party (azp) ${JSON.stringify(azp)} is not this client`, { azp });
-  if (typeof exp !== 'number' || !Number.isFinite(exp)) throw fail('OIDC_ID_TOKEN_INVALID', 'it has no numeric exp claim');
+  if (audience.length > 1 && azp === undefined)
+    throw fail('OIDC_AUDIENCE_MISMATCH', 'it names several audiences but no authorized party (azp)', { aud: audience });
+  if (azp !== undefined && azp !== expected.clientId)
+    throw fail('OIDC_AUDIENCE_MISMATCH', `its authorized party (azp) ${JSON.stringify(azp)} is not this client`, {
+      azp,
+    });
+  if (typeof exp !== 'number' || !Number.isFinite(exp))
+    throw fail('OIDC_ID_TOKEN_INVALID', 'it has no numeric exp claim');
   if (exp + skew <= expected.now) throw fail('OIDC_ID_TOKEN_EXPIRED', `it expired at ${isoTime(exp)}`, { exp });
-  if (typeof iat !== 'number' || !Number.isFinite(iat)) throw fail('OIDC_ID_TOKEN_INVALID', 'it has no numeric iat claim');
-  if (iat > expected.now + skew) throw fail('OIDC_ID_TOKEN_INVALID', `it was issued in the future (iat ${isoTime(iat)})`, { iat });
-  if (iat < expected.now - maxAge - skew) throw fail('OIDC_ID_TOKEN_EXPIRED', `it was issued too long ago (iat ${isoTime(iat)})`, { iat });
+  if (typeof iat !== 'number' || !Number.isFinite(iat))
+    throw fail('OIDC_ID_TOKEN_INVALID', 'it has no numeric iat claim');
+  if (iat > expected.now + skew)
+    throw fail('OIDC_ID_TOKEN_INVALID', `it was issued in the future (iat ${isoTime(iat)})`, { iat });
+  if (iat < expected.now - maxAge - skew)
+    throw fail('OIDC_ID_TOKEN_EXPIRED', `it was issued too long ago (iat ${isoTime(iat)})`, { iat });
   if (nonce !== expected.nonce) {
-    throw fail('OIDC_NONCE_MISMATCH', nonce === undefined ? 'it carries no nonce although one was sent' : 'its nonce is not the one esign sent (possible replay)');
+    throw fail(
+      'OIDC_NONCE_MISMATCH',
+      nonce === undefined
+        ? 'it carries no nonce although one was sent'
+        : 'its nonce is not the one esign sent (possible replay)',
+    );
   }
   const authTime = payload['auth_time'];
-  if (authTime !== undefined && (typeof authTime !== 'number' || !Number.isFinite(authTime))) throw fail('OIDC_ID_TOKEN_INVALID', 'its auth_time is not a number');
+  if (authTime !== undefined && (typeof authTime !== 'number' || !Number.isFinite(authTime)))
+    throw fail('OIDC_ID_TOKEN_INVALID', 'its auth_time is not a number');
   const atHash = payload['at_hash'];
   if (atHash !== undefined && expected.accessToken !== undefined && expected.alg) {
     if (typeof atHash !== 'string' || atHash !== accessTokenHash(expected.accessToken, expected.alg)) {
@@ -96,8 +129,12 @@ export function accessTokenHash(accessToken: string, alg: string): string | unde
 /** Userinfo must be about the same person as the ID token (OIDC Core 5.3.2). */
 export function checkUserinfoSubject(userinfo: Record<string, unknown>, idTokenSub: string): void {
   if (userinfo['sub'] !== idTokenSub) {
-    throw new EsignError('OIDC_SUB_MISMATCH', 'The user information from the identity service is about another subject than the ID token; it was discarded.', {
-      hint: 'Nothing was stored. Run esign login again; if it repeats, report it to the identity service.',
-    });
+    throw new EsignError(
+      'OIDC_SUB_MISMATCH',
+      'The user information from the identity service is about another subject than the ID token; it was discarded.',
+      {
+        hint: 'Nothing was stored. Run esign login again; if it repeats, report it to the identity service.',
+      },
+    );
   }
 }

@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { EsignError } from '../errors.js';
 import { buildIdentityAuthorizeUrl, identityAuthorizeError } from './authorize.js';
-import { audienceList, extensionFor, normalizeScopes, notSharedClaims, parseProof, proofFileName, requestedClaims } from './claims.js';
+import {
+  audienceList,
+  extensionFor,
+  normalizeScopes,
+  notSharedClaims,
+  parseProof,
+  proofFileName,
+  requestedClaims,
+} from './claims.js';
 import { accessTokenHash, checkIdTokenClaims, checkUserinfoSubject } from './id-token.js';
 import { codeChallengeS256, isValidVerifier, verifierFromBytes } from './pkce.js';
 import { processIdentityTokenResponse } from './token-response.js';
@@ -18,7 +26,9 @@ function codeOf(run: () => unknown): string | undefined {
 
 describe('PKCE S256', () => {
   it('matches the RFC 7636 appendix B example', () => {
-    expect(codeChallengeS256('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk')).toBe('E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM');
+    expect(codeChallengeS256('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk')).toBe(
+      'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    );
   });
 
   it('makes 43-character verifiers from 32 bytes and refuses short ones', () => {
@@ -31,10 +41,23 @@ describe('PKCE S256', () => {
 });
 
 describe('identity authorize URL', () => {
-  const base = { authorizationEndpoint: 'https://id.example/oauth2/authorize', clientId: 'c', redirectUri: 'http://127.0.0.1:1/cb', state: 's', nonce: 'n', codeChallenge: 'x'.repeat(43) };
+  const base = {
+    authorizationEndpoint: 'https://id.example/oauth2/authorize',
+    clientId: 'c',
+    redirectUri: 'http://127.0.0.1:1/cb',
+    state: 's',
+    nonce: 'n',
+    codeChallenge: 'x'.repeat(43),
+  };
 
   it('carries every parameter, openid first, and the language twice', () => {
-    const url = new URL(buildIdentityAuthorizeUrl({ ...base, scopes: normalizeScopes(['email', 'openid', 'email,com.vendor.proof']), lang: 'en' }));
+    const url = new URL(
+      buildIdentityAuthorizeUrl({
+        ...base,
+        scopes: normalizeScopes(['email', 'openid', 'email,com.vendor.proof']),
+        lang: 'en',
+      }),
+    );
     const q = url.searchParams;
     expect(q.get('response_type')).toBe('code');
     expect(q.get('scope')).toBe('openid email com.vendor.proof');
@@ -45,7 +68,9 @@ describe('identity authorize URL', () => {
   });
 
   it('refuses a state over 255 bytes and scopes without openid', () => {
-    expect(codeOf(() => buildIdentityAuthorizeUrl({ ...base, scopes: ['openid'], state: 'é'.repeat(128) }))).toBe('INTERNAL');
+    expect(codeOf(() => buildIdentityAuthorizeUrl({ ...base, scopes: ['openid'], state: 'é'.repeat(128) }))).toBe(
+      'INTERNAL',
+    );
     expect(codeOf(() => buildIdentityAuthorizeUrl({ ...base, scopes: ['email'] }))).toBe('INTERNAL');
   });
 });
@@ -111,8 +136,18 @@ describe('token response', () => {
   });
 
   it('maps error answers', () => {
-    expect(codeOf(() => processIdentityTokenResponse(400, JSON.stringify({ error: 'invalid_request', error_description: 'Invalid authorization code.' }), []))).toBe('AUTH_TOKEN_REJECTED');
-    expect(codeOf(() => processIdentityTokenResponse(401, JSON.stringify({ error: 'invalid_client' }), []))).toBe('AUTH_TOKEN_REJECTED');
+    expect(
+      codeOf(() =>
+        processIdentityTokenResponse(
+          400,
+          JSON.stringify({ error: 'invalid_request', error_description: 'Invalid authorization code.' }),
+          [],
+        ),
+      ),
+    ).toBe('AUTH_TOKEN_REJECTED');
+    expect(codeOf(() => processIdentityTokenResponse(401, JSON.stringify({ error: 'invalid_client' }), []))).toBe(
+      'AUTH_TOKEN_REJECTED',
+    );
     expect(codeOf(() => processIdentityTokenResponse(503, 'down', []))).toBe('HTTP_SERVER_ERROR');
     expect(codeOf(() => processIdentityTokenResponse(200, 'not json', []))).toBe('OIDC_BAD_RESPONSE');
   });
@@ -121,12 +156,22 @@ describe('token response', () => {
 describe('ID token claims (OIDC Core 3.1.3.7)', () => {
   const now = 1_700_000_000;
   const expected = { issuer: 'https://id.example', clientId: 'esign-cli', nonce: 'n-1', now };
-  const claims = { iss: 'https://id.example', sub: 'pairwise', aud: 'esign-cli', exp: now + 600, iat: now, nonce: 'n-1', auth_time: now };
+  const claims = {
+    iss: 'https://id.example',
+    sub: 'pairwise',
+    aud: 'esign-cli',
+    exp: now + 600,
+    iat: now,
+    nonce: 'n-1',
+    auth_time: now,
+  };
 
   it('accepts a good token with aud as string or array', () => {
     expect(checkIdTokenClaims(claims, expected).aud).toEqual(['esign-cli']);
     expect(checkIdTokenClaims({ ...claims, aud: ['esign-cli'] }, expected).sub).toBe('pairwise');
-    expect(checkIdTokenClaims({ ...claims, aud: ['esign-cli', 'other'], azp: 'esign-cli' }, expected).aud).toHaveLength(2);
+    expect(checkIdTokenClaims({ ...claims, aud: ['esign-cli', 'other'], azp: 'esign-cli' }, expected).aud).toHaveLength(
+      2,
+    );
   });
 
   it.each([
@@ -148,8 +193,14 @@ describe('ID token claims (OIDC Core 3.1.3.7)', () => {
 
   it('checks at_hash when present', () => {
     const atHash = accessTokenHash('token-1', 'RS256');
-    expect(checkIdTokenClaims({ ...claims, at_hash: atHash }, { ...expected, accessToken: 'token-1', alg: 'RS256' }).sub).toBe('pairwise');
-    expect(codeOf(() => checkIdTokenClaims({ ...claims, at_hash: atHash }, { ...expected, accessToken: 'token-2', alg: 'RS256' }))).toBe('OIDC_ID_TOKEN_INVALID');
+    expect(
+      checkIdTokenClaims({ ...claims, at_hash: atHash }, { ...expected, accessToken: 'token-1', alg: 'RS256' }).sub,
+    ).toBe('pairwise');
+    expect(
+      codeOf(() =>
+        checkIdTokenClaims({ ...claims, at_hash: atHash }, { ...expected, accessToken: 'token-2', alg: 'RS256' }),
+      ),
+    ).toBe('OIDC_ID_TOKEN_INVALID');
   });
 
   it('requires the userinfo sub to be the ID token sub', () => {
@@ -162,7 +213,9 @@ describe('ID token claims (OIDC Core 3.1.3.7)', () => {
 describe('claims helpers', () => {
   it('maps scopes to claims and finds the ones not shared', () => {
     expect(requestedClaims(['openid', 'email'])).toEqual(['email', 'email_verified']);
-    expect(notSharedClaims(['openid', 'email', 'com.vendor.proof'], { email: 'a@b', email_verified: true })).toEqual(['com.vendor.proof']);
+    expect(notSharedClaims(['openid', 'email', 'com.vendor.proof'], { email: 'a@b', email_verified: true })).toEqual([
+      'com.vendor.proof',
+    ]);
     expect(notSharedClaims(['openid'], {})).toEqual([]);
   });
 
@@ -174,11 +227,20 @@ describe('claims helpers', () => {
   });
 
   it('validates proof items', () => {
-    expect(parseProof([{ id: 'p', content_type: 'application/pdf', base64_encoded_content: 'AAAA' }])).toEqual({ items: [{ id: 'p', content_type: 'application/pdf', base64_encoded_content: 'AAAA' }] });
+    expect(parseProof([{ id: 'p', content_type: 'application/pdf', base64_encoded_content: 'AAAA' }])).toEqual({
+      items: [{ id: 'p', content_type: 'application/pdf', base64_encoded_content: 'AAAA' }],
+    });
     expect(parseProof({})).toHaveProperty('problem');
     expect(parseProof([{ id: 'p', content_type: 'pdf', base64_encoded_content: 'AAAA' }])).toHaveProperty('problem');
-    expect(parseProof([{ id: 'p', content_type: 'image/png', base64_encoded_content: '***' }])).toHaveProperty('problem');
-    expect(parseProof([{ id: 'p', content_type: 'image/png', base64_encoded_content: '' }, { id: 'p', content_type: 'image/png', base64_encoded_content: '' }])).toHaveProperty('problem');
+    expect(parseProof([{ id: 'p', content_type: 'image/png', base64_encoded_content: '***' }])).toHaveProperty(
+      'problem',
+    );
+    expect(
+      parseProof([
+        { id: 'p', content_type: 'image/png', base64_encoded_content: '' },
+        { id: 'p', content_type: 'image/png', base64_encoded_content: '' },
+      ]),
+    ).toHaveProperty('problem');
   });
 
   it('names proof files safely', () => {

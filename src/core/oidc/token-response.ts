@@ -20,7 +20,9 @@ type Body = Uint8Array | string;
 function parseObject(body: Body): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(typeof body === 'string' ? body : Buffer.from(body).toString('utf8'));
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -42,7 +44,8 @@ export function processIdentityTokenResponse(status: number, body: Body, request
   if (typeof tokenType !== 'string') throw bad('has no token_type');
   if (tokenType.toLowerCase() !== 'bearer') throw bad(`has token_type ${JSON.stringify(tokenType)}, not Bearer`);
   if (typeof idToken !== 'string' || idToken.split('.').length !== 3) throw bad('has no id_token (a signed JWT)');
-  if (expiresIn !== undefined && (typeof expiresIn !== 'number' || !Number.isSafeInteger(expiresIn) || expiresIn <= 0)) throw bad('has an expires_in that is not a positive integer');
+  if (expiresIn !== undefined && (typeof expiresIn !== 'number' || !Number.isSafeInteger(expiresIn) || expiresIn <= 0))
+    throw bad('has an expires_in that is not a positive integer');
   if (scope !== undefined && typeof scope !== 'string') throw bad('has a scope that is not a string');
   const granted = typeof scope === 'string' ? parseScope(scope) : [...requested];
   if (!granted.includes('openid')) throw bad('grants no openid scope');
@@ -60,31 +63,51 @@ function tokenEndpointError(status: number, object: Record<string, unknown> | un
   if (permanent) return permanent;
   if (status === 501) return notImplemented('identity service', 'the token request', said ? `, ${said}` : '');
   if (status === 429) {
-    return new EsignError('HTTP_RATE_LIMITED', `The identity service is rate limiting the token endpoint (HTTP 429${said ? `, ${said}` : ''}).`, {
-      hint: 'Run esign login again in a moment.',
-      details,
-    });
+    return new EsignError(
+      'HTTP_RATE_LIMITED',
+      `The identity service is rate limiting the token endpoint (HTTP 429${said ? `, ${said}` : ''}).`,
+      {
+        hint: 'Run esign login again in a moment.',
+        details,
+      },
+    );
   }
   if (status >= 500) {
-    return new EsignError('HTTP_SERVER_ERROR', `The identity service failed at the token endpoint (HTTP ${status}${said ? `, ${said}` : ''}).`, {
-      hint: 'Run esign login again in a moment.',
-      details,
-    });
+    return new EsignError(
+      'HTTP_SERVER_ERROR',
+      `The identity service failed at the token endpoint (HTTP ${status}${said ? `, ${said}` : ''}).`,
+      {
+        hint: 'Run esign login again in a moment.',
+        details,
+      },
+    );
   }
   if (status === 401 || error === 'invalid_client') {
-    return new EsignError('AUTH_TOKEN_REJECTED', `The identity service did not accept the client credentials (HTTP ${status}${said ? `, ${said}` : ''}).`, {
-      hint: 'Check clientId and the client secret (ESIGN_CLIENT_SECRET or secretsFile) of the profile.',
-      details,
-    });
+    return new EsignError(
+      'AUTH_TOKEN_REJECTED',
+      `The identity service did not accept the client credentials (HTTP ${status}${said ? `, ${said}` : ''}).`,
+      {
+        hint: 'Check clientId and the client secret (ESIGN_CLIENT_SECRET or secretsFile) of the profile.',
+        details,
+      },
+    );
   }
   if (!error) {
-    return new EsignError('OIDC_BAD_RESPONSE', `The identity service answered the token request with HTTP ${status} and no OAuth error.`, {
-      hint: 'Check identityBaseUrl in the profile.',
-      details,
-    });
+    return new EsignError(
+      'OIDC_BAD_RESPONSE',
+      `The identity service answered the token request with HTTP ${status} and no OAuth error.`,
+      {
+        hint: 'Check identityBaseUrl in the profile.',
+        details,
+      },
+    );
   }
-  return new EsignError('AUTH_TOKEN_REJECTED', `The identity service refused to exchange the authorization code (${said}).`, {
-    hint: 'Run esign login again; an authorization code is valid once and only for a short time.',
-    details,
-  });
+  return new EsignError(
+    'AUTH_TOKEN_REJECTED',
+    `The identity service refused to exchange the authorization code (${said}).`,
+    {
+      hint: 'Run esign login again; an authorization code is valid once and only for a short time.',
+      details,
+    },
+  );
 }

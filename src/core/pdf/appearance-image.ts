@@ -32,11 +32,18 @@ export class AppearanceImage {
   /** Reads a PNG or JPEG; anything else, or an image over the bounds, is refused in one line. */
   static async load(bytes: Uint8Array, label: string): Promise<AppearanceImage> {
     if (bytes.length > MAX_IMAGE_BYTES) {
-      throw new EsignError('USAGE', `The image ${label} is ${bytes.length} bytes; esign embeds images up to ${MAX_IMAGE_BYTES / 1024 / 1024} MiB.`, { hint: 'Scale the image down (a few hundred pixels across is plenty for a signature box).' });
+      throw new EsignError(
+        'USAGE',
+        `The image ${label} is ${bytes.length} bytes; esign embeds images up to ${MAX_IMAGE_BYTES / 1024 / 1024} MiB.`,
+        { hint: 'Scale the image down (a few hundred pixels across is plenty for a signature box).' },
+      );
     }
     if (bytes[0] === 0xff && bytes[1] === 0xd8) return jpeg(bytes, label);
-    if (Buffer.from(bytes.subarray(0, 8)).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return png(bytes, label, cjsModule(await import('@pdf-lib/upng'), 'decode'));
-    throw new EsignError('USAGE', `The image ${label} is neither a PNG nor a JPEG.`, { hint: 'Convert it to PNG (transparency kept) or JPEG.' });
+    if (Buffer.from(bytes.subarray(0, 8)).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])))
+      return png(bytes, label, cjsModule(await import('@pdf-lib/upng'), 'decode'));
+    throw new EsignError('USAGE', `The image ${label} is neither a PNG nor a JPEG.`, {
+      hint: 'Convert it to PNG (transparency kept) or JPEG.',
+    });
   }
 
   /** Adds the image (and its mask) to an update and returns the image's reference. */
@@ -60,9 +67,16 @@ export function cjsModule<T extends object>(loaded: T, key: keyof T): T {
 }
 
 function checkPixels(width: number, height: number, label: string): void {
-  if (!(width > 0 && height > 0)) throw new EsignError('USAGE', `The image ${label} has no pixels.`, { hint: 'Give a PNG or JPEG with a width and a height.' });
+  if (!(width > 0 && height > 0))
+    throw new EsignError('USAGE', `The image ${label} has no pixels.`, {
+      hint: 'Give a PNG or JPEG with a width and a height.',
+    });
   if (width * height > MAX_IMAGE_PIXELS) {
-    throw new EsignError('USAGE', `The image ${label} is ${width} × ${height} pixels; esign embeds images up to ${MAX_IMAGE_PIXELS / 1024 / 1024} megapixels (4096 × 4096).`, { hint: 'Scale the image down (a few hundred pixels across is plenty for a signature box).' });
+    throw new EsignError(
+      'USAGE',
+      `The image ${label} is ${width} × ${height} pixels; esign embeds images up to ${MAX_IMAGE_PIXELS / 1024 / 1024} megapixels (4096 × 4096).`,
+      { hint: 'Scale the image down (a few hundred pixels across is plenty for a signature box).' },
+    );
   }
 }
 
@@ -78,17 +92,29 @@ function jpeg(bytes: Uint8Array, label: string): AppearanceImage {
       const width = (bytes[at + 7]! << 8) | bytes[at + 8]!;
       const components = bytes[at + 9]!;
       checkPixels(width, height, label);
-      const colorSpace = components === 1 ? 'DeviceGray' : components === 3 ? 'DeviceRGB' : components === 4 ? 'DeviceCMYK' : undefined;
+      const colorSpace =
+        components === 1 ? 'DeviceGray' : components === 3 ? 'DeviceRGB' : components === 4 ? 'DeviceCMYK' : undefined;
       if (!colorSpace) break;
       const stream = new PdfStream(
-        dict({ Type: name('XObject'), Subtype: name('Image'), Width: width, Height: height, ColorSpace: name(colorSpace), BitsPerComponent: 8, Filter: name('DCTDecode'), Decode: components === 4 ? [1, 0, 1, 0, 1, 0, 1, 0] : undefined }),
+        dict({
+          Type: name('XObject'),
+          Subtype: name('Image'),
+          Width: width,
+          Height: height,
+          ColorSpace: name(colorSpace),
+          BitsPerComponent: 8,
+          Filter: name('DCTDecode'),
+          Decode: components === 4 ? [1, 0, 1, 0, 1, 0, 1, 0] : undefined,
+        }),
         bytes,
       );
       return new AppearanceImage(width, height, stream, undefined);
     }
     at += 2 + length;
   }
-  throw new EsignError('USAGE', `The image ${label} is not a JPEG esign can read (no frame header).`, { hint: 'Convert it to PNG or to a baseline JPEG.' });
+  throw new EsignError('USAGE', `The image ${label} is not a JPEG esign can read (no frame header).`, {
+    hint: 'Convert it to PNG or to a baseline JPEG.',
+  });
 }
 
 function png(bytes: Uint8Array, label: string, upng: Upng): AppearanceImage {
@@ -103,7 +129,9 @@ function png(bytes: Uint8Array, label: string, upng: Upng): AppearanceImage {
     rgba = new Uint8Array(upng.toRGBA8(image)[0]!);
   } catch (error) {
     if (error instanceof EsignError) throw error;
-    throw new EsignError('USAGE', `The image ${label} is not a PNG esign can read (${(error as Error).message}).`, { hint: 'Save it again as PNG or JPEG.' });
+    throw new EsignError('USAGE', `The image ${label} is not a PNG esign can read (${(error as Error).message}).`, {
+      hint: 'Save it again as PNG or JPEG.',
+    });
   }
   const pixels = width * height;
   const rgb = new Uint8Array(pixels * 3);
@@ -116,8 +144,17 @@ function png(bytes: Uint8Array, label: string, upng: Upng): AppearanceImage {
     alpha[i] = rgba[i * 4 + 3]!;
     if (alpha[i] !== 255) transparent = true;
   }
-  const common = { Type: name('XObject'), Subtype: name('Image'), Width: width, Height: height, BitsPerComponent: 8, Filter: name('FlateDecode') };
+  const common = {
+    Type: name('XObject'),
+    Subtype: name('Image'),
+    Width: width,
+    Height: height,
+    BitsPerComponent: 8,
+    Filter: name('FlateDecode'),
+  };
   const stream = new PdfStream(dict({ ...common, ColorSpace: name('DeviceRGB') }), deflateSync(rgb));
-  const mask = transparent ? new PdfStream(dict({ ...common, ColorSpace: name('DeviceGray') }), deflateSync(alpha)) : undefined;
+  const mask = transparent
+    ? new PdfStream(dict({ ...common, ColorSpace: name('DeviceGray') }), deflateSync(alpha))
+    : undefined;
   return new AppearanceImage(width, height, stream, mask);
 }

@@ -1,11 +1,21 @@
 import { readFileSync } from 'node:fs';
 import { inflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { AppearanceFont, NEEDS_SHAPING, buildAppearance, displayRuns, fitText, loadBidi, needsShaping } from './appearance.js';
+import {
+  AppearanceFont,
+  NEEDS_SHAPING,
+  buildAppearance,
+  displayRuns,
+  fitText,
+  loadBidi,
+  needsShaping,
+} from './appearance.js';
 import { PdfRef, PdfStream, serialize } from './objects.js';
 import type { PdfObject } from './objects.js';
 
-const NOTO = readFileSync(new URL('../../../node_modules/@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf', import.meta.url));
+const NOTO = readFileSync(
+  new URL('../../../node_modules/@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf', import.meta.url),
+);
 const font = await AppearanceFont.load(NOTO, 'the default font');
 
 /** Builds an appearance, collecting the indirect objects it adds. */
@@ -29,10 +39,15 @@ describe('appearance', () => {
     }
     expect(differ).toEqual([]);
     expect(needsShaping('Ζωή Παπαδοπούλου – Łukasiewicz, Привет 2026-01-01 12:00 €')).toBe(false);
-    expect([needsShaping('مرحبا'), needsShaping('e\u0301'), needsShaping('x\u{1d167}'), needsShaping('\u{1f600}')]).toEqual([true, true, true, false]);
+    expect([
+      needsShaping('مرحبا'),
+      needsShaping('e\u0301'),
+      needsShaping('x\u{1d167}'),
+      needsShaping('\u{1f600}'),
+    ]).toEqual([true, true, true, false]);
   });
 
-  it('orders a line\'s bidirectional runs for display (UAX #9): right-to-left runs marked for reversal, runs reordered, brackets mirrored', async () => {
+  it("orders a line's bidirectional runs for display (UAX #9): right-to-left runs marked for reversal, runs reordered, brackets mirrored", async () => {
     const bidi = await loadBidi();
     expect(displayRuns('Digitally signed by محمد علي', bidi)).toEqual([
       { text: 'Digitally signed by ', rtl: false },
@@ -53,11 +68,26 @@ describe('appearance', () => {
 
   it('embeds a Type 0 font subset (CIDFontType2, Identity-H) with a ToUnicode CMap mapping its glyphs back to the text', async () => {
     const { content, added } = await build(250, 70, ['Ζωή Παπαδοπούλου', 'Łukasiewicz – Привет']);
-    const dicts = added.map((value) => serialize(value instanceof PdfStream ? value.dict : value)).map((bytes) => Buffer.from(bytes).toString('latin1'));
-    expect(dicts.some((d) => /\/Subtype \/Type0/.test(d) && /\/Encoding \/Identity-H/.test(d) && /\/ToUnicode \d+ 0 R/.test(d))).toBe(true);
-    expect(dicts.some((d) => /\/Subtype \/CIDFontType2/.test(d) && /\/CIDToGIDMap \/Identity/.test(d) && /\/BaseFont \/[A-Z]{6}\+NotoSans-Regular/.test(d))).toBe(true);
+    const dicts = added
+      .map((value) => serialize(value instanceof PdfStream ? value.dict : value))
+      .map((bytes) => Buffer.from(bytes).toString('latin1'));
+    expect(
+      dicts.some(
+        (d) => /\/Subtype \/Type0/.test(d) && /\/Encoding \/Identity-H/.test(d) && /\/ToUnicode \d+ 0 R/.test(d),
+      ),
+    ).toBe(true);
+    expect(
+      dicts.some(
+        (d) =>
+          /\/Subtype \/CIDFontType2/.test(d) &&
+          /\/CIDToGIDMap \/Identity/.test(d) &&
+          /\/BaseFont \/[A-Z]{6}\+NotoSans-Regular/.test(d),
+      ),
+    ).toBe(true);
     expect(dicts.some((d) => /\/FontFile2 \d+ 0 R/.test(d))).toBe(true);
-    const streams = added.filter((value): value is PdfStream => value instanceof PdfStream).map((s) => inflateSync(s.data));
+    const streams = added
+      .filter((value): value is PdfStream => value instanceof PdfStream)
+      .map((s) => inflateSync(s.data));
     const cmap = streams.map((s) => s.toString('latin1')).find((s) => s.includes('beginbfchar'))!;
     // Ζ is U+0396, Ж of Привет is not there but П (U+041F) is; each glyph is mapped once.
     expect(cmap).toMatch(/<[0-9a-f]{4}> <0396>/);
@@ -73,12 +103,16 @@ describe('appearance', () => {
 
   it('names a character the font lacks, with --font as the way out; whitespace needs no glyph', () => {
     expect(font.missing('Zoë 合同\t')).toEqual(['合', '同']);
-    expect(() => font.assertCovers('Reason: 合同', 'reason')).toThrow(/The default font has no glyph for "合" \(U\+5408\) in the reason \(and 1 other character\)/);
+    expect(() => font.assertCovers('Reason: 合同', 'reason')).toThrow(
+      /The default font has no glyph for "合" \(U\+5408\) in the reason \(and 1 other character\)/,
+    );
     expect(() => font.assertCovers('Ζωή Παπαδοπούλου', 'name')).not.toThrow();
   });
 
   it('refuses a file that is not a font in one line', async () => {
-    await expect(AppearanceFont.load(Buffer.from('%PDF-1.7 not a font'), 'notes.pdf')).rejects.toThrow(/Notes\.pdf is not a TrueType or OpenType font/);
+    await expect(AppearanceFont.load(Buffer.from('%PDF-1.7 not a font'), 'notes.pdf')).rejects.toThrow(
+      /Notes\.pdf is not a TrueType or OpenType font/,
+    );
   });
 
   it('sizes text to fit the box, never above 12 pt, and wraps long lines rather than overflow', async () => {
@@ -103,4 +137,3 @@ describe('appearance', () => {
     expect(content).toMatch(/\] TJ/);
   });
 });
-

@@ -17,7 +17,8 @@ import type { PdfObject, PdfRef } from './objects.js';
 import { fontBytesOf, TrueTypeFont, type FontBytes } from './truetype.js';
 
 /** Scripts whose glyphs depend on their neighbours (joining, reordering, marks): laid out with GSUB/GPOS. */
-export const NEEDS_SHAPING = /[\u0590-\u08ff\u0900-\u0dff\u0e00-\u0fff\u1000-\u109f\u1780-\u17ff\ufb1d-\ufdff\ufe70-\ufeff\p{M}]/u;
+export const NEEDS_SHAPING =
+  /[\u0590-\u08ff\u0900-\u0dff\u0e00-\u0fff\u1000-\u109f\u1780-\u17ff\ufb1d-\ufdff\ufe70-\ufeff\p{M}]/u;
 
 /**
  * Whether `text` needs shaping: as NEEDS_SHAPING says, but without compiling it (its \p{M} takes
@@ -29,7 +30,8 @@ export const NEEDS_SHAPING = /[\u0590-\u08ff\u0900-\u0dff\u0e00-\u0fff\u1000-\u1
 export function needsShaping(text: string): boolean {
   for (let i = 0; i < text.length; i++) {
     const unit = text.charCodeAt(i);
-    if (unit > 0x02ff && (unit < 0x0370 || unit > 0x0482) && (unit < 0x1e00 || unit > 0x20cf)) return NEEDS_SHAPING.test(text);
+    if (unit > 0x02ff && (unit < 0x0370 || unit > 0x0482) && (unit < 0x1e00 || unit > 0x20cf))
+      return NEEDS_SHAPING.test(text);
   }
   return false;
 }
@@ -85,7 +87,11 @@ export class AppearanceFont {
    * Reads a TrueType/OpenType font (the first of a collection); refuses anything else in one line.
    * Of a file ({@link FontBytes}), the TrueType reader reads only what it uses; fontkit reads it all.
    */
-  static async load(input: Uint8Array | FontBytes, label: string, options: AppearanceFontOptions = {}): Promise<AppearanceFont> {
+  static async load(
+    input: Uint8Array | FontBytes,
+    label: string,
+    options: AppearanceFontOptions = {},
+  ): Promise<AppearanceFont> {
     const source = input instanceof Uint8Array ? fontBytesOf(input) : input;
     const truetype = options.fontkitOnly ? undefined : TrueTypeFont.read(source);
     const font = new AppearanceFont(source, label, truetype, undefined);
@@ -114,7 +120,9 @@ export class AppearanceFont {
   }
 
   private hasGlyph(codePoint: number): boolean {
-    return this.truetype ? this.glyphOf(codePoint, this.truetype).id !== 0 : this.fontkit!.hasGlyphForCodePoint(codePoint);
+    return this.truetype
+      ? this.glyphOf(codePoint, this.truetype).id !== 0
+      : this.fontkit!.hasGlyphForCodePoint(codePoint);
   }
 
   /** Refuses `text` when the font lacks a glyph for one of its characters: never a `?` or an empty box. */
@@ -123,21 +131,39 @@ export class AppearanceFont {
     if (first === undefined) return;
     const code = `U+${first.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
     const others = more.length > 0 ? ` (and ${more.length} other character${more.length > 1 ? 's' : ''})` : '';
-    throw new EsignError('USAGE', `${capitalize(this.label)} has no glyph for "${first}" (${code}) in the ${what}${others}.`, {
-      hint: 'Give a font that covers it with --font FILE (a TrueType or OpenType file, e.g. a Noto font for that script).',
-    });
+    throw new EsignError(
+      'USAGE',
+      `${capitalize(this.label)} has no glyph for "${first}" (${code}) in the ${what}${others}.`,
+      {
+        hint: 'Give a font that covers it with --font FILE (a TrueType or OpenType file, e.g. a Noto font for that script).',
+      },
+    );
   }
 
   /** The glyphs of one line, shaped by fontkit when its script needs it (after {@link prepare}). */
   place(text: string): PlacedGlyph[] {
     if (needsShaping(text)) {
-      if (!this.fontkit || !this.bidi) throw new EsignError('INTERNAL', 'The appearance font was not prepared for text that needs shaping.');
+      if (!this.fontkit || !this.bidi)
+        throw new EsignError('INTERNAL', 'The appearance font was not prepared for text that needs shaping.');
       const fontkit = this.fontkit;
       return displayRuns(text, this.bidi).flatMap(({ text: run, rtl }) => {
-        const laid = (fontkit.layout as LayoutWithDirection).call(fontkit, run, undefined, undefined, undefined, rtl ? 'rtl' : 'ltr');
+        const laid = (fontkit.layout as LayoutWithDirection).call(
+          fontkit,
+          run,
+          undefined,
+          undefined,
+          undefined,
+          rtl ? 'rtl' : 'ltr',
+        );
         return laid.glyphs.map((glyph, i) => {
           const p = laid.positions[i]!;
-          return { id: glyph.id, codePoints: glyph.codePoints, xAdvance: p.xAdvance, xOffset: p.xOffset, yOffset: p.yOffset };
+          return {
+            id: glyph.id,
+            codePoints: glyph.codePoints,
+            xAdvance: p.xAdvance,
+            xOffset: p.xOffset,
+            yOffset: p.yOffset,
+          };
         });
       });
     }
@@ -150,7 +176,13 @@ export class AppearanceFont {
         return { id, codePoints: [codePoint], xAdvance: advance, xOffset: 0, yOffset: 0 };
       });
     }
-    return this.fontkit!.glyphsForString(text).map((glyph) => ({ id: glyph.id, codePoints: glyph.codePoints, xAdvance: glyph.advanceWidth, xOffset: 0, yOffset: 0 }));
+    return this.fontkit!.glyphsForString(text).map((glyph) => ({
+      id: glyph.id,
+      codePoints: glyph.codePoints,
+      xAdvance: glyph.advanceWidth,
+      xOffset: 0,
+      yOffset: 0,
+    }));
   }
 
   /** The advances of `text`'s glyphs, summed: as {@link place} lays them, without placing them. */
@@ -200,7 +232,9 @@ export class AppearanceFont {
     let subset = this.subsets.get(key);
     if (!subset) {
       const sorted = ids.map((id) => byId.get(id)!);
-      subset = this.truetype ? encodeTrueTypeSubset(this.truetype, sorted) : await encodeFontkitSubset(this.fontkit!, sorted, italicAngle(this.fontkit!, this.bytes));
+      subset = this.truetype
+        ? encodeTrueTypeSubset(this.truetype, sorted)
+        : await encodeFontkitSubset(this.fontkit!, sorted, italicAngle(this.fontkit!, this.bytes));
       if (this.subsets.size >= KEPT_SUBSETS) this.subsets.delete(this.subsets.keys().next().value!);
       this.subsets.set(key, subset);
     }
@@ -226,7 +260,13 @@ export async function loadBidi(): Promise<Bidi> {
 }
 
 /** fontkit's layout with its script, language and direction (its types declare the first two parameters only). */
-type LayoutWithDirection = (text: string, features: undefined, script: undefined, language: undefined, direction: 'ltr' | 'rtl') => GlyphRun;
+type LayoutWithDirection = (
+  text: string,
+  features: undefined,
+  script: undefined,
+  language: undefined,
+  direction: 'ltr' | 'rtl',
+) => GlyphRun;
 
 /**
  * A line's bidirectional runs (UAX #9 by bidi-js, the line's direction from its first strong
@@ -238,7 +278,7 @@ export function displayRuns(text: string, bidi: Bidi): { text: string; rtl: bool
   const { levels } = bidi.getEmbeddingLevels(text);
   const mirrored = bidi.getMirroredCharactersMap(text, levels);
   const runs: { text: string; level: number }[] = [];
-  for (let start = 0; start < text.length; ) {
+  for (let start = 0; start < text.length;) {
     let end = start + 1;
     while (end < text.length && levels[end] === levels[start]) end++;
     let run = '';
@@ -250,7 +290,7 @@ export function displayRuns(text: string, bidi: Bidi): { text: string; rtl: bool
   const lowestOdd = Math.min(...levelsOf.filter((level) => level % 2 === 1));
   // L2: from the highest level down to the lowest odd one, reverse every sequence of runs at that level or higher.
   for (let level = Math.max(...levelsOf); level >= lowestOdd; level--) {
-    for (let start = 0; start < runs.length; ) {
+    for (let start = 0; start < runs.length;) {
       if (runs[start]!.level < level) {
         start++;
         continue;
@@ -289,7 +329,8 @@ async function loadFontkit(bytes: Uint8Array, label: string): Promise<Font> {
  * tables are compressed, so there fontkit reads it.
  */
 function italicAngle(font: Font, bytes: Uint8Array): number {
-  const post = (font as { directory?: { tables?: Record<string, { offset: number; length: number } | undefined> } }).directory?.tables?.['post'];
+  const post = (font as { directory?: { tables?: Record<string, { offset: number; length: number } | undefined> } })
+    .directory?.tables?.['post'];
   const woff = /^wOF[F2]$/.test(Buffer.from(bytes.subarray(0, 4)).toString('latin1'));
   if (woff || !post) return font.italicAngle;
   if (post.length < 8 || post.offset + 8 > bytes.length) return 0;
@@ -324,12 +365,19 @@ interface FontFacts {
   bbox: readonly number[];
 }
 
-function describeSubset(facts: FontFacts, glyphs: readonly PlacedGlyph[], cids: Map<number, number>): Pick<FontSubset, 'baseFont' | 'toUnicode' | 'descriptor'> {
+function describeSubset(
+  facts: FontFacts,
+  glyphs: readonly PlacedGlyph[],
+  cids: Map<number, number>,
+): Pick<FontSubset, 'baseFont' | 'toUnicode' | 'descriptor'> {
   const unicode: string[] = [];
-  for (const glyph of glyphs) if (glyph.id !== 0) unicode[cids.get(glyph.id)!] = String.fromCodePoint(...glyph.codePoints);
+  for (const glyph of glyphs)
+    if (glyph.id !== 0) unicode[cids.get(glyph.id)!] = String.fromCodePoint(...glyph.codePoints);
   const scale = 1000 / facts.unitsPerEm;
   // A subset's name is tagged with six capitals (ISO 32000-1 §9.6.4), here from its glyphs.
-  const digest = createHash('sha256').update(glyphs.map((g) => g.id).join(',')).digest();
+  const digest = createHash('sha256')
+    .update(glyphs.map((g) => g.id).join(','))
+    .digest();
   const tag = Array.from(digest.subarray(0, 6), (byte) => String.fromCharCode(65 + (byte % 26))).join('');
   return {
     baseFont: `${tag}+${(facts.postscriptName ?? 'Font').replace(/[^\x21-\x7e]|[()<>[\]{}/%#]/g, '')}`,
@@ -359,12 +407,31 @@ function encodeTrueTypeSubset(font: TrueTypeFont, glyphs: readonly PlacedGlyph[]
     cids.set(glyph.id, glyph.id);
     widths[glyph.id] = Math.round(font.advanceWidth(glyph.id) * scale);
   }
-  const facts = { unitsPerEm: font.unitsPerEm, postscriptName: font.postscriptName, ascent: font.ascent, descent: font.descent, capHeight: font.capHeight, italicAngle: font.italicAngle, bbox: font.bbox };
-  return { cids, program: encoded.program, cff: false, widths, present: [...encoded.kept].sort((a, b) => a - b), ...describeSubset(facts, glyphs, cids) };
+  const facts = {
+    unitsPerEm: font.unitsPerEm,
+    postscriptName: font.postscriptName,
+    ascent: font.ascent,
+    descent: font.descent,
+    capHeight: font.capHeight,
+    italicAngle: font.italicAngle,
+    bbox: font.bbox,
+  };
+  return {
+    cids,
+    program: encoded.program,
+    cff: false,
+    widths,
+    present: [...encoded.kept].sort((a, b) => a - b),
+    ...describeSubset(facts, glyphs, cids),
+  };
 }
 
 /** A subset by fontkit: glyphs renumbered from 1 in the order given (CFF fonts, WOFF). */
-async function encodeFontkitSubset(font: Font, glyphs: readonly PlacedGlyph[], italicAngle: number): Promise<FontSubset> {
+async function encodeFontkitSubset(
+  font: Font,
+  glyphs: readonly PlacedGlyph[],
+  italicAngle: number,
+): Promise<FontSubset> {
   const subset = font.createSubset();
   const cids = new Map<number, number>();
   const scale = 1000 / font.unitsPerEm;
@@ -388,7 +455,15 @@ async function encodeFontkitSubset(font: Font, glyphs: readonly PlacedGlyph[], i
     }
   });
   const bbox = font.bbox;
-  const facts = { unitsPerEm: font.unitsPerEm, postscriptName: font.postscriptName, ascent: font.ascent, descent: font.descent, capHeight: font.capHeight, italicAngle, bbox: [bbox.minX, bbox.minY, bbox.maxX, bbox.maxY] };
+  const facts = {
+    unitsPerEm: font.unitsPerEm,
+    postscriptName: font.postscriptName,
+    ascent: font.ascent,
+    descent: font.descent,
+    capHeight: font.capHeight,
+    italicAngle,
+    bbox: [bbox.minX, bbox.minY, bbox.maxX, bbox.maxY],
+  };
   return {
     cids,
     program: Buffer.concat(parts),
@@ -400,7 +475,9 @@ async function encodeFontkitSubset(font: Font, glyphs: readonly PlacedGlyph[], i
 }
 
 function cannotSubset(error: unknown): EsignError {
-  return new EsignError('USAGE', `The font could not be subset (${(error as Error).message}).`, { hint: 'Give another font with --font FILE.' });
+  return new EsignError('USAGE', `The font could not be subset (${(error as Error).message}).`, {
+    hint: 'Give another font with --font FILE.',
+  });
 }
 
 /** A ToUnicode CMap: each CID (2 bytes, Identity-H) to the UTF-16BE of the characters its glyph shows. */
@@ -429,8 +506,11 @@ function toUnicodeCMap(unicode: readonly (string | undefined)[]): Uint8Array {
 /** Adds the Type 0 font of `subset` (and the objects it refers to) and returns its reference. */
 function addFont(subset: FontSubset, add: (value: PdfObject) => PdfRef): PdfRef {
   const compressed = compress(subset);
-  const flate = (data: Uint8Array, extra: Record<string, PdfObject> = {}): PdfStream => new PdfStream(dict({ Filter: name('FlateDecode'), ...extra }), data);
-  const program = add(flate(compressed.program, subset.cff ? { Subtype: name('CIDFontType0C') } : { Length1: subset.program.length }));
+  const flate = (data: Uint8Array, extra: Record<string, PdfObject> = {}): PdfStream =>
+    new PdfStream(dict({ Filter: name('FlateDecode'), ...extra }), data);
+  const program = add(
+    flate(compressed.program, subset.cff ? { Subtype: name('CIDFontType0C') } : { Length1: subset.program.length }),
+  );
   const d = subset.descriptor;
   const descriptor = add(
     dict({
@@ -473,7 +553,11 @@ function addFont(subset: FontSubset, add: (value: PdfObject) => PdfRef): PdfRef 
 
 /** The subset's three streams, compressed once: a batch adds the same bytes to every document. */
 function compress(subset: FontSubset): NonNullable<FontSubset['compressed']> {
-  return (subset.compressed ??= { program: deflateSync(subset.program), toUnicode: deflateSync(subset.toUnicode), cidSet: deflateSync(cidSet(subset.present)) });
+  return (subset.compressed ??= {
+    program: deflateSync(subset.program),
+    toUnicode: deflateSync(subset.toUnicode),
+    cidSet: deflateSync(cidSet(subset.present)),
+  });
 }
 
 /** A CIDSet stream's bits: the CIDs `present`, the most significant bit first. */
@@ -559,11 +643,17 @@ function breakWord(font: AppearanceFont, word: string, maxWidth: number): string
  * The font size and lines that fit a `width` × `height` box: the largest size (up to 12 pt) at
  * which the wrapped lines fit; below 4 pt lines are no longer wrapped but shrunk to fit.
  */
-export function fitText(font: AppearanceFont, lines: readonly string[], width: number, height: number): { size: number; lines: string[] } {
+export function fitText(
+  font: AppearanceFont,
+  lines: readonly string[],
+  width: number,
+  height: number,
+): { size: number; lines: string[] } {
   if (lines.length === 0 || width <= 0 || height <= 0) return { size: MAX_FONT_SIZE, lines: [] };
   for (let size = MAX_FONT_SIZE; size >= MIN_WRAPPED_FONT_SIZE; size -= 0.5) {
     const wrapped = wrapLines(font, lines, width / size);
-    if (wrapped.length * size * LINE_HEIGHT <= height && wrapped.every((line) => font.width(line) * size <= width)) return { size, lines: wrapped };
+    if (wrapped.length * size * LINE_HEIGHT <= height && wrapped.every((line) => font.width(line) * size <= width))
+      return { size, lines: wrapped };
   }
   const wrapped = wrapLines(font, lines, width / MIN_WRAPPED_FONT_SIZE);
   let size = height / (wrapped.length * LINE_HEIGHT);
@@ -578,7 +668,12 @@ export function fitText(font: AppearanceFont, lines: readonly string[], width: n
  * Builds the `/AP /N` Form XObject for a box of `width` × `height` points. `add` makes an
  * indirect object of the update (the font's streams, the image) and returns its reference.
  */
-export async function buildAppearance(width: number, height: number, content: AppearanceContent, add: (value: PdfObject) => PdfRef): Promise<PdfStream> {
+export async function buildAppearance(
+  width: number,
+  height: number,
+  content: AppearanceContent,
+  add: (value: PdfObject) => PdfRef,
+): Promise<PdfStream> {
   const pad = Math.min(4, width / 10, height / 10);
   const ops = new ByteWriter();
   ops.ascii(`q 0.5 w 0.3 0.3 0.3 RG 0.25 0.25 ${fmt(width - 0.5)} ${fmt(height - 0.5)} re S Q\n`);
@@ -586,7 +681,10 @@ export async function buildAppearance(width: number, height: number, content: Ap
   let textLeft = pad;
   if (content.image) {
     const { image, position } = content.image;
-    const box = position === 'background' ? { x: pad, y: pad, w: width - 2 * pad, h: height - 2 * pad } : { x: pad, y: pad, w: Math.min((width - 2 * pad) * 0.4, height - 2 * pad), h: height - 2 * pad };
+    const box =
+      position === 'background'
+        ? { x: pad, y: pad, w: width - 2 * pad, h: height - 2 * pad }
+        : { x: pad, y: pad, w: Math.min((width - 2 * pad) * 0.4, height - 2 * pad), h: height - 2 * pad };
     const scale = Math.min(box.w / image.width, box.h / image.height);
     const w = image.width * scale;
     const h = image.height * scale;
@@ -602,14 +700,19 @@ export async function buildAppearance(width: number, height: number, content: Ap
     const subset = await content.font.subset(placed.flat());
     resources.set('Font', dict({ F1: addFont(subset, add) }));
     const k = 1000 / content.font.unitsPerEm;
-    ops.ascii(`BT /F1 ${fmt(size)} Tf 0 g ${fmt(size * LINE_HEIGHT)} TL ${fmt(textLeft)} ${fmt(height - pad - size)} Td\n`);
+    ops.ascii(
+      `BT /F1 ${fmt(size)} Tf 0 g ${fmt(size * LINE_HEIGHT)} TL ${fmt(textLeft)} ${fmt(height - pad - size)} Td\n`,
+    );
     placed.forEach((glyphs, i) => {
       if (i > 0) ops.ascii('T* ');
       ops.ascii(showGlyphs(glyphs, subset, k, size));
     });
     ops.ascii('ET\n');
   }
-  return new PdfStream(dict({ Type: name('XObject'), Subtype: name('Form'), BBox: [0, 0, width, height], Resources: resources }), ops.toBytes());
+  return new PdfStream(
+    dict({ Type: name('XObject'), Subtype: name('Form'), BBox: [0, 0, width, height], Resources: resources }),
+    ops.toBytes(),
+  );
 }
 
 /** `[<cid> adjust <cid> …] TJ` for one line; a glyph raised or lowered by shaping is shown with Ts. */

@@ -45,7 +45,7 @@ export async function parseWindowed<T>(
   initial = 4096,
   grow?: (length: number) => Promise<number | undefined>,
 ): Promise<T> {
-  for (let length = initial; ; ) {
+  for (let length = initial; ;) {
     const available = Math.max(0, source.size - offset);
     const bytes = await source.read(offset, Math.min(length, available));
     const complete = length >= available;

@@ -67,7 +67,10 @@ describe('readPdf', () => {
 
   it('falls back to "endstream" when a stream\'s /Length is wrong', async () => {
     const good = Buffer.from(buildXrefStreamPdf()).toString('latin1');
-    const wrong = good.replace(/(\/Type \/ObjStm [^>]*\/Length )(\d+)/, (_, head: string, n: string) => `${head}${Number(n) + 40}`);
+    const wrong = good.replace(
+      /(\/Type \/ObjStm [^>]*\/Length )(\d+)/,
+      (_, head: string, n: string) => `${head}${Number(n) + 40}`,
+    );
     expect(wrong).not.toBe(good);
     const doc = await readPdf(bytesSource(latin1(wrong)));
     expect((await doc.page(1)).ref.num).toBe(3);
@@ -115,18 +118,27 @@ describe('readPdf', () => {
       ['cut to 30%', (compressed) => compressed.subarray(0, Math.floor(compressed.length * 0.3))],
       ['cut to 60%', (compressed) => compressed.subarray(0, Math.floor(compressed.length * 0.6))],
       ['cut to 90%', (compressed) => compressed.subarray(0, Math.floor(compressed.length * 0.9))],
-      ['garbage in the middle', (compressed) => compressed.map((byte, i) => (i > 4 && i < compressed.length - 6 ? byte ^ 0x5a : byte))],
+      [
+        'garbage in the middle',
+        (compressed) => compressed.map((byte, i) => (i > 4 && i < compressed.length - 6 ? byte ^ 0x5a : byte)),
+      ],
       ['no zlib header', (compressed) => compressed.subarray(2)],
     ];
     for (const [how, damage] of damaged) {
-      await expect(readPdf(bytesSource(buildXrefStreamPdf('', damage))), how).rejects.toMatchObject({ code: 'PDF_XREF_BROKEN', hint: expect.stringContaining('qpdf') });
+      await expect(readPdf(bytesSource(buildXrefStreamPdf('', damage))), how).rejects.toMatchObject({
+        code: 'PDF_XREF_BROKEN',
+        hint: expect.stringContaining('qpdf'),
+      });
     }
   });
 
   it('refuses broken cross-reference data with a repair hint', async () => {
     const good = Buffer.from(buildClassicPdf()).toString('latin1');
     const wrongOffset = good.replace(/startxref\n\d+/, 'startxref\n20');
-    await expect(readPdf(bytesSource(latin1(wrongOffset)))).rejects.toMatchObject({ code: 'PDF_XREF_BROKEN', hint: expect.stringContaining('qpdf') });
+    await expect(readPdf(bytesSource(latin1(wrongOffset)))).rejects.toMatchObject({
+      code: 'PDF_XREF_BROKEN',
+      hint: expect.stringContaining('qpdf'),
+    });
     const noStartxref = good.replace('startxref', 'startxrex');
     await expect(readPdf(bytesSource(latin1(noStartxref)))).rejects.toMatchObject({ code: 'PDF_XREF_BROKEN' });
     const badEntry = good.replace(/0000000\d\d\d 00000 n/, '00000000zz 00000 n');
@@ -159,9 +171,10 @@ describe('bytes before the %PDF- header', () => {
 
   it('a file with neither reading is refused as damaged, one with no header in its first KiB as not a PDF', async () => {
     const damaged = Uint8Array.from([...prefix, ...latin1('%PDF-1.7\n1 0 obj\n<<>>\nendobj\nstartxref\n999\n%%EOF\n')]);
-    await expect(readPdfFromHeader(bytesSource(damaged), byteSourceFrom)).rejects.toMatchObject({ code: 'PDF_XREF_BROKEN' });
+    await expect(readPdfFromHeader(bytesSource(damaged), byteSourceFrom)).rejects.toMatchObject({
+      code: 'PDF_XREF_BROKEN',
+    });
     const late = Uint8Array.from([...new Uint8Array(1100).fill(0x20), ...buildClassicPdf()]);
     await expect(readPdfFromHeader(bytesSource(late), byteSourceFrom)).rejects.toMatchObject({ code: 'PDF_NOT_PDF' });
   });
 });
-

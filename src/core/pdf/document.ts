@@ -52,19 +52,33 @@ export class PdfDocument {
   async openSecurity(password = ''): Promise<void> {
     const reference = this.trailer.get('Encrypt');
     const encrypt = reference instanceof PdfRef ? await this.getObject(reference).catch(() => undefined) : reference;
-    if (!(encrypt instanceof PdfDict)) throw new EsignError('PDF_ENCRYPTION_INVALID', "The PDF's encryption dictionary is damaged: /Encrypt is not a dictionary.", { hint: 'Ask the sender for a new copy.' });
+    if (!(encrypt instanceof PdfDict))
+      throw new EsignError(
+        'PDF_ENCRYPTION_INVALID',
+        "The PDF's encryption dictionary is damaged: /Encrypt is not a dictionary.",
+        { hint: 'Ask the sender for a new copy.' },
+      );
     const id = this.trailer.get('ID');
     const first = Array.isArray(id) && id[0] instanceof PdfString ? id[0].bytes : new Uint8Array(0);
     // Loaded (and cached) before the handler exists, the dictionary is never decrypted.
-    this.security = StandardSecurityHandler.open(encrypt, first, reference instanceof PdfRef ? reference.num : undefined, password);
+    this.security = StandardSecurityHandler.open(
+      encrypt,
+      first,
+      reference instanceof PdfRef ? reference.num : undefined,
+      password,
+    );
   }
 
   /** Refuses an update the owner's permissions forbid (signing fills in a form field); reading is always allowed. */
   assertUpdatable(): void {
     if (this.security && !this.security.allowsSigning) {
-      throw new EsignError('PDF_PERMISSION_DENIED', "The PDF's owner permits neither filling in forms nor changing annotations, which signing needs.", {
-        hint: 'Give the owner password with --password or ESIGN_PDF_PASSWORD if you have it, or ask the owner for a copy that permits signing.',
-      });
+      throw new EsignError(
+        'PDF_PERMISSION_DENIED',
+        "The PDF's owner permits neither filling in forms nor changing annotations, which signing needs.",
+        {
+          hint: 'Give the owner password with --password or ESIGN_PDF_PASSWORD if you have it, or ask the owner for a copy that permits signing.',
+        },
+      );
     }
   }
 
@@ -198,10 +212,12 @@ export class PdfDocument {
     let pending = this.objectStreams.get(num);
     if (pending === undefined) {
       pending = this.getObject(new PdfRef(num)).then((value) => {
-        if (!(value instanceof PdfStream) || !isName(value.dict.get('Type'), 'ObjStm')) throw new Error(`object ${num} is not an object stream`);
+        if (!(value instanceof PdfStream) || !isName(value.dict.get('Type'), 'ObjStm'))
+          throw new Error(`object ${num} is not an object stream`);
         const n = value.dict.get('N');
         const first = value.dict.get('First');
-        if (typeof n !== 'number' || typeof first !== 'number') throw new Error(`object stream ${num} lacks /N or /First`);
+        if (typeof n !== 'number' || typeof first !== 'number')
+          throw new Error(`object stream ${num} lacks /N or /First`);
         const data = decodeStream(value);
         const lexer = new Lexer(data.subarray(0, first));
         const offsets: number[] = [];
@@ -291,7 +307,10 @@ export async function readPdf(source: ByteSource, options: PdfOpenOptions = {}):
   try {
     xref = await readXrefChain(source, startxref);
   } catch (error) {
-    throw broken(`its cross-reference data does not parse (${error instanceof Error ? error.message : String(error)})`, error);
+    throw broken(
+      `its cross-reference data does not parse (${error instanceof Error ? error.message : String(error)})`,
+      error,
+    );
   }
   const size = xref.trailer.get('Size');
   if (size !== undefined && !(typeof size === 'number' && Number.isSafeInteger(size) && size >= 0)) {

@@ -42,8 +42,15 @@ describe('buildDssUpdate', () => {
   it('keeps the entries of an existing DSS and rewrites it in place', async () => {
     const pdf = buildClassicPdf();
     const once = concat(pdf, await buildDssUpdate(await readPdf(bytesSource(pdf)), { certs: [bytes('cert-a')] }));
-    const update = await buildDssUpdate(await readPdf(bytesSource(once)), { certs: [bytes('cert-b')], crls: [bytes('crl-1')] });
+    const update = await buildDssUpdate(await readPdf(bytesSource(once)), {
+      certs: [bytes('cert-b')],
+      crls: [bytes('crl-1')],
+    });
     expect(Buffer.from(update).toString('latin1')).not.toContain('/Type /Catalog');
-    expect(await dssContents(concat(once, update))).toEqual({ Certs: ['cert-a', 'cert-b'], OCSPs: [], CRLs: ['crl-1'] });
+    expect(await dssContents(concat(once, update))).toEqual({
+      Certs: ['cert-a', 'cert-b'],
+      OCSPs: [],
+      CRLs: ['crl-1'],
+    });
   });
 });

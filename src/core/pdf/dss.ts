@@ -26,7 +26,11 @@ export async function buildDssUpdate(doc: PdfDocument, material: DssMaterial): P
   const dssValue = catalog.get('DSS');
   const dss: PdfDict = (await doc.resolveDict(dssValue))?.clone() ?? dict({ Type: name('DSS') });
   const seen = new Set<string>();
-  for (const [key, items] of [['Certs', material.certs], ['OCSPs', material.ocsps], ['CRLs', material.crls]] as const) {
+  for (const [key, items] of [
+    ['Certs', material.certs],
+    ['OCSPs', material.ocsps],
+    ['CRLs', material.crls],
+  ] as const) {
     const refs = [...((await doc.resolveArray(dss.get(key))) ?? [])];
     for (const item of items ?? []) {
       const digest = digestOf(item);

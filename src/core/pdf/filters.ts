@@ -23,7 +23,9 @@ export function decodeStream(stream: PdfStream, options: { complete?: boolean } 
   if (only === undefined || only === null) return stream.data;
   if (!isName(only, 'FlateDecode')) throw unsupported(`the ${isName(only) ? only.value : 'unknown'} filter`);
   // Writers sometimes end a zlib stream without its checksum; a sync flush still yields the data.
-  const inflated = new Uint8Array(inflateSync(stream.data, options.complete ? {} : { finishFlush: constants.Z_SYNC_FLUSH }));
+  const inflated = new Uint8Array(
+    inflateSync(stream.data, options.complete ? {} : { finishFlush: constants.Z_SYNC_FLUSH }),
+  );
   const params = single(stream.dict.get('DecodeParms'));
   if (!(params instanceof PdfDict)) return inflated;
   const predictor = params.get('Predictor');
@@ -32,7 +34,11 @@ export function decodeStream(stream: PdfStream, options: { complete?: boolean } 
   const columns = numberOr(params.get('Columns'), 1);
   const colors = numberOr(params.get('Colors'), 1);
   const bits = numberOr(params.get('BitsPerComponent'), 8);
-  return undoPngPredictor(inflated, Math.ceil((columns * colors * bits) / 8), Math.max(1, Math.ceil((colors * bits) / 8)));
+  return undoPngPredictor(
+    inflated,
+    Math.ceil((columns * colors * bits) / 8),
+    Math.max(1, Math.ceil((colors * bits) / 8)),
+  );
 }
 
 function numberOr(value: PdfObject | undefined, fallback: number): number {
@@ -40,9 +46,13 @@ function numberOr(value: PdfObject | undefined, fallback: number): number {
 }
 
 function unsupported(what: string): EsignError {
-  return new EsignError('PDF_UNSUPPORTED', `The PDF uses ${what} in its cross-reference data, which esign cannot read.`, {
-    hint: 'Rewrite the file first, e.g. `qpdf input.pdf repaired.pdf`, and sign the result.',
-  });
+  return new EsignError(
+    'PDF_UNSUPPORTED',
+    `The PDF uses ${what} in its cross-reference data, which esign cannot read.`,
+    {
+      hint: 'Rewrite the file first, e.g. `qpdf input.pdf repaired.pdf`, and sign the result.',
+    },
+  );
 }
 
 /** Reverses PNG row filters (each row starts with a filter-type byte). */

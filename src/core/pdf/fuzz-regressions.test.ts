@@ -8,7 +8,6 @@ import { buildClassicPdf, refusal } from '../../../test/helpers/pdf-fixtures.js'
 const latin1 = (bytes: Uint8Array): string => Buffer.from(bytes).toString('latin1');
 const bytes = (text: string): Uint8Array => Uint8Array.from(text, (ch) => ch.charCodeAt(0));
 
-
 describe('PDF reader: fuzz regressions', () => {
   it('damage right after "startxref" (a "<" that is no hex string) is PDF_XREF_BROKEN, not a lexer exception', async () => {
     const pdf = latin1(buildClassicPdf()).replace(/startxref\n\d+/, 'startxref\n<zz');

@@ -89,7 +89,14 @@ export class IncrementalUpdate {
 
   private trailerEntries(size: number): Record<string, PdfObject | undefined> {
     const trailer = this.doc.trailer;
-    return { Size: size, Root: trailer.get('Root'), Info: trailer.get('Info'), ID: trailer.get('ID'), Encrypt: trailer.get('Encrypt'), Prev: this.doc.startxref };
+    return {
+      Size: size,
+      Root: trailer.get('Root'),
+      Info: trailer.get('Info'),
+      ID: trailer.get('ID'),
+      Encrypt: trailer.get('Encrypt'),
+      Prev: this.doc.startxref,
+    };
   }
 
   private writeTable(w: ByteWriter, base: number, offsets: Map<number, { gen: number; offset: number }>): void {
@@ -125,7 +132,12 @@ export class IncrementalUpdate {
     });
     const index = runs(nums).flatMap((run) => [run.first, run.count]);
     const stream = new PdfStream(
-      dict({ Type: name('XRef'), ...this.trailerEntries(this.nextNumber), Index: index, W: [1, offsetWidth, genWidth] }),
+      dict({
+        Type: name('XRef'),
+        ...this.trailerEntries(this.nextNumber),
+        Index: index,
+        W: [1, offsetWidth, genWidth],
+      }),
       data,
     );
     w.ascii(`${self.num} 0 obj\n`);

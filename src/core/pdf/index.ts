@@ -12,5 +12,14 @@ export { prepareSignature, byteRangeChunks, spliceContents, pdfDate } from './pl
 export type { PreparedUpdate, SignatureOptions, VisibleSignature, ByteRangeChunk } from './placeholder.js';
 export { buildDssUpdate } from './dss.js';
 export type { DssMaterial } from './dss.js';
-export { listRevisions, listSignatureFields, readDss, readRevision, hashByteRange, sliceSource, trimDer, parsePdfDate } from './signatures.js';
+export {
+  listRevisions,
+  listSignatureFields,
+  readDss,
+  readRevision,
+  hashByteRange,
+  sliceSource,
+  trimDer,
+  parsePdfDate,
+} from './signatures.js';
 export type { PdfRevision, PdfSignatureField, PdfDss } from './signatures.js';

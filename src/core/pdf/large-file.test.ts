@@ -24,7 +24,10 @@ function virtualLargePdf(style: 'table' | 'stream', gap = GAP): ByteSource & { b
     tail += `xref\n0 4\n0000000000 65535 f\r\n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n\r\n`).join('')}`;
     tail += `trailer\n<< /Size 4 /Root 1 0 R >>\nstartxref\n${xrefOffset}\n%%EOF\n`;
   } else {
-    const row = (type: number, offset: number) => [type, ...Array.from({ length: 5 }, (_, i) => Math.floor(offset / 256 ** (4 - i)) % 256)];
+    const row = (type: number, offset: number) => [
+      type,
+      ...Array.from({ length: 5 }, (_, i) => Math.floor(offset / 256 ** (4 - i)) % 256),
+    ];
     const rows = Buffer.from([...row(0, 0), ...offsets.flatMap((o) => row(1, o)), ...row(1, xrefOffset)]);
     tail += `4 0 obj\n<< /Type /XRef /Size 5 /W [1 5 0] /Root 1 0 R /Length ${rows.length} >>\nstream\n${rows.toString('latin1')}\nendstream\nendobj\n`;
     tail += `startxref\n${xrefOffset}\n%%EOF\n`;
@@ -49,30 +52,33 @@ function virtualLargePdf(style: 'table' | 'stream', gap = GAP): ByteSource & { b
 }
 
 describe('documents beyond 4 GiB', () => {
-  it.each(['table', 'stream'] as const)('reads and signs a 5 GiB file (%s) with exact 64-bit-safe offsets', async (style) => {
-    const source = virtualLargePdf(style);
-    const doc = await readPdf(source);
-    expect(doc.xrefStyle).toBe(style);
-    const pu = await prepareSignature(doc, { signingTime: new Date(0), contentsSize: 16 });
-    const [, a, b, c] = pu.byteRange;
-    expect(a).toBeGreaterThan(2 ** 32);
-    expect(b + c).toBe(source.size + pu.update.length);
-    expect(Buffer.from(pu.update).toString('latin1')).toContain(`/ByteRange [0 ${a} ${b} ${c}]`);
-    expect(source.bytesRead).toBeLessThan(20_000);
+  it.each(['table', 'stream'] as const)(
+    'reads and signs a 5 GiB file (%s) with exact 64-bit-safe offsets',
+    async (style) => {
+      const source = virtualLargePdf(style);
+      const doc = await readPdf(source);
+      expect(doc.xrefStyle).toBe(style);
+      const pu = await prepareSignature(doc, { signingTime: new Date(0), contentsSize: 16 });
+      const [, a, b, c] = pu.byteRange;
+      expect(a).toBeGreaterThan(2 ** 32);
+      expect(b + c).toBe(source.size + pu.update.length);
+      expect(Buffer.from(pu.update).toString('latin1')).toContain(`/ByteRange [0 ${a} ${b} ${c}]`);
+      expect(source.bytesRead).toBeLessThan(20_000);
 
-    const signed: ByteSource = {
-      size: source.size + pu.update.length,
-      read: async (offset, length) => {
-        if (offset >= source.size) return pu.update.subarray(offset - source.size, offset - source.size + length);
-        const original = await source.read(offset, length);
-        const rest = pu.update.subarray(0, Math.max(0, length - original.length));
-        return new Uint8Array(Buffer.concat([original, rest]));
-      },
-    };
-    const after = await readPdf(signed);
-    const acroForm = await after.resolveDict((await after.catalog()).dict.get('AcroForm'));
-    expect(acroForm?.get('SigFlags')).toBe(3);
-  });
+      const signed: ByteSource = {
+        size: source.size + pu.update.length,
+        read: async (offset, length) => {
+          if (offset >= source.size) return pu.update.subarray(offset - source.size, offset - source.size + length);
+          const original = await source.read(offset, length);
+          const rest = pu.update.subarray(0, Math.max(0, length - original.length));
+          return new Uint8Array(Buffer.concat([original, rest]));
+        },
+      };
+      const after = await readPdf(signed);
+      const acroForm = await after.resolveDict((await after.catalog()).dict.get('AcroForm'));
+      expect(acroForm?.get('SigFlags')).toBe(3);
+    },
+  );
 
   it('writes an xref stream for an update whose offsets a classic table cannot hold (past 10^10 bytes)', async () => {
     // The original's objects end just below 10^10 bytes, so its own table is valid; the update's are not.
@@ -97,7 +103,8 @@ function concatenated(source: ByteSource, tail: Uint8Array): ByteSource {
       const end = Math.min(offset + length, source.size + tail.length);
       const out = new Uint8Array(Math.max(0, end - offset));
       if (offset < source.size) out.set(await source.read(offset, Math.min(end, source.size) - offset), 0);
-      if (end > source.size) out.set(tail.subarray(Math.max(0, offset - source.size), end - source.size), Math.max(0, source.size - offset));
+      if (end > source.size)
+        out.set(tail.subarray(Math.max(0, offset - source.size), end - source.size), Math.max(0, source.size - offset));
       return out;
     },
   };

@@ -39,7 +39,12 @@ describe('arrays of references only', () => {
   });
 
   it('reads generations, leading zeros and numbers of up to 15 digits', () => {
-    expect(parse('[12 65535 R 007 000 R 0 0 R 123456789012345 1 R]').value).toStrictEqual([ref(12, 65535), ref(7), ref(0), ref(123456789012345, 1)]);
+    expect(parse('[12 65535 R 007 000 R 0 0 R 123456789012345 1 R]').value).toStrictEqual([
+      ref(12, 65535),
+      ref(7),
+      ref(0),
+      ref(123456789012345, 1),
+    ]);
   });
 
   it('reads a /Kids of 3,000 references and stops right after its "]"', () => {
@@ -166,15 +171,29 @@ interface Built {
 }
 
 const whiteRun = (minLength: number): fc.Arbitrary<string> =>
-  fc.array(fc.constantFrom('\0', '\t', '\n', '\f', '\r', ' '), { minLength, maxLength: 3 }).map((chars) => chars.join(''));
+  fc
+    .array(fc.constantFrom('\0', '\t', '\n', '\f', '\r', ' '), { minLength, maxLength: 3 })
+    .map((chars) => chars.join(''));
 const commentRun: fc.Arbitrary<string> = fc
-  .tuple(whiteRun(0), fc.string({ unit: fc.constantFrom('a', ' ', ']', '[', 'R', '0', '7', '%', '(', '/'), maxLength: 8 }), fc.constantFrom('\n', '\r'), whiteRun(0))
+  .tuple(
+    whiteRun(0),
+    fc.string({ unit: fc.constantFrom('a', ' ', ']', '[', 'R', '0', '7', '%', '(', '/'), maxLength: 8 }),
+    fc.constantFrom('\n', '\r'),
+    whiteRun(0),
+  )
   .map(([before, body, eol, after]) => `${before}%${body}${eol}${after}`);
 
 const refItem: fc.Arbitrary<Built> = fc
-  .tuple(fc.oneof(fc.nat(99), fc.nat(), fc.constant(999_999_999_999_999)), fc.oneof(fc.constant(0), fc.nat(65535)), whiteRun(1), whiteRun(1))
+  .tuple(
+    fc.oneof(fc.nat(99), fc.nat(), fc.constant(999_999_999_999_999)),
+    fc.oneof(fc.constant(0), fc.nat(65535)),
+    whiteRun(1),
+    whiteRun(1),
+  )
   .map(([num, gen, a, b]) => ({ text: `${num}${a}${gen}${b}R`, value: ref(num, gen) }));
-const integerItem: fc.Arbitrary<Built> = fc.integer({ min: -1_000_000, max: 1_000_000_000_000 }).map((n) => ({ text: String(n), value: n }));
+const integerItem: fc.Arbitrary<Built> = fc
+  .integer({ min: -1_000_000, max: 1_000_000_000_000 })
+  .map((n) => ({ text: String(n), value: n }));
 const realItem: fc.Arbitrary<Built> = fc
   .tuple(fc.constantFrom('', '-', '+'), fc.stringMatching(/^\d{0,5}$/), fc.stringMatching(/^\d{0,4}$/))
   .filter(([, whole, fraction]) => whole.length + fraction.length > 0)
@@ -182,7 +201,9 @@ const realItem: fc.Arbitrary<Built> = fc
     const text = `${sign}${whole}.${fraction}`;
     return { text, value: Number(text) };
   });
-const nameItem: fc.Arbitrary<Built> = fc.stringMatching(/^[A-Za-z0-9_.-]{0,10}$/).map((value) => ({ text: `/${value}`, value: name(value) }));
+const nameItem: fc.Arbitrary<Built> = fc
+  .stringMatching(/^[A-Za-z0-9_.-]{0,10}$/)
+  .map((value) => ({ text: `/${value}`, value: name(value) }));
 
 /** `[`, the items with the separators between them, `]`; a space where two items would run together. */
 function arrayOf(items: Built[], separators: string[], open: string, close: string): Built {
@@ -190,7 +211,8 @@ function arrayOf(items: Built[], separators: string[], open: string, close: stri
   items.forEach((item, i) => {
     if (i > 0) {
       const separator = separators[i - 1] ?? ' ';
-      const delimited = item.text.startsWith('/') || item.text.startsWith('[') || (items[i - 1] as Built).text.endsWith(']');
+      const delimited =
+        item.text.startsWith('/') || item.text.startsWith('[') || (items[i - 1] as Built).text.endsWith(']');
       text += separator === '' && !delimited ? ' ' : separator;
     }
     text += item.text;
@@ -205,7 +227,10 @@ const referenceArray: fc.Arbitrary<Built> = fc
 
 /** Arrays of anything, nested `depth` deep, with comments and no white space around delimiters. */
 function mixedArray(depth: number): fc.Arbitrary<Built> {
-  const item = depth === 0 ? fc.oneof(refItem, integerItem, realItem, nameItem) : fc.oneof(refItem, integerItem, realItem, nameItem, referenceArray, mixedArray(depth - 1));
+  const item =
+    depth === 0
+      ? fc.oneof(refItem, integerItem, realItem, nameItem)
+      : fc.oneof(refItem, integerItem, realItem, nameItem, referenceArray, mixedArray(depth - 1));
   const separator = fc.oneof({ weight: 4, arbitrary: whiteRun(0) }, { weight: 1, arbitrary: commentRun });
   return fc
     .tuple(fc.array(item, { maxLength: 8 }), fc.array(separator, { maxLength: 8 }), separator, separator)
@@ -231,7 +256,10 @@ describe('random arrays of references, integers, reals and names', () => {
     fc.assert(
       fc.property(anyArray, ({ text, value }) => {
         for (let cut = 0; cut < text.length; cut++) {
-          expect(() => new Lexer(bytes(text.slice(0, cut)), 0, false).parseObject(), JSON.stringify(text.slice(0, cut))).toThrow(NeedMoreBytes);
+          expect(
+            () => new Lexer(bytes(text.slice(0, cut)), 0, false).parseObject(),
+            JSON.stringify(text.slice(0, cut)),
+          ).toThrow(NeedMoreBytes);
         }
         expect(new Lexer(bytes(text), 0, false).parseObject()).toStrictEqual(value);
       }),
@@ -254,8 +282,12 @@ describe('readObjectAt on objects longer than the first 4 KB read', () => {
     return { source: bytesSource(bytes(text)), offsets };
   }
 
-  const pageTreeNode = (extra = ''): string => `2 0 obj\n<< /Type /Pages ${extra}/Kids [${kids.join(' ')}] /Count 3000 >>\nendobj\n`;
-  const pages = Array.from({ length: 50 }, (_, i) => `${1000 + i} 0 obj\n<< /Type /Page /Parent 2 0 R /Contents [${i} 0 R] >>\nendobj\n`);
+  const pageTreeNode = (extra = ''): string =>
+    `2 0 obj\n<< /Type /Pages ${extra}/Kids [${kids.join(' ')}] /Count 3000 >>\nendobj\n`;
+  const pages = Array.from(
+    { length: 50 },
+    (_, i) => `${1000 + i} 0 obj\n<< /Type /Page /Parent 2 0 R /Contents [${i} 0 R] >>\nendobj\n`,
+  );
 
   it('reads a /Kids of 3,000 references whole when more objects follow it', async () => {
     expect(pageTreeNode().length).toBeGreaterThan(4096 * 4);
@@ -300,7 +332,9 @@ describe('readObjectAt on objects longer than the first 4 KB read', () => {
   });
 
   it('reads a stream with a long dictionary whose "endstream" is the last thing in the file', async () => {
-    const { source, offsets } = layout([`5 0 obj\n<< ${padding} /Length ${data.length} >>\nstream\n${data}\nendstream`]);
+    const { source, offsets } = layout([
+      `5 0 obj\n<< ${padding} /Length ${data.length} >>\nstream\n${data}\nendstream`,
+    ]);
     const object = await readObjectAt(source, offsets[0] as number);
     expect(Buffer.from((object.value as PdfStream).data).toString('latin1')).toBe(data);
   });

@@ -89,7 +89,8 @@ export class Lexer {
       if (byte === undefined) return;
       if (BYTE_CLASS[byte] === WHITE) this.pos++;
       else if (byte === 0x25) {
-        while (this.byteAt(this.pos) !== undefined && this.bytes[this.pos] !== 0x0a && this.bytes[this.pos] !== 0x0d) this.pos++;
+        while (this.byteAt(this.pos) !== undefined && this.bytes[this.pos] !== 0x0a && this.bytes[this.pos] !== 0x0d)
+          this.pos++;
       } else return;
     }
   }
@@ -103,7 +104,11 @@ export class Lexer {
     this.skipSpace();
     let value = 0;
     let digits = 0;
-    for (let byte = this.byteAt(this.pos); byte !== undefined && byte >= 0x30 && byte <= 0x39; byte = this.byteAt(this.pos)) {
+    for (
+      let byte = this.byteAt(this.pos);
+      byte !== undefined && byte >= 0x30 && byte <= 0x39;
+      byte = this.byteAt(this.pos)
+    ) {
       if (++digits > 15) this.fail('number too long');
       value = value * 10 + (byte - 0x30);
       this.pos++;
@@ -226,7 +231,10 @@ export class Lexer {
     if ((digits.length & 1) === 0) {
       // The usual case, a run of hex digits and nothing else, is decoded natively: Node's decoder
       // stops at the first pair that is not hex, so a whole decode is a plain run.
-      const decoded = Buffer.from(Buffer.from(digits.buffer, digits.byteOffset, digits.length).toString('latin1'), 'hex');
+      const decoded = Buffer.from(
+        Buffer.from(digits.buffer, digits.byteOffset, digits.length).toString('latin1'),
+        'hex',
+      );
       if (decoded.length * 2 === digits.length) {
         this.pos = end + 1;
         return new PdfString(new Uint8Array(decoded), true);

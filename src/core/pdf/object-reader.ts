@@ -23,7 +23,11 @@ const FIRST_WINDOW = 4096;
 const EXTENT_SEARCH = 256 * 1024;
 
 /** Parses the indirect object at `offset`; a stream's data is read by its `/Length`. */
-export async function readObjectAt(source: ByteSource, offset: number, resolveLength?: LengthResolver): Promise<IndirectObject> {
+export async function readObjectAt(
+  source: ByteSource,
+  offset: number,
+  resolveLength?: LengthResolver,
+): Promise<IndirectObject> {
   // A longer object is read again up to its `endobj` (or `stream`), found by a byte search, so
   // that it parses in one more pass.
   const grow = async (): Promise<number | undefined> => {
@@ -31,20 +35,26 @@ export async function readObjectAt(source: ByteSource, offset: number, resolveLe
     const ends = [indexOf(bytes, 'endobj'), indexOf(bytes, 'stream')].filter((at) => at >= 0);
     return ends.length > 0 ? Math.min(...ends) + 16 : undefined;
   };
-  const parsed = await parseWindowed(source, offset, (lexer) => {
-    const { num, gen } = lexer.objectHeader();
-    const value = lexer.parseObject();
-    let dataStart: number | undefined;
-    if (value instanceof PdfDict) {
-      const save = lexer.pos;
-      const next = lexer.nextToken();
-      if (next instanceof Keyword && next.value === 'stream') {
-        lexer.skipStreamEol();
-        dataStart = lexer.offset;
-      } else lexer.pos = save;
-    }
-    return { num, gen, value, dataStart };
-  }, FIRST_WINDOW, grow);
+  const parsed = await parseWindowed(
+    source,
+    offset,
+    (lexer) => {
+      const { num, gen } = lexer.objectHeader();
+      const value = lexer.parseObject();
+      let dataStart: number | undefined;
+      if (value instanceof PdfDict) {
+        const save = lexer.pos;
+        const next = lexer.nextToken();
+        if (next instanceof Keyword && next.value === 'stream') {
+          lexer.skipStreamEol();
+          dataStart = lexer.offset;
+        } else lexer.pos = save;
+      }
+      return { num, gen, value, dataStart };
+    },
+    FIRST_WINDOW,
+    grow,
+  );
   if (parsed.dataStart === undefined || !(parsed.value instanceof PdfDict)) return parsed;
   let length: PdfObject | undefined = parsed.value.get('Length');
   if (length instanceof PdfRef && resolveLength) length = await resolveLength(length);

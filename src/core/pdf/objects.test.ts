@@ -34,11 +34,18 @@ describe('serializer', () => {
     const source = '<< /Type /Annot /T (x\\)y) /Kids [3 0 R 4 0 R] /Rect [0 0.5 -1 100] /B <00ff> /Esc /A#20B >>';
     const once = serialize(parse(source));
     expect(serialize(parse(text(once)))).toEqual(once);
-    expect(text(once)).toBe('<< /Type /Annot /T (x\\)y) /Kids [3 0 R 4 0 R] /Rect [0 0.5 -1 100] /B <00ff> /Esc /A#20B >>');
+    expect(text(once)).toBe(
+      '<< /Type /Annot /T (x\\)y) /Kids [3 0 R 4 0 R] /Rect [0 0.5 -1 100] /B <00ff> /Esc /A#20B >>',
+    );
   });
 
   it('formats numbers without exponents and trims reals', () => {
-    expect([formatNumber(3), formatNumber(0.1 + 0.2), formatNumber(-0.00001), formatNumber(2 ** 40)]).toEqual(['3', '0.3', '0', '1099511627776']);
+    expect([formatNumber(3), formatNumber(0.1 + 0.2), formatNumber(-0.00001), formatNumber(2 ** 40)]).toEqual([
+      '3',
+      '0.3',
+      '0',
+      '1099511627776',
+    ]);
   });
 
   it('writes text strings as ASCII literals, or UTF-16BE with a byte order mark', () => {
@@ -47,7 +54,7 @@ describe('serializer', () => {
     expect(PdfString.text('Zoë €').toText()).toBe('Zoë €');
   });
 
-  it('writes text, bytes and placeholder zeros in order, text as each character\'s low byte (as asciiBytes)', () => {
+  it("writes text, bytes and placeholder zeros in order, text as each character's low byte (as asciiBytes)", () => {
     const w = new ByteWriter();
     w.ascii('<< /A ');
     w.bytes(Uint8Array.of(0, 255));

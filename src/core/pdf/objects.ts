@@ -6,16 +6,7 @@
 
 /** Any PDF object we can read or write. `null` is the PDF null object. */
 export type PdfObject =
-  | null
-  | boolean
-  | number
-  | PdfName
-  | PdfString
-  | PdfRef
-  | PdfObject[]
-  | PdfDict
-  | PdfStream
-  | PdfHexPlaceholder;
+  null | boolean | number | PdfName | PdfString | PdfRef | PdfObject[] | PdfDict | PdfStream | PdfHexPlaceholder;
 
 /** A PDF name (`/Type`), stored decoded (without the slash, `#xx` resolved). */
 export class PdfName {

@@ -7,8 +7,24 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { concatBytes, fuzzParams, inPlaceMutationArb, mutatedInput, mutationArb, outcome, outcomeAsync } from '../../../test/helpers/fuzz.js';
-import { appendRevision, buildClassicPdf, buildHybridPdf, buildXrefStreamPdf, emptySignatureFieldBytes, minimalObjects, pdfLibBytes } from '../../../test/helpers/pdf-fixtures.js';
+import {
+  concatBytes,
+  fuzzParams,
+  inPlaceMutationArb,
+  mutatedInput,
+  mutationArb,
+  outcome,
+  outcomeAsync,
+} from '../../../test/helpers/fuzz.js';
+import {
+  appendRevision,
+  buildClassicPdf,
+  buildHybridPdf,
+  buildXrefStreamPdf,
+  emptySignatureFieldBytes,
+  minimalObjects,
+  pdfLibBytes,
+} from '../../../test/helpers/pdf-fixtures.js';
 import { bytesSource } from './byte-source.js';
 import { readPdf } from './document.js';
 import { buildDssUpdate } from './dss.js';
@@ -16,7 +32,8 @@ import { prepareSignature, spliceContents } from './placeholder.js';
 import { testAppearanceAssets } from '../../../test/helpers/appearance-assets.js';
 import type { PreparedUpdate, SignatureOptions } from './placeholder.js';
 
-const encryptedFixture = (file: string): Uint8Array => new Uint8Array(readFileSync(new URL(`../../../test/fixtures/encrypted/${file}`, import.meta.url)));
+const encryptedFixture = (file: string): Uint8Array =>
+  new Uint8Array(readFileSync(new URL(`../../../test/fixtures/encrypted/${file}`, import.meta.url)));
 const signingTime = new Date(Date.UTC(2025, 0, 2, 3, 4, 5));
 const latin1 = (bytes: Uint8Array): string => Buffer.from(bytes).toString('latin1');
 let seeds: Uint8Array[] = [];
@@ -42,7 +59,14 @@ const optionsArb: fc.Arbitrary<Partial<SignatureOptions>> = fc.record(
     kind: fc.constantFrom<'signature' | 'docTimeStamp'>('signature', 'docTimeStamp'),
     fieldName: fc.constantFrom('Approval', 'Missing', undefined, undefined, undefined, undefined),
     // An embedded font subset makes each drawn case a few times dearer: about one case in three draws, so the time-bound runs still reach their count.
-    visible: fc.option(fc.record({ page: fc.constantFrom(1, -1, 2, 7), rect: fc.constant<[number, number, number, number]>([10, 10, 210, 60]), lines: fc.constant(['Signed by Zoë', 'TEST']) }), { freq: 3, nil: undefined }),
+    visible: fc.option(
+      fc.record({
+        page: fc.constantFrom(1, -1, 2, 7),
+        rect: fc.constant<[number, number, number, number]>([10, 10, 210, 60]),
+        lines: fc.constant(['Signed by Zoë', 'TEST']),
+      }),
+      { freq: 3, nil: undefined },
+    ),
     page: fc.constantFrom(1, -1, 2, 9),
     reason: fc.string({ maxLength: 12 }),
   },
@@ -90,12 +114,21 @@ describe('PDF reader and incremental writer under mutation', () => {
           const read = await outcomeAsync('readPdf', () => readPdf(bytesSource(input.bytes)));
           if (!read.ok) return refuse(read.error.code);
           // The B-LT writer on the same damaged document: a complete update (read back) or a typed error.
-          const dss = await outcomeAsync('buildDssUpdate', () => buildDssUpdate(read.value, { certs: [cms], ocsps: [cms.subarray(1)], crls: [] }));
+          const dss = await outcomeAsync('buildDssUpdate', () =>
+            buildDssUpdate(read.value, { certs: [cms], ocsps: [cms.subarray(1)], crls: [] }),
+          );
           if (dss.ok) {
-            const extended = await outcomeAsync('readPdf(dss)', () => readPdf(bytesSource(concatBytes(input.bytes, dss.value))));
-            if (!extended.ok) throw new Error(`the DSS update of a readable input does not read back: ${extended.error.code} ${extended.error.message}`);
+            const extended = await outcomeAsync('readPdf(dss)', () =>
+              readPdf(bytesSource(concatBytes(input.bytes, dss.value))),
+            );
+            if (!extended.ok)
+              throw new Error(
+                `the DSS update of a readable input does not read back: ${extended.error.code} ${extended.error.message}`,
+              );
           }
-          const prepared = await outcomeAsync('prepareSignature', () => prepareSignature(read.value, { ...options, assets: testAppearanceAssets(), signingTime, contentsSize: 64 }));
+          const prepared = await outcomeAsync('prepareSignature', () =>
+            prepareSignature(read.value, { ...options, assets: testAppearanceAssets(), signingTime, contentsSize: 64 }),
+          );
           if (!prepared.ok) return refuse(prepared.error.code);
           const pu = prepared.value;
           if (cms.length > 64) {
@@ -106,7 +139,10 @@ describe('PDF reader and incremental writer under mutation', () => {
           const out = checkUpdate(input.bytes, pu, cms);
           // What esign wrote must read back: the new revision is found through the new startxref.
           const reread = await outcomeAsync('readPdf(signed)', () => readPdf(bytesSource(out)));
-          if (!reread.ok) throw new Error(`the signed output of a readable input does not read back: ${reread.error.code} ${reread.error.message}`);
+          if (!reread.ok)
+            throw new Error(
+              `the signed output of a readable input does not read back: ${reread.error.code} ${reread.error.message}`,
+            );
           signed++;
         },
       ),
@@ -119,10 +155,14 @@ describe('PDF reader and incremental writer under mutation', () => {
   it('any password on a file that needs one opens it or ends in a typed error', async () => {
     const locked = [encryptedFixture('rc4-128-r3-user.pdf'), encryptedFixture('utf8-r6.pdf')];
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...locked), fc.oneof(fc.string({ maxLength: 40 }), fc.constantFrom('user', 'owner', 'üser', 'ówner')), async (pdf, password) => {
-        const read = await outcomeAsync('readPdf', () => readPdf(bytesSource(pdf), { password }));
-        if (!read.ok) expect(read.error.code).toMatch(/^PDF_PASSWORD_(REQUIRED|WRONG)$/);
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...locked),
+        fc.oneof(fc.string({ maxLength: 40 }), fc.constantFrom('user', 'owner', 'üser', 'ówner')),
+        async (pdf, password) => {
+          const read = await outcomeAsync('readPdf', () => readPdf(bytesSource(pdf), { password }));
+          if (!read.ok) expect(read.error.code).toMatch(/^PDF_PASSWORD_(REQUIRED|WRONG)$/);
+        },
+      ),
       fuzzParams(200),
     );
   });

@@ -24,13 +24,23 @@ const latin1 = (bytes: Uint8Array) => Buffer.from(bytes).toString('latin1');
 const concat = (...parts: Uint8Array[]) => new Uint8Array(Buffer.concat(parts));
 const latin1Bytes = (text: string) => new Uint8Array(Buffer.from(text, 'latin1'));
 
-async function sign(pdf: Uint8Array, opts: Partial<SignatureOptions> = {}): Promise<{ out: Uint8Array; pu: PreparedUpdate }> {
-  const pu = await prepareSignature(await readPdf(bytesSource(pdf)), { signingTime, contentsSize: 256, assets: testAppearanceAssets(), ...opts });
+async function sign(
+  pdf: Uint8Array,
+  opts: Partial<SignatureOptions> = {},
+): Promise<{ out: Uint8Array; pu: PreparedUpdate }> {
+  const pu = await prepareSignature(await readPdf(bytesSource(pdf)), {
+    signingTime,
+    contentsSize: 256,
+    assets: testAppearanceAssets(),
+    ...opts,
+  });
   return { pu, out: concat(pdf, spliceContents(pu, new Uint8Array([0x30, 0x82, 0xca, 0xfe]))) };
 }
 
 /** The signature fields of a document, with their values resolved. */
-async function signatureFields(pdf: Uint8Array): Promise<Array<{ name: string; field: PdfDict; sig: PdfDict | undefined }>> {
+async function signatureFields(
+  pdf: Uint8Array,
+): Promise<Array<{ name: string; field: PdfDict; sig: PdfDict | undefined }>> {
   const doc = await readPdf(bytesSource(pdf));
   const acroForm = await doc.resolveDict((await doc.catalog()).dict.get('AcroForm'));
   const out = [];
@@ -77,7 +87,9 @@ describe('prepareSignature', () => {
 
   it('writes the update in the file’s own cross-reference style', async () => {
     const classic = latin1((await sign(buildClassicPdf())).pu.update);
-    expect(classic).toMatch(/\nxref\n[\s\S]*trailer\n<< \/Size \d+ \/Root 1 0 R \/Prev \d+ >>\nstartxref\n\d+\n%%EOF\n$/);
+    expect(classic).toMatch(
+      /\nxref\n[\s\S]*trailer\n<< \/Size \d+ \/Root 1 0 R \/Prev \d+ >>\nstartxref\n\d+\n%%EOF\n$/,
+    );
     const stream = latin1((await sign(buildXrefStreamPdf())).pu.update);
     expect(stream).not.toContain('\nxref\n');
     expect(stream).toMatch(/\/Type \/XRef \/Size \d+ \/Root 1 0 R \/Prev \d+/);
@@ -97,7 +109,9 @@ describe('prepareSignature', () => {
     const pdf = buildClassicPdf();
     const { pu, out } = await sign(pdf);
     const hashed = concat(
-      ...byteRangeChunks(pu, pdf.length).map((chunk) => (chunk.source === 'original' ? pdf : pu.update).subarray(chunk.start, chunk.end)),
+      ...byteRangeChunks(pu, pdf.length).map((chunk) =>
+        (chunk.source === 'original' ? pdf : pu.update).subarray(chunk.start, chunk.end),
+      ),
     );
     const [, a, b, c] = pu.byteRange;
     expect(hashed).toEqual(concat(out.subarray(0, a), out.subarray(b, b + c)));
@@ -105,22 +119,30 @@ describe('prepareSignature', () => {
 
   it('refuses a CMS that does not fit and fills one that does exactly', async () => {
     const { pu } = await sign(buildClassicPdf(), { contentsSize: 8 });
-    expect(() => spliceContents(pu, new Uint8Array(9))).toThrow(expect.objectContaining({ code: 'PDF_PLACEHOLDER_TOO_SMALL' }));
+    expect(() => spliceContents(pu, new Uint8Array(9))).toThrow(
+      expect.objectContaining({ code: 'PDF_PLACEHOLDER_TOO_SMALL' }),
+    );
     const filled = spliceContents(pu, new Uint8Array(8).fill(0xab));
-    expect(latin1(filled.subarray(pu.contentsHexOffset - pu.originalSize - 1, pu.contentsHexOffset - pu.originalSize + 17))).toBe(`<${'ab'.repeat(8)}>`);
+    expect(
+      latin1(filled.subarray(pu.contentsHexOffset - pu.originalSize - 1, pu.contentsHexOffset - pu.originalSize + 17)),
+    ).toBe(`<${'ab'.repeat(8)}>`);
   });
 
   it('settles the ByteRange whatever the number widths (property)', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 0, max: 12_000 }), fc.integer({ min: 4, max: 6_000 }), async (padding, contentsSize) => {
-        const pdf = buildClassicPdf([...minimalObjects(), `(${'x'.repeat(padding)})`]);
-        const { pu, out } = await sign(pdf, { contentsSize });
-        const [, a, b, c] = pu.byteRange;
-        expect(out[a]).toBe(0x3c);
-        expect(out[b - 1]).toBe(0x3e);
-        expect(b + c).toBe(out.length);
-        expect(latin1(out)).toContain(`/ByteRange [0 ${a} ${b} ${c}]`);
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 12_000 }),
+        fc.integer({ min: 4, max: 6_000 }),
+        async (padding, contentsSize) => {
+          const pdf = buildClassicPdf([...minimalObjects(), `(${'x'.repeat(padding)})`]);
+          const { pu, out } = await sign(pdf, { contentsSize });
+          const [, a, b, c] = pu.byteRange;
+          expect(out[a]).toBe(0x3c);
+          expect(out[b - 1]).toBe(0x3e);
+          expect(b + c).toBe(out.length);
+          expect(latin1(out)).toContain(`/ByteRange [0 ${a} ${b} ${c}]`);
+        },
+      ),
       { numRuns: 40 },
     );
   });
@@ -137,7 +159,10 @@ describe('prepareSignature', () => {
 
   it('signs into an existing empty signature field, refuses a signed one, and makes a field of a name the PDF lacks', async () => {
     const pdf = await emptySignatureFieldBytes('Approval');
-    const { out } = await sign(pdf, { fieldName: 'Approval', visible: { page: 1, rect: [0, 0, 1, 1], lines: ['Signed'] } });
+    const { out } = await sign(pdf, {
+      fieldName: 'Approval',
+      visible: { page: 1, rect: [0, 0, 1, 1], lines: ['Signed'] },
+    });
     const [field] = await signatureFields(out);
     expect(field?.name).toBe('Approval');
     expect(field?.sig?.get('Type')).toBe(PdfName.of('Sig'));
@@ -147,16 +172,23 @@ describe('prepareSignature', () => {
     const invisible = await signatureFields((await sign(pdf, { fieldName: 'Witness' })).out);
     expect(invisible.map((f) => f.name)).toEqual(['Approval', 'Witness']);
     expect(invisible[1]?.field.get('Rect')).toEqual([0, 0, 0, 0]);
-    const drawn = await signatureFields((await sign(pdf, { fieldName: 'Witness', visible: { page: 1, rect: [20, 20, 220, 80], lines: ['Signed'] } })).out);
+    const drawn = await signatureFields(
+      (await sign(pdf, { fieldName: 'Witness', visible: { page: 1, rect: [20, 20, 220, 80], lines: ['Signed'] } })).out,
+    );
     expect(drawn[1]).toMatchObject({ name: 'Witness' });
     expect(drawn[1]?.field.get('Rect')).toEqual([20, 20, 220, 80]);
     expect(drawn[1]?.field.get('AP')).toBeInstanceOf(PdfDict);
-    await expect(sign(pdf, { fieldName: 'Parent.Kid' })).rejects.toMatchObject({ code: 'PDF_FIELD_NOT_FOUND', hint: expect.stringContaining('Approval') });
+    await expect(sign(pdf, { fieldName: 'Parent.Kid' })).rejects.toMatchObject({
+      code: 'PDF_FIELD_NOT_FOUND',
+      hint: expect.stringContaining('Approval'),
+    });
   });
 
   it('draws a visible signature on the chosen page', async () => {
     const pdf = await pdfLibBytes({ pages: 3 });
-    const { out } = await sign(pdf, { visible: { page: 2, rect: [300, 100, 50, 40], lines: ['Signed by Zoë', 'Ω is not WinAnsi'] } });
+    const { out } = await sign(pdf, {
+      visible: { page: 2, rect: [300, 100, 50, 40], lines: ['Signed by Zoë', 'Ω is not WinAnsi'] },
+    });
     const doc = await readPdf(bytesSource(out));
     const page = await doc.page(2);
     const [widgetRef] = (await doc.resolveArray(page.dict.get('Annots'))) as PdfRef[];
@@ -164,39 +196,62 @@ describe('prepareSignature', () => {
     expect(widget.get('Rect')).toEqual([50, 40, 300, 100]);
     expect(widget.get('F')).toBe(4);
     expect(widget.get('P')).toEqual(page.ref);
-    const ap = (await doc.resolve(((widget.get('AP') as PdfDict).get('N')) as PdfRef)) as PdfStream;
+    const ap = (await doc.resolve((widget.get('AP') as PdfDict).get('N') as PdfRef)) as PdfStream;
     expect(ap.dict.get('BBox')).toEqual([0, 0, 250, 60]);
     const content = latin1(ap.data);
     expect(content).toMatch(/BT \/F1 [\d.]+ Tf/);
     expect(content).not.toContain('?');
     const resources = ap.dict.get('Resources') as PdfDict;
-    const type0 = (await doc.resolveDict(((await doc.resolveDict(resources.get('Font'))) as PdfDict).get('F1'))) as PdfDict;
+    const type0 = (await doc.resolveDict(
+      ((await doc.resolveDict(resources.get('Font'))) as PdfDict).get('F1'),
+    )) as PdfDict;
     expect(type0.get('Subtype')).toBe(PdfName.of('Type0'));
-    await expect(sign(pdf, { visible: { page: 1, rect: [10, 10, 10, 50], lines: [] } })).rejects.toMatchObject({ code: 'USAGE' });
+    await expect(sign(pdf, { visible: { page: 1, rect: [10, 10, 10, 50], lines: [] } })).rejects.toMatchObject({
+      code: 'USAGE',
+    });
     // A box past the page's edge is refused, naming the page's size.
-    await expect(sign(pdf, { visible: { page: 1, rect: [500, 700, 700, 900], lines: [] } })).rejects.toMatchObject({ code: 'USAGE', message: expect.stringMatching(/not within page 1, which is [\d.]+ × [\d.]+ points/) });
+    await expect(sign(pdf, { visible: { page: 1, rect: [500, 700, 700, 900], lines: [] } })).rejects.toMatchObject({
+      code: 'USAGE',
+      message: expect.stringMatching(/not within page 1, which is [\d.]+ × [\d.]+ points/),
+    });
   });
 
   it('rewrites an indirect /Annots array rather than the page, and a direct /AcroForm inside the catalog', async () => {
-    const pdf = buildClassicPdf([...minimalObjects('/AcroForm << /Fields [] /DA (/Helv 0 Tf 0 g) >> ', '/Annots 4 0 R '), '[]']);
+    const pdf = buildClassicPdf([
+      ...minimalObjects('/AcroForm << /Fields [] /DA (/Helv 0 Tf 0 g) >> ', '/Annots 4 0 R '),
+      '[]',
+    ]);
     const { pu, out } = await sign(pdf);
     const update = latin1(pu.update);
     expect(update).toMatch(/\n4 0 obj\n\[\d+ 0 R\]/);
     expect(update).not.toMatch(/\n3 0 obj/);
-    expect(update).toMatch(/^1 0 obj\n<< \/Type \/Catalog \/Pages 2 0 R \/AcroForm << \/Fields \[\d+ 0 R\] \/DA \(\/Helv 0 Tf 0 g\) \/SigFlags 3 >> >>/);
+    expect(update).toMatch(
+      /^1 0 obj\n<< \/Type \/Catalog \/Pages 2 0 R \/AcroForm << \/Fields \[\d+ 0 R\] \/DA \(\/Helv 0 Tf 0 g\) \/SigFlags 3 >> >>/,
+    );
     await PDFDocument.load(out);
   });
 
   it('on a certified document: P=1 refused; P=2 only into an empty field; P=3 also a new field (an annotation)', async () => {
     const certified = (p: number, withField = false) =>
       buildClassicPdf([
-        ...minimalObjects(`/Perms << /DocMDP 4 0 R >> ${withField ? '/AcroForm << /Fields [5 0 R] >> ' : ''}`, withField ? '/Annots [5 0 R] ' : ''),
+        ...minimalObjects(
+          `/Perms << /DocMDP 4 0 R >> ${withField ? '/AcroForm << /Fields [5 0 R] >> ' : ''}`,
+          withField ? '/Annots [5 0 R] ' : '',
+        ),
         `<< /Type /Sig /Reference [<< /Type /SigRef /TransformMethod /DocMDP /TransformParams << /Type /TransformParams /P ${p} /V /1.2 >> >>] >>`,
         '<< /Type /Annot /Subtype /Widget /FT /Sig /T (Approval) /Rect [0 0 0 0] /F 132 /P 3 0 R >>',
       ]);
-    await expect(sign(certified(1, true), { fieldName: 'Approval' })).rejects.toMatchObject({ code: 'PDF_CERTIFIED_NO_CHANGES' });
-    await expect(sign(certified(2))).rejects.toMatchObject({ code: 'PDF_CERTIFIED_NO_CHANGES', message: expect.stringMatching(/P=2/) });
-    await expect(sign(certified(2, true))).rejects.toMatchObject({ code: 'PDF_CERTIFIED_NO_CHANGES', hint: expect.stringContaining('Approval') });
+    await expect(sign(certified(1, true), { fieldName: 'Approval' })).rejects.toMatchObject({
+      code: 'PDF_CERTIFIED_NO_CHANGES',
+    });
+    await expect(sign(certified(2))).rejects.toMatchObject({
+      code: 'PDF_CERTIFIED_NO_CHANGES',
+      message: expect.stringMatching(/P=2/),
+    });
+    await expect(sign(certified(2, true))).rejects.toMatchObject({
+      code: 'PDF_CERTIFIED_NO_CHANGES',
+      hint: expect.stringContaining('Approval'),
+    });
     await expect(sign(certified(2, true), { fieldName: 'Approval' })).resolves.toBeDefined();
     await expect(sign(certified(3))).resolves.toBeDefined();
     // Document timestamps (and DSS updates) are allowed whatever the level (ETSI EN 319 142-1 §5.4).
@@ -216,9 +271,14 @@ describe('prepareSignature', () => {
       expect((reference?.get('TransformParams') as PdfDict).get('P')).toBe(p);
     }
     const { out: signed } = await sign(await pdfLibBytes({ pages: 1 }));
-    await expect(sign(signed, { certify: 2 })).rejects.toMatchObject({ code: 'PDF_ALREADY_SIGNED', message: expect.stringMatching(/already has a signature \(field "Signature1"\)/) });
+    await expect(sign(signed, { certify: 2 })).rejects.toMatchObject({
+      code: 'PDF_ALREADY_SIGNED',
+      message: expect.stringMatching(/already has a signature \(field "Signature1"\)/),
+    });
     // An empty field is no signature: it can be certified into.
-    await expect(sign(await emptySignatureFieldBytes('Approval'), { certify: 3, fieldName: 'Approval' })).resolves.toBeDefined();
+    await expect(
+      sign(await emptySignatureFieldBytes('Approval'), { certify: 3, fieldName: 'Approval' }),
+    ).resolves.toBeDefined();
   });
 
   it('prepares a document timestamp: /DocTimeStamp, ETSI.RFC3161, no /M', async () => {
@@ -245,23 +305,48 @@ describe('appearance images', () => {
   it('draws a PNG beside the text with its transparency as a soft mask; reads a JPEG frame header; refuses other files', async () => {
     const image = await AppearanceImage.load(transparentPng(), 'logo.png');
     expect([image.width, image.height, image.transparent]).toEqual([4, 2, true]);
-    const { out } = await sign(await pdfLibBytes({ pages: 1 }), { visible: { page: 1, rect: [20, 20, 220, 80], lines: ['Signed'], image: { file: 'logo.png', position: 'left' } }, assets: { ...testAppearanceAssets(), image } });
+    const { out } = await sign(await pdfLibBytes({ pages: 1 }), {
+      visible: { page: 1, rect: [20, 20, 220, 80], lines: ['Signed'], image: { file: 'logo.png', position: 'left' } },
+      assets: { ...testAppearanceAssets(), image },
+    });
     const text = latin1(out);
     expect(text).toMatch(/\/Subtype \/Image \/Width 4 \/Height 2 [^>]*\/SMask \d+ 0 R/);
     expect(text).toMatch(/cm \/Im1 Do Q/);
     // SOF0 of a 16 × 32 RGB JPEG (the header is all esign reads; the data goes in as it is, DCTDecode).
-    const jpeg = await AppearanceImage.load(Uint8Array.from([0xff, 0xd8, 0xff, 0xc0, 0x00, 0x11, 0x08, 0x00, 0x20, 0x00, 0x10, 0x03, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0xff, 0xd9]), 'sig.jpg');
+    const jpeg = await AppearanceImage.load(
+      Uint8Array.from([
+        0xff, 0xd8, 0xff, 0xc0, 0x00, 0x11, 0x08, 0x00, 0x20, 0x00, 0x10, 0x03, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+        0xff, 0xd9,
+      ]),
+      'sig.jpg',
+    );
     expect([jpeg.width, jpeg.height, jpeg.transparent]).toEqual([16, 32, false]);
-    await expect(AppearanceImage.load(latin1Bytes('GIF89a...'), 'x.gif')).rejects.toThrow(/x\.gif is neither a PNG nor a JPEG/);
-    await expect(AppearanceImage.load(new Uint8Array(MAX_IMAGE_BYTES + 1), 'huge.png')).rejects.toThrow(/esign embeds images up to 10 MiB/);
+    await expect(AppearanceImage.load(latin1Bytes('GIF89a...'), 'x.gif')).rejects.toThrow(
+      /x\.gif is neither a PNG nor a JPEG/,
+    );
+    await expect(AppearanceImage.load(new Uint8Array(MAX_IMAGE_BYTES + 1), 'huge.png')).rejects.toThrow(
+      /esign embeds images up to 10 MiB/,
+    );
   });
 
   it('refuses a transparent image on a document that declares PDF/A-1, which forbids transparency', async () => {
-    const xmp = '<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description xmlns:pdfaid="http://www.aiim.org/pdfa/ns/id/" pdfaid:part="1" pdfaid:conformance="B"/></rdf:RDF></x:xmpmeta>';
-    const pdfa = buildClassicPdf([...minimalObjects('/Metadata 4 0 R '), { dict: '<< /Type /Metadata /Subtype /XML >>', data: xmp }]);
+    const xmp =
+      '<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description xmlns:pdfaid="http://www.aiim.org/pdfa/ns/id/" pdfaid:part="1" pdfaid:conformance="B"/></rdf:RDF></x:xmpmeta>';
+    const pdfa = buildClassicPdf([
+      ...minimalObjects('/Metadata 4 0 R '),
+      { dict: '<< /Type /Metadata /Subtype /XML >>', data: xmp },
+    ]);
     const image = await AppearanceImage.load(transparentPng(), 'logo.png');
-    const visible = { page: 1, rect: [20, 20, 220, 80] as [number, number, number, number], lines: ['Signed'], image: { file: 'logo.png', position: 'background' as const } };
-    await expect(sign(pdfa, { visible, assets: { ...testAppearanceAssets(), image } })).rejects.toMatchObject({ code: 'USAGE', message: expect.stringMatching(/declares PDF\/A-1, which forbids transparency/) });
+    const visible = {
+      page: 1,
+      rect: [20, 20, 220, 80] as [number, number, number, number],
+      lines: ['Signed'],
+      image: { file: 'logo.png', position: 'background' as const },
+    };
+    await expect(sign(pdfa, { visible, assets: { ...testAppearanceAssets(), image } })).rejects.toMatchObject({
+      code: 'USAGE',
+      message: expect.stringMatching(/declares PDF\/A-1, which forbids transparency/),
+    });
     // Without the image, the signature's appearance is only its embedded font and text: accepted,
     // with the font program embedded, a CIDSet (PDF/A-1 §6.3.5), a ToUnicode map, and no transparency.
     const { out } = await sign(pdfa, { visible: { ...visible, image: undefined } });

@@ -87,17 +87,26 @@ export async function prepareSignature(doc: PdfDocument, opts: SignatureOptions)
     throw new EsignError('INTERNAL', `contentsSize must be a positive integer, not ${opts.contentsSize}`);
   }
   const { ref: catalogRef, dict: catalog } = await doc.catalog();
-  if (opts.visible && !opts.assets) throw new EsignError('INTERNAL', 'prepareSignature needs the appearance assets of a visible signature.');
+  if (opts.visible && !opts.assets)
+    throw new EsignError('INTERNAL', 'prepareSignature needs the appearance assets of a visible signature.');
   if (opts.visible?.image && opts.assets?.image?.transparent && (await pdfaPart(doc, catalog)) === 1) {
-    throw new EsignError('USAGE', `The PDF declares PDF/A-1, which forbids transparency, and the image ${opts.visible.image.file} has an alpha channel.`, {
-      hint: 'Give a JPEG or a PNG without transparency, or leave out --image.',
-    });
+    throw new EsignError(
+      'USAGE',
+      `The PDF declares PDF/A-1, which forbids transparency, and the image ${opts.visible.image.file} has an alpha channel.`,
+      {
+        hint: 'Give a JPEG or a PNG without transparency, or leave out --image.',
+      },
+    );
   }
   const certification = kind === 'signature' ? await certificationLevel(doc, catalog) : undefined;
   if (certification === 1) {
-    throw new EsignError('PDF_CERTIFIED_NO_CHANGES', 'The PDF is certified with "no changes allowed" (DocMDP P=1); another signature would break its certification.', {
-      hint: 'Ask the author for a version certified to allow signing (P=2), or sign the document before it is certified.',
-    });
+    throw new EsignError(
+      'PDF_CERTIFIED_NO_CHANGES',
+      'The PDF is certified with "no changes allowed" (DocMDP P=1); another signature would break its certification.',
+      {
+        hint: 'Ask the author for a version certified to allow signing (P=2), or sign the document before it is certified.',
+      },
+    );
   }
 
   const u = new IncrementalUpdate(doc);
@@ -111,19 +120,32 @@ export async function prepareSignature(doc: PdfDocument, opts: SignatureOptions)
   const existing = await surveyFields(doc, fields);
   if (opts.certify !== undefined) refuseCertifyingSigned(existing, certification);
   let fieldName: string;
-  const filled = opts.fieldName !== undefined && (await fillExistingField(doc, u, fields, opts.fieldName, sigRef, opts));
+  const filled =
+    opts.fieldName !== undefined && (await fillExistingField(doc, u, fields, opts.fieldName, sigRef, opts));
   if (opts.fieldName !== undefined && filled) fieldName = opts.fieldName;
   else {
     // A new field is a new widget annotation: a document certified for form filling (P=2) forbids it.
     if (certification === 2) {
-      throw new EsignError('PDF_CERTIFIED_NO_CHANGES', 'The PDF is certified for form filling and signing only (DocMDP P=2): a signature must go into one of its empty signature fields, and adding a field would break its certification.', {
-        hint: existing.empty.length > 0 ? `Sign into one with --field: ${existing.empty.join(', ')}.` : 'The PDF has no empty signature field to sign into; ask its author for one certified to allow annotations (P=3).',
-      });
+      throw new EsignError(
+        'PDF_CERTIFIED_NO_CHANGES',
+        'The PDF is certified for form filling and signing only (DocMDP P=2): a signature must go into one of its empty signature fields, and adding a field would break its certification.',
+        {
+          hint:
+            existing.empty.length > 0
+              ? `Sign into one with --field: ${existing.empty.join(', ')}.`
+              : 'The PDF has no empty signature field to sign into; ask its author for one certified to allow annotations (P=3).',
+        },
+      );
     }
     if (opts.fieldName !== undefined && opts.fieldName.includes('.')) {
-      throw new EsignError('PDF_FIELD_NOT_FOUND', `The PDF has no field named "${opts.fieldName}", and a new field's name cannot contain ".".`, { hint: hintForFields(existing.empty) });
+      throw new EsignError(
+        'PDF_FIELD_NOT_FOUND',
+        `The PDF has no field named "${opts.fieldName}", and a new field's name cannot contain ".".`,
+        { hint: hintForFields(existing.empty) },
+      );
     }
-    fieldName = opts.fieldName ?? (await uniqueFieldName(doc, fields, kind === 'signature' ? 'Signature' : 'Timestamp'));
+    fieldName =
+      opts.fieldName ?? (await uniqueFieldName(doc, fields, kind === 'signature' ? 'Signature' : 'Timestamp'));
     fields.push(await addField(doc, u, fieldName, sigRef, opts));
   }
 
@@ -163,7 +185,8 @@ function signatureDictionary(
   byteRange: number[],
   contents: PdfHexPlaceholder,
 ): PdfDict {
-  const text = (value: string | undefined): PdfString | undefined => (value === undefined ? undefined : PdfString.text(value));
+  const text = (value: string | undefined): PdfString | undefined =>
+    value === undefined ? undefined : PdfString.text(value);
   if (kind === 'docTimeStamp') {
     return dict({
       Type: name('DocTimeStamp'),
@@ -188,7 +211,13 @@ function signatureDictionary(
     Reference:
       opts.certify === undefined
         ? undefined
-        : [dict({ Type: name('SigRef'), TransformMethod: name('DocMDP'), TransformParams: dict({ Type: name('TransformParams'), P: opts.certify, V: name('1.2') }) })],
+        : [
+            dict({
+              Type: name('SigRef'),
+              TransformMethod: name('DocMDP'),
+              TransformParams: dict({ Type: name('TransformParams'), P: opts.certify, V: name('1.2') }),
+            }),
+          ],
   });
 }
 
@@ -244,10 +273,17 @@ async function surveyFields(doc: PdfDocument, fields: readonly PdfObject[]): Pro
 function refuseCertifyingSigned(existing: FieldSurvey, certification: CertificationLevel | undefined): void {
   const [first] = existing.signed;
   if (first === undefined && certification === undefined) return;
-  const what = first !== undefined ? `a signature (field "${first}"${existing.signed.length > 1 ? ` and ${existing.signed.length - 1} more` : ''})` : 'a certification';
-  throw new EsignError('PDF_ALREADY_SIGNED', `The PDF already has ${what}; a certification signature must be the document's first signature.`, {
-    hint: 'Certify the unsigned original, or sign this one without --certify (an approval signature).',
-  });
+  const what =
+    first !== undefined
+      ? `a signature (field "${first}"${existing.signed.length > 1 ? ` and ${existing.signed.length - 1} more` : ''})`
+      : 'a certification';
+  throw new EsignError(
+    'PDF_ALREADY_SIGNED',
+    `The PDF already has ${what}; a certification signature must be the document's first signature.`,
+    {
+      hint: 'Certify the unsigned original, or sign this one without --certify (an approval signature).',
+    },
+  );
 }
 
 interface FoundField {
@@ -258,7 +294,13 @@ interface FoundField {
 }
 
 /** Walks the field tree (`/Kids` with `/T`), yielding terminal and non-terminal fields by full name. */
-async function* walkFields(doc: PdfDocument, refs: readonly PdfObject[], prefix = '', inheritedType?: string, depth = 0): AsyncGenerator<FoundField> {
+async function* walkFields(
+  doc: PdfDocument,
+  refs: readonly PdfObject[],
+  prefix = '',
+  inheritedType?: string,
+  depth = 0,
+): AsyncGenerator<FoundField> {
   if (depth > 32) return;
   for (const ref of refs) {
     const field = ref instanceof PdfRef ? await doc.resolveDict(ref) : undefined;
@@ -274,7 +316,14 @@ async function* walkFields(doc: PdfDocument, refs: readonly PdfObject[], prefix 
 }
 
 /** Signs into the field named `fieldName`; false when the document has no field of that name. */
-async function fillExistingField(doc: PdfDocument, u: IncrementalUpdate, fields: readonly PdfObject[], fieldName: string, sigRef: PdfRef, opts: SignatureOptions): Promise<boolean> {
+async function fillExistingField(
+  doc: PdfDocument,
+  u: IncrementalUpdate,
+  fields: readonly PdfObject[],
+  fieldName: string,
+  sigRef: PdfRef,
+  opts: SignatureOptions,
+): Promise<boolean> {
   const emptySignatureFields: string[] = [];
   for await (const field of walkFields(doc, fields)) {
     const signed = field.dict.get('V') !== undefined && field.dict.get('V') !== null;
@@ -292,7 +341,12 @@ async function fillExistingField(doc: PdfDocument, u: IncrementalUpdate, fields:
     }
     const updated = field.dict.clone().set('V', sigRef);
     const rect = await doc.resolveArray(field.dict.get('Rect'));
-    if (opts.visible && isName(field.dict.get('Subtype'), 'Widget') && rect?.length === 4 && rect.every((n) => typeof n === 'number')) {
+    if (
+      opts.visible &&
+      isName(field.dict.get('Subtype'), 'Widget') &&
+      rect?.length === 4 &&
+      rect.every((n) => typeof n === 'number')
+    ) {
       const [x1, y1, x2, y2] = rect as number[] as [number, number, number, number];
       updated.set('AP', dict({ N: u.add(await appearanceFor(u, Math.abs(x2 - x1), Math.abs(y2 - y1), opts)) }));
     }
@@ -302,10 +356,20 @@ async function fillExistingField(doc: PdfDocument, u: IncrementalUpdate, fields:
   return false;
 }
 
-function appearanceFor(u: IncrementalUpdate, width: number, height: number, opts: SignatureOptions): Promise<PdfStream> {
+function appearanceFor(
+  u: IncrementalUpdate,
+  width: number,
+  height: number,
+  opts: SignatureOptions,
+): Promise<PdfStream> {
   const { visible, assets } = opts as Required<Pick<SignatureOptions, 'visible' | 'assets'>>;
   const image = assets.image && visible.image ? { image: assets.image, position: visible.image.position } : undefined;
-  return buildAppearance(width, height, { lines: visible.lines, font: assets.font, ...(image ? { image } : {}) }, (value) => u.add(value));
+  return buildAppearance(
+    width,
+    height,
+    { lines: visible.lines, font: assets.font, ...(image ? { image } : {}) },
+    (value) => u.add(value),
+  );
 }
 
 function hintForFields(names: string[]): string {
@@ -326,7 +390,13 @@ async function uniqueFieldName(doc: PdfDocument, fields: readonly PdfObject[], s
 }
 
 /** Adds a merged signature field + widget on the chosen page and lists it in the page's `/Annots`. */
-async function addField(doc: PdfDocument, u: IncrementalUpdate, fieldName: string, sigRef: PdfRef, opts: SignatureOptions): Promise<PdfRef> {
+async function addField(
+  doc: PdfDocument,
+  u: IncrementalUpdate,
+  fieldName: string,
+  sigRef: PdfRef,
+  opts: SignatureOptions,
+): Promise<PdfRef> {
   const page = await doc.page(opts.visible?.page ?? opts.page ?? 1);
   let rect: number[] = [0, 0, 0, 0];
   let appearance: PdfDict | undefined;
@@ -342,9 +412,13 @@ async function addField(doc: PdfDocument, u: IncrementalUpdate, fieldName: strin
       });
     }
     if (box && (rect[0]! < box[0] || rect[1]! < box[1] || rect[2]! > box[2] || rect[3]! > box[3])) {
-      throw new EsignError('USAGE', `The signature box [${opts.visible.rect.join(' ')}] is not within page ${page.number}, which is ${boxText(box)}.`, {
-        hint: 'Give --rect x1,y1,x2,y2 in points inside the page (the origin is its lower left corner).',
-      });
+      throw new EsignError(
+        'USAGE',
+        `The signature box [${opts.visible.rect.join(' ')}] is not within page ${page.number}, which is ${boxText(box)}.`,
+        {
+          hint: 'Give --rect x1,y1,x2,y2 in points inside the page (the origin is its lower left corner).',
+        },
+      );
     }
     appearance = dict({ N: u.add(await appearanceFor(u, width, height, opts)) });
   }
@@ -406,16 +480,24 @@ export function byteRangeChunks(pu: PreparedUpdate, originalSize = pu.originalSi
 /** Refuses a CMS whose hex does not fit a placeholder of `hexLength` digits. */
 export function assertContentsFit(cmsDer: Uint8Array, hexLength: number): void {
   if (cmsDer.length * 2 <= hexLength) return;
-  throw new EsignError('PDF_PLACEHOLDER_TOO_SMALL', `The signature (${cmsDer.length} bytes) does not fit the ${hexLength / 2} bytes reserved for it.`, {
-    hint: 'This is a bug in the size estimate; please report it with the certificate chain length.',
-    details: { needed: cmsDer.length, reserved: hexLength / 2 },
-  });
+  throw new EsignError(
+    'PDF_PLACEHOLDER_TOO_SMALL',
+    `The signature (${cmsDer.length} bytes) does not fit the ${hexLength / 2} bytes reserved for it.`,
+    {
+      hint: 'This is a bug in the size estimate; please report it with the certificate chain length.',
+      details: { needed: cmsDer.length, reserved: hexLength / 2 },
+    },
+  );
 }
 
 /** A copy of the update with `cmsDer` written as hex into `/Contents` (the rest stays zeros). */
 export function spliceContents(pu: PreparedUpdate, cmsDer: Uint8Array): Uint8Array {
   assertContentsFit(cmsDer, pu.contentsHexLength);
   const out = Buffer.from(pu.update);
-  out.write(Buffer.from(cmsDer.buffer, cmsDer.byteOffset, cmsDer.length).toString('hex'), pu.contentsHexOffset - pu.originalSize, 'latin1');
+  out.write(
+    Buffer.from(cmsDer.buffer, cmsDer.byteOffset, cmsDer.length).toString('hex'),
+    pu.contentsHexOffset - pu.originalSize,
+    'latin1',
+  );
   return out;
 }

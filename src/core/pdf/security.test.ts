@@ -5,14 +5,15 @@ import { buildClassicPdf, minimalObjects } from '../../../test/helpers/pdf-fixtu
 import { bytesSource } from './byte-source.js';
 import { readPdf } from './document.js';
 import { decodeStream } from './filters.js';
-import type { PdfStream} from './objects.js';
+import type { PdfStream } from './objects.js';
 import { PdfDict, PdfRef, PdfString } from './objects.js';
 import { prepareSignature, spliceContents } from './placeholder.js';
 import { rc4 as rc4Reference, saslPrep } from './security.js';
 import { listSignatureFields } from './signatures.js';
 
 /** Made by scripts/encrypted-fixtures.sh with qpdf and Ghostscript from samples/contract.pdf. */
-const fixture = (file: string): Uint8Array => new Uint8Array(readFileSync(new URL(`../../../test/fixtures/encrypted/${file}`, import.meta.url)));
+const fixture = (file: string): Uint8Array =>
+  new Uint8Array(readFileSync(new URL(`../../../test/fixtures/encrypted/${file}`, import.meta.url)));
 const TITLE = 'Sample service agreement';
 /** How samples/contract.pdf (pdf-lib) shows its title on the page. */
 const TITLE_SHOWN = `<${Buffer.from(TITLE).toString('hex').toUpperCase()}> Tj`;
@@ -43,17 +44,20 @@ const EMPTY_USER_PASSWORD = [
 ] as const;
 
 describe('the standard security handler', () => {
-  it.each(EMPTY_USER_PASSWORD)('opens %s with the empty user password and decrypts strings and streams', async (file, description) => {
-    const bytes = fixture(file);
-    const { content, title } = await textOf(bytes);
-    // Ghostscript writes the page again with its own font encoding; that it inflated at all shows the key was right.
-    if (file.startsWith('ghostscript')) expect(content).toMatch(/BT[\s\S]*T[jJ][\s\S]*ET/);
-    else expect(content).toContain(TITLE_SHOWN);
-    expect(title).toBe(TITLE);
-    const doc = await readPdf(bytesSource(bytes));
-    expect(doc.security?.description).toBe(description);
-    expect(doc.security?.openedAs).toBe('user');
-  });
+  it.each(EMPTY_USER_PASSWORD)(
+    'opens %s with the empty user password and decrypts strings and streams',
+    async (file, description) => {
+      const bytes = fixture(file);
+      const { content, title } = await textOf(bytes);
+      // Ghostscript writes the page again with its own font encoding; that it inflated at all shows the key was right.
+      if (file.startsWith('ghostscript')) expect(content).toMatch(/BT[\s\S]*T[jJ][\s\S]*ET/);
+      else expect(content).toContain(TITLE_SHOWN);
+      expect(title).toBe(TITLE);
+      const doc = await readPdf(bytesSource(bytes));
+      expect(doc.security?.description).toBe(description);
+      expect(doc.security?.openedAs).toBe('user');
+    },
+  );
 
   it.each([
     ['rc4-128-r3-user.pdf', 'user', 'user'],
@@ -71,18 +75,33 @@ describe('the standard security handler', () => {
     expect((await readPdf(bytesSource(fixture(file)), { password })).security?.openedAs).toBe(as);
   });
 
-  it.each(['rc4-128-r3-user.pdf', 'aes-256-r6-user.pdf', 'utf8-r6.pdf'])('asks for the password of %s, and refuses a wrong one', async (file) => {
-    await expect(readPdf(bytesSource(fixture(file)))).rejects.toMatchObject({ code: 'PDF_PASSWORD_REQUIRED', hint: expect.stringContaining('ESIGN_PDF_PASSWORD') });
-    await expect(readPdf(bytesSource(fixture(file)), { password: 'wrong' })).rejects.toMatchObject({ code: 'PDF_PASSWORD_WRONG' });
-  });
+  it.each(['rc4-128-r3-user.pdf', 'aes-256-r6-user.pdf', 'utf8-r6.pdf'])(
+    'asks for the password of %s, and refuses a wrong one',
+    async (file) => {
+      await expect(readPdf(bytesSource(fixture(file)))).rejects.toMatchObject({
+        code: 'PDF_PASSWORD_REQUIRED',
+        hint: expect.stringContaining('ESIGN_PDF_PASSWORD'),
+      });
+      await expect(readPdf(bytesSource(fixture(file)), { password: 'wrong' })).rejects.toMatchObject({
+        code: 'PDF_PASSWORD_WRONG',
+      });
+    },
+  );
 
-  it.each(['rc4-128-r3-nomodify.pdf', 'aes-256-r6-noform.pdf'])('reads %s but refuses to update it unless the owner password opened it', async (file) => {
-    const doc = await readPdf(bytesSource(fixture(file)));
-    expect(() => doc.assertUpdatable()).toThrow(expect.objectContaining({ code: 'PDF_PERMISSION_DENIED', hint: expect.stringContaining('owner password') }));
-    await expect(prepareSignature(doc, { contentsSize: 64 })).rejects.toMatchObject({ code: 'PDF_PERMISSION_DENIED' });
-    const asOwner = await readPdf(bytesSource(fixture(file)), { password: 'owner' });
-    expect(() => asOwner.assertUpdatable()).not.toThrow();
-  });
+  it.each(['rc4-128-r3-nomodify.pdf', 'aes-256-r6-noform.pdf'])(
+    'reads %s but refuses to update it unless the owner password opened it',
+    async (file) => {
+      const doc = await readPdf(bytesSource(fixture(file)));
+      expect(() => doc.assertUpdatable()).toThrow(
+        expect.objectContaining({ code: 'PDF_PERMISSION_DENIED', hint: expect.stringContaining('owner password') }),
+      );
+      await expect(prepareSignature(doc, { contentsSize: 64 })).rejects.toMatchObject({
+        code: 'PDF_PERMISSION_DENIED',
+      });
+      const asOwner = await readPdf(bytesSource(fixture(file)), { password: 'owner' });
+      expect(() => asOwner.assertUpdatable()).not.toThrow();
+    },
+  );
 
   it.each(['rc4-40-r2.pdf', 'aes-128-r4.pdf', 'aes-128-r4-object-streams.pdf', 'aes-256-r6-user.pdf'])(
     'signs %s in an update encrypted with its own key, /Contents in clear, /Encrypt and /ID kept',
@@ -90,7 +109,11 @@ describe('the standard security handler', () => {
       const original = fixture(file);
       const password = file.includes('user') ? 'user' : undefined;
       const doc = await readPdf(bytesSource(original), { password });
-      const update = await prepareSignature(doc, { contentsSize: 64, reason: 'Approved (TEST)', signingTime: new Date(Date.UTC(2026, 0, 2)) });
+      const update = await prepareSignature(doc, {
+        contentsSize: 64,
+        reason: 'Approved (TEST)',
+        signingTime: new Date(Date.UTC(2026, 0, 2)),
+      });
       const cms = Uint8Array.from({ length: 40 }, (_, i) => i + 1);
       const spliced = spliceContents(update, cms);
       const text = Buffer.from(spliced).toString('latin1');
@@ -104,7 +127,11 @@ describe('the standard security handler', () => {
       expect(field?.signingTime).toMatch(/^D:20260102/);
       expect(Buffer.from(field!.contents!.subarray(0, cms.length))).toEqual(Buffer.from(cms));
       // The same update twice gives the same bytes (the split flow prepares again at --complete).
-      const again = await prepareSignature(await readPdf(bytesSource(original), { password }), { contentsSize: 64, reason: 'Approved (TEST)', signingTime: new Date(Date.UTC(2026, 0, 2)) });
+      const again = await prepareSignature(await readPdf(bytesSource(original), { password }), {
+        contentsSize: 64,
+        reason: 'Approved (TEST)',
+        signingTime: new Date(Date.UTC(2026, 0, 2)),
+      });
       expect(Buffer.from(again.update)).toEqual(Buffer.from(update.update));
     },
   );
@@ -114,7 +141,9 @@ describe('the standard security handler', () => {
     const doc = await readPdf(bytesSource(original));
     const update = await prepareSignature(doc, { contentsSize: 64, signingTime: new Date() });
     // A sloppy writer's update: the same bytes with /Encrypt dropped from its trailer (padded to keep offsets).
-    const sloppy = Buffer.from(update.update).toString('latin1').replace(/\/Encrypt \d+ 0 R/, (found) => ' '.repeat(found.length));
+    const sloppy = Buffer.from(update.update)
+      .toString('latin1')
+      .replace(/\/Encrypt \d+ 0 R/, (found) => ' '.repeat(found.length));
     expect(sloppy).not.toContain('/Encrypt');
     const reread = await readPdf(bytesSource(Buffer.concat([original, Buffer.from(sloppy, 'latin1')])));
     expect(reread.security?.description).toBe('RC4-128 (R3)');
@@ -124,7 +153,11 @@ describe('the standard security handler', () => {
   });
 
   it('refuses public-key and unknown handlers, and damaged encryption dictionaries, with typed errors', async () => {
-    const withEncrypt = (encrypt: string) => buildClassicPdf([...minimalObjects(), encrypt], '/Encrypt 4 0 R /ID [<00112233445566778899aabbccddeeff> <00112233445566778899aabbccddeeff>] ');
+    const withEncrypt = (encrypt: string) =>
+      buildClassicPdf(
+        [...minimalObjects(), encrypt],
+        '/Encrypt 4 0 R /ID [<00112233445566778899aabbccddeeff> <00112233445566778899aabbccddeeff>] ',
+      );
     const cases: Array<[string, string, RegExp]> = [
       ['<< /Filter /Adobe.PubSec /SubFilter /adbe.pkcs7.s5 /V 4 /R 4 >>', 'PDF_ENCRYPTED', /certificate holders/],
       ['<< /Filter /FOPN_foweb /V 1 /R 2 >>', 'PDF_ENCRYPTED', /unknown security handler \(FOPN_foweb\)/],
@@ -132,12 +165,23 @@ describe('the standard security handler', () => {
       ['<< /Filter /Standard /V 3 /R 3 /P -4 /O <00> /U <00> >>', 'PDF_ENCRYPTION_INVALID', /\/V 3/],
       ['<< /Filter /Standard /V 2 /R 9 /P -4 /O <00> /U <00> >>', 'PDF_ENCRYPTION_INVALID', /\/R 9/],
       ['<< /Filter /Standard /V 2 /R 3 /P -4 /O <00> /U <00> >>', 'PDF_ENCRYPTION_INVALID', /shorter than 32/],
-      ['<< /Filter /Standard /V 4 /R 4 /P -4 /StmF /StdCF /StrF /StdCF /O <00> /U <00> >>', 'PDF_ENCRYPTION_INVALID', /crypt filter \/StdCF is not defined/],
-      ['<< /Filter /Standard /V 4 /R 4 /P -4 /CF << /StdCF << /CFM /Unknown >> >> /StmF /StdCF /StrF /StdCF /O <00> /U <00> >>', 'PDF_ENCRYPTED', /crypt filter method Unknown/],
+      [
+        '<< /Filter /Standard /V 4 /R 4 /P -4 /StmF /StdCF /StrF /StdCF /O <00> /U <00> >>',
+        'PDF_ENCRYPTION_INVALID',
+        /crypt filter \/StdCF is not defined/,
+      ],
+      [
+        '<< /Filter /Standard /V 4 /R 4 /P -4 /CF << /StdCF << /CFM /Unknown >> >> /StmF /StdCF /StrF /StdCF /O <00> /U <00> >>',
+        'PDF_ENCRYPTED',
+        /crypt filter method Unknown/,
+      ],
       ['(not a dictionary)', 'PDF_ENCRYPTION_INVALID', /not a dictionary/],
     ];
     for (const [encrypt, code, message] of cases) {
-      await expect(readPdf(bytesSource(withEncrypt(encrypt))), encrypt).rejects.toMatchObject({ code, message: expect.stringMatching(message) });
+      await expect(readPdf(bytesSource(withEncrypt(encrypt))), encrypt).rejects.toMatchObject({
+        code,
+        message: expect.stringMatching(message),
+      });
     }
   });
 
@@ -146,12 +190,21 @@ describe('the standard security handler', () => {
     const pad = Buffer.from('28bf4e5e4e758a4164004e56fffa01082e2e00b6d0683e802f0ca9fe6453697a', 'hex');
     const id = randomBytes(16);
     const o = randomBytes(32);
-    let key = createHash('md5').update(pad).update(o).update(Buffer.from([0xfc, 0xff, 0xff, 0xff])).update(id).digest();
+    let key = createHash('md5')
+      .update(pad)
+      .update(o)
+      .update(Buffer.from([0xfc, 0xff, 0xff, 0xff]))
+      .update(id)
+      .digest();
     for (let i = 0; i < 50; i++) key = createHash('md5').update(key).digest();
     const rc4 = (k: Buffer, data: Buffer) => Buffer.from(rc4Reference(k, data));
     let u = rc4(key, createHash('md5').update(pad).update(id).digest());
     for (let i = 1; i <= 19; i++) u = rc4(Buffer.from(key.map((byte) => byte ^ i)), u);
-    const objectKey = createHash('md5').update(key).update(Buffer.from([4, 0, 0, 0, 0])).update('sAlT').digest();
+    const objectKey = createHash('md5')
+      .update(key)
+      .update(Buffer.from([4, 0, 0, 0, 0]))
+      .update('sAlT')
+      .digest();
     const iv = randomBytes(16);
     const cipher = createCipheriv('aes-128-cbc', objectKey, iv);
     const content = `BT /F1 12 Tf 72 700 Td (${TITLE}) Tj ET`;
@@ -169,8 +222,12 @@ describe('the standard security handler', () => {
   });
 
   it('computes RC4 as the published test vectors say', () => {
-    expect(Buffer.from(rc4Reference(Buffer.from('Key'), Buffer.from('Plaintext'))).toString('hex')).toBe('bbf316e8d940af0ad3');
-    expect(Buffer.from(rc4Reference(Buffer.from('Secret'), Buffer.from('Attack at dawn'))).toString('hex')).toBe('45a01f645fc35b383552544b9bf5');
+    expect(Buffer.from(rc4Reference(Buffer.from('Key'), Buffer.from('Plaintext'))).toString('hex')).toBe(
+      'bbf316e8d940af0ad3',
+    );
+    expect(Buffer.from(rc4Reference(Buffer.from('Secret'), Buffer.from('Attack at dawn'))).toString('hex')).toBe(
+      '45a01f645fc35b383552544b9bf5',
+    );
   });
 
   it('prepares passwords as SASLprep says: spaces mapped, soft hyphens dropped, NFKC, UTF-8', () => {

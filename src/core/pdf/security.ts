@@ -11,12 +11,13 @@ import { PdfDict, PdfStream, PdfString, isName } from './objects.js';
 import type { PdfObject } from './objects.js';
 
 const PASSWORD_PAD = Uint8Array.from([
-  0x28, 0xbf, 0x4e, 0x5e, 0x4e, 0x75, 0x8a, 0x41, 0x64, 0x00, 0x4e, 0x56, 0xff, 0xfa, 0x01, 0x08, 0x2e, 0x2e, 0x00, 0xb6, 0xd0, 0x68, 0x3e, 0x80, 0x2f, 0x0c, 0xa9, 0xfe, 0x64,
-  0x53, 0x69, 0x7a,
+  0x28, 0xbf, 0x4e, 0x5e, 0x4e, 0x75, 0x8a, 0x41, 0x64, 0x00, 0x4e, 0x56, 0xff, 0xfa, 0x01, 0x08, 0x2e, 0x2e, 0x00,
+  0xb6, 0xd0, 0x68, 0x3e, 0x80, 0x2f, 0x0c, 0xa9, 0xfe, 0x64, 0x53, 0x69, 0x7a,
 ]);
 
 /** How a user gives a PDF password; the CLI says the same in --help. */
-export const PASSWORD_HINT = 'Give it with --password (asks on the terminal), --password-file FILE or ESIGN_PDF_PASSWORD.';
+export const PASSWORD_HINT =
+  'Give it with --password (asks on the terminal), --password-file FILE or ESIGN_PDF_PASSWORD.';
 
 type Method = 'none' | 'rc4' | 'aes128' | 'aes256';
 
@@ -45,17 +46,30 @@ export class StandardSecurityHandler {
    * Opens the handler with `password` (the user password; empty by default). Throws a typed error
    * for a public-key or unknown handler, a malformed dictionary, or a password that does not open it.
    */
-  static open(encrypt: PdfDict, documentId: Uint8Array, encryptObject: number | undefined, password = ''): StandardSecurityHandler {
+  static open(
+    encrypt: PdfDict,
+    documentId: Uint8Array,
+    encryptObject: number | undefined,
+    password = '',
+  ): StandardSecurityHandler {
     const filter = encrypt.get('Filter');
     if (isName(filter, 'Adobe.PubSec') || isName(encrypt.get('SubFilter'))) {
-      throw new EsignError('PDF_ENCRYPTED', 'The PDF is encrypted for certificate holders (public-key security handler), which esign cannot open.', {
-        hint: 'Ask the sender for a copy encrypted with a password, or without encryption.',
-      });
+      throw new EsignError(
+        'PDF_ENCRYPTED',
+        'The PDF is encrypted for certificate holders (public-key security handler), which esign cannot open.',
+        {
+          hint: 'Ask the sender for a copy encrypted with a password, or without encryption.',
+        },
+      );
     }
     if (!isName(filter, 'Standard')) {
-      throw new EsignError('PDF_ENCRYPTED', `The PDF is encrypted with an unknown security handler (${isName(filter) ? filter.value : 'none named'}).`, {
-        hint: 'Ask the sender for a copy encrypted with the standard (password) handler, or without encryption.',
-      });
+      throw new EsignError(
+        'PDF_ENCRYPTED',
+        `The PDF is encrypted with an unknown security handler (${isName(filter) ? filter.value : 'none named'}).`,
+        {
+          hint: 'Ask the sender for a copy encrypted with the standard (password) handler, or without encryption.',
+        },
+      );
     }
     const v = integer(encrypt, 'V', 0);
     const r = integer(encrypt, 'R');
@@ -76,7 +90,8 @@ export class StandardSecurityHandler {
     } else {
       throw malformed(`/V ${v} is not a standard encryption version esign reads (1, 2, 4 or 5)`);
     }
-    if (!Number.isInteger(keyBytes) || keyBytes < 5 || keyBytes > 32) throw malformed(`the key length ${keyBytes * 8} is not valid`);
+    if (!Number.isInteger(keyBytes) || keyBytes < 5 || keyBytes > 32)
+      throw malformed(`the key length ${keyBytes * 8} is not valid`);
     let opened: { fileKey: Uint8Array; as: 'user' | 'owner' } | undefined;
     if (r === 5 || r === 6) {
       if (u.length < 48 || o.length < 48) throw malformed('/O and /U are shorter than 48 bytes');
@@ -95,14 +110,31 @@ export class StandardSecurityHandler {
       throw malformed(`/R ${r} is not a standard security handler revision (2 to 6)`);
     }
     if (!opened) throw passwordNeeded(password);
-    const names: Record<Method, string> = { none: 'no encryption', rc4: `RC4-${keyBytes * 8}`, aes128: 'AES-128', aes256: 'AES-256' };
-    return new StandardSecurityHandler(opened.fileKey, r, stringMethod, streamMethod, encryptMetadata, encryptObject, p, `${names[streamMethod]} (R${r})`, opened.as);
+    const names: Record<Method, string> = {
+      none: 'no encryption',
+      rc4: `RC4-${keyBytes * 8}`,
+      aes128: 'AES-128',
+      aes256: 'AES-256',
+    };
+    return new StandardSecurityHandler(
+      opened.fileKey,
+      r,
+      stringMethod,
+      streamMethod,
+      encryptMetadata,
+      encryptObject,
+      p,
+      `${names[streamMethod]} (R${r})`,
+      opened.as,
+    );
   }
 
   /** Whether the owner's permissions let a person sign: fill in forms (R3+), or change annotations. */
   get allowsSigning(): boolean {
     if (this.openedAs === 'owner') return true;
-    return (this.permissions & MODIFY_ANNOTATIONS) !== 0 || (this.revision >= 3 && (this.permissions & FILL_IN_FORMS) !== 0);
+    return (
+      (this.permissions & MODIFY_ANNOTATIONS) !== 0 || (this.revision >= 3 && (this.permissions & FILL_IN_FORMS) !== 0)
+    );
   }
 
   /** Object `num gen` as stored, decrypted. */
@@ -130,7 +162,8 @@ export class StandardSecurityHandler {
       }
       if (item instanceof PdfStream) {
         const dict = walk(item.dict) as PdfDict;
-        const exempt = isName(item.dict.get('Type'), 'XRef') || (!this.encryptMetadata && isName(item.dict.get('Type'), 'Metadata'));
+        const exempt =
+          isName(item.dict.get('Type'), 'XRef') || (!this.encryptMetadata && isName(item.dict.get('Type'), 'Metadata'));
         return new PdfStream(dict, exempt ? item.data : this.apply(this.streamMethod, num, gen, item.data, direction));
       }
       return item;
@@ -138,7 +171,13 @@ export class StandardSecurityHandler {
     return walk(value);
   }
 
-  private apply(method: Method, num: number, gen: number, data: Uint8Array, direction: 'encrypt' | 'decrypt'): Uint8Array {
+  private apply(
+    method: Method,
+    num: number,
+    gen: number,
+    data: Uint8Array,
+    direction: 'encrypt' | 'decrypt',
+  ): Uint8Array {
     if (method === 'none') return data;
     const key = method === 'aes256' ? this.fileKey : objectKey(this.fileKey, num, gen, method === 'aes128');
     if (method === 'rc4') return rc4(key, data);
@@ -176,9 +215,13 @@ function cryptFilterMethod(encrypt: PdfDict, key: 'StrF' | 'StmF'): Method {
   if (isName(cfm, 'V2')) return 'rc4';
   if (isName(cfm, 'AESV2')) return 'aes128';
   if (isName(cfm, 'AESV3')) return 'aes256';
-  throw new EsignError('PDF_ENCRYPTED', `The PDF uses the crypt filter method ${isName(cfm) ? cfm.value : 'unknown'}, which esign cannot apply.`, {
-    hint: 'Ask the sender for a copy encrypted with RC4 or AES, or without encryption.',
-  });
+  throw new EsignError(
+    'PDF_ENCRYPTED',
+    `The PDF uses the crypt filter method ${isName(cfm) ? cfm.value : 'unknown'}, which esign cannot apply.`,
+    {
+      hint: 'Ask the sender for a copy encrypted with RC4 or AES, or without encryption.',
+    },
+  );
 }
 
 function malformed(what: string): EsignError {
@@ -190,18 +233,31 @@ function malformed(what: string): EsignError {
 function passwordNeeded(password: string): EsignError {
   return password === ''
     ? new EsignError('PDF_PASSWORD_REQUIRED', 'The PDF needs a password to open.', { hint: PASSWORD_HINT })
-    : new EsignError('PDF_PASSWORD_WRONG', 'The password given opens the PDF neither as its user nor as its owner password.', { hint: 'Check the password (ESIGN_PDF_PASSWORD, --password-file or the one typed).' });
+    : new EsignError(
+        'PDF_PASSWORD_WRONG',
+        'The password given opens the PDF neither as its user nor as its owner password.',
+        { hint: 'Check the password (ESIGN_PDF_PASSWORD, --password-file or the one typed).' },
+      );
 }
 
 /** Algorithm 2 (R2–R4): the file key from the padded user password. */
-function rc4FileKey(padded: Uint8Array, o: Uint8Array, p: number, id: Uint8Array, keyBytes: number, r: number, encryptMetadata: boolean): Uint8Array {
+function rc4FileKey(
+  padded: Uint8Array,
+  o: Uint8Array,
+  p: number,
+  id: Uint8Array,
+  keyBytes: number,
+  r: number,
+  encryptMetadata: boolean,
+): Uint8Array {
   const pBytes = new Uint8Array(4);
   new DataView(pBytes.buffer).setInt32(0, p, true);
   const hash = createHash('md5').update(padded).update(o.subarray(0, 32)).update(pBytes).update(id);
   if (r >= 4 && !encryptMetadata) hash.update(Uint8Array.of(0xff, 0xff, 0xff, 0xff));
   let key = new Uint8Array(hash.digest());
   const length = r === 2 ? 5 : keyBytes;
-  if (r >= 3) for (let i = 0; i < 50; i++) key = new Uint8Array(createHash('md5').update(key.subarray(0, length)).digest());
+  if (r >= 3)
+    for (let i = 0; i < 50; i++) key = new Uint8Array(createHash('md5').update(key.subarray(0, length)).digest());
   return key.subarray(0, length);
 }
 
@@ -209,7 +265,11 @@ function rc4FileKey(padded: Uint8Array, o: Uint8Array, p: number, id: Uint8Array
 function userPasswordOpens(fileKey: Uint8Array, u: Uint8Array, id: Uint8Array, r: number): boolean {
   if (r === 2) return equal(rc4(fileKey, PASSWORD_PAD), u.subarray(0, 32));
   let x = rc4(fileKey, new Uint8Array(createHash('md5').update(PASSWORD_PAD).update(id).digest()));
-  for (let i = 1; i <= 19; i++) x = rc4(fileKey.map((byte) => byte ^ i), x);
+  for (let i = 1; i <= 19; i++)
+    x = rc4(
+      fileKey.map((byte) => byte ^ i),
+      x,
+    );
   return equal(x, u.subarray(0, 16));
 }
 
@@ -217,8 +277,15 @@ function userPasswordOpens(fileKey: Uint8Array, u: Uint8Array, id: Uint8Array, r
  * R5/R6 (Algorithm 2.A): checks the password against /U, then /O, and unwraps the file key from
  * /UE or /OE. The owner's hashes take the 48 bytes of /U as well.
  */
-function openAes256(encrypt: PdfDict, pw: Uint8Array, o: Uint8Array, u: Uint8Array, r: number): { fileKey: Uint8Array; as: 'user' | 'owner' } | undefined {
-  const hash = (salt: Uint8Array, userKey: Uint8Array) => (r === 5 ? sha256(pw, salt, userKey) : hardenedHash(pw, salt, userKey));
+function openAes256(
+  encrypt: PdfDict,
+  pw: Uint8Array,
+  o: Uint8Array,
+  u: Uint8Array,
+  r: number,
+): { fileKey: Uint8Array; as: 'user' | 'owner' } | undefined {
+  const hash = (salt: Uint8Array, userKey: Uint8Array) =>
+    r === 5 ? sha256(pw, salt, userKey) : hardenedHash(pw, salt, userKey);
   const unwrap = (key: string, kek: Uint8Array): Uint8Array => {
     const wrapped = bytesOf(encrypt, key);
     if (wrapped.length < 32) throw malformed(`/${key} is shorter than 32 bytes`);
@@ -226,9 +293,11 @@ function openAes256(encrypt: PdfDict, pw: Uint8Array, o: Uint8Array, u: Uint8Arr
     return Uint8Array.from(Buffer.concat([decipher.update(wrapped.subarray(0, 32)), decipher.final()]));
   };
   const none = new Uint8Array(0);
-  if (equal(hash(u.subarray(32, 40), none), u.subarray(0, 32))) return { fileKey: unwrap('UE', hash(u.subarray(40, 48), none)), as: 'user' };
+  if (equal(hash(u.subarray(32, 40), none), u.subarray(0, 32)))
+    return { fileKey: unwrap('UE', hash(u.subarray(40, 48), none)), as: 'user' };
   const userKey = u.subarray(0, 48);
-  if (equal(hash(o.subarray(32, 40), userKey), o.subarray(0, 32))) return { fileKey: unwrap('OE', hash(o.subarray(40, 48), userKey)), as: 'owner' };
+  if (equal(hash(o.subarray(32, 40), userKey), o.subarray(0, 32)))
+    return { fileKey: unwrap('OE', hash(o.subarray(40, 48), userKey)), as: 'owner' };
   return undefined;
 }
 
@@ -247,8 +316,24 @@ export function saslPrep(password: string): Uint8Array {
 }
 
 /** RFC 3454 tables C.1.2 and B.1, as code point ranges. */
-const NON_ASCII_SPACES: Array<[number, number]> = [[0xa0, 0xa0], [0x1680, 0x1680], [0x2000, 0x200b], [0x202f, 0x202f], [0x205f, 0x205f], [0x3000, 0x3000]];
-const MAPPED_TO_NOTHING: Array<[number, number]> = [[0xad, 0xad], [0x34f, 0x34f], [0x1806, 0x1806], [0x180b, 0x180d], [0x200c, 0x200d], [0x2060, 0x2060], [0xfe00, 0xfe0f], [0xfeff, 0xfeff]];
+const NON_ASCII_SPACES: Array<[number, number]> = [
+  [0xa0, 0xa0],
+  [0x1680, 0x1680],
+  [0x2000, 0x200b],
+  [0x202f, 0x202f],
+  [0x205f, 0x205f],
+  [0x3000, 0x3000],
+];
+const MAPPED_TO_NOTHING: Array<[number, number]> = [
+  [0xad, 0xad],
+  [0x34f, 0x34f],
+  [0x1806, 0x1806],
+  [0x180b, 0x180d],
+  [0x200c, 0x200d],
+  [0x2060, 0x2060],
+  [0xfe00, 0xfe0f],
+  [0xfeff, 0xfeff],
+];
 
 /** Algorithm 7 (R2–R4): the padded user password that the owner password unlocks from /O. */
 function userPasswordFromOwner(owner: string, o: Uint8Array, keyBytes: number, r: number): Uint8Array {
@@ -257,7 +342,11 @@ function userPasswordFromOwner(owner: string, o: Uint8Array, keyBytes: number, r
   const key = digest.subarray(0, r === 2 ? 5 : keyBytes);
   if (r === 2) return rc4(key, o.subarray(0, 32));
   let x = o.subarray(0, 32);
-  for (let i = 19; i >= 0; i--) x = rc4(key.map((byte) => byte ^ i), x);
+  for (let i = 19; i >= 0; i--)
+    x = rc4(
+      key.map((byte) => byte ^ i),
+      x,
+    );
   return x;
 }
 

@@ -4,7 +4,15 @@ import { bytesSource } from './byte-source.js';
 import { readPdf } from './document.js';
 import { buildDssUpdate } from './dss.js';
 import { prepareSignature } from './placeholder.js';
-import { cmsPrefix, hashByteRange, listRevisions, listSignatureFields, parsePdfDate, readDss, trimDer } from './signatures.js';
+import {
+  cmsPrefix,
+  hashByteRange,
+  listRevisions,
+  listSignatureFields,
+  parsePdfDate,
+  readDss,
+  trimDer,
+} from './signatures.js';
 import { appendRevision, buildClassicPdf, buildXrefStreamPdf } from '../../../test/helpers/pdf-fixtures.js';
 
 const concat = (...parts: Uint8Array[]): Uint8Array => new Uint8Array(Buffer.concat(parts));
@@ -34,7 +42,11 @@ describe('PDF signature reading', () => {
   it('finds a signature placeholder field, hashes its ByteRange and reads a DSS added later', async () => {
     for (const original of [buildClassicPdf(), buildXrefStreamPdf()]) {
       const doc = await readPdf(bytesSource(original));
-      const pu = await prepareSignature(doc, { kind: 'signature', signingTime: new Date('2024-05-06T07:08:09Z'), contentsSize: 64 });
+      const pu = await prepareSignature(doc, {
+        kind: 'signature',
+        signingTime: new Date('2024-05-06T07:08:09Z'),
+        contentsSize: 64,
+      });
       const signed = concat(original, pu.update);
       const signedDoc = await readPdf(bytesSource(signed));
       const [field] = await listSignatureFields(signedDoc);
@@ -44,7 +56,10 @@ describe('PDF signature reading', () => {
       const expected = createHash('sha256').update(signed.subarray(0, a)).update(signed.subarray(b)).digest();
       expect(Buffer.from(await hashByteRange(bytesSource(signed), pu.byteRange, 'sha256', 7))).toEqual(expected);
 
-      const withDss = concat(signed, await buildDssUpdate(signedDoc, { certs: [Uint8Array.of(1, 2, 3)], crls: [Uint8Array.of(4)] }));
+      const withDss = concat(
+        signed,
+        await buildDssUpdate(signedDoc, { certs: [Uint8Array.of(1, 2, 3)], crls: [Uint8Array.of(4)] }),
+      );
       const finalDoc = await readPdf(bytesSource(withDss));
       const dss = await readDss(finalDoc);
       expect(dss?.certs.map((c) => [...c])).toEqual([[1, 2, 3]]);

@@ -12,7 +12,7 @@ import type { PdfDocument, PdfOpenOptions } from './document.js';
 import { decodeStream } from './filters.js';
 import { readObjectAt } from './object-reader.js';
 import { PdfName, PdfRef, PdfStream, PdfString, isName } from './objects.js';
-import type { PdfObject , PdfDict} from './objects.js';
+import type { PdfObject, PdfDict } from './objects.js';
 
 /** The first `size` bytes of `source`: the document as it was at the end of an earlier revision. */
 export function sliceSource(source: ByteSource, size: number): ByteSource {
@@ -52,8 +52,13 @@ export async function listRevisions(doc: PdfDocument): Promise<PdfRevision[]> {
     revisions.push({ ...(await eofAfter(doc.source, last)), objects: [...objects], xrefStreamObject: undefined });
   }
   for (const section of updates) {
-    const xrefStreamObject = section.style === 'stream' ? (await readObjectAt(doc.source, section.offset)).num : undefined;
-    revisions.push({ ...(await eofAfter(doc.source, section.offset)), objects: [...section.entries.keys()], xrefStreamObject });
+    const xrefStreamObject =
+      section.style === 'stream' ? (await readObjectAt(doc.source, section.offset)).num : undefined;
+    revisions.push({
+      ...(await eofAfter(doc.source, section.offset)),
+      objects: [...section.entries.keys()],
+      xrefStreamObject,
+    });
   }
   revisions.sort((a, b) => a.end - b.end);
   return revisions.map((revision, index) => ({ ...revision, number: index + 1 }));
@@ -131,7 +136,12 @@ export async function listSignatureFields(doc: PdfDocument): Promise<PdfSignatur
   const acroForm = await doc.resolveDict(catalog.get('AcroForm'));
   const found: PdfSignatureField[] = [];
   const seen = new Set<number>();
-  const visit = async (value: PdfObject, parentName: string, inheritedType: PdfObject | undefined, depth: number): Promise<void> => {
+  const visit = async (
+    value: PdfObject,
+    parentName: string,
+    inheritedType: PdfObject | undefined,
+    depth: number,
+  ): Promise<void> => {
     if (depth > 32) return;
     if (value instanceof PdfRef) {
       if (seen.has(value.num)) return;
@@ -140,7 +150,8 @@ export async function listSignatureFields(doc: PdfDocument): Promise<PdfSignatur
     const field = await doc.resolveDict(value);
     if (!field) return;
     const partial = field.get('T');
-    const name = partial instanceof PdfString ? (parentName ? `${parentName}.${partial.toText()}` : partial.toText()) : parentName;
+    const name =
+      partial instanceof PdfString ? (parentName ? `${parentName}.${partial.toText()}` : partial.toText()) : parentName;
     const type = field.get('FT') ?? inheritedType;
     const kids = await doc.resolveArray(field.get('Kids'));
     if (kids) for (const kid of kids) await visit(kid, name, type, depth + 1);
@@ -179,7 +190,9 @@ function textOf(value: PdfObject | undefined): string | undefined {
 
 /** Parses a PDF date `D:YYYYMMDDHHmmSSOHH'mm'`; undefined when it is not one. */
 export function parsePdfDate(text: string): Date | undefined {
-  const match = /^(?:D:)?(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?(?:([Zz+-])(\d{2})?'?(\d{2})?'?)?/.exec(text.trim());
+  const match = /^(?:D:)?(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?(?:([Zz+-])(\d{2})?'?(\d{2})?'?)?/.exec(
+    text.trim(),
+  );
   if (!match) return undefined;
   const [, y, mo = '01', d = '01', h = '00', mi = '00', s = '00', sign, oh = '00', om = '00'] = match;
   const utc = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s));
@@ -205,7 +218,13 @@ export async function readDss(doc: PdfDocument): Promise<PdfDss | undefined> {
   const value = catalog.get('DSS');
   const dss = await doc.resolveDict(value);
   if (!dss) return undefined;
-  const result: PdfDss = { certs: [], ocsps: [], crls: [], objectNumber: value instanceof PdfRef ? value.num : undefined, objects: new Set() };
+  const result: PdfDss = {
+    certs: [],
+    ocsps: [],
+    crls: [],
+    objectNumber: value instanceof PdfRef ? value.num : undefined,
+    objects: new Set(),
+  };
   const seen = new Set<number>();
   const collect = async (holder: PdfDict, key: string, into: Uint8Array[]): Promise<void> => {
     const holderValue = holder.get(key);
@@ -236,19 +255,33 @@ export async function readDss(doc: PdfDocument): Promise<PdfDss | undefined> {
 }
 
 /** Opens the document as it was at the end of `revisionEnd` bytes. */
-export function readRevision(source: ByteSource, revisionEnd: number, options: PdfOpenOptions = {}): Promise<PdfDocument> {
+export function readRevision(
+  source: ByteSource,
+  revisionEnd: number,
+  options: PdfOpenOptions = {},
+): Promise<PdfDocument> {
   return readPdf(sliceSource(source, revisionEnd), options);
 }
 
 /** Streams the ranges of a `/ByteRange` through a hash, reading `chunkSize` bytes at a time. */
-export async function hashByteRange(source: ByteSource, byteRange: readonly number[], algorithm = 'sha256', chunkSize = 4 * 1024 * 1024): Promise<Uint8Array> {
+export async function hashByteRange(
+  source: ByteSource,
+  byteRange: readonly number[],
+  algorithm = 'sha256',
+  chunkSize = 4 * 1024 * 1024,
+): Promise<Uint8Array> {
   const hash = createHash(algorithm);
   await readByteRange(source, byteRange, (chunk) => hash.update(chunk), chunkSize);
   return new Uint8Array(hash.digest());
 }
 
 /** Streams the bytes a ByteRange covers to `consume`, in order, in `chunkSize` reads. */
-export async function readByteRange(source: ByteSource, byteRange: readonly number[], consume: (chunk: Uint8Array) => void, chunkSize = 4 * 1024 * 1024): Promise<void> {
+export async function readByteRange(
+  source: ByteSource,
+  byteRange: readonly number[],
+  consume: (chunk: Uint8Array) => void,
+  chunkSize = 4 * 1024 * 1024,
+): Promise<void> {
   for (let i = 0; i + 1 < byteRange.length; i += 2) {
     const start = byteRange[i] as number;
     const end = start + (byteRange[i + 1] as number);

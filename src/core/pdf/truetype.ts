@@ -47,7 +47,20 @@ export function fontBytesOf(bytes: Uint8Array): FontBytes {
  * among them, is never read): what maps characters and measures them, what a FontDescriptor
  * states, and the small tables a subset copies. Of post, only its italic angle.
  */
-const READ_TABLES = ['head', 'hhea', 'maxp', 'hmtx', 'loca', 'cmap', 'OS/2', 'name', 'post', 'cvt ', 'prep', 'fpgm'] as const;
+const READ_TABLES = [
+  'head',
+  'hhea',
+  'maxp',
+  'hmtx',
+  'loca',
+  'cmap',
+  'OS/2',
+  'name',
+  'post',
+  'cvt ',
+  'prep',
+  'fpgm',
+] as const;
 type ReadTable = (typeof READ_TABLES)[number];
 const POST_BYTES = 8;
 /** Tables (or glyphs) this close together are read in one call: one read of a gap costs less than a second call. */
@@ -107,7 +120,15 @@ export class TrueTypeFont {
     if (!['head', 'hhea', 'maxp', 'hmtx', 'loca', 'cmap'].every((tag) => tables.has(tag))) return undefined;
     const wanted = READ_TABLES.flatMap((tag) => {
       const table = tables.get(tag);
-      return table ? [{ key: tag, offset: table.offset, length: tag === 'post' ? Math.min(table.length, POST_BYTES) : table.length }] : [];
+      return table
+        ? [
+            {
+              key: tag,
+              offset: table.offset,
+              length: tag === 'post' ? Math.min(table.length, POST_BYTES) : table.length,
+            },
+          ]
+        : [];
     });
     const read = readRanges(source, wanted);
     if (!read) return undefined;
@@ -117,13 +138,19 @@ export class TrueTypeFont {
     const maxp = views.get('maxp')!;
     const hmtx = views.get('hmtx')!;
     const loca = views.get('loca')!;
-    if (head.byteLength < 54 || hhea.byteLength < 36 || maxp.byteLength < 6 || head.getUint32(12) !== 0x5f0f3cf5) return undefined;
+    if (head.byteLength < 54 || hhea.byteLength < 36 || maxp.byteLength < 6 || head.getUint32(12) !== 0x5f0f3cf5)
+      return undefined;
     const unitsPerEm = head.getUint16(18);
     const locaFormat = head.getInt16(50);
     const numGlyphs = maxp.getUint16(4);
     const numberOfHMetrics = hhea.getUint16(34);
     if (unitsPerEm === 0 || (locaFormat !== 0 && locaFormat !== 1) || numGlyphs === 0) return undefined;
-    if (numberOfHMetrics === 0 || numberOfHMetrics > numGlyphs || hmtx.byteLength < numberOfHMetrics * 4 + (numGlyphs - numberOfHMetrics) * 2) return undefined;
+    if (
+      numberOfHMetrics === 0 ||
+      numberOfHMetrics > numGlyphs ||
+      hmtx.byteLength < numberOfHMetrics * 4 + (numGlyphs - numberOfHMetrics) * 2
+    )
+      return undefined;
     if (loca.byteLength < (numGlyphs + 1) * (locaFormat === 1 ? 4 : 2)) return undefined;
     const cmap = chooseCmap(views.get('cmap')!);
     if (!cmap) return undefined;
@@ -143,7 +170,9 @@ export class TrueTypeFont {
 
   private leftSideBearing(gid: number): number {
     const hmtx = this.table('hmtx');
-    return gid < this.numberOfHMetrics ? hmtx.getInt16(4 * gid + 2) : hmtx.getInt16(4 * this.numberOfHMetrics + 2 * (gid - this.numberOfHMetrics));
+    return gid < this.numberOfHMetrics
+      ? hmtx.getInt16(4 * gid + 2)
+      : hmtx.getInt16(4 * this.numberOfHMetrics + 2 * (gid - this.numberOfHMetrics));
   }
 
   /** hhea's ascender and descender, as fontkit's `ascent` and `descent`. */
@@ -187,7 +216,10 @@ export class TrueTypeFont {
       if (name.getUint16(at + 6) !== 6) continue;
       const platform = name.getUint16(at);
       const languageId = name.getUint16(at + 4);
-      const lang = (platform === 1 && languageId === 0) || (platform === 3 && languageId === 0x409) ? 'en' : `${platform}-${languageId}`;
+      const lang =
+        (platform === 1 && languageId === 0) || (platform === 3 && languageId === 0x409)
+          ? 'en'
+          : `${platform}-${languageId}`;
       language ??= lang;
       if (lang !== language) continue;
       const start = strings + name.getUint16(at + 10);
@@ -223,7 +255,9 @@ export class TrueTypeFont {
       hmtx: numGlyphs * 4,
       fpgm: this.views.get('fpgm')?.byteLength,
     };
-    const { out, at } = layOut(SUBSET_TABLES.flatMap((tag) => (lengths[tag] === undefined ? [] : [[tag, lengths[tag]] as const])));
+    const { out, at } = layOut(
+      SUBSET_TABLES.flatMap((tag) => (lengths[tag] === undefined ? [] : [[tag, lengths[tag]] as const])),
+    );
     const program = new DataView(out.buffer);
     for (const tag of ['head', 'hhea', 'maxp', 'cvt ', 'prep', 'fpgm'] as const) {
       const table = this.views.get(tag);
@@ -265,7 +299,11 @@ export class TrueTypeFont {
         const [start, end] = this.glyphRange(gid);
         wanted.set(gid, { offset: this.glyf.offset + start, length: end - start });
       }
-      const read = readRanges(this.source, [...wanted].map(([gid, range]) => ({ key: gid, ...range })), READ_GAP);
+      const read = readRanges(
+        this.source,
+        [...wanted].map(([gid, range]) => ({ key: gid, ...range })),
+        READ_GAP,
+      );
       if (!read) throw new Error('the font file changed while it was read');
       pending = [];
       for (const [gid, bytes] of read) {
@@ -279,7 +317,9 @@ export class TrueTypeFont {
   /** A glyph's bytes in glyf, from loca. */
   private glyphRange(gid: number): [number, number] {
     const loca = this.table('loca');
-    const [start, end] = this.longLoca ? [loca.getUint32(gid * 4), loca.getUint32(gid * 4 + 4)] : [loca.getUint16(gid * 2) * 2, loca.getUint16(gid * 2 + 2) * 2];
+    const [start, end] = this.longLoca
+      ? [loca.getUint32(gid * 4), loca.getUint32(gid * 4 + 4)]
+      : [loca.getUint16(gid * 2) * 2, loca.getUint16(gid * 2 + 2) * 2];
     if (end < start || end > this.glyf.length) throw new Error(`glyph ${gid} lies outside the glyf table`);
     return [start, end];
   }
@@ -293,7 +333,11 @@ export class TrueTypeFont {
  * The bytes of each range, read in as few calls as the gaps between them allow (ranges closer
  * than `gap` share one), keyed as given; undefined when the source ends before one of them.
  */
-function readRanges<K>(source: FontBytes, ranges: ReadonlyArray<{ key: K; offset: number; length: number }>, gap = READ_GAP): Map<K, Uint8Array> | undefined {
+function readRanges<K>(
+  source: FontBytes,
+  ranges: ReadonlyArray<{ key: K; offset: number; length: number }>,
+  gap = READ_GAP,
+): Map<K, Uint8Array> | undefined {
   const sorted = [...ranges].sort((a, b) => a.offset - b.offset);
   const out = new Map<K, Uint8Array>();
   let first = 0;
@@ -301,10 +345,12 @@ function readRanges<K>(source: FontBytes, ranges: ReadonlyArray<{ key: K; offset
     const from = sorted[first]!.offset;
     let to = from;
     let last = first;
-    for (; last < sorted.length && sorted[last]!.offset <= to + gap; last++) to = Math.max(to, sorted[last]!.offset + sorted[last]!.length);
+    for (; last < sorted.length && sorted[last]!.offset <= to + gap; last++)
+      to = Math.max(to, sorted[last]!.offset + sorted[last]!.length);
     const bytes = source.read(from, to - from);
     if (bytes.length < to - from) return undefined;
-    for (const { key, offset, length } of sorted.slice(first, last)) out.set(key, bytes.subarray(offset - from, offset - from + length));
+    for (const { key, offset, length } of sorted.slice(first, last))
+      out.set(key, bytes.subarray(offset - from, offset - from + length));
     first = last;
   }
   return out;
@@ -371,7 +417,8 @@ function chooseCmap(cmap: DataView): { format: 4 | 12; view: DataView } | undefi
   if (cmap.byteLength < 4) return undefined;
   const count = cmap.getUint16(2);
   if (4 + count * 8 > cmap.byteLength) return undefined;
-  const subtable = (offset: number, end: number): DataView => new DataView(cmap.buffer, cmap.byteOffset + offset, end - offset);
+  const subtable = (offset: number, end: number): DataView =>
+    new DataView(cmap.buffer, cmap.byteOffset + offset, end - offset);
   for (const [platform, encoding] of CMAP_PREFERENCE) {
     for (let i = 0; i < count; i++) {
       const at = 4 + i * 8;

@@ -47,8 +47,8 @@ function xrefStream(dict: string, rows: number[][]): Uint8Array {
   return concat(`7 0 obj\n<< /Type /XRef ${dict} /Length ${data.length} >>\nstream\n`, data, '\nendstream\nendobj\n');
 }
 
-const readStream = async (dict: string, rows: number[][]) => (await readSection(bytesSource(xrefStream(dict, rows)), 0)).entries;
-
+const readStream = async (dict: string, rows: number[][]) =>
+  (await readSection(bytesSource(xrefStream(dict, rows)), 0)).entries;
 
 /** `pdf` with the 20-byte line of object `num` in its (single, `0 N`) table replaced by `line`. */
 function withEntryLine(pdf: Uint8Array, num: number, line: string): Uint8Array {
@@ -107,7 +107,9 @@ describe('classic table in the standard 20-byte layout', () => {
 
   it('gives the highest listed object number, whichever subsection holds it', async () => {
     expect(highestObjectNumber(await readTable(body))).toBe(11);
-    expect(highestObjectNumber(await readTable(subsection(0, first) + subsection(40, [FREE]) + subsection(5, [offset(9)])))).toBe(40);
+    expect(
+      highestObjectNumber(await readTable(subsection(0, first) + subsection(40, [FREE]) + subsection(5, [offset(9)]))),
+    ).toBe(40);
     expect(highestObjectNumber(await readTable(''))).toBe(-1);
   });
 
@@ -180,12 +182,20 @@ describe("MuPDF's free-list head: object 0 free with generation 65536", () => {
     for (const eol of [' \r', ' \n', '\r\n']) {
       const entries = await readTable(`0 3\n${mupdfHead(eol)}${rest.map((entry) => entryLine(entry, eol)).join('')}`);
       expect(entries).toBeInstanceOf(XrefEntries);
-      expect([...entries]).toEqual([[0, FREE], [1, offset(9)], [2, offset(74, 2)]]);
+      expect([...entries]).toEqual([
+        [0, FREE],
+        [1, offset(9)],
+        [2, offset(74, 2)],
+      ]);
     }
   });
 
   it('reads it in other layouts (the tokenizer)', async () => {
-    expect([...(await readTable(`0 3\n${mupdfHead('\n')}9 0 n\n74 2 n\n`))]).toEqual([[0, FREE], [1, offset(9)], [2, offset(74, 2)]]);
+    expect([...(await readTable(`0 3\n${mupdfHead('\n')}9 0 n\n74 2 n\n`))]).toEqual([
+      [0, FREE],
+      [1, offset(9)],
+      [2, offset(74, 2)],
+    ]);
   });
 
   it('refuses generation 65536 anywhere else: in use, on another object, with an offset, or one more', async () => {
@@ -219,7 +229,9 @@ describe('subsections listing an object twice', () => {
   });
 
   it('lets the later listing win when the later subsection starts lower and reaches into the earlier one', async () => {
-    const entries = await readTable(subsection(5, [offset(50), offset(60)]) + subsection(3, [offset(30), offset(40), offset(55, 3)]));
+    const entries = await readTable(
+      subsection(5, [offset(50), offset(60)]) + subsection(3, [offset(30), offset(40), offset(55, 3)]),
+    );
     expect([3, 4, 5, 6].map((num) => entries.get(num))).toEqual([offset(30), offset(40), offset(55, 3), offset(60)]);
   });
 
@@ -235,7 +247,9 @@ describe('subsections listing an object twice', () => {
   });
 
   it('stays lazy when subsections only touch (0–2 then 3–4)', async () => {
-    const entries = await readTable(subsection(0, [FREE, offset(1), offset(2)]) + subsection(3, [offset(3), offset(4)]));
+    const entries = await readTable(
+      subsection(0, [FREE, offset(1), offset(2)]) + subsection(3, [offset(3), offset(4)]),
+    );
     expect(entries).toBeInstanceOf(XrefEntries);
     expect([...entries.keys()]).toEqual([0, 1, 2, 3, 4]);
   });
@@ -260,7 +274,10 @@ describe('damaged tables are refused when the file is opened, not when an entry 
     for (const at of digitPositions) {
       for (const letter of ['x', 'f', 'n']) {
         const damaged = line.slice(0, at) + letter + line.slice(at + 1);
-        expect({ damaged, code: await refusal(withEntryLine(pdf, 4, damaged)) }).toEqual({ damaged, code: 'PDF_XREF_BROKEN' });
+        expect({ damaged, code: await refusal(withEntryLine(pdf, 4, damaged)) }).toEqual({
+          damaged,
+          code: 'PDF_XREF_BROKEN',
+        });
       }
     }
   });
@@ -364,7 +381,12 @@ describe('cross-reference streams', () => {
     ];
     await expect(readStream('/Size 3 /W [1 1 1]', rows)).rejects.toThrow(/shorter than its \/Index/);
     await expect(readStream('/Size 2 /W [1 1 1] /Index [0 1 5 2]', rows)).rejects.toThrow(/shorter than its \/Index/);
-    await expect(readStream('/Size 2 /W [1 1 1]', [[1, 10, 0], [1, 20]])).rejects.toThrow(/shorter than its \/Index/);
+    await expect(
+      readStream('/Size 2 /W [1 1 1]', [
+        [1, 10, 0],
+        [1, 20],
+      ]),
+    ).rejects.toThrow(/shorter than its \/Index/);
     expect((await readStream('/Size 2 /W [1 1 1]', rows)).size).toBe(2);
   });
 });
@@ -372,11 +394,19 @@ describe('cross-reference streams', () => {
 describe('the /Prev chain', () => {
   it('merges two hand-made sections, the newest entry of each object winning, free ones included', async () => {
     const older = table(subsection(0, [FREE, offset(100), offset(200), offset(300)]), '<< /Size 4 /Root 1 0 R >>');
-    const newer = bytes(`xref\n${subsection(1, [FREE])}${subsection(3, [offset(400, 1), offset(500)])}trailer\n<< /Size 5 /Prev 0 >>\n`);
+    const newer = bytes(
+      `xref\n${subsection(1, [FREE])}${subsection(3, [offset(400, 1), offset(500)])}trailer\n<< /Size 5 /Prev 0 >>\n`,
+    );
     const source = bytesSource(concat(older, newer));
     const index = await readXrefChain(source, older.length);
     expect(index.sections.map((section) => section.offset)).toEqual([older.length, 0]);
-    expect([0, 1, 2, 3, 4].map((num) => index.entries.get(num))).toEqual([FREE, FREE, offset(200), offset(400, 1), offset(500)]);
+    expect([0, 1, 2, 3, 4].map((num) => index.entries.get(num))).toEqual([
+      FREE,
+      FREE,
+      offset(200),
+      offset(400, 1),
+      offset(500),
+    ]);
     expect(index.entries.size).toBe(5);
     expect(highestObjectNumber(index.entries)).toBe(4);
     expect(index.trailer.get('Size')).toBe(5);
@@ -386,7 +416,11 @@ describe('the /Prev chain', () => {
 
   it('indexes a real update by its new offsets and the old ones for objects it leaves alone', async () => {
     const base = buildClassicPdf([...minimalObjects(), '<< /Title (one) >>']);
-    const updated = appendRevision(base, { 3: '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 10 10] >>', 5: '<< /New true >>' }, 6);
+    const updated = appendRevision(
+      base,
+      { 3: '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 10 10] >>', 5: '<< /New true >>' },
+      6,
+    );
     const text = latin1(updated);
     const startxref = Number(/startxref\s+(\d+)\s+%%EOF\s*$/.exec(text)?.[1]);
     const index = await readXrefChain(bytesSource(updated), startxref);

@@ -27,7 +27,10 @@ export class XrefEntries implements ReadonlyMap<number, XrefEntry> {
   static of(runs: readonly XrefRun[]): ReadonlyMap<number, XrefEntry> {
     const entries = new XrefEntries(runs);
     const sorted = entries.byFirst;
-    if (!sorted.some((run, i) => i > 0 && run.first < (sorted[i - 1] as XrefRun).first + (sorted[i - 1] as XrefRun).count)) return entries;
+    if (
+      !sorted.some((run, i) => i > 0 && run.first < (sorted[i - 1] as XrefRun).first + (sorted[i - 1] as XrefRun).count)
+    )
+      return entries;
     return new Map(entries);
   }
 

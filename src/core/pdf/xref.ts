@@ -46,7 +46,11 @@ export async function readXrefChain(source: ByteSource, startxref: number): Prom
     if (seen.has(next)) throw new PdfSyntaxError(`the /Prev chain loops back to offset ${next}`);
     seen.add(next);
     // The newest section usually runs to the end of the file: one read then holds all of it.
-    let section = await readSection(source, next, sections.length === 0 ? newestSectionWindow(source, next) : undefined);
+    let section = await readSection(
+      source,
+      next,
+      sections.length === 0 ? newestSectionWindow(source, next) : undefined,
+    );
     const stmOffset = section.trailer.get('XRefStm');
     if (section.style === 'table' && typeof stmOffset === 'number') {
       // Hybrid file: the table's in-use entries win over the stream's; its free ones do not.
@@ -66,7 +70,8 @@ export async function readXrefChain(source: ByteSource, startxref: number): Prom
   let entries = newest.entries;
   if (sections.length > 1) {
     const merged = new Map<number, XrefEntry>();
-    for (const section of sections) for (const [num, entry] of section.entries) if (!merged.has(num)) merged.set(num, entry);
+    for (const section of sections)
+      for (const [num, entry] of section.entries) if (!merged.has(num)) merged.set(num, entry);
     entries = merged;
   }
   // Some writers leave /Info or /ID out of later trailers; the newest one that has them counts.
@@ -89,30 +94,39 @@ function newestSectionWindow(source: ByteSource, offset: number): number {
  * Reads one section, a table (`xref … trailer <<…>>`) or a cross-reference stream. `window` is the
  * first read's size; a longer table grows it (and is parsed again).
  */
-export async function readSection(source: ByteSource, offset: number, window = MIN_SECTION_WINDOW): Promise<XrefSection> {
-  const table = await parseWindowed(source, offset, (lexer) => {
-    const save = lexer.pos;
-    const first = lexer.nextToken();
-    if (!(first instanceof Keyword && first.value === 'xref')) {
-      lexer.pos = save;
-      return undefined;
-    }
-    const runs: XrefRun[] = [];
-    for (;;) {
-      const start = lexer.unsignedDigits();
-      if (start === undefined) {
-        const token = lexer.nextToken();
-        if (token instanceof Keyword && token.value === 'trailer') break;
-        throw new PdfSyntaxError(`bad xref subsection at ${lexer.offset}`);
+export async function readSection(
+  source: ByteSource,
+  offset: number,
+  window = MIN_SECTION_WINDOW,
+): Promise<XrefSection> {
+  const table = await parseWindowed(
+    source,
+    offset,
+    (lexer) => {
+      const save = lexer.pos;
+      const first = lexer.nextToken();
+      if (!(first instanceof Keyword && first.value === 'xref')) {
+        lexer.pos = save;
+        return undefined;
       }
-      const count = lexer.unsignedDigits();
-      if (count === undefined) throw new PdfSyntaxError(`bad xref subsection at ${lexer.offset}`);
-      runs.push(standardRun(lexer, start, count) ?? tokenizedRun(lexer, start, count));
-    }
-    const trailer = lexer.parseObject();
-    if (!(trailer instanceof PdfDict)) throw new PdfSyntaxError('trailer is not a dictionary');
-    return { offset, style: 'table' as const, trailer, entries: XrefEntries.of(runs) };
-  }, window);
+      const runs: XrefRun[] = [];
+      for (;;) {
+        const start = lexer.unsignedDigits();
+        if (start === undefined) {
+          const token = lexer.nextToken();
+          if (token instanceof Keyword && token.value === 'trailer') break;
+          throw new PdfSyntaxError(`bad xref subsection at ${lexer.offset}`);
+        }
+        const count = lexer.unsignedDigits();
+        if (count === undefined) throw new PdfSyntaxError(`bad xref subsection at ${lexer.offset}`);
+        runs.push(standardRun(lexer, start, count) ?? tokenizedRun(lexer, start, count));
+      }
+      const trailer = lexer.parseObject();
+      if (!(trailer instanceof PdfDict)) throw new PdfSyntaxError('trailer is not a dictionary');
+      return { offset, style: 'table' as const, trailer, entries: XrefEntries.of(runs) };
+    },
+    window,
+  );
   if (table) return table;
   const { value } = await readObjectAt(source, offset);
   if (!(value instanceof PdfStream) || !isName(value.dict.get('Type'), 'XRef')) {
@@ -125,7 +139,8 @@ const FREE_ENTRY: XrefEntry = { kind: 'free' };
 const ENTRY_BYTES = 20;
 // Entries in the standard fixed-width form (ISO 32000-1, 7.5.4), `nnnnnnnnnn ggggg n` and a
 // two-byte end of line, as nearly every writer makes them, with a generation up to 65535.
-const STANDARD_ENTRIES = /(?:\d{10} (?:[0-5]\d{4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5]) [fn](?: \r| \n|\r\n))*/y;
+const STANDARD_ENTRIES =
+  /(?:\d{10} (?:[0-5]\d{4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5]) [fn](?: \r| \n|\r\n))*/y;
 // MuPDF writes the head of the free list (object 0) one above the largest generation. qpdf, poppler
 // and Acrobat read it; it is accepted there and nowhere else.
 const MUPDF_FREE_LIST_HEAD = /0000000000 65536 f(?: \r| \n|\r\n)/y;
@@ -166,7 +181,8 @@ function tokenizedRun(lexer: Lexer, first: number, count: number): XrefRun {
     const field2 = lexer.unsignedDigits();
     const type = lexer.letter();
     const freeListHead = first + i === 0 && type === 'f' && field1 === 0 && field2 === MUPDF_HEAD_GENERATION;
-    if (field1 === undefined || field2 === undefined || (field2 > 65535 && !freeListHead)) throw new PdfSyntaxError(`bad xref entry at ${lexer.offset}`);
+    if (field1 === undefined || field2 === undefined || (field2 > 65535 && !freeListHead))
+      throw new PdfSyntaxError(`bad xref entry at ${lexer.offset}`);
     if (type === 'n') entries.push({ kind: 'offset', offset: field1, gen: field2 });
     else if (type === 'f') entries.push(FREE_ENTRY);
     else throw new PdfSyntaxError(`bad xref entry type at ${lexer.offset}`);
@@ -177,13 +193,20 @@ function tokenizedRun(lexer: Lexer, first: number, count: number): XrefRun {
 function xrefStreamEntries(stream: PdfStream): ReadonlyMap<number, XrefEntry> {
   const widths = stream.dict.get('W');
   const size = stream.dict.get('Size');
-  if (!Array.isArray(widths) || widths.length < 3 || !widths.every((w) => typeof w === 'number') || typeof size !== 'number') {
+  if (
+    !Array.isArray(widths) ||
+    widths.length < 3 ||
+    !widths.every((w) => typeof w === 'number') ||
+    typeof size !== 'number'
+  ) {
     throw new PdfSyntaxError('cross-reference stream without /W or /Size');
   }
   const [w0, w1, w2] = widths as [number, number, number];
-  if (![w0, w1, w2].every((w) => Number.isInteger(w) && w >= 0 && w <= 8) || w0 + w1 + w2 === 0) throw new PdfSyntaxError(`bad /W [${w0} ${w1} ${w2}]`);
+  if (![w0, w1, w2].every((w) => Number.isInteger(w) && w >= 0 && w <= 8) || w0 + w1 + w2 === 0)
+    throw new PdfSyntaxError(`bad /W [${w0} ${w1} ${w2}]`);
   const index = stream.dict.get('Index') ?? [0, size];
-  if (!Array.isArray(index) || !index.every((n) => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0)) throw new PdfSyntaxError('bad /Index');
+  if (!Array.isArray(index) || !index.every((n) => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0))
+    throw new PdfSyntaxError('bad /Index');
   const data = decodeStream(stream, { complete: true });
   const rowLength = w0 + w1 + w2;
   const field = (at: number, width: number, fallback: number): number => {

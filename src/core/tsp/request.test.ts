@@ -33,15 +33,24 @@ describe('buildTimeStampReq', () => {
   });
 
   it('refuses an imprint of another length than its digest gives, and a nonce under 64 bits', () => {
-    expect(() => buildTimeStampReq({ imprint: new Uint8Array(20), nonce })).toThrow(/SHA-256 message imprint is not 20 bytes/);
-    expect(() => buildTimeStampReq({ imprint: new Uint8Array(32), digest: 'sha384', nonce })).toThrow(/SHA-384 message imprint is not 32 bytes/);
+    expect(() => buildTimeStampReq({ imprint: new Uint8Array(20), nonce })).toThrow(
+      /SHA-256 message imprint is not 20 bytes/,
+    );
+    expect(() => buildTimeStampReq({ imprint: new Uint8Array(32), digest: 'sha384', nonce })).toThrow(
+      /SHA-384 message imprint is not 32 bytes/,
+    );
     expect(() => buildTimeStampReq({ imprint, nonce: new Uint8Array(7) })).toThrow(/64 random bits/);
   });
 });
 
 describe('parseTimeStampReq', () => {
   it('reports undecodable input as CMS_BAD_STRUCTURE', () => {
-    for (const input of [new Uint8Array(0), Uint8Array.of(0x30, 0x00), Uint8Array.of(0x04, 0x01, 0x00), buildTimeStampReq({ imprint, nonce }).subarray(0, 20)]) {
+    for (const input of [
+      new Uint8Array(0),
+      Uint8Array.of(0x30, 0x00),
+      Uint8Array.of(0x04, 0x01, 0x00),
+      buildTimeStampReq({ imprint, nonce }).subarray(0, 20),
+    ]) {
       expect(() => parseTimeStampReq(input)).toThrow(expect.objectContaining({ code: 'CMS_BAD_STRUCTURE' }));
     }
   });

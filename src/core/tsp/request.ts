@@ -41,7 +41,8 @@ export interface TimeStampReqInput {
 /** Builds a DER TimeStampReq (RFC 3161 §2.4.1), version 1, with a SHA-256 (or SHA-384, SHA-512) message imprint. */
 export function buildTimeStampReq(input: TimeStampReqInput): Uint8Array {
   const digest = input.digest ?? 'sha256';
-  if (digestOfLength(input.imprint.length) !== digest) throw new EsignError('INTERNAL', `A ${digestLabel(digest)} message imprint is not ${input.imprint.length} bytes.`);
+  if (digestOfLength(input.imprint.length) !== digest)
+    throw new EsignError('INTERNAL', `A ${digestLabel(digest)} message imprint is not ${input.imprint.length} bytes.`);
   if (input.nonce.length < 8) throw new EsignError('INTERNAL', 'A timestamp nonce needs at least 64 random bits.');
   const policy = input.policy === undefined ? TSA_POLICY : input.policy;
   const certReq = input.certReq ?? true;
@@ -121,4 +122,3 @@ export function parseTimeStampReq(der: Uint8Array): ParsedTimeStampReq {
     throw error;
   }
 }
-

@@ -17,7 +17,12 @@ import type { TstInfoInput } from './tst-info.js';
 const rsaKeys = generateTestKeyPair();
 const root = issueTestCertificate({ commonName: 'TSA Root', ca: true });
 const timeStamping = { purposes: [OID.kpTimeStamping], critical: true };
-const tsa = issueTestCertificate({ commonName: 'Test TSA', issuer: root, extendedKeyUsage: timeStamping, keyPair: rsaKeys });
+const tsa = issueTestCertificate({
+  commonName: 'Test TSA',
+  issuer: root,
+  extendedKeyUsage: timeStamping,
+  keyPair: rsaKeys,
+});
 
 const imprint = new Uint8Array(createHash('sha256').update('signature value').digest());
 const nonce = Uint8Array.from([0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef]);
@@ -57,7 +62,11 @@ function granted(options: ResponseOptions = {}): Uint8Array {
   return buildTimeStampResp({ status: 0, token: token(options) });
 }
 
-function codeOf(run: () => unknown): { code: EsignErrorCode | undefined; message: string; details: Record<string, unknown> | undefined } {
+function codeOf(run: () => unknown): {
+  code: EsignErrorCode | undefined;
+  message: string;
+  details: Record<string, unknown> | undefined;
+} {
   try {
     run();
   } catch (error) {
@@ -84,29 +93,50 @@ describe('processTimeStampResp', () => {
     });
     expect(result.tstInfo.genTime.toISOString()).toBe(genTime.toISOString());
     expect(Buffer.from(result.signerCertificate!).equals(Buffer.from(tsa.der))).toBe(true);
-    expect(Buffer.from(parseTimeStampToken(result.token).tstInfo.messageImprint.hashedMessage).equals(Buffer.from(imprint))).toBe(true);
+    expect(
+      Buffer.from(parseTimeStampToken(result.token).tstInfo.messageImprint.hashedMessage).equals(Buffer.from(imprint)),
+    ).toBe(true);
   });
 
   it('accepts grantedWithMods, an ECDSA TSA, and a nonce sent with leading zero bytes', () => {
     const withMods = buildTimeStampResp({ status: 1, statusString: 'accuracy changed', token: token() });
     expect(processTimeStampResp(withMods, expected).status).toBe(1);
-    const ecTsa = issueTestCertificate({ commonName: 'EC TSA', issuer: root, extendedKeyUsage: timeStamping, keyType: 'ec' });
-    expect(processTimeStampResp(granted({ signer: ecTsa }), { ...expected, trustAnchors: [root.der] }).tstInfo.serialNumber).toBe('0abc');
+    const ecTsa = issueTestCertificate({
+      commonName: 'EC TSA',
+      issuer: root,
+      extendedKeyUsage: timeStamping,
+      keyType: 'ec',
+    });
+    expect(
+      processTimeStampResp(granted({ signer: ecTsa }), { ...expected, trustAnchors: [root.der] }).tstInfo.serialNumber,
+    ).toBe('0abc');
     const shortNonce = Uint8Array.of(0, 0, 1, 2, 3, 4, 5, 6);
-    expect(processTimeStampResp(granted({ tstInfo: { nonce: Uint8Array.of(1, 2, 3, 4, 5, 6) } }), { imprint, nonce: shortNonce }).tstInfo.nonce).toBe('010203040506');
+    expect(
+      processTimeStampResp(granted({ tstInfo: { nonce: Uint8Array.of(1, 2, 3, 4, 5, 6) } }), {
+        imprint,
+        nonce: shortNonce,
+      }).tstInfo.nonce,
+    ).toBe('010203040506');
   });
 
-  it.each(Object.keys(PKIFailureInfo) as FailureInfoName[])('names failInfo %s in plain English (TSA_REJECTED)', (name) => {
-    const result = codeOf(() => processTimeStampResp(buildTimeStampResp({ status: 2, failInfo: [name], statusString: 'no' }), expected));
-    expect(result.code).toBe('TSA_REJECTED');
-    expect(result.message).toContain(FAILURE_INFO_TEXT[name]);
-    expect(result.message).toContain(`(${name})`);
-    expect(result.message).toContain('"no"');
-    expect(result.details).toMatchObject({ status: 2, failInfo: [name], retryable: name === 'timeNotAvailable' });
-  });
+  it.each(Object.keys(PKIFailureInfo) as FailureInfoName[])(
+    'names failInfo %s in plain English (TSA_REJECTED)',
+    (name) => {
+      const result = codeOf(() =>
+        processTimeStampResp(buildTimeStampResp({ status: 2, failInfo: [name], statusString: 'no' }), expected),
+      );
+      expect(result.code).toBe('TSA_REJECTED');
+      expect(result.message).toContain(FAILURE_INFO_TEXT[name]);
+      expect(result.message).toContain(`(${name})`);
+      expect(result.message).toContain('"no"');
+      expect(result.details).toMatchObject({ status: 2, failInfo: [name], retryable: name === 'timeNotAvailable' });
+    },
+  );
 
   it('names several failure bits and statuses 3..5', () => {
-    const both = codeOf(() => processTimeStampResp(buildTimeStampResp({ status: 2, failInfo: ['badAlg', 'badDataFormat'] }), expected));
+    const both = codeOf(() =>
+      processTimeStampResp(buildTimeStampResp({ status: 2, failInfo: ['badAlg', 'badDataFormat'] }), expected),
+    );
     expect(both.details?.['failInfo']).toEqual(['badAlg', 'badDataFormat']);
     const said: Array<[number, RegExp]> = [
       [2, /rejection, without a reason/],
@@ -124,7 +154,12 @@ describe('processTimeStampResp', () => {
 
   it('reports undecodable responses as TSA_BAD_RESPONSE', () => {
     const good = granted();
-    for (const input of [new Uint8Array(0), new TextEncoder().encode('<html>'), good.subarray(0, good.length - 3), buildTimeStampResp({ status: 0 })]) {
+    for (const input of [
+      new Uint8Array(0),
+      new TextEncoder().encode('<html>'),
+      good.subarray(0, good.length - 3),
+      buildTimeStampResp({ status: 0 }),
+    ]) {
       expect(codeOf(() => processTimeStampResp(input, expected)).code).toBe('TSA_BAD_RESPONSE');
     }
     const notTstInfo = buildTimeStampResp({ status: 0, token: Uint8Array.of(0x30, 0x03, 0x02, 0x01, 0x00) });
@@ -132,24 +167,36 @@ describe('processTimeStampResp', () => {
   });
 
   it('checks the message imprint (value and algorithm)', () => {
-    expect(codeOf(() => processTimeStampResp(granted(), { ...expected, imprint: new Uint8Array(32) })).code).toBe('TSA_IMPRINT_MISMATCH');
-    expect(codeOf(() => processTimeStampResp(granted({ tstInfo: { hashAlgorithm: OID.sha512 } }), expected)).code).toBe('TSA_IMPRINT_MISMATCH');
+    expect(codeOf(() => processTimeStampResp(granted(), { ...expected, imprint: new Uint8Array(32) })).code).toBe(
+      'TSA_IMPRINT_MISMATCH',
+    );
+    expect(codeOf(() => processTimeStampResp(granted({ tstInfo: { hashAlgorithm: OID.sha512 } }), expected)).code).toBe(
+      'TSA_IMPRINT_MISMATCH',
+    );
   });
 
   it('checks the nonce: different, missing, or unexpected', () => {
-    expect(codeOf(() => processTimeStampResp(granted(), { imprint, nonce: new Uint8Array(8).fill(7) })).code).toBe('TSA_NONCE_MISMATCH');
-    expect(codeOf(() => processTimeStampResp(granted({ tstInfo: { nonce: undefined } }), expected)).code).toBe('TSA_NONCE_MISMATCH');
+    expect(codeOf(() => processTimeStampResp(granted(), { imprint, nonce: new Uint8Array(8).fill(7) })).code).toBe(
+      'TSA_NONCE_MISMATCH',
+    );
+    expect(codeOf(() => processTimeStampResp(granted({ tstInfo: { nonce: undefined } }), expected)).code).toBe(
+      'TSA_NONCE_MISMATCH',
+    );
     expect(codeOf(() => processTimeStampResp(granted(), { imprint })).code).toBe('TSA_NONCE_MISMATCH');
   });
 
   it('checks the policy', () => {
-    expect(codeOf(() => processTimeStampResp(granted({ tstInfo: { policy: '1.2.3.4' } }), expected)).code).toBe('TSA_POLICY_MISMATCH');
+    expect(codeOf(() => processTimeStampResp(granted({ tstInfo: { policy: '1.2.3.4' } }), expected)).code).toBe(
+      'TSA_POLICY_MISMATCH',
+    );
   });
 
   it('checks the token signature and the TSTInfo message digest (TSA_SIGNATURE_INVALID)', () => {
     const impostorKeys = generateTestKeyPair();
     const impostor = { ...tsa, privateKey: impostorKeys.privateKey };
-    expect(codeOf(() => processTimeStampResp(granted({ signer: impostor }), expected)).code).toBe('TSA_SIGNATURE_INVALID');
+    expect(codeOf(() => processTimeStampResp(granted({ signer: impostor }), expected)).code).toBe(
+      'TSA_SIGNATURE_INVALID',
+    );
 
     // Change one byte of the serial number inside the signed token: the message digest no longer matches.
     const good = token();
@@ -162,13 +209,21 @@ describe('processTimeStampResp', () => {
     expect(result.message).toMatch(/message-digest/);
 
     const noCertificate = codeOf(() => processTimeStampResp(granted({ certificates: [] }), expected));
-    expect(noCertificate).toMatchObject({ code: 'TSA_SIGNATURE_INVALID', message: expect.stringMatching(/does not carry the TSA certificate/) });
+    expect(noCertificate).toMatchObject({
+      code: 'TSA_SIGNATURE_INVALID',
+      message: expect.stringMatching(/does not carry the TSA certificate/),
+    });
   });
 
   it('requires a critical extended key usage naming only timeStamping (TSA_CERT_UNTRUSTED)', () => {
     const cases = [
       issueTestCertificate({ commonName: 'No EKU', issuer: root, keyPair: rsaKeys }),
-      issueTestCertificate({ commonName: 'Soft EKU', issuer: root, keyPair: rsaKeys, extendedKeyUsage: { purposes: [OID.kpTimeStamping], critical: false } }),
+      issueTestCertificate({
+        commonName: 'Soft EKU',
+        issuer: root,
+        keyPair: rsaKeys,
+        extendedKeyUsage: { purposes: [OID.kpTimeStamping], critical: false },
+      }),
       issueTestCertificate({
         commonName: 'Wide EKU',
         issuer: root,
@@ -183,7 +238,9 @@ describe('processTimeStampResp', () => {
 
   it('checks the chain to the trust anchors at genTime', () => {
     const otherRoot = issueTestCertificate({ commonName: 'Other Root', ca: true });
-    expect(codeOf(() => processTimeStampResp(granted(), { ...expected, trustAnchors: [otherRoot.der] })).code).toBe('TSA_CERT_UNTRUSTED');
+    expect(codeOf(() => processTimeStampResp(granted(), { ...expected, trustAnchors: [otherRoot.der] })).code).toBe(
+      'TSA_CERT_UNTRUSTED',
+    );
     const expired = issueTestCertificate({
       commonName: 'Expired TSA',
       issuer: root,
@@ -191,14 +248,21 @@ describe('processTimeStampResp', () => {
       extendedKeyUsage: timeStamping,
       notAfter: new Date('2024-01-01T00:00:00Z'),
     });
-    const result = codeOf(() => processTimeStampResp(granted({ signer: expired }), { ...expected, trustAnchors: [root.der] }));
+    const result = codeOf(() =>
+      processTimeStampResp(granted({ signer: expired }), { ...expected, trustAnchors: [root.der] }),
+    );
     expect(result).toMatchObject({ code: 'TSA_CERT_UNTRUSTED', message: expect.stringMatching(/not valid at/) });
   });
 });
 
 describe('verifyTsaCertificate', () => {
   const intermediate = issueTestCertificate({ commonName: 'TSA Issuing CA', issuer: root, ca: true });
-  const leaf = issueTestCertificate({ commonName: 'Deep TSA', issuer: intermediate, extendedKeyUsage: timeStamping, keyPair: rsaKeys });
+  const leaf = issueTestCertificate({
+    commonName: 'Deep TSA',
+    issuer: intermediate,
+    extendedKeyUsage: timeStamping,
+    keyPair: rsaKeys,
+  });
 
   it('builds a path through intermediates carried in the token', () => {
     expect(() => verifyTsaCertificate([leaf.der, intermediate.der], [root.der], genTime)).not.toThrow();
@@ -211,8 +275,14 @@ describe('verifyTsaCertificate', () => {
   });
 
   it('does not let a non-CA certificate act as an intermediate', () => {
-    const notCa = issueTestCertificate({ commonName: 'TSA Issuing CA', issuer: root, keyPair: { privateKey: intermediate.privateKey, publicKey: intermediate.publicKey } });
+    const notCa = issueTestCertificate({
+      commonName: 'TSA Issuing CA',
+      issuer: root,
+      keyPair: { privateKey: intermediate.privateKey, publicKey: intermediate.publicKey },
+    });
     expect(readCertificate(notCa.der).subject).toEqual(readCertificate(intermediate.der).subject);
-    expect(codeOf(() => verifyTsaCertificate([leaf.der, notCa.der], [root.der], genTime)).code).toBe('TSA_CERT_UNTRUSTED');
+    expect(codeOf(() => verifyTsaCertificate([leaf.der, notCa.der], [root.der], genTime)).code).toBe(
+      'TSA_CERT_UNTRUSTED',
+    );
   });
 });

@@ -1,7 +1,18 @@
 import type { X509Certificate } from 'node:crypto';
 import { x509Of } from '../cms/x509.js';
 import { readCertificate } from '../cms/certificate.js';
-import { Asn1StructureError, bitStringValue, decode, encoded, integerValue, isUniversal, magnitudeHex, oid, sequenceItems, stringValue } from '../cms/der.js';
+import {
+  Asn1StructureError,
+  bitStringValue,
+  decode,
+  encoded,
+  integerValue,
+  isUniversal,
+  magnitudeHex,
+  oid,
+  sequenceItems,
+  stringValue,
+} from '../cms/der.js';
 import type { Block } from '../cms/der.js';
 import { OID } from '../cms/oids.js';
 import { bytesEqual, parseSignedData } from '../cms/parse.js';
@@ -92,11 +103,13 @@ export function verifyTsaCertificate(tokenCerts: Uint8Array[], trustAnchors: Uin
   const leafName = leaf.subject.replace(/\n/g, ', ');
   let current = leaf;
   for (let depth = 0; depth < 8; depth++) {
-    if (!validAt(current, at)) throw untrusted(`${current.subject.replace(/\n/g, ', ')} is not valid at ${at.toISOString()}`);
+    if (!validAt(current, at))
+      throw untrusted(`${current.subject.replace(/\n/g, ', ')} is not valid at ${at.toISOString()}`);
     if (anchors.some((anchor) => anchor.raw.equals(current.raw))) return;
     const anchor = anchors.find((candidate) => issues(candidate, current));
     if (anchor !== undefined) {
-      if (!validAt(anchor, at)) throw untrusted(`the trust anchor ${anchor.subject.replace(/\n/g, ', ')} is not valid at ${at.toISOString()}`);
+      if (!validAt(anchor, at))
+        throw untrusted(`the trust anchor ${anchor.subject.replace(/\n/g, ', ')} is not valid at ${at.toISOString()}`);
       return;
     }
     const next = intermediates.find((candidate) => candidate !== current && candidate.ca && issues(candidate, current));
@@ -152,16 +165,22 @@ function tryX509(der: Uint8Array): X509Certificate | undefined {
 
 function readTimeStampingUsage(certificateDer: Uint8Array): void {
   const untrusted = (reason: string, cause?: unknown): EsignError =>
-    new EsignError('TSA_CERT_UNTRUSTED', `The timestamp authority's certificate is not a timestamping certificate: ${reason}.`, {
-      hint: 'Check the TSA URL: the service answering is not a proper timestamp authority.',
-      cause,
-    });
+    new EsignError(
+      'TSA_CERT_UNTRUSTED',
+      `The timestamp authority's certificate is not a timestamping certificate: ${reason}.`,
+      {
+        hint: 'Check the TSA URL: the service answering is not a proper timestamp authority.',
+        cause,
+      },
+    );
   let purposes: string[];
   try {
     const extension = readCertificate(certificateDer).extensions.find((candidate) => candidate.oid === OID.extKeyUsage);
     if (extension === undefined) throw untrusted('it has no extended key usage extension');
     if (!extension.critical) throw untrusted('its extended key usage extension is not critical');
-    purposes = sequenceItems(decode(extension.value, 'extKeyUsage'), 'extKeyUsage').map((item) => oid(item, 'KeyPurposeId'));
+    purposes = sequenceItems(decode(extension.value, 'extKeyUsage'), 'extKeyUsage').map((item) =>
+      oid(item, 'KeyPurposeId'),
+    );
   } catch (error) {
     if (isEsignError(error)) throw error;
     throw untrusted('it cannot be read', error);
@@ -203,7 +222,8 @@ export interface ProcessedTimeStampResp {
  */
 export function processTimeStampResp(der: Uint8Array, expected: ExpectedTimestamp): ProcessedTimeStampResp {
   const { status, statusString, failInfo, tokenDer } = readTimeStampResp(der);
-  if (status !== PKIStatus.granted && status !== PKIStatus.grantedWithMods) throw rejection(status, statusString, failInfo);
+  if (status !== PKIStatus.granted && status !== PKIStatus.grantedWithMods)
+    throw rejection(status, statusString, failInfo);
   if (tokenDer === undefined) throw badResponse(`status ${status} but no timeStampToken`);
 
   let token: ParsedTimeStampToken;
@@ -215,11 +235,18 @@ export function processTimeStampResp(der: Uint8Array, expected: ExpectedTimestam
   }
   const { tstInfo } = token;
   if (tstInfo.version !== 1) throw badResponse(`TSTInfo version ${tstInfo.version}, expected 1`);
-  if (tstInfo.messageImprint.hashAlgorithm !== (expected.hashAlgorithm ?? OID.sha256) || !bytesEqual(tstInfo.messageImprint.hashedMessage, expected.imprint)) {
-    throw new EsignError('TSA_IMPRINT_MISMATCH', 'The timestamp token is for different data than was sent (message imprint mismatch).', {
-      hint: 'The timestamp authority answered for another request; try again.',
-      details: { expected: hex(expected.imprint), received: hex(tstInfo.messageImprint.hashedMessage) },
-    });
+  if (
+    tstInfo.messageImprint.hashAlgorithm !== (expected.hashAlgorithm ?? OID.sha256) ||
+    !bytesEqual(tstInfo.messageImprint.hashedMessage, expected.imprint)
+  ) {
+    throw new EsignError(
+      'TSA_IMPRINT_MISMATCH',
+      'The timestamp token is for different data than was sent (message imprint mismatch).',
+      {
+        hint: 'The timestamp authority answered for another request; try again.',
+        details: { expected: hex(expected.imprint), received: hex(tstInfo.messageImprint.hashedMessage) },
+      },
+    );
   }
   const expectedNonce = expected.nonce === undefined ? undefined : magnitudeHex(expected.nonce);
   if (tstInfo.nonce !== expectedNonce) {
@@ -230,17 +257,28 @@ export function processTimeStampResp(der: Uint8Array, expected: ExpectedTimestam
   }
   const policy = expected.policy === undefined ? TSA_POLICY : expected.policy;
   if (policy !== null && tstInfo.policy !== policy) {
-    throw new EsignError('TSA_POLICY_MISMATCH', `The timestamp token was issued under policy ${tstInfo.policy}, not ${policy}.`, {
-      hint: 'Check the TSA URL, or set tsaPolicy (ESIGN_TSA_POLICY) to the policy this TSA issues under, or to any.',
-      details: { expected: policy, received: tstInfo.policy },
-    });
+    throw new EsignError(
+      'TSA_POLICY_MISMATCH',
+      `The timestamp token was issued under policy ${tstInfo.policy}, not ${policy}.`,
+      {
+        hint: 'Check the TSA URL, or set tsaPolicy (ESIGN_TSA_POLICY) to the policy this TSA issues under, or to any.',
+        details: { expected: policy, received: tstInfo.policy },
+      },
+    );
   }
   verifyTimeStampTokenSignature(token);
   const signer = token.signerCertificate as Uint8Array;
   const chain = [signer, ...token.certificates.filter((certificate) => !bytesEqual(certificate, signer))];
   if (expected.trustAnchors !== undefined) verifyTsaCertificate(chain, expected.trustAnchors, tstInfo.genTime);
   else checkTimeStampingUsage(signer);
-  return { status, token: tokenDer, tstInfo, signerCertificate: token.signerCertificate, certificates: token.certificates, chain };
+  return {
+    status,
+    token: tokenDer,
+    tstInfo,
+    signerCertificate: token.signerCertificate,
+    certificates: token.certificates,
+    chain,
+  };
 }
 
 export interface RawTimeStampResp {
@@ -260,7 +298,10 @@ export function readTimeStampResp(der: Uint8Array): RawTimeStampResp {
     let statusString: string | undefined;
     let failInfo: string[] = [];
     for (const field of rest) {
-      if (isUniversalSequence(field)) statusString = sequenceItems(field, 'statusString').map((text) => stringValue(text, 'statusString')).join(' ');
+      if (isUniversalSequence(field))
+        statusString = sequenceItems(field, 'statusString')
+          .map((text) => stringValue(text, 'statusString'))
+          .join(' ');
       else failInfo = decodeFailureInfo(bitStringValue(field, 'failInfo').bytes);
     }
     return {
@@ -289,25 +330,38 @@ const STATUS_WITHOUT_REASON: Readonly<Record<number, string>> = {
 
 /** The TSA_REJECTED error for a PKIStatus other than granted, naming every failure bit in plain English. */
 export function rejection(status: number, statusString: string | undefined, failInfo: string[]): EsignError {
-  const reasons = failInfo.map((name) => `${FAILURE_INFO_TEXT[name as FailureInfoName] ?? 'unknown failure'} (${name})`);
-  const what = reasons.length > 0 ? reasons.join('; ') : (STATUS_WITHOUT_REASON[status] ?? `PKIStatus ${status}, which RFC 3161 does not define`);
+  const reasons = failInfo.map(
+    (name) => `${FAILURE_INFO_TEXT[name as FailureInfoName] ?? 'unknown failure'} (${name})`,
+  );
+  const what =
+    reasons.length > 0
+      ? reasons.join('; ')
+      : (STATUS_WITHOUT_REASON[status] ?? `PKIStatus ${status}, which RFC 3161 does not define`);
   const retryable = failInfo.includes('timeNotAvailable');
   const hint = retryable
     ? 'This is temporary; try again in a moment.'
     : failInfo.includes('systemFailure')
       ? 'The timestamp authority has an internal problem; try again later or use another TSA URL.'
       : 'Check the TSA URL and its policy: esign asks for policy 0.4.0.2023.1.1 unless tsaPolicy (ESIGN_TSA_POLICY) names another, or any.';
-  return new EsignError('TSA_REJECTED', `The timestamp authority rejected the request: ${what}${statusString ? ` ("${statusString}")` : ''}.`, {
-    hint,
-    details: { status, failInfo, statusString: statusString ?? null, retryable },
-  });
+  return new EsignError(
+    'TSA_REJECTED',
+    `The timestamp authority rejected the request: ${what}${statusString ? ` ("${statusString}")` : ''}.`,
+    {
+      hint,
+      details: { status, failInfo, statusString: statusString ?? null, retryable },
+    },
+  );
 }
 
 function badResponse(reason: string, cause?: unknown): EsignError {
-  return new EsignError('TSA_BAD_RESPONSE', `The timestamp authority's answer is not a valid TimeStampResp: ${reason}.`, {
-    hint: 'Check that the TSA URL points at an RFC 3161 endpoint.',
-    cause,
-  });
+  return new EsignError(
+    'TSA_BAD_RESPONSE',
+    `The timestamp authority's answer is not a valid TimeStampResp: ${reason}.`,
+    {
+      hint: 'Check that the TSA URL points at an RFC 3161 endpoint.',
+      cause,
+    },
+  );
 }
 
 function hex(bytes: Uint8Array): string {

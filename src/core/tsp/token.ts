@@ -4,7 +4,16 @@
  */
 import { createHash, sign } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
-import { bitString, derNull, objectIdentifier, octetString, sequence, setOf, smallInteger, utf8String } from '../cms/der.js';
+import {
+  bitString,
+  derNull,
+  objectIdentifier,
+  octetString,
+  sequence,
+  setOf,
+  smallInteger,
+  utf8String,
+} from '../cms/der.js';
 import { OID } from '../cms/oids.js';
 import { encodeSignedData } from '../cms/signed-data.js';
 import { attribute, signingCertificateV2 } from '../cms/signed-attributes.js';

@@ -97,7 +97,10 @@ export function readTstInfo(der: Uint8Array): TstInfo {
   const info: TstInfo = {
     version: Number(integerValue(versionBlock, 'TSTInfo version')),
     policy: oid(policyBlock, 'policy'),
-    messageImprint: { hashAlgorithm: oid(algorithmOid, 'hashAlgorithm'), hashedMessage: Uint8Array.from(octets(hashedMessage, 'hashedMessage')) },
+    messageImprint: {
+      hashAlgorithm: oid(algorithmOid, 'hashAlgorithm'),
+      hashedMessage: Uint8Array.from(octets(hashedMessage, 'hashedMessage')),
+    },
     serialNumber: magnitudeHex(integerBytes(serialBlock, 'serialNumber')),
     genTime: timeValue(genTimeBlock, 'genTime'),
     ordering: false,
@@ -108,7 +111,8 @@ export function readTstInfo(der: Uint8Array): TstInfo {
     else if (isUniversal(field, 1)) info.ordering = booleanValue(field, 'ordering');
     else if (isUniversal(field, 2)) info.nonce = magnitudeHex(integerBytes(field, 'nonce'));
     else if (isContext(field, 0)) info.tsaName = generalNameText(explicitInner(field, 0, 'tsa'));
-    else if (isContext(field, 1)) continue; // extensions: nothing esign relies on
+    else if (isContext(field, 1))
+      continue; // extensions: nothing esign relies on
     else throw new Asn1StructureError('TSTInfo: unexpected field');
   }
   return info;
@@ -154,7 +158,8 @@ export function generalNameText(block: Block): string {
     }
     return text;
   }
-  if (isContext(block, 1) || isContext(block, 2) || isContext(block, 6)) return new TextDecoder().decode(octets(block, 'GeneralName'));
+  if (isContext(block, 1) || isContext(block, 2) || isContext(block, 6))
+    return new TextDecoder().decode(octets(block, 'GeneralName'));
   return `[GeneralName ${block.tagNumber}]`;
 }
 

@@ -6,7 +6,16 @@
  */
 import { createHash, createVerify, constants, publicDecrypt, verify } from 'node:crypto';
 import type { Hash, KeyObject } from 'node:crypto';
-import { Asn1StructureError, decode, explicitInner, integerValue, isContext, isUniversal, oid, sequenceItems } from '../cms/der.js';
+import {
+  Asn1StructureError,
+  decode,
+  explicitInner,
+  integerValue,
+  isContext,
+  isUniversal,
+  oid,
+  sequenceItems,
+} from '../cms/der.js';
 
 export interface DigestAlgorithm {
   oid: string;
@@ -22,7 +31,11 @@ export interface DigestAlgorithm {
 
 const DIGESTS: Readonly<Record<string, Omit<DigestAlgorithm, 'oid'>>> = {
   '1.2.840.113549.2.5': { name: 'md5', hash: 'md5', weakness: 'MD5 is broken' },
-  '1.3.14.3.2.26': { name: 'sha1', hash: 'sha1', weakness: 'SHA-1 is no longer acceptable for signatures (collisions)' },
+  '1.3.14.3.2.26': {
+    name: 'sha1',
+    hash: 'sha1',
+    weakness: 'SHA-1 is no longer acceptable for signatures (collisions)',
+  },
   '2.16.840.1.101.3.4.2.4': { name: 'sha224', hash: 'sha224' },
   '2.16.840.1.101.3.4.2.1': { name: 'sha256', hash: 'sha256' },
   '2.16.840.1.101.3.4.2.2': { name: 'sha384', hash: 'sha384' },
@@ -42,8 +55,13 @@ const ED448 = '1.3.101.113';
  * `signatureAlgorithm` is the SignerInfo's: beside Ed448, id-shake256 without parameters is
  * SHAKE256 with 512 bits of output (RFC 8419 §2.3), not RFC 8702's 256.
  */
-export function digestAlgorithm(algorithm: string, parameters?: Uint8Array, signatureAlgorithm?: string): DigestAlgorithm | undefined {
-  if (algorithm === SHAKE256 && signatureAlgorithm === ED448) return { oid: algorithm, name: 'shake256-512', hash: 'shake256', outputLength: 64 };
+export function digestAlgorithm(
+  algorithm: string,
+  parameters?: Uint8Array,
+  signatureAlgorithm?: string,
+): DigestAlgorithm | undefined {
+  if (algorithm === SHAKE256 && signatureAlgorithm === ED448)
+    return { oid: algorithm, name: 'shake256-512', hash: 'shake256', outputLength: 64 };
   if (algorithm === SHAKE256_LEN) {
     const bits = parameters ? Number(integerValue(decode(parameters, 'ShakeOutputLen'), 'ShakeOutputLen')) : 0;
     if (!(bits > 0 && bits % 8 === 0 && bits <= 4096)) return undefined;
@@ -54,7 +72,9 @@ export function digestAlgorithm(algorithm: string, parameters?: Uint8Array, sign
 }
 
 export function createDigest(digest: DigestAlgorithm): Hash {
-  return digest.outputLength === undefined ? createHash(digest.hash) : createHash(digest.hash, { outputLength: digest.outputLength });
+  return digest.outputLength === undefined
+    ? createHash(digest.hash)
+    : createHash(digest.hash, { outputLength: digest.outputLength });
 }
 
 export interface SignatureScheme {
@@ -102,7 +122,11 @@ const MGF1 = '1.2.840.113549.1.1.8';
  * The signature scheme of a SignerInfo's signatureAlgorithm, or why esign cannot check it.
  * `digest` is the SignerInfo's digest algorithm, which rsaEncryption and id-ecPublicKey sign under.
  */
-export function signatureScheme(algorithm: string, parameters: Uint8Array | undefined, digest: DigestAlgorithm): SignatureScheme | { unsupported: string } {
+export function signatureScheme(
+  algorithm: string,
+  parameters: Uint8Array | undefined,
+  digest: DigestAlgorithm,
+): SignatureScheme | { unsupported: string } {
   if (algorithm === RSASSA_PSS) return pssScheme(parameters);
   const entry = SCHEMES[algorithm];
   if (!entry) return { unsupported: `signature algorithm ${algorithm} is not one esign can check` };
@@ -110,7 +134,8 @@ export function signatureScheme(algorithm: string, parameters: Uint8Array | unde
   const hash = entry.hash ?? digest.hash;
   const name = entry.hash ? entry.name : `${entry.name} with ${digest.name}`;
   const weakness = hash === 'sha1' || hash === 'md5' ? (DIGESTS[digest.oid]?.weakness ?? SHA1_WEAKNESS) : undefined;
-  if (digest.outputLength !== undefined && entry.hash === undefined) return { unsupported: `${entry.name} cannot sign under ${digest.name}` };
+  if (digest.outputLength !== undefined && entry.hash === undefined)
+    return { unsupported: `${entry.name} cannot sign under ${digest.name}` };
   return { name, keyTypes: entry.keyTypes, hash, ...(weakness ? { weakness } : {}) };
 }
 
@@ -126,19 +151,28 @@ function pssScheme(parameters: Uint8Array | undefined): SignatureScheme | { unsu
       if (isContext(field, 0)) hash = hashOf(inner);
       else if (isContext(field, 1)) {
         const [mgf, mgfParameters] = sequenceItems(inner, 'maskGenAlgorithm');
-        if (oid(mgf, 'maskGenAlgorithm') !== MGF1) return { unsupported: 'RSASSA-PSS with a mask generation function other than MGF1' };
+        if (oid(mgf, 'maskGenAlgorithm') !== MGF1)
+          return { unsupported: 'RSASSA-PSS with a mask generation function other than MGF1' };
         mgfHash = hashOf(mgfParameters);
       } else if (isContext(field, 2)) saltLength = Number(integerValue(inner, 'saltLength'));
-      else if (isContext(field, 3) && integerValue(inner, 'trailerField') !== 1n) return { unsupported: 'RSASSA-PSS with a trailer field other than 1' };
+      else if (isContext(field, 3) && integerValue(inner, 'trailerField') !== 1n)
+        return { unsupported: 'RSASSA-PSS with a trailer field other than 1' };
     }
   } catch (error) {
-    if (error instanceof Asn1StructureError) return { unsupported: `RSASSA-PSS parameters are malformed (${error.message})` };
+    if (error instanceof Asn1StructureError)
+      return { unsupported: `RSASSA-PSS parameters are malformed (${error.message})` };
     throw error;
   }
   // node:crypto (OpenSSL) uses the signature's hash for MGF1 as well.
   if (mgfHash !== hash) return { unsupported: `RSASSA-PSS with MGF1 over ${mgfHash} but the hash ${hash}` };
   const weakness = hash === 'sha1' ? SHA1_WEAKNESS : undefined;
-  return { name: `RSASSA-PSS (${hash}, MGF1 ${mgfHash}, salt ${saltLength})`, keyTypes: RSA, hash, pss: { saltLength }, ...(weakness ? { weakness } : {}) };
+  return {
+    name: `RSASSA-PSS (${hash}, MGF1 ${mgfHash}, salt ${saltLength})`,
+    keyTypes: RSA,
+    hash,
+    pss: { saltLength },
+    ...(weakness ? { weakness } : {}),
+  };
 }
 
 function hashOf(algorithmIdentifier: ReturnType<typeof decode> | undefined): string {
@@ -155,9 +189,13 @@ function hashOf(algorithmIdentifier: ReturnType<typeof decode> | undefined): str
  */
 export function certificateSignatureWeakness(der: Uint8Array): string | undefined {
   try {
-    const algorithm = oid(sequenceItems(sequenceItems(decode(der, 'certificate'), 'certificate')[1], 'signatureAlgorithm')[0], 'algorithm');
+    const algorithm = oid(
+      sequenceItems(sequenceItems(decode(der, 'certificate'), 'certificate')[1], 'signatureAlgorithm')[0],
+      'algorithm',
+    );
     const hash = algorithm === RSASSA_PSS ? undefined : SCHEMES[algorithm]?.hash;
-    if (hash === 'md5' || algorithm === '1.2.840.113549.1.1.4') return `${SCHEMES[algorithm]?.name ?? 'md5WithRSAEncryption'}: ${DIGESTS['1.2.840.113549.2.5']?.weakness}`;
+    if (hash === 'md5' || algorithm === '1.2.840.113549.1.1.4')
+      return `${SCHEMES[algorithm]?.name ?? 'md5WithRSAEncryption'}: ${DIGESTS['1.2.840.113549.2.5']?.weakness}`;
     if (hash === 'sha1') return `${SCHEMES[algorithm]?.name}: ${SHA1_WEAKNESS}`;
   } catch {
     // An unreadable certificate is reported by the chain, not here.
@@ -189,9 +227,11 @@ const CURVE_NAMES: Readonly<Record<string, string>> = { prime256v1: 'P-256', sec
 /** Why the signer key is no longer acceptable (RSA under 2048 bits, EC under 256), if it is not. */
 export function keyWeakness(key: KeyObject): string | undefined {
   const details = key.asymmetricKeyDetails;
-  const rsaBits = key.asymmetricKeyType === 'rsa' || key.asymmetricKeyType === 'rsa-pss' ? details?.modulusLength : undefined;
+  const rsaBits =
+    key.asymmetricKeyType === 'rsa' || key.asymmetricKeyType === 'rsa-pss' ? details?.modulusLength : undefined;
   if (rsaBits !== undefined && rsaBits < 2048) return `an RSA key of ${rsaBits} bits is too short (2048 at least)`;
-  if (key.asymmetricKeyType === 'ec' && ['prime192v1', 'secp224r1'].includes(details?.namedCurve ?? '')) return `the curve ${details?.namedCurve ?? ''} is too small (P-256 at least)`;
+  if (key.asymmetricKeyType === 'ec' && ['prime192v1', 'secp224r1'].includes(details?.namedCurve ?? ''))
+    return `the curve ${details?.namedCurve ?? ''} is too small (P-256 at least)`;
   return undefined;
 }
 
@@ -206,7 +246,10 @@ export function verifyWith(scheme: SignatureScheme, data: Uint8Array, key: KeyOb
 }
 
 /** A streaming verifier for hash-then-sign schemes (no signed attributes: the content itself is signed). */
-export function streamingVerifier(scheme: SignatureScheme, key: KeyObject): { update(chunk: Uint8Array): void; verify(signature: Uint8Array): boolean } | undefined {
+export function streamingVerifier(
+  scheme: SignatureScheme,
+  key: KeyObject,
+): { update(chunk: Uint8Array): void; verify(signature: Uint8Array): boolean } | undefined {
   if (scheme.hash === undefined) return undefined;
   const verifier = createVerify(scheme.hash);
   return {
@@ -236,6 +279,9 @@ export function opensUnderKey(scheme: SignatureScheme, key: KeyObject, signature
   }
 }
 
-function keyInput(scheme: SignatureScheme, key: KeyObject): KeyObject | { key: KeyObject; padding: number; saltLength: number } {
+function keyInput(
+  scheme: SignatureScheme,
+  key: KeyObject,
+): KeyObject | { key: KeyObject; padding: number; saltLength: number } {
   return scheme.pss ? { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: scheme.pss.saltLength } : key;
 }

@@ -16,7 +16,12 @@ export async function verifyCades(
   options: VerifyOptions,
 ): Promise<VerificationReport> {
   // Revocation data can only come from the .p7s itself; checkSignatureCms reads it there.
-  const ctx = { anchors: options.trustAnchors.map((der) => new X509Certificate(der)), extraCerts: [], revocation: revocationMaterial([], []), now: options.now };
+  const ctx = {
+    anchors: options.trustAnchors.map((der) => new X509Certificate(der)),
+    extraCerts: [],
+    revocation: revocationMaterial([], []),
+    now: options.now,
+  };
   const checks = await checkSignatureCms(p7s, { read: readContent }, ctx);
   const signingTime = checks.parsed?.signedAttributes?.signingTime;
   const judged = verdict(checks);
@@ -31,9 +36,20 @@ export async function verifyCades(
     ...(checks.chain ? { chain: checks.chain } : {}),
     level: checks.timestamp?.valid ? 'B-T' : 'B-B',
     ...judged,
-    problems: [...checks.problems, ...checks.untrusted, ...checks.weak.map((weakness) => `algorithm not acceptable: ${weakness}`)],
+    problems: [
+      ...checks.problems,
+      ...checks.untrusted,
+      ...checks.weak.map((weakness) => `algorithm not acceptable: ${weakness}`),
+    ],
     warnings: checks.warnings,
   };
   if (!checks.integrity.valid || !checks.signatureValue.valid) delete report.level;
-  return { file, kind: 'cades', signatures: [report], status: judged.status, code: judged.code, checkedAt: options.now.toISOString() };
+  return {
+    file,
+    kind: 'cades',
+    signatures: [report],
+    status: judged.status,
+    code: judged.code,
+    checkedAt: options.now.toISOString(),
+  };
 }

@@ -59,7 +59,12 @@ export function validAt(cert: X509Certificate, at: Date): boolean {
 }
 
 /** Builds the path from `leaf` to an anchor through `pool`, and checks validity periods at `at`. */
-export function buildChain(leaf: X509Certificate, pool: readonly X509Certificate[], anchors: readonly X509Certificate[], at: Date): ChainBuild {
+export function buildChain(
+  leaf: X509Certificate,
+  pool: readonly X509Certificate[],
+  anchors: readonly X509Certificate[],
+  at: Date,
+): ChainBuild {
   const path: X509Certificate[] = [leaf];
   let anchored = false;
   let untrustedReason: string | undefined;
@@ -75,7 +80,10 @@ export function buildChain(leaf: X509Certificate, pool: readonly X509Certificate
       anchored = true;
       break;
     }
-    const next = pool.find((candidate) => !path.some((seen) => seen.raw.equals(candidate.raw)) && candidate.ca && issuedBy(current, candidate));
+    const next = pool.find(
+      (candidate) =>
+        !path.some((seen) => seen.raw.equals(candidate.raw)) && candidate.ca && issuedBy(current, candidate),
+    );
     if (!next) {
       const selfSigned = current.checkIssued(current);
       untrustedReason = selfSigned

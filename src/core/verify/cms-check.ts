@@ -15,7 +15,17 @@ import type { ParsedTimeStampToken } from '../tsp/response.js';
 import { buildChain, certificate, certificatePool, summarize } from './chain.js';
 import { combineMaterial, embeddedRevocation, revocationStatus } from './revocation.js';
 import type { RevocationMaterial } from './revocation.js';
-import { certificateSignatureWeakness, createDigest, describeKey, digestAlgorithm, keyWeakness, opensUnderKey, signatureScheme, streamingVerifier, verifyWith } from './algorithms.js';
+import {
+  certificateSignatureWeakness,
+  createDigest,
+  describeKey,
+  digestAlgorithm,
+  keyWeakness,
+  opensUnderKey,
+  signatureScheme,
+  streamingVerifier,
+  verifyWith,
+} from './algorithms.js';
 import type { DigestAlgorithm, SignatureScheme } from './algorithms.js';
 import { noFindings } from './types.js';
 import type { ChainReport, Findings, SignatureReport, SubIndication, TimestampReport } from './types.js';
@@ -66,7 +76,10 @@ export async function checkSignatureCms(cmsDer: Uint8Array, signed: SignedBytes,
     parsed = parseSignedData(cmsDer);
   } catch (error) {
     const reason = isEsignError(error) ? error.message : String(error);
-    fail('FORMAT_FAILURE', `the signature is not a readable CMS SignedData (${reason})`, ['integrity', 'signatureValue']);
+    fail('FORMAT_FAILURE', `the signature is not a readable CMS SignedData (${reason})`, [
+      'integrity',
+      'signatureValue',
+    ]);
     return result;
   }
   result.parsed = parsed;
@@ -78,32 +91,45 @@ export async function checkSignatureCms(cmsDer: Uint8Array, signed: SignedBytes,
   result.integrity.digestAlgorithm = digest?.name ?? parsed.digestAlgorithm;
   result.signatureValue.algorithm = parsed.signatureAlgorithm;
   if (!digest) {
-    fail('CRYPTO_CONSTRAINTS_FAILURE', `esign cannot check the digest algorithm ${parsed.digestAlgorithm}`, ['integrity', 'signatureValue']);
+    fail('CRYPTO_CONSTRAINTS_FAILURE', `esign cannot check the digest algorithm ${parsed.digestAlgorithm}`, [
+      'integrity',
+      'signatureValue',
+    ]);
     return result;
   }
   const scheme = signatureScheme(parsed.signatureAlgorithm, parsed.signatureAlgorithmParameters, digest);
   const key = signerCert ? readablePublicKey(signerCert) : undefined;
   if ('name' in scheme) result.signatureValue.algorithm = scheme.name;
   if (key) result.signatureValue.key = describeKey(key);
-  for (const weakness of [digest.weakness, 'weakness' in scheme ? scheme.weakness : undefined, key ? keyWeakness(key) : undefined]) {
+  for (const weakness of [
+    digest.weakness,
+    'weakness' in scheme ? scheme.weakness : undefined,
+    key ? keyWeakness(key) : undefined,
+  ]) {
     if (weakness && !result.weak.includes(weakness)) result.weak.push(weakness);
   }
 
   const checked = await checkSignedBytes(parsed, signed, digest, 'name' in scheme ? scheme : undefined, key);
   if (checked.intact) result.integrity.valid = true;
-  else if (checked.integrityFailure) fail(checked.integrityFailure.failure, checked.integrityFailure.reason, ['integrity']);
+  else if (checked.integrityFailure)
+    fail(checked.integrityFailure.failure, checked.integrityFailure.reason, ['integrity']);
   if ('unsupported' in scheme) fail('CRYPTO_CONSTRAINTS_FAILURE', scheme.unsupported, ['signatureValue']);
-  else if (!signerCert) fail('NO_SIGNING_CERTIFICATE_FOUND', 'the signer certificate is not in the CMS', ['signatureValue']);
-  else if (!key) fail('NO_SIGNING_CERTIFICATE_FOUND', "the signer certificate's public key cannot be read", ['signatureValue']);
-  else if (checked.signatureFailure) fail(checked.signatureFailure.failure, checked.signatureFailure.reason, ['signatureValue']);
+  else if (!signerCert)
+    fail('NO_SIGNING_CERTIFICATE_FOUND', 'the signer certificate is not in the CMS', ['signatureValue']);
+  else if (!key)
+    fail('NO_SIGNING_CERTIFICATE_FOUND', "the signer certificate's public key cannot be read", ['signatureValue']);
+  else if (checked.signatureFailure)
+    fail(checked.signatureFailure.failure, checked.signatureFailure.reason, ['signatureValue']);
   else result.signatureValue.valid = true;
-  if (!result.integrity.valid && !result.integrity.reason) result.integrity.reason = result.signatureValue.reason ?? 'not checked';
+  if (!result.integrity.valid && !result.integrity.reason)
+    result.integrity.reason = result.signatureValue.reason ?? 'not checked';
 
   let validationTime = ctx.now;
   let proofOfExistence = false;
   if (parsed.signatureTimeStampToken) {
     // The imprint's hash is the token's choice (esign asks for the signature's digest: SHA-384 for P-384).
-    const imprintOf = (hashName: string): Uint8Array => new Uint8Array(createHash(hashName).update(parsed.signatureValue).digest());
+    const imprintOf = (hashName: string): Uint8Array =>
+      new Uint8Array(createHash(hashName).update(parsed.signatureValue).digest());
     result.timestamp = checkTimestampToken(parsed.signatureTimeStampToken, undefined, context, imprintOf);
     for (const weakness of result.timestamp.weak ?? []) result.weak.push(`signature timestamp: ${weakness}`);
     if (!result.timestamp.valid) {
@@ -137,18 +163,34 @@ interface SignedBytesCheck {
  * Reads the signed bytes once: their digest against the message-digest attribute (or, without
  * signed attributes, the signature over them as they stream by), and the signature value.
  */
-async function checkSignedBytes(parsed: ParsedSignedData, signed: SignedBytes, digest: DigestAlgorithm, scheme: SignatureScheme | undefined, key: KeyObject | undefined): Promise<SignedBytesCheck> {
+async function checkSignedBytes(
+  parsed: ParsedSignedData,
+  signed: SignedBytes,
+  digest: DigestAlgorithm,
+  scheme: SignatureScheme | undefined,
+  key: KeyObject | undefined,
+): Promise<SignedBytesCheck> {
   let read = signed.read;
   let rangeIntact = true;
   if (signed.encapsulatedSha1) {
     const encapsulated = parsed.encapContent;
-    if (encapsulated === undefined) return { intact: false, integrityFailure: { failure: 'FORMAT_FAILURE', reason: 'an adbe.pkcs7.sha1 signature without the encapsulated SHA-1 digest' } };
+    if (encapsulated === undefined)
+      return {
+        intact: false,
+        integrityFailure: {
+          failure: 'FORMAT_FAILURE',
+          reason: 'an adbe.pkcs7.sha1 signature without the encapsulated SHA-1 digest',
+        },
+      };
     const sha1 = createHash('sha1');
     await signed.read((chunk) => sha1.update(chunk));
     rangeIntact = bytesEqual(new Uint8Array(sha1.digest()), encapsulated);
     read = async (consume) => consume(encapsulated);
   }
-  const changed: Failure = { failure: 'HASH_FAILURE', reason: 'the message digest does not match the signed bytes: the document was changed' };
+  const changed: Failure = {
+    failure: 'HASH_FAILURE',
+    reason: 'the message digest does not match the signed bytes: the document was changed',
+  };
   const attributes = parsed.signedAttributes;
   const hash = createDigest(digest);
   const usable = scheme !== undefined && key !== undefined;
@@ -168,26 +210,64 @@ async function checkSignedBytes(parsed: ParsedSignedData, signed: SignedBytes, d
     if (!usable) return { intact: false };
     if (heldBytes > MAX_BUFFERED_EDDSA_CONTENT) {
       const reason = `${scheme.name} without signed attributes over more than ${MAX_BUFFERED_EDDSA_CONTENT / 1024 / 1024} MiB: esign does not hold that much in memory`;
-      return { intact: false, signatureFailure: { failure: 'SIG_CONSTRAINTS_FAILURE', reason }, integrityFailure: { failure: 'SIG_CONSTRAINTS_FAILURE', reason } };
+      return {
+        intact: false,
+        signatureFailure: { failure: 'SIG_CONSTRAINTS_FAILURE', reason },
+        integrityFailure: { failure: 'SIG_CONSTRAINTS_FAILURE', reason },
+      };
     }
-    const valid = verifier ? verifier.verify(parsed.signatureValue) : verifyWith(scheme, concatBytes(held ?? []), key, parsed.signatureValue);
-    if (!rangeIntact) return { intact: false, integrityFailure: changed, ...(valid ? {} : { signatureFailure: { failure: 'SIG_CRYPTO_FAILURE', reason: 'the signature does not verify with the signer certificate' } }) };
+    const valid = verifier
+      ? verifier.verify(parsed.signatureValue)
+      : verifyWith(scheme, concatBytes(held ?? []), key, parsed.signatureValue);
+    if (!rangeIntact)
+      return {
+        intact: false,
+        integrityFailure: changed,
+        ...(valid
+          ? {}
+          : {
+              signatureFailure: {
+                failure: 'SIG_CRYPTO_FAILURE',
+                reason: 'the signature does not verify with the signer certificate',
+              },
+            }),
+      };
     if (valid) return { intact: true };
-    if (opensUnderKey(scheme, key, parsed.signatureValue)) return { intact: false, integrityFailure: { ...changed, reason: 'the signature is genuine but signs other bytes: the document was changed' } };
-    const reason = 'the signature over the signed bytes does not verify (no signed attributes: a changed document and a bad signature look alike)';
-    return { intact: false, integrityFailure: { failure: 'SIG_CRYPTO_FAILURE', reason }, signatureFailure: { failure: 'SIG_CRYPTO_FAILURE', reason } };
+    if (opensUnderKey(scheme, key, parsed.signatureValue))
+      return {
+        intact: false,
+        integrityFailure: {
+          ...changed,
+          reason: 'the signature is genuine but signs other bytes: the document was changed',
+        },
+      };
+    const reason =
+      'the signature over the signed bytes does not verify (no signed attributes: a changed document and a bad signature look alike)';
+    return {
+      intact: false,
+      integrityFailure: { failure: 'SIG_CRYPTO_FAILURE', reason },
+      signatureFailure: { failure: 'SIG_CRYPTO_FAILURE', reason },
+    };
   }
   await read((chunk) => hash.update(chunk));
   const claimed = attributes.messageDigest;
   const check: SignedBytesCheck = { intact: false };
-  if (!claimed) check.integrityFailure = { failure: 'FORMAT_FAILURE', reason: 'the signed attributes have no message-digest attribute' };
+  if (!claimed)
+    check.integrityFailure = {
+      failure: 'FORMAT_FAILURE',
+      reason: 'the signed attributes have no message-digest attribute',
+    };
   else if (rangeIntact && bytesEqual(claimed, new Uint8Array(hash.digest()))) check.intact = true;
   else check.integrityFailure = changed;
   if (!usable) return check;
   const ess = parsed.signerCertificate ? checkSigningCertificate(parsed, parsed.signerCertificate) : undefined;
-  if (ess !== undefined && ess !== 'absent') check.signatureFailure = { failure: 'NO_SIGNING_CERTIFICATE_FOUND', reason: ess };
+  if (ess !== undefined && ess !== 'absent')
+    check.signatureFailure = { failure: 'NO_SIGNING_CERTIFICATE_FOUND', reason: ess };
   else if (!verifyWith(scheme, attributes.der, key, parsed.signatureValue)) {
-    check.signatureFailure = { failure: 'SIG_CRYPTO_FAILURE', reason: 'the signature over the signed attributes does not verify with the signer certificate' };
+    check.signatureFailure = {
+      failure: 'SIG_CRYPTO_FAILURE',
+      reason: 'the signature over the signed attributes does not verify with the signer certificate',
+    };
   }
   return check;
 }
@@ -203,9 +283,11 @@ function collectChainProblems(chain: ChainReport, into: Findings, who: string, p
     into.untrusted.push(...chain.problems.map((p) => `${who}: ${p}`));
     into.failures.add('NO_CERTIFICATE_CHAIN_FOUND');
   } else into.problems.push(...chain.problems.map((p) => `${who}: ${p}`));
-  for (const weakness of chain.weak ?? []) if (!into.weak.includes(`${who}: ${weakness}`)) into.weak.push(`${who}: ${weakness}`);
+  for (const weakness of chain.weak ?? [])
+    if (!into.weak.includes(`${who}: ${weakness}`)) into.weak.push(`${who}: ${weakness}`);
   const at = new Date(chain.checkedAt).getTime();
-  if (chain.certificates.some((cert) => new Date(cert.notAfter).getTime() < at)) into.failures.add('OUT_OF_BOUNDS_NO_POE');
+  if (chain.certificates.some((cert) => new Date(cert.notAfter).getTime() < at))
+    into.failures.add('OUT_OF_BOUNDS_NO_POE');
   if (chain.certificates.some((cert) => new Date(cert.notBefore).getTime() > at)) into.failures.add('NOT_YET_VALID');
   for (const entry of chain.revocation) {
     if (entry.status !== 'revoked') continue;
@@ -215,13 +297,21 @@ function collectChainProblems(chain: ChainReport, into: Findings, who: string, p
 }
 
 /** Builds and checks the chain of `leaf` at `at`; revocation from the material, at `at`. */
-export function chainReport(leaf: X509Certificate, extra: readonly Uint8Array[], ctx: CmsContext, at: Date): ChainReport {
+export function chainReport(
+  leaf: X509Certificate,
+  extra: readonly Uint8Array[],
+  ctx: CmsContext,
+  at: Date,
+): ChainReport {
   const pool = certificatePool(extra);
   const built = buildChain(leaf, pool, ctx.anchors, at);
-  const problems = built.anchored ? [...built.validityProblems] : [built.untrustedReason ?? 'no trust anchor', ...built.validityProblems];
+  const problems = built.anchored
+    ? [...built.validityProblems]
+    : [built.untrustedReason ?? 'no trust anchor', ...built.validityProblems];
   const revocation = built.path.map((cert, index) => {
     const isAnchor = built.anchored && index === built.path.length - 1;
-    if (isAnchor) return { subject: summarize(cert).subject, status: 'not-checked' as const, source: 'trust-anchor' as const };
+    if (isAnchor)
+      return { subject: summarize(cert).subject, status: 'not-checked' as const, source: 'trust-anchor' as const };
     return revocationStatus(cert, built.path[index + 1], ctx.revocation, at);
   });
   // The anchor's self-signature vouches for nothing: trust in it is configured, not computed.
@@ -242,23 +332,44 @@ export function chainReport(leaf: X509Certificate, extra: readonly Uint8Array[],
 }
 
 /** Checks a TimeStampToken for `imprint`: structure, imprint, token signature, TSA usage and chain at genTime. */
-export function checkTimestampToken(tokenDer: Uint8Array, imprint: Uint8Array | undefined, ctx: CmsContext, digestOf?: (hashName: string) => Uint8Array): TimestampReport {
+export function checkTimestampToken(
+  tokenDer: Uint8Array,
+  imprint: Uint8Array | undefined,
+  ctx: CmsContext,
+  digestOf?: (hashName: string) => Uint8Array,
+): TimestampReport {
   let token: ParsedTimeStampToken;
   try {
     token = parseTimeStampToken(tokenDer);
   } catch (error) {
-    return { time: '', tsa: '', serialNumber: '', valid: false, problems: [`the token is unreadable (${(error as Error).message})`], chain: undefined };
+    return {
+      time: '',
+      tsa: '',
+      serialNumber: '',
+      valid: false,
+      problems: [`the token is unreadable (${(error as Error).message})`],
+      chain: undefined,
+    };
   }
   const { tstInfo } = token;
   const problems: string[] = [];
   const hashName = IMPRINT_HASH_NAME_BY_OID[tstInfo.messageImprint.hashAlgorithm];
   const weak: string[] = [];
-  if (hashName === 'sha1' || hashName === 'md5') weak.push(`the message imprint is a ${hashName === 'sha1' ? 'SHA-1' : 'MD5'} digest: ${hashName === 'sha1' ? 'SHA-1 is no longer acceptable (collisions)' : 'MD5 is broken'}`);
-  const tokenDigest = digestAlgorithm(token.signedData.digestAlgorithm, token.signedData.digestAlgorithmParameters, token.signedData.signatureAlgorithm);
+  if (hashName === 'sha1' || hashName === 'md5')
+    weak.push(
+      `the message imprint is a ${hashName === 'sha1' ? 'SHA-1' : 'MD5'} digest: ${hashName === 'sha1' ? 'SHA-1 is no longer acceptable (collisions)' : 'MD5 is broken'}`,
+    );
+  const tokenDigest = digestAlgorithm(
+    token.signedData.digestAlgorithm,
+    token.signedData.digestAlgorithmParameters,
+    token.signedData.signatureAlgorithm,
+  );
   if (tokenDigest?.weakness) weak.push(`the token is signed over ${tokenDigest.name}: ${tokenDigest.weakness}`);
   const expected = imprint ?? (hashName && digestOf ? digestOf(hashName) : undefined);
-  if (expected === undefined) problems.push(`unsupported imprint hash algorithm ${tstInfo.messageImprint.hashAlgorithm}`);
-  else if (!bytesEqual(expected, tstInfo.messageImprint.hashedMessage)) problems.push('the message imprint does not match the timestamped data');
+  if (expected === undefined)
+    problems.push(`unsupported imprint hash algorithm ${tstInfo.messageImprint.hashAlgorithm}`);
+  else if (!bytesEqual(expected, tstInfo.messageImprint.hashedMessage))
+    problems.push('the message imprint does not match the timestamped data');
   try {
     verifyTimeStampTokenSignature(token);
     if (token.signerCertificate) checkTimeStampingUsage(token.signerCertificate);
@@ -266,10 +377,18 @@ export function checkTimestampToken(tokenDer: Uint8Array, imprint: Uint8Array | 
     problems.push((error as Error).message.replace(/\.$/, ''));
   }
   const tsaCert = token.signerCertificate ? certificate(token.signerCertificate) : undefined;
-  const chain = tsaCert ? chainReport(tsaCert, [...token.certificates, ...ctx.extraCerts], withEmbeddedRevocation(ctx, token.signedData), tstInfo.genTime) : undefined;
+  const chain = tsaCert
+    ? chainReport(
+        tsaCert,
+        [...token.certificates, ...ctx.extraCerts],
+        withEmbeddedRevocation(ctx, token.signedData),
+        tstInfo.genTime,
+      )
+    : undefined;
   if (chain?.trusted) problems.push(...chain.problems);
   for (const weakness of chain?.weak ?? []) weak.push(`timestamp authority: ${weakness}`);
-  for (const entry of chain?.revocation ?? []) if (entry.status === 'revoked') problems.push(`${entry.subject} was revoked on ${entry.revokedAt ?? '?'}`);
+  for (const entry of chain?.revocation ?? [])
+    if (entry.status === 'revoked') problems.push(`${entry.subject} was revoked on ${entry.revokedAt ?? '?'}`);
   return {
     time: tstInfo.genTime.toISOString(),
     tsa: tsaCert ? summarize(tsaCert).subject : (tstInfo.tsaName ?? '(unknown)'),

@@ -43,9 +43,11 @@ export class PageContentComparison {
   async changes(before: RevisionDocument, after: RevisionDocument, redefined: Iterable<number>): Promise<string[]> {
     const changed = new Set(redefined);
     // An object kept in an object stream that was redefined is read from the new stream.
-    for (const [num, entry] of after.doc.xref.entries) if (entry.kind === 'compressed' && changed.has(entry.stream)) changed.add(num);
+    for (const [num, entry] of after.doc.xref.entries)
+      if (entry.kind === 'compressed' && changed.has(entry.stream)) changed.add(num);
     try {
-      const reached = this.reached?.revision === before.revision ? this.reached.objects : await reachedByPages(before.doc);
+      const reached =
+        this.reached?.revision === before.revision ? this.reached.objects : await reachedByPages(before.doc);
       this.reached = undefined;
       if (await keepsReached(before.doc, after.doc, changed, reached)) {
         this.reached = { revision: after.revision, objects: reached };
@@ -91,8 +93,14 @@ async function reachedByPages(doc: PdfDocument): Promise<Reached> {
 }
 
 /** Whether the redefined objects leave the pages and what they reach as they were (so `reached` still holds). */
-async function keepsReached(before: PdfDocument, after: PdfDocument, changed: ReadonlySet<number>, reached: Reached): Promise<boolean> {
-  const same = (x: PdfObject | undefined, y: PdfObject | undefined): boolean => sameShape(x ?? null, y ?? null, (p, q) => p instanceof PdfRef && q instanceof PdfRef && p.num === q.num);
+async function keepsReached(
+  before: PdfDocument,
+  after: PdfDocument,
+  changed: ReadonlySet<number>,
+  reached: Reached,
+): Promise<boolean> {
+  const same = (x: PdfObject | undefined, y: PdfObject | undefined): boolean =>
+    sameShape(x ?? null, y ?? null, (p, q) => p instanceof PdfRef && q instanceof PdfRef && p.num === q.num);
   if (!same((await before.catalog()).dict.get('Pages'), (await after.catalog()).dict.get('Pages'))) return false;
   for (const num of changed) {
     const role = reached.get(num);
@@ -117,10 +125,15 @@ async function comparePages(before: PdfDocument, after: PdfDocument, changed: Re
   const afterPages = pagesOf((await after.catalog()).dict.get('Pages'), comparison.readAfter);
   for (let number = 1; ; number++) {
     const [was, now] = await Promise.all([beforePages.next(), afterPages.next()]);
-    if (was.done || now.done) return was.done && now.done ? [] : [`page ${number} was ${was.done ? 'added' : 'removed'}`];
-    const which = was.value.ref.num === now.value.ref.num ? `page ${number}` : `page ${number} (object ${now.value.ref.num}, was ${was.value.ref.num})`;
+    if (was.done || now.done)
+      return was.done && now.done ? [] : [`page ${number} was ${was.done ? 'added' : 'removed'}`];
+    const which =
+      was.value.ref.num === now.value.ref.num
+        ? `page ${number}`
+        : `page ${number} (object ${now.value.ref.num}, was ${was.value.ref.num})`;
     for (const key of COMPARED) {
-      if (!(await comparison.same(was.value.attributes.get(key), now.value.attributes.get(key)))) return [`${which}: /${key} changed`];
+      if (!(await comparison.same(was.value.attributes.get(key), now.value.attributes.get(key))))
+        return [`${which}: /${key} changed`];
     }
   }
 }
@@ -134,7 +147,13 @@ interface Page {
 type Read = (ref: PdfRef) => Promise<PdfObject>;
 
 /** The pages under `node` in order, with their effective attributes. */
-async function* pagesOf(node: PdfObject | undefined, read: Read, inherited = new Map<string, PdfObject>(), depth = 0, seen = new Set<number>()): AsyncGenerator<Page> {
+async function* pagesOf(
+  node: PdfObject | undefined,
+  read: Read,
+  inherited = new Map<string, PdfObject>(),
+  depth = 0,
+  seen = new Set<number>(),
+): AsyncGenerator<Page> {
   if (!(node instanceof PdfRef) || seen.has(node.num) || depth > MAX_TREE_DEPTH) return;
   seen.add(node.num);
   const dict = asDict(await read(node));
@@ -200,11 +219,16 @@ class DeepComparison {
 /** Structural equality of two values; where either side holds a reference, `references` decides. */
 function sameShape(x: PdfObject, y: PdfObject, references: (x: PdfObject, y: PdfObject) => boolean): boolean {
   if (x instanceof PdfRef || y instanceof PdfRef) return references(x, y);
-  if (x instanceof PdfStream && y instanceof PdfStream) return bytesEqual(x.data, y.data) && sameShape(x.dict, y.dict, references);
+  if (x instanceof PdfStream && y instanceof PdfStream)
+    return bytesEqual(x.data, y.data) && sameShape(x.dict, y.dict, references);
   if (x instanceof PdfDict && y instanceof PdfDict) {
-    return x.entries.size === y.entries.size && [...x.entries].every(([key, value]) => y.has(key) && sameShape(value, y.get(key) ?? null, references));
+    return (
+      x.entries.size === y.entries.size &&
+      [...x.entries].every(([key, value]) => y.has(key) && sameShape(value, y.get(key) ?? null, references))
+    );
   }
-  if (Array.isArray(x) && Array.isArray(y)) return x.length === y.length && x.every((item, i) => sameShape(item, y[i] ?? null, references));
+  if (Array.isArray(x) && Array.isArray(y))
+    return x.length === y.length && x.every((item, i) => sameShape(item, y[i] ?? null, references));
   if (x instanceof PdfString && y instanceof PdfString) return bytesEqual(x.bytes, y.bytes);
   return x === y;
 }

@@ -27,7 +27,15 @@ import { PageContentComparison } from './page-content.js';
 import { revocationMaterial } from './revocation.js';
 import type { RevocationItem } from './revocation.js';
 import { codeOf, noFindings, verdict, worst } from './types.js';
-import type { AppendedUpdate, ChainReport, PadesLevel, SignatureReport, SignatureStatus, VerificationReport, VerifyOptions } from './types.js';
+import type {
+  AppendedUpdate,
+  ChainReport,
+  PadesLevel,
+  SignatureReport,
+  SignatureStatus,
+  VerificationReport,
+  VerifyOptions,
+} from './types.js';
 
 interface Located {
   field: PdfSignatureField;
@@ -41,16 +49,31 @@ export async function verifyPdf(input: ByteSource, file: string, options: Verify
   // From its `%PDF-` header on, as readers take a file with leading bytes (ByteRange offsets included).
   const { source, pdf: doc } = await readPdfFromHeader(input, byteSourceFrom, { password: options.password });
   const fields = await listSignatureFields(doc);
-  const base: VerificationReport = { file, kind: 'pdf', signatures: [], status: 'no-signatures', code: 'VERIFY_NO_SIGNATURES', checkedAt: options.now.toISOString() };
+  const base: VerificationReport = {
+    file,
+    kind: 'pdf',
+    signatures: [],
+    status: 'no-signatures',
+    code: 'VERIFY_NO_SIGNATURES',
+    checkedAt: options.now.toISOString(),
+  };
   if (fields.length === 0) return base;
 
   const revisions = await listRevisions(doc);
   const dss = await readDss(doc);
-  const revisionAt = (end: number): PdfRevision | undefined => revisions.find((revision) => revision.eofEnd <= end && end <= revision.end);
+  const revisionAt = (end: number): PdfRevision | undefined =>
+    revisions.find((revision) => revision.eofEnd <= end && end <= revision.end);
   const docs = new Map<number, Promise<PdfDocument>>();
   const docAt = (revision: PdfRevision): Promise<PdfDocument> => {
     let pending = docs.get(revision.end);
-    if (!pending) docs.set(revision.end, (pending = revision.end >= source.size ? Promise.resolve(doc) : readRevision(source, revision.end, { password: options.password })));
+    if (!pending)
+      docs.set(
+        revision.end,
+        (pending =
+          revision.end >= source.size
+            ? Promise.resolve(doc)
+            : readRevision(source, revision.end, { password: options.password })),
+      );
     return pending;
   };
   // Each update is compared once with the revision before it, whichever signatures it follows.
@@ -61,7 +84,11 @@ export async function verifyPdf(input: ByteSource, file: string, options: Verify
     if (!pending) {
       const previous = revisions[update.number - 2] as PdfRevision; // an update always has one
       pending = Promise.all([docAt(previous), docAt(update)]).then(([before, after]) =>
-        pages.changes({ doc: before, revision: previous.number }, { doc: after, revision: update.number }, update.objects),
+        pages.changes(
+          { doc: before, revision: previous.number },
+          { doc: after, revision: update.number },
+          update.objects,
+        ),
       );
       pageChanges.set(update.number, pending);
     }
@@ -75,7 +102,13 @@ export async function verifyPdf(input: ByteSource, file: string, options: Verify
     now: options.now,
   };
   const dssRevision = dss ? await findDssRevision(doc, dss, revisions) : undefined;
-  if (dss) base.dss = { certs: dss.certs.length, ocsps: dss.ocsps.length, crls: dss.crls.length, revision: dssRevision?.number ?? 0 };
+  if (dss)
+    base.dss = {
+      certs: dss.certs.length,
+      ocsps: dss.ocsps.length,
+      crls: dss.crls.length,
+      revision: dssRevision?.number ?? 0,
+    };
 
   const located: Located[] = fields.map((field) => {
     const kind = field.subFilter === 'ETSI.RFC3161' || field.type === 'DocTimeStamp' ? 'docTimeStamp' : 'signature';
@@ -87,14 +120,31 @@ export async function verifyPdf(input: ByteSource, file: string, options: Verify
 
   const reports: SignatureReport[] = [];
   for (const [index, item] of located.entries()) {
-    reports.push(await verifyOne(index + 1, item, { source, leadingBytes: input.size - source.size, ctx, revisions, located, docAt, pageChangesOf, dss, dssRevision, options }));
+    reports.push(
+      await verifyOne(index + 1, item, {
+        source,
+        leadingBytes: input.size - source.size,
+        ctx,
+        revisions,
+        located,
+        docAt,
+        pageChangesOf,
+        dss,
+        dssRevision,
+        options,
+      }),
+    );
   }
   // B-LTA: a valid document timestamp over the revision that completed a B-LT signature's
   // validation data. DSS updates after it (e.g. for the timestamp's own TSA) do not matter.
-  const stamped = located.filter((item, i) => item.kind === 'docTimeStamp' && reports[i]?.status === 'valid').map((item) => item.signedEnd);
+  const stamped = located
+    .filter((item, i) => item.kind === 'docTimeStamp' && reports[i]?.status === 'valid')
+    .map((item) => item.signedEnd);
   reports.forEach((report, i) => {
     if (report.level !== 'B-LT') return;
-    const used = [...(report.chain?.revocation ?? []), ...(report.timestamp?.chain?.revocation ?? [])].map((entry) => entry.revision ?? 0);
+    const used = [...(report.chain?.revocation ?? []), ...(report.timestamp?.chain?.revocation ?? [])].map(
+      (entry) => entry.revision ?? 0,
+    );
     const complete = revisions[Math.max(located[i]?.revision?.number ?? 0, ...used) - 1];
     if (complete && stamped.some((signedEnd) => signedEnd >= complete.eofEnd)) report.level = 'B-LTA';
   });
@@ -107,7 +157,11 @@ export async function verifyPdf(input: ByteSource, file: string, options: Verify
  * or undefined: one that is not certified, or whose certification holds. Signing such a document is
  * the signer's choice, but a new signature does not mend it, and readers will show it broken.
  */
-export async function brokenCertification(input: ByteSource, file: string, options: Omit<VerifyOptions, 'trustAnchors'>): Promise<string | undefined> {
+export async function brokenCertification(
+  input: ByteSource,
+  file: string,
+  options: Omit<VerifyOptions, 'trustAnchors'>,
+): Promise<string | undefined> {
   const report = await verifyPdf(input, file, { ...options, trustAnchors: [] });
   const certification = report.signatures.find((signature) => signature.certification !== undefined);
   return certification?.status === 'invalid' ? (certification.problems[0] ?? 'its signature is invalid') : undefined;
@@ -160,10 +214,17 @@ async function verifyOne(index: number, item: Located, shared: Shared): Promise<
   const readSigned: ReadSignedBytes = (consume) => readByteRange(source, br, consume);
   const findings = { ...noFindings(), problems: report.problems };
   if (kind === 'signature') {
-    if (field.subFilter && !['ETSI.CAdES.detached', 'adbe.pkcs7.detached', 'adbe.pkcs7.sha1'].includes(field.subFilter)) {
+    if (
+      field.subFilter &&
+      !['ETSI.CAdES.detached', 'adbe.pkcs7.detached', 'adbe.pkcs7.sha1'].includes(field.subFilter)
+    ) {
       report.warnings.push(`SubFilter ${field.subFilter} is not a PAdES baseline SubFilter`);
     }
-    const checks = await checkSignatureCms(cms, { read: readSigned, encapsulatedSha1: field.subFilter === 'adbe.pkcs7.sha1' }, shared.ctx);
+    const checks = await checkSignatureCms(
+      cms,
+      { read: readSigned, encapsulatedSha1: field.subFilter === 'adbe.pkcs7.sha1' },
+      shared.ctx,
+    );
     Object.assign(report, {
       integrity: checks.integrity,
       signatureValue: checks.signatureValue,
@@ -193,12 +254,16 @@ async function verifyOne(index: number, item: Located, shared: Shared): Promise<
       findings.failures.add('HASH_FAILURE');
     }
     const unreadable = timestamp.problems.some((p) => p.includes('unreadable'));
-    report.signatureValue = { valid: !unreadable && !timestamp.problems.some((p) => p.includes('not validly signed')), algorithm: 'timestamp token' };
+    report.signatureValue = {
+      valid: !unreadable && !timestamp.problems.some((p) => p.includes('not validly signed')),
+      algorithm: 'timestamp token',
+    };
     if (!report.signatureValue.valid) findings.failures.add(unreadable ? 'FORMAT_FAILURE' : 'SIG_CRYPTO_FAILURE');
     if (timestamp.chain) report.chain = timestamp.chain;
     report.problems.push(...timestamp.problems);
     findings.weak.push(...(timestamp.weak ?? []));
-    if (timestamp.chain && !timestamp.chain.trusted) findings.untrusted.push(...timestamp.chain.problems.map((p) => `timestamp authority: ${p}`));
+    if (timestamp.chain && !timestamp.chain.trusted)
+      findings.untrusted.push(...timestamp.chain.problems.map((p) => `timestamp authority: ${p}`));
   }
 
   const before = report.problems.length;
@@ -206,14 +271,17 @@ async function verifyOne(index: number, item: Located, shared: Shared): Promise<
   if (report.problems.length > before) findings.failures.add('SIG_CONSTRAINTS_FAILURE');
   Object.assign(report, verdict(findings));
   if (report.status === 'valid') delete report.subIndication;
-  report.problems.push(...findings.untrusted, ...findings.weak.map((weakness) => `algorithm not acceptable: ${weakness}`));
+  report.problems.push(
+    ...findings.untrusted,
+    ...findings.weak.map((weakness) => `algorithm not acceptable: ${weakness}`),
+  );
   if (kind === 'signature') report.level = levelOf(report, shared);
   return report;
 }
 
-
 function checkByteRange(br: number[] | undefined, size: number): string | undefined {
-  if (!br || br.length !== 4 || !br.every((n) => Number.isInteger(n) && n >= 0)) return 'the /ByteRange is missing or not four non-negative integers';
+  if (!br || br.length !== 4 || !br.every((n) => Number.isInteger(n) && n >= 0))
+    return 'the /ByteRange is missing or not four non-negative integers';
   const [a, b, c, d] = br as [number, number, number, number];
   if (a !== 0) return 'the /ByteRange does not start at the beginning of the file';
   if (c < b) return 'the /ByteRange ranges overlap';
@@ -228,19 +296,31 @@ async function coverage(item: Located, shared: Shared, report: SignatureReport):
   const wholeFile = item.signedEnd === source.size;
   if (!revision) {
     report.problems.push('the signed bytes do not end at a revision boundary');
-    report.coverage = { wholeFile, revision: 0, revisions: revisions.length, signedBytes: item.signedEnd, appended: [] };
+    report.coverage = {
+      wholeFile,
+      revision: 0,
+      revisions: revisions.length,
+      signedBytes: item.signedEnd,
+      appended: [],
+    };
     return false;
   }
   const later = revisions.filter((candidate) => candidate.number > revision.number);
   const appended: AppendedUpdate[] = [];
   let modified = false;
   for (const update of later) appended.push(await classify(update, shared));
-  if (item.field.docMdp !== undefined) report.problems.push(...(await forbiddenByCertification(item.field.docMdp, appended, later, shared)));
+  if (item.field.docMdp !== undefined)
+    report.problems.push(...(await forbiddenByCertification(item.field.docMdp, appended, later, shared)));
   for (const update of appended) {
-    if (update.pageContentChanged) report.problems.push(`revision ${update.revision}, appended after this signature, changes page content: ${update.details.join('; ')}`);
+    if (update.pageContentChanged)
+      report.problems.push(
+        `revision ${update.revision}, appended after this signature, changes page content: ${update.details.join('; ')}`,
+      );
     if (update.kind === 'unsigned') {
       modified = true;
-      report.warnings.push(`revision ${update.revision} was appended after this signature without a signature (${update.objects} object(s))`);
+      report.warnings.push(
+        `revision ${update.revision} was appended after this signature without a signature (${update.objects} object(s))`,
+      );
     }
   }
   // Bytes after the last revision the cross-reference data leads to belong to no revision: damaged
@@ -248,14 +328,24 @@ async function coverage(item: Located, shared: Shared, report: SignatureReport):
   const knownEnd = Math.max(item.signedEnd, ...later.map((update) => update.end));
   if (!(await onlyWhitespaceAfter(source, knownEnd))) {
     modified = true;
-    report.warnings.push(`${source.size - knownEnd} bytes after revision ${later.at(-1)?.number ?? revision.number} belong to no revision esign could read (damaged cross-reference data, or data appended without any)`);
+    report.warnings.push(
+      `${source.size - knownEnd} bytes after revision ${later.at(-1)?.number ?? revision.number} belong to no revision esign could read (damaged cross-reference data, or data appended without any)`,
+    );
   }
   if (shared.leadingBytes > 0) {
     // poppler counts a ByteRange from the file's first byte, so it finds such a file changed too.
     modified = true;
-    report.warnings.push(`${shared.leadingBytes} bytes before the %PDF- header are covered by no signature (added in front of the signed file)`);
+    report.warnings.push(
+      `${shared.leadingBytes} bytes before the %PDF- header are covered by no signature (added in front of the signed file)`,
+    );
   }
-  report.coverage = { wholeFile: wholeFile && shared.leadingBytes === 0, revision: revision.number, revisions: revisions.length, signedBytes: item.signedEnd, appended };
+  report.coverage = {
+    wholeFile: wholeFile && shared.leadingBytes === 0,
+    revision: revision.number,
+    revisions: revisions.length,
+    signedBytes: item.signedEnd,
+    appended,
+  };
   return modified;
 }
 
@@ -269,20 +359,39 @@ const PERMITS = { 1: 'no-changes', 2: 'form-filling', 3: 'annotations' } as cons
  * and document timestamps are allowed at every level (ETSI EN 319 142-1 §5.4); changed page
  * content and new pages are reported for every signature, certified or not.
  */
-async function forbiddenByCertification(p: 1 | 2 | 3, appended: AppendedUpdate[], later: PdfRevision[], shared: Shared): Promise<string[]> {
+async function forbiddenByCertification(
+  p: 1 | 2 | 3,
+  appended: AppendedUpdate[],
+  later: PdfRevision[],
+  shared: Shared,
+): Promise<string[]> {
   const forbidden: string[] = [];
   const level = `the certification's DocMDP P=${p} (${PERMITS[p]})`;
   for (const [i, update] of appended.entries()) {
     const revision = later[i] as PdfRevision;
     const signedHere = shared.located.find((other) => other.revision === revision && other.kind === 'signature');
-    if (p === 1 && update.kind === 'signature') forbidden.push(`revision ${update.revision} adds a signature${signedHere ? ` (field "${signedHere.field.name}")` : ''}, which ${level} forbids`);
-    else if (p === 1 && update.kind === 'unsigned') forbidden.push(`revision ${update.revision} changes the document (${update.objects} object(s)), which ${level} forbids`);
+    if (p === 1 && update.kind === 'signature')
+      forbidden.push(
+        `revision ${update.revision} adds a signature${signedHere ? ` (field "${signedHere.field.name}")` : ''}, which ${level} forbids`,
+      );
+    else if (p === 1 && update.kind === 'unsigned')
+      forbidden.push(
+        `revision ${update.revision} changes the document (${update.objects} object(s)), which ${level} forbids`,
+      );
     else if (p === 2 && signedHere && signedHere.field.fieldObjectNumber !== undefined) {
       const before = await shared.docAt(shared.revisions[revision.number - 2] as PdfRevision);
       const existed = (await before.resolve(new PdfRef(signedHere.field.fieldObjectNumber, 0))) !== null;
-      if (!existed) forbidden.push(`revision ${update.revision} adds the signature field "${signedHere.field.name}", a new annotation, which ${level} forbids`);
+      if (!existed)
+        forbidden.push(
+          `revision ${update.revision} adds the signature field "${signedHere.field.name}", a new annotation, which ${level} forbids`,
+        );
     }
-    if (p === 2) for (const annotation of [...(await annotationsChanged(revision, shared)), ...(await annotationsRemoved(revision, shared))]) forbidden.push(`revision ${update.revision} ${annotation}, which ${level} forbids`);
+    if (p === 2)
+      for (const annotation of [
+        ...(await annotationsChanged(revision, shared)),
+        ...(await annotationsRemoved(revision, shared)),
+      ])
+        forbidden.push(`revision ${update.revision} ${annotation}, which ${level} forbids`);
   }
   return forbidden;
 }
@@ -294,14 +403,16 @@ async function forbiddenByCertification(p: 1 | 2 | 3, appended: AppendedUpdate[]
  */
 async function annotationsChanged(revision: PdfRevision, shared: Shared): Promise<string[]> {
   const after = await shared.docAt(revision);
-  const before = revision.number > 1 ? await shared.docAt(shared.revisions[revision.number - 2] as PdfRevision) : undefined;
+  const before =
+    revision.number > 1 ? await shared.docAt(shared.revisions[revision.number - 2] as PdfRevision) : undefined;
   const found: string[] = [];
   for (const num of revision.objects) {
     if (num === revision.xrefStreamObject) continue;
     const ref = new PdfRef(num, after.generationOf(num));
     const dict = await after.resolveDict(ref).catch(() => undefined);
     const subtype = dict?.get('Subtype');
-    if (!dict || !(subtype instanceof PdfName) || !Array.isArray(dict.get('Rect')) || subtype.value === 'Widget') continue;
+    if (!dict || !(subtype instanceof PdfName) || !Array.isArray(dict.get('Rect')) || subtype.value === 'Widget')
+      continue;
     const existed = before ? (await before.resolve(ref).catch(() => undefined)) != null : false;
     found.push(`${existed ? 'changes' : 'adds'} a ${subtype.value} annotation (object ${num})`);
   }
@@ -326,7 +437,10 @@ async function annotationsRemoved(revision: PdfRevision, shared: Shared): Promis
     for (const ref of held) {
       if (kept.has(ref.num) || found.has(ref.num)) continue;
       const subtype = (await before.resolveDict(ref).catch(() => undefined))?.get('Subtype');
-      found.set(ref.num, `removes ${subtype instanceof PdfName ? `a ${subtype.value}` : 'an'} annotation (object ${ref.num})`);
+      found.set(
+        ref.num,
+        `removes ${subtype instanceof PdfName ? `a ${subtype.value}` : 'an'} annotation (object ${ref.num})`,
+      );
     }
   }
   return [...found.values()];
@@ -337,11 +451,19 @@ async function annotationRefs(doc: PdfDocument, ref: PdfRef): Promise<PdfRef[]> 
   const object = await doc.resolve(ref).catch(() => undefined);
   if (object === undefined || object === null) return [];
   const page = await doc.resolveDict(object).catch(() => undefined);
-  const list = page ? (isName(page.get('Type'), 'Page') ? await doc.resolveArray(page.get('Annots')).catch(() => undefined) : undefined) : Array.isArray(object) ? object : undefined;
+  const list = page
+    ? isName(page.get('Type'), 'Page')
+      ? await doc.resolveArray(page.get('Annots')).catch(() => undefined)
+      : undefined
+    : Array.isArray(object)
+      ? object
+      : undefined;
   const refs = (list ?? []).filter((item): item is PdfRef => item instanceof PdfRef);
   if (page) return refs;
   // An array of its own counts only when what it holds are annotations (not, say, a /Kids array).
-  const annotations = await Promise.all(refs.map(async (item) => Array.isArray((await doc.resolveDict(item).catch(() => undefined))?.get('Rect'))));
+  const annotations = await Promise.all(
+    refs.map(async (item) => Array.isArray((await doc.resolveDict(item).catch(() => undefined))?.get('Rect'))),
+  );
   return refs.length > 0 && annotations.every(Boolean) ? refs : [];
 }
 
@@ -374,7 +496,12 @@ async function classify(update: PdfRevision, shared: Shared): Promise<AppendedUp
  * The final DSS's OCSP responses and CRLs, oldest first, each with the revision whose DSS first
  * held it: the DSS is read as it was after each revision that rewrote it or the catalog.
  */
-async function dssRevocationItems(doc: PdfDocument, dss: PdfDss, revisions: PdfRevision[], docAt: (revision: PdfRevision) => Promise<PdfDocument>): Promise<{ ocsps: RevocationItem[]; crls: RevocationItem[] }> {
+async function dssRevocationItems(
+  doc: PdfDocument,
+  dss: PdfDss,
+  revisions: PdfRevision[],
+  docAt: (revision: PdfRevision) => Promise<PdfDocument>,
+): Promise<{ ocsps: RevocationItem[]; crls: RevocationItem[] }> {
   const digest = (der: Uint8Array): string => createHash('sha256').update(der).digest('hex');
   const kept = new Set([...dss.ocsps, ...dss.crls].map(digest));
   const structure = new Set([(await doc.catalog()).ref.num, ...dss.objects]);
@@ -397,7 +524,11 @@ async function dssRevocationItems(doc: PdfDocument, dss: PdfDss, revisions: PdfR
   return held;
 }
 
-async function findDssRevision(doc: PdfDocument, dss: PdfDss, revisions: PdfRevision[]): Promise<PdfRevision | undefined> {
+async function findDssRevision(
+  doc: PdfDocument,
+  dss: PdfDss,
+  revisions: PdfRevision[],
+): Promise<PdfRevision | undefined> {
   const num = dss.objectNumber ?? (await doc.catalog()).ref.num;
   return [...revisions].reverse().find((revision) => revision.objects.includes(num));
 }

@@ -88,7 +88,9 @@ export function parseOcsp(item: RevocationItem): ParsedOcsp | undefined {
         }
         return {
           serial: normalizeSerial(Buffer.from(single.certID.serialNumber.valueBlock.valueHexView).toString('hex')),
-          hashName: HASH_NAME_BY_OID[single.certID.hashAlgorithm.algorithmId] ?? (single.certID.hashAlgorithm.algorithmId === '1.3.14.3.2.26' ? 'sha1' : 'unknown'),
+          hashName:
+            HASH_NAME_BY_OID[single.certID.hashAlgorithm.algorithmId] ??
+            (single.certID.hashAlgorithm.algorithmId === '1.3.14.3.2.26' ? 'sha1' : 'unknown'),
           issuerNameHash: new Uint8Array(single.certID.issuerNameHash.valueBlock.valueHexView),
           issuerKeyHash: new Uint8Array(single.certID.issuerKeyHash.valueBlock.valueHexView),
           status: tag === 0 ? 'good' : tag === 1 ? 'revoked' : 'unknown',
@@ -112,7 +114,10 @@ export function parseCrl(item: RevocationItem): ParsedCrl | undefined {
     const crl = pkijs.CertificateRevocationList.fromBER(item.der);
     const revoked = new Map<string, Date>();
     for (const entry of crl.revokedCertificates ?? []) {
-      revoked.set(normalizeSerial(Buffer.from(entry.userCertificate.valueBlock.valueHexView).toString('hex')), entry.revocationDate.value);
+      revoked.set(
+        normalizeSerial(Buffer.from(entry.userCertificate.valueBlock.valueHexView).toString('hex')),
+        entry.revocationDate.value,
+      );
     }
     return {
       item,
@@ -134,7 +139,10 @@ export interface RevocationMaterial {
   crls: ParsedCrl[];
 }
 
-export function revocationMaterial(ocsps: readonly RevocationItem[], crls: readonly RevocationItem[]): RevocationMaterial {
+export function revocationMaterial(
+  ocsps: readonly RevocationItem[],
+  crls: readonly RevocationItem[],
+): RevocationMaterial {
   return {
     ocsps: ocsps.map(parseOcsp).filter((item): item is ParsedOcsp => item !== undefined),
     crls: crls.map(parseCrl).filter((item): item is ParsedCrl => item !== undefined),
@@ -161,7 +169,8 @@ export function embeddedRevocation(parsed: ParsedSignedData): RevocationMaterial
   try {
     for (const choice of parsed.revocationChoices.map((der) => decode(der, 'RevocationInfoChoice'))) {
       if (isUniversal(choice, 16)) add(crls, choice, 'cms');
-      else if (isContext(choice, 1) && oid(choice.items[0], 'otherRevInfoFormat') === OID_RI_OCSP_RESPONSE) add(ocsps, choice.items[1], 'cms');
+      else if (isContext(choice, 1) && oid(choice.items[0], 'otherRevInfoFormat') === OID_RI_OCSP_RESPONSE)
+        add(ocsps, choice.items[1], 'cms');
     }
   } catch {
     // an unreadable crls field carries nothing usable
@@ -172,7 +181,8 @@ export function embeddedRevocation(parsed: ParsedSignedData): RevocationMaterial
       try {
         for (const part of sequenceItems(decode(value, 'RevocationInfoArchival'), 'RevocationInfoArchival')) {
           const into = isContext(part, 0) ? crls : isContext(part, 1) ? ocsps : undefined;
-          if (into) for (const item of sequenceItems(part.items[0], 'RevocationInfoArchival item')) add(into, item, 'adbe');
+          if (into)
+            for (const item of sequenceItems(part.items[0], 'RevocationInfoArchival item')) add(into, item, 'adbe');
         }
       } catch {
         // an unreadable attribute value carries nothing usable
@@ -192,7 +202,9 @@ function hasExtension(cert: X509Certificate, oid: string): boolean {
 
 function allowsOcspSigning(cert: X509Certificate): boolean {
   try {
-    const extension = (pkijs.Certificate.fromBER(cert.raw).extensions ?? []).find((candidate) => candidate.extnID === '2.5.29.37');
+    const extension = (pkijs.Certificate.fromBER(cert.raw).extensions ?? []).find(
+      (candidate) => candidate.extnID === '2.5.29.37',
+    );
     const usage = extension?.parsedValue as pkijs.ExtKeyUsage | undefined;
     return usage?.keyPurposes.includes(OID_OCSP_SIGNING) ?? false;
   } catch {
@@ -201,7 +213,13 @@ function allowsOcspSigning(cert: X509Certificate): boolean {
 }
 
 /** RSA (PKCS#1 v1.5 or PSS), ECDSA or EdDSA, as verification's algorithm table knows them. */
-function signedBy(tbs: Uint8Array, algorithm: string, parameters: Uint8Array | undefined, signature: Uint8Array, signer: X509Certificate): boolean {
+function signedBy(
+  tbs: Uint8Array,
+  algorithm: string,
+  parameters: Uint8Array | undefined,
+  signature: Uint8Array,
+  signer: X509Certificate,
+): boolean {
   const scheme = signatureScheme(algorithm, parameters, SHA256);
   return 'name' in scheme && verifyWith(scheme, tbs, signer.publicKey, signature);
 }
@@ -218,7 +236,12 @@ function parametersOf(identifier: pkijs.AlgorithmIdentifier): Uint8Array | undef
  * the issuer or by a responder certificate the issuer delegated to wins over a CRL of the issuer.
  * `at` decides whether a revocation counts: a certificate revoked after `at` was good at `at`.
  */
-export function revocationStatus(cert: X509Certificate, issuer: X509Certificate | undefined, material: RevocationMaterial, at: Date): RevocationResult {
+export function revocationStatus(
+  cert: X509Certificate,
+  issuer: X509Certificate | undefined,
+  material: RevocationMaterial,
+  at: Date,
+): RevocationResult {
   const subject = oneLine(cert.subject);
   if (hasExtension(cert, OID_OCSP_NOCHECK)) return { subject, status: 'good', source: 'ocsp-nocheck' };
   if (!issuer) return { subject, status: 'unknown', source: 'none' };
@@ -227,7 +250,13 @@ export function revocationStatus(cert: X509Certificate, issuer: X509Certificate 
   const issuerName = new Uint8Array(issuerInfo.subject.toSchema().toBER(false));
   const issuerKey = issuerInfo.subjectPublicKeyInfo.subjectPublicKey.valueBlock.valueHexView;
   const same = (a: Uint8Array, b: Uint8Array | Buffer): boolean => Buffer.from(a).equals(Buffer.from(b));
-  const judge = (state: 'good' | 'revoked' | 'unknown', revokedAt: Date | undefined, item: RevocationItem, kind: 'ocsp' | 'crl', issuedAt: Date): RevocationResult => {
+  const judge = (
+    state: 'good' | 'revoked' | 'unknown',
+    revokedAt: Date | undefined,
+    item: RevocationItem,
+    kind: 'ocsp' | 'crl',
+    issuedAt: Date,
+  ): RevocationResult => {
     const base = {
       subject,
       source: `${item.store}-${kind}` as const,
@@ -244,13 +273,27 @@ export function revocationStatus(cert: X509Certificate, issuer: X509Certificate 
       const keyHash = createHash(entry.hashName).update(issuerKey).digest();
       const nameHash = createHash(entry.hashName).update(issuerName).digest();
       if (!same(entry.issuerKeyHash, keyHash) || !same(entry.issuerNameHash, nameHash)) continue;
-      const responders = [issuer, ...ocsp.certs.map(certificate).filter((c): c is X509Certificate => c !== undefined && issuedBy(c, issuer) && allowsOcspSigning(c))];
-      if (!responders.some((responder) => signedBy(ocsp.tbs, ocsp.signatureAlgorithm, ocsp.signatureParameters, ocsp.signature, responder))) continue;
+      const responders = [
+        issuer,
+        ...ocsp.certs
+          .map(certificate)
+          .filter((c): c is X509Certificate => c !== undefined && issuedBy(c, issuer) && allowsOcspSigning(c)),
+      ];
+      if (
+        !responders.some((responder) =>
+          signedBy(ocsp.tbs, ocsp.signatureAlgorithm, ocsp.signatureParameters, ocsp.signature, responder),
+        )
+      )
+        continue;
       return judge(entry.status, entry.revokedAt, ocsp.item, 'ocsp', ocsp.producedAt);
     }
   }
   for (const crl of material.crls) {
-    if (!same(crl.issuer, issuerName) || !signedBy(crl.tbs, crl.signatureAlgorithm, crl.signatureParameters, crl.signature, issuer)) continue;
+    if (
+      !same(crl.issuer, issuerName) ||
+      !signedBy(crl.tbs, crl.signatureAlgorithm, crl.signatureParameters, crl.signature, issuer)
+    )
+      continue;
     const revokedAt = crl.revoked.get(serial);
     return judge(revokedAt ? 'revoked' : 'good', revokedAt, crl.item, 'crl', crl.thisUpdate);
   }

@@ -148,7 +148,8 @@ export interface VerifyOptions {
 
 /** Orders statuses from best to worst and names the code of each. */
 export function worst(statuses: readonly SignatureStatus[]): SignatureStatus {
-  for (const status of ['invalid', 'untrusted', 'modified', 'weak'] as const) if (statuses.includes(status)) return status;
+  for (const status of ['invalid', 'untrusted', 'modified', 'weak'] as const)
+    if (statuses.includes(status)) return status;
   return 'valid';
 }
 
@@ -182,14 +183,37 @@ export function noFindings(): Findings {
   return { problems: [], untrusted: [], modified: false, weak: [], failures: new Set() };
 }
 
-const TOTAL_FAILED: ReadonlySet<SubIndication> = new Set(['FORMAT_FAILURE', 'HASH_FAILURE', 'SIG_CRYPTO_FAILURE', 'REVOKED']);
+const TOTAL_FAILED: ReadonlySet<SubIndication> = new Set([
+  'FORMAT_FAILURE',
+  'HASH_FAILURE',
+  'SIG_CRYPTO_FAILURE',
+  'REVOKED',
+]);
 
 /** esign's status, its code and the ETSI indication: a changed or forged signature stays TOTAL-FAILED whatever else is wrong. */
 export function verdict(findings: Findings): Pick<SignatureReport, 'status' | 'code' | 'indication' | 'subIndication'> {
   const status: SignatureStatus =
-    findings.problems.length > 0 ? 'invalid' : findings.untrusted.length > 0 ? 'untrusted' : findings.modified ? 'modified' : findings.weak.length > 0 ? 'weak' : 'valid';
+    findings.problems.length > 0
+      ? 'invalid'
+      : findings.untrusted.length > 0
+        ? 'untrusted'
+        : findings.modified
+          ? 'modified'
+          : findings.weak.length > 0
+            ? 'weak'
+            : 'valid';
   if (status === 'valid') return { status, code: null, indication: 'TOTAL-PASSED' };
-  const fallback: SubIndication = status === 'untrusted' ? 'NO_CERTIFICATE_CHAIN_FOUND' : status === 'weak' ? 'CRYPTO_CONSTRAINTS_FAILURE' : 'SIG_CONSTRAINTS_FAILURE';
+  const fallback: SubIndication =
+    status === 'untrusted'
+      ? 'NO_CERTIFICATE_CHAIN_FOUND'
+      : status === 'weak'
+        ? 'CRYPTO_CONSTRAINTS_FAILURE'
+        : 'SIG_CONSTRAINTS_FAILURE';
   const subIndication = SUB_INDICATIONS.find((candidate) => findings.failures.has(candidate)) ?? fallback;
-  return { status, code: codeOf(status), indication: TOTAL_FAILED.has(subIndication) ? 'TOTAL-FAILED' : 'INDETERMINATE', subIndication };
+  return {
+    status,
+    code: codeOf(status),
+    indication: TOTAL_FAILED.has(subIndication) ? 'TOTAL-FAILED' : 'INDETERMINATE',
+    subIndication,
+  };
 }

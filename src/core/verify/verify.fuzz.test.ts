@@ -10,7 +10,14 @@ import { sign, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { concatBytes, fuzzParams, inPlaceMutationArb, mutatedInput, mutationArb, outcomeAsync } from '../../../test/helpers/fuzz.js';
+import {
+  concatBytes,
+  fuzzParams,
+  inPlaceMutationArb,
+  mutatedInput,
+  mutationArb,
+  outcomeAsync,
+} from '../../../test/helpers/fuzz.js';
 import { buildClassicPdf, pdfLibBytes } from '../../../test/helpers/pdf-fixtures.js';
 import { buildSignedAttributes } from '../cms/signed-attributes.js';
 import { buildSignedData } from '../cms/signed-data.js';
@@ -33,7 +40,11 @@ async function signed(pdf: Uint8Array): Promise<Uint8Array> {
   const withPlaceholder = concatBytes(pdf, pu.update);
   const contentDigest = await hashByteRange(bytesSource(withPlaceholder), pu.byteRange);
   const attributes = buildSignedAttributes({ contentDigest, signerCertificate: signer.der });
-  const cms = buildSignedData({ signedAttributesDer: attributes.der, signatureValue: new Uint8Array(sign('sha256', attributes.der, signer.privateKey)), certificates: [signer.der, root.der] });
+  const cms = buildSignedData({
+    signedAttributesDer: attributes.der,
+    signatureValue: new Uint8Array(sign('sha256', attributes.der, signer.privateKey)),
+    certificates: [signer.der, root.der],
+  });
   return concatBytes(pdf, spliceContents(pu, cms));
 }
 
@@ -44,7 +55,11 @@ beforeAll(async () => {
   const once = await signed(buildClassicPdf());
   seeds = [once, await signed(await pdfLibBytes({ pages: 2, objectStreams: true })), await signed(once)];
   unsignedGaps = seeds.map((seed) => {
-    const ranges = [...Buffer.from(seed).toString('latin1').matchAll(/\/ByteRange \[0 (\d+) (\d+) \d+\]/g)];
+    const ranges = [
+      ...Buffer.from(seed)
+        .toString('latin1')
+        .matchAll(/\/ByteRange \[0 (\d+) (\d+) \d+\]/g),
+    ];
     const [, a, b] = ranges.at(-1)!;
     return [Number(a), Number(b)];
   });
@@ -52,7 +67,8 @@ beforeAll(async () => {
 
 describe('verifyPdf under mutation', () => {
   it('the seeds verify as valid (the property below starts from good signatures)', async () => {
-    for (const seed of seeds) expect((await verifyPdf(bytesSource(seed), 'seed.pdf', { trustAnchors: [root.der], now })).status).toBe('valid');
+    for (const seed of seeds)
+      expect((await verifyPdf(bytesSource(seed), 'seed.pdf', { trustAnchors: [root.der], now })).status).toBe('valid');
   });
 
   it('regression: a file signed twice whose last `startxref` keyword is damaged is not valid (found by this fuzzer)', async () => {
@@ -72,15 +88,20 @@ describe('verifyPdf under mutation', () => {
     const outcomes = { valid: 0, other: 0, refused: 0 };
     await fc.assert(
       fc.asyncProperty(mutatedInput(seeds, mutations), async (input) => {
-        const result = await outcomeAsync('verifyPdf', () => verifyPdf(bytesSource(input.bytes), 'fuzz.pdf', { trustAnchors: [root.der], now }));
+        const result = await outcomeAsync('verifyPdf', () =>
+          verifyPdf(bytesSource(input.bytes), 'fuzz.pdf', { trustAnchors: [root.der], now }),
+        );
         if (!result.ok) outcomes.refused++;
         else if (result.value.status === 'valid') outcomes.valid++;
         else outcomes.other++;
         // Bytes changed in place outside the last signature's /Contents are signed bytes: never valid.
         const seed = seeds[input.seedIndex]!;
         const [gapStart, gapEnd] = unsignedGaps[input.seedIndex]!;
-        const signedByteChanged = seed.length === input.bytes.length && seed.some((byte, at) => byte !== input.bytes[at] && (at < gapStart || at >= gapEnd));
-        if (signedByteChanged && result.ok) expect(result.value.status, JSON.stringify(input.mutations)).not.toBe('valid');
+        const signedByteChanged =
+          seed.length === input.bytes.length &&
+          seed.some((byte, at) => byte !== input.bytes[at] && (at < gapStart || at >= gapEnd));
+        if (signedByteChanged && result.ok)
+          expect(result.value.status, JSON.stringify(input.mutations)).not.toBe('valid');
       }),
       fuzzParams(300),
     );
@@ -90,22 +111,28 @@ describe('verifyPdf under mutation', () => {
 });
 
 describe('verifyPdf under mutation, on signatures other tools made', () => {
-  const fixture = (name: string): Uint8Array => new Uint8Array(readFileSync(new URL(`../../../test/fixtures/foreign/${name}`, import.meta.url)));
+  const fixture = (name: string): Uint8Array =>
+    new Uint8Array(readFileSync(new URL(`../../../test/fixtures/foreign/${name}`, import.meta.url)));
   const foreign = ['ber', 'noattr', 'p384', 'ed25519', 'adbe-pkcs7-sha1'].map((name) => fixture(`pdf/${name}.pdf`));
   const anchor = new X509Certificate(fixture('root.pem')).raw;
 
   it('in-place damage of signed bytes is never valid (nor weak); everything else ends in a report or a typed EsignError', async () => {
-    const undamaged = await Promise.all(foreign.map((seed) => verifyPdf(bytesSource(seed), 'seed.pdf', { trustAnchors: [anchor], now })));
+    const undamaged = await Promise.all(
+      foreign.map((seed) => verifyPdf(bytesSource(seed), 'seed.pdf', { trustAnchors: [anchor], now })),
+    );
     expect(undamaged.map((report) => report.status)).toEqual(['valid', 'valid', 'valid', 'valid', 'weak']);
     await fc.assert(
       fc.asyncProperty(mutatedInput(foreign, inPlaceMutationArb), async (input) => {
-        const result = await outcomeAsync('verifyPdf', () => verifyPdf(bytesSource(input.bytes), 'fuzz.pdf', { trustAnchors: [anchor], now }));
+        const result = await outcomeAsync('verifyPdf', () =>
+          verifyPdf(bytesSource(input.bytes), 'fuzz.pdf', { trustAnchors: [anchor], now }),
+        );
         const seed = foreign[input.seedIndex]!;
         const text = Buffer.from(seed).toString('latin1');
         const match = /\/ByteRange \[0 (\d+) (\d+) \d+\s*\]/.exec(text)!;
         const [gapStart, gapEnd] = [Number(match[1]), Number(match[2])];
         const signedByteChanged = seed.some((byte, at) => byte !== input.bytes[at] && (at < gapStart || at >= gapEnd));
-        if (signedByteChanged && result.ok) expect(['valid', 'weak'], JSON.stringify(input.mutations)).not.toContain(result.value.status);
+        if (signedByteChanged && result.ok)
+          expect(['valid', 'weak'], JSON.stringify(input.mutations)).not.toContain(result.value.status);
       }),
       fuzzParams(150),
     );

@@ -27,7 +27,8 @@ const SCOPE_TEXT: Record<PageLang, Record<string, string>> = {
 const TEXT = {
   nl: {
     qrTitle: 'Inloggen met de app',
-    qrLead: (client: string) => `<strong>${client}</strong> wil dat u inlogt. Scan deze QR-code met de app op uw telefoon.`,
+    qrLead: (client: string) =>
+      `<strong>${client}</strong> wil dat u inlogt. Scan deze QR-code met de app op uw telefoon.`,
     qrValid: (until: string) => `De QR-code is 10 minuten geldig (tot ${until} UTC).`,
     qrAlt: 'QR-code om te scannen met de app',
     simulateTitle: 'Testomgeving: telefoon nadoen',
@@ -51,7 +52,8 @@ const TEXT = {
   },
   en: {
     qrTitle: 'Log in with the app',
-    qrLead: (client: string) => `<strong>${client}</strong> asks you to log in. Scan this QR code with the app on your phone.`,
+    qrLead: (client: string) =>
+      `<strong>${client}</strong> asks you to log in. Scan this QR code with the app on your phone.`,
     qrValid: (until: string) => `The QR code is valid for 10 minutes (until ${until} UTC).`,
     qrAlt: 'QR code to scan with the app',
     simulateTitle: 'Test sandbox: play the phone',
@@ -81,7 +83,11 @@ function clockTime(unixSeconds: number): string {
 
 export function errorPage(lang: PageLang, message: string): string {
   const text = TEXT[lang];
-  return renderPage({ title: text.errorTitle, lang, body: `<h1>${text.errorTitle}</h1><p>${text.errorLead}</p><p><strong>${escapeHtml(message)}</strong></p>` });
+  return renderPage({
+    title: text.errorTitle,
+    lang,
+    body: `<h1>${text.errorTitle}</h1><p>${text.errorLead}</p><p><strong>${escapeHtml(message)}</strong></p>`,
+  });
 }
 
 export function gonePage(lang: PageLang): string {
@@ -90,10 +96,19 @@ export function gonePage(lang: PageLang): string {
 }
 
 /** Step 1: the QR challenge; the simulated phone scan posts the chosen test user. */
-export function challengePage(options: { lang: PageLang; action: string; process: string; clientId: string; qrDataUrl: string; expiresAt: number }): string {
+export function challengePage(options: {
+  lang: PageLang;
+  action: string;
+  process: string;
+  clientId: string;
+  qrDataUrl: string;
+  expiresAt: number;
+}): string {
   const { lang } = options;
   const text = TEXT[lang];
-  const users = TEST_USERS.map((user) => `<option value="${escapeHtml(user.id)}">${escapeHtml(user.id)}</option>`).join('');
+  const users = TEST_USERS.map((user) => `<option value="${escapeHtml(user.id)}">${escapeHtml(user.id)}</option>`).join(
+    '',
+  );
   return renderPage({
     title: text.qrTitle,
     lang,
@@ -109,11 +124,22 @@ export function challengePage(options: { lang: PageLang; action: string; process
 }
 
 /** Step 2: the PIN and the consent, listing what the scopes release. */
-export function pinPage(options: { lang: PageLang; action: string; process: string; clientId: string; scopes: readonly string[]; user: string; expiresAt: number; invalidPin?: boolean }): string {
+export function pinPage(options: {
+  lang: PageLang;
+  action: string;
+  process: string;
+  clientId: string;
+  scopes: readonly string[];
+  user: string;
+  expiresAt: number;
+  invalidPin?: boolean;
+}): string {
   const { lang } = options;
   const text = TEXT[lang];
   const items = options.scopes.map((scope) => `<li>${escapeHtml(SCOPE_TEXT[lang][scope] ?? scope)}</li>`).join('');
-  const problem = options.invalidPin ? `<p role="alert" style="color:#b42318"><strong>${text.pinInvalid}</strong></p>` : '';
+  const problem = options.invalidPin
+    ? `<p role="alert" style="color:#b42318"><strong>${text.pinInvalid}</strong></p>`
+    : '';
   return renderPage({
     title: text.pinTitle,
     lang,

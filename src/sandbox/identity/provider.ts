@@ -5,7 +5,16 @@
  * services. No HTTP here; `routes.ts` maps requests onto it. Strict by design: a lenient emulator
  * would prove nothing about the client.
  */
-import { createHash, createHmac, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+import {
+  createHash,
+  createHmac,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  randomBytes,
+  sign,
+  type KeyObject,
+} from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock } from '../../core/ports.js';
@@ -97,7 +106,15 @@ export interface TokenResponseBody {
 }
 
 /** Ways the next ID token (or userinfo answer) is spoiled, for the client's negative tests. */
-export const ID_TOKEN_FAULTS = ['wrong-iss', 'wrong-aud', 'wrong-nonce', 'expired', 'alg-none', 'bad-signature', 'userinfo-sub'] as const;
+export const ID_TOKEN_FAULTS = [
+  'wrong-iss',
+  'wrong-aud',
+  'wrong-nonce',
+  'expired',
+  'alg-none',
+  'bad-signature',
+  'userinfo-sub',
+] as const;
 export type IdTokenFault = (typeof ID_TOKEN_FAULTS)[number];
 
 interface SigningKey {
@@ -123,7 +140,12 @@ export class IdentityProvider {
   ) {}
 
   /** Loads the signing key and pairwise secret from the data dir, creating them on first start. */
-  static async open(options: { dataDir: string; issuer: string; clock: Clock; clients: RegisteredClient[] }): Promise<IdentityProvider> {
+  static async open(options: {
+    dataDir: string;
+    issuer: string;
+    clock: Clock;
+    clients: RegisteredClient[];
+  }): Promise<IdentityProvider> {
     return new IdentityProvider(options.issuer, options.clock, options.clients, await loadOrCreateKey(options.dataDir));
   }
 
@@ -167,16 +189,27 @@ export class IdentityProvider {
   checkAuthorizeRequest(query: URLSearchParams): AuthorizeCheck {
     const clientId = query.get('client_id') ?? undefined;
     const client = this.clients.find((candidate) => candidate.clientId === clientId);
-    if (!clientId || !client) return { kind: 'fatal', description: 'The client_id is missing or not registered with this service.' };
-    if (query.getAll('client_id').length > 1 || query.getAll('redirect_uri').length > 1) return { kind: 'fatal', description: 'The client_id or redirect_uri is repeated.' };
+    if (!clientId || !client)
+      return { kind: 'fatal', description: 'The client_id is missing or not registered with this service.' };
+    if (query.getAll('client_id').length > 1 || query.getAll('redirect_uri').length > 1)
+      return { kind: 'fatal', description: 'The client_id or redirect_uri is repeated.' };
     const given = query.get('redirect_uri') ?? undefined;
-    if (given !== undefined && !redirectUriAllowed(client, given)) return { kind: 'fatal', description: 'The redirect_uri is not registered for this client.' };
+    if (given !== undefined && !redirectUriAllowed(client, given))
+      return { kind: 'fatal', description: 'The redirect_uri is not registered for this client.' };
     const redirectUri = given ?? client.redirectUris[0] ?? REGISTERED_REDIRECT_URI;
     const state = query.get('state') ?? undefined;
-    const fail = (error: string, description: string): AuthorizeCheck => ({ kind: 'redirect-error', redirectUri, state, error, description });
-    for (const name of new Set(query.keys())) if (query.getAll(name).length > 1) return fail('invalid_request', `The parameter ${name} is repeated.`);
+    const fail = (error: string, description: string): AuthorizeCheck => ({
+      kind: 'redirect-error',
+      redirectUri,
+      state,
+      error,
+      description,
+    });
+    for (const name of new Set(query.keys()))
+      if (query.getAll(name).length > 1) return fail('invalid_request', `The parameter ${name} is repeated.`);
     if (state === undefined || state === '') return fail('invalid_request', 'The state parameter is required.');
-    if (Buffer.byteLength(state, 'utf8') > MAX_STATE_BYTES) return fail('invalid_request', `The state is longer than ${MAX_STATE_BYTES} bytes.`);
+    if (Buffer.byteLength(state, 'utf8') > MAX_STATE_BYTES)
+      return fail('invalid_request', `The state is longer than ${MAX_STATE_BYTES} bytes.`);
     const responseType = query.get('response_type');
     if (!responseType) return fail('invalid_request', 'The response_type parameter is required.');
     if (responseType !== 'code') return fail('unsupported_response_type', 'Only response_type=code is supported.');
@@ -186,7 +219,13 @@ export class IdentityProvider {
     if (!scopes.includes('openid')) return fail('invalid_scope', 'The scope must contain openid.');
     const unknown = scopes.find((item) => !(KNOWN_SCOPES as readonly string[]).includes(item));
     if (unknown) return fail('invalid_scope', `Unknown scope ${JSON.stringify(unknown)}.`);
-    const request: AuthorizationRequest = { clientId, redirectUri, state, scopes: [...new Set(scopes)], requestedAt: this.nowS() };
+    const request: AuthorizationRequest = {
+      clientId,
+      redirectUri,
+      state,
+      scopes: [...new Set(scopes)],
+      requestedAt: this.nowS(),
+    };
     const nonce = query.get('nonce');
     if (nonce !== null) {
       if (nonce === '') return fail('invalid_request', 'The nonce is empty.');
@@ -194,7 +233,8 @@ export class IdentityProvider {
     }
     const challenge = query.get('code_challenge');
     if (challenge !== null) {
-      if (query.get('code_challenge_method') !== 'S256') return fail('invalid_request', 'Only code_challenge_method=S256 is supported.');
+      if (query.get('code_challenge_method') !== 'S256')
+        return fail('invalid_request', 'Only code_challenge_method=S256 is supported.');
       if (!/^[A-Za-z0-9_-]{43}$/.test(challenge)) return fail('invalid_request', 'The code_challenge is malformed.');
       request.codeChallenge = challenge;
     }
@@ -205,7 +245,12 @@ export class IdentityProvider {
   startProcess(request: AuthorizationRequest): Process {
     this.prune();
     const now = this.nowS();
-    const process: Process = { id: randomToken(), request, startedAt: now, challengeExpiresAt: now + CHALLENGE_LIFETIME_S };
+    const process: Process = {
+      id: randomToken(),
+      request,
+      startedAt: now,
+      challengeExpiresAt: now + CHALLENGE_LIFETIME_S,
+    };
     this.processes.set(process.id, process);
     return process;
   }
@@ -234,9 +279,13 @@ export class IdentityProvider {
   }
 
   /** The user entered a PIN and agreed (or refused): a code, or a case. */
-  consent(process: Process, decision: 'approve' | 'refuse'): { kind: 'code'; code: string } | { kind: 'case'; errorCase: IdentityCase } {
+  consent(
+    process: Process,
+    decision: 'approve' | 'refuse',
+  ): { kind: 'code'; code: string } | { kind: 'case'; errorCase: IdentityCase } {
     const user = process.user;
-    if (!user || process.consentExpiresAt === undefined) throw new IdentityError(400, 'invalid_request', 'The QR code was not scanned yet.');
+    if (!user || process.consentExpiresAt === undefined)
+      throw new IdentityError(400, 'invalid_request', 'The QR code was not scanned yet.');
     const now = this.nowS();
     if (now >= process.startedAt + PROCESS_LIFETIME_S) return { kind: 'case', errorCase: 'ProcessExpired' };
     if (now >= process.consentExpiresAt) return { kind: 'case', errorCase: 'ConsentExpired' };
@@ -248,7 +297,9 @@ export class IdentityProvider {
   }
 
   /** `--auto-approve`: scan as the default user and consent at once (armed cases still apply). */
-  approveAtOnce(request: AuthorizationRequest): { kind: 'code'; code: string } | { kind: 'case'; errorCase: IdentityCase } {
+  approveAtOnce(
+    request: AuthorizationRequest,
+  ): { kind: 'code'; code: string } | { kind: 'case'; errorCase: IdentityCase } {
     const process = this.startProcess(request);
     try {
       const scanned = this.scan(process, DEFAULT_USER);
@@ -273,7 +324,10 @@ export class IdentityProvider {
   }
 
   /** Exchanges a code (seed §4.2). An invalid code is `invalid_request`, as the document lists it. */
-  exchangeCode(client: RegisteredClient, form: { code?: string; redirectUri?: string; codeVerifier?: string }): TokenResponseBody {
+  exchangeCode(
+    client: RegisteredClient,
+    form: { code?: string; redirectUri?: string; codeVerifier?: string },
+  ): TokenResponseBody {
     if (!form.code) throw new IdentityError(400, 'invalid_request', 'The code parameter is required.');
     if (!form.redirectUri) throw new IdentityError(400, 'invalid_request', 'The redirect_uri parameter is required.');
     const record = this.codes.get(form.code);
@@ -287,12 +341,24 @@ export class IdentityProvider {
     record.used = true;
     const now = this.nowS();
     if (record.expiresAt <= now || record.request.clientId !== client.clientId) throw invalid();
-    if (record.request.redirectUri !== form.redirectUri) throw new IdentityError(400, 'invalid_request', 'The redirect_uri differs from the one of the authorization request.');
+    if (record.request.redirectUri !== form.redirectUri)
+      throw new IdentityError(
+        400,
+        'invalid_request',
+        'The redirect_uri differs from the one of the authorization request.',
+      );
     if (record.request.codeChallenge) {
-      const expected = form.codeVerifier ? createHash('sha256').update(form.codeVerifier, 'ascii').digest('base64url') : undefined;
-      if (expected !== record.request.codeChallenge) throw new IdentityError(400, 'invalid_grant', 'The code_verifier does not match the code_challenge.');
+      const expected = form.codeVerifier
+        ? createHash('sha256').update(form.codeVerifier, 'ascii').digest('base64url')
+        : undefined;
+      if (expected !== record.request.codeChallenge)
+        throw new IdentityError(400, 'invalid_grant', 'The code_verifier does not match the code_challenge.');
     } else if (form.codeVerifier !== undefined) {
-      throw new IdentityError(400, 'invalid_grant', 'A code_verifier was sent but the authorization request had no code_challenge.');
+      throw new IdentityError(
+        400,
+        'invalid_grant',
+        'A code_verifier was sent but the authorization request had no code_challenge.',
+      );
     }
     const sub = this.pairwiseSub(client.clientId, record.user.id);
     const accessToken = randomToken();
@@ -326,10 +392,12 @@ export class IdentityProvider {
       auth_time: record.authTime,
       rat: record.request.requestedAt,
     };
-    if (record.request.nonce !== undefined) payload['nonce'] = fault === 'wrong-nonce' ? `${record.request.nonce}x` : record.request.nonce;
+    if (record.request.nonce !== undefined)
+      payload['nonce'] = fault === 'wrong-nonce' ? `${record.request.nonce}x` : record.request.nonce;
     if (fault === 'alg-none') return `${b64json({ alg: 'none', typ: 'JWT' })}.${b64json(payload)}.`;
     const signingInput = `${b64json({ alg: 'RS256', typ: 'JWT', kid: this.key.kid })}.${b64json(payload)}`;
-    const key = fault === 'bad-signature' ? generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey : this.key.privateKey;
+    const key =
+      fault === 'bad-signature' ? generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey : this.key.privateKey;
     return `${signingInput}.${sign('sha256', Buffer.from(signingInput), key).toString('base64url')}`;
   }
 
@@ -353,9 +421,12 @@ export class IdentityProvider {
   /** `GET /userinfo` (seed §4.3): token claims, plus the claims the scopes release and the user can share. */
   userinfo(token: string | undefined): Record<string, unknown> {
     const record = this.accessToken(token);
-    if (!record.scopes.includes('openid')) throw new IdentityError(403, 'insufficient_scope', 'The access token was not issued with scope openid.');
+    if (!record.scopes.includes('openid'))
+      throw new IdentityError(403, 'insufficient_scope', 'The access token was not issued with scope openid.');
     const claims: Record<string, unknown> = {
-      sub: this.takeIdTokenFault('userinfo-sub') ? this.pairwiseSub(record.clientId, `${record.user.id}-other`) : record.sub,
+      sub: this.takeIdTokenFault('userinfo-sub')
+        ? this.pairwiseSub(record.clientId, `${record.user.id}-other`)
+        : record.sub,
       aud: [record.clientId],
       auth_time: record.authTime,
       iat: this.nowS(),
@@ -375,12 +446,19 @@ export class IdentityProvider {
   introspect(token: string): IdentityTokenInfo {
     const record = this.accessTokens.get(token);
     if (!record || record.expiresAt <= this.nowS()) return { active: false, scope: [] };
-    return { active: true, sub: record.sub, client_id: record.clientId, scope: [...record.scopes], exp: record.expiresAt };
+    return {
+      active: true,
+      sub: record.sub,
+      client_id: record.clientId,
+      scope: [...record.scopes],
+      exp: record.expiresAt,
+    };
   }
 
   private prune(): void {
     const now = this.nowS();
-    for (const [id, process] of this.processes) if (process.startedAt + SESSION_RETENTION_S < now) this.processes.delete(id);
+    for (const [id, process] of this.processes)
+      if (process.startedAt + SESSION_RETENTION_S < now) this.processes.delete(id);
     for (const [code, record] of this.codes) if (record.expiresAt + 3600 < now) this.codes.delete(code);
   }
 }
@@ -396,7 +474,10 @@ async function loadOrCreateKey(dataDir: string): Promise<SigningKey> {
   }
   if (!stored) {
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-    stored = { privateJwk: privateKey.export({ format: 'jwk' }) as Record<string, string>, pairwiseSecret: randomBytes(32).toString('base64url') };
+    stored = {
+      privateJwk: privateKey.export({ format: 'jwk' }) as Record<string, string>,
+      pairwiseSecret: randomBytes(32).toString('base64url'),
+    };
     await mkdir(dir, { recursive: true, mode: 0o700 });
     await writeFile(path, JSON.stringify(stored, null, 2) + '\n', { mode: 0o600 });
     await chmod(path, 0o600);
@@ -405,7 +486,9 @@ async function loadOrCreateKey(dataDir: string): Promise<SigningKey> {
   const jwk = createPublicKey(privateKey).export({ format: 'jwk' }) as Record<string, string>;
   const publicJwk = { kty: 'RSA', n: jwk['n'] ?? '', e: jwk['e'] ?? '' };
   // RFC 7638 thumbprint: members in lexicographic order.
-  const kid = createHash('sha256').update(JSON.stringify({ e: publicJwk.e, kty: 'RSA', n: publicJwk.n })).digest('base64url');
+  const kid = createHash('sha256')
+    .update(JSON.stringify({ e: publicJwk.e, kty: 'RSA', n: publicJwk.n }))
+    .digest('base64url');
   return { privateKey, publicJwk, kid, pairwiseSecret: Buffer.from(stored.pairwiseSecret, 'base64url') };
 }
 
@@ -416,4 +499,3 @@ function b64json(value: object): string {
 function randomToken(): string {
   return randomBytes(32).toString('base64url');
 }
-

@@ -9,7 +9,18 @@
  * are reachable in the pages through designated test users (`challenge-expired`, …).
  */
 import type { SandboxDeps } from '../deps.js';
-import { basicCredentials, bearerToken, formBody, html, json, jsonBody, redirect, type Router, type SandboxRequest, type SandboxResponse } from '../http.js';
+import {
+  basicCredentials,
+  bearerToken,
+  formBody,
+  html,
+  json,
+  jsonBody,
+  redirect,
+  type Router,
+  type SandboxRequest,
+  type SandboxResponse,
+} from '../http.js';
 import { pickLang, type PageLang } from '../pages.js';
 import { challengePage, errorPage, gonePage, pinPage } from './pages.js';
 import {
@@ -39,7 +50,11 @@ export function identityProvider(deps: SandboxDeps): Promise<IdentityProvider> {
       issuer: deps.urls.identity,
       clock: deps.clock,
       clients: [
-        { clientId: deps.secrets.clientId, clientSecret: deps.secrets.clientSecret, redirectUris: [REGISTERED_REDIRECT_URI] },
+        {
+          clientId: deps.secrets.clientId,
+          clientSecret: deps.secrets.clientSecret,
+          redirectUris: [REGISTERED_REDIRECT_URI],
+        },
         { ...SECOND_CLIENT, redirectUris: [REGISTERED_REDIRECT_URI] },
       ],
     });
@@ -81,10 +96,13 @@ export async function mountIdentity(router: Router, deps: SandboxDeps): Promise<
     const lang = pageLang(request.query);
     const check = provider.checkAuthorizeRequest(request.query);
     if (check.kind === 'fatal') return html(400, errorPage(lang, check.description));
-    if (check.kind === 'redirect-error') return redirectError(check.redirectUri, check.state, check.error, check.description);
+    if (check.kind === 'redirect-error')
+      return redirectError(check.redirectUri, check.state, check.error, check.description);
     if (deps.autoApprove) {
       const outcome = provider.approveAtOnce(check.request);
-      return outcome.kind === 'code' ? redirectCode(check.request, outcome.code) : redirectCase(check.request, outcome.errorCase);
+      return outcome.kind === 'code'
+        ? redirectCode(check.request, outcome.code)
+        : redirectCase(check.request, outcome.errorCase);
     }
     return challengeFor(request, lang, provider.startProcess(check.request));
   });
@@ -101,7 +119,17 @@ export async function mountIdentity(router: Router, deps: SandboxDeps): Promise<
     const scanUrl = `${request.baseUrl}/oauth2/authorize/scan?process=${encodeURIComponent(process.id)}&ui_locales=${lang}`;
     const qrDataUrl = await QRCode.toDataURL(scanUrl, { width: 240, margin: 1 });
     const action = `${request.baseUrl}/oauth2/authorize/scan`;
-    return html(200, challengePage({ lang, action, process: process.id, clientId: process.request.clientId, qrDataUrl, expiresAt: process.challengeExpiresAt }));
+    return html(
+      200,
+      challengePage({
+        lang,
+        action,
+        process: process.id,
+        clientId: process.request.clientId,
+        qrDataUrl,
+        expiresAt: process.challengeExpiresAt,
+      }),
+    );
   }
 
   router.post('/oauth2/authorize/scan', (request) => {
@@ -132,11 +160,14 @@ export async function mountIdentity(router: Router, deps: SandboxDeps): Promise<
     const process = provider.process(form.get('process') ?? '');
     if (!process) return html(400, gonePage(lang));
     const decision = form.get('decision') === 'approve' ? 'approve' : 'refuse';
-    if (decision === 'approve' && !/^\d{5}$/.test(form.get('pin') ?? '')) return html(200, pinFor(request, lang, process.id, true));
+    if (decision === 'approve' && !/^\d{5}$/.test(form.get('pin') ?? ''))
+      return html(200, pinFor(request, lang, process.id, true));
     try {
       const result = provider.consent(process, decision);
       provider.finish(process);
-      return result.kind === 'code' ? redirectCode(process.request, result.code) : redirectCase(process.request, result.errorCase);
+      return result.kind === 'code'
+        ? redirectCode(process.request, result.code)
+        : redirectCase(process.request, result.errorCase);
     } catch (error) {
       if (error instanceof IdentityError) return html(400, errorPage(lang, error.description ?? error.error));
       throw error;
@@ -161,15 +192,24 @@ export async function mountIdentity(router: Router, deps: SandboxDeps): Promise<
 
   router.post('/_sandbox/switches', (request) => {
     const body = jsonBody(request) ?? {};
-    const times = typeof body['times'] === 'number' && Number.isInteger(body['times']) && body['times'] > 0 ? body['times'] : 1;
+    const times =
+      typeof body['times'] === 'number' && Number.isInteger(body['times']) && body['times'] > 0 ? body['times'] : 1;
     const errorCase = body['case'];
     const idToken = body['idToken'];
     if (errorCase !== undefined) {
-      if (!isIdentityCase(errorCase)) return json(400, { error: 'invalid_request', error_description: `case must be one of ${Object.keys(CASES).join(', ')}` });
+      if (!isIdentityCase(errorCase))
+        return json(400, {
+          error: 'invalid_request',
+          error_description: `case must be one of ${Object.keys(CASES).join(', ')}`,
+        });
       provider.armCase(errorCase, times);
     }
     if (idToken !== undefined) {
-      if (!(ID_TOKEN_FAULTS as readonly unknown[]).includes(idToken)) return json(400, { error: 'invalid_request', error_description: `idToken must be one of ${ID_TOKEN_FAULTS.join(', ')}` });
+      if (!(ID_TOKEN_FAULTS as readonly unknown[]).includes(idToken))
+        return json(400, {
+          error: 'invalid_request',
+          error_description: `idToken must be one of ${ID_TOKEN_FAULTS.join(', ')}`,
+        });
       provider.armIdTokenFault(idToken as IdTokenFault, times);
     }
     return json(200, { ok: true });
@@ -189,9 +229,13 @@ export async function mountIdentityLegacy(router: Router, deps: SandboxDeps): Pr
     } catch (error) {
       if (!(error instanceof IdentityError)) throw error;
       const code = error.status === 403 ? 'insufficient_scope' : 'invalid_token';
-      return json(error.status, { error: error.error, error_description: error.description }, {
-        'www-authenticate': `Bearer error="${code}", error_description="${error.description ?? ''}"`,
-      });
+      return json(
+        error.status,
+        { error: error.error, error_description: error.description },
+        {
+          'www-authenticate': `Bearer error="${code}", error_description="${error.description ?? ''}"`,
+        },
+      );
     }
   });
 }
@@ -208,7 +252,12 @@ function redirectCase(request: AuthorizationRequest, errorCase: IdentityCase): S
   return redirectError(request.redirectUri, request.state, spec.error, spec.description);
 }
 
-function redirectError(redirectUri: string, state: string | undefined, error: string, description: string | undefined): SandboxResponse {
+function redirectError(
+  redirectUri: string,
+  state: string | undefined,
+  error: string,
+  description: string | undefined,
+): SandboxResponse {
   const url = new URL(redirectUri);
   url.searchParams.set('error', error);
   if (description !== undefined) url.searchParams.set('error_description', description);
@@ -218,30 +267,41 @@ function redirectError(redirectUri: string, state: string | undefined, error: st
 
 function token(provider: IdentityProvider, request: SandboxRequest): SandboxResponse {
   const fail = (error: IdentityError): SandboxResponse =>
-    json(error.status, { error: error.error, error_description: error.description }, {
-      ...TOKEN_HEADERS,
-      ...(error.status === 401 ? { 'www-authenticate': 'Basic realm="esign sandbox identity service"' } : {}),
-    });
+    json(
+      error.status,
+      { error: error.error, error_description: error.description },
+      {
+        ...TOKEN_HEADERS,
+        ...(error.status === 401 ? { 'www-authenticate': 'Basic realm="esign sandbox identity service"' } : {}),
+      },
+    );
   if (!(request.headers['content-type'] ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded')) {
-    return fail(new IdentityError(400, 'invalid_request', 'The token request must be application/x-www-form-urlencoded.'));
+    return fail(
+      new IdentityError(400, 'invalid_request', 'The token request must be application/x-www-form-urlencoded.'),
+    );
   }
   const basic = basicCredentials(request);
-  if (!basic) return fail(new IdentityError(401, 'invalid_client', 'Client authentication with HTTP Basic is required.'));
+  if (!basic)
+    return fail(new IdentityError(401, 'invalid_client', 'Client authentication with HTTP Basic is required.'));
   const client = provider.authenticateClient(basic.user, basic.password);
   if (!client) return fail(new IdentityError(401, 'invalid_client', 'Client authentication failed.'));
   const form = formBody(request);
   for (const name of new Set(form.keys())) {
-    if (form.getAll(name).length > 1) return fail(new IdentityError(400, 'invalid_request', `The parameter ${name} is repeated.`));
+    if (form.getAll(name).length > 1)
+      return fail(new IdentityError(400, 'invalid_request', `The parameter ${name} is repeated.`));
   }
   const grantType = form.get('grant_type');
   if (!grantType) return fail(new IdentityError(400, 'invalid_request', 'The grant_type parameter is required.'));
-  if (grantType !== 'authorization_code') return fail(new IdentityError(400, 'unsupported_grant_type', 'Only grant_type=authorization_code is supported.'));
+  if (grantType !== 'authorization_code')
+    return fail(new IdentityError(400, 'unsupported_grant_type', 'Only grant_type=authorization_code is supported.'));
   const clientId = form.get('client_id');
   if (!clientId) return fail(new IdentityError(400, 'invalid_request', 'The client_id parameter is required.'));
-  if (clientId !== client.clientId) return fail(new IdentityError(401, 'invalid_client', 'The client_id differs from the authenticated client.'));
+  if (clientId !== client.clientId)
+    return fail(new IdentityError(401, 'invalid_client', 'The client_id differs from the authenticated client.'));
   // A sample request repeats the secret in the form: tolerated, but it must be the right one.
   const secretInBody = form.get('client_secret');
-  if (secretInBody !== null && !provider.authenticateClient(clientId, secretInBody)) return fail(new IdentityError(401, 'invalid_client', 'Client authentication failed.'));
+  if (secretInBody !== null && !provider.authenticateClient(clientId, secretInBody))
+    return fail(new IdentityError(401, 'invalid_client', 'Client authentication failed.'));
   try {
     const grant = provider.exchangeCode(client, {
       code: form.get('code') ?? undefined,

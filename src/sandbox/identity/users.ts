@@ -101,7 +101,11 @@ const ALICE: TestUser = {
     'com.vendor.id_document_issuance_place': 'Utrecht',
     'com.vendor.id_document_expiration_date': '2029-03-01',
     'com.vendor.proof': [
-      { id: 'identity-report', content_type: 'application/pdf', base64_encoded_content: proofPdf('Alice Maria van den Berg') },
+      {
+        id: 'identity-report',
+        content_type: 'application/pdf',
+        base64_encoded_content: proofPdf('Alice Maria van den Berg'),
+      },
       { id: 'portrait', content_type: 'image/png', base64_encoded_content: PNG_1X1 },
     ],
   },
@@ -130,13 +134,14 @@ export const DEFAULT_USER = ALICE.id;
 export const TEST_USERS: readonly TestUser[] = [
   ALICE,
   BOB,
-  ...IDENTITY_CASES.map(
-    (errorCase): TestUser => ({
-      id: designatedUserId(errorCase),
-      triggers: errorCase,
-      claims: errorCase === 'EmailUnverified' ? { email: 'unverified@example.test', email_verified: false } : { given_name: 'Test' },
-    }),
-  ),
+  ...IDENTITY_CASES.map((errorCase): TestUser => ({
+    id: designatedUserId(errorCase),
+    triggers: errorCase,
+    claims:
+      errorCase === 'EmailUnverified'
+        ? { email: 'unverified@example.test', email_verified: false }
+        : { given_name: 'Test' },
+  })),
 ];
 
 export function findUser(id: string): TestUser | undefined {

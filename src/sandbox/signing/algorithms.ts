@@ -6,16 +6,35 @@
  * differ, so that the client's conversion is put to the test.
  */
 import { constants, privateEncrypt } from 'node:crypto';
-import { digestInfo, digestOfLength, digestOfOid, readPssParameters, type DigestName, type SignatureScheme } from '../../core/cms/algorithms.js';
+import {
+  digestInfo,
+  digestOfLength,
+  digestOfOid,
+  readPssParameters,
+  type DigestName,
+  type SignatureScheme,
+} from '../../core/cms/algorithms.js';
 import { signEcdsaHash, type CurveName } from '../../core/cms/ecdsa.js';
 import { OID } from '../../core/cms/oids.js';
 import { signPssHash } from '../../core/cms/rsa-pss.js';
 import { CMS_SHA256_WITH_RSA, CSC_SIGN_ALGO_RSA } from '../../core/csc/shapes.js';
 import type { SandboxCredential } from '../pki.js';
 
-const CURVE_DIGEST: Readonly<Record<CurveName, DigestName>> = { 'P-256': 'sha256', 'P-384': 'sha384', 'P-521': 'sha512' };
-const CURVE_OID: Readonly<Record<CurveName, string>> = { 'P-256': '1.2.840.10045.3.1.7', 'P-384': '1.3.132.0.34', 'P-521': '1.3.132.0.35' };
-const ECDSA_BY_DIGEST: Readonly<Record<DigestName, string>> = { sha256: OID.ecdsaWithSHA256, sha384: OID.ecdsaWithSHA384, sha512: OID.ecdsaWithSHA512 };
+const CURVE_DIGEST: Readonly<Record<CurveName, DigestName>> = {
+  'P-256': 'sha256',
+  'P-384': 'sha384',
+  'P-521': 'sha512',
+};
+const CURVE_OID: Readonly<Record<CurveName, string>> = {
+  'P-256': '1.2.840.10045.3.1.7',
+  'P-384': '1.3.132.0.34',
+  'P-521': '1.3.132.0.35',
+};
+const ECDSA_BY_DIGEST: Readonly<Record<DigestName, string>> = {
+  sha256: OID.ecdsaWithSHA256,
+  sha384: OID.ecdsaWithSHA384,
+  sha512: OID.ecdsaWithSHA512,
+};
 
 /** signAlgo values that name their hash, and which. */
 const HASH_NAMED_BY: Readonly<Record<string, DigestName>> = {
@@ -57,12 +76,18 @@ export interface SignHashAlgorithm {
  * with it: signAlgo outside key/algo, hashAlgo missing where signAlgo does not name the hash or
  * unknown (ignored where signAlgo names it), signAlgoParams missing or malformed for RSASSA-PSS, hashes of another length.
  */
-export function schemeOfRequest(credential: SandboxCredential, version: 1 | 2, request: SignHashAlgorithm, hashes: Uint8Array[]): SignatureScheme | string {
+export function schemeOfRequest(
+  credential: SandboxCredential,
+  version: 1 | 2,
+  request: SignHashAlgorithm,
+  hashes: Uint8Array[],
+): SignatureScheme | string {
   const hashWord = version === 1 ? 'hashAlgo' : 'hashAlgorithmOID';
   if (!keyAlgorithms(credential, version).includes(request.signAlgo)) return 'Invalid parameter signAlgo';
   // "omitted or ignored if the hash algorithm is implicitly specified by the signAlgo" (v1.0.4 §11.9, v2 §11.10)
   const named = HASH_NAMED_BY[request.signAlgo];
-  if (named === undefined && request.hashAlgorithm === undefined) return `Missing (or invalid type) string parameter ${hashWord}`;
+  if (named === undefined && request.hashAlgorithm === undefined)
+    return `Missing (or invalid type) string parameter ${hashWord}`;
   const digest = named ?? digestOfOid(request.hashAlgorithm ?? '');
   if (digest === undefined) return `Invalid parameter ${hashWord}`;
   if (hashes.some((hash) => digestOfLength(hash.length) !== digest)) return 'Invalid digest value length';
@@ -75,7 +100,12 @@ export function schemeOfRequest(credential: SandboxCredential, version: 1 | 2, r
 }
 
 /** A signature over `hash` with the credential's key. */
-export function signWith(credential: SandboxCredential, scheme: SignatureScheme, hash: Uint8Array, version: 1 | 2): Uint8Array {
+export function signWith(
+  credential: SandboxCredential,
+  scheme: SignatureScheme,
+  hash: Uint8Array,
+  version: 1 | 2,
+): Uint8Array {
   const key = credential.signer.privateKey;
   if (scheme.kind === 'ecdsa') return signEcdsaHash(key, hash, version === 1 ? 'der' : 'ieee-p1363');
   if (scheme.kind === 'rsa-pss') return signPssHash(key, hash, { hash: scheme.digest, saltLength: scheme.saltLength });

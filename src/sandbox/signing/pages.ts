@@ -12,7 +12,8 @@ const TEXT = {
     continue: 'Continue',
     cancel: 'Cancel',
     serviceTitle: 'Allow access to your signing credentials',
-    serviceLead: (client: string) => `<strong>${client}</strong> asks to list your signing credentials and read their certificates, for one hour.`,
+    serviceLead: (client: string) =>
+      `<strong>${client}</strong> asks to list your signing credentials and read their certificates, for one hour.`,
     credentialTitle: (n: number) => `Authorize ${n} signature${n === 1 ? '' : 's'}`,
     credentialLead: (n: number, credential: string) =>
       `Authorize ${n} signature${n === 1 ? '' : 's'} with credential <code>${credential}</code>. Only these SHA-256 hashes will be signed, within 5 minutes:`,
@@ -31,7 +32,8 @@ const TEXT = {
     continue: 'Doorgaan',
     cancel: 'Annuleren',
     serviceTitle: 'Toegang geven tot uw ondertekensleutels',
-    serviceLead: (client: string) => `<strong>${client}</strong> vraagt om een uur lang uw ondertekensleutels op te vragen en hun certificaten te lezen.`,
+    serviceLead: (client: string) =>
+      `<strong>${client}</strong> vraagt om een uur lang uw ondertekensleutels op te vragen en hun certificaten te lezen.`,
     credentialTitle: (n: number) => `${n} handtekening${n === 1 ? '' : 'en'} goedkeuren`,
     credentialLead: (n: number, credential: string) =>
       `Keur ${n} handtekening${n === 1 ? '' : 'en'} goed met sleutel <code>${credential}</code>. Alleen deze SHA-256-hashes worden ondertekend, binnen 5 minuten:`,
@@ -45,12 +47,20 @@ const TEXT = {
 
 export function errorPage(lang: PageLang, message: string): string {
   const text = TEXT[lang];
-  return renderPage({ title: text.errorTitle, lang, body: `<h1>${text.errorTitle}</h1><p>${text.errorLead}</p><p><strong>${escapeHtml(message)}</strong></p>` });
+  return renderPage({
+    title: text.errorTitle,
+    lang,
+    body: `<h1>${text.errorTitle}</h1><p>${text.errorLead}</p><p><strong>${escapeHtml(message)}</strong></p>`,
+  });
 }
 
 export function expiredPage(lang: PageLang): string {
   const text = TEXT[lang];
-  return renderPage({ title: text.expiredTitle, lang, body: `<h1>${text.expiredTitle}</h1><p>${text.expiredLead}</p>` });
+  return renderPage({
+    title: text.expiredTitle,
+    lang,
+    body: `<h1>${text.expiredTitle}</h1><p>${text.expiredLead}</p>`,
+  });
 }
 
 /** Step 1: choose a test user. Carries the authorization request through as hidden fields. */
@@ -69,13 +79,21 @@ export function signInPage(lang: PageLang, action: string, params: URLSearchPara
 }
 
 /** Step 2: approve or refuse; for scope credential it names the credential and lists every hash. */
-export function consentPage(lang: PageLang, action: string, ticket: string, request: AuthorizationRequest, user: string): string {
+export function consentPage(
+  lang: PageLang,
+  action: string,
+  ticket: string,
+  request: AuthorizationRequest,
+  user: string,
+): string {
   const text = TEXT[lang];
   const count = request.hashes?.length ?? 0;
   const title = request.scope === 'credential' ? text.credentialTitle(count) : text.serviceTitle;
   const lead =
     request.scope === 'credential'
-      ? `<p>${text.credentialLead(count, escapeHtml(request.credentialID ?? ''))}</p><ul class="hashes">${(request.hashes ?? [])
+      ? `<p>${text.credentialLead(count, escapeHtml(request.credentialID ?? ''))}</p><ul class="hashes">${(
+          request.hashes ?? []
+        )
           .map((hash) => `<li class="mono">${Buffer.from(hash).toString('hex')}</li>`)
           .join('')}</ul>`
       : `<p>${text.serviceLead(escapeHtml(request.clientId))}</p>`;
@@ -93,10 +111,15 @@ export function consentPage(lang: PageLang, action: string, ticket: string, requ
 export function otpOutboxPage(sent: ReadonlyArray<{ credentialID: string; code: string; sentAt: number }>): string {
   const rows = [...sent]
     .reverse()
-    .map((entry) => `<tr><td><code>${escapeHtml(entry.credentialID)}</code></td><td><strong class="otp">${escapeHtml(entry.code)}</strong></td><td>${new Date(entry.sentAt).toISOString()}</td></tr>`)
+    .map(
+      (entry) =>
+        `<tr><td><code>${escapeHtml(entry.credentialID)}</code></td><td><strong class="otp">${escapeHtml(entry.code)}</strong></td><td>${new Date(entry.sentAt).toISOString()}</td></tr>`,
+    )
     .join('');
   const body = `<h1>One-time passwords sent</h1><p>What the sandbox signing service would have sent by SMS (credentials/sendOTP). Each code is valid for 5 minutes, once.</p>${
-    rows ? `<table><thead><tr><th>Credential</th><th>Code</th><th>Sent</th></tr></thead><tbody>${rows}</tbody></table>` : '<p>None sent yet.</p>'
+    rows
+      ? `<table><thead><tr><th>Credential</th><th>Code</th><th>Sent</th></tr></thead><tbody>${rows}</tbody></table>`
+      : '<p>None sent yet.</p>'
   }`;
   return renderPage({ title: 'One-time passwords sent', lang: 'en', body });
 }

@@ -12,7 +12,19 @@ import { OID } from '../../core/cms/oids.js';
 import type { SandboxDeps } from '../deps.js';
 import { bearerToken, json, type Router } from '../http.js';
 import { CMS_SHA256_WITH_RSA, CSC_SIGN_ALGO_RSA } from '../../core/csc/shapes.js';
-import { csc, cscCall, infoOptions, mountCredentialAuthorization, mountInfo, mountOAuth, optionalString, requiredString, signingService, standardBase64Hashes, type HashArrayWords } from './routes.js';
+import {
+  csc,
+  cscCall,
+  infoOptions,
+  mountCredentialAuthorization,
+  mountInfo,
+  mountOAuth,
+  optionalString,
+  requiredString,
+  signingService,
+  standardBase64Hashes,
+  type HashArrayWords,
+} from './routes.js';
 import { SigningServiceError } from './service.js';
 
 export { V2_METHODS, V2_SPECS } from './routes.js';
@@ -25,7 +37,16 @@ export function mountSigningV2(router: Router, deps: SandboxDeps): void {
 
   mountInfo(router, deps, 2, {
     asynchronousOperationMode: false,
-    signAlgorithms: { algos: [CSC_SIGN_ALGO_RSA, CMS_SHA256_WITH_RSA, OID.rsassaPss, OID.ecdsaWithSHA256, OID.ecdsaWithSHA384, OID.ecdsaWithSHA512] },
+    signAlgorithms: {
+      algos: [
+        CSC_SIGN_ALGO_RSA,
+        CMS_SHA256_WITH_RSA,
+        OID.rsassaPss,
+        OID.ecdsaWithSHA256,
+        OID.ecdsaWithSHA384,
+        OID.ecdsaWithSHA512,
+      ],
+    },
     // Required by §11.1 although they describe signDoc, which this service does not offer.
     signature_formats: { formats: ['C', 'P'], envelope_properties: [['Detached'], ['Certification', 'Revision']] },
     conformance_levels: ['Ades-B-B', 'Ades-B-T'],
@@ -61,13 +82,21 @@ export function mountSigningV2(router: Router, deps: SandboxDeps): void {
       const hashes = standardBase64Hashes(body['hashes'], V2_HASH_WORDS);
       const hashAlgorithmOID = optionalString(body['hashAlgorithmOID'], 'hashAlgorithmOID');
       const signAlgo = v2String(body['signAlgo'], 'signAlgo');
-      if (body['signAlgoParams'] !== undefined && typeof body['signAlgoParams'] !== 'string') throw invalid('Missing (or invalid type) string parameter signAlgoParams');
+      if (body['signAlgoParams'] !== undefined && typeof body['signAlgoParams'] !== 'string')
+        throw invalid('Missing (or invalid type) string parameter signAlgoParams');
       const signAlgoParams = body['signAlgoParams'] as string | undefined;
       // Only synchronous signing (S) is offered: info says asynchronousOperationMode false.
       const operationMode = optionalString(body['operationMode'], 'operationMode');
       if (operationMode !== undefined && operationMode !== 'S') throw invalid('Invalid parameter operationMode');
       optionalString(body['clientData'], 'clientData');
-      const signatures = service.signHashV2(bearerToken(request), { credentialID, ...(sad !== undefined ? { sad } : {}), hashes, ...(hashAlgorithmOID !== undefined ? { hashAlgorithmOID } : {}), signAlgo, ...(signAlgoParams !== undefined ? { signAlgoParams } : {}) });
+      const signatures = service.signHashV2(bearerToken(request), {
+        credentialID,
+        ...(sad !== undefined ? { sad } : {}),
+        hashes,
+        ...(hashAlgorithmOID !== undefined ? { hashAlgorithmOID } : {}),
+        signAlgo,
+        ...(signAlgoParams !== undefined ? { signAlgoParams } : {}),
+      });
       return { signatures };
     }),
   );
@@ -96,19 +125,22 @@ function optionalBoolean(value: unknown, name: string): boolean {
   return value;
 }
 
-
 /**
  * RFC 8414 §3: the v2 service's authorization server metadata at
  * `{origin}/.well-known/oauth-authorization-server/signing-v2`, for clients that find the OAuth
  * server by its issuer (`oauth2Issuer` in info) rather than a base URI (`oauth2`).
  */
 export function mountOAuthMetadata(router: Router, deps: SandboxDeps): void {
-  router.get('/oauth-authorization-server/signing-v2', () => (deps.quirks.issuerMetadata === 'appended' ? notFound() : oauthMetadata(deps)));
+  router.get('/oauth-authorization-server/signing-v2', () =>
+    deps.quirks.issuerMetadata === 'appended' ? notFound() : oauthMetadata(deps),
+  );
 }
 
 /** The quirk issuer-metadata-appended: the same metadata at `{issuer}/.well-known/oauth-authorization-server` only. */
 export function mountAppendedOAuthMetadata(router: Router, deps: SandboxDeps): void {
-  router.get('/.well-known/oauth-authorization-server', () => (deps.quirks.issuerMetadata === 'appended' ? oauthMetadata(deps) : notFound()));
+  router.get('/.well-known/oauth-authorization-server', () =>
+    deps.quirks.issuerMetadata === 'appended' ? oauthMetadata(deps) : notFound(),
+  );
 }
 
 function notFound() {

@@ -9,17 +9,44 @@
  */
 import { DIGEST_OID, digestOfLength } from '../../core/cms/algorithms.js';
 import type { SandboxDeps } from '../deps.js';
-import { basicCredentials, bearerToken, formBody, html, json, jsonBody, redirect, type Router, type SandboxRequest, type SandboxResponse } from '../http.js';
+import {
+  basicCredentials,
+  bearerToken,
+  formBody,
+  html,
+  json,
+  jsonBody,
+  redirect,
+  type Router,
+  type SandboxRequest,
+  type SandboxResponse,
+} from '../http.js';
 import { pickLang } from '../pages.js';
 import { consentPage, errorPage, expiredPage, signInPage } from './pages.js';
-import { SANDBOX_USERS, SigningService, SigningServiceError, decodeStandardBase64, type AuthorizationRequest, type CredentialInfoOptionsV2, type RegisteredClient, type ServiceTokenHolder } from './service.js';
+import {
+  SANDBOX_USERS,
+  SigningService,
+  SigningServiceError,
+  decodeStandardBase64,
+  type AuthorizationRequest,
+  type CredentialInfoOptionsV2,
+  type RegisteredClient,
+  type ServiceTokenHolder,
+} from './service.js';
 import { SealAuthority } from './seals.js';
 import { SANDBOX_ORGANIZATION, SANDBOX_SEAL } from '../deps.js';
 import { otpOutboxPage } from './pages.js';
 
 export const V1_SPECS = '1.0.4.0';
 export const V2_SPECS = '2.0.0.2';
-export const V2_METHODS = ['auth/login', 'credentials/list', 'credentials/info', 'credentials/authorize', 'credentials/sendOTP', 'signatures/signHash'] as const;
+export const V2_METHODS = [
+  'auth/login',
+  'credentials/list',
+  'credentials/info',
+  'credentials/authorize',
+  'credentials/sendOTP',
+  'signatures/signHash',
+] as const;
 /** v1.0.4 also has credentials/extendTransaction (§11.7), which v2 dropped. */
 export const V1_METHODS = [...V2_METHODS, 'credentials/extendTransaction'] as const;
 
@@ -41,12 +68,23 @@ const sealAuthorities = new WeakMap<SandboxDeps, SealAuthority>();
 /** The service for one dialect: the same test users, credentials and keys, its own tokens. */
 export function signingService(deps: SandboxDeps, version: 1 | 2): SigningService {
   const clients: RegisteredClient[] = [
-    { clientId: deps.secrets.clientId, clientSecret: deps.secrets.clientSecret, redirectUris: [REGISTERED_REDIRECT_URI] },
-    { clientId: SANDBOX_SEAL.clientId, clientSecret: SANDBOX_SEAL.clientSecret, redirectUris: [], organization: SANDBOX_ORGANIZATION },
+    {
+      clientId: deps.secrets.clientId,
+      clientSecret: deps.secrets.clientSecret,
+      redirectUris: [REGISTERED_REDIRECT_URI],
+    },
+    {
+      clientId: SANDBOX_SEAL.clientId,
+      clientSecret: SANDBOX_SEAL.clientSecret,
+      redirectUris: [],
+      organization: SANDBOX_ORGANIZATION,
+    },
   ];
   let seals = sealAuthorities.get(deps);
   if (!seals) sealAuthorities.set(deps, (seals = new SealAuthority(deps.log)));
-  const loginUsers = [{ username: SANDBOX_SEAL.username, password: SANDBOX_SEAL.password, account: SANDBOX_ORGANIZATION }];
+  const loginUsers = [
+    { username: SANDBOX_SEAL.username, password: SANDBOX_SEAL.password, account: SANDBOX_ORGANIZATION },
+  ];
   return new SigningService(deps.pki, deps.clock, clients, version, seals, loginUsers, deps.quirks);
 }
 
@@ -61,11 +99,13 @@ export function mountCredentialAuthorization(router: Router, service: SigningSer
     cscCall(request, (body) => {
       const refreshToken = optionalString(body['refresh_token'], 'refresh_token');
       const rememberMe = body['rememberMe'] ?? false;
-      if (typeof rememberMe !== 'boolean') throw new SigningServiceError(400, 'invalid_request', 'Invalid parameter rememberMe');
+      if (typeof rememberMe !== 'boolean')
+        throw new SigningServiceError(400, 'invalid_request', 'Invalid parameter rememberMe');
       optionalString(body['clientData'], 'clientData');
       const header = request.headers['authorization'];
       const basic = basicCredentials(request);
-      if (refreshToken === undefined && (!header || !basic)) throw new SigningServiceError(401, 'invalid_request', 'Malformed authentication parameter.');
+      if (refreshToken === undefined && (!header || !basic))
+        throw new SigningServiceError(401, 'invalid_request', 'Malformed authentication parameter.');
       if (header && !basic) throw new SigningServiceError(400, 'invalid_request', 'Malformed username-password.');
       return service.login(basic ?? undefined, { ...(refreshToken === undefined ? {} : { refreshToken }), rememberMe });
     }),
@@ -75,11 +115,20 @@ export function mountCredentialAuthorization(router: Router, service: SigningSer
     csc(service, request, (body, holder) => {
       const credentialID = v1OrV2String(body['credentialID'], 'credentialID', version);
       const numSignatures = body['numSignatures'];
-      if (typeof numSignatures !== 'number' || !Number.isInteger(numSignatures)) throw new SigningServiceError(400, 'invalid_request', 'Missing (or invalid type) integer parameter numSignatures');
+      if (typeof numSignatures !== 'number' || !Number.isInteger(numSignatures))
+        throw new SigningServiceError(
+          400,
+          'invalid_request',
+          'Missing (or invalid type) integer parameter numSignatures',
+        );
       const hashField = version === 2 ? 'hashes' : 'hash';
       const hashes = body[hashField] === undefined ? undefined : standardBase64Hashes(body[hashField]);
-      if (version === 2 && hashes !== undefined && !hashesOfOneDigest(hashes, body['hashAlgorithmOID'])) throw new SigningServiceError(400, 'invalid_request', 'Invalid parameter hashAlgorithmOID');
-      const factors = version === 2 ? authData(body['authData']) : { pin: optionalString(body['PIN'], 'PIN'), otp: optionalString(body['OTP'], 'OTP') };
+      if (version === 2 && hashes !== undefined && !hashesOfOneDigest(hashes, body['hashAlgorithmOID']))
+        throw new SigningServiceError(400, 'invalid_request', 'Invalid parameter hashAlgorithmOID');
+      const factors =
+        version === 2
+          ? authData(body['authData'])
+          : { pin: optionalString(body['PIN'], 'PIN'), otp: optionalString(body['OTP'], 'OTP') };
       optionalString(body['description'], 'description');
       optionalString(body['clientData'], 'clientData');
       return service.authorizeCredential(holder, {
@@ -115,11 +164,13 @@ function hashesOfOneDigest(hashes: Uint8Array[], oid: unknown): boolean {
 /** v2 `authData`: `[{id, value}]`; the PIN and the OTP by their ids. */
 function authData(value: unknown): { pin?: string; otp?: string } {
   if (value === undefined) return {};
-  if (!Array.isArray(value)) throw new SigningServiceError(400, 'invalid_request', 'Missing (or invalid type) array parameter authData');
+  if (!Array.isArray(value))
+    throw new SigningServiceError(400, 'invalid_request', 'Missing (or invalid type) array parameter authData');
   const found: { pin?: string; otp?: string } = {};
   for (const entry of value) {
     const item = typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>) : {};
-    if (typeof item['id'] !== 'string' || typeof item['value'] !== 'string') throw new SigningServiceError(400, 'invalid_request', 'Invalid parameter authData');
+    if (typeof item['id'] !== 'string' || typeof item['value'] !== 'string')
+      throw new SigningServiceError(400, 'invalid_request', 'Invalid parameter authData');
     if (item['id'] === 'PIN') found.pin = item['value'];
     if (item['id'] === 'OTP') found.otp = item['value'];
   }
@@ -128,19 +179,25 @@ function authData(value: unknown): { pin?: string; otp?: string } {
 
 function v1OrV2String(value: unknown, name: string, version: 1 | 2): string {
   if (typeof value !== 'string' || value === '') {
-    throw new SigningServiceError(400, 'invalid_request', version === 2 ? `Missing (or invalid type) string parameter ${name}` : `Missing or invalid string parameter ${name}.`);
+    throw new SigningServiceError(
+      400,
+      'invalid_request',
+      version === 2
+        ? `Missing (or invalid type) string parameter ${name}`
+        : `Missing or invalid string parameter ${name}.`,
+    );
   }
   return value;
 }
 
 /** `/oauth2/authorize` with its pages, and `/oauth2/token`: the same in both dialects but for what the service checks. */
 export function mountOAuth(router: Router, deps: SandboxDeps, service: SigningService): void {
-
   router.get('/oauth2/authorize', (request) => {
     const check = service.checkAuthorizeRequest(request.query);
     const lang = pickLang(request.query.get('lang'), 'en');
     if (check.kind === 'fatal') return html(400, errorPage(lang, check.description));
-    if (check.kind === 'redirect-error') return redirectError(check.redirectUri, check.state, check.error, check.description);
+    if (check.kind === 'redirect-error')
+      return redirectError(check.redirectUri, check.state, check.error, check.description);
     if (deps.autoApprove) return approveAtOnce(service, check.request);
     return html(200, signInPage(lang, `${request.baseUrl}/oauth2/authorize/login`, request.query, SANDBOX_USERS));
   });
@@ -154,8 +211,15 @@ export function mountOAuth(router: Router, deps: SandboxDeps, service: SigningSe
     const check = service.checkAuthorizeRequest(form);
     const lang = pickLang(form.get('lang'), 'en');
     if (check.kind === 'fatal') return html(400, errorPage(lang, check.description));
-    if (check.kind === 'redirect-error') return redirectError(check.redirectUri, check.state, check.error, check.description);
-    if (action === 'cancel') return redirectError(check.request.redirectUri, check.request.state, 'access_denied', 'The signer cancelled the sign-in.');
+    if (check.kind === 'redirect-error')
+      return redirectError(check.redirectUri, check.state, check.error, check.description);
+    if (action === 'cancel')
+      return redirectError(
+        check.request.redirectUri,
+        check.request.state,
+        'access_denied',
+        'The signer cancelled the sign-in.',
+      );
     try {
       const ticket = service.signIn(check.request, user);
       return html(200, consentPage(lang, `${request.baseUrl}/oauth2/authorize/decision`, ticket, check.request, user));
@@ -170,7 +234,12 @@ export function mountOAuth(router: Router, deps: SandboxDeps, service: SigningSe
     if (!approval) return html(400, expiredPage('en'));
     const { request: authorization, user } = approval;
     if (form.get('decision') !== 'approve') {
-      return redirectError(authorization.redirectUri, authorization.state, 'access_denied', 'The signer refused the request.');
+      return redirectError(
+        authorization.redirectUri,
+        authorization.state,
+        'access_denied',
+        'The signer refused the request.',
+      );
     }
     return redirectCode(authorization, service.issueCode(authorization, user));
   });
@@ -182,7 +251,12 @@ export function mountOAuth(router: Router, deps: SandboxDeps, service: SigningSe
  * `POST /csc/v{1|2}/info` (§11.1): what both dialects say of the service, `extra` what only v2 says,
  * as the quirks switched on reword it.
  */
-export function mountInfo(router: Router, deps: SandboxDeps, version: 1 | 2, extra: Record<string, unknown> = {}): void {
+export function mountInfo(
+  router: Router,
+  deps: SandboxDeps,
+  version: 1 | 2,
+  extra: Record<string, unknown> = {},
+): void {
   router.post(`/csc/v${version}/info`, (request) =>
     cscCall(request, (body) => {
       optionalString(body['lang'], 'lang');
@@ -205,7 +279,6 @@ export function mountInfo(router: Router, deps: SandboxDeps, version: 1 | 2, ext
 function mountCscV1(router: Router, deps: SandboxDeps, service: SigningService): void {
   mountInfo(router, deps, 1);
 
-
   router.post('/csc/v1/credentials/list', (request) =>
     csc(service, request, (body, holder) => {
       const maxResults = optionalPositiveInteger(body['maxResults'], 'maxResults');
@@ -220,7 +293,11 @@ function mountCscV1(router: Router, deps: SandboxDeps, service: SigningService):
       const credentialID = requiredString(body['credentialID'], 'credentialID');
       optionalString(body['lang'], 'lang');
       optionalString(body['clientData'], 'clientData');
-      return service.credentialInfo(holder.user, credentialID, infoOptions(body, (description) => new SigningServiceError(400, 'invalid_request', `${description}.`)));
+      return service.credentialInfo(
+        holder.user,
+        credentialID,
+        infoOptions(body, (description) => new SigningServiceError(400, 'invalid_request', `${description}.`)),
+      );
     }),
   );
 
@@ -244,7 +321,16 @@ function mountCscV1(router: Router, deps: SandboxDeps, service: SigningService):
       const signAlgo = requiredString(body['signAlgo'], 'signAlgo');
       const signAlgoParams = optionalString(body['signAlgoParams'], 'signAlgoParams');
       optionalString(body['clientData'], 'clientData');
-      return { signatures: service.signHash(holder, { credentialID, sad, hashes, ...(hashAlgo === undefined ? {} : { hashAlgo }), signAlgo, ...(signAlgoParams === undefined ? {} : { signAlgoParams }) }) };
+      return {
+        signatures: service.signHash(holder, {
+          credentialID,
+          sad,
+          hashes,
+          ...(hashAlgo === undefined ? {} : { hashAlgo }),
+          signAlgo,
+          ...(signAlgoParams === undefined ? {} : { signAlgoParams }),
+        }),
+      };
     }),
   );
 }
@@ -270,7 +356,12 @@ function redirectCode(request: AuthorizationRequest, code: string): SandboxRespo
   return redirect(url.toString());
 }
 
-function redirectError(redirectUri: string, state: string | undefined, error: string, description: string): SandboxResponse {
+function redirectError(
+  redirectUri: string,
+  state: string | undefined,
+  error: string,
+  description: string,
+): SandboxResponse {
   const url = new URL(redirectUri);
   url.searchParams.set('error', error);
   url.searchParams.set('error_description', description);
@@ -280,24 +371,33 @@ function redirectError(redirectUri: string, state: string | undefined, error: st
 
 function token(service: SigningService, request: SandboxRequest): SandboxResponse {
   const fail = (error: SigningServiceError): SandboxResponse =>
-    json(error.status, { error: error.error, error_description: error.description }, {
-      ...TOKEN_HEADERS,
-      ...(error.status === 401 ? { 'www-authenticate': 'Basic realm="esign sandbox signing service"' } : {}),
-    });
+    json(
+      error.status,
+      { error: error.error, error_description: error.description },
+      {
+        ...TOKEN_HEADERS,
+        ...(error.status === 401 ? { 'www-authenticate': 'Basic realm="esign sandbox signing service"' } : {}),
+      },
+    );
   if (!(request.headers['content-type'] ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded')) {
-    return fail(new SigningServiceError(400, 'invalid_request', 'The token request must be application/x-www-form-urlencoded.'));
+    return fail(
+      new SigningServiceError(400, 'invalid_request', 'The token request must be application/x-www-form-urlencoded.'),
+    );
   }
   const basic = basicCredentials(request);
-  if (!basic) return fail(new SigningServiceError(401, 'invalid_client', 'Client authentication with HTTP Basic is required.'));
+  if (!basic)
+    return fail(new SigningServiceError(401, 'invalid_client', 'Client authentication with HTTP Basic is required.'));
   const client = service.authenticateClient(basic.user, basic.password);
   if (!client) return fail(new SigningServiceError(401, 'invalid_client', 'Client authentication failed.'));
   const form = formBody(request);
   for (const name of new Set(form.keys())) {
-    if (form.getAll(name).length > 1) return fail(new SigningServiceError(400, 'invalid_request', `The parameter ${name} is repeated.`));
+    if (form.getAll(name).length > 1)
+      return fail(new SigningServiceError(400, 'invalid_request', `The parameter ${name} is repeated.`));
   }
   const clientId = form.get('client_id');
   if (!clientId) return fail(new SigningServiceError(400, 'invalid_request', 'The client_id parameter is required.'));
-  if (clientId !== client.clientId) return fail(new SigningServiceError(401, 'invalid_client', 'The client_id differs from the authenticated client.'));
+  if (clientId !== client.clientId)
+    return fail(new SigningServiceError(401, 'invalid_client', 'The client_id differs from the authenticated client.'));
   const secretInBody = form.get('client_secret');
   if (secretInBody !== null && !service.authenticateClient(clientId, secretInBody)) {
     return fail(new SigningServiceError(401, 'invalid_client', 'Client authentication failed.'));
@@ -312,7 +412,14 @@ function token(service: SigningService, request: SandboxRequest): SandboxRespons
       throw error;
     }
   }
-  if (grantType !== 'authorization_code') return fail(new SigningServiceError(400, 'unsupported_grant_type', 'Only grant_type=authorization_code and client_credentials are supported.'));
+  if (grantType !== 'authorization_code')
+    return fail(
+      new SigningServiceError(
+        400,
+        'unsupported_grant_type',
+        'Only grant_type=authorization_code and client_credentials are supported.',
+      ),
+    );
   try {
     const grant = service.exchangeCode(client, {
       code: form.get('code') ?? undefined,
@@ -328,7 +435,11 @@ function token(service: SigningService, request: SandboxRequest): SandboxRespons
 }
 
 /** Runs a `/csc/v1/*` handler on the JSON body; SigningServiceErrors become status + JSON. */
-export function csc(service: SigningService, request: SandboxRequest, handle: (body: Record<string, unknown>, holder: ServiceTokenHolder) => object): SandboxResponse {
+export function csc(
+  service: SigningService,
+  request: SandboxRequest,
+  handle: (body: Record<string, unknown>, holder: ServiceTokenHolder) => object,
+): SandboxResponse {
   return cscCall(request, (body) => handle(body, service.authenticate(bearerToken(request))));
 }
 
@@ -343,27 +454,34 @@ export function cscCall(request: SandboxRequest, handle: (body: Record<string, u
     return json(200, handle(body));
   } catch (error) {
     if (!(error instanceof SigningServiceError)) throw error;
-    const headers: Record<string, string> = error.status === 401 ? { 'www-authenticate': `Bearer error="invalid_token", error_description="${error.description}"` } : {};
+    const headers: Record<string, string> =
+      error.status === 401
+        ? { 'www-authenticate': `Bearer error="invalid_token", error_description="${error.description}"` }
+        : {};
     return json(error.status, { error: error.error, error_description: error.description }, headers);
   }
 }
 
 export function requiredString(value: unknown, name: string): string {
-  if (typeof value !== 'string' || value === '') throw new SigningServiceError(400, 'invalid_request', `Missing or invalid string parameter ${name}.`);
+  if (typeof value !== 'string' || value === '')
+    throw new SigningServiceError(400, 'invalid_request', `Missing or invalid string parameter ${name}.`);
   return value;
 }
 
 export function optionalString(value: unknown, name: string): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'string') throw new SigningServiceError(400, 'invalid_request', `Invalid parameter ${name}: a string is expected.`);
+  if (typeof value !== 'string')
+    throw new SigningServiceError(400, 'invalid_request', `Invalid parameter ${name}: a string is expected.`);
   return value;
 }
 
 /** maxResults is documented once as a string and sent as a number in the samples: both are read. */
 function optionalPositiveInteger(value: unknown, name: string): number | undefined {
   if (value === undefined) return undefined;
-  const number = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
-  if (!Number.isInteger(number) || number < 1) throw new SigningServiceError(400, 'invalid_request', `Invalid parameter ${name}: a positive integer is expected.`);
+  const number =
+    typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isInteger(number) || number < 1)
+    throw new SigningServiceError(400, 'invalid_request', `Invalid parameter ${name}: a positive integer is expected.`);
   return number;
 }
 
@@ -395,14 +513,17 @@ export function standardBase64Hashes(value: unknown, words: HashArrayWords = V1_
   });
 }
 
-
 /**
  * `certificates` (none, single, chain; single when absent), `certInfo` and `authInfo` (false when
  * absent) of `credentials/info` and v2 `credentials/list`; `refuse` words a bad one in the dialect.
  */
-export function infoOptions(body: Record<string, unknown>, refuse: (description: string) => SigningServiceError): CredentialInfoOptionsV2 {
+export function infoOptions(
+  body: Record<string, unknown>,
+  refuse: (description: string) => SigningServiceError,
+): CredentialInfoOptionsV2 {
   const certificates = body['certificates'] ?? 'single';
-  if (certificates !== 'none' && certificates !== 'single' && certificates !== 'chain') throw refuse('Invalid parameter certificates');
+  if (certificates !== 'none' && certificates !== 'single' && certificates !== 'chain')
+    throw refuse('Invalid parameter certificates');
   const flag = (name: string): boolean => {
     const value = body[name] ?? false;
     if (typeof value !== 'boolean') throw refuse(`Invalid parameter ${name}: a boolean is expected`);

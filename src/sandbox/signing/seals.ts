@@ -29,15 +29,29 @@ export const SEAL_POLICIES: Readonly<Record<string, SealPolicy>> = {
 export const PIN_ATTEMPTS = 3;
 export const ONLINE_OTP_LIFETIME_S = 300;
 const OTP_LABELS = {
-  offline: { label: 'Authenticator code', description: 'The 6-digit code of the seal\'s authenticator app (TOTP)', id: 'acme-totp', provider: 'esign sandbox authenticator' },
-  online: { label: 'SMS code', description: 'sent by SMS to +31 6 ••• ••• 42 (in the sandbox: its log and its OTP outbox page)', id: 'acme-sms', provider: 'esign sandbox SMS' },
+  offline: {
+    label: 'Authenticator code',
+    description: "The 6-digit code of the seal's authenticator app (TOTP)",
+    id: 'acme-totp',
+    provider: 'esign sandbox authenticator',
+  },
+  online: {
+    label: 'SMS code',
+    description: 'sent by SMS to +31 6 ••• ••• 42 (in the sandbox: its log and its OTP outbox page)',
+    id: 'acme-sms',
+    provider: 'esign sandbox SMS',
+  },
 } as const;
 
 /** What credentials/info says of a seal's PIN and OTP (v1 objects; v2 builds its `auth` from the same). */
 export function sealAuthInfo(policy: SealPolicy) {
   return {
-    PIN: policy.pin ? { presence: 'true', format: 'N', label: 'Seal PIN', description: 'The PIN of the organization seal' } : { presence: 'false' },
-    OTP: policy.otp ? { presence: 'true', type: policy.otp, format: 'N', ...OTP_LABELS[policy.otp] } : { presence: 'false' },
+    PIN: policy.pin
+      ? { presence: 'true', format: 'N', label: 'Seal PIN', description: 'The PIN of the organization seal' }
+      : { presence: 'false' },
+    OTP: policy.otp
+      ? { presence: 'true', type: policy.otp, format: 'N', ...OTP_LABELS[policy.otp] }
+      : { presence: 'false' },
   };
 }
 
@@ -45,8 +59,29 @@ export function sealAuthInfo(policy: SealPolicy) {
 export function sealAuthV2(policy: SealPolicy) {
   if (policy.authMode === 'implicit') return { mode: 'implicit' as const };
   const objects = [
-    ...(policy.pin ? [{ type: 'Password', id: 'PIN', format: 'N', label: 'Seal PIN', description: 'The PIN of the organization seal' }] : []),
-    ...(policy.otp ? [{ type: 'Password', id: 'OTP', format: 'N', label: OTP_LABELS[policy.otp].label, description: OTP_LABELS[policy.otp].description, ...(policy.otp === 'offline' ? { generator: 'totp' } : {}) }] : []),
+    ...(policy.pin
+      ? [
+          {
+            type: 'Password',
+            id: 'PIN',
+            format: 'N',
+            label: 'Seal PIN',
+            description: 'The PIN of the organization seal',
+          },
+        ]
+      : []),
+    ...(policy.otp
+      ? [
+          {
+            type: 'Password',
+            id: 'OTP',
+            format: 'N',
+            label: OTP_LABELS[policy.otp].label,
+            description: OTP_LABELS[policy.otp].description,
+            ...(policy.otp === 'offline' ? { generator: 'totp' } : {}),
+          },
+        ]
+      : []),
   ];
   return { mode: 'explicit' as const, expression: objects.map((object) => object.id).join(' AND '), objects };
 }
@@ -62,7 +97,12 @@ export class SealAuthority {
   private readonly wrongOtps = new Map<string, number>();
   private readonly lastTotpStep = new Map<string, number>();
   private readonly pendingOtps = new Map<string, { code: string; expiresAt: number }>();
-  private readonly totp = new TOTP({ secret: Secret.fromBase32(SANDBOX_SEAL.totpSecret), digits: 6, period: 30, algorithm: 'SHA1' });
+  private readonly totp = new TOTP({
+    secret: Secret.fromBase32(SANDBOX_SEAL.totpSecret),
+    digits: 6,
+    period: 30,
+    algorithm: 'SHA1',
+  });
   /** The codes "sent" by SMS, newest last, for the outbox page. */
   readonly outbox: SentOtp[] = [];
 
@@ -83,7 +123,10 @@ export class SealAuthority {
     }
     if (!policy.otp) return;
     if (given.otp === undefined) throw invalid('invalid_request', 'Missing (or invalid type) string parameter OTP');
-    const accepted = policy.otp === 'offline' ? this.takeTotp(credentialID, given.otp, nowMs) : this.takeOnlineOtp(credentialID, given.otp, nowMs);
+    const accepted =
+      policy.otp === 'offline'
+        ? this.takeTotp(credentialID, given.otp, nowMs)
+        : this.takeOnlineOtp(credentialID, given.otp, nowMs);
     if (!accepted) {
       this.wrongOtps.set(credentialID, (this.wrongOtps.get(credentialID) ?? 0) + 1);
       throw invalid('invalid_otp', 'The OTP is invalid');
@@ -116,7 +159,9 @@ export class SealAuthority {
     this.pendingOtps.set(credentialID, { code, expiresAt: nowMs + ONLINE_OTP_LIFETIME_S * 1000 });
     this.outbox.push({ credentialID, code, sentAt: nowMs });
     if (this.outbox.length > 20) this.outbox.shift();
-    this.log(`sandbox signing service: OTP for ${credentialID} sent by "SMS": ${code} (valid ${ONLINE_OTP_LIFETIME_S / 60} minutes, once)`);
+    this.log(
+      `sandbox signing service: OTP for ${credentialID} sent by "SMS": ${code} (valid ${ONLINE_OTP_LIFETIME_S / 60} minutes, once)`,
+    );
   }
 }
 

@@ -104,7 +104,15 @@ export interface TokenGrant {
 
 export interface CredentialInfoBody {
   key: { status: 'enabled' | 'disabled'; algo: string[]; len: number; curve?: string };
-  cert: { status: 'valid' | 'expired' | 'revoked'; certificates?: string[]; subjectDN?: string; issuerDN?: string; serialNumber?: string; validFrom?: string; validTo?: string };
+  cert: {
+    status: 'valid' | 'expired' | 'revoked';
+    certificates?: string[];
+    subjectDN?: string;
+    issuerDN?: string;
+    serialNumber?: string;
+    validFrom?: string;
+    validTo?: string;
+  };
   authMode: 'oauth2code' | 'explicit' | 'implicit';
 }
 
@@ -116,7 +124,15 @@ export interface CredentialInfoOptionsV2 {
 
 export interface CredentialInfoBodyV2 {
   key: { status: 'enabled' | 'disabled'; algo: string[]; len: number; curve?: string };
-  cert: { status: 'valid' | 'expired' | 'revoked'; certificates?: string[]; issuerDN?: string; serialNumber?: string; subjectDN?: string; validFrom?: string; validTo?: string };
+  cert: {
+    status: 'valid' | 'expired' | 'revoked';
+    certificates?: string[];
+    issuerDN?: string;
+    serialNumber?: string;
+    subjectDN?: string;
+    validFrom?: string;
+    validTo?: string;
+  };
   auth?: { mode: 'oauth2code' | 'explicit' | 'implicit'; expression?: string; objects?: object[] };
   SCAL: '1' | '2';
   multisign: number;
@@ -158,22 +174,32 @@ export class SigningService {
   checkAuthorizeRequest(query: URLSearchParams): AuthorizeCheck {
     const clientId = single(query, 'client_id');
     const client = this.clients.find((candidate) => candidate.clientId === clientId);
-    if (!clientId || !client) return { kind: 'fatal', description: 'The client_id is missing or not registered with this service.' };
+    if (!clientId || !client)
+      return { kind: 'fatal', description: 'The client_id is missing or not registered with this service.' };
     const redirectUri = single(query, 'redirect_uri');
     if (!redirectUri || !redirectUriAllowed(client, redirectUri)) {
       return { kind: 'fatal', description: 'The redirect_uri is missing or not registered for this client.' };
     }
     const state = single(query, 'state');
-    const fail = (error: string, description: string): AuthorizeCheck => ({ kind: 'redirect-error', redirectUri, state, error, description });
-    for (const name of new Set(query.keys())) if (query.getAll(name).length > 1) return fail('invalid_request', `The parameter ${name} is repeated.`);
+    const fail = (error: string, description: string): AuthorizeCheck => ({
+      kind: 'redirect-error',
+      redirectUri,
+      state,
+      error,
+      description,
+    });
+    for (const name of new Set(query.keys()))
+      if (query.getAll(name).length > 1) return fail('invalid_request', `The parameter ${name} is repeated.`);
     if (state === undefined || state === '') return fail('invalid_request', 'The state parameter is required.');
-    if (Buffer.byteLength(state, 'utf8') > MAX_STATE_BYTES) return fail('invalid_request', `The state is longer than ${MAX_STATE_BYTES} bytes.`);
+    if (Buffer.byteLength(state, 'utf8') > MAX_STATE_BYTES)
+      return fail('invalid_request', `The state is longer than ${MAX_STATE_BYTES} bytes.`);
     const responseType = single(query, 'response_type');
     if (!responseType) return fail('invalid_request', 'The response_type parameter is required.');
     if (responseType !== 'code') return fail('unsupported_response_type', 'Only response_type=code is supported.');
     const details = this.version === 2 ? single(query, 'authorization_details') : undefined;
     // RFC 9396 replaces the scope: a request with both is ambiguous.
-    if (details !== undefined && single(query, 'scope') !== undefined) return fail('invalid_request', 'The scope parameter is not used with authorization_details');
+    if (details !== undefined && single(query, 'scope') !== undefined)
+      return fail('invalid_request', 'The scope parameter is not used with authorization_details');
     const scope = single(query, 'scope') ?? (details !== undefined ? 'credential' : undefined);
     if (!scope) return fail('invalid_request', 'The scope parameter is required.');
     if (scope !== 'service' && scope !== 'credential') {
@@ -189,31 +215,43 @@ export class SigningService {
     const lang = single(query, 'lang');
     if (lang) request.lang = lang;
     const challenge = single(query, 'code_challenge');
-    if (challenge === undefined && this.version === 2) return fail('invalid_request', 'Missing (or invalid type) string parameter code_challenge');
+    if (challenge === undefined && this.version === 2)
+      return fail('invalid_request', 'Missing (or invalid type) string parameter code_challenge');
     if (challenge !== undefined) {
-      if (single(query, 'code_challenge_method') !== 'S256') return fail('invalid_request', 'Only code_challenge_method=S256 is supported.');
-      if (!/^[A-Za-z0-9_-]{43,128}$/.test(challenge)) return fail('invalid_request', 'The code_challenge is malformed.');
+      if (single(query, 'code_challenge_method') !== 'S256')
+        return fail('invalid_request', 'Only code_challenge_method=S256 is supported.');
+      if (!/^[A-Za-z0-9_-]{43,128}$/.test(challenge))
+        return fail('invalid_request', 'The code_challenge is malformed.');
       request.codeChallenge = challenge;
     }
     if (scope === 'credential' && this.version === 2) {
       const parsed = details !== undefined ? credentialDetails(details) : credentialHashesV2(query);
       if (typeof parsed === 'string') return fail('invalid_request', parsed);
       if (!this.pki.credentials.some((credential) => credential.credentialID === parsed.credentialID)) {
-        return fail('invalid_request', `Invalid parameter credentialID: ${JSON.stringify(parsed.credentialID)} is unknown.`);
+        return fail(
+          'invalid_request',
+          `Invalid parameter credentialID: ${JSON.stringify(parsed.credentialID)} is unknown.`,
+        );
       }
-      if (SEAL_POLICIES[parsed.credentialID]) return fail('invalid_request', 'Invalid parameter credentialID: it is authorized with credentials/authorize');
+      if (SEAL_POLICIES[parsed.credentialID])
+        return fail('invalid_request', 'Invalid parameter credentialID: it is authorized with credentials/authorize');
       request.credentialID = parsed.credentialID;
       request.hashes = parsed.hashes;
       if (details !== undefined) request.authorizationDetails = details;
     } else if (scope === 'credential') {
       const credentialID = single(query, 'credentialID');
-      if (!credentialID) return fail('invalid_request', 'The credentialID parameter is required with scope credential.');
+      if (!credentialID)
+        return fail('invalid_request', 'The credentialID parameter is required with scope credential.');
       const numText = single(query, 'numSignatures');
-      if (numText === undefined) return fail('invalid_request', 'The numSignatures parameter is required with scope credential.');
+      if (numText === undefined)
+        return fail('invalid_request', 'The numSignatures parameter is required with scope credential.');
       if (!/^\d+$/.test(numText)) return fail('invalid_request', 'numSignatures must be an integer.');
       const numSignatures = Number(numText);
       if (numSignatures < 1 || numSignatures > MAX_HASHES_PER_AUTHORIZATION) {
-        return fail('invalid_request', `numSignatures must be between 1 and ${MAX_HASHES_PER_AUTHORIZATION}, got ${numSignatures}.`);
+        return fail(
+          'invalid_request',
+          `numSignatures must be between 1 and ${MAX_HASHES_PER_AUTHORIZATION}, got ${numSignatures}.`,
+        );
       }
       const hashText = single(query, 'hash');
       if (!hashText) return fail('invalid_request', 'The hash parameter is required with scope credential.');
@@ -226,14 +264,21 @@ export class SigningService {
         const hash = decodeBase64Url(entry);
         if (!hash) return fail('invalid_request', 'Every hash must be base64url-encoded (not standard base64).');
         if (digestOfLength(hash.length) === undefined || hash.length !== (hashes[0] ?? hash).length) {
-          return fail('invalid_request', `Every hash must be a SHA-256, SHA-384 or SHA-512 value (${SHA256_LENGTH}, 48 or 64 bytes), all of one.`);
+          return fail(
+            'invalid_request',
+            `Every hash must be a SHA-256, SHA-384 or SHA-512 value (${SHA256_LENGTH}, 48 or 64 bytes), all of one.`,
+          );
         }
         hashes.push(hash);
       }
       if (!this.pki.credentials.some((credential) => credential.credentialID === credentialID)) {
         return fail('invalid_request', `Unknown credentialID ${JSON.stringify(credentialID)}.`);
       }
-      if (SEAL_POLICIES[credentialID]) return fail('invalid_request', `The credential ${credentialID} is authorized with credentials/authorize, not in the browser.`);
+      if (SEAL_POLICIES[credentialID])
+        return fail(
+          'invalid_request',
+          `The credential ${credentialID} is authorized with credentials/authorize, not in the browser.`,
+        );
       request.credentialID = credentialID;
       request.hashes = hashes;
     }
@@ -245,13 +290,23 @@ export class SigningService {
    * Returns the approval ticket for the consent page.
    */
   signIn(request: AuthorizationRequest, user: string): string {
-    if (!(SANDBOX_USERS as readonly string[]).includes(user)) throw new SigningServiceError(400, 'access_denied', 'Unknown test user.');
+    if (!(SANDBOX_USERS as readonly string[]).includes(user))
+      throw new SigningServiceError(400, 'access_denied', 'Unknown test user.');
     if (request.scope === 'credential') {
       const credential = this.credentialOf(user, request.credentialID ?? '');
-      if (!credential) throw new SigningServiceError(400, 'invalid_request', `The credential ${request.credentialID ?? ''} does not belong to the signed-in user.`);
+      if (!credential)
+        throw new SigningServiceError(
+          400,
+          'invalid_request',
+          `The credential ${request.credentialID ?? ''} does not belong to the signed-in user.`,
+        );
       const status = this.statusOf(credential);
       if (status.status === 'disabled') {
-        throw new SigningServiceError(400, 'invalid_request', `The credential ${credential.credentialID} is disabled (${status.reason}).`);
+        throw new SigningServiceError(
+          400,
+          'invalid_request',
+          `The credential ${credential.credentialID} is disabled (${status.reason}).`,
+        );
       }
     }
     const ticket = randomToken();
@@ -286,9 +341,13 @@ export class SigningService {
   }
 
   /** Exchanges a code (seed §4.2): `Bearer` 3600 s for scope service, `SAD` 300 s for scope credential. */
-  exchangeCode(client: RegisteredClient, form: { code?: string; redirectUri?: string; codeVerifier?: string; authorizationDetails?: string }): TokenGrant {
+  exchangeCode(
+    client: RegisteredClient,
+    form: { code?: string; redirectUri?: string; codeVerifier?: string; authorizationDetails?: string },
+  ): TokenGrant {
     if (!form.code) throw new SigningServiceError(400, 'invalid_request', 'The code parameter is required.');
-    if (!form.redirectUri) throw new SigningServiceError(400, 'invalid_request', 'The redirect_uri parameter is required.');
+    if (!form.redirectUri)
+      throw new SigningServiceError(400, 'invalid_request', 'The redirect_uri parameter is required.');
     const record = this.codes.get(form.code);
     if (!record) throw new SigningServiceError(400, 'invalid_grant', 'The authorization code is unknown.');
     if (record.used) {
@@ -300,18 +359,32 @@ export class SigningService {
       throw new SigningServiceError(400, 'invalid_grant', 'The authorization code was already used.');
     }
     record.used = true;
-    if (record.expiresAt <= this.nowMs()) throw new SigningServiceError(400, 'invalid_grant', 'The authorization code has expired.');
-    if (record.request.clientId !== client.clientId) throw new SigningServiceError(400, 'invalid_grant', 'The authorization code was issued to another client.');
+    if (record.expiresAt <= this.nowMs())
+      throw new SigningServiceError(400, 'invalid_grant', 'The authorization code has expired.');
+    if (record.request.clientId !== client.clientId)
+      throw new SigningServiceError(400, 'invalid_grant', 'The authorization code was issued to another client.');
     if (record.request.redirectUri !== form.redirectUri) {
-      throw new SigningServiceError(400, 'invalid_grant', 'The redirect_uri differs from the one in the authorization request.');
+      throw new SigningServiceError(
+        400,
+        'invalid_grant',
+        'The redirect_uri differs from the one in the authorization request.',
+      );
     }
     if (record.request.codeChallenge) {
-      const expected = form.codeVerifier ? createHash('sha256').update(form.codeVerifier).digest('base64url') : undefined;
-      if (expected !== record.request.codeChallenge) throw new SigningServiceError(400, 'invalid_grant', 'The code_verifier does not match the code_challenge.');
+      const expected = form.codeVerifier
+        ? createHash('sha256').update(form.codeVerifier).digest('base64url')
+        : undefined;
+      if (expected !== record.request.codeChallenge)
+        throw new SigningServiceError(400, 'invalid_grant', 'The code_verifier does not match the code_challenge.');
     }
     const approved = record.request.authorizationDetails;
     if (approved !== undefined) {
-      if (form.authorizationDetails === undefined) throw new SigningServiceError(400, 'invalid_request', 'Missing (or invalid type) string parameter authorization_details');
+      if (form.authorizationDetails === undefined)
+        throw new SigningServiceError(
+          400,
+          'invalid_request',
+          'Missing (or invalid type) string parameter authorization_details',
+        );
       if (canonicalJson(form.authorizationDetails) !== canonicalJson(approved)) {
         throw new SigningServiceError(400, 'invalid_grant', 'The authorization_details differ from the ones approved');
       }
@@ -319,7 +392,11 @@ export class SigningService {
     const token = randomToken();
     record.issuedToken = token;
     if (record.request.scope === 'service') {
-      this.tokens.set(token, { user: record.user, clientId: client.clientId, expiresAt: this.nowMs() + SERVICE_TOKEN_LIFETIME_S * 1000 });
+      this.tokens.set(token, {
+        user: record.user,
+        clientId: client.clientId,
+        expiresAt: this.nowMs() + SERVICE_TOKEN_LIFETIME_S * 1000,
+      });
       return { access_token: token, token_type: 'Bearer', expires_in: SERVICE_TOKEN_LIFETIME_S };
     }
     this.sads.set(token, {
@@ -336,8 +413,14 @@ export class SigningService {
 
   /** RFC 6749 §4.4: a client allowed client_credentials gets a service token for its organization. */
   clientCredentialsGrant(client: RegisteredClient, scope: string | undefined): TokenGrant {
-    if (!client.organization) throw new SigningServiceError(400, 'unauthorized_client', 'The client is not allowed the client_credentials grant.');
-    if (scope !== undefined && scope !== 'service') throw new SigningServiceError(400, 'invalid_scope', 'Only scope service is granted to client credentials.');
+    if (!client.organization)
+      throw new SigningServiceError(
+        400,
+        'unauthorized_client',
+        'The client is not allowed the client_credentials grant.',
+      );
+    if (scope !== undefined && scope !== 'service')
+      throw new SigningServiceError(400, 'invalid_scope', 'Only scope service is granted to client credentials.');
     return this.issueServiceToken(client.organization, client.clientId);
   }
 
@@ -345,25 +428,34 @@ export class SigningService {
    * auth/login (§11.2): HTTP Basic user and password, or a refresh token of an earlier login; with
    * rememberMe a refresh token comes back (the one used is spent: rotation).
    */
-  login(basic: { user: string; password: string } | undefined, body: { refreshToken?: string; rememberMe: boolean }): TokenGrant & { refresh_token?: string } {
+  login(
+    basic: { user: string; password: string } | undefined,
+    body: { refreshToken?: string; rememberMe: boolean },
+  ): TokenGrant & { refresh_token?: string } {
     let account: string;
     let username: string;
     if (body.refreshToken !== undefined) {
       const kept = this.refreshTokens.get(body.refreshToken);
       this.refreshTokens.delete(body.refreshToken);
-      if (!kept || kept.expiresAt <= this.nowMs()) throw new SigningServiceError(400, 'invalid_request', 'Invalid refresh_token');
+      if (!kept || kept.expiresAt <= this.nowMs())
+        throw new SigningServiceError(400, 'invalid_request', 'Invalid refresh_token');
       ({ user: account, username } = kept);
     } else {
       if (!basic) throw new SigningServiceError(401, 'invalid_request', 'Malformed authentication parameter.');
       const user = this.loginUsers.find((candidate) => candidate.username === basic.user);
-      if (!user || !timingSafeEqualText(user.password, basic.password)) throw new SigningServiceError(400, 'authentication_error', 'An error occurred during authentication process');
+      if (!user || !timingSafeEqualText(user.password, basic.password))
+        throw new SigningServiceError(400, 'authentication_error', 'An error occurred during authentication process');
       account = user.account;
       username = user.username;
     }
     const grant = this.issueServiceToken(account, `login:${username}`);
     if (!body.rememberMe) return grant;
     const refreshToken = randomToken();
-    this.refreshTokens.set(refreshToken, { user: account, username, expiresAt: this.nowMs() + REFRESH_TOKEN_LIFETIME_S * 1000 });
+    this.refreshTokens.set(refreshToken, {
+      user: account,
+      username,
+      expiresAt: this.nowMs() + REFRESH_TOKEN_LIFETIME_S * 1000,
+    });
     return { ...grant, refresh_token: refreshToken };
   }
 
@@ -379,17 +471,30 @@ export class SigningService {
    * §11.6: checks the credential's PIN and OTP and returns a SAD for numSignatures signatures,
    * bound to the hashes (required for SCAL 2), single-use, expiring. oauth2code credentials refuse it.
    */
-  authorizeCredential(holder: ServiceTokenHolder, request: { credentialID: string; numSignatures: number; hashes?: Uint8Array[]; pin?: string; otp?: string }): { SAD: string; expiresIn: number } {
+  authorizeCredential(
+    holder: ServiceTokenHolder,
+    request: { credentialID: string; numSignatures: number; hashes?: Uint8Array[]; pin?: string; otp?: string },
+  ): { SAD: string; expiresIn: number } {
     const invalid = (description: string) => new SigningServiceError(400, 'invalid_request', description);
     const credential = this.credentialOf(holder.user, request.credentialID);
     if (!credential) throw invalid('Invalid parameter credentialID');
     const policy = SEAL_POLICIES[credential.credentialID];
-    if (!policy) throw invalid('Invalid parameter credentialID: it is authorized with OAuth 2.0 (oauth2code), not credentials/authorize');
-    if (this.statusOf(credential).status === 'disabled') throw invalid('The credential identified by credentialID is disabled');
+    if (!policy)
+      throw invalid(
+        'Invalid parameter credentialID: it is authorized with OAuth 2.0 (oauth2code), not credentials/authorize',
+      );
+    if (this.statusOf(credential).status === 'disabled')
+      throw invalid('The credential identified by credentialID is disabled');
     if (request.numSignatures < 1) throw invalid('Invalid value for parameter numSignatures');
     if (request.numSignatures > policy.multisign) throw invalid('Numbers of signatures is too high');
-    if (policy.scal === '2' && request.hashes === undefined) throw invalid(this.version === 2 ? 'Missing (or invalid type) array parameter hashes' : 'Missing or invalid array parameter hash.');
-    if (request.hashes !== undefined && request.hashes.length !== request.numSignatures) throw invalid('Invalid value for parameter numSignatures');
+    if (policy.scal === '2' && request.hashes === undefined)
+      throw invalid(
+        this.version === 2
+          ? 'Missing (or invalid type) array parameter hashes'
+          : 'Missing or invalid array parameter hash.',
+      );
+    if (request.hashes !== undefined && request.hashes.length !== request.numSignatures)
+      throw invalid('Invalid value for parameter numSignatures');
     this.seals.check(credential.credentialID, policy, request, this.nowMs());
     const sad = randomToken();
     this.sads.set(sad, {
@@ -409,19 +514,35 @@ export class SigningService {
    * credential, bound to the hashes given (required for SCAL 2); the old SAD is spent. An expired
    * SAD cannot be extended.
    */
-  extendTransaction(holder: ServiceTokenHolder, request: { credentialID: string; sad: string; hashes?: Uint8Array[] }): { SAD: string; expiresIn: number } {
+  extendTransaction(
+    holder: ServiceTokenHolder,
+    request: { credentialID: string; sad: string; hashes?: Uint8Array[] },
+  ): { SAD: string; expiresIn: number } {
     const invalid = (description: string) => new SigningServiceError(400, 'invalid_request', description);
     const credential = this.credentialOf(holder.user, request.credentialID);
     if (!credential) throw invalid('Invalid parameter credentialID');
     const sad = this.sads.get(request.sad);
-    if (!sad || sad.user !== holder.user || sad.clientId !== holder.clientId || sad.credentialID !== request.credentialID) throw new SigningServiceError(400, 'invalid_sad', 'The SAD is not valid.');
-    if (sad.expiresAt <= this.nowMs()) throw new SigningServiceError(400, 'expired_sad', 'The SAD has expired and cannot be extended.');
+    if (
+      !sad ||
+      sad.user !== holder.user ||
+      sad.clientId !== holder.clientId ||
+      sad.credentialID !== request.credentialID
+    )
+      throw new SigningServiceError(400, 'invalid_sad', 'The SAD is not valid.');
+    if (sad.expiresAt <= this.nowMs())
+      throw new SigningServiceError(400, 'expired_sad', 'The SAD has expired and cannot be extended.');
     const policy = SEAL_POLICIES[credential.credentialID];
-    if ((policy?.scal ?? '2') === '2' && request.hashes === undefined) throw invalid('Missing or invalid array parameter hash.');
-    if (request.hashes !== undefined && request.hashes.length > sad.count) throw invalid('Invalid parameter hash: more hashes than the SAD authorizes.');
+    if ((policy?.scal ?? '2') === '2' && request.hashes === undefined)
+      throw invalid('Missing or invalid array parameter hash.');
+    if (request.hashes !== undefined && request.hashes.length > sad.count)
+      throw invalid('Invalid parameter hash: more hashes than the SAD authorizes.');
     this.sads.delete(request.sad);
     const extended = randomToken();
-    this.sads.set(extended, { ...sad, hashes: request.hashes === undefined ? sad.hashes : hashSet(request.hashes), expiresAt: this.nowMs() + this.sadLifetimeS() * 1000 });
+    this.sads.set(extended, {
+      ...sad,
+      hashes: request.hashes === undefined ? sad.hashes : hashSet(request.hashes),
+      expiresAt: this.nowMs() + this.sadLifetimeS() * 1000,
+    });
     return { SAD: extended, expiresIn: this.sadLifetimeS() };
   }
 
@@ -442,10 +563,16 @@ export class SigningService {
   /** The service token's holder, or a 401 `invalid_token`. */
   authenticate(accessToken: string | undefined): ServiceTokenHolder {
     const caller = this.quirks.caller;
-    if (caller && accessToken !== undefined) throw new SigningServiceError(401, 'invalid_token', 'This service is authorized externally: no access token is expected.');
+    if (caller && accessToken !== undefined)
+      throw new SigningServiceError(
+        401,
+        'invalid_token',
+        'This service is authorized externally: no access token is expected.',
+      );
     if (caller) return { ...caller, expiresAt: Number.MAX_SAFE_INTEGER };
     const token = accessToken ? this.tokens.get(accessToken) : undefined;
-    if (!accessToken || !token) throw new SigningServiceError(401, 'invalid_token', 'A valid Bearer access token of scope service is required.');
+    if (!accessToken || !token)
+      throw new SigningServiceError(401, 'invalid_token', 'A valid Bearer access token of scope service is required.');
     if (token.expiresAt <= this.nowMs()) {
       this.tokens.delete(accessToken);
       throw new SigningServiceError(401, 'invalid_token', 'The access token has expired.');
@@ -459,12 +586,18 @@ export class SigningService {
     return token;
   }
 
-  listCredentials(user: string, options: { maxResults?: number; pageToken?: string }): { credentialIDs: string[]; nextPageToken?: string } {
-    const owned = this.pki.credentials.filter((credential) => credential.owner === user).map((credential) => credential.credentialID);
+  listCredentials(
+    user: string,
+    options: { maxResults?: number; pageToken?: string },
+  ): { credentialIDs: string[]; nextPageToken?: string } {
+    const owned = this.pki.credentials
+      .filter((credential) => credential.owner === user)
+      .map((credential) => credential.credentialID);
     let offset = 0;
     if (options.pageToken !== undefined) {
       const page = this.pageTokens.get(options.pageToken);
-      if (!page || page.user !== user) throw new SigningServiceError(400, 'invalid_request', 'Invalid parameter pageToken.');
+      if (!page || page.user !== user)
+        throw new SigningServiceError(400, 'invalid_request', 'Invalid parameter pageToken.');
       offset = page.offset;
     }
     const size = options.maxResults ?? DEFAULT_PAGE_SIZE;
@@ -481,13 +614,21 @@ export class SigningService {
    * `authInfo`.
    */
   credentialInfo(user: string, credentialID: string, options: CredentialInfoOptionsV2): CredentialInfoBody {
-    if (options.certInfo && this.quirks.refusesCertInfo) throw new SigningServiceError(501, 'not_implemented', 'certInfo is not implemented.');
+    if (options.certInfo && this.quirks.refusesCertInfo)
+      throw new SigningServiceError(501, 'not_implemented', 'certInfo is not implemented.');
     const credential = this.requireCredential(user, credentialID);
     const status = this.statusOf(credential);
     const { certificates, ...certInfo } = this.describeCertificate(credential, options);
-    const { PIN, OTP, ...authorization } = v1Authorization(SEAL_POLICIES[credential.credentialID]) as ReturnType<typeof v1Authorization> & { PIN?: object; OTP?: object };
+    const { PIN, OTP, ...authorization } = v1Authorization(SEAL_POLICIES[credential.credentialID]) as ReturnType<
+      typeof v1Authorization
+    > & { PIN?: object; OTP?: object };
     return {
-      key: { status: status.status, algo: keyAlgorithms(credential, 1), len: credential.keyBits, ...keyCurve(credential) },
+      key: {
+        status: status.status,
+        algo: keyAlgorithms(credential, 1),
+        len: credential.keyBits,
+        ...keyCurve(credential),
+      },
       cert: { status: status.certStatus, ...(certificates.length > 0 ? { certificates } : {}), ...certInfo },
       ...authorization,
       ...(options.authInfo ? { ...(PIN ? { PIN } : {}), ...(OTP ? { OTP } : {}) } : {}),
@@ -495,9 +636,20 @@ export class SigningService {
   }
 
   /** The certificates asked for, and with `certInfo` the signer's DNs (RFC 4514), serial (hex) and dates (GeneralizedTime). */
-  private describeCertificate(credential: SandboxCredential, options: CredentialInfoOptionsV2): { certificates: string[]; issuerDN?: string; serialNumber?: string; subjectDN?: string; validFrom?: string; validTo?: string } {
+  private describeCertificate(
+    credential: SandboxCredential,
+    options: CredentialInfoOptionsV2,
+  ): {
+    certificates: string[];
+    issuerDN?: string;
+    serialNumber?: string;
+    subjectDN?: string;
+    validFrom?: string;
+    validTo?: string;
+  } {
     const encoded = this.chainOf(credential).map((der) => Buffer.from(der).toString('base64'));
-    const certificates = options.certificates === 'none' ? [] : options.certificates === 'chain' ? encoded : encoded.slice(0, 1);
+    const certificates =
+      options.certificates === 'none' ? [] : options.certificates === 'chain' ? encoded : encoded.slice(0, 1);
     if (!options.certInfo) return { certificates };
     const certificate = new X509Certificate(credential.signer.certificate);
     return {
@@ -526,10 +678,27 @@ export class SigningService {
     return this.describeV2(credential, options);
   }
 
-  listCredentialsV2(user: string, options: CredentialInfoOptionsV2 & { credentialInfo: boolean; onlyValid: boolean }): { credentialIDs: string[]; credentialInfos?: Array<{ credentialID: string } & CredentialInfoBodyV2>; onlyValid?: boolean } {
-    const owned = this.pki.credentials.filter((credential) => credential.owner === user && (!options.onlyValid || this.statusOf(credential).status === 'enabled'));
+  listCredentialsV2(
+    user: string,
+    options: CredentialInfoOptionsV2 & { credentialInfo: boolean; onlyValid: boolean },
+  ): {
+    credentialIDs: string[];
+    credentialInfos?: Array<{ credentialID: string } & CredentialInfoBodyV2>;
+    onlyValid?: boolean;
+  } {
+    const owned = this.pki.credentials.filter(
+      (credential) =>
+        credential.owner === user && (!options.onlyValid || this.statusOf(credential).status === 'enabled'),
+    );
     const credentialIDs = owned.map((credential) => credential.credentialID);
-    const listed = options.credentialInfo ? { credentialInfos: owned.map((credential) => ({ credentialID: credential.credentialID, ...this.describeV2(credential, options) })) } : {};
+    const listed = options.credentialInfo
+      ? {
+          credentialInfos: owned.map((credential) => ({
+            credentialID: credential.credentialID,
+            ...this.describeV2(credential, options),
+          })),
+        }
+      : {};
     return { credentialIDs, ...listed, ...(options.onlyValid ? { onlyValid: true } : {}) };
   }
 
@@ -537,9 +706,18 @@ export class SigningService {
     const status = this.statusOf(credential);
     const policy = SEAL_POLICIES[credential.credentialID];
     const { certificates, ...certInfo } = this.describeCertificate(credential, options);
-    const cert: CredentialInfoBodyV2['cert'] = { status: status.certStatus, ...(certificates.length > 0 ? { certificates } : {}), ...certInfo };
+    const cert: CredentialInfoBodyV2['cert'] = {
+      status: status.certStatus,
+      ...(certificates.length > 0 ? { certificates } : {}),
+      ...certInfo,
+    };
     return {
-      key: { status: status.status, algo: keyAlgorithms(credential, 2), len: credential.keyBits, ...keyCurve(credential) },
+      key: {
+        status: status.status,
+        algo: keyAlgorithms(credential, 2),
+        len: credential.keyBits,
+        ...keyCurve(credential),
+      },
       cert,
       ...(options.authInfo ? { auth: policy ? sealAuthV2(policy) : { mode: 'oauth2code' as const } } : {}),
       SCAL: policy?.scal ?? '2',
@@ -551,16 +729,38 @@ export class SigningService {
    * Signs exactly the hashes the SAD was issued for, with the credential's key: signAlgo one of its
    * key/algo, hashAlgo naming the hashes' digest (optional where signAlgo names it), signAlgoParams for RSASSA-PSS.
    */
-  signHash(token: ServiceTokenHolder, request: { credentialID: string; sad: string; hashes: Uint8Array[]; hashAlgo?: string; signAlgo: string; signAlgoParams?: string }): string[] {
+  signHash(
+    token: ServiceTokenHolder,
+    request: {
+      credentialID: string;
+      sad: string;
+      hashes: Uint8Array[];
+      hashAlgo?: string;
+      signAlgo: string;
+      signAlgoParams?: string;
+    },
+  ): string[] {
     const credential = this.requireCredential(token.user, request.credentialID);
-    const scheme = schemeOfRequest(credential, 1, { signAlgo: request.signAlgo, ...(request.hashAlgo === undefined ? {} : { hashAlgorithm: request.hashAlgo }), ...(request.signAlgoParams === undefined ? {} : { signAlgoParams: request.signAlgoParams }) }, request.hashes);
+    const scheme = schemeOfRequest(
+      credential,
+      1,
+      {
+        signAlgo: request.signAlgo,
+        ...(request.hashAlgo === undefined ? {} : { hashAlgorithm: request.hashAlgo }),
+        ...(request.signAlgoParams === undefined ? {} : { signAlgoParams: request.signAlgoParams }),
+      },
+      request.hashes,
+    );
     if (typeof scheme === 'string') throw new SigningServiceError(400, 'invalid_request', scheme);
     const status = this.statusOf(credential);
-    if (status.status === 'disabled') throw new SigningServiceError(400, 'credential_disabled', `The credential is disabled (${status.reason}).`);
+    if (status.status === 'disabled')
+      throw new SigningServiceError(400, 'credential_disabled', `The credential is disabled (${status.reason}).`);
     const sad = this.sads.get(request.sad);
-    if (!sad || sad.user !== token.user || sad.clientId !== token.clientId) throw new SigningServiceError(400, 'invalid_sad', 'The SAD is not valid.');
+    if (!sad || sad.user !== token.user || sad.clientId !== token.clientId)
+      throw new SigningServiceError(400, 'invalid_sad', 'The SAD is not valid.');
     if (sad.expiresAt <= this.nowMs()) throw new SigningServiceError(400, 'expired_sad', 'The SAD has expired.');
-    if (sad.credentialID !== request.credentialID) throw new SigningServiceError(400, 'invalid_sad', 'The SAD was issued for another credential.');
+    if (sad.credentialID !== request.credentialID)
+      throw new SigningServiceError(400, 'invalid_sad', 'The SAD was issued for another credential.');
     if (!authorizesExactly(sad, request.hashes)) {
       throw new SigningServiceError(400, 'invalid_sad', 'The SAD was issued for other hashes.');
     }
@@ -575,7 +775,17 @@ export class SigningService {
    * once: the hashes it authorizes, then it is spent. Refusals are 400 `invalid_request` with the
    * specification's descriptions; a missing or unknown token is 401 `invalid_token`.
    */
-  signHashV2(bearer: string | undefined, request: { credentialID: string; sad?: string; hashes: Uint8Array[]; hashAlgorithmOID?: string; signAlgo: string; signAlgoParams?: string }): string[] {
+  signHashV2(
+    bearer: string | undefined,
+    request: {
+      credentialID: string;
+      sad?: string;
+      hashes: Uint8Array[];
+      hashAlgorithmOID?: string;
+      signAlgo: string;
+      signAlgoParams?: string;
+    },
+  ): string[] {
     const invalid = (description: string) => new SigningServiceError(400, 'invalid_request', description);
     const bearerSad = bearer ? this.sads.get(bearer) : undefined;
     let holder: { user: string; clientId: string };
@@ -595,16 +805,32 @@ export class SigningService {
     const scheme = schemeOfRequest(
       credential,
       2,
-      { signAlgo: request.signAlgo, ...(request.hashAlgorithmOID === undefined ? {} : { hashAlgorithm: request.hashAlgorithmOID }), ...(request.signAlgoParams === undefined ? {} : { signAlgoParams: request.signAlgoParams }) },
+      {
+        signAlgo: request.signAlgo,
+        ...(request.hashAlgorithmOID === undefined ? {} : { hashAlgorithm: request.hashAlgorithmOID }),
+        ...(request.signAlgoParams === undefined ? {} : { signAlgoParams: request.signAlgoParams }),
+      },
       request.hashes,
     );
     if (typeof scheme === 'string') throw invalid(scheme);
     const status = this.statusOf(credential);
     if (status.status === 'disabled') {
-      throw invalid(status.certStatus === 'expired' ? 'Signing certificate is expired' : status.certStatus === 'revoked' ? 'Signing certificate is revoked' : 'Credential is disabled');
+      throw invalid(
+        status.certStatus === 'expired'
+          ? 'Signing certificate is expired'
+          : status.certStatus === 'revoked'
+            ? 'Signing certificate is revoked'
+            : 'Credential is disabled',
+      );
     }
     const sad = this.sads.get(sadValue);
-    if (!sad || sad.user !== holder.user || sad.clientId !== holder.clientId || sad.credentialID !== request.credentialID) throw invalid('Invalid parameter SAD');
+    if (
+      !sad ||
+      sad.user !== holder.user ||
+      sad.clientId !== holder.clientId ||
+      sad.credentialID !== request.credentialID
+    )
+      throw invalid('Invalid parameter SAD');
     if (sad.expiresAt <= this.nowMs()) throw invalid('SAD expired');
     if (!authorizesExactly(sad, request.hashes)) throw invalid('Hash is not authorized by the SAD');
     this.sads.delete(sadValue);
@@ -624,22 +850,34 @@ export class SigningService {
   }
 
   /** The status `credentials/info` reports; the certificate's dates are judged with the service clock. */
-  statusOf(credential: SandboxCredential): { status: 'enabled' | 'disabled'; reason?: string; certStatus: 'valid' | 'expired' | 'revoked' } {
-    if (this.pki.revokedSerials.includes(credential.signer.serialNumberHex)) return { status: 'disabled', reason: 'certificate revoked', certStatus: 'revoked' };
-    if (credential.signer.notAfter.getTime() <= this.nowMs() && !this.quirks.keepsExpiredEnabled) return { status: 'disabled', reason: 'certificate expired', certStatus: 'expired' };
-    if (credential.status === 'disabled' && !(credential.statusReason === 'certificate expired' && this.quirks.keepsExpiredEnabled)) {
+  statusOf(credential: SandboxCredential): {
+    status: 'enabled' | 'disabled';
+    reason?: string;
+    certStatus: 'valid' | 'expired' | 'revoked';
+  } {
+    if (this.pki.revokedSerials.includes(credential.signer.serialNumberHex))
+      return { status: 'disabled', reason: 'certificate revoked', certStatus: 'revoked' };
+    if (credential.signer.notAfter.getTime() <= this.nowMs() && !this.quirks.keepsExpiredEnabled)
+      return { status: 'disabled', reason: 'certificate expired', certStatus: 'expired' };
+    if (
+      credential.status === 'disabled' &&
+      !(credential.statusReason === 'certificate expired' && this.quirks.keepsExpiredEnabled)
+    ) {
       return { status: 'disabled', reason: credential.statusReason ?? 'disabled by owner', certStatus: 'valid' };
     }
     return { status: 'enabled', certStatus: 'valid' };
   }
 
   credentialOf(user: string, credentialID: string): SandboxCredential | undefined {
-    return this.pki.credentials.find((credential) => credential.credentialID === credentialID && credential.owner === user);
+    return this.pki.credentials.find(
+      (credential) => credential.credentialID === credentialID && credential.owner === user,
+    );
   }
 
   private requireCredential(user: string, credentialID: string): SandboxCredential {
     const credential = this.credentialOf(user, credentialID);
-    if (!credential) throw new SigningServiceError(400, 'unknown_credential', `Unknown credentialID ${JSON.stringify(credentialID)}.`);
+    if (!credential)
+      throw new SigningServiceError(400, 'unknown_credential', `Unknown credentialID ${JSON.stringify(credentialID)}.`);
     return credential;
   }
 }
@@ -657,10 +895,22 @@ export function redirectUriAllowed(client: RegisteredClient, candidate: string):
   } catch {
     return false;
   }
-  if (url.protocol !== 'http:' || !['127.0.0.1', '[::1]'].includes(url.hostname) || url.hash || url.username || url.password) return false;
+  if (
+    url.protocol !== 'http:' ||
+    !['127.0.0.1', '[::1]'].includes(url.hostname) ||
+    url.hash ||
+    url.username ||
+    url.password
+  )
+    return false;
   return client.redirectUris.some((registered) => {
     const known = new URL(registered);
-    return known.protocol === 'http:' && ['127.0.0.1', '[::1]'].includes(known.hostname) && known.pathname === url.pathname && known.search === url.search;
+    return (
+      known.protocol === 'http:' &&
+      ['127.0.0.1', '[::1]'].includes(known.hostname) &&
+      known.pathname === url.pathname &&
+      known.search === url.search
+    );
   });
 }
 
@@ -684,22 +934,28 @@ function authorizesExactly(sad: SadRecord, hashes: Uint8Array[]): boolean {
 /** v1.0.4 §11.5: authMode, and for the seals PIN, OTP, SCAL and multisign. */
 function v1Authorization(policy: SealPolicy | undefined) {
   if (!policy) return { authMode: 'oauth2code' as const };
-  return { authMode: policy.authMode, ...(policy.authMode === 'explicit' ? sealAuthInfo(policy) : {}), SCAL: policy.scal, multisign: policy.multisign };
+  return {
+    authMode: policy.authMode,
+    ...(policy.authMode === 'explicit' ? sealAuthInfo(policy) : {}),
+    SCAL: policy.scal,
+    multisign: policy.multisign,
+  };
 }
 
 function randomToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
-
 /** v2 scope credential with `credentialID`, `numSignatures`, `hashes` (base64url, comma-separated) and `hashAlgorithmOID`. */
 function credentialHashesV2(query: URLSearchParams): { credentialID: string; hashes: Uint8Array[] } | string {
   const credentialID = single(query, 'credentialID');
   if (!credentialID) return 'Missing (or invalid type) string parameter credentialID';
   const numText = single(query, 'numSignatures');
-  if (numText === undefined || !/^\d+$/.test(numText)) return 'Missing (or invalid type) integer parameter numSignatures';
+  if (numText === undefined || !/^\d+$/.test(numText))
+    return 'Missing (or invalid type) integer parameter numSignatures';
   const numSignatures = Number(numText);
-  if (numSignatures < 1 || numSignatures > MAX_HASHES_PER_AUTHORIZATION) return `Invalid parameter numSignatures: between 1 and ${MAX_HASHES_PER_AUTHORIZATION}`;
+  if (numSignatures < 1 || numSignatures > MAX_HASHES_PER_AUTHORIZATION)
+    return `Invalid parameter numSignatures: between 1 and ${MAX_HASHES_PER_AUTHORIZATION}`;
   const hashText = single(query, 'hashes');
   if (!hashText) return 'Missing (or invalid type) string parameter hashes';
   const algorithm = single(query, 'hashAlgorithmOID');
@@ -708,7 +964,8 @@ function credentialHashesV2(query: URLSearchParams): { credentialID: string; has
   if (!digest) return 'Invalid parameter hashAlgorithmOID';
   const hashes = decodeHashes(hashText.split(','), decodeBase64Url, digest);
   if (typeof hashes === 'string') return hashes;
-  if (hashes.length !== numSignatures) return `Invalid parameter numSignatures: ${numSignatures}, but ${hashes.length} hashes`;
+  if (hashes.length !== numSignatures)
+    return `Invalid parameter numSignatures: ${numSignatures}, but ${hashes.length} hashes`;
   return { credentialID, hashes };
 }
 
@@ -721,23 +978,35 @@ function credentialDetails(text: string): { credentialID: string; hashes: Uint8A
     return 'Invalid parameter authorization_details: not JSON';
   }
   const entries = Array.isArray(parsed) ? parsed : [];
-  const entry = entries.find((item): item is Record<string, unknown> => typeof item === 'object' && item !== null && (item as Record<string, unknown>)['type'] === 'credential');
-  if (!entry || entries.length !== 1) return 'Invalid parameter authorization_details: one entry of type credential is expected';
+  const entry = entries.find(
+    (item): item is Record<string, unknown> =>
+      typeof item === 'object' && item !== null && (item as Record<string, unknown>)['type'] === 'credential',
+  );
+  if (!entry || entries.length !== 1)
+    return 'Invalid parameter authorization_details: one entry of type credential is expected';
   const credentialID = entry['credentialID'];
-  if (typeof credentialID !== 'string' || credentialID === '') return 'Missing (or invalid type) string parameter credentialID';
+  if (typeof credentialID !== 'string' || credentialID === '')
+    return 'Missing (or invalid type) string parameter credentialID';
   const digest = typeof entry['hashAlgorithmOID'] === 'string' ? digestOfOid(entry['hashAlgorithmOID']) : undefined;
   if (!digest) return 'Invalid parameter hashAlgorithmOID';
   const digests = entry['documentDigests'];
   if (!Array.isArray(digests) || digests.length === 0 || digests.length > MAX_HASHES_PER_AUTHORIZATION) {
     return `Invalid parameter documentDigests: 1 to ${MAX_HASHES_PER_AUTHORIZATION} entries are expected`;
   }
-  const texts = digests.map((digest) => (typeof digest === 'object' && digest !== null ? (digest as Record<string, unknown>)['hash'] : undefined));
-  if (!texts.every((hash): hash is string => typeof hash === 'string')) return 'Invalid parameter documentDigests: every entry needs a hash';
+  const texts = digests.map((digest) =>
+    typeof digest === 'object' && digest !== null ? (digest as Record<string, unknown>)['hash'] : undefined,
+  );
+  if (!texts.every((hash): hash is string => typeof hash === 'string'))
+    return 'Invalid parameter documentDigests: every entry needs a hash';
   const hashes = decodeHashes(texts, decodeStandardBase64, digest);
   return typeof hashes === 'string' ? hashes : { credentialID, hashes };
 }
 
-function decodeHashes(texts: string[], decode: (text: string) => Uint8Array | undefined, digest: DigestName): Uint8Array[] | string {
+function decodeHashes(
+  texts: string[],
+  decode: (text: string) => Uint8Array | undefined,
+  digest: DigestName,
+): Uint8Array[] | string {
   const hashes: Uint8Array[] = [];
   for (const text of texts) {
     const hash = decode(text);
@@ -756,9 +1025,11 @@ export function decodeStandardBase64(text: string): Uint8Array | undefined {
 
 /** ASN.1 GeneralizedTime as CSC v2 writes certificate dates: YYYYMMDDHHMMSSZ. */
 function generalizedTime(date: Date): string {
-  return date.toISOString().replace(/[-:T]/g, '').replace(/\.\d{3}/, '');
+  return date
+    .toISOString()
+    .replace(/[-:T]/g, '')
+    .replace(/\.\d{3}/, '');
 }
-
 
 /** A distinguished name as RFC 4514 writes it: most specific first (CN), comma-separated. */
 function rfc4514(nodeName: string): string {
@@ -772,7 +1043,15 @@ function rfc4514(nodeName: string): string {
 /** JSON text compared by value (key order and spacing aside); text that is not JSON stays itself. */
 function canonicalJson(text: string): string {
   const sort = (value: unknown): unknown =>
-    Array.isArray(value) ? value.map(sort) : value !== null && typeof value === 'object' ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, sort(v)])) : value;
+    Array.isArray(value)
+      ? value.map(sort)
+      : value !== null && typeof value === 'object'
+        ? Object.fromEntries(
+            Object.entries(value)
+              .sort(([a], [b]) => a.localeCompare(b))
+              .map(([k, v]) => [k, sort(v)]),
+          )
+        : value;
   try {
     return JSON.stringify(sort(JSON.parse(text)));
   } catch {

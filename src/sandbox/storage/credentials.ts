@@ -11,7 +11,12 @@ export const S3_REGION = 'us-east-1';
 
 /** What the session policy allows; the gateway maps each request to one of these. */
 export type S3Action = 's3:GetObject' | 's3:PutObject' | 's3:DeleteObject' | 's3:ListBucket';
-export const ALLOWED_ACTIONS: ReadonlySet<string> = new Set<S3Action>(['s3:GetObject', 's3:PutObject', 's3:DeleteObject', 's3:ListBucket']);
+export const ALLOWED_ACTIONS: ReadonlySet<string> = new Set<S3Action>([
+  's3:GetObject',
+  's3:PutObject',
+  's3:DeleteObject',
+  's3:ListBucket',
+]);
 
 export interface TemporaryCredentials {
   accessKeyId: string;
@@ -61,6 +66,7 @@ export class CredentialIssuer {
 
   /** Forgets credentials that expired more than a day ago (later, their key is simply unknown). */
   private prune(now: Date): void {
-    for (const [key, session] of this.sessions) if (session.expiration.getTime() + 86_400_000 < now.getTime()) this.sessions.delete(key);
+    for (const [key, session] of this.sessions)
+      if (session.expiration.getTime() + 86_400_000 < now.getTime()) this.sessions.delete(key);
   }
 }

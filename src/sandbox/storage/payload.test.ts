@@ -27,7 +27,11 @@ function signedChunked(data: Buffer, chunkSize: number, trailer?: string, tamper
     const chunk = data.subarray(offset, Math.min(offset + chunkSize, data.length));
     const signature = chunkSignature(key, auth, previous, sha256Hex(chunk));
     previous = signature;
-    parts.push(Buffer.from(`${chunk.length.toString(16)};chunk-signature=${signature}\r\n`), tamper && offset === 0 ? Buffer.from(chunk).fill(0x41) : chunk, Buffer.from(chunk.length ? '\r\n' : ''));
+    parts.push(
+      Buffer.from(`${chunk.length.toString(16)};chunk-signature=${signature}\r\n`),
+      tamper && offset === 0 ? Buffer.from(chunk).fill(0x41) : chunk,
+      Buffer.from(chunk.length ? '\r\n' : ''),
+    );
     if (chunk.length === 0) break;
   }
   if (trailer) {
@@ -37,14 +41,22 @@ function signedChunked(data: Buffer, chunkSize: number, trailer?: string, tamper
   return Buffer.concat(parts);
 }
 
-async function run(mode: PayloadMode, body: Buffer, checksum?: ConstructorParameters<typeof PayloadVerifier>[1]): Promise<Buffer> {
+async function run(
+  mode: PayloadMode,
+  body: Buffer,
+  checksum?: ConstructorParameters<typeof PayloadVerifier>[1],
+): Promise<Buffer> {
   const out: Buffer[] = [];
   const verifier = new PayloadVerifier(mode, checksum);
   // Feed in odd-sized pieces so that framing is split across writes.
   const pieces: Buffer[] = [];
   for (let offset = 0; offset < body.length; offset += 777) pieces.push(body.subarray(offset, offset + 777));
   await new Promise<void>((resolve, reject) => {
-    Readable.from(pieces).pipe(verifier).on('data', (chunk: Buffer) => out.push(chunk)).on('end', resolve).on('error', reject);
+    Readable.from(pieces)
+      .pipe(verifier)
+      .on('data', (chunk: Buffer) => out.push(chunk))
+      .on('end', resolve)
+      .on('error', reject);
   });
   return Buffer.concat(out);
 }
@@ -61,29 +73,54 @@ describe('PayloadVerifier', () => {
   it('decodes STREAMING-AWS4-HMAC-SHA256-PAYLOAD, checking every chunk signature', async () => {
     const mode: PayloadMode = { kind: 'chunked', signed: true, trailer: false, decodedLength: data.length, key, auth };
     expect(Buffer.compare(await run(mode, signedChunked(data, 4096)), data)).toBe(0);
-    await expect(run(mode, signedChunked(data, 4096, undefined, true))).rejects.toMatchObject({ failure: { code: 'SignatureDoesNotMatch' } });
+    await expect(run(mode, signedChunked(data, 4096, undefined, true))).rejects.toMatchObject({
+      failure: { code: 'SignatureDoesNotMatch' },
+    });
   });
 
   it('checks a signed trailer and its CRC32', async () => {
-    const mode: PayloadMode = { kind: 'chunked', signed: true, trailer: true, decodedLength: data.length, key, auth: { ...auth, contentSha256: 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER' } };
+    const mode: PayloadMode = {
+      kind: 'chunked',
+      signed: true,
+      trailer: true,
+      decodedLength: data.length,
+      key,
+      auth: { ...auth, contentSha256: 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER' },
+    };
     const spec = { algorithm: 'crc32' as const, inTrailer: true };
-    expect(Buffer.compare(await run(mode, signedChunked(data, 4096, `x-amz-checksum-crc32:${crc32Base64(data)}`), spec), data)).toBe(0);
-    await expect(run(mode, signedChunked(data, 4096, 'x-amz-checksum-crc32:AAAAAA=='), spec)).rejects.toBeInstanceOf(S3RequestError);
+    expect(
+      Buffer.compare(
+        await run(mode, signedChunked(data, 4096, `x-amz-checksum-crc32:${crc32Base64(data)}`), spec),
+        data,
+      ),
+    ).toBe(0);
+    await expect(run(mode, signedChunked(data, 4096, 'x-amz-checksum-crc32:AAAAAA=='), spec)).rejects.toBeInstanceOf(
+      S3RequestError,
+    );
   });
 
   it('decodes STREAMING-UNSIGNED-PAYLOAD-TRAILER and refuses a wrong checksum or length', async () => {
-    const body = Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from(`\r\n0\r\nx-amz-checksum-crc32:${crc32Base64(data)}\r\n\r\n`)]);
+    const body = Buffer.concat([
+      Buffer.from(`${data.length.toString(16)}\r\n`),
+      data,
+      Buffer.from(`\r\n0\r\nx-amz-checksum-crc32:${crc32Base64(data)}\r\n\r\n`),
+    ]);
     const spec = { algorithm: 'crc32' as const, inTrailer: true };
     const mode: PayloadMode = { kind: 'chunked', signed: false, trailer: true, decodedLength: data.length };
     expect(Buffer.compare(await run(mode, body, spec), data)).toBe(0);
-    await expect(run({ ...mode, decodedLength: 5 }, body, spec)).rejects.toMatchObject({ failure: { code: 'IncompleteBody' } });
+    await expect(run({ ...mode, decodedLength: 5 }, body, spec)).rejects.toMatchObject({
+      failure: { code: 'IncompleteBody' },
+    });
     const bad = Buffer.from(body.toString('latin1').replace(crc32Base64(data), 'AAAAAA=='), 'latin1');
     await expect(run(mode, bad, spec)).rejects.toMatchObject({ failure: { code: 'BadDigest' } });
   });
 
   it('holds back the end of a body whose declared SHA-256 does not match', async () => {
     const out: Buffer[] = [];
-    const verifier = new PayloadVerifier({ kind: 'plain', sha256: createHash('sha256').update('other').digest('hex') }, undefined);
+    const verifier = new PayloadVerifier(
+      { kind: 'plain', sha256: createHash('sha256').update('other').digest('hex') },
+      undefined,
+    );
     verifier.on('data', (chunk: Buffer) => out.push(chunk));
     const failed = new Promise((resolve) => verifier.on('error', resolve));
     verifier.write(data.subarray(0, 5000));

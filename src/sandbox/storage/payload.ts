@@ -25,7 +25,14 @@ const fail = (status: number, code: string, message: string) => new S3RequestErr
 
 export type PayloadMode =
   | { kind: 'plain'; sha256?: string }
-  | { kind: 'chunked'; signed: boolean; trailer: boolean; decodedLength: number; key?: Buffer; auth?: SignedRequestAuth };
+  | {
+      kind: 'chunked';
+      signed: boolean;
+      trailer: boolean;
+      decodedLength: number;
+      key?: Buffer;
+      auth?: SignedRequestAuth;
+    };
 
 const CHECKSUM_ALGORITHMS = ['crc32', 'crc32c', 'crc64nvme', 'sha1', 'sha256'] as const;
 type ChecksumAlgorithm = (typeof CHECKSUM_ALGORITHMS)[number];
@@ -55,7 +62,9 @@ class Checksum {
 }
 
 /** The checksum a request announces: `x-amz-checksum-ALG` header, or the name in `x-amz-trailer`. */
-export function announcedChecksum(headers: Map<string, string>): { algorithm: ChecksumAlgorithm; value?: string; inTrailer: boolean } | undefined {
+export function announcedChecksum(
+  headers: Map<string, string>,
+): { algorithm: ChecksumAlgorithm; value?: string; inTrailer: boolean } | undefined {
   const trailer = headers.get('x-amz-trailer')?.trim().toLowerCase();
   for (const algorithm of CHECKSUM_ALGORITHMS) {
     const name = `x-amz-checksum-${algorithm}`;
@@ -125,18 +134,33 @@ export class PayloadVerifier extends Transform {
     const mode = this.mode;
     if (mode.kind === 'plain') {
       if (this.sha256 && mode.sha256 && this.sha256.digest('hex') !== mode.sha256.toLowerCase()) {
-        throw fail(400, 'XAmzContentSHA256Mismatch', "The provided 'x-amz-content-sha256' header does not match what was computed.");
+        throw fail(
+          400,
+          'XAmzContentSHA256Mismatch',
+          "The provided 'x-amz-content-sha256' header does not match what was computed.",
+        );
       }
     } else {
-      if (this.state !== 'done') throw fail(400, 'IncompleteBody', 'The request body ended inside the aws-chunked encoding.');
-      if (this.decoded !== mode.decodedLength) throw fail(400, 'IncompleteBody', 'The decoded body length does not match x-amz-decoded-content-length.');
+      if (this.state !== 'done')
+        throw fail(400, 'IncompleteBody', 'The request body ended inside the aws-chunked encoding.');
+      if (this.decoded !== mode.decodedLength)
+        throw fail(400, 'IncompleteBody', 'The decoded body length does not match x-amz-decoded-content-length.');
     }
     const spec = this.checksumSpec;
     if (spec && this.checksum) {
       const claimed = spec.inTrailer ? this.trailers.get(`x-amz-checksum-${spec.algorithm}`) : spec.value;
-      if (claimed === undefined) throw fail(400, 'InvalidRequest', `The trailer x-amz-checksum-${spec.algorithm} announced in x-amz-trailer was not sent.`);
+      if (claimed === undefined)
+        throw fail(
+          400,
+          'InvalidRequest',
+          `The trailer x-amz-checksum-${spec.algorithm} announced in x-amz-trailer was not sent.`,
+        );
       if (this.checksum.verifiable && claimed !== this.checksum.digestBase64()) {
-        throw fail(400, 'BadDigest', `The ${spec.algorithm.toUpperCase()} you specified did not match the calculated checksum.`);
+        throw fail(
+          400,
+          'BadDigest',
+          `The ${spec.algorithm.toUpperCase()} you specified did not match the calculated checksum.`,
+        );
       }
     }
   }
@@ -174,7 +198,8 @@ export class PayloadVerifier extends Transform {
           break;
         }
         case 'done':
-          if (input.subarray(offset).some((byte) => byte !== 0x0d && byte !== 0x0a)) throw fail(400, 'InvalidRequest', 'Data after the end of the aws-chunked body.');
+          if (input.subarray(offset).some((byte) => byte !== 0x0d && byte !== 0x0a))
+            throw fail(400, 'InvalidRequest', 'Data after the end of the aws-chunked body.');
           offset = input.length;
           break;
       }
@@ -202,9 +227,11 @@ export class PayloadVerifier extends Transform {
     }
     const match = /^([0-9a-fA-F]+)(?:;chunk-signature=([0-9a-f]{64}))?$/.exec(text.trim());
     if (!match?.[1]) throw fail(400, 'InvalidRequest', 'A malformed aws-chunked chunk header.');
-    if (mode.signed && !match[2]) throw fail(403, 'SignatureDoesNotMatch', 'An aws-chunked chunk carries no chunk-signature.');
+    if (mode.signed && !match[2])
+      throw fail(403, 'SignatureDoesNotMatch', 'An aws-chunked chunk carries no chunk-signature.');
     const size = parseInt(match[1], 16);
-    if (mode.signed && size > MAX_SIGNED_CHUNK) throw fail(400, 'InvalidRequest', 'An aws-chunked chunk is larger than the gateway accepts (16 MiB).');
+    if (mode.signed && size > MAX_SIGNED_CHUNK)
+      throw fail(400, 'InvalidRequest', 'An aws-chunked chunk is larger than the gateway accepts (16 MiB).');
     this.chunkSignatureExpected = match[2] ?? '';
     if (size === 0) {
       if (mode.signed) this.verifyChunk(Buffer.alloc(0), mode);
@@ -220,7 +247,11 @@ export class PayloadVerifier extends Transform {
     if (!mode.key || !mode.auth) throw fail(500, 'InternalError', 'missing signing key');
     const expected = chunkSignature(mode.key, mode.auth, this.previousSignature, sha256Hex(data));
     if (!sameSignature(expected, this.chunkSignatureExpected)) {
-      throw fail(403, 'SignatureDoesNotMatch', 'The chunk signature we calculated does not match the signature you provided.');
+      throw fail(
+        403,
+        'SignatureDoesNotMatch',
+        'The chunk signature we calculated does not match the signature you provided.',
+      );
     }
     this.previousSignature = expected;
     this.emitData(data);
@@ -231,7 +262,11 @@ export class PayloadVerifier extends Transform {
       if (!mode.key || !mode.auth) throw fail(500, 'InternalError', 'missing signing key');
       const expected = chunkSignature(mode.key, mode.auth, this.previousSignature, sha256Hex(this.trailerText), true);
       if (!sameSignature(expected, this.trailers.get('x-amz-trailer-signature') ?? '')) {
-        throw fail(403, 'SignatureDoesNotMatch', 'The trailer signature we calculated does not match the signature you provided.');
+        throw fail(
+          403,
+          'SignatureDoesNotMatch',
+          'The trailer signature we calculated does not match the signature you provided.',
+        );
       }
     }
     this.state = 'done';

@@ -17,9 +17,21 @@ import { startS3Server, type S3Server } from './s3.js';
 
 /** The seed's error causes of `POST /v1/credentials` beyond the token checks, as the switches name them. */
 export const STORAGE_FAILURES = {
-  'internal-error': { status: 500, title: 'Internal Server Error', detail: 'An unexpected error occurred while issuing storage credentials.' },
-  'identity-unavailable': { status: 502, title: 'Bad Gateway', detail: 'The identification service is unavailable: identity service unavailable.' },
-  'storage-unavailable': { status: 502, title: 'Bad Gateway', detail: 'The storage service is unavailable: storage side unavailable.' },
+  'internal-error': {
+    status: 500,
+    title: 'Internal Server Error',
+    detail: 'An unexpected error occurred while issuing storage credentials.',
+  },
+  'identity-unavailable': {
+    status: 502,
+    title: 'Bad Gateway',
+    detail: 'The identification service is unavailable: identity service unavailable.',
+  },
+  'storage-unavailable': {
+    status: 502,
+    title: 'Bad Gateway',
+    detail: 'The storage service is unavailable: storage side unavailable.',
+  },
 } as const;
 export type StorageFailure = keyof typeof STORAGE_FAILURES;
 
@@ -53,9 +65,22 @@ export function storageSwitch(shared: SharedServices, body: Record<string, unkno
   const control = controls.get(shared);
   const fail = body?.['fail'];
   const times = body?.['times'] ?? 1;
-  if (!control) return json(409, { error: 'invalid_request', error_description: 'the storage service is not running in this sandbox' });
-  if (typeof fail !== 'string' || !(fail in STORAGE_FAILURES) || typeof times !== 'number' || !Number.isInteger(times) || times < 1) {
-    return json(400, { error: 'invalid_request', error_description: `expected {"fail": ${Object.keys(STORAGE_FAILURES).join(' | ')}, "times"?: n}` });
+  if (!control)
+    return json(409, {
+      error: 'invalid_request',
+      error_description: 'the storage service is not running in this sandbox',
+    });
+  if (
+    typeof fail !== 'string' ||
+    !(fail in STORAGE_FAILURES) ||
+    typeof times !== 'number' ||
+    !Number.isInteger(times) ||
+    times < 1
+  ) {
+    return json(400, {
+      error: 'invalid_request',
+      error_description: `expected {"fail": ${Object.keys(STORAGE_FAILURES).join(' | ')}, "times"?: n}`,
+    });
   }
   for (let index = 0; index < times; index++) control.armed.push(fail as StorageFailure);
   return json(200, { ok: true });
@@ -70,7 +95,17 @@ export function clearStorageSwitches(shared: SharedServices): void {
 export async function mountStorage(router: Router, deps: SandboxDeps & StorageHostHooks): Promise<CloseFn> {
   const issuer = new CredentialIssuer();
   const control = { issuer, storageUnavailable: false, armed: [] as StorageFailure[] } as StorageControl;
-  const s3 = await startS3Server({ dataDir: deps.dataDir, clock: deps.clock, issuer, region: S3_REGION, isUnavailable: () => control.storageUnavailable, faults: deps.faults, requestLog: deps.requestLog, ...(deps.tls ? { tls: deps.tls } : {}), ...(deps.hostName ? { hostName: deps.hostName } : {}) });
+  const s3 = await startS3Server({
+    dataDir: deps.dataDir,
+    clock: deps.clock,
+    issuer,
+    region: S3_REGION,
+    isUnavailable: () => control.storageUnavailable,
+    faults: deps.faults,
+    requestLog: deps.requestLog,
+    ...(deps.tls ? { tls: deps.tls } : {}),
+    ...(deps.hostName ? { hostName: deps.hostName } : {}),
+  });
   control.s3 = s3;
   controls.set(deps.shared, control);
   deps.urls.s3 = s3.url;
@@ -92,10 +127,24 @@ export async function mountStorage(router: Router, deps: SandboxDeps & StorageHo
   };
 }
 
-async function issueCredentials(request: SandboxRequest, deps: SandboxDeps, control: StorageControl, instance: string): Promise<SandboxResponse> {
+async function issueCredentials(
+  request: SandboxRequest,
+  deps: SandboxDeps,
+  control: StorageControl,
+  instance: string,
+): Promise<SandboxResponse> {
   const challenge = { 'www-authenticate': `Bearer realm="storage", scope="${STORAGE_SCOPE}"` };
   const token = bearerToken(request);
-  if (!token) return withHeaders(problem(401, 'Unauthorized', 'The Authorization header is absent; send "Authorization: Bearer <access token>".', instance), challenge);
+  if (!token)
+    return withHeaders(
+      problem(
+        401,
+        'Unauthorized',
+        'The Authorization header is absent; send "Authorization: Bearer <access token>".',
+        instance,
+      ),
+      challenge,
+    );
   const armed = control.armed.shift();
   if (armed === 'internal-error') throw new Error('switched');
   const introspect = deps.shared.introspectIdentityToken;
@@ -103,15 +152,26 @@ async function issueCredentials(request: SandboxRequest, deps: SandboxDeps, cont
   const info = introspect(token);
   const nowSeconds = Math.floor(deps.clock.now().getTime() / 1000);
   if (!info || !info.active || (info.exp !== undefined && info.exp <= nowSeconds)) {
-    return withHeaders(problem(401, 'Unauthorized', 'The access token is invalid, expired or inactive.', instance), { 'www-authenticate': `Bearer realm="storage", error="invalid_token"` });
-  }
-  if (!info.scope.includes(STORAGE_SCOPE)) {
-    return withHeaders(problem(401, 'Unauthorized', `The access token was not issued with scope ${STORAGE_SCOPE}.`, instance), {
-      'www-authenticate': `Bearer realm="storage", error="insufficient_scope", scope="${STORAGE_SCOPE}"`,
+    return withHeaders(problem(401, 'Unauthorized', 'The access token is invalid, expired or inactive.', instance), {
+      'www-authenticate': `Bearer realm="storage", error="invalid_token"`,
     });
   }
+  if (!info.scope.includes(STORAGE_SCOPE)) {
+    return withHeaders(
+      problem(401, 'Unauthorized', `The access token was not issued with scope ${STORAGE_SCOPE}.`, instance),
+      {
+        'www-authenticate': `Bearer realm="storage", error="insufficient_scope", scope="${STORAGE_SCOPE}"`,
+      },
+    );
+  }
   const missing = (['sub', 'client_id'] as const).filter((claim) => !info[claim]);
-  if (missing.length > 0) return problem(400, 'Bad Request', `The access token lacks the required claim${missing.length > 1 ? 's' : ''} ${missing.join(' and ')}.`, instance);
+  if (missing.length > 0)
+    return problem(
+      400,
+      'Bad Request',
+      `The access token lacks the required claim${missing.length > 1 ? 's' : ''} ${missing.join(' and ')}.`,
+      instance,
+    );
   if (control.storageUnavailable || armed === 'storage-unavailable') return failed('storage-unavailable', instance);
 
   const issued = control.issuer.issue(info.client_id as string, info.sub as string, deps.clock.now());
@@ -146,10 +206,13 @@ function openApi(baseUrl: string): object {
     paths: {
       '/v1/credentials': {
         post: {
-          summary: 'Temporary credentials for the caller\'s bucket (created on first call)',
+          summary: "Temporary credentials for the caller's bucket (created on first call)",
           security: [{ bearer: [STORAGE_SCOPE] }],
           responses: {
-            '200': { description: 'Credentials', content: { 'application/json': { schema: { $ref: '#/components/schemas/StorageCredentials' } } } },
+            '200': {
+              description: 'Credentials',
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/StorageCredentials' } } },
+            },
             '400': { description: 'The token lacks sub or client_id', ...problemRef },
             '401': { description: 'No token, or an invalid or inactive one', ...problemRef },
             '500': { description: 'Unexpected internal error', ...problemRef },
@@ -170,13 +233,24 @@ function openApi(baseUrl: string): object {
             credentials: {
               type: 'object',
               required: ['accessKeyId', 'secretAccessKey', 'sessionToken', 'expiration'],
-              properties: { accessKeyId: { type: 'string' }, secretAccessKey: { type: 'string' }, sessionToken: { type: 'string' }, expiration: { type: 'string', format: 'date-time' } },
+              properties: {
+                accessKeyId: { type: 'string' },
+                secretAccessKey: { type: 'string' },
+                sessionToken: { type: 'string' },
+                expiration: { type: 'string', format: 'date-time' },
+              },
             },
           },
         },
         Problem: {
           type: 'object',
-          properties: { type: { type: 'string', format: 'uri' }, title: { type: 'string' }, status: { type: 'integer' }, detail: { type: 'string' }, instance: { type: 'string', format: 'uri' } },
+          properties: {
+            type: { type: 'string', format: 'uri' },
+            title: { type: 'string' },
+            status: { type: 'integer' },
+            detail: { type: 'string' },
+            instance: { type: 'string', format: 'uri' },
+          },
         },
       },
     },

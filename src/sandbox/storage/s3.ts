@@ -15,7 +15,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { createServer as createTlsServer } from 'node:https';
-import { createServer, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream';
@@ -23,7 +30,17 @@ import type { Clock } from '../../core/ports.js';
 import type { Fault, FaultInjector } from '../faults.js';
 import { ALLOWED_ACTIONS, type CredentialIssuer } from './credentials.js';
 import { announcedChecksum, PayloadVerifier, S3RequestError, type PayloadMode } from './payload.js';
-import { AuthParseError, canonicalRequest, headerMap, parseAmzDate, parseAuth, sameSignature, sign, signingKey, stringToSign } from './sigv4.js';
+import {
+  AuthParseError,
+  canonicalRequest,
+  headerMap,
+  parseAmzDate,
+  parseAuth,
+  sameSignature,
+  sign,
+  signingKey,
+  stringToSign,
+} from './sigv4.js';
 
 export interface S3Server {
   /** The endpoint clients use: the gateway, `http://127.0.0.1:PORT`. */
@@ -58,7 +75,16 @@ interface S3rverInstance {
 type S3rverConstructor = new (options: Record<string, unknown>) => S3rverInstance;
 
 const MAX_SKEW_MS = 15 * 60 * 1000;
-const AUTH_QUERY_PARAMS = new Set(['x-amz-algorithm', 'x-amz-credential', 'x-amz-date', 'x-amz-expires', 'x-amz-signedheaders', 'x-amz-signature', 'x-amz-security-token', 'x-amz-content-sha256']);
+const AUTH_QUERY_PARAMS = new Set([
+  'x-amz-algorithm',
+  'x-amz-credential',
+  'x-amz-date',
+  'x-amz-expires',
+  'x-amz-signedheaders',
+  'x-amz-signature',
+  'x-amz-security-token',
+  'x-amz-content-sha256',
+]);
 const DROPPED_HEADERS = new Set([
   'authorization',
   'x-amz-security-token',
@@ -75,8 +101,28 @@ const DROPPED_HEADERS = new Set([
   'host',
 ]);
 /** Query parameters each kind of request may carry and still be the permitted action. */
-const LIST_PARAMS = new Set(['list-type', 'prefix', 'delimiter', 'marker', 'max-keys', 'continuation-token', 'start-after', 'encoding-type', 'fetch-owner', 'x-id']);
-const GET_OBJECT_PARAMS = new Set(['partNumber', 'x-id', 'response-content-type', 'response-content-language', 'response-expires', 'response-cache-control', 'response-content-disposition', 'response-content-encoding']);
+const LIST_PARAMS = new Set([
+  'list-type',
+  'prefix',
+  'delimiter',
+  'marker',
+  'max-keys',
+  'continuation-token',
+  'start-after',
+  'encoding-type',
+  'fetch-owner',
+  'x-id',
+]);
+const GET_OBJECT_PARAMS = new Set([
+  'partNumber',
+  'x-id',
+  'response-content-type',
+  'response-content-language',
+  'response-expires',
+  'response-cache-control',
+  'response-content-disposition',
+  'response-content-encoding',
+]);
 const PUT_OBJECT_PARAMS = new Set(['partNumber', 'uploadId', 'x-id']);
 const POST_OBJECT_PARAMS = new Set(['uploads', 'uploadId', 'x-id']);
 /** Request headers with which a write needs another permission on AWS than s3:PutObject. */
@@ -86,7 +132,13 @@ const HEADER_PERMISSIONS: ReadonlyArray<[RegExp, string]> = [
   [/^x-amz-object-lock-legal-hold$/, 's3:PutObjectLegalHold'],
   [/^x-amz-object-lock-/, 's3:PutObjectRetention'],
 ];
-const FAULT_CODES: Record<number, string> = { 429: 'SlowDown', 500: 'InternalError', 502: 'BadGateway', 503: 'ServiceUnavailable', 504: 'GatewayTimeout' };
+const FAULT_CODES: Record<number, string> = {
+  429: 'SlowDown',
+  500: 'InternalError',
+  502: 'BadGateway',
+  503: 'ServiceUnavailable',
+  504: 'GatewayTimeout',
+};
 
 export async function startS3Server(options: S3ServerOptions): Promise<S3Server> {
   const storeDir = join(options.dataDir, 's3');
@@ -105,11 +157,18 @@ export async function startS3Server(options: S3ServerOptions): Promise<S3Server>
   const sockets = new Set<Socket>();
   const handler = (request: IncomingMessage, response: ServerResponse) => {
     void serve(request, response).catch((error: unknown) => {
-      if (!response.headersSent) sendError(request, response, { status: 500, code: 'InternalError', message: `We encountered an internal error: ${(error as Error)?.message ?? String(error)}` });
+      if (!response.headersSent)
+        sendError(request, response, {
+          status: 500,
+          code: 'InternalError',
+          message: `We encountered an internal error: ${(error as Error)?.message ?? String(error)}`,
+        });
       else response.destroy();
     });
   };
-  const gateway: Server = options.tls ? createTlsServer({ cert: options.tls.chainPem, key: options.tls.keyPem }, handler) : createServer(handler);
+  const gateway: Server = options.tls
+    ? createTlsServer({ cert: options.tls.chainPem, key: options.tls.keyPem }, handler)
+    : createServer(handler);
   gateway.on('connection', (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -124,7 +183,12 @@ export async function startS3Server(options: S3ServerOptions): Promise<S3Server>
     try {
       const id = routeId(request.method ?? 'GET', request.url ?? '/');
       options.requestLog?.push(id);
-      if (options.isUnavailable?.()) throw failure(503, 'ServiceUnavailable', 'The storage side is unavailable (sandbox fault). Please retry later.');
+      if (options.isUnavailable?.())
+        throw failure(
+          503,
+          'ServiceUnavailable',
+          'The storage side is unavailable (sandbox fault). Please retry later.',
+        );
       const admitted = authenticate(request, options);
       const fault = options.faults?.take(id);
       if (fault && (await applyFault(fault, request, response))) return;
@@ -175,41 +239,76 @@ function authenticate(request: IncomingMessage, options: S3ServerOptions): Admit
   try {
     auth = parseAuth(shape);
   } catch (error) {
-    if (error instanceof AuthParseError) throw failure(error.code === 'AccessDenied' ? 403 : 400, error.code, error.message);
+    if (error instanceof AuthParseError)
+      throw failure(error.code === 'AccessDenied' ? 403 : 400, error.code, error.message);
     throw error;
   }
-  if (!auth) throw failure(403, 'AccessDenied', 'Anonymous access is denied: sign requests with the temporary credentials from POST /v1/credentials.');
+  if (!auth)
+    throw failure(
+      403,
+      'AccessDenied',
+      'Anonymous access is denied: sign requests with the temporary credentials from POST /v1/credentials.',
+    );
   const session = options.issuer.lookup(auth.accessKeyId);
-  if (!session) throw failure(403, 'InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.');
+  if (!session)
+    throw failure(403, 'InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.');
   if (auth.sessionToken === undefined || auth.sessionToken === '') {
-    throw failure(403, 'InvalidAccessKeyId', 'The access key is a temporary one and needs its session token: send x-amz-security-token (AWS_SESSION_TOKEN).');
+    throw failure(
+      403,
+      'InvalidAccessKeyId',
+      'The access key is a temporary one and needs its session token: send x-amz-security-token (AWS_SESSION_TOKEN).',
+    );
   }
   if (auth.form === 'header' && !auth.signedHeaders.includes('x-amz-security-token')) {
-    throw failure(403, 'AccessDenied', 'There were headers present in the request which were not signed: x-amz-security-token');
+    throw failure(
+      403,
+      'AccessDenied',
+      'There were headers present in the request which were not signed: x-amz-security-token',
+    );
   }
-  if (!sameSignature(auth.sessionToken, session.sessionToken)) throw failure(400, 'InvalidToken', 'The provided token is malformed or otherwise invalid.');
+  if (!sameSignature(auth.sessionToken, session.sessionToken))
+    throw failure(400, 'InvalidToken', 'The provided token is malformed or otherwise invalid.');
   const now = options.clock.now();
-  if (now.getTime() >= session.expiration.getTime()) throw failure(400, 'ExpiredToken', 'The provided token has expired.');
+  if (now.getTime() >= session.expiration.getTime())
+    throw failure(400, 'ExpiredToken', 'The provided token has expired.');
   const malformed = auth.form === 'header' ? 'AuthorizationHeaderMalformed' : 'AuthorizationQueryParametersError';
-  if (auth.service !== 's3') throw failure(400, malformed, `The credential scope names service '${auth.service}'; expecting 's3'.`);
-  if (auth.region !== options.region) throw failure(400, malformed, `The authorization header is malformed; the region '${auth.region}' is wrong; expecting '${options.region}'.`);
+  if (auth.service !== 's3')
+    throw failure(400, malformed, `The credential scope names service '${auth.service}'; expecting 's3'.`);
+  if (auth.region !== options.region)
+    throw failure(
+      400,
+      malformed,
+      `The authorization header is malformed; the region '${auth.region}' is wrong; expecting '${options.region}'.`,
+    );
   const signedAt = parseAmzDate(auth.amzDate);
-  if (!signedAt) throw failure(403, 'AccessDenied', 'X-Amz-Date must be in the ISO8601 basic format YYYYMMDD\'T\'HHMMSS\'Z\'.');
-  if (auth.date !== auth.amzDate.slice(0, 8)) throw failure(400, malformed, 'Invalid credential date. Date is not the same as X-Amz-Date.');
+  if (!signedAt)
+    throw failure(403, 'AccessDenied', "X-Amz-Date must be in the ISO8601 basic format YYYYMMDD'T'HHMMSS'Z'.");
+  if (auth.date !== auth.amzDate.slice(0, 8))
+    throw failure(400, malformed, 'Invalid credential date. Date is not the same as X-Amz-Date.');
   if (!auth.signedHeaders.includes('host')) throw failure(400, malformed, 'The host header must be signed.');
 
   const key = signingKey(session.secretAccessKey, auth.date, auth.region, auth.service);
   const canonical = canonicalRequest(shape, auth);
   const toSign = stringToSign(auth, canonical);
   if (!sameSignature(sign(key, toSign), auth.signature)) {
-    throw failure(403, 'SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided. Check your key and signing method.');
+    throw failure(
+      403,
+      'SignatureDoesNotMatch',
+      'The request signature we calculated does not match the signature you provided. Check your key and signing method.',
+    );
   }
   if (auth.form === 'header' && Math.abs(now.getTime() - signedAt.getTime()) > MAX_SKEW_MS) {
-    throw failure(403, 'RequestTimeTooSkewed', 'The difference between the request time and the current time is too large.');
+    throw failure(
+      403,
+      'RequestTimeTooSkewed',
+      'The difference between the request time and the current time is too large.',
+    );
   }
   if (auth.form === 'query') {
-    if (now.getTime() > signedAt.getTime() + (auth.expires ?? 0) * 1000) throw failure(403, 'AccessDenied', 'Request has expired');
-    if (signedAt.getTime() - now.getTime() > MAX_SKEW_MS) throw failure(403, 'AccessDenied', 'Request is not valid yet');
+    if (now.getTime() > signedAt.getTime() + (auth.expires ?? 0) * 1000)
+      throw failure(403, 'AccessDenied', 'Request has expired');
+    if (signedAt.getTime() - now.getTime() > MAX_SKEW_MS)
+      throw failure(403, 'AccessDenied', 'Request is not valid yet');
   }
 
   // What is asked, and is it in the session policy?
@@ -223,12 +322,17 @@ function authenticate(request: IncomingMessage, options: S3ServerOptions): Admit
   const headers = headerMap(request.rawHeaders);
   const action = withHeaderPermissions(actionFor(method, bucket, objectKey, query), headers);
   if (!ALLOWED_ACTIONS.has(action) || bucket !== session.bucket) {
-    throw failure(403, 'AccessDenied', `Access Denied: these credentials allow only GetObject, PutObject, DeleteObject and ListBucket on bucket ${session.bucket} (asked: ${action} on ${bucket || 'the service'}).`);
+    throw failure(
+      403,
+      'AccessDenied',
+      `Access Denied: these credentials allow only GetObject, PutObject, DeleteObject and ListBucket on bucket ${session.bucket} (asked: ${action} on ${bucket || 'the service'}).`,
+    );
   }
   const copySource = headers.get('x-amz-copy-source');
   if (copySource !== undefined) {
     const source = safeDecode(copySource).replace(/^\//, '').split('/')[0];
-    if (source !== session.bucket) throw failure(403, 'AccessDenied', 'Access Denied: the copy source is outside the assigned bucket.');
+    if (source !== session.bucket)
+      throw failure(403, 'AccessDenied', 'Access Denied: the copy source is outside the assigned bucket.');
   }
 
   // How the body is carried.
@@ -243,25 +347,37 @@ function authenticate(request: IncomingMessage, options: S3ServerOptions): Admit
       'STREAMING-UNSIGNED-PAYLOAD-TRAILER': { signed: false, trailer: true },
     };
     const modeOf = known[contentSha256];
-    if (!modeOf) throw failure(400, 'InvalidArgument', `x-amz-content-sha256 ${contentSha256} is not supported by this server.`);
+    if (!modeOf)
+      throw failure(400, 'InvalidArgument', `x-amz-content-sha256 ${contentSha256} is not supported by this server.`);
     const decoded = Number(headers.get('x-amz-decoded-content-length'));
-    if (!Number.isSafeInteger(decoded) || decoded < 0) throw failure(411, 'MissingContentLength', 'You must provide the x-amz-decoded-content-length HTTP header.');
+    if (!Number.isSafeInteger(decoded) || decoded < 0)
+      throw failure(411, 'MissingContentLength', 'You must provide the x-amz-decoded-content-length HTTP header.');
     payload = { kind: 'chunked', ...modeOf, decodedLength: decoded, key, auth };
   } else if (/^[0-9a-fA-F]{64}$/.test(contentSha256)) {
     payload = { kind: 'plain', sha256: contentSha256 };
   } else if (contentSha256 === 'UNSIGNED-PAYLOAD') {
     payload = { kind: 'plain' };
   } else {
-    throw failure(400, 'InvalidArgument', 'x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-AWS4-HMAC-SHA256-PAYLOAD, or a valid sha256 value.');
+    throw failure(
+      400,
+      'InvalidArgument',
+      'x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-AWS4-HMAC-SHA256-PAYLOAD, or a valid sha256 value.',
+    );
   }
   const hasBody = (contentLength !== undefined && contentLength !== '0') || headers.has('transfer-encoding');
-  if (method === 'PUT' && contentLength === undefined && payload.kind !== 'chunked') throw failure(411, 'MissingContentLength', 'You must provide the Content-Length HTTP header.');
+  if (method === 'PUT' && contentLength === undefined && payload.kind !== 'chunked')
+    throw failure(411, 'MissingContentLength', 'You must provide the Content-Length HTTP header.');
 
   const forwardQuery = rawQuery
     .split('&')
     .filter((piece) => piece !== '' && !AUTH_QUERY_PARAMS.has(safeDecode(piece.split('=')[0] ?? '').toLowerCase()))
     .join('&');
-  return { payload, checksum: announcedChecksum(headers), forwardPath: rawPath + (forwardQuery ? `?${forwardQuery}` : ''), hasBody };
+  return {
+    payload,
+    checksum: announcedChecksum(headers),
+    forwardPath: rawPath + (forwardQuery ? `?${forwardQuery}` : ''),
+    hasBody,
+  };
 }
 
 /** The IAM action a path-style S3 request needs (those outside the session policy are refused). */
@@ -285,7 +401,9 @@ export function actionFor(method: string, bucket: string, key: string, query: UR
     case 'PUT':
       return only(PUT_OBJECT_PARAMS) ? 's3:PutObject' : `s3:PutObject(${first})`;
     case 'POST':
-      return only(POST_OBJECT_PARAMS) && (names.includes('uploads') || names.includes('uploadId')) ? 's3:PutObject' : `s3:PostObject(${first})`;
+      return only(POST_OBJECT_PARAMS) && (names.includes('uploads') || names.includes('uploadId'))
+        ? 's3:PutObject'
+        : `s3:PostObject(${first})`;
     case 'DELETE':
       if (names.includes('uploadId')) return 's3:AbortMultipartUpload';
       return only(new Set(['x-id'])) ? 's3:DeleteObject' : `s3:DeleteObject(${first})`;
@@ -327,7 +445,11 @@ async function applyFault(fault: Fault, request: IncomingMessage, response: Serv
     case 'status':
       await drained(request);
       for (const [name, value] of Object.entries(fault.headers ?? {})) response.setHeader(name, value);
-      sendError(request, response, { status: fault.status, code: FAULT_CODES[fault.status] ?? 'InternalError', message: `Injected HTTP ${fault.status} (sandbox fault).` });
+      sendError(request, response, {
+        status: fault.status,
+        code: FAULT_CODES[fault.status] ?? 'InternalError',
+        message: `Injected HTTP ${fault.status} (sandbox fault).`,
+      });
       return true;
     case 'malformed':
       await drained(request);
@@ -341,11 +463,20 @@ async function applyFault(fault: Fault, request: IncomingMessage, response: Serv
 function drained(request: IncomingMessage): Promise<void> {
   return new Promise((resolve) => {
     if (request.complete) return resolve();
-    request.once('end', resolve).once('error', () => resolve()).resume();
+    request
+      .once('end', resolve)
+      .once('error', () => resolve())
+      .resume();
   });
 }
 
-function proxy(request: IncomingMessage, response: ServerResponse, admitted: Admitted, target: { socketPath: string } | { host: string; port: number }, clock: Clock): void {
+function proxy(
+  request: IncomingMessage,
+  response: ServerResponse,
+  admitted: Admitted,
+  target: { socketPath: string } | { host: string; port: number },
+  clock: Clock,
+): void {
   const headers: OutgoingHttpHeaders = { host: 'localhost' };
   for (let index = 0; index + 1 < request.rawHeaders.length; index += 2) {
     const name = (request.rawHeaders[index] ?? '').toLowerCase();
@@ -357,7 +488,10 @@ function proxy(request: IncomingMessage, response: ServerResponse, admitted: Adm
     .map((value) => value.trim())
     .filter((value) => value !== '' && value.toLowerCase() !== 'aws-chunked');
   if (encoding.length > 0) headers['content-encoding'] = encoding.join(', ');
-  const declaredLength = admitted.payload.kind === 'chunked' ? admitted.payload.decodedLength : Number(request.headers['content-length'] ?? '0');
+  const declaredLength =
+    admitted.payload.kind === 'chunked'
+      ? admitted.payload.decodedLength
+      : Number(request.headers['content-length'] ?? '0');
   if (admitted.hasBody || admitted.payload.kind === 'chunked') headers['content-length'] = String(declaredLength);
   else if (request.method === 'PUT' || request.method === 'POST') headers['content-length'] = '0';
 
@@ -373,7 +507,12 @@ function proxy(request: IncomingMessage, response: ServerResponse, admitted: Adm
   upstream.on('error', (error) => {
     if (failed) return;
     failed = true;
-    if (!response.headersSent) sendError(request, response, { status: 502, code: 'InternalError', message: `The object store did not answer: ${error.message}` });
+    if (!response.headersSent)
+      sendError(request, response, {
+        status: 502,
+        code: 'InternalError',
+        message: `The object store did not answer: ${error.message}`,
+      });
     else response.destroy();
   });
   if (!admitted.hasBody && admitted.payload.kind !== 'chunked') {
@@ -386,13 +525,20 @@ function proxy(request: IncomingMessage, response: ServerResponse, admitted: Adm
     if (!error || failed) return;
     failed = true;
     upstream.destroy();
-    const body = error instanceof S3RequestError ? error.failure : { status: 400, code: 'IncompleteBody', message: 'The request body could not be read completely.' };
+    const body =
+      error instanceof S3RequestError
+        ? error.failure
+        : { status: 400, code: 'IncompleteBody', message: 'The request body could not be read completely.' };
     if (!response.headersSent) sendError(request, response, body);
     else response.destroy();
   });
 }
 
-function sendError(request: IncomingMessage, response: ServerResponse, failureBody: { status: number; code: string; message: string }): void {
+function sendError(
+  request: IncomingMessage,
+  response: ServerResponse,
+  failureBody: { status: number; code: string; message: string },
+): void {
   const requestId = randomUUID().replace(/-/g, '').slice(0, 16).toUpperCase();
   const resource = (request.url ?? '/').split('?')[0] ?? '/';
   const xml =
@@ -413,7 +559,10 @@ function sendError(request: IncomingMessage, response: ServerResponse, failureBo
 }
 
 function escapeXml(text: string): string {
-  return text.replace(/[<>&"']/g, (char) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[char] ?? char);
+  return text.replace(
+    /[<>&"']/g,
+    (char) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[char] ?? char,
+  );
 }
 
 function safeDecode(text: string): string {

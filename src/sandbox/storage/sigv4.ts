@@ -30,7 +30,12 @@ export interface SignedRequestAuth {
 
 export class AuthParseError extends Error {
   constructor(
-    readonly code: 'AccessDenied' | 'InvalidRequest' | 'AuthorizationHeaderMalformed' | 'AuthorizationQueryParametersError' | 'InvalidArgument',
+    readonly code:
+      | 'AccessDenied'
+      | 'InvalidRequest'
+      | 'AuthorizationHeaderMalformed'
+      | 'AuthorizationQueryParametersError'
+      | 'InvalidArgument',
     message: string,
   ) {
     super(message);
@@ -51,13 +56,28 @@ export function parseAuth(request: RequestShape): SignedRequestAuth | undefined 
   const query = new URL(request.rawUrl, 'http://s3.invalid').searchParams;
   const authorization = headers.get('authorization');
   const hasQuery = query.has('X-Amz-Algorithm') || query.has('X-Amz-Signature');
-  if (authorization !== undefined && hasQuery) throw new AuthParseError('InvalidArgument', 'Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter or the Authorization header should be specified.');
-  if (query.has('Signature') || query.has('AWSAccessKeyId') || (authorization !== undefined && /^AWS\s/.test(authorization))) {
-    throw new AuthParseError('InvalidRequest', 'The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.');
+  if (authorization !== undefined && hasQuery)
+    throw new AuthParseError(
+      'InvalidArgument',
+      'Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter or the Authorization header should be specified.',
+    );
+  if (
+    query.has('Signature') ||
+    query.has('AWSAccessKeyId') ||
+    (authorization !== undefined && /^AWS\s/.test(authorization))
+  ) {
+    throw new AuthParseError(
+      'InvalidRequest',
+      'The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.',
+    );
   }
   if (authorization !== undefined) {
     const match = /^AWS4-HMAC-SHA256\s+(.*)$/s.exec(authorization.trim());
-    if (!match?.[1]) throw new AuthParseError('InvalidRequest', 'The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.');
+    if (!match?.[1])
+      throw new AuthParseError(
+        'InvalidRequest',
+        'The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.',
+      );
     const parts = new Map<string, string>();
     for (const piece of match[1].split(',')) {
       const at = piece.indexOf('=');
@@ -66,11 +86,17 @@ export function parseAuth(request: RequestShape): SignedRequestAuth | undefined 
     const credential = parts.get('Credential');
     const signedHeaders = parts.get('SignedHeaders');
     const signature = parts.get('Signature');
-    if (!credential || !signedHeaders || !signature) throw new AuthParseError('AuthorizationHeaderMalformed', 'The authorization header is malformed; it needs Credential, SignedHeaders and Signature.');
+    if (!credential || !signedHeaders || !signature)
+      throw new AuthParseError(
+        'AuthorizationHeaderMalformed',
+        'The authorization header is malformed; it needs Credential, SignedHeaders and Signature.',
+      );
     const amzDate = headers.get('x-amz-date');
-    if (!amzDate) throw new AuthParseError('AccessDenied', 'AWS authentication requires a valid Date or x-amz-date header');
+    if (!amzDate)
+      throw new AuthParseError('AccessDenied', 'AWS authentication requires a valid Date or x-amz-date header');
     const contentSha256 = headers.get('x-amz-content-sha256');
-    if (!contentSha256) throw new AuthParseError('InvalidRequest', 'Missing required header for this request: x-amz-content-sha256');
+    if (!contentSha256)
+      throw new AuthParseError('InvalidRequest', 'Missing required header for this request: x-amz-content-sha256');
     return {
       form: 'header',
       ...splitCredential(credential, 'AuthorizationHeaderMalformed'),
@@ -84,12 +110,21 @@ export function parseAuth(request: RequestShape): SignedRequestAuth | undefined 
   if (hasQuery) {
     const need = (name: string): string => {
       const value = query.get(name);
-      if (!value) throw new AuthParseError('AuthorizationQueryParametersError', `Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters; ${name} is missing.`);
+      if (!value)
+        throw new AuthParseError(
+          'AuthorizationQueryParametersError',
+          `Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters; ${name} is missing.`,
+        );
       return value;
     };
-    if (need('X-Amz-Algorithm') !== ALGORITHM) throw new AuthParseError('AuthorizationQueryParametersError', 'X-Amz-Algorithm only supports "AWS4-HMAC-SHA256"');
+    if (need('X-Amz-Algorithm') !== ALGORITHM)
+      throw new AuthParseError('AuthorizationQueryParametersError', 'X-Amz-Algorithm only supports "AWS4-HMAC-SHA256"');
     const expires = Number(need('X-Amz-Expires'));
-    if (!Number.isInteger(expires) || expires < 1 || expires > 604_800) throw new AuthParseError('AuthorizationQueryParametersError', 'X-Amz-Expires must be between 1 and 604800 seconds');
+    if (!Number.isInteger(expires) || expires < 1 || expires > 604_800)
+      throw new AuthParseError(
+        'AuthorizationQueryParametersError',
+        'X-Amz-Expires must be between 1 and 604800 seconds',
+      );
     return {
       form: 'query',
       ...splitCredential(need('X-Amz-Credential'), 'AuthorizationQueryParametersError'),
@@ -104,10 +139,16 @@ export function parseAuth(request: RequestShape): SignedRequestAuth | undefined 
   return undefined;
 }
 
-function splitCredential(credential: string, code: 'AuthorizationHeaderMalformed' | 'AuthorizationQueryParametersError') {
+function splitCredential(
+  credential: string,
+  code: 'AuthorizationHeaderMalformed' | 'AuthorizationQueryParametersError',
+) {
   const [accessKeyId, date, region, service, terminator, ...rest] = credential.split('/');
   if (!accessKeyId || !date || !region || !service || terminator !== 'aws4_request' || rest.length > 0) {
-    throw new AuthParseError(code, `The credential is malformed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".`);
+    throw new AuthParseError(
+      code,
+      `The credential is malformed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".`,
+    );
   }
   return { accessKeyId, date, region, service, scope: `${date}/${region}/${service}/aws4_request` };
 }
@@ -142,7 +183,11 @@ export function canonicalRequest(request: RequestShape, auth: SignedRequestAuth)
   const questionMark = request.rawUrl.indexOf('?');
   const rawPath = questionMark >= 0 ? request.rawUrl.slice(0, questionMark) : request.rawUrl;
   const rawQuery = questionMark >= 0 ? request.rawUrl.slice(questionMark + 1) : '';
-  const canonicalUri = rawPath.split('/').map((segment) => uriEncode(safeDecode(segment))).join('/') || '/';
+  const canonicalUri =
+    rawPath
+      .split('/')
+      .map((segment) => uriEncode(safeDecode(segment)))
+      .join('/') || '/';
   const pairs: Array<[string, string]> = [];
   for (const piece of rawQuery.split('&')) {
     if (piece === '') continue;
@@ -155,9 +200,14 @@ export function canonicalRequest(request: RequestShape, auth: SignedRequestAuth)
   pairs.sort(([a, av], [b, bv]) => (a < b ? -1 : a > b ? 1 : av < bv ? -1 : av > bv ? 1 : 0));
   const canonicalQuery = pairs.map(([name, value]) => `${name}=${value}`).join('&');
   const headers = headerMap(request.rawHeaders);
-  const canonicalHeaders = auth.signedHeaders.map((name) => `${name}:${(headers.get(name) ?? '').trim().replace(/\s+/g, ' ')}\n`).join('');
-  const payload = auth.form === 'query' ? auth.contentSha256 : (headers.get('x-amz-content-sha256') ?? auth.contentSha256);
-  return [request.method, canonicalUri, canonicalQuery, canonicalHeaders, auth.signedHeaders.join(';'), payload].join('\n');
+  const canonicalHeaders = auth.signedHeaders
+    .map((name) => `${name}:${(headers.get(name) ?? '').trim().replace(/\s+/g, ' ')}\n`)
+    .join('');
+  const payload =
+    auth.form === 'query' ? auth.contentSha256 : (headers.get('x-amz-content-sha256') ?? auth.contentSha256);
+  return [request.method, canonicalUri, canonicalQuery, canonicalHeaders, auth.signedHeaders.join(';'), payload].join(
+    '\n',
+  );
 }
 
 export function stringToSign(auth: SignedRequestAuth, canonical: string): string {
@@ -170,7 +220,13 @@ export function signingKey(secret: string, date: string, region: string, service
 }
 
 /** The signature of one `aws-chunked` chunk (or, with `trailer`, of the trailing headers). */
-export function chunkSignature(key: Buffer, auth: SignedRequestAuth, previousSignature: string, dataSha256Hex: string, trailer = false): string {
+export function chunkSignature(
+  key: Buffer,
+  auth: SignedRequestAuth,
+  previousSignature: string,
+  dataSha256Hex: string,
+  trailer = false,
+): string {
   const text = trailer
     ? ['AWS4-HMAC-SHA256-TRAILER', auth.amzDate, auth.scope, previousSignature, dataSha256Hex].join('\n')
     : ['AWS4-HMAC-SHA256-PAYLOAD', auth.amzDate, auth.scope, previousSignature, EMPTY_SHA256, dataSha256Hex].join('\n');

@@ -33,12 +33,22 @@ export function mountTsa(router: Router, deps: SandboxDeps): void {
 
   router.post('/tss03', (request) => {
     const credentials = basicCredentials(request);
-    if (!credentials || credentials.user !== deps.secrets.tsaUser || credentials.password !== deps.secrets.tsaPassword) {
-      return text(401, 'Authorization header absent or credentials invalid.', { 'www-authenticate': 'Basic realm="tsa", charset="UTF-8"' });
+    if (
+      !credentials ||
+      credentials.user !== deps.secrets.tsaUser ||
+      credentials.password !== deps.secrets.tsaPassword
+    ) {
+      return text(401, 'Authorization header absent or credentials invalid.', {
+        'www-authenticate': 'Basic realm="tsa", charset="UTF-8"',
+      });
     }
     if (mediaType(request) !== TIMESTAMP_QUERY) return text(400, `Content-Type must be ${TIMESTAMP_QUERY}.`);
     if (request.body.length === 0) return text(400, 'The request body is empty.');
-    return { status: 200, headers: { 'content-type': TIMESTAMP_REPLY }, body: tsa.respond(new Uint8Array(request.body)) };
+    return {
+      status: 200,
+      headers: { 'content-type': TIMESTAMP_REPLY },
+      body: tsa.respond(new Uint8Array(request.body)),
+    };
   });
 
   router.post('/_faults', (request) => {
@@ -46,9 +56,17 @@ export function mountTsa(router: Router, deps: SandboxDeps): void {
     const failInfo = body?.['failInfo'];
     const tamper = body?.['tamper'];
     const times = body?.['times'] ?? 1;
-    const failure = typeof failInfo === 'string' && INJECTABLE.includes(failInfo) ? (failInfo as InjectableTsaFailure) : typeof tamper === 'string' && (TSA_TAMPERS as string[]).includes(tamper) ? (tamper as TsaTamper) : undefined;
+    const failure =
+      typeof failInfo === 'string' && INJECTABLE.includes(failInfo)
+        ? (failInfo as InjectableTsaFailure)
+        : typeof tamper === 'string' && (TSA_TAMPERS as string[]).includes(tamper)
+          ? (tamper as TsaTamper)
+          : undefined;
     if (failure === undefined || typeof times !== 'number' || times < 1) {
-      return json(400, { error: 'invalid_request', error_description: `expected {"failInfo": ${INJECTABLE.join(' | ')}} or {"tamper": ${TSA_TAMPERS.join(' | ')}}, with "times"?: n` });
+      return json(400, {
+        error: 'invalid_request',
+        error_description: `expected {"failInfo": ${INJECTABLE.join(' | ')}} or {"tamper": ${TSA_TAMPERS.join(' | ')}}, with "times"?: n`,
+      });
     }
     tsa.injectFailure(failure, times);
     return json(200, { ok: true });

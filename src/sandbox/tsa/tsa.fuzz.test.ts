@@ -14,12 +14,24 @@ import { processTimeStampResp, readTimeStampResp } from '../../core/tsp/response
 import { SandboxTsa } from './tsa.js';
 
 const root = issueTestCertificate({ commonName: 'Fuzz TSA Root', ca: true });
-const certificate = issueTestCertificate({ commonName: 'Fuzz TSA', issuer: root, extendedKeyUsage: { purposes: [OID.kpTimeStamping], critical: true } });
+const certificate = issueTestCertificate({
+  commonName: 'Fuzz TSA',
+  issuer: root,
+  extendedKeyUsage: { purposes: [OID.kpTimeStamping], critical: true },
+});
 let serial = 1n;
-const tsa = new SandboxTsa({ certificate: certificate.der, privateKey: certificate.privateKey, clock: { now: () => new Date('2025-07-08T09:10:11Z') }, serials: { next: () => ++serial } });
+const tsa = new SandboxTsa({
+  certificate: certificate.der,
+  privateKey: certificate.privateKey,
+  clock: { now: () => new Date('2025-07-08T09:10:11Z') },
+  serials: { next: () => ++serial },
+});
 const imprint = new Uint8Array(createHash('sha256').update('x').digest());
 const nonce = Uint8Array.from([0x7f, 1, 2, 3, 4, 5, 6, 7, 8]);
-const seeds = [buildTimeStampReq({ imprint, nonce }), buildTimeStampReq({ imprint, nonce, certReq: false, policy: null })];
+const seeds = [
+  buildTimeStampReq({ imprint, nonce }),
+  buildTimeStampReq({ imprint, nonce, certReq: false, policy: null }),
+];
 
 describe('sandbox TSA under mutated requests', () => {
   it('answers every request with a TimeStampResp; a granted one verifies for that request', () => {
@@ -33,7 +45,11 @@ describe('sandbox TSA under mutated requests', () => {
         granted++;
         const request = parseTimeStampReq(input.bytes);
         if (!request.certReq) return; // no certificate in the token: esign always asks for it
-        const processed = processTimeStampResp(answer.value, { imprint: request.hashedMessage, ...(request.nonce ? { nonce: request.nonce } : {}), trustAnchors: [root.der] });
+        const processed = processTimeStampResp(answer.value, {
+          imprint: request.hashedMessage,
+          ...(request.nonce ? { nonce: request.nonce } : {}),
+          trustAnchors: [root.der],
+        });
         expect(processed.status).toBe(0);
       }),
       fuzzParams(400),

@@ -3,7 +3,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { boolean, explicit, objectIdentifier, octetString, sequence, smallInteger, unsignedInteger } from '../../core/cms/der.js';
+import {
+  boolean,
+  explicit,
+  objectIdentifier,
+  octetString,
+  sequence,
+  smallInteger,
+  unsignedInteger,
+} from '../../core/cms/der.js';
 import { OID } from '../../core/cms/oids.js';
 import { issueTestCertificate } from '../../core/cms/test-pki.js';
 import { TSA_POLICY, buildTimeStampReq } from '../../core/tsp/request.js';
@@ -33,14 +41,23 @@ const imprint = new Uint8Array(createHash('sha256').update('document').digest())
 const nonce = new Uint8Array(randomBytes(12));
 
 /** A hand-made TimeStampReq, to send what esign's builder never would. */
-function rawRequest(options: { version?: number; hashOid?: string; hash?: Uint8Array; policy?: string; extensions?: boolean; certReq?: boolean }): Uint8Array {
+function rawRequest(options: {
+  version?: number;
+  hashOid?: string;
+  hash?: Uint8Array;
+  policy?: string;
+  extensions?: boolean;
+  certReq?: boolean;
+}): Uint8Array {
   return sequence(
     smallInteger(options.version ?? 1),
     sequence(sequence(objectIdentifier(options.hashOid ?? OID.sha256)), octetString(options.hash ?? imprint)),
     ...(options.policy ? [objectIdentifier(options.policy)] : []),
     unsignedInteger(nonce),
     ...(options.certReq ? [boolean(true)] : []),
-    ...(options.extensions ? [explicit(0, sequence(sequence(objectIdentifier('1.2.3.4'), octetString(Uint8Array.of(5)))))] : []),
+    ...(options.extensions
+      ? [explicit(0, sequence(sequence(objectIdentifier('1.2.3.4'), octetString(Uint8Array.of(5)))))]
+      : []),
   );
 }
 
@@ -57,14 +74,22 @@ describe('SandboxTsa', () => {
   it('grants a valid request with a token the client accepts, chained to the root', () => {
     const response = makeTsa().respond(buildTimeStampReq({ imprint, nonce }));
     const result = processTimeStampResp(response, { imprint, nonce, trustAnchors: [root.der] });
-    expect(result.tstInfo).toMatchObject({ version: 1, policy: TSA_POLICY, serialNumber: '65', accuracy: { seconds: 1 }, tsaName: 'CN=Sandbox TSA' });
+    expect(result.tstInfo).toMatchObject({
+      version: 1,
+      policy: TSA_POLICY,
+      serialNumber: '65',
+      accuracy: { seconds: 1 },
+      tsaName: 'CN=Sandbox TSA',
+    });
     expect(result.tstInfo.genTime.toISOString()).toBe(now.toISOString());
     expect(result.certificates).toHaveLength(1);
   });
 
   it('applies the policy when reqPolicy is absent and honours certReq false', () => {
     const response = makeTsa().respond(buildTimeStampReq({ imprint, nonce, policy: null, certReq: false }));
-    expect(() => processTimeStampResp(response, { imprint, nonce })).toThrow(expect.objectContaining({ code: 'TSA_SIGNATURE_INVALID' }));
+    expect(() => processTimeStampResp(response, { imprint, nonce })).toThrow(
+      expect.objectContaining({ code: 'TSA_SIGNATURE_INVALID' }),
+    );
     const tsa = makeTsa();
     const withCert = processTimeStampResp(tsa.respond(rawRequest({ certReq: true })), { imprint, nonce });
     expect(withCert.tstInfo.policy).toBe(TSA_POLICY);
@@ -72,7 +97,11 @@ describe('SandboxTsa', () => {
 
   it('hands out a new serial number for every token', () => {
     const tsa = makeTsa();
-    const serials = [1, 2, 3].map(() => processTimeStampResp(tsa.respond(buildTimeStampReq({ imprint, nonce })), { imprint, nonce }).tstInfo.serialNumber);
+    const serials = [1, 2, 3].map(
+      () =>
+        processTimeStampResp(tsa.respond(buildTimeStampReq({ imprint, nonce })), { imprint, nonce }).tstInfo
+          .serialNumber,
+    );
     expect(new Set(serials).size).toBe(3);
   });
 
@@ -92,13 +121,21 @@ describe('SandboxTsa', () => {
   it.each(['sha384', 'sha512'] as const)('grants %s imprints, the digest of signatures made with it', (digest) => {
     const hashed = new Uint8Array(createHash(digest).update('document').digest());
     const request = buildTimeStampReq({ imprint: hashed, digest, nonce });
-    const { tstInfo } = processTimeStampResp(makeTsa().respond(request), { imprint: hashed, hashAlgorithm: OID[digest], nonce });
+    const { tstInfo } = processTimeStampResp(makeTsa().respond(request), {
+      imprint: hashed,
+      hashAlgorithm: OID[digest],
+      nonce,
+    });
     expect(tstInfo.messageImprint.hashAlgorithm).toBe(OID[digest]);
   });
 
   it('rejects undecodable bodies with badDataFormat', () => {
     const tsa = makeTsa();
-    for (const body of [Uint8Array.of(1, 2, 3), new TextEncoder().encode('hello'), buildTimeStampReq({ imprint, nonce }).subarray(0, 30)]) {
+    for (const body of [
+      Uint8Array.of(1, 2, 3),
+      new TextEncoder().encode('hello'),
+      buildTimeStampReq({ imprint, nonce }).subarray(0, 30),
+    ]) {
       expect(failInfoOf(tsa.respond(body))).toEqual(['badDataFormat']);
     }
   });

@@ -78,7 +78,8 @@ export class SandboxTsa {
       const refusal = checkRequest(request);
       if (refusal) return reject(refusal.failInfo, refusal.text);
       const failure = this.injected.shift();
-      if (failure === 'timeNotAvailable' || failure === 'systemFailure') return reject(failure, FAILURE_STATUS_TEXT[failure]);
+      if (failure === 'timeNotAvailable' || failure === 'systemFailure')
+        return reject(failure, FAILURE_STATUS_TEXT[failure]);
       return this.grant(request, failure);
     } catch {
       return reject('systemFailure', FAILURE_STATUS_TEXT.systemFailure);
@@ -87,7 +88,8 @@ export class SandboxTsa {
 
   private grant(request: ParsedTimeStampReq, tamper?: TsaTamper): Uint8Array {
     const serial = this.options.serials.next();
-    const flipFirstByte = (bytes: Uint8Array): Uint8Array => Uint8Array.of((bytes[0] as number) ^ 0x01, ...bytes.subarray(1));
+    const flipFirstByte = (bytes: Uint8Array): Uint8Array =>
+      Uint8Array.of((bytes[0] as number) ^ 0x01, ...bytes.subarray(1));
     const tstInfo = buildTstInfo({
       policy: TSA_POLICY,
       hashAlgorithm: request.hashAlgorithm,
@@ -101,7 +103,10 @@ export class SandboxTsa {
     const token = buildTimeStampToken({
       tstInfo,
       signerCertificate: this.options.certificate,
-      privateKey: tamper === 'signature' ? (this.wrongKey ??= generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey) : this.options.privateKey,
+      privateKey:
+        tamper === 'signature'
+          ? (this.wrongKey ??= generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey)
+          : this.options.privateKey,
       certificates: request.certReq ? [this.options.certificate] : [],
     });
     return buildTimeStampResp({ status: PKIStatus.granted, token });
@@ -109,18 +114,26 @@ export class SandboxTsa {
 }
 
 function checkRequest(request: ParsedTimeStampReq): { failInfo: FailureInfoName; text: string } | undefined {
-  if (request.version !== 1n) return { failInfo: 'badDataFormat', text: `Unsupported TimeStampReq version ${request.version}; must be 1.` };
+  if (request.version !== 1n)
+    return { failInfo: 'badDataFormat', text: `Unsupported TimeStampReq version ${request.version}; must be 1.` };
   const accepted = ACCEPTED_HASHES.find((hash) => hash.oid === request.hashAlgorithm);
   if (!accepted) {
-    return { failInfo: 'badAlg', text: `Hash algorithm ${request.hashAlgorithm} is not accepted; only SHA-256 (${OID.sha256}), SHA-384 and SHA-512.` };
+    return {
+      failInfo: 'badAlg',
+      text: `Hash algorithm ${request.hashAlgorithm} is not accepted; only SHA-256 (${OID.sha256}), SHA-384 and SHA-512.`,
+    };
   }
   if (request.hashedMessage.length !== accepted.length) {
-    return { failInfo: 'badDataFormat', text: `The hashed message is ${request.hashedMessage.length} bytes; ${accepted.name} needs ${accepted.length}.` };
+    return {
+      failInfo: 'badDataFormat',
+      text: `The hashed message is ${request.hashedMessage.length} bytes; ${accepted.name} needs ${accepted.length}.`,
+    };
   }
   if (request.reqPolicy !== undefined && request.reqPolicy !== TSA_POLICY) {
     return { failInfo: 'unacceptedPolicy', text: `Policy ${request.reqPolicy} is not supported; only ${TSA_POLICY}.` };
   }
-  if (request.extensions !== undefined) return { failInfo: 'unacceptedExtension', text: 'TimeStampReq extensions are not supported.' };
+  if (request.extensions !== undefined)
+    return { failInfo: 'unacceptedExtension', text: 'TimeStampReq extensions are not supported.' };
   return undefined;
 }
 
