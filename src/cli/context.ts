@@ -410,7 +410,7 @@ async function resolveProfile(ctx: Context, options: { storage?: boolean }): Pro
         clientId: 'esign-cli',
         redirectUri: 'http://127.0.0.1:0/callback',
         tsaUsername: 'esign',
-        trustAnchors: [sandbox.rootPemPath],
+        trustAnchors: await sandboxTrustAnchors(sandbox.rootPemPath, sandboxDataDir(ctx.env)),
         credential: 'alice-rsa2048',
         lang: 'en',
         region: 'us-east-1',
@@ -554,6 +554,20 @@ async function findOrStartSandbox(ctx: Context, options: { storage?: boolean }):
   const rootPemPath = await writeRootPem(dataDir, sandbox.pki.rootPem);
   ctx.io.debug(`started an embedded sandbox at ${sandbox.urls.base}`);
   return { urls: sandbox.urls, rootPemPath, embedded: true };
+}
+
+/**
+ * The running sandbox's root, and the root its data dir keeps when that is another: documents the
+ * data dir's own sandbox signed earlier still verify while a sandbox published from elsewhere runs.
+ */
+async function sandboxTrustAnchors(runningRoot: string, dataDir: string): Promise<string[]> {
+  const ownRoot = join(dataDir, 'root.pem');
+  if (ownRoot === runningRoot) return [runningRoot];
+  const kept = await stat(ownRoot).then(
+    () => true,
+    () => false,
+  );
+  return kept ? [runningRoot, ownRoot] : [runningRoot];
 }
 
 export async function writeRootPem(dataDir: string, pem: string): Promise<string> {

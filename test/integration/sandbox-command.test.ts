@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { copyFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { esignCommand, runCli } from '../helpers/run-cli.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -15,19 +16,8 @@ describe('esign sandbox start', () => {
       ESIGN_SANDBOX_DIR: join(dir, 'sandbox'),
       NO_COLOR: '1',
     };
-    const dataDir = join(dir, 'elsewhere');
-    const child = spawn(...esignCommand(['--json', 'sandbox', 'start', '--port', '0', '--data-dir', dataDir]), {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    for (let waited = 0; !stdout.includes('\n'); waited += 50) {
-      if (waited > 30_000) throw new Error('the sandbox did not print its URLs');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    const { urls, rootPem } = JSON.parse(stdout) as { urls: Record<string, string>; rootPem: string };
+    const dataDir = join(dir, 'sandbox');
+    const { urls, rootPem, child, exited } = await startSandboxProcess(['--data-dir', dataDir], env);
     for (const key of ['signing', 'identity', 'identityLegacy', 'storage', 'tsa', 'pki'])
       expect(urls[key]).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
     expect(rootPem).toBe(join(dataDir, 'root.pem'));
@@ -38,7 +28,6 @@ describe('esign sandbox start', () => {
     // Another command on the sandbox profile finds this sandbox rather than starting its own.
     const signingUrl = await runCli(['--json', 'config', 'get', 'signingBaseUrl'], { env });
     expect(signingUrl.json()).toMatchObject({ value: urls['signing'], source: 'default' });
-    expect(existsSync(join(dir, 'sandbox', 'runtime.json'))).toBe(true);
     expect(existsSync(join(dataDir, 'runtime.json'))).toBe(true);
 
     // It was started without --auto-approve: a command asking for automatic approval is told at once.
@@ -48,9 +37,51 @@ describe('esign sandbox start', () => {
 
     child.kill('SIGINT');
     expect(await exited).toBe(130);
-    expect(existsSync(join(dir, 'sandbox', 'runtime.json'))).toBe(false);
     expect(existsSync(join(dataDir, 'runtime.json'))).toBe(false);
     await expect(fetch(`${urls['base']}/_sandbox/health`)).rejects.toThrow();
+  });
+
+  it('started with another --data-dir, serves that dir and leaves the default sandbox in place', async () => {
+    const dir = await tempDir();
+    const env = {
+      ...process.env,
+      ESIGN_CONFIG_DIR: join(dir, 'config'),
+      ESIGN_SANDBOX_DIR: join(dir, 'sandbox'),
+      NO_COLOR: '1',
+    };
+    // Signed a minute earlier by the default sandbox (embedded in the command).
+    const input = join(dir, 'contract.pdf');
+    await copyFile(SAMPLE_PDF, input);
+    const signed = await runCli(['--auto-approve', '--quiet', 'sign', '--level', 'B-B', input], { env });
+    expect(signed.code, signed.stderr).toBe(0);
+
+    const other = join(dir, 'other');
+    const { urls, rootPem, child, exited } = await startSandboxProcess(['--data-dir', other], env);
+    expect(rootPem).toBe(join(other, 'root.pem'));
+    expect(existsSync(join(other, 'runtime.json'))).toBe(true);
+    expect(existsSync(join(dir, 'sandbox', 'runtime.json'))).toBe(false);
+
+    const defaultUrl = await runCli(['--json', 'config', 'get', 'signingBaseUrl'], { env });
+    expect((defaultUrl.json() as { value: string }).value).not.toBe(urls['signing']);
+    const verified = await runCli(['--json', 'verify', join(dir, 'contract-signed.pdf')], { env });
+    expect(verified.code, verified.stdout + verified.stderr).toBe(0);
+    expect(verified.json()).toMatchObject({ status: 'valid' });
+
+    // Commands reach the other sandbox when ESIGN_SANDBOX_DIR names its data dir.
+    const otherUrl = await runCli(['--json', 'config', 'get', 'signingBaseUrl'], {
+      env: { ...env, ESIGN_SANDBOX_DIR: other },
+    });
+    expect(otherUrl.json()).toMatchObject({ value: urls['signing'], source: 'default' });
+
+    // Announced in the default data dir too (as esign 0.1.0 did): its own root is still trusted.
+    await copyFile(join(other, 'runtime.json'), join(dir, 'sandbox', 'runtime.json'));
+    const anchors = await runCli(['--json', 'config', 'get', 'trustAnchors'], { env });
+    expect(anchors.json()).toMatchObject({ value: [rootPem, join(dir, 'sandbox', 'root.pem')] });
+    const stillVerified = await runCli(['--json', 'verify', join(dir, 'contract-signed.pdf')], { env });
+    expect(stillVerified.code, stillVerified.stdout + stillVerified.stderr).toBe(0);
+
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
   });
 
   it('keeps the TEST PKI between starts', async () => {
@@ -64,3 +95,22 @@ describe('esign sandbox start', () => {
     expect(before).toContain('BEGIN CERTIFICATE');
   });
 });
+
+const SAMPLE_PDF = fileURLToPath(new URL('../../samples/contract.pdf', import.meta.url));
+
+/** `esign --json sandbox start --port 0 ARGS` as a child process, once it has printed its URLs. */
+async function startSandboxProcess(args: string[], env: NodeJS.ProcessEnv) {
+  const child = spawn(...esignCommand(['--json', 'sandbox', 'start', '--port', '0', ...args]), {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  for (let waited = 0; !stdout.includes('\n'); waited += 50) {
+    if (waited > 30_000) throw new Error('the sandbox did not print its URLs');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const { urls, rootPem } = JSON.parse(stdout) as { urls: Record<string, string>; rootPem: string };
+  return { urls, rootPem, child, exited };
+}

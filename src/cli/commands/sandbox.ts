@@ -29,7 +29,8 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     )
     .option(
       '--data-dir <dir>',
-      'where the TEST PKI and state live (default: the platform data dir, or ESIGN_SANDBOX_DIR)',
+      'where the TEST PKI and state live (default: the platform data dir, or ESIGN_SANDBOX_DIR); ' +
+        'the sandbox profiles use a sandbox started with another data dir only when ESIGN_SANDBOX_DIR names it',
     )
     .option(
       '--tls',
@@ -77,16 +78,15 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         const { SANDBOX_SEAL } = await import('../../sandbox/deps.js');
         const seal = { ...SANDBOX_SEAL };
         const rootPemPath = await writeRootPem(dataDir, started.pki.rootPem);
-        // Commands look for a running sandbox in the default data dir, so announce it there as well.
-        for (const dir of new Set([dataDir, sandboxDataDir(ctx.env)])) {
-          const runtimeFile = await writeRuntime(dir, {
-            pid: process.pid,
-            urls: started.urls,
-            rootPemPath,
-            autoApprove: started.autoApprove,
-          });
-          exitHooks.add(() => removeOwnRuntime(runtimeFile));
-        }
+        // Announced in its own data dir only: the sandbox profile uses the sandbox of its data dir
+        // (ESIGN_SANDBOX_DIR), so one started with another --data-dir never takes the default's place.
+        const runtimeFile = await writeRuntime(dataDir, {
+          pid: process.pid,
+          urls: started.urls,
+          rootPemPath,
+          autoApprove: started.autoApprove,
+        });
+        exitHooks.add(() => removeOwnRuntime(runtimeFile));
         const urls = started.urls;
         const tls = options.tls ? { caFile: rootPemPath } : undefined;
         ctx.io.result(
