@@ -15,6 +15,7 @@ import { cjsModule, type AppearanceImage } from './appearance-image.js';
 import { ByteWriter, PdfStream, PdfString, asciiBytes, dict, name } from './objects.js';
 import type { PdfObject, PdfRef } from './objects.js';
 import { fontBytesOf, TrueTypeFont, type FontBytes } from './truetype.js';
+import { isWoff, sfntOfWoff } from './woff.js';
 
 /** Scripts whose glyphs depend on their neighbours (joining, reordering, marks): laid out with GSUB/GPOS. */
 export const NEEDS_SHAPING =
@@ -92,7 +93,9 @@ export class AppearanceFont {
     label: string,
     options: AppearanceFontOptions = {},
   ): Promise<AppearanceFont> {
-    const source = input instanceof Uint8Array ? fontBytesOf(input) : input;
+    let source = input instanceof Uint8Array ? fontBytesOf(input) : input;
+    // WOFF 1.0 unwrapped, so that the TrueType reader takes a WOFF of glyf outlines as it takes the .ttf.
+    if (isWoff(source.read(0, 4))) source = fontBytesOf(sfntOfWoff(source.read(0, source.size), label));
     const truetype = options.fontkitOnly ? undefined : TrueTypeFont.read(source);
     const font = new AppearanceFont(source, label, truetype, undefined);
     if (!truetype) font.fontkit = await loadFontkit(font.bytes, label);
@@ -329,8 +332,7 @@ async function loadFontkit(bytes: Uint8Array, label: string): Promise<Font> {
  * tables are compressed, so there fontkit reads it.
  */
 function italicAngle(font: Font, bytes: Uint8Array): number {
-  const post = (font as { directory?: { tables?: Record<string, { offset: number; length: number } | undefined> } })
-    .directory?.tables?.['post'];
+  const post = (font as FontkitTables).directory?.tables?.['post'];
   const woff = /^wOF[F2]$/.test(Buffer.from(bytes.subarray(0, 4)).toString('latin1'));
   if (woff || !post) return font.italicAngle;
   if (post.length < 8 || post.offset + 8 > bytes.length) return 0;
@@ -454,6 +456,11 @@ async function encodeFontkitSubset(
       reject(cannotSubset(error));
     }
   });
+  const program = Buffer.concat(parts);
+  const cff = isCff(font);
+  // fontkit writes the CFF header's offSize (byte 3) from a field its parse never sets (27 for Noto Sans CJK):
+  // FreeType and poppler refuse a program whose offSize is not 1 to 4. 4 holds any offset.
+  if (cff && program.length > 3) program[3] = 4;
   const bbox = font.bbox;
   const facts = {
     unitsPerEm: font.unitsPerEm,
@@ -466,13 +473,21 @@ async function encodeFontkitSubset(
   };
   return {
     cids,
-    program: Buffer.concat(parts),
-    cff: Boolean((font as { cff?: unknown }).cff),
+    program,
+    cff,
     widths: Array.from({ length: widths.length }, (_, i) => widths[i] ?? 0),
     present: Array.from({ length: widths.length }, (_, i) => i),
     ...describeSubset(facts, glyphs, cids),
   };
 }
+
+/** Whether fontkit's subset of `font` is a bare CFF program (CFF outlines, of an .otf, a collection or a WOFF): FontFile3 then. */
+function isCff(font: Font): boolean {
+  return Boolean((font as FontkitTables).directory?.tables?.['CFF ']);
+}
+
+/** fontkit's table directory, which its types leave out. */
+type FontkitTables = { directory?: { tables?: Record<string, { offset: number; length: number } | undefined> } };
 
 function cannotSubset(error: unknown): EsignError {
   return new EsignError('USAGE', `The font could not be subset (${(error as Error).message}).`, {
