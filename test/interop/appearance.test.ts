@@ -25,6 +25,8 @@ const ARABIC_FONT = '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf';
 /** CJK collections of CFF (PostScript) outlines, from Debian (fonts-noto-cjk, installed by .ci/run). */
 const NOTO_SANS_CJK = '/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc';
 const NOTO_SERIF_CJK = '/usr/share/fonts/opentype/noto/NotoSerifCJK-Regular.ttc';
+/** A CJK font with no Latin, from Debian (fonts-droid-fallback, installed by .ci/run). */
+const DROID_FALLBACK = '/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf';
 /** esign's default font, a TrueType font with glyf outlines. */
 const NOTO_SANS = new URL(
   '../../node_modules/@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf',
@@ -282,4 +284,72 @@ describe.skipIf(missing.length > 0)('visible signatures in every font kind, judg
       expect(await inkInRect(output)).toBeGreaterThan(50);
     });
   }
+
+  it.skipIf(!existsSync(DROID_FALLBACK))(
+    "--font with a CJK font that has no Latin: the Latin from esign's font, the CJK from it; both load, the names come back, ink",
+    async () => {
+      const output = await signVisible('droid', [
+        '--name',
+        CJK,
+        '--reason',
+        `Genehmigt ${CJK}`,
+        '--font',
+        DROID_FALLBACK,
+      ]);
+      await expectFontsLoad(output, 'CID TrueType');
+      const fonts = (await runTool('pdffonts', [output])).stdout;
+      expect(fonts).toMatch(/\+DroidSansFallback/);
+      expect(fonts).toMatch(/\+NotoSans-Regular/);
+      const extracted = words(await textInRect(output));
+      expect(extracted).toContain(`Digitally signed by ${CJK}`);
+      expect(extracted).toContain(`Reason: Genehmigt ${CJK}`);
+      expect(await inkInRect(output)).toBeGreaterThan(50);
+    },
+  );
+
+  it.skipIf(!existsSync(DROID_FALLBACK) || !existsSync(ARABIC_FONT))(
+    'several --font: Arabic (shaped, right to left) from DejaVu Sans and CJK from Droid in one line read back in reading order',
+    async () => {
+      const name = `محمد ${CJK}`;
+      const output = await signVisible('arabic-cjk', ['--name', name, '--font', ARABIC_FONT, '--font', DROID_FALLBACK]);
+      await expectFontsLoad(output, 'CID TrueType');
+      // pdftotext moves the spaces beside right-to-left text about (with one font too): the order is what is judged.
+      const extracted = (await textInRect(output)).replace(/[\u202a-\u202e\s]/g, '');
+      expect(extracted).toContain(`Digitallysignedby${name.replace(/\s/g, '')}`);
+      expect(await inkInRect(output)).toBeGreaterThan(50);
+    },
+  );
+
+  it.skipIf(!existsSync(DROID_FALLBACK))(
+    'a character no font has is refused before any approval: exit 2, one line naming it and every font tried',
+    async () => {
+      const input = await pdfLibPdf(setup.work.dir);
+      const result = await runCli(
+        [
+          '--auto-approve',
+          '--quiet',
+          'sign',
+          '--level',
+          'B-B',
+          '--visible',
+          '--name',
+          'Gothic 𐌰',
+          '--font',
+          DROID_FALLBACK,
+          input,
+        ],
+        { env: setup.sandbox.env },
+      );
+      expect(result.code, result.stderr).toBe(2);
+      const lines = result.stderr
+        .trim()
+        .split('\n')
+        .filter((line) => !/sandbox profile/.test(line));
+      expect(lines[0]).toMatch(
+        /DroidSansFallbackFull\.ttf and the default font \(Noto Sans\) have no glyph for "𐌰" \(U\+10330\) in the appearance text\./,
+      );
+      expect(result.stderr).toContain('--font may be given more than once');
+      expect(result.stderr).not.toMatch(/at .+\.(c?js|ts):\d+/);
+    },
+  );
 });

@@ -10,6 +10,7 @@ import {
   loadBidi,
   needsShaping,
 } from './appearance.js';
+import { AppearanceFonts } from './appearance-fonts.js';
 import { PdfRef, PdfStream, serialize } from './objects.js';
 import type { PdfObject } from './objects.js';
 
@@ -17,11 +18,12 @@ const NOTO = readFileSync(
   new URL('../../../node_modules/@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf', import.meta.url),
 );
 const font = await AppearanceFont.load(NOTO, 'the default font');
+const fonts = new AppearanceFonts([font]);
 
 /** Builds an appearance, collecting the indirect objects it adds. */
 async function build(width: number, height: number, lines: string[]): Promise<{ content: string; added: PdfObject[] }> {
   const added: PdfObject[] = [];
-  const stream = await buildAppearance(width, height, { lines, font }, (value) => {
+  const stream = await buildAppearance(width, height, { lines, fonts }, (value) => {
     added.push(value);
     return new PdfRef(added.length, 0);
   });
@@ -102,11 +104,11 @@ describe('appearance', () => {
   });
 
   it('names a character the font lacks, with --font as the way out; whitespace needs no glyph', () => {
-    expect(font.missing('Zoë 合同\t')).toEqual(['合', '同']);
-    expect(() => font.assertCovers('Reason: 合同', 'reason')).toThrow(
+    expect(fonts.uncovered('Zoë 合同\t')).toEqual(['合', '同']);
+    expect(() => fonts.assertCovers('Reason: 合同', 'reason')).toThrow(
       /The default font has no glyph for "合" \(U\+5408\) in the reason \(and 1 other character\)/,
     );
-    expect(() => font.assertCovers('Ζωή Παπαδοπούλου', 'name')).not.toThrow();
+    expect(() => fonts.assertCovers('Ζωή Παπαδοπούλου', 'name')).not.toThrow();
   });
 
   it('refuses a file that is not a font in one line', async () => {

@@ -1,10 +1,12 @@
 /**
  * The appearance of a visible signature: a Form XObject with a thin border, an optional image
- * (beside the text or behind it), and text lines drawn in an embedded subset of a TrueType or
- * OpenType font — a Type 0 font (Identity-H, CIDFontType2 or CIDFontType0) with a ToUnicode CMap,
- * so any script the font covers renders and extracts. esign's TrueType reader (truetype.ts) maps
- * characters to glyphs and subsets glyf fonts; fontkit shapes the scripts that need it and reads
- * the fonts that reader leaves alone. The text is wrapped and sized to fit the box.
+ * (beside the text or behind it), and text lines drawn in embedded subsets of TrueType, OpenType
+ * or WOFF fonts, each character in the first font of the chain that has it (appearance-fonts.ts)
+ * — a Type 0 font per font drawn (Identity-H; CIDFontType2 with /FontFile2 for glyf outlines,
+ * CIDFontType0 with /FontFile3 /CIDFontType0C for CFF) with a ToUnicode CMap, so any script the
+ * fonts cover renders and extracts. esign's TrueType reader (truetype.ts) maps characters to
+ * glyphs and subsets glyf fonts; fontkit shapes the scripts that need it and reads the fonts that
+ * reader leaves alone. The text is wrapped and sized to fit the box.
  */
 import { createHash } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
@@ -14,6 +16,7 @@ import { EsignError } from '../errors.js';
 import { cjsModule, type AppearanceImage } from './appearance-image.js';
 import { ByteWriter, PdfStream, PdfString, asciiBytes, dict, name } from './objects.js';
 import type { PdfObject, PdfRef } from './objects.js';
+import type { AppearanceFonts } from './appearance-fonts.js';
 import { fontBytesOf, TrueTypeFont, type FontBytes } from './truetype.js';
 import { isWoff, sfntOfWoff } from './woff.js';
 
@@ -41,7 +44,7 @@ const KEPT_SUBSETS = 8;
 const KEPT_WIDTHS = 4096;
 
 /** A glyph placed on a line, in font units. */
-interface PlacedGlyph {
+export interface PlacedGlyph {
   id: number;
   /** The characters it shows, for the ToUnicode CMap. */
   codePoints: readonly number[];
@@ -58,10 +61,10 @@ export interface AppearanceFontOptions {
 
 /**
  * A font for appearances: parsed once, then used for every document of a run. A TrueType font
- * with glyf outlines (the default font, most .ttf files) is read by esign's reader ({@link TrueTypeFont}):
+ * with glyf outlines (the default font, most .ttf files, their WOFF) is read by esign's reader ({@link TrueTypeFont}):
  * text that needs no shaping maps to glyphs through its cmap, and every subset keeps the original
  * glyph ids. fontkit loads only for what that cannot do: text that needs shaping (GSUB/GPOS), and
- * fonts the reader leaves alone (OpenType with CFF outlines, WOFF); it costs more to
+ * fonts the reader leaves alone (OpenType with CFF outlines, WOFF2); it costs more to
  * load than an invisible signature takes.
  */
 export class AppearanceFont {
@@ -117,58 +120,19 @@ export class AppearanceFont {
     this.bidi ??= await loadBidi();
   }
 
-  /** The characters of `text` (whitespace aside) this font has no glyph for, each once, in order. */
-  missing(text: string): string[] {
-    return [...new Set(text)].filter((ch) => !/\s/u.test(ch) && !this.hasGlyph(ch.codePointAt(0)!));
-  }
-
-  private hasGlyph(codePoint: number): boolean {
+  /** Whether the font has a glyph for `codePoint` (from the cmap, by whichever reader holds the font). */
+  hasGlyph(codePoint: number): boolean {
     return this.truetype
       ? this.glyphOf(codePoint, this.truetype).id !== 0
       : this.fontkit!.hasGlyphForCodePoint(codePoint);
   }
 
-  /** Refuses `text` when the font lacks a glyph for one of its characters: never a `?` or an empty box. */
-  assertCovers(text: string, what: string): void {
-    const [first, ...more] = this.missing(text);
-    if (first === undefined) return;
-    const code = `U+${first.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
-    const others = more.length > 0 ? ` (and ${more.length} other character${more.length > 1 ? 's' : ''})` : '';
-    throw new EsignError(
-      'USAGE',
-      `${capitalize(this.label)} has no glyph for "${first}" (${code}) in the ${what}${others}.`,
-      {
-        hint: 'Give a font that covers it with --font FILE (a TrueType or OpenType file, e.g. a Noto font for that script).',
-      },
-    );
-  }
-
   /** The glyphs of one line, shaped by fontkit when its script needs it (after {@link prepare}). */
   place(text: string): PlacedGlyph[] {
     if (needsShaping(text)) {
-      if (!this.fontkit || !this.bidi)
+      if (!this.bidi)
         throw new EsignError('INTERNAL', 'The appearance font was not prepared for text that needs shaping.');
-      const fontkit = this.fontkit;
-      return displayRuns(text, this.bidi).flatMap(({ text: run, rtl }) => {
-        const laid = (fontkit.layout as LayoutWithDirection).call(
-          fontkit,
-          run,
-          undefined,
-          undefined,
-          undefined,
-          rtl ? 'rtl' : 'ltr',
-        );
-        return laid.glyphs.map((glyph, i) => {
-          const p = laid.positions[i]!;
-          return {
-            id: glyph.id,
-            codePoints: glyph.codePoints,
-            xAdvance: p.xAdvance,
-            xOffset: p.xOffset,
-            yOffset: p.yOffset,
-          };
-        });
-      });
+      return displayRuns(text, this.bidi).flatMap(({ text: run, rtl }) => this.shape(run, rtl));
     }
     if (this.truetype) {
       // One glyph per character, as fontkit's glyphsForString gives without variation selectors
@@ -186,6 +150,39 @@ export class AppearanceFont {
       xOffset: 0,
       yOffset: 0,
     }));
+  }
+
+  /**
+   * The glyphs of one run of a single direction, in display order: shaped by fontkit when its
+   * script needs it (after {@link prepare}), else one glyph a character, reversed when right-to-left.
+   */
+  placeRun(text: string, rtl: boolean): PlacedGlyph[] {
+    if (needsShaping(text)) return this.shape(text, rtl);
+    const glyphs = this.place(text);
+    return rtl ? glyphs.reverse() : glyphs;
+  }
+
+  private shape(run: string, rtl: boolean): PlacedGlyph[] {
+    if (!this.fontkit)
+      throw new EsignError('INTERNAL', 'The appearance font was not prepared for text that needs shaping.');
+    const laid = (this.fontkit.layout as LayoutWithDirection).call(
+      this.fontkit,
+      run,
+      undefined,
+      undefined,
+      undefined,
+      rtl ? 'rtl' : 'ltr',
+    );
+    return laid.glyphs.map((glyph, i) => {
+      const p = laid.positions[i]!;
+      return {
+        id: glyph.id,
+        codePoints: glyph.codePoints,
+        xAdvance: p.xAdvance,
+        xOffset: p.xOffset,
+        yOffset: p.yOffset,
+      };
+    });
   }
 
   /** The advances of `text`'s glyphs, summed: as {@link place} lays them, without placing them. */
@@ -605,15 +602,20 @@ const MAX_FONT_SIZE = 12;
 const MIN_WRAPPED_FONT_SIZE = 4;
 const LINE_HEIGHT = 1.2;
 
-/** What an appearance shows: the lines of text, in `font`, and an optional image. */
+/** What measures text for wrapping and fitting: a width at a font size of 1. */
+interface TextWidth {
+  width(text: string): number;
+}
+
+/** What an appearance shows: the lines of text, in `fonts` (each character in the first that has it), and an optional image. */
 export interface AppearanceContent {
   lines: readonly string[];
-  font: AppearanceFont;
+  fonts: AppearanceFonts;
   image?: { image: AppearanceImage; position: 'left' | 'background' };
 }
 
 /** Lines wrapped at spaces (a word too long for a line is broken between characters) to `maxWidth` at size 1. */
-export function wrapLines(font: AppearanceFont, lines: readonly string[], maxWidth: number): string[] {
+export function wrapLines(font: TextWidth, lines: readonly string[], maxWidth: number): string[] {
   const out: string[] = [];
   for (const line of lines) {
     let current = '';
@@ -641,7 +643,7 @@ export function wrapLines(font: AppearanceFont, lines: readonly string[], maxWid
   return out;
 }
 
-function breakWord(font: AppearanceFont, word: string, maxWidth: number): string[] {
+function breakWord(font: TextWidth, word: string, maxWidth: number): string[] {
   const pieces: string[] = [];
   let current = '';
   for (const ch of word) {
@@ -659,7 +661,7 @@ function breakWord(font: AppearanceFont, word: string, maxWidth: number): string
  * which the wrapped lines fit; below 4 pt lines are no longer wrapped but shrunk to fit.
  */
 export function fitText(
-  font: AppearanceFont,
+  font: TextWidth,
   lines: readonly string[],
   width: number,
   height: number,
@@ -708,19 +710,37 @@ export async function buildAppearance(
     resources.set('XObject', dict({ Im1: image.addTo(add) }));
     if (position === 'left') textLeft = pad + box.w + pad;
   }
-  await content.font.prepare(content.lines.join('\n'));
-  const { size, lines } = fitText(content.font, content.lines, width - textLeft - pad, height - 2 * pad);
+  const { fonts } = content;
+  await fonts.prepare(content.lines.join('\n'));
+  const { size, lines } = fitText(fonts, content.lines, width - textLeft - pad, height - 2 * pad);
   if (lines.length > 0) {
-    const placed = lines.map((line) => content.font.place(line));
-    const subset = await content.font.subset(placed.flat());
-    resources.set('Font', dict({ F1: addFont(subset, add) }));
-    const k = 1000 / content.font.unitsPerEm;
+    const placed = lines.map((line) => fonts.place(line));
+    // One subset a font, F1 the first font of the chain, F2 the second, … (only those drawn).
+    const glyphsByFont = new Map<number, PlacedGlyph[]>();
+    for (const run of placed.flat()) {
+      const glyphs = glyphsByFont.get(run.font);
+      if (glyphs) glyphs.push(...run.glyphs);
+      else glyphsByFont.set(run.font, [...run.glyphs]);
+    }
+    const subsets = new Map<number, FontSubset>();
+    const fontResources = dict({});
+    for (const [font, glyphs] of glyphsByFont) {
+      const subset = await fonts.fonts[font]!.subset(glyphs);
+      subsets.set(font, subset);
+      fontResources.set(`F${font + 1}`, addFont(subset, add));
+    }
+    resources.set('Font', fontResources);
+    let current = placed[0]![0]!.font;
     ops.ascii(
-      `BT /F1 ${fmt(size)} Tf 0 g ${fmt(size * LINE_HEIGHT)} TL ${fmt(textLeft)} ${fmt(height - pad - size)} Td\n`,
+      `BT /F${current + 1} ${fmt(size)} Tf 0 g ${fmt(size * LINE_HEIGHT)} TL ${fmt(textLeft)} ${fmt(height - pad - size)} Td\n`,
     );
-    placed.forEach((glyphs, i) => {
+    placed.forEach((runs, i) => {
       if (i > 0) ops.ascii('T* ');
-      ops.ascii(showGlyphs(glyphs, subset, k, size));
+      for (const run of runs) {
+        if (run.font !== current) ops.ascii(`/F${run.font + 1} ${fmt(size)} Tf `);
+        current = run.font;
+        ops.ascii(showGlyphs(run.glyphs, subsets.get(run.font)!, 1000 / fonts.fonts[run.font]!.unitsPerEm, size));
+      }
     });
     ops.ascii('ET\n');
   }
@@ -767,7 +787,7 @@ function notAFont(label: string, reason: string): EsignError {
   });
 }
 
-function capitalize(text: string): string {
+export function capitalize(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
