@@ -783,7 +783,7 @@ function asciiString(text: string): PdfString {
 
 function notAFont(label: string, reason: string): EsignError {
   return new EsignError('USAGE', `${capitalize(label)} is not a TrueType or OpenType font (${reason}).`, {
-    hint: 'Give a .ttf or .otf file with --font FILE.',
+    hint: 'Give a .ttf, .otf, .ttc or .woff file with --font FILE.',
   });
 }
 
