@@ -97,9 +97,14 @@ export class AppearanceFont {
     options: AppearanceFontOptions = {},
   ): Promise<AppearanceFont> {
     let source = input instanceof Uint8Array ? fontBytesOf(input) : input;
-    // WOFF 1.0 unwrapped, so that the TrueType reader takes a WOFF of glyf outlines as it takes the .ttf.
-    if (isWoff(source.read(0, 4))) source = fontBytesOf(sfntOfWoff(source.read(0, source.size), label));
-    const truetype = options.fontkitOnly ? undefined : TrueTypeFont.read(source);
+    const read = (from: FontBytes) => (options.fontkitOnly ? undefined : TrueTypeFont.read(from));
+    let truetype = read(source);
+    // WOFF 1.0 unwrapped, so that the TrueType reader takes a WOFF of glyf outlines as it takes the .ttf
+    // (asked only of what the reader left: the default font's path reads nothing more).
+    if (!truetype && isWoff(source.read(0, 4))) {
+      source = fontBytesOf(sfntOfWoff(source.read(0, source.size), label));
+      truetype = read(source);
+    }
     const font = new AppearanceFont(source, label, truetype, undefined);
     if (!truetype) font.fontkit = await loadFontkit(font.bytes, label);
     return font;
