@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { inflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import {
@@ -17,6 +17,8 @@ import type { PdfObject } from './objects.js';
 const NOTO = readFileSync(
   new URL('../../../node_modules/@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf', import.meta.url),
 );
+/** A collection of CFF fonts, from Debian (fonts-noto-cjk, which .ci/run installs). */
+const NOTO_SANS_CJK = '/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc';
 const font = await AppearanceFont.load(NOTO, 'the default font');
 const fonts = new AppearanceFonts([font]);
 
@@ -102,6 +104,37 @@ describe('appearance', () => {
     expect(content).toMatch(/\[<[0-9a-f]{4}>/);
     expect(content).not.toContain('?');
   });
+
+  it.skipIf(!existsSync(NOTO_SANS_CJK))(
+    'embeds a font of CFF outlines from a collection (Noto Sans CJK) as CFF: /FontFile3 /CIDFontType0C under a CIDFontType0, with a header FreeType accepts',
+    async () => {
+      const cjk = await AppearanceFont.load(readFileSync(NOTO_SANS_CJK), 'NotoSansCJK-Regular.ttc');
+      const added: PdfObject[] = [];
+      await buildAppearance(
+        300,
+        60,
+        { lines: ['Digitally signed by 王小明'], fonts: new AppearanceFonts([cjk]) },
+        (value) => {
+          added.push(value);
+          return new PdfRef(added.length, 0);
+        },
+      );
+      const dicts = added.map((value) => Buffer.from(serialize(value)).toString('latin1'));
+      expect(dicts.some((d) => /\/Subtype \/CIDFontType0\b/.test(d) && !/CIDToGIDMap/.test(d))).toBe(true);
+      expect(dicts.some((d) => /\/FontFile3 \d+ 0 R/.test(d))).toBe(true);
+      expect(dicts.some((d) => /FontFile2|CIDFontType2/.test(d))).toBe(false);
+      const program = added.find(
+        (value): value is PdfStream =>
+          value instanceof PdfStream &&
+          /\/Subtype \/CIDFontType0C/.test(Buffer.from(serialize(value)).toString('latin1')),
+      )!;
+      // A CFF header: major version 1, header size 4, offSize 1 to 4 (fontkit wrote 27).
+      const header = inflateSync(program.data).subarray(0, 4);
+      expect([header[0], header[2]]).toEqual([1, 4]);
+      expect(header[3]).toBeGreaterThanOrEqual(1);
+      expect(header[3]).toBeLessThanOrEqual(4);
+    },
+  );
 
   it('names a character the font lacks, with --font as the way out; whitespace needs no glyph', () => {
     expect(fonts.uncovered('Zoë 合同\t')).toEqual(['合', '同']);
