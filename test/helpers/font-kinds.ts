@@ -1,10 +1,10 @@
 /**
  * Font files of every kind a user may give --font, made at test time from fonts the tests already
  * use (nothing large is committed): one font of a collection as a standalone sfnt (a CFF .otf from
- * Noto Sans CJK's collection), and WOFF 1.0 of an sfnt (its tables, each zlib-compressed, behind
- * a WOFF header and directory, as the W3C WOFF 1.0 specification lays them out).
+ * Noto Sans CJK's collection), WOFF 1.0 of an sfnt (its tables, each zlib-compressed, behind
+ * a WOFF header and directory, as the W3C WOFF 1.0 specification lays them out), and WOFF2.
  */
-import { deflateSync } from 'node:zlib';
+import { brotliCompressSync, constants, deflateSync } from 'node:zlib';
 import { writeSfntHeader } from '../../src/core/pdf/truetype.js';
 
 interface TableRecord {
@@ -90,5 +90,71 @@ export function woffOf(sfnt: Uint8Array): Uint8Array {
     out.set(table.data, offset);
     offset += pad4(table.data.length);
   });
+  return out;
+}
+
+/** WOFF2's index of the tags it knows (its directory names these by index); any other is written out. */
+const WOFF2_KNOWN_TAGS = [
+  'cmap',
+  'head',
+  'hhea',
+  'hmtx',
+  'maxp',
+  'name',
+  'OS/2',
+  'post',
+  'cvt ',
+  'fpgm',
+  'glyf',
+  'loca',
+  'prep',
+  'CFF ',
+  'VORG',
+];
+
+/** A UIntBase128 (WOFF2): 7 bits a byte, most significant first, the high bit set on all but the last. */
+function base128(value: number): number[] {
+  const bytes = [value & 0x7f];
+  for (let rest = value >>> 7; rest > 0; rest >>>= 7) bytes.unshift((rest & 0x7f) | 0x80);
+  return bytes;
+}
+
+/**
+ * A single-font sfnt as WOFF2 with every table stored as it is (the null transform: glyf and loca
+ * with transform version 3), all of them in one Brotli stream. Real WOFF2 files of glyf outlines
+ * transform glyf; esign refuses those whatever the transform, so this suffices to test both kinds.
+ */
+export function woff2Of(sfnt: Uint8Array): Uint8Array {
+  const { flavor, tables } = tableRecords(sfnt, 0);
+  const directory: number[] = [];
+  for (const table of tables) {
+    const tag = String.fromCharCode(
+      table.tag >>> 24,
+      (table.tag >>> 16) & 0xff,
+      (table.tag >>> 8) & 0xff,
+      table.tag & 0xff,
+    );
+    const known = WOFF2_KNOWN_TAGS.indexOf(tag);
+    const transform = tag === 'glyf' || tag === 'loca' ? 3 << 6 : 0;
+    directory.push(transform | (known < 0 ? 0x3f : known));
+    if (known < 0) directory.push(...Array.from(tag, (ch) => ch.charCodeAt(0)));
+    directory.push(...base128(table.length));
+  }
+  const data = brotliCompressSync(Buffer.concat(tables.map((t) => sfnt.subarray(t.offset, t.offset + t.length))), {
+    // The fastest quality: the default takes minutes for Noto Sans CJK's 16 MB.
+    params: { [constants.BROTLI_PARAM_QUALITY]: 1 },
+  });
+  const size = 48 + directory.length + data.length;
+  const out = new Uint8Array(pad4(size));
+  const view = new DataView(out.buffer);
+  view.setUint32(0, 0x774f4632 /* 'wOF2' */);
+  view.setUint32(4, flavor);
+  view.setUint32(8, out.length);
+  view.setUint16(12, tables.length);
+  view.setUint32(16, 12 + tables.length * 16 + tables.reduce((sum, t) => sum + pad4(t.length), 0));
+  view.setUint32(20, data.length);
+  view.setUint16(24, 1);
+  out.set(directory, 48);
+  out.set(data, 48 + directory.length);
   return out;
 }

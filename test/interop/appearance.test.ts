@@ -9,7 +9,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { encode as encodePng } from '@pdf-lib/upng';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fontOfCollection, woffOf } from '../helpers/font-kinds.js';
+import { fontOfCollection, woff2Of, woffOf } from '../helpers/font-kinds.js';
 import { pdfLibPdf } from '../helpers/pdf-fixtures.js';
 import { closeInteropSetup, pdfsig, runTool, startInteropSetup, type InteropSetup } from '../helpers/pdf-judges.js';
 import { runCli } from '../helpers/run-cli.js';
@@ -262,6 +262,12 @@ describe.skipIf(missing.length > 0)('visible signatures in every font kind, judg
       font: made('noto-sans.woff', NOTO_SANS, woffOf),
       name: LATIN,
       type: 'CID TrueType',
+    },
+    {
+      label: 'WOFF2 of CFF (Noto Sans CJK JP)',
+      font: made('noto-sans-cjk-jp.woff2', NOTO_SANS_CJK, (bytes) => woff2Of(fontOfCollection(bytes))),
+      name: CJK,
+      type: 'CID Type 0C',
     },
     {
       label: 'WOFF of CFF (Noto Sans CJK JP)',

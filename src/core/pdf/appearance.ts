@@ -18,7 +18,7 @@ import { ByteWriter, PdfStream, PdfString, asciiBytes, dict, name } from './obje
 import type { PdfObject, PdfRef } from './objects.js';
 import type { AppearanceFonts } from './appearance-fonts.js';
 import { fontBytesOf, TrueTypeFont, type FontBytes } from './truetype.js';
-import { isWoff, sfntOfWoff } from './woff.js';
+import { isTrueTypeWoff2, isWoff, sfntOfWoff } from './woff.js';
 
 /** Scripts whose glyphs depend on their neighbours (joining, reordering, marks): laid out with GSUB/GPOS. */
 export const NEEDS_SHAPING =
@@ -64,7 +64,7 @@ export interface AppearanceFontOptions {
  * with glyf outlines (the default font, most .ttf files, their WOFF) is read by esign's reader ({@link TrueTypeFont}):
  * text that needs no shaping maps to glyphs through its cmap, and every subset keeps the original
  * glyph ids. fontkit loads only for what that cannot do: text that needs shaping (GSUB/GPOS), and
- * fonts the reader leaves alone (OpenType with CFF outlines, WOFF2); it costs more to
+ * fonts the reader leaves alone (OpenType with CFF outlines, WOFF2 of CFF); it costs more to
  * load than an invisible signature takes.
  */
 export class AppearanceFont {
@@ -101,10 +101,18 @@ export class AppearanceFont {
     let truetype = read(source);
     // WOFF 1.0 unwrapped, so that the TrueType reader takes a WOFF of glyf outlines as it takes the .ttf
     // (asked only of what the reader left: the default font's path reads nothing more).
-    if (!truetype && isWoff(source.read(0, 4))) {
+    const head = truetype ? undefined : source.read(0, 8);
+    if (head && isWoff(head)) {
       source = fontBytesOf(sfntOfWoff(source.read(0, source.size), label));
       truetype = read(source);
-    }
+    } else if (head && isTrueTypeWoff2(head))
+      throw new EsignError(
+        'USAGE',
+        `${capitalize(label)} is a WOFF2 font of TrueType outlines, which esign cannot embed.`,
+        {
+          hint: 'Give the .ttf it was made from (or a WOFF of it) with --font FILE.',
+        },
+      );
     const font = new AppearanceFont(source, label, truetype, undefined);
     if (!truetype) font.fontkit = await loadFontkit(font.bytes, label);
     return font;

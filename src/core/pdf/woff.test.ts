@@ -1,15 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { woffOf } from '../../../test/helpers/font-kinds.js';
+import { woff2Of, woffOf } from '../../../test/helpers/font-kinds.js';
 import { AppearanceFont } from './appearance.js';
 import { TrueTypeFont } from './truetype.js';
-import { isWoff, sfntOfWoff } from './woff.js';
+import { isTrueTypeWoff2, isWoff, sfntOfWoff } from './woff.js';
 
 const NOTO = readFileSync(
   new URL('../../../node_modules/@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf', import.meta.url),
 );
 
-describe('WOFF 1.0', () => {
+describe('WOFF and WOFF2', () => {
   const woff = woffOf(NOTO);
 
   it('unwraps into an sfnt the TrueType reader reads as it reads the .ttf: the same glyphs, advances and metrics', () => {
@@ -45,5 +45,13 @@ describe('WOFF 1.0', () => {
     const firstTable = new DataView(broken.buffer).getUint32(44 + 4);
     broken.fill(0xff, firstTable, firstTable + 16);
     expect(() => sfntOfWoff(broken, 'broken.woff')).toThrow(/^broken\.woff is not a readable WOFF font/);
+  });
+
+  it('refuses a WOFF2 of TrueType outlines in one line, naming the file and the way out (fontkit would draw its glyphs misplaced)', async () => {
+    await expect(AppearanceFont.load(woff2Of(NOTO), 'noto.woff2')).rejects.toThrow(
+      /^Noto\.woff2 is a WOFF2 font of TrueType outlines, which esign cannot embed\.$/,
+    );
+    expect(isTrueTypeWoff2(woff2Of(NOTO))).toBe(true);
+    expect(isTrueTypeWoff2(woff)).toBe(false);
   });
 });

@@ -9,12 +9,26 @@ import { EsignError } from '../errors.js';
 import { writeSfntHeader } from './truetype.js';
 
 const WOFF_SIGNATURE = 0x774f4646; // 'wOFF'
+const WOFF2_SIGNATURE = 0x774f4632; // 'wOF2'
+const OTTO = 0x4f54544f; // 'OTTO': CFF outlines
 const HEADER = 44;
 const ENTRY = 20;
 
 /** Whether `head` (the first 4 bytes or more of a file) begins a WOFF 1.0 file. */
 export function isWoff(head: Uint8Array): boolean {
   return head.length >= 4 && new DataView(head.buffer, head.byteOffset, 4).getUint32(0) === WOFF_SIGNATURE;
+}
+
+/**
+ * Whether `head` (the first 8 bytes or more) begins a WOFF2 file of glyf outlines (its flavor not
+ * 'OTTO'). fontkit reads those, but its subsets of them hold misplaced glyph records (MuPDF:
+ * "invalid outline"), and WOFF2's transformed glyf is not the reader's to rebuild: they are refused.
+ * A WOFF2 of CFF outlines goes to fontkit, whose CFF subsets are sound.
+ */
+export function isTrueTypeWoff2(head: Uint8Array): boolean {
+  if (head.length < 8) return false;
+  const view = new DataView(head.buffer, head.byteOffset, 8);
+  return view.getUint32(0) === WOFF2_SIGNATURE && view.getUint32(4) !== OTTO;
 }
 
 /** The sfnt inside a WOFF 1.0 file; refuses, naming `label`, one whose tables lie outside it or do not inflate. */
