@@ -11,6 +11,7 @@ import {
   needsShaping,
 } from './appearance.js';
 import { AppearanceFonts } from './appearance-fonts.js';
+import { fontOfCollection } from '../../../test/helpers/font-kinds.js';
 import { PdfRef, PdfStream, serialize } from './objects.js';
 import type { PdfObject } from './objects.js';
 
@@ -133,6 +134,19 @@ describe('appearance', () => {
       expect([header[0], header[2]]).toEqual([1, 4]);
       expect(header[3]).toBeGreaterThanOrEqual(1);
       expect(header[3]).toBeLessThanOrEqual(4);
+    },
+  );
+
+  it.skipIf(!existsSync(NOTO_SANS_CJK))(
+    'refuses a font of CFF2 outlines in one line (fontkit would subset it as TrueType)',
+    async () => {
+      const otf = fontOfCollection(readFileSync(NOTO_SANS_CJK));
+      // The same font with its 'CFF ' table's tag made 'CFF2': what fontkit goes by.
+      const at = Buffer.from(otf.buffer, otf.byteOffset, 4096).indexOf('CFF ', 12, 'latin1');
+      otf[at + 3] = 0x32;
+      await expect(AppearanceFont.load(otf, 'variable.otf')).rejects.toThrow(
+        /^Variable\.otf has CFF2 outlines \(a variable font\), which esign cannot embed\.$/,
+      );
     },
   );
 

@@ -115,6 +115,15 @@ export class AppearanceFont {
       );
     const font = new AppearanceFont(source, label, truetype, undefined);
     if (!truetype) font.fontkit = await loadFontkit(font.bytes, label);
+    // fontkit subsets a CFF2 font as if it were TrueType: the program would hold no glyph.
+    if (font.fontkit && (font.fontkit as FontkitTables).directory?.tables?.['CFF2'])
+      throw new EsignError(
+        'USAGE',
+        `${capitalize(label)} has CFF2 outlines (a variable font), which esign cannot embed.`,
+        {
+          hint: 'Give a static instance of the font (.otf or .ttf) with --font FILE.',
+        },
+      );
     return font;
   }
 
