@@ -1,11 +1,13 @@
 /**
- * The font and image of a visible signature, read from their files once per run: esign's bundled
- * font (Noto Sans, SIL Open Font License, in dist/fonts/ beside the bundle) unless --font names one.
+ * The fonts and image of a visible signature, read from their files once per run: the --font files
+ * in the order given, then esign's bundled font (Noto Sans, SIL Open Font License, in dist/fonts/
+ * beside the bundle), which a run with --font reads only when a character needs it.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { EsignError } from '../core/errors.js';
 import { AppearanceFont } from '../core/pdf/appearance.js';
+import { AppearanceFonts } from '../core/pdf/appearance-fonts.js';
 import { AppearanceImage, MAX_IMAGE_BYTES } from '../core/pdf/appearance-image.js';
 import type { AppearanceAssets, VisibleSignature } from '../core/pdf/placeholder.js';
 import type { FontBytes } from '../core/pdf/truetype.js';
@@ -22,39 +24,48 @@ const SOURCE_FONT = new URL(
 /** A --font file larger than this is read as cut there (and refused as no font). */
 const MAX_FONT_BYTES = 64 * 1024 * 1024;
 
-const fonts = new Map<string, AppearanceFont>();
+const DEFAULT_FONT_LABEL = 'the default font (Noto Sans)';
+
+const fonts = new Map<string, AppearanceFonts>();
 const images = new Map<string, AppearanceImage>();
 
 export async function loadAppearanceAssets(
   visible: VisibleSignature | undefined,
 ): Promise<AppearanceAssets | undefined> {
   if (!visible) return undefined;
-  const key = visible.fontFile ?? '';
-  let font = fonts.get(key);
-  if (!font) {
-    font = visible.fontFile
-      ? await AppearanceFont.load(openFont(visible.fontFile), visible.fontFile)
-      : await AppearanceFont.load(await defaultFont(), 'the default font (Noto Sans)');
-    fonts.set(key, font);
+  const files = visible.fontFiles ?? [];
+  const key = JSON.stringify(files);
+  let chain = fonts.get(key);
+  if (!chain) {
+    const loadDefault = async () => AppearanceFont.load(await defaultFont(), DEFAULT_FONT_LABEL);
+    chain =
+      files.length === 0
+        ? new AppearanceFonts([await loadDefault()])
+        : new AppearanceFonts(
+            await Promise.all(files.map((file) => AppearanceFont.load(openFont(file), file))),
+            loadDefault,
+          );
+    fonts.set(key, chain);
   }
-  // fontkit loads here, before any approval, when the text needs shaping (a font it cannot read is refused now).
-  await font.prepare(visible.lines.join('\n'));
-  if (!visible.image) return { font };
+  // Before any approval: the default font when a character the others lack needs it, and fontkit
+  // when the text needs shaping (a font it cannot read is refused now).
+  await chain.prepare(visible.lines.join('\n'));
+  if (!visible.image) return { fonts: chain };
   let image = images.get(visible.image.file);
   if (!image) {
     image = await AppearanceImage.load(readAsset(visible.image.file, 'image', MAX_IMAGE_BYTES + 1), visible.image.file);
     images.set(visible.image.file, image);
   }
-  return { font, image };
+  return { fonts: chain, image };
 }
 
-/** Refuses, before any approval, appearance text the font cannot draw (naming the character). */
+/** Refuses, before any approval, appearance text no font can draw (naming the character). */
 export function assertAppearanceDrawable(
   visible: VisibleSignature | undefined,
   assets: AppearanceAssets | undefined,
 ): void {
   if (!visible || !assets) return;
-  assets.font.assertCovers(visible.lines.join('\n'), 'appearance text');
+  assets.fonts.assertCovers(visible.lines.join('\n'), 'appearance text');
 }
 
 export interface AppearanceValues {

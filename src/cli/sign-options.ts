@@ -20,7 +20,8 @@ export interface SignCommandOptions extends PdfPasswordOptions, CredentialFactor
   visible: boolean;
   page?: number;
   rect?: [number, number, number, number];
-  font?: string;
+  /** Repeatable: tried in order for each character, before esign's own font. */
+  font?: string[];
   image?: string;
   imagePosition: 'left' | 'background';
   appearanceText?: string;

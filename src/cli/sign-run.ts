@@ -386,7 +386,7 @@ function prepareAppearanceAhead(options: SignCommandOptions, ctx: Context): void
   setImmediate(
     () =>
       void loadAppearanceAssets(visible)
-        .then((assets) => assets?.font.prepareSubset(visible.lines))
+        .then((assets) => assets?.fonts.prepareSubset(visible.lines))
         .catch(() => undefined),
   );
 }
@@ -451,7 +451,7 @@ export function signOptionsFrom(
     certify: options.certify === undefined ? undefined : CERTIFY_LEVEL[options.certify],
   };
   const appearanceOnly = [
-    options.font && '--font',
+    options.font?.length && '--font',
     options.image && '--image',
     options.appearanceText !== undefined && '--appearance-text',
   ].filter(Boolean);
@@ -473,7 +473,7 @@ export function signOptionsFrom(
       page: options.page ?? 1,
       rect: options.rect ?? [36, 36, 286, 106],
       lines: appearanceLines(options.appearanceText, values),
-      ...(options.font ? { fontFile: options.font } : {}),
+      ...(options.font?.length ? { fontFiles: options.font } : {}),
       ...(options.image ? { image: { file: options.image, position: options.imagePosition ?? 'left' } } : {}),
     };
   }

@@ -39,7 +39,8 @@ import type { SignCommandOptions } from './sign-options.js';
 import { PdfPasswords } from './pdf-password.js';
 import { authorizationFactors } from './credential-factors.js';
 
-const STATE_VERSION = 2;
+/** 3: a visible signature's fonts are a list (`fontFiles`, --font repeatable): a state file of 2 names one `fontFile` this run would not read. */
+const STATE_VERSION = 3;
 
 /** A browser step begun in one run and finished in another. */
 interface PendingAuthorization {

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { PDFDict, PDFDocument, PDFName, PDFRef } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppearanceFont } from '../../src/core/pdf/appearance.js';
+import { AppearanceFonts } from '../../src/core/pdf/appearance-fonts.js';
 import { bytesSource, prepareSignature, readPdf, spliceContents } from '../../src/core/pdf/index.js';
 import { TrueTypeFont } from '../../src/core/pdf/truetype.js';
 import { pdfLibPdf, readBytes } from '../helpers/pdf-fixtures.js';
@@ -55,7 +56,7 @@ async function signWith(font: AppearanceFont, lines: string[], name: string): Pr
     signingTime: new Date('2026-01-01T12:00:00Z'),
     contentsSize: 8192,
     visible,
-    assets: { font },
+    assets: { fonts: new AppearanceFonts([font]) },
   });
   const output = join(dir, `${name}.pdf`);
   writeFileSync(output, Buffer.concat([original, spliceContents(update, new Uint8Array(600).fill(0x5a))]));

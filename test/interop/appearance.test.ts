@@ -4,11 +4,12 @@
  * the signature's rectangle, MuPDF finds every glyph's outline sound, and pdfsig still finds the signature valid.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { encode as encodePng } from '@pdf-lib/upng';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fontOfCollection, woff2Of, woffOf } from '../helpers/font-kinds.js';
 import { pdfLibPdf } from '../helpers/pdf-fixtures.js';
 import { closeInteropSetup, pdfsig, runTool, startInteropSetup, type InteropSetup } from '../helpers/pdf-judges.js';
 import { runCli } from '../helpers/run-cli.js';
@@ -21,6 +22,16 @@ const missing = ['pdfinfo', 'pdftotext', 'pdffonts', 'pdftoppm', 'pdfsig', 'cert
 const CJK_FONT = '/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc';
 /** A font with Arabic and its GSUB joining forms, from Debian (fonts-dejavu-core, installed by .ci/run). */
 const ARABIC_FONT = '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf';
+/** CJK collections of CFF (PostScript) outlines, from Debian (fonts-noto-cjk, installed by .ci/run). */
+const NOTO_SANS_CJK = '/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc';
+const NOTO_SERIF_CJK = '/usr/share/fonts/opentype/noto/NotoSerifCJK-Regular.ttc';
+/** A CJK font with no Latin, from Debian (fonts-droid-fallback, installed by .ci/run). */
+const DROID_FALLBACK = '/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf';
+/** esign's default font, a TrueType font with glyf outlines. */
+const NOTO_SANS = new URL(
+  '../../node_modules/@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf',
+  import.meta.url,
+);
 
 let setup: InteropSetup;
 beforeAll(async () => {
@@ -109,6 +120,32 @@ async function expectSoundGlyphs(path: string): Promise<void> {
   expect(drawn.stderr).not.toMatch(/invalid|cannot render/i);
 }
 
+/**
+ * Every font of the appearance loads without a word from pdffonts and MuPDF: each is embedded, a
+ * subset with a Unicode map, in the form its outlines call for (`type`: CID TrueType for glyf
+ * outlines, CID Type 0C for CFF). MuPDF's draw of the page warns of nothing.
+ */
+async function expectFontsLoad(path: string, type: string): Promise<void> {
+  const fonts = await runTool('pdffonts', [path]);
+  expect(fonts.status, fonts.stderr).toBe(0);
+  expect(fonts.stderr, fonts.stderr).toBe('');
+  // Columns: name, type, encoding, emb, sub, uni, object, id; the appearance's fonts are the Identity-H ones.
+  const ours = fonts.stdout
+    .split('\n')
+    .slice(2)
+    .filter((row) => /Identity-H/.test(row));
+  expect(ours.length, fonts.stdout).toBeGreaterThan(0);
+  for (const row of ours)
+    expect(row, fonts.stdout).toMatch(new RegExp(`${type}\\s+Identity-H\\s+yes\\s+yes\\s+yes\\s`));
+  const drawn = await runTool('mutool', ['draw', '-r', '72', '-o', join(setup.work.dir, 'mutool.png'), path, '1']);
+  expect(drawn.status, drawn.stderr).toBe(0);
+  // Its warnings and errors; Debian's MuPDF is built without colour management and says so on every run.
+  const warnings = drawn.stderr
+    .split('\n')
+    .filter((line) => /^(warning|error)/.test(line) && !/ICC support is not available/.test(line));
+  expect(warnings, drawn.stderr).toEqual([]);
+}
+
 const words = (text: string) => text.replace(/\s+/g, ' ').trim();
 
 describe.skipIf(missing.length > 0)('visible signatures in any script, judged by poppler', () => {
@@ -185,4 +222,140 @@ describe.skipIf(missing.length > 0)('visible signatures in any script, judged by
     const judged = await pdfsig(output, setup.nssDir);
     expect(judged.signatures.at(-1), judged.raw).toMatchObject({ valid: true, totalDocument: true });
   });
+});
+
+/**
+ * Every kind of font a user may give --font, each judged alike: pdffonts and MuPDF load each of
+ * its fonts without a warning, pdftotext gives the name back, pdftoppm finds the text's ink in the
+ * rectangle. The collections and WOFF files are made from fonts the other tests use (test/helpers/font-kinds.ts).
+ */
+describe.skipIf(missing.length > 0)('visible signatures in every font kind, judged by poppler and MuPDF', () => {
+  const LATIN = 'Zoë Łukasiewicz';
+  const CJK = '王小明';
+  type Kind = { label: string; font: () => string | undefined; name: string; type: string };
+  /** A font file made in the work dir from `make`, or undefined when its source font is not installed. */
+  const made = (file: string, source: string | URL, make: (bytes: Uint8Array) => Uint8Array) => () => {
+    if (!existsSync(source)) return undefined;
+    const path = join(setup.work.dir, file);
+    if (!existsSync(path)) writeFileSync(path, make(readFileSync(source)));
+    return path;
+  };
+  const installed = (path: string) => () => (existsSync(path) ? path : undefined);
+  const kinds: Kind[] = [
+    { label: 'TrueType .ttf (DejaVu Sans)', font: installed(ARABIC_FONT), name: LATIN, type: 'CID TrueType' },
+    {
+      label: 'TrueType collection .ttc (WenQuanYi Zen Hei)',
+      font: installed(CJK_FONT),
+      name: CJK,
+      type: 'CID TrueType',
+    },
+    { label: 'CFF collection .ttc (Noto Sans CJK)', font: installed(NOTO_SANS_CJK), name: CJK, type: 'CID Type 0C' },
+    { label: 'CFF collection .ttc (Noto Serif CJK)', font: installed(NOTO_SERIF_CJK), name: CJK, type: 'CID Type 0C' },
+    {
+      label: 'CFF .otf (Noto Sans CJK JP, out of its collection)',
+      font: made('noto-sans-cjk-jp.otf', NOTO_SANS_CJK, (bytes) => fontOfCollection(bytes)),
+      name: CJK,
+      type: 'CID Type 0C',
+    },
+    {
+      label: 'WOFF of TrueType (Noto Sans)',
+      font: made('noto-sans.woff', NOTO_SANS, woffOf),
+      name: LATIN,
+      type: 'CID TrueType',
+    },
+    {
+      label: 'WOFF2 of CFF (Noto Sans CJK JP)',
+      font: made('noto-sans-cjk-jp.woff2', NOTO_SANS_CJK, (bytes) => woff2Of(fontOfCollection(bytes))),
+      name: CJK,
+      type: 'CID Type 0C',
+    },
+    {
+      label: 'WOFF of CFF (Noto Sans CJK JP)',
+      font: made('noto-sans-cjk-jp.woff', NOTO_SANS_CJK, (bytes) => woffOf(fontOfCollection(bytes))),
+      name: CJK,
+      type: 'CID Type 0C',
+    },
+  ];
+
+  for (const { label, font, name, type } of kinds) {
+    it(`${label}: pdffonts and MuPDF load its font (${type}) without a warning, pdftotext gives the name back, pdftoppm finds ink`, async (context) => {
+      const file = font();
+      if (!file) return context.skip();
+      const slug = label.replace(/\W+/g, '-').toLowerCase();
+      const output = await signVisible(slug, ['--name', name, '--reason', name, '--font', file]);
+      await expectFontsLoad(output, type);
+      const extracted = words(await textInRect(output));
+      expect(extracted).toContain(`Digitally signed by ${name}`);
+      expect(extracted).toContain(`Reason: ${name}`);
+      expect(await inkInRect(output)).toBeGreaterThan(50);
+    });
+  }
+
+  it.skipIf(!existsSync(DROID_FALLBACK))(
+    "--font with a CJK font that has no Latin: the Latin from esign's font, the CJK from it; both load, the names come back, ink",
+    async () => {
+      const output = await signVisible('droid', [
+        '--name',
+        CJK,
+        '--reason',
+        `Genehmigt ${CJK}`,
+        '--font',
+        DROID_FALLBACK,
+      ]);
+      await expectFontsLoad(output, 'CID TrueType');
+      const fonts = (await runTool('pdffonts', [output])).stdout;
+      expect(fonts).toMatch(/\+DroidSansFallback/);
+      expect(fonts).toMatch(/\+NotoSans-Regular/);
+      const extracted = words(await textInRect(output));
+      expect(extracted).toContain(`Digitally signed by ${CJK}`);
+      expect(extracted).toContain(`Reason: Genehmigt ${CJK}`);
+      expect(await inkInRect(output)).toBeGreaterThan(50);
+    },
+  );
+
+  it.skipIf(!existsSync(DROID_FALLBACK) || !existsSync(ARABIC_FONT))(
+    'several --font: Arabic (shaped, right to left) from DejaVu Sans and CJK from Droid in one line read back in reading order',
+    async () => {
+      const name = `محمد ${CJK}`;
+      const output = await signVisible('arabic-cjk', ['--name', name, '--font', ARABIC_FONT, '--font', DROID_FALLBACK]);
+      await expectFontsLoad(output, 'CID TrueType');
+      // pdftotext moves the spaces beside right-to-left text about (with one font too): the order is what is judged.
+      const extracted = (await textInRect(output)).replace(/[\u202a-\u202e\s]/g, '');
+      expect(extracted).toContain(`Digitallysignedby${name.replace(/\s/g, '')}`);
+      expect(await inkInRect(output)).toBeGreaterThan(50);
+    },
+  );
+
+  it.skipIf(!existsSync(DROID_FALLBACK))(
+    'a character no font has is refused before any approval: exit 2, one line naming it and every font tried',
+    async () => {
+      const input = await pdfLibPdf(setup.work.dir);
+      const result = await runCli(
+        [
+          '--auto-approve',
+          '--quiet',
+          'sign',
+          '--level',
+          'B-B',
+          '--visible',
+          '--name',
+          'Gothic 𐌰',
+          '--font',
+          DROID_FALLBACK,
+          input,
+        ],
+        { env: setup.sandbox.env },
+      );
+      expect(result.code, result.stderr).toBe(2);
+      const lines = result.stderr
+        .trim()
+        .split('\n')
+        .filter((line) => !/sandbox profile/.test(line));
+      expect(lines[0]).toMatch(
+        /DroidSansFallbackFull\.ttf and the default font \(Noto Sans\) have no glyph for "𐌰" \(U\+10330\) in the appearance text\./,
+      );
+      expect(result.stderr).toContain('--font may be given more than once');
+      expect(result.stderr).not.toMatch(/at .+\.(c?js|ts):\d+/);
+    },
+  );
 });

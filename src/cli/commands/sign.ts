@@ -50,7 +50,8 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .option('--rect <x1,y1,x2,y2>', 'rectangle for --visible in PDF points (default 36,36,286,106)', parseRect)
     .option(
       '--font <file>',
-      "TrueType/OpenType font for --visible, for scripts esign's font (Noto Sans: Latin, Greek, Cyrillic) lacks, e.g. CJK",
+      "font for --visible (TrueType or OpenType: .ttf, .otf, .ttc; or WOFF), for scripts esign's font (Noto Sans: Latin, Greek, Cyrillic) lacks, e.g. CJK; repeatable: each character is drawn from the first font that has it, esign's font last",
+      (file: string, files: string[] = []) => [...files, file],
     )
     .option(
       '--image <file>',

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { inflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import {
@@ -10,18 +10,23 @@ import {
   loadBidi,
   needsShaping,
 } from './appearance.js';
+import { AppearanceFonts } from './appearance-fonts.js';
+import { fontOfCollection } from '../../../test/helpers/font-kinds.js';
 import { PdfRef, PdfStream, serialize } from './objects.js';
 import type { PdfObject } from './objects.js';
 
 const NOTO = readFileSync(
   new URL('../../../node_modules/@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf', import.meta.url),
 );
+/** A collection of CFF fonts, from Debian (fonts-noto-cjk, which .ci/run installs). */
+const NOTO_SANS_CJK = '/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc';
 const font = await AppearanceFont.load(NOTO, 'the default font');
+const fonts = new AppearanceFonts([font]);
 
 /** Builds an appearance, collecting the indirect objects it adds. */
 async function build(width: number, height: number, lines: string[]): Promise<{ content: string; added: PdfObject[] }> {
   const added: PdfObject[] = [];
-  const stream = await buildAppearance(width, height, { lines, font }, (value) => {
+  const stream = await buildAppearance(width, height, { lines, fonts }, (value) => {
     added.push(value);
     return new PdfRef(added.length, 0);
   });
@@ -101,12 +106,56 @@ describe('appearance', () => {
     expect(content).not.toContain('?');
   });
 
+  it.skipIf(!existsSync(NOTO_SANS_CJK))(
+    'embeds a font of CFF outlines from a collection (Noto Sans CJK) as CFF: /FontFile3 /CIDFontType0C under a CIDFontType0, with a header FreeType accepts',
+    async () => {
+      const cjk = await AppearanceFont.load(readFileSync(NOTO_SANS_CJK), 'NotoSansCJK-Regular.ttc');
+      const added: PdfObject[] = [];
+      await buildAppearance(
+        300,
+        60,
+        { lines: ['Digitally signed by 王小明'], fonts: new AppearanceFonts([cjk]) },
+        (value) => {
+          added.push(value);
+          return new PdfRef(added.length, 0);
+        },
+      );
+      const dicts = added.map((value) => Buffer.from(serialize(value)).toString('latin1'));
+      expect(dicts.some((d) => /\/Subtype \/CIDFontType0\b/.test(d) && !/CIDToGIDMap/.test(d))).toBe(true);
+      expect(dicts.some((d) => /\/FontFile3 \d+ 0 R/.test(d))).toBe(true);
+      expect(dicts.some((d) => /FontFile2|CIDFontType2/.test(d))).toBe(false);
+      const program = added.find(
+        (value): value is PdfStream =>
+          value instanceof PdfStream &&
+          /\/Subtype \/CIDFontType0C/.test(Buffer.from(serialize(value)).toString('latin1')),
+      )!;
+      // A CFF header: major version 1, header size 4, offSize 1 to 4 (fontkit wrote 27).
+      const header = inflateSync(program.data).subarray(0, 4);
+      expect([header[0], header[2]]).toEqual([1, 4]);
+      expect(header[3]).toBeGreaterThanOrEqual(1);
+      expect(header[3]).toBeLessThanOrEqual(4);
+    },
+  );
+
+  it.skipIf(!existsSync(NOTO_SANS_CJK))(
+    'refuses a font of CFF2 outlines in one line (fontkit would subset it as TrueType)',
+    async () => {
+      const otf = fontOfCollection(readFileSync(NOTO_SANS_CJK));
+      // The same font with its 'CFF ' table's tag made 'CFF2': what fontkit goes by.
+      const at = Buffer.from(otf.buffer, otf.byteOffset, 4096).indexOf('CFF ', 12, 'latin1');
+      otf[at + 3] = 0x32;
+      await expect(AppearanceFont.load(otf, 'variable.otf')).rejects.toThrow(
+        /^Variable\.otf has CFF2 outlines \(a variable font\), which esign cannot embed\.$/,
+      );
+    },
+  );
+
   it('names a character the font lacks, with --font as the way out; whitespace needs no glyph', () => {
-    expect(font.missing('Zoë 合同\t')).toEqual(['合', '同']);
-    expect(() => font.assertCovers('Reason: 合同', 'reason')).toThrow(
+    expect(fonts.uncovered('Zoë 合同\t')).toEqual(['合', '同']);
+    expect(() => fonts.assertCovers('Reason: 合同', 'reason')).toThrow(
       /The default font has no glyph for "合" \(U\+5408\) in the reason \(and 1 other character\)/,
     );
-    expect(() => font.assertCovers('Ζωή Παπαδοπούλου', 'name')).not.toThrow();
+    expect(() => fonts.assertCovers('Ζωή Παπαδοπούλου', 'name')).not.toThrow();
   });
 
   it('refuses a file that is not a font in one line', async () => {

@@ -1,10 +1,12 @@
 /**
  * The appearance of a visible signature: a Form XObject with a thin border, an optional image
- * (beside the text or behind it), and text lines drawn in an embedded subset of a TrueType or
- * OpenType font — a Type 0 font (Identity-H, CIDFontType2 or CIDFontType0) with a ToUnicode CMap,
- * so any script the font covers renders and extracts. esign's TrueType reader (truetype.ts) maps
- * characters to glyphs and subsets glyf fonts; fontkit shapes the scripts that need it and reads
- * the fonts that reader leaves alone. The text is wrapped and sized to fit the box.
+ * (beside the text or behind it), and text lines drawn in embedded subsets of TrueType, OpenType
+ * or WOFF fonts, each character in the first font of the chain that has it (appearance-fonts.ts)
+ * — a Type 0 font per font drawn (Identity-H; CIDFontType2 with /FontFile2 for glyf outlines,
+ * CIDFontType0 with /FontFile3 /CIDFontType0C for CFF) with a ToUnicode CMap, so any script the
+ * fonts cover renders and extracts. esign's TrueType reader (truetype.ts) maps characters to
+ * glyphs and subsets glyf fonts; fontkit shapes the scripts that need it and reads the fonts that
+ * reader leaves alone. The text is wrapped and sized to fit the box.
  */
 import { createHash } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
@@ -14,7 +16,9 @@ import { EsignError } from '../errors.js';
 import { cjsModule, type AppearanceImage } from './appearance-image.js';
 import { ByteWriter, PdfStream, PdfString, asciiBytes, dict, name } from './objects.js';
 import type { PdfObject, PdfRef } from './objects.js';
+import type { AppearanceFonts } from './appearance-fonts.js';
 import { fontBytesOf, TrueTypeFont, type FontBytes } from './truetype.js';
+import { isTrueTypeWoff2, isWoff, sfntOfWoff } from './woff.js';
 
 /** Scripts whose glyphs depend on their neighbours (joining, reordering, marks): laid out with GSUB/GPOS. */
 export const NEEDS_SHAPING =
@@ -40,7 +44,7 @@ const KEPT_SUBSETS = 8;
 const KEPT_WIDTHS = 4096;
 
 /** A glyph placed on a line, in font units. */
-interface PlacedGlyph {
+export interface PlacedGlyph {
   id: number;
   /** The characters it shows, for the ToUnicode CMap. */
   codePoints: readonly number[];
@@ -57,10 +61,10 @@ export interface AppearanceFontOptions {
 
 /**
  * A font for appearances: parsed once, then used for every document of a run. A TrueType font
- * with glyf outlines (the default font, most .ttf files) is read by esign's reader ({@link TrueTypeFont}):
+ * with glyf outlines (the default font, most .ttf files, their WOFF) is read by esign's reader ({@link TrueTypeFont}):
  * text that needs no shaping maps to glyphs through its cmap, and every subset keeps the original
  * glyph ids. fontkit loads only for what that cannot do: text that needs shaping (GSUB/GPOS), and
- * fonts the reader leaves alone (OpenType with CFF outlines, WOFF); it costs more to
+ * fonts the reader leaves alone (OpenType with CFF outlines, WOFF2 of CFF); it costs more to
  * load than an invisible signature takes.
  */
 export class AppearanceFont {
@@ -92,10 +96,34 @@ export class AppearanceFont {
     label: string,
     options: AppearanceFontOptions = {},
   ): Promise<AppearanceFont> {
-    const source = input instanceof Uint8Array ? fontBytesOf(input) : input;
-    const truetype = options.fontkitOnly ? undefined : TrueTypeFont.read(source);
+    let source = input instanceof Uint8Array ? fontBytesOf(input) : input;
+    const read = (from: FontBytes) => (options.fontkitOnly ? undefined : TrueTypeFont.read(from));
+    let truetype = read(source);
+    // WOFF 1.0 unwrapped, so that the TrueType reader takes a WOFF of glyf outlines as it takes the .ttf
+    // (asked only of what the reader left: the default font's path reads nothing more).
+    const head = truetype ? undefined : source.read(0, 8);
+    if (head && isWoff(head)) {
+      source = fontBytesOf(sfntOfWoff(source.read(0, source.size), label));
+      truetype = read(source);
+    } else if (head && isTrueTypeWoff2(head))
+      throw new EsignError(
+        'USAGE',
+        `${capitalize(label)} is a WOFF2 font of TrueType outlines, which esign cannot embed.`,
+        {
+          hint: 'Give the .ttf it was made from (or a WOFF of it) with --font FILE.',
+        },
+      );
     const font = new AppearanceFont(source, label, truetype, undefined);
     if (!truetype) font.fontkit = await loadFontkit(font.bytes, label);
+    // fontkit subsets a CFF2 font as if it were TrueType: the program would hold no glyph.
+    if (font.fontkit && (font.fontkit as FontkitTables).directory?.tables?.['CFF2'])
+      throw new EsignError(
+        'USAGE',
+        `${capitalize(label)} has CFF2 outlines (a variable font), which esign cannot embed.`,
+        {
+          hint: 'Give a static instance of the font (.otf or .ttf) with --font FILE.',
+        },
+      );
     return font;
   }
 
@@ -114,58 +142,19 @@ export class AppearanceFont {
     this.bidi ??= await loadBidi();
   }
 
-  /** The characters of `text` (whitespace aside) this font has no glyph for, each once, in order. */
-  missing(text: string): string[] {
-    return [...new Set(text)].filter((ch) => !/\s/u.test(ch) && !this.hasGlyph(ch.codePointAt(0)!));
-  }
-
-  private hasGlyph(codePoint: number): boolean {
+  /** Whether the font has a glyph for `codePoint` (from the cmap, by whichever reader holds the font). */
+  hasGlyph(codePoint: number): boolean {
     return this.truetype
       ? this.glyphOf(codePoint, this.truetype).id !== 0
       : this.fontkit!.hasGlyphForCodePoint(codePoint);
   }
 
-  /** Refuses `text` when the font lacks a glyph for one of its characters: never a `?` or an empty box. */
-  assertCovers(text: string, what: string): void {
-    const [first, ...more] = this.missing(text);
-    if (first === undefined) return;
-    const code = `U+${first.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
-    const others = more.length > 0 ? ` (and ${more.length} other character${more.length > 1 ? 's' : ''})` : '';
-    throw new EsignError(
-      'USAGE',
-      `${capitalize(this.label)} has no glyph for "${first}" (${code}) in the ${what}${others}.`,
-      {
-        hint: 'Give a font that covers it with --font FILE (a TrueType or OpenType file, e.g. a Noto font for that script).',
-      },
-    );
-  }
-
   /** The glyphs of one line, shaped by fontkit when its script needs it (after {@link prepare}). */
   place(text: string): PlacedGlyph[] {
     if (needsShaping(text)) {
-      if (!this.fontkit || !this.bidi)
+      if (!this.bidi)
         throw new EsignError('INTERNAL', 'The appearance font was not prepared for text that needs shaping.');
-      const fontkit = this.fontkit;
-      return displayRuns(text, this.bidi).flatMap(({ text: run, rtl }) => {
-        const laid = (fontkit.layout as LayoutWithDirection).call(
-          fontkit,
-          run,
-          undefined,
-          undefined,
-          undefined,
-          rtl ? 'rtl' : 'ltr',
-        );
-        return laid.glyphs.map((glyph, i) => {
-          const p = laid.positions[i]!;
-          return {
-            id: glyph.id,
-            codePoints: glyph.codePoints,
-            xAdvance: p.xAdvance,
-            xOffset: p.xOffset,
-            yOffset: p.yOffset,
-          };
-        });
-      });
+      return displayRuns(text, this.bidi).flatMap(({ text: run, rtl }) => this.shape(run, rtl));
     }
     if (this.truetype) {
       // One glyph per character, as fontkit's glyphsForString gives without variation selectors
@@ -183,6 +172,39 @@ export class AppearanceFont {
       xOffset: 0,
       yOffset: 0,
     }));
+  }
+
+  /**
+   * The glyphs of one run of a single direction, in display order: shaped by fontkit when its
+   * script needs it (after {@link prepare}), else one glyph a character, reversed when right-to-left.
+   */
+  placeRun(text: string, rtl: boolean): PlacedGlyph[] {
+    if (needsShaping(text)) return this.shape(text, rtl);
+    const glyphs = this.place(text);
+    return rtl ? glyphs.reverse() : glyphs;
+  }
+
+  private shape(run: string, rtl: boolean): PlacedGlyph[] {
+    if (!this.fontkit)
+      throw new EsignError('INTERNAL', 'The appearance font was not prepared for text that needs shaping.');
+    const laid = (this.fontkit.layout as LayoutWithDirection).call(
+      this.fontkit,
+      run,
+      undefined,
+      undefined,
+      undefined,
+      rtl ? 'rtl' : 'ltr',
+    );
+    return laid.glyphs.map((glyph, i) => {
+      const p = laid.positions[i]!;
+      return {
+        id: glyph.id,
+        codePoints: glyph.codePoints,
+        xAdvance: p.xAdvance,
+        xOffset: p.xOffset,
+        yOffset: p.yOffset,
+      };
+    });
   }
 
   /** The advances of `text`'s glyphs, summed: as {@link place} lays them, without placing them. */
@@ -329,8 +351,7 @@ async function loadFontkit(bytes: Uint8Array, label: string): Promise<Font> {
  * tables are compressed, so there fontkit reads it.
  */
 function italicAngle(font: Font, bytes: Uint8Array): number {
-  const post = (font as { directory?: { tables?: Record<string, { offset: number; length: number } | undefined> } })
-    .directory?.tables?.['post'];
+  const post = (font as FontkitTables).directory?.tables?.['post'];
   const woff = /^wOF[F2]$/.test(Buffer.from(bytes.subarray(0, 4)).toString('latin1'));
   if (woff || !post) return font.italicAngle;
   if (post.length < 8 || post.offset + 8 > bytes.length) return 0;
@@ -454,6 +475,11 @@ async function encodeFontkitSubset(
       reject(cannotSubset(error));
     }
   });
+  const program = Buffer.concat(parts);
+  const cff = isCff(font);
+  // fontkit writes the CFF header's offSize (byte 3) from a field its parse never sets (27 for Noto Sans CJK):
+  // FreeType and poppler refuse a program whose offSize is not 1 to 4. 4 holds any offset.
+  if (cff && program.length > 3) program[3] = 4;
   const bbox = font.bbox;
   const facts = {
     unitsPerEm: font.unitsPerEm,
@@ -466,13 +492,21 @@ async function encodeFontkitSubset(
   };
   return {
     cids,
-    program: Buffer.concat(parts),
-    cff: Boolean((font as { cff?: unknown }).cff),
+    program,
+    cff,
     widths: Array.from({ length: widths.length }, (_, i) => widths[i] ?? 0),
     present: Array.from({ length: widths.length }, (_, i) => i),
     ...describeSubset(facts, glyphs, cids),
   };
 }
+
+/** Whether fontkit's subset of `font` is a bare CFF program (CFF outlines, of an .otf, a collection or a WOFF): FontFile3 then. */
+function isCff(font: Font): boolean {
+  return Boolean((font as FontkitTables).directory?.tables?.['CFF ']);
+}
+
+/** fontkit's table directory, which its types leave out. */
+type FontkitTables = { directory?: { tables?: Record<string, { offset: number; length: number } | undefined> } };
 
 function cannotSubset(error: unknown): EsignError {
   return new EsignError('USAGE', `The font could not be subset (${(error as Error).message}).`, {
@@ -590,15 +624,20 @@ const MAX_FONT_SIZE = 12;
 const MIN_WRAPPED_FONT_SIZE = 4;
 const LINE_HEIGHT = 1.2;
 
-/** What an appearance shows: the lines of text, in `font`, and an optional image. */
+/** What measures text for wrapping and fitting: a width at a font size of 1. */
+interface TextWidth {
+  width(text: string): number;
+}
+
+/** What an appearance shows: the lines of text, in `fonts` (each character in the first that has it), and an optional image. */
 export interface AppearanceContent {
   lines: readonly string[];
-  font: AppearanceFont;
+  fonts: AppearanceFonts;
   image?: { image: AppearanceImage; position: 'left' | 'background' };
 }
 
 /** Lines wrapped at spaces (a word too long for a line is broken between characters) to `maxWidth` at size 1. */
-export function wrapLines(font: AppearanceFont, lines: readonly string[], maxWidth: number): string[] {
+export function wrapLines(font: TextWidth, lines: readonly string[], maxWidth: number): string[] {
   const out: string[] = [];
   for (const line of lines) {
     let current = '';
@@ -626,7 +665,7 @@ export function wrapLines(font: AppearanceFont, lines: readonly string[], maxWid
   return out;
 }
 
-function breakWord(font: AppearanceFont, word: string, maxWidth: number): string[] {
+function breakWord(font: TextWidth, word: string, maxWidth: number): string[] {
   const pieces: string[] = [];
   let current = '';
   for (const ch of word) {
@@ -644,7 +683,7 @@ function breakWord(font: AppearanceFont, word: string, maxWidth: number): string
  * which the wrapped lines fit; below 4 pt lines are no longer wrapped but shrunk to fit.
  */
 export function fitText(
-  font: AppearanceFont,
+  font: TextWidth,
   lines: readonly string[],
   width: number,
   height: number,
@@ -693,19 +732,37 @@ export async function buildAppearance(
     resources.set('XObject', dict({ Im1: image.addTo(add) }));
     if (position === 'left') textLeft = pad + box.w + pad;
   }
-  await content.font.prepare(content.lines.join('\n'));
-  const { size, lines } = fitText(content.font, content.lines, width - textLeft - pad, height - 2 * pad);
+  const { fonts } = content;
+  await fonts.prepare(content.lines.join('\n'));
+  const { size, lines } = fitText(fonts, content.lines, width - textLeft - pad, height - 2 * pad);
   if (lines.length > 0) {
-    const placed = lines.map((line) => content.font.place(line));
-    const subset = await content.font.subset(placed.flat());
-    resources.set('Font', dict({ F1: addFont(subset, add) }));
-    const k = 1000 / content.font.unitsPerEm;
+    const placed = lines.map((line) => fonts.place(line));
+    // One subset a font, F1 the first font of the chain, F2 the second, … (only those drawn).
+    const glyphsByFont = new Map<number, PlacedGlyph[]>();
+    for (const run of placed.flat()) {
+      const glyphs = glyphsByFont.get(run.font);
+      if (glyphs) glyphs.push(...run.glyphs);
+      else glyphsByFont.set(run.font, [...run.glyphs]);
+    }
+    const subsets = new Map<number, FontSubset>();
+    const fontResources = dict({});
+    for (const [font, glyphs] of glyphsByFont) {
+      const subset = await fonts.fonts[font]!.subset(glyphs);
+      subsets.set(font, subset);
+      fontResources.set(`F${font + 1}`, addFont(subset, add));
+    }
+    resources.set('Font', fontResources);
+    let current = placed[0]![0]!.font;
     ops.ascii(
-      `BT /F1 ${fmt(size)} Tf 0 g ${fmt(size * LINE_HEIGHT)} TL ${fmt(textLeft)} ${fmt(height - pad - size)} Td\n`,
+      `BT /F${current + 1} ${fmt(size)} Tf 0 g ${fmt(size * LINE_HEIGHT)} TL ${fmt(textLeft)} ${fmt(height - pad - size)} Td\n`,
     );
-    placed.forEach((glyphs, i) => {
+    placed.forEach((runs, i) => {
       if (i > 0) ops.ascii('T* ');
-      ops.ascii(showGlyphs(glyphs, subset, k, size));
+      for (const run of runs) {
+        if (run.font !== current) ops.ascii(`/F${run.font + 1} ${fmt(size)} Tf `);
+        current = run.font;
+        ops.ascii(showGlyphs(run.glyphs, subsets.get(run.font)!, 1000 / fonts.fonts[run.font]!.unitsPerEm, size));
+      }
     });
     ops.ascii('ET\n');
   }
@@ -748,11 +805,11 @@ function asciiString(text: string): PdfString {
 
 function notAFont(label: string, reason: string): EsignError {
   return new EsignError('USAGE', `${capitalize(label)} is not a TrueType or OpenType font (${reason}).`, {
-    hint: 'Give a .ttf or .otf file with --font FILE.',
+    hint: 'Give a .ttf, .otf, .ttc or .woff file with --font FILE.',
   });
 }
 
-function capitalize(text: string): string {
+export function capitalize(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 

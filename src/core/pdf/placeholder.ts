@@ -4,7 +4,8 @@
  * edits — all as one incremental update. Then: which bytes to hash, and splicing the CMS in.
  */
 import { EsignError } from '../errors.js';
-import { buildAppearance, type AppearanceFont } from './appearance.js';
+import { buildAppearance } from './appearance.js';
+import type { AppearanceFonts } from './appearance-fonts.js';
 import type { AppearanceImage } from './appearance-image.js';
 import type { PdfDocument } from './document.js';
 import { IncrementalUpdate } from './incremental.js';
@@ -21,14 +22,14 @@ export interface VisibleSignature {
   page: number;
   rect: [number, number, number, number];
   lines: string[];
-  /** A TrueType/OpenType file; without it, esign's bundled font. */
-  fontFile?: string;
+  /** TrueType, OpenType or WOFF files, tried in order for each character before esign's bundled font. */
+  fontFiles?: string[];
   image?: { file: string; position: 'left' | 'background' };
 }
 
 /** The font and image of a visible signature, loaded once per run from the files it names. */
 export interface AppearanceAssets {
-  font: AppearanceFont;
+  fonts: AppearanceFonts;
   image?: AppearanceImage;
 }
 
@@ -367,7 +368,7 @@ function appearanceFor(
   return buildAppearance(
     width,
     height,
-    { lines: visible.lines, font: assets.font, ...(image ? { image } : {}) },
+    { lines: visible.lines, fonts: assets.fonts, ...(image ? { image } : {}) },
     (value) => u.add(value),
   );
 }

@@ -452,7 +452,6 @@ function chooseCmap(cmap: DataView): { format: 4 | 12; view: DataView } | undefi
  */
 function layOut(tables: ReadonlyArray<readonly [string, number]>): { out: Uint8Array; at: Map<string, number> } {
   const count = tables.length;
-  const power = 2 ** Math.floor(Math.log2(count));
   let size = 12 + count * 16;
   const at = new Map<string, number>();
   for (const [tag, length] of tables) {
@@ -461,11 +460,7 @@ function layOut(tables: ReadonlyArray<readonly [string, number]>): { out: Uint8A
   }
   const out = new Uint8Array(size);
   const view = new DataView(out.buffer);
-  view.setUint32(0, 0x00010000);
-  view.setUint16(4, count);
-  view.setUint16(6, power * 16);
-  view.setUint16(8, Math.log2(power));
-  view.setUint16(10, count * 16 - power * 16);
+  writeSfntHeader(view, 0x00010000, count);
   [...tables]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .forEach(([tag, length], i) => {
@@ -475,6 +470,16 @@ function layOut(tables: ReadonlyArray<readonly [string, number]>): { out: Uint8A
       view.setUint32(record + 12, length);
     });
   return { out, at };
+}
+
+/** An sfnt's first 12 bytes: its flavor (0x00010000 for glyf outlines, 'OTTO' for CFF), the table count and the search fields. */
+export function writeSfntHeader(view: DataView, flavor: number, count: number): void {
+  const power = 2 ** Math.floor(Math.log2(count));
+  view.setUint32(0, flavor);
+  view.setUint16(4, count);
+  view.setUint16(6, power * 16);
+  view.setUint16(8, Math.log2(power));
+  view.setUint16(10, count * 16 - power * 16);
 }
 
 /**
