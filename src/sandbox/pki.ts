@@ -169,10 +169,18 @@ const OID = {
   serverAuth: '1.3.6.1.5.5.7.3.1',
   clientAuth: '1.3.6.1.5.5.7.3.2',
   subjectAltName: '2.5.29.17',
+  certificatePolicies: '2.5.29.32',
+  qcStatements: '1.3.6.1.5.5.7.1.3',
+  qcCompliance: '0.4.0.1862.1.1',
+  qcSscd: '0.4.0.1862.1.4',
+  qcType: '0.4.0.1862.1.6',
 } as const;
 
+/** EN 319 412-5 QcType values. */
+export const QC_TYPE = { esign: '0.4.0.1862.1.6.1', eseal: '0.4.0.1862.1.6.2', web: '0.4.0.1862.1.6.3' } as const;
+
 /** keyUsage bits (RFC 5280 §4.2.1.3), first octet. */
-const KU = { digitalSignature: 0x80, nonRepudiation: 0x40, keyCertSign: 0x04, cRLSign: 0x02 } as const;
+export const KU = { digitalSignature: 0x80, nonRepudiation: 0x40, keyCertSign: 0x04, cRLSign: 0x02 } as const;
 
 /** The URLs the sandbox serves for its PKI, given the host base URL or the `/pki` service base. */
 export function pkiUrls(baseUrl: string): {
@@ -502,7 +510,7 @@ async function generateEcKey(namedCurve: string): Promise<KeyObject> {
   return privateKey;
 }
 
-interface IssueRequest {
+export interface IssueRequest {
   name: string;
   subject: pkijs.RelativeDistinguishedNames;
   /** Undefined for a self-signed certificate. */
@@ -514,7 +522,7 @@ interface IssueRequest {
   extensions: (subjectKeyIdentifier: Uint8Array) => pkijs.Extension[];
 }
 
-function issue(request: IssueRequest): IssuedCertificate {
+export function issue(request: IssueRequest): IssuedCertificate {
   const spkiDer = createPublicKey(request.subjectKey).export({ type: 'spki', format: 'der' });
   const spki = pkijs.PublicKeyInfo.fromBER(spkiDer);
   const ski = createHash('sha1').update(spki.subjectPublicKey.valueBlock.valueHexView).digest();
@@ -625,7 +633,7 @@ function randomSerial(): Uint8Array {
   return new Uint8Array(serial);
 }
 
-function dn(commonName: string, organizationalUnit?: string): pkijs.RelativeDistinguishedNames {
+export function dn(commonName: string, organizationalUnit?: string): pkijs.RelativeDistinguishedNames {
   const attributes: Array<[string, asn1js.BaseBlock]> = [
     [OID.countryName, new asn1js.PrintableString({ value: 'NL' })],
     [OID.organizationName, new asn1js.Utf8String({ value: ORGANIZATION })],
@@ -654,12 +662,12 @@ function extension(
   return new pkijs.Extension({ extnID, critical, extnValue: schema.toBER(false) });
 }
 
-function basicConstraints(cA: boolean, pathLenConstraint?: number): pkijs.Extension {
+export function basicConstraints(cA: boolean, pathLenConstraint?: number): pkijs.Extension {
   const value = new pkijs.BasicConstraints(pathLenConstraint === undefined ? { cA } : { cA, pathLenConstraint });
   return extension(OID.basicConstraints, true, value);
 }
 
-function keyUsage(bits: number): pkijs.Extension {
+export function keyUsage(bits: number): pkijs.Extension {
   let unusedBits = 0;
   while (unusedBits < 7 && (bits & (1 << unusedBits)) === 0) unusedBits += 1;
   return extension(OID.keyUsage, true, new asn1js.BitString({ valueHex: new Uint8Array([bits]), unusedBits }));
@@ -669,11 +677,11 @@ function extKeyUsage(purposes: string[], critical: boolean): pkijs.Extension {
   return extension(OID.extKeyUsage, critical, new pkijs.ExtKeyUsage({ keyPurposes: purposes }));
 }
 
-function subjectKeyId(ski: Uint8Array): pkijs.Extension {
+export function subjectKeyId(ski: Uint8Array): pkijs.Extension {
   return extension(OID.subjectKeyIdentifier, false, new asn1js.OctetString({ valueHex: ski }));
 }
 
-function authorityKeyId(issuer: IssuedCertificate): pkijs.Extension {
+export function authorityKeyId(issuer: IssuedCertificate): pkijs.Extension {
   const issuerCert = pkijs.Certificate.fromBER(issuer.certificate);
   const ski = issuerCert.extensions?.find((e) => e.extnID === OID.subjectKeyIdentifier);
   const keyIdentifier = ski
@@ -683,6 +691,29 @@ function authorityKeyId(issuer: IssuedCertificate): pkijs.Extension {
     keyIdentifier ? { keyIdentifier: new asn1js.OctetString({ valueHex: keyIdentifier.valueBlock.valueHexView }) } : {},
   );
   return extension(OID.authorityKeyIdentifier, false, value);
+}
+
+/** EN 319 412-5 QC statements: QcCompliance, QcType with `types`, and QcSSCD when the key is on a QSCD. */
+export function qcStatements(options: { types: Array<keyof typeof QC_TYPE>; sscd: boolean }): pkijs.Extension {
+  const statement = (oid: string, info?: asn1js.BaseBlock): asn1js.Sequence =>
+    new asn1js.Sequence({ value: [new asn1js.ObjectIdentifier({ value: oid }), ...(info ? [info] : [])] });
+  const statements = [statement(OID.qcCompliance)];
+  if (options.types.length > 0)
+    statements.push(
+      statement(
+        OID.qcType,
+        new asn1js.Sequence({
+          value: options.types.map((type) => new asn1js.ObjectIdentifier({ value: QC_TYPE[type] })),
+        }),
+      ),
+    );
+  if (options.sscd) statements.push(statement(OID.qcSscd));
+  return extension(OID.qcStatements, false, new asn1js.Sequence({ value: statements }));
+}
+
+export function certificatePolicies(oids: string[]): pkijs.Extension {
+  const policies = oids.map((policyIdentifier) => new pkijs.PolicyInformation({ policyIdentifier }));
+  return extension(OID.certificatePolicies, false, new pkijs.CertificatePolicies({ certificatePolicies: policies }));
 }
 
 function crlDistributionPoint(url: string): pkijs.Extension {

@@ -4,6 +4,7 @@ import { schemeLabel, signerKeyOf } from '../../core/cms/algorithms.js';
 import type { CurveName } from '../../core/cms/ecdsa.js';
 import { signingTerms } from '../../core/csc/signature.js';
 import { EsignError, isEsignError } from '../../core/errors.js';
+import { keyUsageNames } from '../../core/key-usage.js';
 import type { CredentialInfo } from '../../core/csc/shapes.js';
 import type { SpokenProtocol } from '../../io/csc-client.js';
 import type { Context } from '../context.js';
@@ -304,18 +305,6 @@ async function runUse(ctx: Context, credentialID: string): Promise<void> {
   );
 }
 
-const KEY_USAGE_NAMES = [
-  'digitalSignature',
-  'nonRepudiation',
-  'keyEncipherment',
-  'dataEncipherment',
-  'keyAgreement',
-  'keyCertSign',
-  'cRLSign',
-  'encipherOnly',
-  'decipherOnly',
-];
-
 /** The keyUsage bits of a certificate by name (pkijs is loaded only here). */
 export async function keyUsageOf(der: Uint8Array): Promise<string[]> {
   const [pkijs, asn1js] = await Promise.all([import('pkijs'), import('asn1js')]);
@@ -324,6 +313,5 @@ export async function keyUsageOf(der: Uint8Array): Promise<string[]> {
   const bits = asn1js.fromBER(extension.extnValue.valueBlock.valueHexView).result as InstanceType<
     typeof asn1js.BitString
   >;
-  const bytes = bits.valueBlock.valueHexView;
-  return KEY_USAGE_NAMES.filter((_, index) => ((bytes[index >> 3] ?? 0) & (0x80 >> (index & 7))) !== 0);
+  return keyUsageNames(bits.valueBlock.valueHexView);
 }
