@@ -73,12 +73,23 @@ interface CredentialSpec {
   key?: SandboxKeyKind;
   commonName: string;
   kind: CredentialKind;
+  /** A seal of the organization (QcType eseal, QCP-l policies); a natural person's signature otherwise. */
+  seal?: true;
+  /** Its key is not on a QSCD: no QcSSCD, and QCP-n / QCP-l instead of QCP-n-qscd / QCP-l-qscd. */
+  notOnQscd?: true;
 }
 
 /** The sandbox's credentials. `alice` owns five, so a small `maxResults` gives several pages. */
 export const SANDBOX_CREDENTIAL_SPECS: readonly CredentialSpec[] = [
   { credentialID: 'alice-rsa2048', owner: 'alice', keyBits: 2048, commonName: 'Alice Test', kind: 'enabled' },
-  { credentialID: 'alice-rsa3072', owner: 'alice', keyBits: 3072, commonName: 'Alice Test', kind: 'enabled' },
+  {
+    credentialID: 'alice-rsa3072',
+    owner: 'alice',
+    keyBits: 3072,
+    commonName: 'Alice Test',
+    kind: 'enabled',
+    notOnQscd: true,
+  },
   {
     credentialID: 'alice-disabled',
     owner: 'alice',
@@ -123,10 +134,17 @@ export const SANDBOX_CREDENTIAL_SPECS: readonly CredentialSpec[] = [
     kind: 'enabled',
   },
   // The organization account's seals (signing/seals.ts says how each is authorized).
-  { credentialID: 'acme-seal-totp', owner: 'acme', keyBits: 2048, commonName: 'ACME Test Seal', kind: 'enabled' },
-  { credentialID: 'acme-seal-otp', owner: 'acme', keyBits: 2048, commonName: 'ACME Test Seal', kind: 'enabled' },
-  { credentialID: 'acme-seal-bulk', owner: 'acme', keyBits: 2048, commonName: 'ACME Test Seal', kind: 'enabled' },
-  { credentialID: 'acme-seal-implicit', owner: 'acme', keyBits: 2048, commonName: 'ACME Test Seal', kind: 'enabled' },
+  ...['acme-seal-totp', 'acme-seal-otp', 'acme-seal-bulk', 'acme-seal-implicit'].map(
+    (credentialID): CredentialSpec => ({
+      credentialID,
+      owner: 'acme',
+      keyBits: 2048,
+      commonName: 'ACME Test Seal',
+      kind: 'enabled',
+      seal: true,
+      ...(credentialID === 'acme-seal-bulk' ? { notOnQscd: true as const } : {}),
+    }),
+  ),
 ];
 
 const NODE_CURVE: Readonly<Record<CurveName, string>> = {
@@ -144,7 +162,8 @@ function generateKeyFor(name: string): Promise<KeyObject> {
 
 const TEST_MARK = '(TEST — NOT A QUALIFIED SIGNATURE)';
 const ORGANIZATION = 'esign sandbox';
-const INDEX_VERSION = 1;
+/** 2: signer certificates carry QC statements and QCP policies; a version 1 PKI gets new end-entity certificates. */
+const INDEX_VERSION = 2;
 const DAY_MS = 86_400_000;
 const YEAR_MS = 365 * DAY_MS;
 
@@ -175,6 +194,20 @@ const OID = {
   qcSscd: '0.4.0.1862.1.4',
   qcType: '0.4.0.1862.1.6',
 } as const;
+
+/** EN 319 411-2 policies of EU qualified certificates: natural persons (QCP-n) and legal persons (QCP-l), with or without a QSCD. */
+export const QUALIFIED_POLICY = {
+  qcpN: '0.4.0.194112.1.0',
+  qcpL: '0.4.0.194112.1.1',
+  qcpNQscd: '0.4.0.194112.1.2',
+  qcpLQscd: '0.4.0.194112.1.3',
+} as const;
+
+/** The policy a credential's certificate carries, so that a trusted list can tell QSCD keys from the others (docs/trust.md). */
+export function qualifiedPolicy(spec: Pick<CredentialSpec, 'seal' | 'notOnQscd'>): string {
+  if (spec.seal) return spec.notOnQscd ? QUALIFIED_POLICY.qcpL : QUALIFIED_POLICY.qcpLQscd;
+  return spec.notOnQscd ? QUALIFIED_POLICY.qcpN : QUALIFIED_POLICY.qcpNQscd;
+}
 
 /** EN 319 412-5 QcType values. */
 export const QC_TYPE = { esign: '0.4.0.1862.1.6.1', eseal: '0.4.0.1862.1.6.2', web: '0.4.0.1862.1.6.3' } as const;
@@ -236,7 +269,7 @@ async function loadOrCreateLocked(dir: string, options: PkiOptions): Promise<San
     serialNumberHex: r.serialNumberHex,
     revokedAt: new Date(r.revokedAt),
   }));
-  if (index.baseUrl === options.baseUrl && !needsRenewal(stored, options.now)) {
+  if (index.version === INDEX_VERSION && index.baseUrl === options.baseUrl && !needsRenewal(stored, options.now)) {
     return assemble(stored, revocations, options.now);
   }
   // Same CA keys and the same root; new end-entity certificates with the new URLs and dates.
@@ -385,6 +418,8 @@ async function issueEndEntities(
       extensions: (ski) => [
         basicConstraints(false),
         keyUsage(KU.digitalSignature | KU.nonRepudiation),
+        qcStatements({ types: [spec.seal ? 'eseal' : 'esign'], sscd: !spec.notOnQscd }),
+        certificatePolicies([qualifiedPolicy(spec)]),
         crlDistributionPoint(urls.crl),
         authorityInfoAccess(urls.ocsp, urls.issuingCa),
         subjectKeyId(ski),
@@ -459,7 +494,7 @@ async function readIndex(dir: string): Promise<PkiIndex | undefined> {
     return undefined;
   }
   const parsed = JSON.parse(text) as PkiIndex;
-  return parsed.version === INDEX_VERSION && Array.isArray(parsed.entities) ? parsed : undefined;
+  return parsed.version >= 1 && parsed.version <= INDEX_VERSION && Array.isArray(parsed.entities) ? parsed : undefined;
 }
 
 async function readEntities(dir: string, names: string[]): Promise<Map<string, IssuedCertificate>> {
