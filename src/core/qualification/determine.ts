@@ -399,3 +399,13 @@ function issuedBy(subject: X509Certificate, issuer: X509Certificate): boolean {
 function sameKeyAndName(a: X509Certificate, b: X509Certificate): boolean {
   return a.subject === b.subject && a.publicKey.equals(b.publicKey);
 }
+
+/** The certificates of the CA/QC and TSA/QTST services of the verified lists (DER): chains that reach one are trusted. */
+export function serviceCertificates(lists: readonly TrustedListCacheEntry[]): Uint8Array[] {
+  const seen = new Set<string>();
+  for (const entry of lists)
+    for (const service of entry.snapshot?.isLotl === false ? entry.snapshot.services : [])
+      if (service.type === SERVICE_CA_QC || service.type === SERVICE_TSA_QTST)
+        for (const base64 of service.identity.certificates) seen.add(base64);
+  return [...seen].map((base64) => new Uint8Array(Buffer.from(base64, 'base64')));
+}

@@ -14,6 +14,7 @@ import {
   subjectKeyId,
 } from '../../sandbox/pki.js';
 import type { CriteriaList, TrustService, TrustedListCacheEntry, TrustedListSnapshot } from '../trusted-list/model.js';
+import { listEntry } from '../../../test/helpers/qualified-lists.js';
 import { qualificationCertificate } from './certificate.js';
 import { matchesCriteria } from './criteria.js';
 import { qualifyCertificate, qualifyTimestamp } from './index.js';
@@ -141,24 +142,7 @@ function caService(overrides: Partial<TrustService> = {}): TrustService {
 }
 
 function list(services: TrustService[], overrides: Partial<TrustedListSnapshot> = {}): TrustedListCacheEntry {
-  const snapshot: TrustedListSnapshot = {
-    territory: 'BE',
-    isLotl: false,
-    type: 'http://uri.etsi.org/TrstSvc/TrustedList/TSLType/EUgeneric',
-    sequenceNumber: 42,
-    issueDate: '2025-09-20T00:00:00Z',
-    nextUpdate: '2026-03-20T00:00:00Z',
-    operator: 'Test Supervisory Body',
-    source: 'https://example.test/tl-be.xml',
-    test: false,
-    sha256: '00'.repeat(32),
-    signerCertificate: '',
-    pointers: [],
-    pivots: [],
-    services,
-    ...overrides,
-  };
-  return { territory: snapshot.territory, snapshot, verifiedAt: '2025-09-20T01:00:00Z' };
+  return listEntry(services, { sequenceNumber: 42, nextUpdate: '2026-03-20T00:00:00Z', ...overrides });
 }
 
 function qualify(certificate: Uint8Array, lists: TrustedListCacheEntry[], issuer = ca) {

@@ -1,0 +1,151 @@
+/** `esign verify` with trusted lists in the cache: qualification of signatures and timestamps (ETSI TS 119 615). */
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { VerificationReport } from '../../src/core/verify/types.js';
+import { listEntry, sandboxServices, writeLists } from '../helpers/qualified-lists.js';
+import { runCli } from '../helpers/run-cli.js';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { tempDirForFile } from '../helpers/tmp.js';
+import { pdfLibBytes } from '../helpers/pdf-fixtures.js';
+
+let sandbox: TestSandbox;
+let work: { dir: string; remove: () => Promise<void> };
+const signed: Record<string, string> = {};
+
+beforeAll(async () => {
+  sandbox = await startTestSandbox({ autoApprove: true });
+  work = await tempDirForFile('esign-qualification-');
+  const input = join(work.dir, 'input.pdf');
+  await writeFile(input, await pdfLibBytes({ pages: 1 }));
+  for (const credential of ['alice-rsa2048', 'alice-rsa3072']) {
+    const output = join(work.dir, `${credential}.pdf`);
+    const result = await runCli(
+      ['--auto-approve', '--quiet', 'sign', '--level', 'B-T', '-c', credential, '-o', output, input],
+      { env: sandbox.env },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    signed[credential] = output;
+  }
+});
+afterAll(async () => {
+  await sandbox?.close();
+  await work?.remove();
+});
+
+let counter = 0;
+/** A cache of its own per case, written before the run. */
+async function verifyWith(
+  entries: Parameters<typeof writeLists>[1],
+  file: string,
+  options: { env?: Record<string, string>; json?: boolean } = {},
+) {
+  const cacheDir = join(work.dir, `cache-${++counter}`);
+  const env = { ...(options.env ?? sandbox.env), ESIGN_CACHE_DIR: cacheDir };
+  await writeLists(env, entries);
+  const result = await runCli([...(options.json === false ? [] : ['--json']), 'verify', file], { env });
+  await rm(cacheDir, { recursive: true, force: true });
+  return result;
+}
+
+describe('esign verify with cached trusted lists', () => {
+  it('names a signature made with a QSCD credential a QESig, with its service, and its timestamp qualified', async () => {
+    const result = await verifyWith([listEntry(sandboxServices(sandbox.sandbox.pki))], signed['alice-rsa2048']!);
+    expect(result.code, result.stderr).toBe(0);
+    const report = result.json<VerificationReport>();
+    expect(report.signatures[0]).toMatchObject({
+      status: 'valid',
+      qualification: {
+        name: 'QESig',
+        qualifiedAtIssuance: true,
+        qualifiedAtSigning: true,
+        type: 'esig',
+        qscd: 'yes',
+        test: false,
+        services: [{ provider: 'esign Sandbox QTSP', territory: 'BE', sequenceNumber: 7 }],
+      },
+      timestamp: { qualified: { qualified: true, services: [{ name: 'esign Sandbox TEST TSA' }] } },
+    });
+  });
+
+  it('says it in one human line, TEST-labelled when the list is a sandbox TEST list', async () => {
+    const result = await verifyWith(
+      [listEntry(sandboxServices(sandbox.sandbox.pki), { test: true })],
+      signed['alice-rsa2048']!,
+      { json: false },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(
+      'qualified   TEST — qualified electronic signature (QESig): BE, esign Sandbox QTSP, key on a QSCD',
+    );
+    expect(result.stdout).toContain('TEST — qualified electronic time stamp (BE, esign Sandbox QTSP)');
+  });
+
+  it('a credential off a QSCD (QCP-n, QCNoSSCD) makes an AdESig-QC', async () => {
+    const result = await verifyWith([listEntry(sandboxServices(sandbox.sandbox.pki))], signed['alice-rsa3072']!);
+    expect(result.json<VerificationReport>().signatures[0]?.qualification).toMatchObject({
+      name: 'AdESig-QC',
+      qscd: 'no',
+    });
+  });
+
+  it('a list past its next update: INDETERMINATE "trusted list expired"', async () => {
+    const result = await verifyWith(
+      [listEntry(sandboxServices(sandbox.sandbox.pki), { nextUpdate: '2020-01-01T00:00:00Z' })],
+      signed['alice-rsa2048']!,
+    );
+    const signature = result.json<VerificationReport>().signatures[0];
+    expect(signature?.qualification).toMatchObject({ name: 'INDETERMINATE' });
+    expect(signature?.qualification?.reason).toMatch(/^trusted list expired: BE/);
+    expect(signature?.timestamp?.qualified?.qualified).toBe('indeterminate');
+  });
+
+  it('a service withdrawn before the signature: qualified at issuance only, an AdESig', async () => {
+    const services = sandboxServices(sandbox.sandbox.pki);
+    const ca = services[0]!;
+    ca.history.unshift({
+      ...ca.history[0]!,
+      status: 'http://uri.etsi.org/TrstSvc/TrustedList/Svcstatus/withdrawn',
+      from: new Date(Date.now() - 60_000).toISOString(),
+    });
+    ca.history[1] = { ...ca.history[1]!, from: '2016-07-01T00:00:00Z' };
+    const result = await verifyWith([listEntry(services)], signed['alice-rsa2048']!);
+    expect(result.json<VerificationReport>().signatures[0]?.qualification).toMatchObject({
+      name: 'AdESig',
+      qualifiedAtIssuance: true,
+      qualifiedAtSigning: false,
+    });
+  });
+
+  it('an entry whose signature failed (no snapshot) gives no qualification', async () => {
+    const result = await verifyWith(
+      [{ territory: 'BE', lastFailure: { at: '2026-01-01T00:00:00Z', reason: 'bad signature' } }],
+      signed['alice-rsa2048']!,
+    );
+    expect(result.json<VerificationReport>().signatures[0]?.qualification).toBeUndefined();
+  });
+
+  it('on a profile without trust anchors the lists make the chain trusted; a TEST list is never used there', async () => {
+    const env = { ESIGN_CONFIG_DIR: join(work.dir, 'own-profile') };
+    const init = await runCli(['config', 'init', 'work', '--set', 'signingBaseUrl=https://sign.example/api'], { env });
+    expect(init.code, init.stderr).toBe(0);
+    const real = await verifyWith([listEntry(sandboxServices(sandbox.sandbox.pki))], signed['alice-rsa2048']!, { env });
+    expect(real.code, real.stdout).toBe(0);
+    expect(real.json<VerificationReport>().signatures[0]).toMatchObject({
+      status: 'valid',
+      chain: { trusted: true },
+      qualification: { name: 'QESig' },
+    });
+    const test = await verifyWith(
+      [listEntry(sandboxServices(sandbox.sandbox.pki), { test: true })],
+      signed['alice-rsa2048']!,
+      { env },
+    );
+    expect(test.code).toBe(9);
+    expect(test.json<VerificationReport>()).toMatchObject({
+      code: 'VERIFY_UNTRUSTED',
+      signatures: [{ chain: { trusted: false } }],
+    });
+    expect(test.json<VerificationReport>().signatures[0]?.qualification).toBeUndefined();
+  });
+});
