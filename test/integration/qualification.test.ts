@@ -1,5 +1,5 @@
 /** `esign verify` with trusted lists in the cache: qualification of signatures and timestamps (ETSI TS 119 615). */
-import { rm, writeFile } from 'node:fs/promises';
+import { access, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VerificationReport } from '../../src/core/verify/types.js';
@@ -147,5 +147,89 @@ describe('esign verify with cached trusted lists', () => {
       signatures: [{ chain: { trusted: false } }],
     });
     expect(test.json<VerificationReport>().signatures[0]?.qualification).toBeUndefined();
+  });
+});
+
+describe('esign credentials and sign with cached trusted lists', () => {
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    env = { ...sandbox.env, ESIGN_CACHE_DIR: join(work.dir, 'signing-cache') };
+    await writeLists(env, [listEntry(sandboxServices(sandbox.sandbox.pki), { test: true })]);
+  });
+
+  it('credentials list gives each credential its qualification; info says it in a line', async () => {
+    const list = await runCli(['--auto-approve', '--json', 'credentials', 'list'], { env });
+    expect(list.code, list.stderr).toBe(0);
+    const byId = Object.fromEntries(
+      list
+        .json<{ credentials: Array<{ credentialID: string; qualification?: { name: string; test: boolean } }> }>()
+        .credentials.map((c) => [c.credentialID, c.qualification]),
+    );
+    expect(byId['alice-rsa2048']).toMatchObject({ name: 'QESig', test: true });
+    expect(byId['alice-rsa3072']).toMatchObject({ name: 'AdESig-QC' });
+    const human = await runCli(['--auto-approve', 'credentials', 'list'], { env });
+    expect(human.stdout).toMatch(/qualification/);
+    expect(human.stdout).toMatch(/alice-rsa3072 .*AdESig-QC \(TEST\)/);
+    const info = await runCli(['--auto-approve', 'credentials', 'info', 'alice-rsa2048'], { env });
+    expect(info.stdout).toContain(
+      'qualified    TEST — qualified electronic signature (QESig): BE, esign Sandbox QTSP, key on a QSCD',
+    );
+  });
+
+  it('sign reports the qualification of what it made, in its summary line and --json', async () => {
+    const input = join(work.dir, 'made.pdf');
+    await writeFile(input, await pdfLibBytes({ pages: 1 }));
+    const json = await runCli(['--auto-approve', '--json', 'sign', '--level', 'B-T', '-c', 'alice-rsa2048', input], {
+      env,
+    });
+    expect(json.code, json.stderr).toBe(0);
+    expect(json.json()).toMatchObject({ qualification: { name: 'QESig', qscd: 'yes', test: true } });
+    const human = await runCli(
+      ['--auto-approve', 'sign', '-f', '-c', 'alice-rsa3072', '-o', join(work.dir, 'made-2.pdf'), input],
+      { env },
+    );
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).toMatch(/; TEST — advanced electronic signature with a qualified certificate \(AdESig-QC\)/);
+  });
+
+  it('--require qes refuses a credential off a QSCD before any approval (exit 13); ESIGN_REQUIRE too; qualified accepts a QESig', async () => {
+    const input = join(work.dir, 'required.pdf');
+    await writeFile(input, await pdfLibBytes({ pages: 1 }));
+    const state = join(work.dir, 'required-state.json');
+    const refused = await runCli(
+      ['--json', 'sign', '--require', 'qes', '-c', 'alice-rsa3072', '--prepare', '--state', state, input],
+      { env },
+    );
+    expect(refused.code).toBe(13);
+    expect(refused.json()).toMatchObject({
+      error: { code: 'QUALIFICATION_NOT_MET', exitCode: 13, details: { qualification: { name: 'AdESig-QC' } } },
+    });
+    expect(refused.json<{ error: { message: string } }>().error.message).toMatch(
+      /^--require qes: alice-rsa3072 would make AdESig-QC, not a qualified electronic signature \(QESig\); nothing was signed\.$/,
+    );
+    await expect(access(state)).rejects.toThrow();
+    const byEnv = await runCli(['--auto-approve', 'sign', '-c', 'alice-rsa2048', input], {
+      env: { ...env, ESIGN_REQUIRE: 'qeseal' },
+    });
+    expect(byEnv.code).toBe(13);
+    expect(byEnv.stderr).toContain('would make QESig, not a qualified electronic seal (QESeal)');
+    await expect(access(join(work.dir, 'required-signed.pdf'))).rejects.toThrow();
+    const accepted = await runCli(['--auto-approve', 'sign', '--require', 'qualified', '-c', 'alice-rsa2048', input], {
+      env,
+    });
+    expect(accepted.code, accepted.stderr).toBe(0);
+  });
+
+  it('--require without cached lists refuses at once (exit 13); a bad value is a usage error', async () => {
+    const input = join(work.dir, 'no-lists.pdf');
+    await writeFile(input, await pdfLibBytes({ pages: 1 }));
+    const noLists = await runCli(['--auto-approve', '--json', 'sign', '--require', 'qes', input], {
+      env: { ...sandbox.env, ESIGN_CACHE_DIR: join(work.dir, 'empty-cache') },
+    });
+    expect(noLists.code).toBe(13);
+    expect(noLists.json()).toMatchObject({ error: { code: 'QUALIFICATION_UNKNOWN' } });
+    const bad = await runCli(['--auto-approve', 'sign', '--require', 'qesig', input], { env });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--require must be qes, qeseal or qualified, not "qesig".');
   });
 });

@@ -12,6 +12,9 @@ import { table } from '../io.js';
 import type { CommandModule } from '../command.js';
 import { renderError } from '../render-error.js';
 import { createCscClient } from '../service-clients.js';
+import { credentialQualifier, type CredentialQualifier } from '../trusted-lists.js';
+import { describeQualification } from '../../core/qualification/describe.js';
+import type { Qualification } from '../../core/qualification/determine.js';
 
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
   const credentials = program
@@ -24,13 +27,16 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
   credentials
     .command('list')
     .description(
-      'list your credentials: status, subject, issuer, validity, key (RSA length or EC curve) and the scheme esign signs with',
+      'list your credentials: status, subject, issuer, validity, key (RSA length or EC curve), the scheme esign signs with, ' +
+        'and, when verified EU trusted lists are cached, what each signs (QESig, QESeal, AdESig-QC, …)',
     )
     .action((_options: unknown, command: Command) => run(command, (ctx) => runList(ctx)));
 
   credentials
     .command('info <credentialID>')
-    .description('show a credential: its certificate chain, key usage and status')
+    .description(
+      'show a credential: its certificate chain, key usage, status, and its qualification when trusted lists are cached',
+    )
     .action((id: string, _options: unknown, command: Command) => run(command, (ctx) => runInfo(ctx, id)));
 
   credentials
@@ -183,7 +189,11 @@ async function runList(ctx: Context): Promise<void> {
   const client = await createCscClient(ctx);
   const { infos, unreadable } = await client.listCredentials();
   const signingService = spokenSummary(await client.protocol());
-  const summaries = infos.map((info) => summarize(info, ctx.clock.now(), profile.settings.credential));
+  const qualifier = await credentialQualifier(ctx);
+  const summaries = infos.map((info) => ({
+    ...summarize(info, ctx.clock.now(), profile.settings.credential),
+    ...qualificationOf(info, qualifier, ctx.clock.now()),
+  }));
   // The others are listed; each left out is named with why, as the error it gave would say it.
   const leftOut = unreadable.map(({ credentialID, error }) => ({ credentialID, error: renderError(error).json.error }));
   for (const { credentialID, error } of leftOut)
@@ -212,9 +222,11 @@ async function runList(ctx: Context): Promise<void> {
         keyText(s),
         s.signatureAlgorithm ?? '(none esign can use)',
         authorizationText(s.authorization),
+        ...(qualifier ? [qualificationCell(s.qualification)] : []),
       ]);
+      const headings = ['  id', 'status', 'subject', 'issuer', 'valid until', 'key', 'signs with', 'authorization'];
       return (
-        table(['  id', 'status', 'subject', 'issuer', 'valid until', 'key', 'signs with', 'authorization'], rows) +
+        table(qualifier ? [...headings, 'qualification'] : headings, rows) +
         (summaries.some((s) => s.isDefault) ? '\n(* default of this profile)' : '')
       );
     },
@@ -229,8 +241,10 @@ async function runInfo(ctx: Context, credentialID: string): Promise<void> {
   const chain = info.certificates.map(describeCertificate);
   const keyUsage = await keyUsageOf(info.certificates[0] as Uint8Array);
   const signingService = spokenSummary(await client.protocol());
+  const qualification = qualificationOf(info, await credentialQualifier(ctx), ctx.clock.now()).qualification;
   const result = {
     ...summary,
+    ...(qualification ? { qualification } : {}),
     algorithms: info.algorithms,
     authMode: info.authMode,
     keyUsage,
@@ -257,6 +271,7 @@ async function runInfo(ctx: Context, credentialID: string): Promise<void> {
           ]
         : []),
       `key usage    ${keyUsage.length > 0 ? keyUsage.join(', ') : '(not stated)'}`,
+      ...(qualification ? [`qualified    ${describeQualification(qualification)}`] : []),
       'chain:',
       ...chain.flatMap((cert, index) => [
         `  ${index}  ${cert.subject}`,
@@ -266,6 +281,23 @@ async function runInfo(ctx: Context, credentialID: string): Promise<void> {
       ]),
     ].join('\n'),
   );
+}
+
+/** What a signature made now with the credential would be, when trusted lists are cached. */
+function qualificationOf(
+  info: CredentialInfo,
+  qualifier: CredentialQualifier | undefined,
+  now: Date,
+): { qualification?: Qualification } {
+  const qualification = qualifier?.(info.certificates, now);
+  return qualification ? { qualification } : {};
+}
+
+/** "QESig (TEST)", "AdESig-QC", "INDETERMINATE: trusted list expired: …". */
+function qualificationCell(qualification: Qualification | undefined): string {
+  if (!qualification) return '?';
+  const name = `${qualification.name}${qualification.test ? ' (TEST)' : ''}`;
+  return qualification.name === 'INDETERMINATE' ? `${name}: ${qualification.reason ?? ''}` : name;
 }
 
 /** Which CSC API esign speaks with the service, and how it knows (`cscVersion` setting or the service's info). */
