@@ -15,6 +15,13 @@ export async function usableTrustedLists(ctx: Context): Promise<TrustedListCache
   return usable.some((entry) => entry.snapshot?.isLotl === false) ? usable : undefined;
 }
 
+/** The certificates of the usable lists' qualified CAs and TSAs (DER): anchors beside the configured ones. */
+export async function trustedListAnchors(ctx: Context): Promise<Uint8Array[]> {
+  const lists = await usableTrustedLists(ctx);
+  if (!lists) return [];
+  return (await import('../core/qualification/determine.js')).serviceCertificates(lists);
+}
+
 /** The qualification of a credential's certificate (signer first, then its chain) for a signature made at `at`. */
 export type CredentialQualifier = (certificates: readonly Uint8Array[], at: Date) => Qualification | undefined;
 

@@ -140,7 +140,7 @@ describe('loadOrCreatePki', () => {
     ).toContain(urls.crl);
   });
 
-  it('gives signers QC statements and a QCP policy: seals eseal, people esign, alice-rsa3072 and acme-seal-bulk off a QSCD', () => {
+  it('gives signers QC statements and a QCP policy: seals eseal, people esign, alice-rsa3072 and acme-seal-otp off a QSCD', () => {
     const facts = Object.fromEntries(
       pki.credentials.map((c) => {
         const cert = qualificationCertificate(c.signer.certificate);
@@ -154,7 +154,7 @@ describe('loadOrCreatePki', () => {
     expect(facts['alice-rsa2048']).toEqual({ types: ['esig'], sscd: true, policies: ['0.4.0.194112.1.2'], qc: true });
     expect(facts['alice-rsa3072']).toEqual({ types: ['esig'], sscd: false, policies: ['0.4.0.194112.1.0'], qc: true });
     expect(facts['acme-seal-totp']).toEqual({ types: ['eseal'], sscd: true, policies: ['0.4.0.194112.1.3'], qc: true });
-    expect(facts['acme-seal-bulk']).toEqual({
+    expect(facts['acme-seal-otp']).toEqual({
       types: ['eseal'],
       sscd: false,
       policies: ['0.4.0.194112.1.1'],

@@ -142,7 +142,7 @@ export const SANDBOX_CREDENTIAL_SPECS: readonly CredentialSpec[] = [
       commonName: 'ACME Test Seal',
       kind: 'enabled',
       seal: true,
-      ...(credentialID === 'acme-seal-bulk' ? { notOnQscd: true as const } : {}),
+      ...(credentialID === 'acme-seal-otp' ? { notOnQscd: true as const } : {}),
     }),
   ),
 ];

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VerificationReport } from '../../src/core/verify/types.js';
 import { listEntry, sandboxServices, writeLists } from '../helpers/qualified-lists.js';
 import { runCli } from '../helpers/run-cli.js';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { sealEnv, startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDirForFile } from '../helpers/tmp.js';
 import { pdfLibBytes } from '../helpers/pdf-fixtures.js';
 
@@ -231,5 +231,30 @@ describe('esign credentials and sign with cached trusted lists', () => {
     const bad = await runCli(['--auto-approve', 'sign', '--require', 'qesig', input], { env });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--require must be qes, qeseal or qualified, not "qesig".');
+  });
+});
+
+describe('a seal in CI on a profile without trust anchors', () => {
+  it('checks the TSA chain against the cached lists (no warning), and --require qeseal holds for a QSCD seal', async () => {
+    const input = join(work.dir, 'sealed.pdf');
+    await writeFile(input, await pdfLibBytes({ pages: 1 }));
+    const withLists = {
+      ...sealEnv(sandbox, 'v1', { ESIGN_TRUST_ANCHORS: undefined }),
+      ESIGN_CACHE_DIR: join(work.dir, 'seal-cache'),
+    };
+    await writeLists(withLists, [listEntry(sandboxServices(sandbox.sandbox.pki))]);
+    const sealed = await runCli(['--json', 'sign', '--level', 'B-T', '--require', 'qeseal', input], { env: withLists });
+    expect(sealed.code, sealed.stderr).toBe(0);
+    expect(sealed.stderr).not.toContain('TSA');
+    expect(sealed.json()).toMatchObject({ qualification: { name: 'QESeal', type: 'eseal', test: false } });
+    const withoutLists = { ...withLists, ESIGN_CACHE_DIR: join(work.dir, 'seal-no-cache') };
+    const offQscd = await runCli(['--json', 'sign', '-f', '--require', 'qeseal', input], {
+      env: { ...withLists, ESIGN_CREDENTIAL: 'acme-seal-otp' },
+    });
+    expect(offQscd.code).toBe(13);
+    expect(offQscd.json()).toMatchObject({ error: { code: 'QUALIFICATION_NOT_MET' } });
+    const unchecked = await runCli(['sign', '-f', '--level', 'B-T', input], { env: withoutLists });
+    expect(unchecked.code, unchecked.stderr).toBe(0);
+    expect(unchecked.stderr).toContain("so the TSA's certificate chain is not checked");
   });
 });

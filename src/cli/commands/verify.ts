@@ -10,7 +10,7 @@ import type {
 import type { Context } from '../context.js';
 import type { CommandModule } from '../command.js';
 import { PdfPasswords, withPasswordOptions, type PdfPasswordOptions } from '../pdf-password.js';
-import { usableTrustedLists } from '../trusted-lists.js';
+import { trustedListAnchors, usableTrustedLists } from '../trusted-lists.js';
 
 export interface VerifyCommandOptions extends PdfPasswordOptions {
   trust: string[];
@@ -70,10 +70,7 @@ export async function runVerify(file: string, options: VerifyCommandOptions, ctx
   const paths = options.trust.length > 0 ? options.trust : ((await ctx.profile()).settings.trustAnchors ?? []);
   const trustedLists = await usableTrustedLists(ctx);
   // The lists' CA/QC and TSA/QTST services are anchors alongside the configured ones.
-  const listAnchors = trustedLists
-    ? (await import('../../core/qualification/determine.js')).serviceCertificates(trustedLists)
-    : [];
-  const trustAnchors = [...(await loadTrustAnchors(paths)), ...listAnchors];
+  const trustAnchors = [...(await loadTrustAnchors(paths)), ...(await trustedListAnchors(ctx))];
   const verifyOptions = { trustAnchors, now: new Date(), ...(trustedLists ? { trustedLists } : {}) };
   const report =
     options.signature === undefined
