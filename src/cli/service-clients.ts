@@ -19,7 +19,7 @@ import {
 } from '../io/storage-client.js';
 import { loadTrustAnchors, TsaClient } from '../io/tsa-client.js';
 import type { Context, ResolvedProfile } from './context.js';
-import { trustedListAnchors } from './trusted-lists.js';
+import { listedIssuersOf, listedTsaCertificates } from './trusted-lists.js';
 
 /**
  * The CSC client for a profile (default: the active one), its service token cached per profile,
@@ -100,7 +100,7 @@ export async function withCompleteChain<C extends SigningCredential>(
 ): Promise<C> {
   const anchors = [
     ...(await loadTrustAnchors(profile.settings.trustAnchors ?? [])),
-    ...(await trustedListAnchors(ctx)),
+    ...(await listedIssuersOf(ctx, credential.certificates)),
   ];
   const revocation = createRevocationClient(ctx);
   const certificates = await completeChain(credential.credentialID, credential.certificates, {
@@ -125,8 +125,8 @@ export function createTsaClient(ctx: Context, profile: ResolvedProfile): TsaClie
       : {}),
     http: ctx.http,
     trustAnchors: async () => {
-      // The qualified TSAs and CAs of the cached trusted lists count beside the configured anchors.
-      const listAnchors = await trustedListAnchors(ctx);
+      // The qualified TSAs of the cached trusted lists count beside the configured anchors.
+      const listAnchors = await listedTsaCertificates(ctx);
       if (anchorPaths.length === 0 && listAnchors.length === 0)
         ctx.io.warn(
           `the profile ${JSON.stringify(profile.name)} has no trustAnchors and no trusted list is cached, so the TSA's certificate chain is not checked; set them with \`esign config set trustAnchors PEM\` or run \`esign trust update\`.`,

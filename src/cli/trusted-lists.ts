@@ -15,11 +15,33 @@ export async function usableTrustedLists(ctx: Context): Promise<TrustedListCache
   return usable.some((entry) => entry.snapshot?.isLotl === false) ? usable : undefined;
 }
 
-/** The certificates of the usable lists' qualified CAs and TSAs (DER): anchors beside the configured ones. */
-export async function trustedListAnchors(ctx: Context): Promise<Uint8Array[]> {
+/** The certificates of the usable lists' qualified TSAs (TSA/QTST services), DER: anchors for the TSA's chain. */
+export async function listedTsaCertificates(ctx: Context): Promise<Uint8Array[]> {
   const lists = await usableTrustedLists(ctx);
-  if (!lists) return [];
-  return (await import('../core/qualification/determine.js')).serviceCertificates(lists);
+  const { SERVICE_TSA_QTST } = await import('../core/qualification/uris.js');
+  return (lists ?? []).flatMap((entry) =>
+    (entry.snapshot?.services ?? [])
+      .filter((service) => service.type === SERVICE_TSA_QTST)
+      .flatMap((service) =>
+        service.identity.certificates.map((base64) => new Uint8Array(Buffer.from(base64, 'base64'))),
+      ),
+  );
+}
+
+/** The usable lists' service certificates that may have issued the last of `certificates` (DER), to complete a short chain. */
+export async function listedIssuersOf(ctx: Context, certificates: readonly Uint8Array[]): Promise<Uint8Array[]> {
+  const last = certificates.at(-1);
+  const lists = last ? await usableTrustedLists(ctx) : undefined;
+  if (!last || !lists) return [];
+  const { ServiceCertificateIndex } = await import('../core/qualification/service-index.js');
+  const { X509Certificate } = await import('node:crypto');
+  try {
+    return ServiceCertificateIndex.of(lists)
+      .issuersOf(new X509Certificate(last))
+      .map((certificate) => new Uint8Array(certificate.raw));
+  } catch {
+    return []; // a certificate that does not parse: chain completion names it
+  }
 }
 
 /** The qualification of a credential's certificate (signer first, then its chain) for a signature made at `at`. */

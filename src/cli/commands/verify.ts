@@ -10,7 +10,7 @@ import type {
 import type { Context } from '../context.js';
 import type { CommandModule } from '../command.js';
 import { PdfPasswords, withPasswordOptions, type PdfPasswordOptions } from '../pdf-password.js';
-import { trustedListAnchors, usableTrustedLists } from '../trusted-lists.js';
+import { usableTrustedLists } from '../trusted-lists.js';
 
 export interface VerifyCommandOptions extends PdfPasswordOptions {
   trust: string[];
@@ -68,15 +68,15 @@ export async function runVerify(file: string, options: VerifyCommandOptions, ctx
   }
   const { loadTrustAnchors } = await import('../../io/tsa-client.js');
   const paths = options.trust.length > 0 ? options.trust : ((await ctx.profile()).settings.trustAnchors ?? []);
+  const trustAnchors = await loadTrustAnchors(paths);
+  // With lists, their CA/QC and TSA/QTST services are anchors alongside the configured ones.
   const trustedLists = await usableTrustedLists(ctx);
-  // The lists' CA/QC and TSA/QTST services are anchors alongside the configured ones.
-  const trustAnchors = [...(await loadTrustAnchors(paths)), ...(await trustedListAnchors(ctx))];
   const verifyOptions = { trustAnchors, now: new Date(), ...(trustedLists ? { trustedLists } : {}) };
   const report =
     options.signature === undefined
       ? await verifyPdfFile(file, verifyOptions, await PdfPasswords.from(options, ctx))
       : await verifyCadesFile(file, options.signature, verifyOptions);
-  if (trustAnchors.length === 0)
+  if (trustAnchors.length === 0 && !trustedLists)
     for (const signature of report.signatures)
       signature.warnings.push('no trust anchors: pass --trust ROOT.pem or set trustAnchors in the profile');
 

@@ -14,6 +14,7 @@ import type {
 import { qualificationCertificate } from './certificate.js';
 import type { QualificationCertificate, QualifiedFor } from './certificate.js';
 import { matchesCriteria } from './criteria.js';
+import { ServiceCertificateIndex } from './service-index.js';
 import {
   EIDAS_START,
   FOR_ESEALS,
@@ -192,8 +193,16 @@ function servicesFor(
   lists: readonly TrustedListCacheEntry[],
   self = false,
 ): ServiceMatch[] {
+  const index = ServiceCertificateIndex.of(lists);
   const above = chain.map(parse).filter((cert): cert is X509Certificate => cert !== undefined);
-  const candidates = self ? [certificate.x509, ...above] : above;
+  // The list's certificate for the issuer (verified: it signed this one), or for the same key and name as a CA above.
+  const identified = new Set<string>();
+  if (!self)
+    for (const issuer of index.issuersOf(certificate.x509))
+      if (issuedBy(certificate.x509, issuer)) identified.add(issuer.raw.toString('base64'));
+  for (const candidate of self ? [certificate.x509, ...above] : above)
+    for (const listed of index.sameSubjectAs(candidate))
+      if (sameKeyAndName(candidate, listed)) identified.add(listed.raw.toString('base64'));
   const keyIdentifiers = new Set<string>();
   if (certificate.authorityKeyIdentifier) keyIdentifiers.add(certificate.authorityKeyIdentifier);
   for (const der of self ? [certificate.x509.raw, ...chain] : chain) {
@@ -204,19 +213,13 @@ function servicesFor(
   for (const entry of lists) {
     const list = entry.snapshot;
     if (!list || list.isLotl) continue;
-    for (const service of list.services) {
-      if (service.type !== type) continue;
-      const identified =
-        service.identity.certificates.some((base64) => {
-          const serviceCert = parse(Buffer.from(base64, 'base64'));
-          if (!serviceCert) return false;
-          return (
-            (!self && issuedBy(certificate.x509, serviceCert)) ||
-            candidates.some((candidate) => sameKeyAndName(candidate, serviceCert))
-          );
-        }) || service.identity.subjectKeyIdentifiers.some((ski) => keyIdentifiers.has(ski.toLowerCase()));
-      if (identified) matches.push({ list, service });
-    }
+    for (const service of list.services)
+      if (
+        service.type === type &&
+        (service.identity.certificates.some((base64) => identified.has(base64)) ||
+          service.identity.subjectKeyIdentifiers.some((ski) => keyIdentifiers.has(ski.toLowerCase())))
+      )
+        matches.push({ list, service });
   }
   return matches;
 }
@@ -398,14 +401,4 @@ function issuedBy(subject: X509Certificate, issuer: X509Certificate): boolean {
 
 function sameKeyAndName(a: X509Certificate, b: X509Certificate): boolean {
   return a.subject === b.subject && a.publicKey.equals(b.publicKey);
-}
-
-/** The certificates of the CA/QC and TSA/QTST services of the verified lists (DER): chains that reach one are trusted. */
-export function serviceCertificates(lists: readonly TrustedListCacheEntry[]): Uint8Array[] {
-  const seen = new Set<string>();
-  for (const entry of lists)
-    for (const service of entry.snapshot?.isLotl === false ? entry.snapshot.services : [])
-      if (service.type === SERVICE_CA_QC || service.type === SERVICE_TSA_QTST)
-        for (const base64 of service.identity.certificates) seen.add(base64);
-  return [...seen].map((base64) => new Uint8Array(Buffer.from(base64, 'base64')));
 }

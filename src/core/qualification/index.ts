@@ -1,5 +1,6 @@
 /** Qualification (ETSI TS 119 615, named per TS 119 172-4) of signatures and timestamps against the verified trusted lists. */
-export { qualifyCertificate, qualifyTimestamp, serviceCertificates } from './determine.js';
+export { qualifyCertificate, qualifyTimestamp } from './determine.js';
+export { ServiceCertificateIndex } from './service-index.js';
 export { describeQualification, describeTimestampQualification } from './describe.js';
 export type {
   Qualification,

@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { X509Certificate, generateKeyPairSync } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { IssuedCertificate } from '../../sandbox/pki.js';
@@ -17,7 +17,7 @@ import type { CriteriaList, TrustService, TrustedListCacheEntry, TrustedListSnap
 import { listEntry } from '../../../test/helpers/qualified-lists.js';
 import { qualificationCertificate } from './certificate.js';
 import { matchesCriteria } from './criteria.js';
-import { qualifyCertificate, qualifyTimestamp } from './index.js';
+import { ServiceCertificateIndex, qualifyCertificate, qualifyTimestamp } from './index.js';
 
 const EXT = 'http://uri.etsi.org/TrstSvc/TrustedList/SvcInfoExt/';
 const STATUS = 'http://uri.etsi.org/TrstSvc/TrustedList/Svcstatus/';
@@ -519,5 +519,34 @@ describe('qualifyTimestamp', () => {
       qualified: 'indeterminate',
       reason: expect.stringMatching(/^trusted list expired: BE/),
     });
+  });
+});
+
+describe('ServiceCertificateIndex', () => {
+  it('finds the listed issuer of a certificate by name among the others, and tells a listed certificate', () => {
+    const other = caService({
+      name: 'Other',
+      identity: {
+        certificates: [Buffer.from(otherCa.certificate).toString('base64')],
+        subjectNames: [],
+        subjectKeyIdentifiers: [],
+      },
+    });
+    const rootService = caService({
+      identity: {
+        certificates: [Buffer.from(root.certificate).toString('base64')],
+        subjectNames: [],
+        subjectKeyIdentifiers: [],
+      },
+    });
+    const index = ServiceCertificateIndex.of([list([other, caService(), rootService])]);
+    const signer = new X509Certificate(qesLeaf());
+    expect(index.issuersOf(signer).map((cert) => cert.subject)).toEqual([new X509Certificate(ca.certificate).subject]);
+    expect(
+      index.issuersOf(new X509Certificate(ca.certificate)).map((cert) => cert.raw.equals(root.certificate)),
+    ).toEqual([true]);
+    expect(index.sameSubjectAs(new X509Certificate(otherCa.certificate))).toHaveLength(1);
+    expect(index.includes(new X509Certificate(ca.certificate))).toBe(true);
+    expect(index.includes(signer)).toBe(false);
   });
 });

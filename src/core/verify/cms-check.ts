@@ -11,6 +11,7 @@ import type { ParsedSignedData } from '../cms/parse.js';
 import { checkSigningCertificate } from '../cms/verify-signer.js';
 import { isEsignError } from '../errors.js';
 import { qualifyCertificate, qualifyTimestamp } from '../qualification/determine.js';
+import { ServiceCertificateIndex } from '../qualification/service-index.js';
 import type { TrustedListCacheEntry } from '../trusted-list/model.js';
 import { parseTimeStampToken, verifyTimeStampTokenSignature, checkTimeStampingUsage } from '../tsp/response.js';
 import type { ParsedTimeStampToken } from '../tsp/response.js';
@@ -325,7 +326,9 @@ function chainAndPath(
   at: Date,
 ): { report: ChainReport; path: X509Certificate[] } {
   const pool = certificatePool(extra);
-  const built = buildChain(leaf, pool, ctx.anchors, at);
+  // The trusted lists' qualified CAs and TSAs are anchors beside the configured ones.
+  const listed = ctx.trustedLists ? ServiceCertificateIndex.of(ctx.trustedLists) : undefined;
+  const built = buildChain(leaf, pool, ctx.anchors, at, listed);
   const problems = built.anchored
     ? [...built.validityProblems]
     : [built.untrustedReason ?? 'no trust anchor', ...built.validityProblems];
