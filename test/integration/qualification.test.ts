@@ -1,5 +1,5 @@
 /** `esign verify` with trusted lists in the cache: qualification of signatures and timestamps (ETSI TS 119 615). */
-import { access, rm, writeFile } from 'node:fs/promises';
+import { access, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VerificationReport } from '../../src/core/verify/types.js';
@@ -117,6 +117,19 @@ describe('esign verify with cached trusted lists', () => {
     });
   });
 
+  it('a signature that is not valid is INDETERMINATE whatever its certificate: never a silent QES', async () => {
+    const bytes = new Uint8Array(await readFile(signed['alice-rsa2048']!));
+    bytes[200] = bytes[200]! ^ 0x01; // inside the first signed range
+    const tampered = join(work.dir, 'tampered.pdf');
+    await writeFile(tampered, bytes);
+    const result = await verifyWith([listEntry(sandboxServices(sandbox.sandbox.pki))], tampered);
+    expect(result.code).toBe(9);
+    expect(result.json<VerificationReport>().signatures[0]).toMatchObject({
+      status: 'invalid',
+      qualification: { name: 'INDETERMINATE', reason: 'the signature is not valid' },
+    });
+  });
+
   it('an entry whose signature failed (no snapshot) gives no qualification', async () => {
     const result = await verifyWith(
       [{ territory: 'BE', lastFailure: { at: '2026-01-01T00:00:00Z', reason: 'bad signature' } }],
@@ -170,7 +183,7 @@ describe('esign credentials and sign with cached trusted lists', () => {
     const human = await runCli(['--auto-approve', 'credentials', 'list'], { env });
     expect(human.stdout).toMatch(/qualification/);
     expect(human.stdout).toMatch(/alice-rsa3072 .*AdESig-QC \(TEST\)/);
-    const info = await runCli(['--auto-approve', 'credentials', 'info', 'alice-rsa2048'], { env });
+    const info = await runCli(['--auto-approve', 'credentials', 'show', 'alice-rsa2048'], { env });
     expect(info.stdout).toContain(
       'qualified    TEST — qualified electronic signature (QESig): BE, esign Sandbox QTSP, key on a QSCD',
     );

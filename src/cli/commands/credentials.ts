@@ -34,6 +34,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
 
   credentials
     .command('info <credentialID>')
+    .alias('show')
     .description(
       'show a credential: its certificate chain, key usage, status, and its qualification when trusted lists are cached',
     )
