@@ -95,7 +95,7 @@ export async function buildProgram(args: string[], overrides: ContextOverrides =
     .configureHelp({ sortSubcommands: false })
     .addHelpText(
       'after',
-      '\nExamples:\n  esign sign contract.pdf                 sign on the sandbox (opens the approval page)\n  esign sign --auto-approve samples/*.pdf sandbox: approve without a browser\n  esign verify contract-signed.pdf\n\nExit codes: see README.md "Exit codes" (0 ok, 2 usage, 3 config, 4 auth, 5 unavailable, 6 protocol, 7 input, 8 output, 9 verification, 10 partial, 11 credential, 12 weak algorithm in verify).',
+      '\nExamples:\n  esign sign contract.pdf                 sign on the sandbox (opens the approval page)\n  esign sign --auto-approve samples/*.pdf sandbox: approve without a browser\n  esign verify contract-signed.pdf\n\nExit codes: see README.md "Exit codes" (0 ok, 2 usage, 3 config, 4 auth, 5 unavailable, 6 protocol, 7 input, 8 output, 9 verification, 10 partial, 11 credential, 12 weak algorithm in verify, 13 sign --require not met).',
     );
 
   const run: RunInContext = async (command, body) => {

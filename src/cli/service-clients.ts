@@ -19,6 +19,7 @@ import {
 } from '../io/storage-client.js';
 import { loadTrustAnchors, TsaClient } from '../io/tsa-client.js';
 import type { Context, ResolvedProfile } from './context.js';
+import { listedIssuersOf, listedTsaCertificates } from './trusted-lists.js';
 
 /**
  * The CSC client for a profile (default: the active one), its service token cached per profile,
@@ -97,7 +98,10 @@ export async function withCompleteChain<C extends SigningCredential>(
   profile: ResolvedProfile,
   ctx: Context,
 ): Promise<C> {
-  const anchors = await loadTrustAnchors(profile.settings.trustAnchors ?? []);
+  const anchors = [
+    ...(await loadTrustAnchors(profile.settings.trustAnchors ?? [])),
+    ...(await listedIssuersOf(ctx, credential.certificates)),
+  ];
   const revocation = createRevocationClient(ctx);
   const certificates = await completeChain(credential.credentialID, credential.certificates, {
     anchors,
@@ -121,11 +125,13 @@ export function createTsaClient(ctx: Context, profile: ResolvedProfile): TsaClie
       : {}),
     http: ctx.http,
     trustAnchors: async () => {
-      if (anchorPaths.length === 0)
+      // The qualified TSAs of the cached trusted lists count beside the configured anchors.
+      const listAnchors = await listedTsaCertificates(ctx);
+      if (anchorPaths.length === 0 && listAnchors.length === 0)
         ctx.io.warn(
-          `the profile ${JSON.stringify(profile.name)} has no trustAnchors, so the TSA's certificate chain is not checked; set them with \`esign config set trustAnchors PEM\`.`,
+          `the profile ${JSON.stringify(profile.name)} has no trustAnchors and no trusted list is cached, so the TSA's certificate chain is not checked; set them with \`esign config set trustAnchors PEM\` or run \`esign trust update\`.`,
         );
-      return loadTrustAnchors(anchorPaths);
+      return [...(await loadTrustAnchors(anchorPaths)), ...listAnchors];
     },
     trace: (line) => ctx.io.debug(line),
   });

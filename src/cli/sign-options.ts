@@ -37,4 +37,6 @@ export interface SignCommandOptions extends PdfPasswordOptions, CredentialFactor
   code?: string;
   upload: boolean;
   overwrite: boolean;
+  /** qes, qeseal or qualified: refuse to sign with a credential that cannot give it (else ESIGN_REQUIRE). */
+  require?: string;
 }

@@ -43,6 +43,15 @@ import type { SignCommandOptions } from './sign-options.js';
 import { appearanceLines, assertAppearanceDrawable, loadAppearanceAssets } from './appearance-assets.js';
 import { PdfPasswords } from './pdf-password.js';
 import { authorizationFactors } from './credential-factors.js';
+import { describeQualification } from '../core/qualification/describe.js';
+import type { Qualification } from '../core/qualification/determine.js';
+import {
+  assertRequirement,
+  credentialQualifier,
+  requirementOf,
+  type CredentialQualifier,
+  type Requirement,
+} from './trusted-lists.js';
 import { createCscClient, withCompleteChain } from './service-clients.js';
 
 /** Documents prepared at once within a window, so that one file's open, copy and fsync overlap another's. */
@@ -71,9 +80,17 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
     throw new EsignError('USAGE', '--skip-existing resumes a batch signed in one run, not the split flow.', {
       hint: 'Run the batch without --prepare/--complete, or leave out --skip-existing.',
     });
+  const requirement = await requirementOf(
+    options.require ?? ctx.env['ESIGN_REQUIRE'],
+    options.require !== undefined ? '--require' : 'ESIGN_REQUIRE',
+  );
   if (options.complete) return (await import('./sign-split.js')).runSplitComplete(options, ctx);
   if (files.length === 0)
     throw new EsignError('USAGE', 'Name at least one file to sign.', { hint: 'esign sign contract.pdf' });
+  const qualifier = await credentialQualifier(ctx);
+  // Without lists nobody can tell: refused before anything else happens.
+  if (requirement && !qualifier)
+    await assertRequirement(requirement, options.credential ?? 'the credential', undefined);
   // Every signing run outside the split flow has an approval step: no work before it is known to be possible.
   if (!options.prepare) await ctx.assertBrowserStepPossible('approval of the signatures');
 
@@ -102,7 +119,10 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
     const profile = await profiling;
     const tally = new BatchTally(planned.length, ctx);
     for (const [index, reason] of refused) tally.failed(planned.at(index).input, reason);
-    await signChecked(planned.without(new Set(refused.keys())), held, tally, profile, options, passwords, ctx);
+    await signChecked(planned.without(new Set(refused.keys())), held, tally, profile, options, passwords, ctx, {
+      qualifier,
+      requirement,
+    });
   } finally {
     await Promise.all([...held.values()].map((opened) => opened.source.close()));
   }
@@ -175,6 +195,7 @@ async function signChecked(
   options: SignCommandOptions,
   passwords: PdfPasswords,
   ctx: Context,
+  qualification: { qualifier: CredentialQualifier | undefined; requirement: Requirement | undefined },
 ): Promise<void> {
   if (options.outputDir && !options.prepare && jobs.length > 0) await createOutputDir(options.outputDir);
   const level = chooseLevel(options.level, profile);
@@ -190,6 +211,14 @@ async function signChecked(
     profile,
     ctx,
   );
+  const { qualifier, requirement } = qualification;
+  // Before the approval and before any hash goes to the service.
+  if (requirement)
+    await assertRequirement(
+      requirement,
+      credential.credentialID,
+      qualifier?.(credential.certificates, ctx.clock.now()),
+    );
   if (!split) await readyToAuthorize(credential, signing, ctx);
   const signOptions: SignOptions = {
     ...signOptionsFrom(options, level, ctx.clock.now(), signerName(credential), credential.credentialID),
@@ -319,7 +348,8 @@ async function signChecked(
           document.outputHash = undefined;
           const extension = extender?.results.get(written.input);
           extender?.results.delete(written.input);
-          progress.print(() => report(ctx, written, credential.credentialID, extension));
+          const made = qualifier?.(credential.certificates, written.timestampTime ?? ctx.clock.now());
+          progress.print(() => report(ctx, written, credential.credentialID, extension, made));
           if (upload) {
             // The upload draws its own progress bar; one animation at a time.
             progress.pause();
@@ -522,7 +552,13 @@ export async function chooseCredential(
   return signing.forSigning(info, digest);
 }
 
-function report(ctx: Context, result: SignedDocument, credentialID: string, extension?: ExtensionResult): void {
+function report(
+  ctx: Context,
+  result: SignedDocument,
+  credentialID: string,
+  extension: ExtensionResult | undefined,
+  qualification: Qualification | undefined,
+): void {
   for (const warning of extension?.warnings ?? []) ctx.io.warn(`${result.input}: ${warning}`);
   ctx.io.result(
     {
@@ -541,9 +577,11 @@ function report(ctx: Context, result: SignedDocument, credentialID: string, exte
             warnings: extension.warnings,
           }
         : {}),
+      ...(qualification ? { qualification } : {}),
     },
     () =>
-      `✓ ${result.input} → ${result.output} (${result.kind === 'pdf' ? 'PAdES' : 'CAdES'} ${result.level}, ${formatBytes(result.bytes)})`,
+      `✓ ${result.input} → ${result.output} (${result.kind === 'pdf' ? 'PAdES' : 'CAdES'} ${result.level}, ${formatBytes(result.bytes)})` +
+      (qualification ? `; ${describeQualification(qualification)}` : ''),
   );
 }
 

@@ -23,6 +23,8 @@ export const ExitCode = {
   credential: 11,
   /** `esign verify`: intact and validly signed, but with an algorithm no longer acceptable (VERIFY_WEAK_ALGORITHM). */
   weakAlgorithm: 12,
+  /** `esign sign --require`: the credential cannot give the qualification asked for, or no trusted list can tell. */
+  notQualified: 13,
   interrupted: 130,
   /** stdout or stderr closed by its reader (128 + SIGPIPE, as a shell reports a tool ended by it). */
   brokenPipe: 141,
@@ -142,6 +144,9 @@ export type EsignErrorCode =
   | 'VERIFY_UNTRUSTED'
   | 'VERIFY_NO_SIGNATURES'
   | 'VERIFY_WEAK_ALGORITHM'
+  // qualification required of a signature (sign --require)
+  | 'QUALIFICATION_NOT_MET'
+  | 'QUALIFICATION_UNKNOWN'
   // batches and process
   | 'BATCH_PARTIAL'
   | 'INTERRUPTED'
@@ -186,6 +191,7 @@ const EXIT_CODE_BY_PREFIX: ReadonlyArray<[string, ExitCode]> = [
   ['REVOCATION_', ExitCode.protocol],
   ['PDF_', ExitCode.input],
   ['VERIFY_', ExitCode.verification],
+  ['QUALIFICATION_', ExitCode.notQualified],
 ];
 
 export function exitCodeFor(code: EsignErrorCode): ExitCode {

@@ -1,12 +1,13 @@
 import { X509Certificate, createPublicKey, verify } from 'node:crypto';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCrl, buildOcspResponse } from './pki-routes.js';
-import { loadOrCreatePki, pkiUrls } from './pki.js';
+import { qualificationCertificate } from '../core/qualification/certificate.js';
+import { SANDBOX_CREDENTIAL_SPECS, loadOrCreatePki, pkiUrls, qualifiedPolicy } from './pki.js';
 import type { SandboxPki } from './pki.js';
 
 const BASE_URL = 'http://127.0.0.1:4321';
@@ -137,6 +138,48 @@ describe('loadOrCreatePki', () => {
     expect(
       Buffer.from(extension(der, '2.5.29.31')?.extnValue.valueBlock.valueHexView ?? []).toString('latin1'),
     ).toContain(urls.crl);
+  });
+
+  it('gives signers QC statements and a QCP policy: seals eseal, people esign, alice-rsa3072 and acme-seal-otp off a QSCD', () => {
+    const facts = Object.fromEntries(
+      pki.credentials.map((c) => {
+        const cert = qualificationCertificate(c.signer.certificate);
+        return [
+          c.credentialID,
+          { types: cert.qcTypes, sscd: cert.qcSscd, policies: cert.policies, qc: cert.qcCompliance },
+        ];
+      }),
+    );
+    expect(Object.values(facts).every((f) => f.qc)).toBe(true);
+    expect(facts['alice-rsa2048']).toEqual({ types: ['esig'], sscd: true, policies: ['0.4.0.194112.1.2'], qc: true });
+    expect(facts['alice-rsa3072']).toEqual({ types: ['esig'], sscd: false, policies: ['0.4.0.194112.1.0'], qc: true });
+    expect(facts['acme-seal-totp']).toEqual({ types: ['eseal'], sscd: true, policies: ['0.4.0.194112.1.3'], qc: true });
+    expect(facts['acme-seal-otp']).toEqual({
+      types: ['eseal'],
+      sscd: false,
+      policies: ['0.4.0.194112.1.1'],
+      qc: true,
+    });
+    for (const credential of pki.credentials)
+      expect(facts[credential.credentialID]?.policies).toEqual([
+        qualifiedPolicy(SANDBOX_CREDENTIAL_SPECS.find((spec) => spec.credentialID === credential.credentialID)!),
+      ]);
+  });
+
+  it('re-issues the end entities of a PKI made before QC statements (index version 1), keeping its root', async () => {
+    const old = await mkdtemp(join(tmpdir(), 'esign-pki-v1-'));
+    try {
+      await cp(join(dataDir, 'pki'), join(old, 'pki'), { recursive: true });
+      const indexPath = join(old, 'pki', 'index.json');
+      const index = JSON.parse(await readFile(indexPath, 'utf8')) as { version: number };
+      await writeFile(indexPath, JSON.stringify({ ...index, version: 1 }));
+      const reissued = await loadOrCreatePki(old, { baseUrl: BASE_URL, now: NOW });
+      expect(reissued.rootPem).toBe(pki.rootPem);
+      expect(reissued.credentials[0]?.signer.serialNumberHex).not.toBe(pki.credentials[0]?.signer.serialNumberHex);
+      expect(JSON.parse(await readFile(indexPath, 'utf8')).version).toBe(2);
+    } finally {
+      await rm(old, { recursive: true, force: true });
+    }
   });
 
   it('issues a TSA certificate with critical extendedKeyUsage timeStamping only', () => {

@@ -73,12 +73,23 @@ interface CredentialSpec {
   key?: SandboxKeyKind;
   commonName: string;
   kind: CredentialKind;
+  /** A seal of the organization (QcType eseal, QCP-l policies); a natural person's signature otherwise. */
+  seal?: true;
+  /** Its key is not on a QSCD: no QcSSCD, and QCP-n / QCP-l instead of QCP-n-qscd / QCP-l-qscd. */
+  notOnQscd?: true;
 }
 
 /** The sandbox's credentials. `alice` owns five, so a small `maxResults` gives several pages. */
 export const SANDBOX_CREDENTIAL_SPECS: readonly CredentialSpec[] = [
   { credentialID: 'alice-rsa2048', owner: 'alice', keyBits: 2048, commonName: 'Alice Test', kind: 'enabled' },
-  { credentialID: 'alice-rsa3072', owner: 'alice', keyBits: 3072, commonName: 'Alice Test', kind: 'enabled' },
+  {
+    credentialID: 'alice-rsa3072',
+    owner: 'alice',
+    keyBits: 3072,
+    commonName: 'Alice Test',
+    kind: 'enabled',
+    notOnQscd: true,
+  },
   {
     credentialID: 'alice-disabled',
     owner: 'alice',
@@ -123,10 +134,17 @@ export const SANDBOX_CREDENTIAL_SPECS: readonly CredentialSpec[] = [
     kind: 'enabled',
   },
   // The organization account's seals (signing/seals.ts says how each is authorized).
-  { credentialID: 'acme-seal-totp', owner: 'acme', keyBits: 2048, commonName: 'ACME Test Seal', kind: 'enabled' },
-  { credentialID: 'acme-seal-otp', owner: 'acme', keyBits: 2048, commonName: 'ACME Test Seal', kind: 'enabled' },
-  { credentialID: 'acme-seal-bulk', owner: 'acme', keyBits: 2048, commonName: 'ACME Test Seal', kind: 'enabled' },
-  { credentialID: 'acme-seal-implicit', owner: 'acme', keyBits: 2048, commonName: 'ACME Test Seal', kind: 'enabled' },
+  ...['acme-seal-totp', 'acme-seal-otp', 'acme-seal-bulk', 'acme-seal-implicit'].map(
+    (credentialID): CredentialSpec => ({
+      credentialID,
+      owner: 'acme',
+      keyBits: 2048,
+      commonName: 'ACME Test Seal',
+      kind: 'enabled',
+      seal: true,
+      ...(credentialID === 'acme-seal-otp' ? { notOnQscd: true as const } : {}),
+    }),
+  ),
 ];
 
 const NODE_CURVE: Readonly<Record<CurveName, string>> = {
@@ -144,7 +162,8 @@ function generateKeyFor(name: string): Promise<KeyObject> {
 
 const TEST_MARK = '(TEST — NOT A QUALIFIED SIGNATURE)';
 const ORGANIZATION = 'esign sandbox';
-const INDEX_VERSION = 1;
+/** 2: signer certificates carry QC statements and QCP policies; a version 1 PKI gets new end-entity certificates. */
+const INDEX_VERSION = 2;
 const DAY_MS = 86_400_000;
 const YEAR_MS = 365 * DAY_MS;
 
@@ -169,10 +188,32 @@ const OID = {
   serverAuth: '1.3.6.1.5.5.7.3.1',
   clientAuth: '1.3.6.1.5.5.7.3.2',
   subjectAltName: '2.5.29.17',
+  certificatePolicies: '2.5.29.32',
+  qcStatements: '1.3.6.1.5.5.7.1.3',
+  qcCompliance: '0.4.0.1862.1.1',
+  qcSscd: '0.4.0.1862.1.4',
+  qcType: '0.4.0.1862.1.6',
 } as const;
 
+/** EN 319 411-2 policies of EU qualified certificates: natural persons (QCP-n) and legal persons (QCP-l), with or without a QSCD. */
+export const QUALIFIED_POLICY = {
+  qcpN: '0.4.0.194112.1.0',
+  qcpL: '0.4.0.194112.1.1',
+  qcpNQscd: '0.4.0.194112.1.2',
+  qcpLQscd: '0.4.0.194112.1.3',
+} as const;
+
+/** The policy a credential's certificate carries, so that a trusted list can tell QSCD keys from the others (docs/trust.md). */
+export function qualifiedPolicy(spec: Pick<CredentialSpec, 'seal' | 'notOnQscd'>): string {
+  if (spec.seal) return spec.notOnQscd ? QUALIFIED_POLICY.qcpL : QUALIFIED_POLICY.qcpLQscd;
+  return spec.notOnQscd ? QUALIFIED_POLICY.qcpN : QUALIFIED_POLICY.qcpNQscd;
+}
+
+/** EN 319 412-5 QcType values. */
+export const QC_TYPE = { esign: '0.4.0.1862.1.6.1', eseal: '0.4.0.1862.1.6.2', web: '0.4.0.1862.1.6.3' } as const;
+
 /** keyUsage bits (RFC 5280 §4.2.1.3), first octet. */
-const KU = { digitalSignature: 0x80, nonRepudiation: 0x40, keyCertSign: 0x04, cRLSign: 0x02 } as const;
+export const KU = { digitalSignature: 0x80, nonRepudiation: 0x40, keyCertSign: 0x04, cRLSign: 0x02 } as const;
 
 /** The URLs the sandbox serves for its PKI, given the host base URL or the `/pki` service base. */
 export function pkiUrls(baseUrl: string): {
@@ -228,7 +269,7 @@ async function loadOrCreateLocked(dir: string, options: PkiOptions): Promise<San
     serialNumberHex: r.serialNumberHex,
     revokedAt: new Date(r.revokedAt),
   }));
-  if (index.baseUrl === options.baseUrl && !needsRenewal(stored, options.now)) {
+  if (index.version === INDEX_VERSION && index.baseUrl === options.baseUrl && !needsRenewal(stored, options.now)) {
     return assemble(stored, revocations, options.now);
   }
   // Same CA keys and the same root; new end-entity certificates with the new URLs and dates.
@@ -377,6 +418,8 @@ async function issueEndEntities(
       extensions: (ski) => [
         basicConstraints(false),
         keyUsage(KU.digitalSignature | KU.nonRepudiation),
+        qcStatements({ types: [spec.seal ? 'eseal' : 'esign'], sscd: !spec.notOnQscd }),
+        certificatePolicies([qualifiedPolicy(spec)]),
         crlDistributionPoint(urls.crl),
         authorityInfoAccess(urls.ocsp, urls.issuingCa),
         subjectKeyId(ski),
@@ -451,7 +494,7 @@ async function readIndex(dir: string): Promise<PkiIndex | undefined> {
     return undefined;
   }
   const parsed = JSON.parse(text) as PkiIndex;
-  return parsed.version === INDEX_VERSION && Array.isArray(parsed.entities) ? parsed : undefined;
+  return parsed.version >= 1 && parsed.version <= INDEX_VERSION && Array.isArray(parsed.entities) ? parsed : undefined;
 }
 
 async function readEntities(dir: string, names: string[]): Promise<Map<string, IssuedCertificate>> {
@@ -502,7 +545,7 @@ async function generateEcKey(namedCurve: string): Promise<KeyObject> {
   return privateKey;
 }
 
-interface IssueRequest {
+export interface IssueRequest {
   name: string;
   subject: pkijs.RelativeDistinguishedNames;
   /** Undefined for a self-signed certificate. */
@@ -514,7 +557,7 @@ interface IssueRequest {
   extensions: (subjectKeyIdentifier: Uint8Array) => pkijs.Extension[];
 }
 
-function issue(request: IssueRequest): IssuedCertificate {
+export function issue(request: IssueRequest): IssuedCertificate {
   const spkiDer = createPublicKey(request.subjectKey).export({ type: 'spki', format: 'der' });
   const spki = pkijs.PublicKeyInfo.fromBER(spkiDer);
   const ski = createHash('sha1').update(spki.subjectPublicKey.valueBlock.valueHexView).digest();
@@ -625,7 +668,7 @@ function randomSerial(): Uint8Array {
   return new Uint8Array(serial);
 }
 
-function dn(commonName: string, organizationalUnit?: string): pkijs.RelativeDistinguishedNames {
+export function dn(commonName: string, organizationalUnit?: string): pkijs.RelativeDistinguishedNames {
   const attributes: Array<[string, asn1js.BaseBlock]> = [
     [OID.countryName, new asn1js.PrintableString({ value: 'NL' })],
     [OID.organizationName, new asn1js.Utf8String({ value: ORGANIZATION })],
@@ -654,12 +697,12 @@ function extension(
   return new pkijs.Extension({ extnID, critical, extnValue: schema.toBER(false) });
 }
 
-function basicConstraints(cA: boolean, pathLenConstraint?: number): pkijs.Extension {
+export function basicConstraints(cA: boolean, pathLenConstraint?: number): pkijs.Extension {
   const value = new pkijs.BasicConstraints(pathLenConstraint === undefined ? { cA } : { cA, pathLenConstraint });
   return extension(OID.basicConstraints, true, value);
 }
 
-function keyUsage(bits: number): pkijs.Extension {
+export function keyUsage(bits: number): pkijs.Extension {
   let unusedBits = 0;
   while (unusedBits < 7 && (bits & (1 << unusedBits)) === 0) unusedBits += 1;
   return extension(OID.keyUsage, true, new asn1js.BitString({ valueHex: new Uint8Array([bits]), unusedBits }));
@@ -669,11 +712,11 @@ function extKeyUsage(purposes: string[], critical: boolean): pkijs.Extension {
   return extension(OID.extKeyUsage, critical, new pkijs.ExtKeyUsage({ keyPurposes: purposes }));
 }
 
-function subjectKeyId(ski: Uint8Array): pkijs.Extension {
+export function subjectKeyId(ski: Uint8Array): pkijs.Extension {
   return extension(OID.subjectKeyIdentifier, false, new asn1js.OctetString({ valueHex: ski }));
 }
 
-function authorityKeyId(issuer: IssuedCertificate): pkijs.Extension {
+export function authorityKeyId(issuer: IssuedCertificate): pkijs.Extension {
   const issuerCert = pkijs.Certificate.fromBER(issuer.certificate);
   const ski = issuerCert.extensions?.find((e) => e.extnID === OID.subjectKeyIdentifier);
   const keyIdentifier = ski
@@ -683,6 +726,29 @@ function authorityKeyId(issuer: IssuedCertificate): pkijs.Extension {
     keyIdentifier ? { keyIdentifier: new asn1js.OctetString({ valueHex: keyIdentifier.valueBlock.valueHexView }) } : {},
   );
   return extension(OID.authorityKeyIdentifier, false, value);
+}
+
+/** EN 319 412-5 QC statements: QcCompliance, QcType with `types`, and QcSSCD when the key is on a QSCD. */
+export function qcStatements(options: { types: Array<keyof typeof QC_TYPE>; sscd: boolean }): pkijs.Extension {
+  const statement = (oid: string, info?: asn1js.BaseBlock): asn1js.Sequence =>
+    new asn1js.Sequence({ value: [new asn1js.ObjectIdentifier({ value: oid }), ...(info ? [info] : [])] });
+  const statements = [statement(OID.qcCompliance)];
+  if (options.types.length > 0)
+    statements.push(
+      statement(
+        OID.qcType,
+        new asn1js.Sequence({
+          value: options.types.map((type) => new asn1js.ObjectIdentifier({ value: QC_TYPE[type] })),
+        }),
+      ),
+    );
+  if (options.sscd) statements.push(statement(OID.qcSscd));
+  return extension(OID.qcStatements, false, new asn1js.Sequence({ value: statements }));
+}
+
+export function certificatePolicies(oids: string[]): pkijs.Extension {
+  const policies = oids.map((policyIdentifier) => new pkijs.PolicyInformation({ policyIdentifier }));
+  return extension(OID.certificatePolicies, false, new pkijs.CertificatePolicies({ certificatePolicies: policies }));
 }
 
 function crlDistributionPoint(url: string): pkijs.Extension {

@@ -4,6 +4,7 @@ import { schemeLabel, signerKeyOf } from '../../core/cms/algorithms.js';
 import type { CurveName } from '../../core/cms/ecdsa.js';
 import { signingTerms } from '../../core/csc/signature.js';
 import { EsignError, isEsignError } from '../../core/errors.js';
+import { keyUsageNames } from '../../core/key-usage.js';
 import type { CredentialInfo } from '../../core/csc/shapes.js';
 import type { SpokenProtocol } from '../../io/csc-client.js';
 import type { Context } from '../context.js';
@@ -11,6 +12,9 @@ import { table } from '../io.js';
 import type { CommandModule } from '../command.js';
 import { renderError } from '../render-error.js';
 import { createCscClient } from '../service-clients.js';
+import { credentialQualifier, type CredentialQualifier } from '../trusted-lists.js';
+import { describeQualification } from '../../core/qualification/describe.js';
+import type { Qualification } from '../../core/qualification/determine.js';
 
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
   const credentials = program
@@ -23,13 +27,17 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
   credentials
     .command('list')
     .description(
-      'list your credentials: status, subject, issuer, validity, key (RSA length or EC curve) and the scheme esign signs with',
+      'list your credentials: status, subject, issuer, validity, key (RSA length or EC curve), the scheme esign signs with, ' +
+        'and, when verified EU trusted lists are cached, what each signs (QESig, QESeal, AdESig-QC, …)',
     )
     .action((_options: unknown, command: Command) => run(command, (ctx) => runList(ctx)));
 
   credentials
     .command('info <credentialID>')
-    .description('show a credential: its certificate chain, key usage and status')
+    .alias('show')
+    .description(
+      'show a credential: its certificate chain, key usage, status, and its qualification when trusted lists are cached',
+    )
     .action((id: string, _options: unknown, command: Command) => run(command, (ctx) => runInfo(ctx, id)));
 
   credentials
@@ -182,7 +190,11 @@ async function runList(ctx: Context): Promise<void> {
   const client = await createCscClient(ctx);
   const { infos, unreadable } = await client.listCredentials();
   const signingService = spokenSummary(await client.protocol());
-  const summaries = infos.map((info) => summarize(info, ctx.clock.now(), profile.settings.credential));
+  const qualifier = await credentialQualifier(ctx);
+  const summaries = infos.map((info) => ({
+    ...summarize(info, ctx.clock.now(), profile.settings.credential),
+    ...qualificationOf(info, qualifier, ctx.clock.now()),
+  }));
   // The others are listed; each left out is named with why, as the error it gave would say it.
   const leftOut = unreadable.map(({ credentialID, error }) => ({ credentialID, error: renderError(error).json.error }));
   for (const { credentialID, error } of leftOut)
@@ -211,9 +223,11 @@ async function runList(ctx: Context): Promise<void> {
         keyText(s),
         s.signatureAlgorithm ?? '(none esign can use)',
         authorizationText(s.authorization),
+        ...(qualifier ? [qualificationCell(s.qualification)] : []),
       ]);
+      const headings = ['  id', 'status', 'subject', 'issuer', 'valid until', 'key', 'signs with', 'authorization'];
       return (
-        table(['  id', 'status', 'subject', 'issuer', 'valid until', 'key', 'signs with', 'authorization'], rows) +
+        table(qualifier ? [...headings, 'qualification'] : headings, rows) +
         (summaries.some((s) => s.isDefault) ? '\n(* default of this profile)' : '')
       );
     },
@@ -228,8 +242,10 @@ async function runInfo(ctx: Context, credentialID: string): Promise<void> {
   const chain = info.certificates.map(describeCertificate);
   const keyUsage = await keyUsageOf(info.certificates[0] as Uint8Array);
   const signingService = spokenSummary(await client.protocol());
+  const qualification = qualificationOf(info, await credentialQualifier(ctx), ctx.clock.now()).qualification;
   const result = {
     ...summary,
+    ...(qualification ? { qualification } : {}),
     algorithms: info.algorithms,
     authMode: info.authMode,
     keyUsage,
@@ -256,6 +272,7 @@ async function runInfo(ctx: Context, credentialID: string): Promise<void> {
           ]
         : []),
       `key usage    ${keyUsage.length > 0 ? keyUsage.join(', ') : '(not stated)'}`,
+      ...(qualification ? [`qualified    ${describeQualification(qualification)}`] : []),
       'chain:',
       ...chain.flatMap((cert, index) => [
         `  ${index}  ${cert.subject}`,
@@ -265,6 +282,23 @@ async function runInfo(ctx: Context, credentialID: string): Promise<void> {
       ]),
     ].join('\n'),
   );
+}
+
+/** What a signature made now with the credential would be, when trusted lists are cached. */
+function qualificationOf(
+  info: CredentialInfo,
+  qualifier: CredentialQualifier | undefined,
+  now: Date,
+): { qualification?: Qualification } {
+  const qualification = qualifier?.(info.certificates, now);
+  return qualification ? { qualification } : {};
+}
+
+/** "QESig (TEST)", "AdESig-QC", "INDETERMINATE: trusted list expired: …". */
+function qualificationCell(qualification: Qualification | undefined): string {
+  if (!qualification) return '?';
+  const name = `${qualification.name}${qualification.test ? ' (TEST)' : ''}`;
+  return qualification.name === 'INDETERMINATE' ? `${name}: ${qualification.reason ?? ''}` : name;
 }
 
 /** Which CSC API esign speaks with the service, and how it knows (`cscVersion` setting or the service's info). */
@@ -304,18 +338,6 @@ async function runUse(ctx: Context, credentialID: string): Promise<void> {
   );
 }
 
-const KEY_USAGE_NAMES = [
-  'digitalSignature',
-  'nonRepudiation',
-  'keyEncipherment',
-  'dataEncipherment',
-  'keyAgreement',
-  'keyCertSign',
-  'cRLSign',
-  'encipherOnly',
-  'decipherOnly',
-];
-
 /** The keyUsage bits of a certificate by name (pkijs is loaded only here). */
 export async function keyUsageOf(der: Uint8Array): Promise<string[]> {
   const [pkijs, asn1js] = await Promise.all([import('pkijs'), import('asn1js')]);
@@ -324,6 +346,5 @@ export async function keyUsageOf(der: Uint8Array): Promise<string[]> {
   const bits = asn1js.fromBER(extension.extnValue.valueBlock.valueHexView).result as InstanceType<
     typeof asn1js.BitString
   >;
-  const bytes = bits.valueBlock.valueHexView;
-  return KEY_USAGE_NAMES.filter((_, index) => ((bytes[index >> 3] ?? 0) & (0x80 >> (index & 7))) !== 0);
+  return keyUsageNames(bits.valueBlock.valueHexView);
 }

@@ -19,6 +19,11 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         'files there are. Inputs are never modified; outputs appear only when complete.',
     )
     .argument('[files...]', 'files, directories (their files) or quoted glob patterns')
+    .option(
+      '--require <what>',
+      'qes, qeseal or qualified: sign only if the cached EU trusted lists say the credential makes a qualified ' +
+        'signature (QESig), seal (QESeal) or either; refused (exit 13) before any approval or hash is sent. Or set ESIGN_REQUIRE',
+    )
     .option('-c, --credential <id>', "signing credential (default: the profile's, see `esign credentials use`)")
     .option('-o, --output <file>', 'output file (one input only)')
     .option('--output-dir <dir>', 'write outputs into this directory (created when missing)')

@@ -1,8 +1,16 @@
 import type { Command } from 'commander';
-import type { VerificationReport, SignatureReport, ChainReport, PadesLevel } from '../../core/verify/types.js';
+import { describeQualification, describeTimestampQualification } from '../../core/qualification/describe.js';
+import type {
+  VerificationReport,
+  SignatureReport,
+  ChainReport,
+  PadesLevel,
+  VerifyOptions,
+} from '../../core/verify/types.js';
 import type { Context } from '../context.js';
 import type { CommandModule } from '../command.js';
 import { PdfPasswords, withPasswordOptions, type PdfPasswordOptions } from '../pdf-password.js';
+import { usableTrustedLists } from '../trusted-lists.js';
 
 export interface VerifyCommandOptions extends PdfPasswordOptions {
   trust: string[];
@@ -20,7 +28,10 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
       'Check every signature and document timestamp in FILE.pdf: signer, claimed time (/M), signature timestamp, ' +
         'integrity of the signed bytes, the signature value, what the signature covers and what was appended after it, ' +
         "the chain to the trust anchors (--trust, else the profile's trustAnchors), revocation status from the DSS and the CMS, " +
-        'and the PAdES level reached. With --signature FILE.p7s, check a detached CAdES signature of FILE. ' +
+        'and the PAdES level reached. When verified EU trusted lists are cached (esign trust update), their qualified CAs ' +
+        'and TSAs are trust anchors too, and each signature gets its qualification (ETSI TS 119 615: QESig, QESeal, ' +
+        'AdESig-QC, AdESeal-QC, AdESig, AdESeal or INDETERMINATE with the reason) and each timestamp whether it is ' +
+        'a qualified electronic time stamp. With --signature FILE.p7s, check a detached CAdES signature of FILE. ' +
         'Reads DER and BER (as NSS writes), RSA PKCS#1 v1.5, RSASSA-PSS, ECDSA, Ed25519 and Ed448, signatures ' +
         'with or without signed attributes, and adbe.pkcs7.sha1. Each verdict comes with its ETSI EN 319 102-1 ' +
         'indication (TOTAL-PASSED, TOTAL-FAILED or INDETERMINATE, and a sub-indication).\n\n' +
@@ -58,12 +69,14 @@ export async function runVerify(file: string, options: VerifyCommandOptions, ctx
   const { loadTrustAnchors } = await import('../../io/tsa-client.js');
   const paths = options.trust.length > 0 ? options.trust : ((await ctx.profile()).settings.trustAnchors ?? []);
   const trustAnchors = await loadTrustAnchors(paths);
-  const now = new Date();
+  // With lists, their CA/QC and TSA/QTST services are anchors alongside the configured ones.
+  const trustedLists = await usableTrustedLists(ctx);
+  const verifyOptions = { trustAnchors, now: new Date(), ...(trustedLists ? { trustedLists } : {}) };
   const report =
     options.signature === undefined
-      ? await verifyPdfFile(file, trustAnchors, now, await PdfPasswords.from(options, ctx))
-      : await verifyCadesFile(file, options.signature, trustAnchors, now);
-  if (paths.length === 0)
+      ? await verifyPdfFile(file, verifyOptions, await PdfPasswords.from(options, ctx))
+      : await verifyCadesFile(file, options.signature, verifyOptions);
+  if (trustAnchors.length === 0 && !trustedLists)
     for (const signature of report.signatures)
       signature.warnings.push('no trust anchors: pass --trust ROOT.pem or set trustAnchors in the profile');
 
@@ -84,15 +97,14 @@ export async function runVerify(file: string, options: VerifyCommandOptions, ctx
 
 async function verifyPdfFile(
   file: string,
-  anchors: Uint8Array[],
-  now: Date,
+  options: Omit<VerifyOptions, 'password'>,
   passwords: PdfPasswords,
 ): Promise<VerificationReport> {
   const { FileByteSource } = await import('../../io/file-source.js');
   const { verifyPdf } = await import('../../core/verify/pdf.js');
   const source = await FileByteSource.open(file);
   try {
-    return await passwords.open(file, (password) => verifyPdf(source, file, { trustAnchors: anchors, now, password }));
+    return await passwords.open(file, (password) => verifyPdf(source, file, { ...options, password }));
   } finally {
     await source.close();
   }
@@ -101,8 +113,7 @@ async function verifyPdfFile(
 async function verifyCadesFile(
   file: string,
   p7sPath: string,
-  anchors: Uint8Array[],
-  now: Date,
+  options: Omit<VerifyOptions, 'password'>,
 ): Promise<VerificationReport> {
   const { readFile } = await import('node:fs/promises');
   const { FileByteSource, inputError } = await import('../../io/file-source.js');
@@ -118,7 +129,7 @@ async function verifyCadesFile(
     const readContent = async (consume: (chunk: Uint8Array) => void): Promise<void> => {
       for await (const chunk of source.chunks(0, source.size)) consume(chunk);
     };
-    return await verifyCades(p7s, file, readContent, { trustAnchors: anchors, now });
+    return await verifyCades(p7s, file, readContent, options);
   } finally {
     await source.close();
   }
@@ -162,6 +173,7 @@ function describe(s: SignatureReport): string[] {
   if (s.claimedTime) out.push(`  claimed     ${s.claimedTime} (not proven)`);
   if (s.timestamp)
     out.push(`  timestamp   ${s.timestamp.time || '?'} by ${s.timestamp.tsa}${s.timestamp.valid ? '' : ' — INVALID'}`);
+  if (s.timestamp?.qualified) out.push(`              ${describeTimestampQualification(s.timestamp.qualified)}`);
   out.push(
     `  integrity   ${s.integrity.valid ? `ok (${s.integrity.digestAlgorithm} over the signed bytes)` : `FAILED: ${s.integrity.reason ?? ''}`}`,
   );
@@ -184,6 +196,7 @@ function describe(s: SignatureReport): string[] {
   if (s.chain) out.push(...chainLines(s.chain, 'chain'));
   if (s.timestamp?.chain) out.push(...chainLines(s.timestamp.chain, 'TSA chain'));
   if (s.level) out.push(`  level       ${s.level}`);
+  if (s.qualification) out.push(`  qualified   ${describeQualification(s.qualification)}`);
   if (s.certification)
     out.push(`  certifies   ${s.certification.permits.replace('-', ' ')} after it (DocMDP P=${s.certification.level})`);
   for (const p of s.problems) out.push(`  ✗ ${p}`);

@@ -6,7 +6,7 @@ import { X509Certificate } from 'node:crypto';
 import { checkSignatureCms } from './cms-check.js';
 import { revocationMaterial } from './revocation.js';
 import type { ReadSignedBytes } from './cms-check.js';
-import { verdict } from './types.js';
+import { judgedQualification, verdict } from './types.js';
 import type { SignatureReport, VerificationReport, VerifyOptions } from './types.js';
 
 export async function verifyCades(
@@ -21,6 +21,7 @@ export async function verifyCades(
     extraCerts: [],
     revocation: revocationMaterial([], []),
     now: options.now,
+    ...(options.trustedLists ? { trustedLists: options.trustedLists } : {}),
   };
   const checks = await checkSignatureCms(p7s, { read: readContent }, ctx);
   const signingTime = checks.parsed?.signedAttributes?.signingTime;
@@ -34,6 +35,7 @@ export async function verifyCades(
     ...(signingTime ? { claimedTime: signingTime.toISOString() } : {}),
     ...(checks.timestamp ? { timestamp: checks.timestamp } : {}),
     ...(checks.chain ? { chain: checks.chain } : {}),
+    ...(checks.qualification ? { qualification: judgedQualification(checks.qualification, judged.status) } : {}),
     level: checks.timestamp?.valid ? 'B-T' : 'B-B',
     ...judged,
     problems: [

@@ -58,23 +58,30 @@ export function validAt(cert: X509Certificate, at: Date): boolean {
   return new Date(cert.validFrom).getTime() <= at.getTime() && at.getTime() <= new Date(cert.validTo).getTime();
 }
 
+/** More anchors, looked up for the certificate at hand (the trusted lists' services): is it one, and which may have issued it. */
+export interface AnchorLookup {
+  includes(certificate: X509Certificate): boolean;
+  issuersOf(certificate: X509Certificate): X509Certificate[];
+}
+
 /** Builds the path from `leaf` to an anchor through `pool`, and checks validity periods at `at`. */
 export function buildChain(
   leaf: X509Certificate,
   pool: readonly X509Certificate[],
   anchors: readonly X509Certificate[],
   at: Date,
+  more?: AnchorLookup,
 ): ChainBuild {
   const path: X509Certificate[] = [leaf];
   let anchored = false;
   let untrustedReason: string | undefined;
   let current = leaf;
   for (let depth = 0; depth < 10; depth++) {
-    if (anchors.some((anchor) => anchor.raw.equals(current.raw))) {
+    if (anchors.some((anchor) => anchor.raw.equals(current.raw)) || more?.includes(current)) {
       anchored = true;
       break;
     }
-    const anchor = anchors.find((candidate) => issuedBy(current, candidate));
+    const anchor = [...anchors, ...(more?.issuersOf(current) ?? [])].find((candidate) => issuedBy(current, candidate));
     if (anchor) {
       path.push(anchor);
       anchored = true;

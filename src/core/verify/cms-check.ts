@@ -10,6 +10,9 @@ import { bytesEqual, parseSignedData } from '../cms/parse.js';
 import type { ParsedSignedData } from '../cms/parse.js';
 import { checkSigningCertificate } from '../cms/verify-signer.js';
 import { isEsignError } from '../errors.js';
+import { qualifyCertificate, qualifyTimestamp } from '../qualification/determine.js';
+import { ServiceCertificateIndex } from '../qualification/service-index.js';
+import type { TrustedListCacheEntry } from '../trusted-list/model.js';
 import { parseTimeStampToken, verifyTimeStampTokenSignature, checkTimeStampingUsage } from '../tsp/response.js';
 import type { ParsedTimeStampToken } from '../tsp/response.js';
 import { buildChain, certificate, certificatePool, summarize } from './chain.js';
@@ -37,6 +40,8 @@ export interface CmsContext {
   /** Revocation data from outside the CMS (the DSS); what a CMS carries itself is added to it. */
   revocation: RevocationMaterial;
   now: Date;
+  /** Verified trusted lists: signatures and timestamps are qualified against them. */
+  trustedLists?: readonly TrustedListCacheEntry[];
 }
 
 /** Streams the signed bytes (a PDF's ByteRange, a .p7s's content file) to `consume`, in order. */
@@ -48,7 +53,10 @@ export interface SignedBytes {
   encapsulatedSha1?: boolean;
 }
 
-export type CmsChecks = Pick<SignatureReport, 'integrity' | 'signatureValue' | 'signer' | 'timestamp' | 'chain'> &
+export type CmsChecks = Pick<
+  SignatureReport,
+  'integrity' | 'signatureValue' | 'signer' | 'timestamp' | 'chain' | 'qualification'
+> &
   Findings & {
     warnings: string[];
     parsed: ParsedSignedData | undefined;
@@ -145,8 +153,22 @@ export async function checkSignatureCms(cmsDer: Uint8Array, signed: SignedBytes,
     }
   }
   if (signerCert) {
-    result.chain = chainReport(signerCert, [...parsed.certificates, ...ctx.extraCerts], context, validationTime);
+    const { report, path } = chainAndPath(
+      signerCert,
+      [...parsed.certificates, ...ctx.extraCerts],
+      context,
+      validationTime,
+    );
+    result.chain = report;
     collectChainProblems(result.chain, result, 'signer', proofOfExistence);
+    if (ctx.trustedLists)
+      result.qualification = qualifyCertificate({
+        certificate: new Uint8Array(signerCert.raw),
+        chain: path.slice(1).map((cert) => new Uint8Array(cert.raw)),
+        signingTime: validationTime,
+        validationTime: ctx.now,
+        lists: ctx.trustedLists,
+      });
   }
   return result;
 }
@@ -296,15 +318,17 @@ function collectChainProblems(chain: ChainReport, into: Findings, who: string, p
   }
 }
 
-/** Builds and checks the chain of `leaf` at `at`; revocation from the material, at `at`. */
-export function chainReport(
+/** Builds and checks the chain of `leaf` at `at` (revocation from the material, at `at`): the report and the path, leaf first. */
+function chainAndPath(
   leaf: X509Certificate,
   extra: readonly Uint8Array[],
   ctx: CmsContext,
   at: Date,
-): ChainReport {
+): { report: ChainReport; path: X509Certificate[] } {
   const pool = certificatePool(extra);
-  const built = buildChain(leaf, pool, ctx.anchors, at);
+  // The trusted lists' qualified CAs and TSAs are anchors beside the configured ones.
+  const listed = ctx.trustedLists ? ServiceCertificateIndex.of(ctx.trustedLists) : undefined;
+  const built = buildChain(leaf, pool, ctx.anchors, at, listed);
   const problems = built.anchored
     ? [...built.validityProblems]
     : [built.untrustedReason ?? 'no trust anchor', ...built.validityProblems];
@@ -321,7 +345,7 @@ export function chainReport(
     return weakness ? [`${summarize(cert).subject} is signed with ${weakness}`] : [];
   });
   // Validity problems make the signature invalid; an unanchored path makes it untrusted.
-  return {
+  const report: ChainReport = {
     trusted: built.anchored,
     problems,
     ...(weak.length > 0 ? { weak } : {}),
@@ -329,6 +353,7 @@ export function chainReport(
     checkedAt: at.toISOString(),
     revocation,
   };
+  return { report, path: built.path };
 }
 
 /** Checks a TimeStampToken for `imprint`: structure, imprint, token signature, TSA usage and chain at genTime. */
@@ -377,14 +402,25 @@ export function checkTimestampToken(
     problems.push((error as Error).message.replace(/\.$/, ''));
   }
   const tsaCert = token.signerCertificate ? certificate(token.signerCertificate) : undefined;
-  const chain = tsaCert
-    ? chainReport(
+  const built = tsaCert
+    ? chainAndPath(
         tsaCert,
         [...token.certificates, ...ctx.extraCerts],
         withEmbeddedRevocation(ctx, token.signedData),
         tstInfo.genTime,
       )
     : undefined;
+  const chain = built?.report;
+  const qualified =
+    tsaCert && built && ctx.trustedLists
+      ? qualifyTimestamp({
+          certificate: new Uint8Array(tsaCert.raw),
+          chain: built.path.slice(1).map((cert) => new Uint8Array(cert.raw)),
+          time: tstInfo.genTime,
+          validationTime: ctx.now,
+          lists: ctx.trustedLists,
+        })
+      : undefined;
   if (chain?.trusted) problems.push(...chain.problems);
   for (const weakness of chain?.weak ?? []) weak.push(`timestamp authority: ${weakness}`);
   for (const entry of chain?.revocation ?? [])
@@ -397,6 +433,7 @@ export function checkTimestampToken(
     problems,
     ...(weak.length > 0 ? { weak } : {}),
     chain,
+    ...(qualified ? { qualified } : {}),
   };
 }
 

@@ -26,7 +26,7 @@ import type { CmsContext, ReadSignedBytes } from './cms-check.js';
 import { PageContentComparison } from './page-content.js';
 import { revocationMaterial } from './revocation.js';
 import type { RevocationItem } from './revocation.js';
-import { codeOf, noFindings, verdict, worst } from './types.js';
+import { codeOf, judgedQualification, noFindings, verdict, worst } from './types.js';
 import type {
   AppendedUpdate,
   ChainReport,
@@ -100,6 +100,7 @@ export async function verifyPdf(input: ByteSource, file: string, options: Verify
     extraCerts: dss?.certs ?? [],
     revocation: revocationMaterial(held.ocsps, held.crls),
     now: options.now,
+    ...(options.trustedLists ? { trustedLists: options.trustedLists } : {}),
   };
   const dssRevision = dss ? await findDssRevision(doc, dss, revisions) : undefined;
   if (dss)
@@ -231,6 +232,7 @@ async function verifyOne(index: number, item: Located, shared: Shared): Promise<
       ...(checks.signer ? { signer: checks.signer } : {}),
       ...(checks.timestamp ? { timestamp: checks.timestamp } : {}),
       ...(checks.chain ? { chain: checks.chain } : {}),
+      ...(checks.qualification ? { qualification: checks.qualification } : {}),
     });
     report.problems.push(...checks.problems);
     report.warnings.push(...checks.warnings);
@@ -271,6 +273,8 @@ async function verifyOne(index: number, item: Located, shared: Shared): Promise<
   if (report.problems.length > before) findings.failures.add('SIG_CONSTRAINTS_FAILURE');
   Object.assign(report, verdict(findings));
   if (report.status === 'valid') delete report.subIndication;
+  const qualification = judgedQualification(report.qualification, report.status);
+  if (qualification) report.qualification = qualification;
   report.problems.push(
     ...findings.untrusted,
     ...findings.weak.map((weakness) => `algorithm not acceptable: ${weakness}`),

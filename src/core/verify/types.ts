@@ -1,4 +1,6 @@
 /** The verification report: what `esign verify` prints, as data. */
+import type { Qualification, TimestampQualification } from '../qualification/index.js';
+import type { TrustedListCacheEntry } from '../trusted-list/model.js';
 
 export interface CertificateSummary {
   subject: string;
@@ -51,6 +53,8 @@ export interface TimestampReport {
   /** An imprint, token signature or TSA chain under SHA-1 or MD5: intact, but no longer acceptable. */
   weak?: string[];
   chain: ChainReport | undefined;
+  /** Whether it is a qualified electronic time stamp (TSA/QTST service granted at its time); only with trusted lists. */
+  qualified?: TimestampQualification;
 }
 
 export type UpdateKind = 'signature' | 'docTimeStamp' | 'dss' | 'unsigned';
@@ -117,6 +121,8 @@ export interface SignatureReport {
   /** A certification (author) signature: its DocMDP permissions, which later revisions must keep to. */
   certification?: { level: 1 | 2 | 3; permits: 'no-changes' | 'form-filling' | 'annotations' };
   level?: PadesLevel;
+  /** ETSI TS 119 615 / TS 119 172-4, from the trusted lists; only when verified lists are cached. */
+  qualification?: Qualification;
   status: SignatureStatus;
   code: SignatureCode;
   /** The same verdict in ETSI EN 319 102-1's terms. */
@@ -144,6 +150,17 @@ export interface VerifyOptions {
   now: Date;
   /** The password of an encrypted PDF that does not open with the empty one. */
   password?: string;
+  /** The trusted-list cache's entries: each signature and timestamp is then qualified against them. */
+  trustedLists?: readonly TrustedListCacheEntry[];
+}
+
+/** A signature that is not valid is qualified as nothing, whatever its certificate: never a silent QES. */
+export function judgedQualification(
+  qualification: Qualification | undefined,
+  status: SignatureStatus,
+): Qualification | undefined {
+  if (!qualification || status !== 'invalid' || qualification.name === 'INDETERMINATE') return qualification;
+  return { ...qualification, name: 'INDETERMINATE', reason: 'the signature is not valid' };
 }
 
 /** Orders statuses from best to worst and names the code of each. */

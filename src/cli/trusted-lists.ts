@@ -1,0 +1,110 @@
+import type { Qualification } from '../core/qualification/determine.js';
+import type { TrustedListCacheEntry } from '../core/trusted-list/model.js';
+import type { Context } from './context.js';
+
+/**
+ * The verified trusted lists in the cache that this profile may use, or undefined when there are
+ * none. A sandbox TEST list counts only on a sandbox profile.
+ */
+export async function usableTrustedLists(ctx: Context): Promise<TrustedListCacheEntry[] | undefined> {
+  const { TrustedListCache } = await import('../io/trusted-list-cache.js');
+  const entries = (await TrustedListCache.at(ctx.env).entries()).filter((entry) => entry.snapshot !== undefined);
+  if (entries.length === 0) return undefined;
+  const { isSandbox } = await ctx.checkProfile();
+  const usable = isSandbox ? entries : entries.filter((entry) => !entry.snapshot?.test);
+  return usable.some((entry) => entry.snapshot?.isLotl === false) ? usable : undefined;
+}
+
+/** The certificates of the usable lists' qualified TSAs (TSA/QTST services), DER: anchors for the TSA's chain. */
+export async function listedTsaCertificates(ctx: Context): Promise<Uint8Array[]> {
+  const lists = await usableTrustedLists(ctx);
+  const { SERVICE_TSA_QTST } = await import('../core/qualification/uris.js');
+  return (lists ?? []).flatMap((entry) =>
+    (entry.snapshot?.services ?? [])
+      .filter((service) => service.type === SERVICE_TSA_QTST)
+      .flatMap((service) =>
+        service.identity.certificates.map((base64) => new Uint8Array(Buffer.from(base64, 'base64'))),
+      ),
+  );
+}
+
+/** The usable lists' service certificates that may have issued the last of `certificates` (DER), to complete a short chain. */
+export async function listedIssuersOf(ctx: Context, certificates: readonly Uint8Array[]): Promise<Uint8Array[]> {
+  const last = certificates.at(-1);
+  const lists = last ? await usableTrustedLists(ctx) : undefined;
+  if (!last || !lists) return [];
+  const { ServiceCertificateIndex } = await import('../core/qualification/service-index.js');
+  const { X509Certificate } = await import('node:crypto');
+  try {
+    return ServiceCertificateIndex.of(lists)
+      .issuersOf(new X509Certificate(last))
+      .map((certificate) => new Uint8Array(certificate.raw));
+  } catch {
+    return []; // a certificate that does not parse: chain completion names it
+  }
+}
+
+/** The qualification of a credential's certificate (signer first, then its chain) for a signature made at `at`. */
+export type CredentialQualifier = (certificates: readonly Uint8Array[], at: Date) => Qualification | undefined;
+
+/** Qualifies credentials against the usable lists; undefined when there are none. */
+export async function credentialQualifier(ctx: Context): Promise<CredentialQualifier | undefined> {
+  const lists = await usableTrustedLists(ctx);
+  if (!lists) return undefined;
+  const { qualifyCertificate } = await import('../core/qualification/determine.js');
+  return (certificates, at) => {
+    const [certificate, ...chain] = certificates;
+    if (!certificate) return undefined;
+    try {
+      return qualifyCertificate({ certificate, chain, signingTime: at, validationTime: ctx.clock.now(), lists });
+    } catch {
+      return undefined; // a certificate that does not parse: the signing path names that itself
+    }
+  };
+}
+
+/** What `--require` (ESIGN_REQUIRE) asks of the signature a run makes. */
+export type Requirement = 'qes' | 'qeseal' | 'qualified';
+
+const SATISFIED_BY: Readonly<Record<Requirement, readonly string[]>> = {
+  qes: ['QESig'],
+  qeseal: ['QESeal'],
+  qualified: ['QESig', 'QESeal'],
+};
+
+const REQUIREMENT_WORDS: Readonly<Record<Requirement, string>> = {
+  qes: 'a qualified electronic signature (QESig)',
+  qeseal: 'a qualified electronic seal (QESeal)',
+  qualified: 'a qualified electronic signature or seal',
+};
+
+export async function requirementOf(value: string | undefined, from: string): Promise<Requirement | undefined> {
+  if (value === undefined || value === '') return undefined;
+  if (value in SATISFIED_BY) return value as Requirement;
+  const { EsignError } = await import('../core/errors.js');
+  throw new EsignError('USAGE', `${from} must be qes, qeseal or qualified, not ${JSON.stringify(value)}.`);
+}
+
+/** Refuses (exit 13) when the credential cannot give what `requirement` asks, or when no list can tell. */
+export async function assertRequirement(
+  requirement: Requirement,
+  credentialID: string,
+  qualification: Qualification | undefined,
+): Promise<void> {
+  const { EsignError } = await import('../core/errors.js');
+  if (!qualification)
+    throw new EsignError(
+      'QUALIFICATION_UNKNOWN',
+      `--require ${requirement}: no verified trusted list is cached, so esign cannot tell whether ${credentialID} makes ${REQUIREMENT_WORDS[requirement]}.`,
+      { hint: 'Run `esign trust update` (or `esign trust import FILE…` offline), then sign again.' },
+    );
+  if (SATISFIED_BY[requirement].includes(qualification.name)) return;
+  throw new EsignError(
+    'QUALIFICATION_NOT_MET',
+    `--require ${requirement}: ${credentialID} would make ${qualification.name}${qualification.reason ? ` (${qualification.reason})` : ''}, not ${REQUIREMENT_WORDS[requirement]}; nothing was signed.`,
+    {
+      hint: 'Choose a credential that gives it with --credential (`esign credentials list` shows each one’s qualification).',
+      details: { required: requirement, qualification },
+    },
+  );
+}

@@ -1,0 +1,13 @@
+/** Qualification (ETSI TS 119 615, named per TS 119 172-4) of signatures and timestamps against the verified trusted lists. */
+export { qualifyCertificate, qualifyTimestamp } from './determine.js';
+export { ServiceCertificateIndex } from './service-index.js';
+export { describeQualification, describeTimestampQualification } from './describe.js';
+export type {
+  Qualification,
+  QualificationInput,
+  QualificationName,
+  QualifyingService,
+  Qscd,
+  TimestampQualification,
+} from './determine.js';
+export type { QualifiedFor } from './certificate.js';

@@ -1,0 +1,58 @@
+/** The URIs and OIDs of ETSI TS 119 612 (trusted lists) and EN 319 412-5 / EN 319 411-2 (certificates) that qualification reads. */
+
+const SERVICE_TYPE = 'http://uri.etsi.org/TrstSvc/Svctype/';
+export const SERVICE_CA_QC = `${SERVICE_TYPE}CA/QC`;
+export const SERVICE_TSA_QTST = `${SERVICE_TYPE}TSA/QTST`;
+
+const STATUS = 'http://uri.etsi.org/TrstSvc/TrustedList/Svcstatus/';
+/** `granted` and the pre-eIDAS statuses TS 119 612 Annex J maps onto it; every other status (withdrawn, recognisedatnationallevel, …) is not qualified. */
+export const QUALIFIED_STATUSES: ReadonlySet<string> = new Set(
+  ['granted', 'undersupervision', 'supervisionincessation', 'accredited', 'setbynationallaw'].map(
+    (status) => `${STATUS}${status}`,
+  ),
+);
+
+const EXTENSION = 'http://uri.etsi.org/TrstSvc/TrustedList/SvcInfoExt/';
+export const QUALIFIER = {
+  withSscd: `${EXTENSION}QCWithSSCD`,
+  noSscd: `${EXTENSION}QCNoSSCD`,
+  sscdAsInCert: `${EXTENSION}QCSSCDStatusAsInCert`,
+  withQscd: `${EXTENSION}QCWithQSCD`,
+  noQscd: `${EXTENSION}QCNoQSCD`,
+  qscdAsInCert: `${EXTENSION}QCQSCDStatusAsInCert`,
+  qscdManagedOnBehalf: `${EXTENSION}QCQSCDManagedOnBehalf`,
+  forLegalPerson: `${EXTENSION}QCForLegalPerson`,
+  forESig: `${EXTENSION}QCForESig`,
+  forESeal: `${EXTENSION}QCForESeal`,
+  forWsa: `${EXTENSION}QCForWSA`,
+  notQualified: `${EXTENSION}NotQualified`,
+  qcStatement: `${EXTENSION}QCStatement`,
+} as const;
+
+/** AdditionalServiceInformation: what a CA/QC service issues qualified certificates for (eIDAS). */
+export const FOR_ESIGNATURES = `${EXTENSION}ForeSignatures`;
+export const FOR_ESEALS = `${EXTENSION}ForeSeals`;
+export const FOR_WEBSITE_AUTHENTICATION = `${EXTENSION}ForWebSiteAuthentication`;
+
+/** EN 319 412-5 QC statements. */
+export const OID_QC_STATEMENTS = '1.3.6.1.5.5.7.1.3';
+export const OID_QC_COMPLIANCE = '0.4.0.1862.1.1';
+export const OID_QC_SSCD = '0.4.0.1862.1.4';
+export const OID_QC_TYPE = '0.4.0.1862.1.6';
+export const OID_QC_TYPE_ESIGN = '0.4.0.1862.1.6.1';
+export const OID_QC_TYPE_ESEAL = '0.4.0.1862.1.6.2';
+export const OID_QC_TYPE_WEB = '0.4.0.1862.1.6.3';
+
+/** EN 319 411-2 policies of EU qualified certificates, and the TS 101 456 ones from before eIDAS. */
+export const POLICY = {
+  qcpNatural: '0.4.0.194112.1.0',
+  qcpLegal: '0.4.0.194112.1.1',
+  qcpNaturalQscd: '0.4.0.194112.1.2',
+  qcpLegalQscd: '0.4.0.194112.1.3',
+  qcpWeb: '0.4.0.194112.1.4',
+  qcpPublicWithSscd: '0.4.0.1456.1.1',
+  qcpPublic: '0.4.0.1456.1.2',
+} as const;
+
+/** eIDAS (Regulation 910/2014) applies from this day; before it, the Directive 1999/93 rules apply. */
+export const EIDAS_START = Date.parse('2016-07-01T00:00:00Z');
