@@ -9,7 +9,7 @@ import { trimDer } from '../../src/core/pdf/signatures.js';
 import { runCli } from '../helpers/run-cli.js';
 import { appendRevision, type ObjectBody } from '../helpers/pdf-fixtures.js';
 import { SANDBOX_DIALECTS, onDialect, signingRoute } from '../helpers/dialects.js';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { seededSandboxDir, startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDir } from '../helpers/tmp.js';
 
 let shared: TestSandbox;
@@ -825,7 +825,9 @@ describe.each(SANDBOX_DIALECTS)('esign sign (PAdES and CAdES against the sandbox
     await makePdf(join(dir, 'e.pdf'));
     const result = await runCli(
       ['--auto-approve', 'sign', '--prepare', '--state', join(dir, 's.json'), join(dir, 'e.pdf')],
-      { env: { ESIGN_CONFIG_DIR: join(dir, 'config'), ESIGN_SANDBOX_DIR: join(dir, 'sandbox') } },
+      {
+        env: { ESIGN_CONFIG_DIR: join(dir, 'config'), ESIGN_SANDBOX_DIR: await seededSandboxDir(join(dir, 'sandbox')) },
+      },
     );
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain('needs a running sandbox');
