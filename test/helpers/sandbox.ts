@@ -1,3 +1,4 @@
+import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { writeRootPem, writeRuntime } from '../../src/cli/context.js';
@@ -16,7 +17,8 @@ export interface TestSandbox {
 
 /**
  * Starts the sandbox in this process on a free port, with its own config and data dirs, and
- * publishes it (runtime.json) so that CLI child processes on the sandbox profile talk to it.
+ * publishes it (runtime.json) so that CLI child processes on the sandbox profile talk to it. Its
+ * keys come from the run's template (sandbox-template.global.ts) when there is one.
  */
 export async function startTestSandbox(
   options: { autoApprove?: boolean; s3?: boolean; tls?: boolean; hostName?: string } = {},
@@ -24,6 +26,7 @@ export async function startTestSandbox(
   const temp = await tempDirForFile('esign-sandbox-');
   const dataDir = join(temp.dir, 'sandbox');
   const configDir = join(temp.dir, 'config');
+  await seededSandboxDir(dataDir);
   const sandbox = await startSandbox({
     dataDir,
     autoApprove: options.autoApprove ?? true,
@@ -44,6 +47,17 @@ export async function startTestSandbox(
       await temp.remove();
     },
   };
+}
+
+/**
+ * `dir` with the keys of the run's sandbox template (sandbox-template.global.ts) copied in, as if a
+ * sandbox had run there before: a sandbox started there (in this process, or embedded in a CLI run)
+ * then only issues its certificates. Without a template (a run without that global setup), as is.
+ */
+export async function seededSandboxDir(dir: string): Promise<string> {
+  const template = process.env['ESIGN_TEST_SANDBOX_TEMPLATE'];
+  if (template) await cp(template, dir, { recursive: true });
+  return dir;
 }
 
 export type Dialect = 'v1' | 'v2';

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_SECRETS } from '../../src/sandbox/deps.js';
 import { runCli } from '../helpers/run-cli.js';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { seededSandboxDir, startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDir, tempDirForFile } from '../helpers/tmp.js';
 
 const TEST_WARNING = /sandbox profile — signatures made here are TEST signatures/;
@@ -204,7 +204,11 @@ describe('the sandbox never takes a service URL from the environment silently', 
     expect(await readdir(idleSandboxDir)).toEqual([]);
     // Asked for by name, the sandbox is what the user gets.
     const chosen = await runCli(['--profile', 'sandbox', '--auto-approve', 'sign', input], {
-      env: { ...env, ESIGN_CLIENT_ID: undefined, ESIGN_SANDBOX_DIR: join(dir, 'sandbox') },
+      env: {
+        ...env,
+        ESIGN_CLIENT_ID: undefined,
+        ESIGN_SANDBOX_DIR: await seededSandboxDir(join(dir, 'sandbox')),
+      },
     });
     expect(chosen.code, chosen.stderr).toBe(0);
     expect(chosen.stderr).toMatch(TEST_WARNING);

@@ -13,6 +13,7 @@ import { bytesEqual } from '../../src/core/cms/parse.js';
 import { decode, objectIdentifier, sequence, smallInteger, tlv } from '../../src/core/cms/der.js';
 import type { Block } from '../../src/core/cms/der.js';
 import { runCli } from '../helpers/run-cli.js';
+import { seededSandboxDir } from '../helpers/sandbox.js';
 import { tempDirForFile } from '../helpers/tmp.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/foreign/', import.meta.url));
@@ -23,6 +24,8 @@ let env: Record<string, string>;
 beforeAll(async () => {
   work = await tempDirForFile('esign-verify-foreign-');
   env = { ESIGN_CONFIG_DIR: join(work.dir, 'config') };
+  // The sandbox profile's data dir (inside ESIGN_CONFIG_DIR), where the runs without --trust start one.
+  await seededSandboxDir(join(work.dir, 'config', 'sandbox'));
 });
 afterAll(async () => {
   await work?.remove();
@@ -258,7 +261,7 @@ describe('extend on what other tools wrote', () => {
     const output = join(work.dir, 'ber-b-lt.pdf');
     const extended = await runCli(
       ['--json', 'extend', '--level', 'B-LT', '-o', output, join(FIXTURES, 'pdf', 'ber.pdf')],
-      { env: { ...env, ESIGN_SANDBOX_DIR: join(work.dir, 'sandbox') } },
+      { env: { ...env, ESIGN_SANDBOX_DIR: await seededSandboxDir(join(work.dir, 'sandbox')) } },
     );
     expect(extended.code, extended.stderr).toBe(0);
     const { code, report } = await verify([output]);
