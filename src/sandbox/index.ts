@@ -184,6 +184,9 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   };
   // Over TLS the certificate is set once the PKI (whose URLs name the port) is loaded.
   const server: Server = options.tls ? createTlsServer({}, listener) : createServer(listener);
+  // Idle connections live as long as behind a typical load balancer (60 s and more), not Node's 5 s: a
+  // client that reuses one the server just dropped gets ECONNRESET, which a busy test runner met.
+  server.keepAliveTimeout = 65_000;
   server.on('connection', (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
