@@ -84,10 +84,13 @@ function pointersOf(read: Reader, info: XmlElement): TrustedListPointer[] {
       .flatMap((identity) => read.children(identity, TSL, 'DigitalId'))
       .flatMap((id) => read.children(id, TSL, 'X509Certificate'))
       .map((cert) => read.text(cert).replace(/\s+/g, ''));
+    const mimeType = value(ADDITIONAL, 'MimeType');
+    // The LOTL points to each list twice, as XML and as PDF: esign reads the XML one.
+    if (mimeType && !/xml/i.test(mimeType)) continue;
     pointers.push({
       territory: value(TSL, 'SchemeTerritory'),
       location: read.text(read.one(pointer, TSL, 'TSLLocation')),
-      mimeType: value(ADDITIONAL, 'MimeType'),
+      mimeType,
       signingCertificates: [...new Set(certificates)],
     });
   }

@@ -91,9 +91,6 @@ export function verifyTrustedListXml(
     }
   }
 
-  if (trustedCertificates.length === 0) {
-    throw listError('TRUST_LIST_SIGNER_UNTRUSTED', name, 'no certificate is known to sign this list');
-  }
   const keyInfoCertificate = keyInfoCertificateOf(signature);
   // The KeyInfo certificate first: it is the signer whenever the list names a trusted one.
   const candidates = [...trustedCertificates].sort(
