@@ -6,7 +6,7 @@
 import { EsignError, isEsignError } from '../core/errors.js';
 import { LOTL_SIGNING_CERTIFICATES } from '../core/trusted-list/lotl-signers.js';
 import type { TrustedListCacheEntry, TrustedListPointer, TrustedListSnapshot } from '../core/trusted-list/model.js';
-import { readTrustedList } from '../core/trusted-list/parse.js';
+import { readTrustedList, TEST_LIST_RULES_URI } from '../core/trusted-list/parse.js';
 import type { HttpClient, HttpResponse } from './http.js';
 import type { TrustedListCache } from './trusted-list-cache.js';
 
@@ -214,6 +214,7 @@ function failure(territory: string, source: string, cause: unknown): ListOutcome
  * over to the certificates its own pointer to the LOTL gives (TS 119 612 §D.5, key rotation).
  */
 async function verifyLotl(sources: TrustListSources, bytes: Uint8Array, source: string): Promise<TrustedListSnapshot> {
+  refuseTestBytes(sources, bytes, 'EU', source);
   const shipped = sources.lotlSigners ?? LOTL_SIGNING_CERTIFICATES;
   let lotl: TrustedListSnapshot;
   try {
@@ -262,6 +263,7 @@ async function verifyNational(
   pointer: TrustedListPointer,
   source: string,
 ): Promise<TrustedListSnapshot> {
+  refuseTestBytes(sources, bytes, pointer.territory, source);
   const list = readTrustedList(bytes, pointer.signingCertificates, source, pointer.territory);
   if (list.isLotl || list.territory !== pointer.territory) {
     throw error(
@@ -274,13 +276,22 @@ async function verifyNational(
 }
 
 function refuseTestList(sources: TrustListSources, list: TrustedListSnapshot, territory: string): void {
-  if (list.test && !sources.acceptTestLists) {
-    throw error(
-      'TRUST_LIST_TEST_REFUSED',
-      `${territory}: ${list.source} is a sandbox TEST list, refused outside a sandbox profile`,
-      'Point lotlUrl at the real LOTL (unset it for the default), or use the sandbox profile.',
-    );
+  if (list.test && !sources.acceptTestLists) throw testRefused(territory, list.source);
+}
+
+/** Refusing needs no signature: a list that says TEST is turned away before it is checked at all. */
+function refuseTestBytes(sources: TrustListSources, bytes: Uint8Array, territory: string, source: string): void {
+  if (!sources.acceptTestLists && Buffer.from(bytes).includes(TEST_LIST_RULES_URI)) {
+    throw testRefused(territory, source);
   }
+}
+
+function testRefused(territory: string, source: string): EsignError {
+  return error(
+    'TRUST_LIST_TEST_REFUSED',
+    `${territory}: ${source} is a sandbox TEST list, refused outside a sandbox profile`,
+    'Point lotlUrl at the real LOTL (unset it for the default), or use the sandbox profile.',
+  );
 }
 
 /** A GET that follows redirects itself (lists move between hosts); lists are signed, so http:// is allowed. */

@@ -73,6 +73,8 @@ export interface SandboxUrls {
   tsa: string;
   tsaEndpoint: string;
   pki: string;
+  /** The TEST List of Trusted Lists (src/sandbox/trust-lists.ts). */
+  lotl?: string;
   /** The S3-compatible endpoint, once the storage service started it. */
   s3?: string;
 }
@@ -89,6 +91,8 @@ export interface IdentityTokenInfo {
 /** Objects one sandbox service offers another (filled in as services mount). */
 export interface SharedServices {
   introspectIdentityToken?: (token: string) => IdentityTokenInfo | undefined;
+  /** The certificate (DER, base64) that signs the TEST LOTL: what a sandbox profile ships as the LOTL signer. */
+  lotlSignerCertificate?: string;
 }
 
 export interface SandboxDeps {

@@ -32,6 +32,7 @@ import {
 } from './http.js';
 import { issueTlsServerCertificate, loadOrCreatePki, type SandboxPki, type TlsServerCertificate } from './pki.js';
 import { mountPki } from './pki-routes.js';
+import { mountTrustLists } from './trust-lists.js';
 import { mountSigning } from './signing/routes.js';
 import { mountOAuthMetadata, mountSigningV2 } from './signing/routes-v2.js';
 import { mountIdentity, mountIdentityLegacy } from './identity/routes.js';
@@ -78,6 +79,8 @@ export interface Sandbox {
   autoApprove: boolean;
   /** Route ids (`signing GET /oauth2/authorize`) of every call served, for tests to count steps. */
   readonly requestLog: string[];
+  /** The certificate (DER, base64) that signs the TEST LOTL at `urls.lotl`. */
+  readonly lotlSignerCertificate: string;
   /** Certificates revoked while it runs (also `POST /_sandbox/revocations`). */
   readonly revocations: RevocationSchedule;
   /** Calls served and the time spent answering them, by service prefix (also `GET /_sandbox/stats`). */
@@ -102,6 +105,7 @@ const SERVICES: ReadonlyArray<[prefix: string, mount: Mount]> = [
   ['identity-legacy', mountIdentityLegacy],
   ['tsa', mountTsa],
   ['storage', mountStorage],
+  ['trust', mountTrustLists],
 ];
 /** Services whose errors are RFC 9457 Problem Details (seed 002 part A), injected ones included. */
 const PROBLEM_DETAILS_SERVICES = new Set(['storage']);
@@ -202,6 +206,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     tsa: `${base}/tsa`,
     tsaEndpoint: `${base}/tsa/tss03`,
     pki: `${base}/pki`,
+    lotl: `${base}/trust/eu-lotl.xml`,
   };
 
   const closers: CloseFn[] = [];
@@ -314,6 +319,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     secrets,
     shared,
     requestLog,
+    lotlSignerCertificate: shared.lotlSignerCertificate ?? '',
     revocations,
     serviceTime,
     get autoApprove() {

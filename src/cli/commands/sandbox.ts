@@ -83,6 +83,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
             pid: process.pid,
             urls: started.urls,
             rootPemPath,
+            lotlSignerCertificate: started.lotlSignerCertificate,
             autoApprove: started.autoApprove,
           });
           exitHooks.add(() => removeOwnRuntime(runtimeFile));
@@ -94,6 +95,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
             urls,
             dataDir,
             rootPem: rootPemPath,
+            lotl: { url: urls.lotl, signerCertificate: started.lotlSignerCertificate },
             ...(tls ? { tls } : {}),
             autoApprove: started.autoApprove,
             quirks,
@@ -111,6 +113,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
               `  S3                ${urls.s3 ?? '(not started)'}`,
               `  PKI (CRL, OCSP)   ${urls.pki}`,
               `  trust anchor      ${rootPemPath}`,
+              `  TEST trusted lists ${urls.lotl} (LOTL; national list ZZ; esign trust update)`,
               ...(tls
                 ? [
                     `  TLS               HTTPS with a server certificate from that root; other clients: ESIGN_CA_FILE=${rootPemPath}`,

@@ -50,6 +50,8 @@ async function sourcesFor(
       cache: TrustedListCache.at(ctx.env, { sandbox: profile.isSandbox }),
       now: () => ctx.clock.now(),
       acceptTestLists: profile.isSandbox,
+      // The sandbox profile ships its TEST LOTL's signer as esign ships the Official Journal's.
+      ...(profile.sandbox?.lotlSignerCertificate ? { lotlSigners: [profile.sandbox.lotlSignerCertificate] } : {}),
     },
     lotlUrl: profile.settings.lotlUrl ?? DEFAULT_LOTL_URL,
     ...(profile.settings.trustListTerritories ? { territories: profile.settings.trustListTerritories } : {}),
@@ -70,7 +72,7 @@ async function update(ctx: Context): Promise<void> {
   } finally {
     spinner.stop();
   }
-  report(ctx, outcomes, 'update');
+  report(ctx, outcomes);
 }
 
 async function importFiles(ctx: Context, paths: string[]): Promise<void> {
@@ -90,10 +92,10 @@ async function importFiles(ctx: Context, paths: string[]): Promise<void> {
       });
     }
   }
-  report(ctx, await importTrustedLists(sources, files), 'import');
+  report(ctx, await importTrustedLists(sources, files));
 }
 
-function report(ctx: Context, outcomes: ListOutcome[], verb: 'update' | 'import'): void {
+function report(ctx: Context, outcomes: ListOutcome[]): void {
   const failed = outcomes.filter((outcome) => outcome.state === 'failed');
   ctx.io.result({ lists: outcomes }, () =>
     [
@@ -117,7 +119,6 @@ function report(ctx: Context, outcomes: ListOutcome[], verb: 'update' | 'import'
     lotlFailed || failed.length === outcomes.length
       ? exitCodeFor((first.code ?? 'INTERNAL') as EsignErrorCode)
       : ExitCode.partial;
-  if (verb === 'update' && lotlFailed) ctx.io.info('No national list was fetched: the LOTL did not verify.');
 }
 
 type ListState = 'verified' | 'expired' | 'failed';

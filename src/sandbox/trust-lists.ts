@@ -1,0 +1,193 @@
+/**
+ * The sandbox's TEST trusted lists under `/trust`: a LOTL (`/trust/eu-lotl.xml`) pointing to one
+ * national list, territory ZZ (`/trust/ZZ.xml`), each XML-signed by a TEST scheme operator whose key
+ * lives in `dataDir/trust/`. The ZZ list names the sandbox's issuing CA as a qualified CA (CA/QC,
+ * granted) with qualifiers that split its certificates by policy (QSCD or not, docs/trust.md), and
+ * its TSA as a qualified TSA (TSA/QTST, granted). Both lists are marked TEST, so no profile but a
+ * sandbox one accepts them. The quirks `tl-*` and `lotl-pivot` break them in the ways real lists break.
+ */
+import { createPrivateKey } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { signTrustedList, trustedListXml, type ListDescription } from '../core/trusted-list/build.js';
+import type { Qualification } from '../core/trusted-list/model.js';
+import type { SandboxDeps } from './deps.js';
+import { withFileLock } from './file-lock.js';
+import type { Router, SandboxResponse } from './http.js';
+import { issueSchemeOperatorCertificate } from './pki.js';
+import type { QuirkName } from './signing/quirks.js';
+
+/** The TEST territory: ZZ is user-assigned in ISO 3166-1, so no real list will ever have it. */
+export const SANDBOX_TERRITORY = 'ZZ';
+
+const SVC = 'http://uri.etsi.org/TrstSvc/Svctype/';
+const STATUS = 'http://uri.etsi.org/TrstSvc/TrustedList/Svcstatus/';
+const EXT = 'http://uri.etsi.org/TrstSvc/TrustedList/SvcInfoExt/';
+const DAY_MS = 86_400_000;
+/** When the sandbox's services were first granted: before any certificate it issues. */
+const GRANTED_SINCE = new Date('2020-01-01T00:00:00Z');
+
+/** ETSI EN 319 411-2 policies: the qualifiers below choose by them (docs/trust.md, "The sandbox's lists"). */
+export const SANDBOX_QC_POLICIES = {
+  /** QCP-n-qscd: natural person, key on a QSCD. */
+  naturalQscd: '0.4.0.194112.1.2',
+  /** QCP-n: natural person, key not on a QSCD. */
+  natural: '0.4.0.194112.1.0',
+  /** QCP-l-qscd: legal person (seal), key on a QSCD. */
+  legalQscd: '0.4.0.194112.1.3',
+  /** QCP-l: legal person (seal), key not on a QSCD. */
+  legal: '0.4.0.194112.1.1',
+} as const;
+
+const byPolicies = (qualifier: string, policies: string[]): Qualification => ({
+  qualifiers: [`${EXT}${qualifier}`],
+  criteria: {
+    assert: 'atLeastOne',
+    keyUsage: [],
+    policySets: policies.map((policy) => [policy]),
+    extendedKeyUsage: [],
+    subjectAttributes: [],
+    criteriaLists: [],
+  },
+});
+
+/** On the CA/QC service: QSCD for the *-qscd policies, not for the others. */
+export const SANDBOX_QUALIFICATIONS: Qualification[] = [
+  byPolicies('QCWithSSCD', [SANDBOX_QC_POLICIES.naturalQscd, SANDBOX_QC_POLICIES.legalQscd]),
+  byPolicies('QCNoSSCD', [SANDBOX_QC_POLICIES.natural, SANDBOX_QC_POLICIES.legal]),
+];
+
+interface Signer {
+  privateKeyPem: string;
+  /** DER, base64. */
+  certificate: string;
+}
+
+type SignerName = 'lotl-signer' | 'lotl-signer-rotated' | 'zz-operator';
+
+export async function mountTrustLists(router: Router, deps: SandboxDeps): Promise<void> {
+  const dir = join(deps.dataDir, 'trust');
+  const signers = await withFileLock(join(deps.dataDir, '.trust-lock'), () => loadOrCreateSigners(dir, deps));
+  deps.shared.lotlSignerCertificate = signers['lotl-signer'].certificate;
+  const trust = `${deps.urls.base}/trust`;
+  const on = (name: QuirkName) => deps.quirks.list().includes(name);
+
+  const lotl = (signer: SignerName, extra: Partial<ListDescription> = {}): ListDescription => {
+    const now = deps.clock.now();
+    return {
+      territory: 'EU',
+      operator: 'esign sandbox (TEST LOTL)',
+      sequenceNumber: 1,
+      issueDate: new Date(now.getTime() - 3_600_000),
+      nextUpdate: new Date(now.getTime() + 30 * DAY_MS),
+      test: true,
+      pointers: [
+        {
+          territory: 'EU',
+          location: `${trust}/eu-lotl.xml`,
+          mimeType: 'application/vnd.etsi.tsl+xml',
+          signingCertificates: [signers[signer].certificate],
+        },
+        {
+          territory: SANDBOX_TERRITORY,
+          // Port 1 on loopback refuses every connection.
+          location: on('tl-unreachable') ? 'http://127.0.0.1:1/trust/ZZ.xml' : `${trust}/${SANDBOX_TERRITORY}.xml`,
+          mimeType: 'application/vnd.etsi.tsl+xml',
+          signingCertificates: [signers['zz-operator'].certificate],
+        },
+      ],
+      ...extra,
+    };
+  };
+
+  router.get('/eu-lotl.xml', () => {
+    if (!on('lotl-pivot')) return xml(sign(trustedListXml(lotl('lotl-signer')), signers['lotl-signer']));
+    const rotated = lotl('lotl-signer-rotated', { sequenceNumber: 2, pivots: [`${trust}/eu-lotl-pivot-1.xml`] });
+    return xml(sign(trustedListXml(rotated), signers['lotl-signer-rotated']));
+  });
+  // The pivot: the last LOTL the old key signed, handing over to the rotated one.
+  router.get('/eu-lotl-pivot-1.xml', () =>
+    xml(sign(trustedListXml(lotl('lotl-signer-rotated')), signers['lotl-signer'])),
+  );
+  router.get(`/${SANDBOX_TERRITORY}.xml`, () => {
+    const signed = sign(trustedListXml(nationalList(deps, on)), signers['zz-operator']);
+    return xml(on('tl-broken-signature') ? signed.replace('esign sandbox QTSP', 'esign sandbox QTSQ') : signed);
+  });
+}
+
+function nationalList(deps: SandboxDeps, on: (quirk: QuirkName) => boolean): ListDescription {
+  const now = deps.clock.now();
+  const expired = on('tl-expired');
+  const base64 = (der: Uint8Array) => Buffer.from(der).toString('base64');
+  const granted = {
+    status: `${STATUS}granted`,
+    from: GRANTED_SINCE,
+    additionalServiceInformation: [`${EXT}ForeSignatures`, `${EXT}ForeSeals`],
+    qualifications: SANDBOX_QUALIFICATIONS,
+  };
+  return {
+    territory: SANDBOX_TERRITORY,
+    operator: 'esign sandbox (TEST scheme operator)',
+    sequenceNumber: 1,
+    issueDate: new Date(now.getTime() - (expired ? 60 : 1) * DAY_MS),
+    nextUpdate: new Date(now.getTime() + (expired ? -30 : 30) * DAY_MS),
+    test: true,
+    providers: [
+      {
+        name: 'esign sandbox QTSP',
+        tradeNames: ['VATZZ-0000000000'],
+        services: [
+          {
+            name: 'esign sandbox issuing CA (TEST)',
+            type: `${SVC}CA/QC`,
+            certificates: [base64(deps.pki.issuingCa.certificate)],
+            history: on('tl-withdrawn-service')
+              ? [{ status: `${STATUS}withdrawn`, from: new Date(now.getTime() - 3_600_000) }, granted]
+              : [granted],
+          },
+          {
+            name: 'esign sandbox TSA (TEST)',
+            type: `${SVC}TSA/QTST`,
+            certificates: [base64(deps.pki.tsa.certificate)],
+            history: [{ status: `${STATUS}granted`, from: GRANTED_SINCE }],
+          },
+        ],
+      },
+    ],
+  };
+}
+
+function sign(xmlText: string, signer: Signer): string {
+  return signTrustedList(xmlText, createPrivateKey(signer.privateKeyPem), signer.certificate);
+}
+
+function xml(body: string): SandboxResponse {
+  return { status: 200, headers: { 'content-type': 'application/vnd.etsi.tsl+xml' }, body };
+}
+
+async function loadOrCreateSigners(dir: string, deps: SandboxDeps): Promise<Record<SignerName, Signer>> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const names: SignerName[] = ['lotl-signer', 'lotl-signer-rotated', 'zz-operator'];
+  const entries = await Promise.all(
+    names.map(async (name): Promise<[SignerName, Signer]> => {
+      const path = join(dir, `${name}.json`);
+      try {
+        return [name, JSON.parse(await readFile(path, 'utf8')) as Signer];
+      } catch {
+        const now = deps.clock.now();
+        const issued = await issueSchemeOperatorCertificate({
+          commonName: `esign sandbox ${name}`,
+          notBefore: new Date(now.getTime() - DAY_MS),
+          notAfter: new Date(now.getTime() + 10 * 365 * DAY_MS),
+        });
+        const signer: Signer = {
+          privateKeyPem: issued.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
+          certificate: Buffer.from(issued.certificate).toString('base64'),
+        };
+        await writeFile(path, JSON.stringify(signer), { mode: 0o600 });
+        return [name, signer];
+      }
+    }),
+  );
+  return Object.fromEntries(entries) as Record<SignerName, Signer>;
+}
