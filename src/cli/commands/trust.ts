@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { EsignError, ExitCode, exitCodeFor, type EsignErrorCode } from '../../core/errors.js';
-import type { TrustedListCacheEntry, TrustedListSnapshot } from '../../core/trusted-list/model.js';
+import type { TrustedListSnapshot } from '../../core/trusted-list/model.js';
+import { stateOf } from '../../core/trusted-list/state.js';
 import type { ListOutcome, TrustListSources } from '../../io/trusted-list-update.js';
 import type { CommandModule } from '../command.js';
 import type { Context } from '../context.js';
@@ -119,14 +120,6 @@ function report(ctx: Context, outcomes: ListOutcome[]): void {
     lotlFailed || failed.length === outcomes.length
       ? exitCodeFor((first.code ?? 'INTERNAL') as EsignErrorCode)
       : ExitCode.partial;
-}
-
-type ListState = 'verified' | 'expired' | 'failed';
-
-function stateOf(entry: TrustedListCacheEntry, now: Date): ListState {
-  if (!entry.snapshot) return 'failed';
-  const next = entry.snapshot.nextUpdate;
-  return next !== null && Date.parse(next) < now.getTime() ? 'expired' : 'verified';
 }
 
 async function cacheFor(ctx: Context) {
