@@ -184,7 +184,8 @@ function parseXml(xml: string, name: string): XmlDocument {
   const errors: string[] = [];
   const doc = new DOMParser({
     errorHandler: {
-      warning: () => undefined,
+      // xmldom only warns of some malformed XML (an unclosed attribute); a list has none.
+      warning: (message: string) => errors.push(message),
       error: (message: string) => errors.push(message),
       fatalError: (message: string) => errors.push(message),
     },
