@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ListDescription } from '../core/trusted-list/build.js';
 import { nationalListDescription, signedList, testSigner } from '../core/trusted-list/test-lists.js';
+import { MAX_TRUSTED_LIST_BYTES } from '../core/trusted-list/xml-signature.js';
 import { HttpClient } from './http.js';
 import { TrustedListCache } from './trusted-list-cache.js';
 import { importTrustedLists, updateTrustedLists, type TrustListSources } from './trusted-list-update.js';
@@ -179,6 +180,32 @@ describe('updateTrustedLists', () => {
     await rm(dir, { recursive: true, force: true });
     const [refused] = await updateTrustedLists(sources(), { lotlUrl: `${base}/lotl.xml` });
     expect(refused).toMatchObject({ territory: 'EU', state: 'failed', code: 'TRUST_LIST_SIGNER_UNTRUSTED' });
+  });
+});
+
+describe('updateTrustedLists: a list past the size limit', () => {
+  it('is refused as it arrives, the others still updated', async () => {
+    publish(
+      '/lotl.xml',
+      signedList(
+        lotl([
+          ['BE', '/be.xml', beKey.certificate],
+          ['FR', '/huge.xml', frKey.certificate],
+        ]),
+        lotlKey,
+      ),
+    );
+    publish('/be.xml', signedList(nationalListDescription(ca.certificate), beKey));
+    publish('/huge.xml', `<x>${' '.repeat(MAX_TRUSTED_LIST_BYTES)}</x>`);
+    const outcomes = await updateTrustedLists(sources(), { lotlUrl: `${base}/lotl.xml` });
+    expect(outcomes.map((o) => [o.territory, o.state, o.code ?? null])).toEqual([
+      ['EU', 'updated', null],
+      ['BE', 'updated', null],
+      ['FR', 'failed', 'HTTP_BAD_RESPONSE'],
+    ]);
+    expect(outcomes[2]!.reason).toBe(
+      `FR: The trusted list server of FR at ${new URL(base).host} sent more than ${MAX_TRUSTED_LIST_BYTES} bytes.`,
+    );
   });
 });
 

@@ -7,6 +7,7 @@ import { EsignError, isEsignError } from '../core/errors.js';
 import { LOTL_SIGNING_CERTIFICATES } from '../core/trusted-list/lotl-signers.js';
 import type { TrustedListCacheEntry, TrustedListPointer, TrustedListSnapshot } from '../core/trusted-list/model.js';
 import { readTrustedList, TEST_LIST_RULES_URI } from '../core/trusted-list/parse.js';
+import { MAX_TRUSTED_LIST_BYTES } from '../core/trusted-list/xml-signature.js';
 import type { HttpClient, HttpResponse } from './http.js';
 import type { TrustedListCache } from './trusted-list-cache.js';
 
@@ -310,6 +311,7 @@ async function get(
       retry: 'idempotent',
       service: `trusted list server of ${territory}`,
       signedContentOverHttp: true,
+      maxBytes: MAX_TRUSTED_LIST_BYTES,
     });
     const location = response.headers.get('location');
     if (response.status < 300 || response.status >= 400 || response.status === 304 || !location) return response;
