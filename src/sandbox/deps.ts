@@ -108,6 +108,8 @@ export interface SandboxDeps {
   quirks: SandboxQuirks;
   /** Lines for the sandbox's log (`esign sandbox start` prints them): the OTPs it "sends". */
   log?: (line: string) => void;
+  /** How many TEST national lists /trust publishes (ZZ, then XA, XB, … of real size; benchmarks). */
+  trustLists?: number;
   /** Over TLS (sandbox start --tls): the server certificate the S3 gateway serves too. */
   tls?: { chainPem: string; keyPem: string };
   /** The host name in the sandbox's URLs, when not 127.0.0.1 (SandboxOptions.hostName). */

@@ -60,6 +60,8 @@ export interface SandboxOptions {
   log?: (line: string) => void;
   /** Serve every emulator over HTTPS, with a certificate for localhost and 127.0.0.1 from the sandbox root. */
   tls?: boolean;
+  /** How many TEST national lists to publish under /trust (default 1: ZZ); more for benchmarks. */
+  trustLists?: number;
   /**
    * The host name in the sandbox's URLs (and its TLS certificate) instead of 127.0.0.1, for tests
    * that reach it through a proxy that alone resolves the name. It still listens on 127.0.0.1 only.
@@ -241,6 +243,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     ...(options.log ? { log: options.log } : {}),
     ...(tls ? { tls } : {}),
     ...(options.hostName ? { hostName: options.hostName } : {}),
+    ...(options.trustLists ? { trustLists: options.trustLists } : {}),
     get autoApprove() {
       return state.autoApprove;
     },

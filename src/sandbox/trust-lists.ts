@@ -6,14 +6,14 @@
  * its TSA as a qualified TSA (TSA/QTST, granted). Both lists are marked TEST, so no profile but a
  * sandbox one accepts them. The quirks `tl-*` and `lotl-pivot` break them in the ways real lists break.
  */
-import { createPrivateKey } from 'node:crypto';
+import { createHash, createPrivateKey } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { signTrustedList, trustedListXml, type ListDescription } from '../core/trusted-list/build.js';
 import type { Qualification } from '../core/trusted-list/model.js';
 import type { SandboxDeps } from './deps.js';
 import { withFileLock } from './file-lock.js';
-import type { Router, SandboxResponse } from './http.js';
+import type { Router, SandboxRequest, SandboxResponse } from './http.js';
 import { issueSchemeOperatorCertificate } from './pki.js';
 import type { QuirkName } from './signing/quirks.js';
 
@@ -24,6 +24,13 @@ const SVC = 'http://uri.etsi.org/TrstSvc/Svctype/';
 const STATUS = 'http://uri.etsi.org/TrstSvc/TrustedList/Svcstatus/';
 const EXT = 'http://uri.etsi.org/TrstSvc/TrustedList/SvcInfoExt/';
 const DAY_MS = 86_400_000;
+/** The territories of the extra lists a benchmark asks for (--trust-lists N): user-assigned codes too. */
+const EXTRA_TERRITORIES = [
+  ...'ABCDEFGHIJKLMNOPQRSTUVWXYZ'.split('').map((letter) => `X${letter}`),
+  ...'MNOPQRSTUVWXYZ'.split('').map((letter) => `Q${letter}`),
+];
+/** Services in each extra list: with the issuing CA's certificate each, about 400 KB, a real list's size. */
+const EXTRA_LIST_SERVICES = 150;
 /** When the sandbox's services were first granted: before any certificate it issues. */
 const GRANTED_SINCE = new Date('2020-01-01T00:00:00Z');
 
@@ -71,6 +78,24 @@ export async function mountTrustLists(router: Router, deps: SandboxDeps): Promis
   deps.shared.lotlSignerCertificate = signers['lotl-signer'].certificate;
   const trust = `${deps.urls.base}/trust`;
   const on = (name: QuirkName) => deps.quirks.list().includes(name);
+  const territories = [SANDBOX_TERRITORY, ...EXTRA_TERRITORIES].slice(0, Math.max(1, deps.trustLists ?? 1));
+  // Signing a list of real size takes a good part of a second: each one is signed once per hour and quirk set.
+  const signed = new Map<string, string>();
+  const signedOnce =
+    (path: string, make: () => string) =>
+    (request: SandboxRequest): SandboxResponse => {
+      const key = `${path} ${deps.quirks.list().sort().join(',')} ${Math.floor(deps.clock.now().getTime() / 3_600_000)}`;
+      let list = signed.get(key);
+      if (list === undefined) {
+        if (signed.size > 100) signed.clear();
+        list = make();
+        signed.set(key, list);
+      }
+      // An ETag, so that esign's conditional requests meet 304s as they do at real scheme operators.
+      const etag = `"${createHash('sha256').update(list).digest('base64url').slice(0, 27)}"`;
+      if (request.headers['if-none-match'] === etag) return { status: 304, headers: { etag } };
+      return { status: 200, headers: { 'content-type': 'application/vnd.etsi.tsl+xml', etag }, body: list };
+    };
 
   const lotl = (signer: SignerName, extra: Partial<ListDescription> = {}): ListDescription => {
     const now = deps.clock.now();
@@ -88,31 +113,62 @@ export async function mountTrustLists(router: Router, deps: SandboxDeps): Promis
           mimeType: 'application/vnd.etsi.tsl+xml',
           signingCertificates: [signers[signer].certificate],
         },
-        {
-          territory: SANDBOX_TERRITORY,
+        ...territories.map((territory) => ({
+          territory,
           // Port 1 on loopback refuses every connection.
-          location: on('tl-unreachable') ? 'http://127.0.0.1:1/trust/ZZ.xml' : `${trust}/${SANDBOX_TERRITORY}.xml`,
+          location:
+            on('tl-unreachable') && territory === SANDBOX_TERRITORY
+              ? 'http://127.0.0.1:1/trust/ZZ.xml'
+              : `${trust}/${territory}.xml`,
           mimeType: 'application/vnd.etsi.tsl+xml',
           signingCertificates: [signers['zz-operator'].certificate],
-        },
+        })),
       ],
       ...extra,
     };
   };
 
-  router.get('/eu-lotl.xml', () => {
-    if (!on('lotl-pivot')) return xml(sign(trustedListXml(lotl('lotl-signer')), signers['lotl-signer']));
-    const rotated = lotl('lotl-signer-rotated', { sequenceNumber: 2, pivots: [`${trust}/eu-lotl-pivot-1.xml`] });
-    return xml(sign(trustedListXml(rotated), signers['lotl-signer-rotated']));
-  });
-  // The pivot: the last LOTL the old key signed, handing over to the rotated one.
-  router.get('/eu-lotl-pivot-1.xml', () =>
-    xml(sign(trustedListXml(lotl('lotl-signer-rotated')), signers['lotl-signer'])),
+  router.get(
+    '/eu-lotl.xml',
+    signedOnce('/eu-lotl.xml', () => {
+      if (!on('lotl-pivot')) return sign(trustedListXml(lotl('lotl-signer')), signers['lotl-signer']);
+      const rotated = lotl('lotl-signer-rotated', { sequenceNumber: 2, pivots: [`${trust}/eu-lotl-pivot-1.xml`] });
+      return sign(trustedListXml(rotated), signers['lotl-signer-rotated']);
+    }),
   );
-  router.get(`/${SANDBOX_TERRITORY}.xml`, () => {
-    const signed = sign(trustedListXml(nationalList(deps, on)), signers['zz-operator']);
-    return xml(on('tl-broken-signature') ? signed.replace('esign sandbox QTSP', 'esign sandbox QTSQ') : signed);
-  });
+  // The pivot: the last LOTL the old key signed, handing over to the rotated one.
+  router.get(
+    '/eu-lotl-pivot-1.xml',
+    signedOnce('/eu-lotl-pivot-1.xml', () => sign(trustedListXml(lotl('lotl-signer-rotated')), signers['lotl-signer'])),
+  );
+  router.get(
+    `/${SANDBOX_TERRITORY}.xml`,
+    signedOnce(`/${SANDBOX_TERRITORY}.xml`, () => {
+      const list = sign(trustedListXml(nationalList(deps, on)), signers['zz-operator']);
+      return on('tl-broken-signature') ? list.replace('esign sandbox QTSP', 'esign sandbox QTSQ') : list;
+    }),
+  );
+  for (const territory of territories.slice(1)) {
+    router.get(
+      `/${territory}.xml`,
+      signedOnce(`/${territory}.xml`, () => sign(trustedListXml(extraList(deps, territory)), signers['zz-operator'])),
+    );
+  }
+}
+
+/** A TEST list of a real list's size: the ZZ list's CA again and again under other names. */
+function extraList(deps: SandboxDeps, territory: string): ListDescription {
+  const zz = nationalList(deps, () => false);
+  const [ca] = zz.providers![0]!.services;
+  const services = Array.from({ length: EXTRA_LIST_SERVICES }, (_, index) => ({
+    ...ca!,
+    name: `esign sandbox CA ${index + 1} (TEST)`,
+  }));
+  const providers = Array.from({ length: EXTRA_LIST_SERVICES / 10 }, (_, index) => ({
+    name: `esign sandbox QTSP ${territory} ${index + 1}`,
+    services: services.slice(index * 10, index * 10 + 10),
+  }));
+  return { ...zz, territory, operator: `esign sandbox (TEST scheme operator ${territory})`, providers };
 }
 
 function nationalList(deps: SandboxDeps, on: (quirk: QuirkName) => boolean): ListDescription {
@@ -159,10 +215,6 @@ function nationalList(deps: SandboxDeps, on: (quirk: QuirkName) => boolean): Lis
 
 function sign(xmlText: string, signer: Signer): string {
   return signTrustedList(xmlText, createPrivateKey(signer.privateKeyPem), signer.certificate);
-}
-
-function xml(body: string): SandboxResponse {
-  return { status: 200, headers: { 'content-type': 'application/vnd.etsi.tsl+xml' }, body };
 }
 
 async function loadOrCreateSigners(dir: string, deps: SandboxDeps): Promise<Record<SignerName, Signer>> {

@@ -42,6 +42,12 @@ describe('esign trust update on the sandbox profile', () => {
       ['EU', 'updated'],
       ['ZZ', 'updated'],
     ]);
+    // Again: conditional requests, answered 304 Not Modified.
+    const again = await update(env);
+    expect(again.lists.map((l) => [l.territory, l.state])).toEqual([
+      ['EU', 'unchanged'],
+      ['ZZ', 'unchanged'],
+    ]);
     const status = await runCli(['--json', 'trust', 'status'], { env });
     const zz = status.json<{ lists: Array<Record<string, unknown>> }>().lists.find((l) => l['territory'] === 'ZZ')!;
     expect(zz).toMatchObject({
