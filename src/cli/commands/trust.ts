@@ -13,6 +13,10 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .summary('fetch and inspect the EU trusted lists (qualified trust services)')
     .description(
       'The EU List of Trusted Lists (LOTL) and the national lists it points to, each checked against its XML signature and kept in the cache dir. docs/trust.md explains them.',
+    )
+    .addHelpText(
+      'after',
+      "\nExamples:\n  esign trust update                      the LOTL and every national list (lotlUrl, trustListTerritories)\n  esign trust status --json               state, dates and service counts of each list\n  esign trust show BE                     Belgium's trust services\n  esign trust import eu-lotl.xml BE.xml   lists downloaded elsewhere, checked as if fetched\n\nExit codes: 0 all verified, 10 some failed (each named), 9 the LOTL or every list failed, 3 show: not cached.",
     );
   trust
     .command('update')
