@@ -8,6 +8,14 @@ import { positiveNumber, type CommandModule } from '../command.js';
 
 export const DEFAULT_SANDBOX_PORT = 8799;
 
+interface StartOptions {
+  port: number;
+  dataDir?: string;
+  tls?: boolean;
+  quirk: string[];
+  trustLists?: number;
+}
+
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
   const sandbox = program
     .command('sandbox')
@@ -46,108 +54,102 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
       (name: string, names: string[]) => [...names, name],
       [] as string[],
     )
-    .action(
-      async (
-        options: { port: number; dataDir?: string; tls?: boolean; quirk: string[]; trustLists?: number },
-        command: Command,
-      ) =>
-        run(command, async (ctx) => {
-          const { QUIRKS, isQuirkName } = await import('../../sandbox/signing/quirks.js');
-          if (options.quirk.includes('list')) {
-            const entries = Object.entries(QUIRKS).map(([name, quirk]) => ({
-              name,
-              description: quirk.description,
-              source: quirk.source,
-            }));
-            ctx.io.result({ quirks: entries }, () =>
-              entries
-                .map(
-                  (quirk) => `${quirk.name.padEnd(20)} ${quirk.description}\n${' '.repeat(21)}source: ${quirk.source}`,
-                )
-                .join('\n'),
-            );
-            return;
-          }
-          const unknown = options.quirk.filter((name) => !isQuirkName(name));
-          if (unknown.length > 0) {
-            throw new EsignError('USAGE', `Unknown sandbox quirk ${unknown.join(', ')}.`, {
-              hint: `Known quirks: ${Object.keys(QUIRKS).join(', ')} (esign sandbox start --quirk list).`,
-            });
-          }
-          const quirks = options.quirk.filter(isQuirkName);
-          const dataDir = options.dataDir ?? sandboxDataDir(ctx.env);
-          const { startSandbox } = await import('../../sandbox/index.js');
-          const started = await startSandbox({
-            dataDir,
-            port: options.port,
-            autoApprove: ctx.globals.autoApprove ?? false,
-            quirks,
-            log: (line) => ctx.io.error(line),
-            tls: options.tls ?? false,
-            ...(options.trustLists ? { trustLists: Math.floor(options.trustLists) } : {}),
-          });
-          const { SANDBOX_SEAL } = await import('../../sandbox/deps.js');
-          const seal = { ...SANDBOX_SEAL };
-          const rootPemPath = await writeRootPem(dataDir, started.pki.rootPem);
-          // Commands look for a running sandbox in the default data dir, so announce it there as well.
-          for (const dir of new Set([dataDir, sandboxDataDir(ctx.env)])) {
-            const runtimeFile = await writeRuntime(dir, {
-              pid: process.pid,
-              urls: started.urls,
-              rootPemPath,
-              lotlSignerCertificate: started.lotlSignerCertificate,
-              autoApprove: started.autoApprove,
-            });
-            exitHooks.add(() => removeOwnRuntime(runtimeFile));
-          }
-          const urls = started.urls;
-          const tls = options.tls ? { caFile: rootPemPath } : undefined;
-          ctx.io.result(
-            {
-              urls,
-              dataDir,
-              rootPem: rootPemPath,
-              lotl: { url: urls.lotl, signerCertificate: started.lotlSignerCertificate },
-              ...(tls ? { tls } : {}),
-              autoApprove: started.autoApprove,
-              quirks,
-              seal,
-            },
-            () =>
-              [
-                ctx.io.bold('esign sandbox') + ' — TEST services, TEST signatures (no legal effect)',
-                `  signing           ${urls.signing}   (CSC API v1.0.4)`,
-                `  signing, CSC v2   ${urls.signingV2}   (--profile sandbox-v2)`,
-                `  identity          ${urls.identity}`,
-                `  identity (legacy) ${urls.identityLegacy}`,
-                `  storage           ${urls.storage}`,
-                `  timestamping      ${urls.tsaEndpoint}`,
-                `  S3                ${urls.s3 ?? '(not started)'}`,
-                `  PKI (CRL, OCSP)   ${urls.pki}`,
-                `  trust anchor      ${rootPemPath}`,
-                `  TEST trusted lists ${urls.lotl} (LOTL; national list ZZ; esign trust update)`,
-                ...(tls
-                  ? [
-                      `  TLS               HTTPS with a server certificate from that root; other clients: ESIGN_CA_FILE=${rootPemPath}`,
-                    ]
-                  : []),
-                `  data              ${dataDir}`,
-                `  approval          ${started.autoApprove ? 'automatic (--auto-approve)' : 'in the browser'}`,
-                `  quirks            ${quirks.length > 0 ? quirks.join(', ') : 'none (the CSC specification to the letter)'}`,
-                `  organization seals (no browser): client ${seal.clientId}, login user ${seal.username}; credentials`,
-                `                    ${seal.credentialID} (PIN + TOTP), ${seal.onlineOtpCredentialID} (PIN + OTP by "SMS": ${urls.signing}/otp),`,
-                `                    ${seal.pinOnlyCredentialID} (PIN only, bulk); the secrets are in --json (seal)`,
-                '',
-                'The "sandbox" and "sandbox-v2" profiles now use these services. Press Ctrl-C to stop.',
-              ].join('\n'),
+    .action(async (options: StartOptions, command: Command) =>
+      run(command, async (ctx) => {
+        const { QUIRKS, isQuirkName } = await import('../../sandbox/signing/quirks.js');
+        if (options.quirk.includes('list')) {
+          const entries = Object.entries(QUIRKS).map(([name, quirk]) => ({
+            name,
+            description: quirk.description,
+            source: quirk.source,
+          }));
+          ctx.io.result({ quirks: entries }, () =>
+            entries
+              .map((quirk) => `${quirk.name.padEnd(20)} ${quirk.description}\n${' '.repeat(21)}source: ${quirk.source}`)
+              .join('\n'),
           );
-          await new Promise<void>((resolve) => {
-            const stop = () => resolve();
-            process.once('SIGINT', stop);
-            process.once('SIGTERM', stop);
+          return;
+        }
+        const unknown = options.quirk.filter((name) => !isQuirkName(name));
+        if (unknown.length > 0) {
+          throw new EsignError('USAGE', `Unknown sandbox quirk ${unknown.join(', ')}.`, {
+            hint: `Known quirks: ${Object.keys(QUIRKS).join(', ')} (esign sandbox start --quirk list).`,
           });
-          await started.close();
-        }),
+        }
+        const quirks = options.quirk.filter(isQuirkName);
+        const dataDir = options.dataDir ?? sandboxDataDir(ctx.env);
+        const { startSandbox } = await import('../../sandbox/index.js');
+        const started = await startSandbox({
+          dataDir,
+          port: options.port,
+          autoApprove: ctx.globals.autoApprove ?? false,
+          quirks,
+          log: (line) => ctx.io.error(line),
+          tls: options.tls ?? false,
+          ...(options.trustLists ? { trustLists: Math.floor(options.trustLists) } : {}),
+        });
+        const { SANDBOX_SEAL } = await import('../../sandbox/deps.js');
+        const seal = { ...SANDBOX_SEAL };
+        const rootPemPath = await writeRootPem(dataDir, started.pki.rootPem);
+        // Commands look for a running sandbox in the default data dir, so announce it there as well.
+        for (const dir of new Set([dataDir, sandboxDataDir(ctx.env)])) {
+          const runtimeFile = await writeRuntime(dir, {
+            pid: process.pid,
+            urls: started.urls,
+            rootPemPath,
+            lotlSignerCertificate: started.lotlSignerCertificate,
+            autoApprove: started.autoApprove,
+          });
+          exitHooks.add(() => removeOwnRuntime(runtimeFile));
+        }
+        const urls = started.urls;
+        const tls = options.tls ? { caFile: rootPemPath } : undefined;
+        ctx.io.result(
+          {
+            urls,
+            dataDir,
+            rootPem: rootPemPath,
+            lotl: { url: urls.lotl, signerCertificate: started.lotlSignerCertificate },
+            ...(tls ? { tls } : {}),
+            autoApprove: started.autoApprove,
+            quirks,
+            seal,
+          },
+          () =>
+            [
+              ctx.io.bold('esign sandbox') + ' — TEST services, TEST signatures (no legal effect)',
+              `  signing           ${urls.signing}   (CSC API v1.0.4)`,
+              `  signing, CSC v2   ${urls.signingV2}   (--profile sandbox-v2)`,
+              `  identity          ${urls.identity}`,
+              `  identity (legacy) ${urls.identityLegacy}`,
+              `  storage           ${urls.storage}`,
+              `  timestamping      ${urls.tsaEndpoint}`,
+              `  S3                ${urls.s3 ?? '(not started)'}`,
+              `  PKI (CRL, OCSP)   ${urls.pki}`,
+              `  trust anchor      ${rootPemPath}`,
+              `  TEST trusted lists ${urls.lotl} (LOTL; national list ZZ; esign trust update)`,
+              ...(tls
+                ? [
+                    `  TLS               HTTPS with a server certificate from that root; other clients: ESIGN_CA_FILE=${rootPemPath}`,
+                  ]
+                : []),
+              `  data              ${dataDir}`,
+              `  approval          ${started.autoApprove ? 'automatic (--auto-approve)' : 'in the browser'}`,
+              `  quirks            ${quirks.length > 0 ? quirks.join(', ') : 'none (the CSC specification to the letter)'}`,
+              `  organization seals (no browser): client ${seal.clientId}, login user ${seal.username}; credentials`,
+              `                    ${seal.credentialID} (PIN + TOTP), ${seal.onlineOtpCredentialID} (PIN + OTP by "SMS": ${urls.signing}/otp),`,
+              `                    ${seal.pinOnlyCredentialID} (PIN only, bulk); the secrets are in --json (seal)`,
+              '',
+              'The "sandbox" and "sandbox-v2" profiles now use these services. Press Ctrl-C to stop.',
+            ].join('\n'),
+        );
+        await new Promise<void>((resolve) => {
+          const stop = () => resolve();
+          process.once('SIGINT', stop);
+          process.once('SIGTERM', stop);
+        });
+        await started.close();
+      }),
     );
 };
 
