@@ -117,6 +117,10 @@ describe('esign trust update on the sandbox profile', () => {
       ESIGN_PROFILE: 'env',
       ESIGN_LOTL_URL: shared.sandbox.urls.lotl!,
     };
+    // The sandbox profile's TEST lists are kept apart: a real profile's cache has none of them.
+    expect((await runCli(['trust', 'update'], { env: { ...env, ESIGN_PROFILE: 'sandbox' } })).code).toBe(0);
+    const real = await runCli(['--json', 'trust', 'status'], { env });
+    expect(real.json<{ lists: unknown[] }>().lists).toEqual([]);
     const result = await runCli(['trust', 'update'], { env });
     expect(result.code).toBe(9);
     expect(result.stderr.trim()).toBe(
