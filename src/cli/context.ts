@@ -71,9 +71,12 @@ export interface SandboxRuntime {
     pki: string;
     base: string;
     s3?: string;
+    lotl?: string;
   };
   /** The sandbox root: trust anchor of its signatures and, over TLS, of its server certificate. */
   rootPemPath: string;
+  /** The certificate (DER, base64) that signs the sandbox's TEST LOTL: the sandbox profile's shipped LOTL signer. */
+  lotlSignerCertificate?: string;
   embedded: boolean;
 }
 
@@ -411,6 +414,7 @@ async function resolveProfile(ctx: Context, options: { storage?: boolean }): Pro
         redirectUri: 'http://127.0.0.1:0/callback',
         tsaUsername: 'esign',
         trustAnchors: await sandboxTrustAnchors(sandbox.rootPemPath, sandboxDataDir(ctx.env)),
+        ...(sandbox.urls.lotl ? { lotlUrl: sandbox.urls.lotl } : {}),
         credential: 'alice-rsa2048',
         lang: 'en',
         region: 'us-east-1',
@@ -553,7 +557,7 @@ async function findOrStartSandbox(ctx: Context, options: { storage?: boolean }):
   ctx.onClose(() => sandbox.close());
   const rootPemPath = await writeRootPem(dataDir, sandbox.pki.rootPem);
   ctx.io.debug(`started an embedded sandbox at ${sandbox.urls.base}`);
-  return { urls: sandbox.urls, rootPemPath, embedded: true };
+  return { urls: sandbox.urls, rootPemPath, lotlSignerCertificate: sandbox.lotlSignerCertificate, embedded: true };
 }
 
 /**

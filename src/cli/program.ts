@@ -57,6 +57,11 @@ export const COMMANDS: CommandEntry[] = [
     summary: 'run the local emulators of all services (test signatures)',
     load: () => import('./commands/sandbox.js'),
   },
+  {
+    name: 'trust',
+    summary: 'fetch and inspect the EU trusted lists (qualified trust services)',
+    load: () => import('./commands/trust.js'),
+  },
   { name: 'config', summary: 'manage profiles and settings', load: () => import('./commands/config.js') },
   {
     name: 'completion',

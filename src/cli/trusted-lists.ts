@@ -1,18 +1,63 @@
 import type { Qualification } from '../core/qualification/determine.js';
 import type { TrustedListCacheEntry } from '../core/trusted-list/model.js';
 import type { Context } from './context.js';
+import type { TrustListSources } from '../io/trusted-list-update.js';
+
+/** Where `esign trust update` and `import` get and keep lists for this profile (the sandbox's TEST lists apart). */
+export async function trustListSources(
+  ctx: Context,
+): Promise<{ sources: TrustListSources; lotlUrl: string; territories?: string[] }> {
+  const [profile, { TrustedListCache }, { DEFAULT_LOTL_URL }] = await Promise.all([
+    ctx.profile(),
+    import('../io/trusted-list-cache.js'),
+    import('../io/trusted-list-update.js'),
+  ]);
+  return {
+    sources: {
+      http: ctx.http,
+      cache: TrustedListCache.at(ctx.env, { sandbox: profile.isSandbox }),
+      now: () => ctx.clock.now(),
+      acceptTestLists: profile.isSandbox,
+      // The sandbox profile ships its TEST LOTL's signer as esign ships the Official Journal's.
+      ...(profile.sandbox?.lotlSignerCertificate ? { lotlSigners: [profile.sandbox.lotlSignerCertificate] } : {}),
+    },
+    lotlUrl: profile.settings.lotlUrl ?? DEFAULT_LOTL_URL,
+    ...(profile.settings.trustListTerritories ? { territories: profile.settings.trustListTerritories } : {}),
+  };
+}
 
 /**
  * The verified trusted lists in the cache that this profile may use, or undefined when there are
- * none. A sandbox TEST list counts only on a sandbox profile.
+ * none. A sandbox TEST list counts only on a sandbox profile, whose lists are kept apart. With
+ * `fetchSandboxLists`, a sandbox profile whose cache holds no list yet fetches its sandbox's TEST
+ * lists first (a loopback call), so `esign verify` on the sandbox qualifies with no setup.
  */
-export async function usableTrustedLists(ctx: Context): Promise<TrustedListCacheEntry[] | undefined> {
-  const { TrustedListCache } = await import('../io/trusted-list-cache.js');
-  const entries = (await TrustedListCache.at(ctx.env).entries()).filter((entry) => entry.snapshot !== undefined);
-  if (entries.length === 0) return undefined;
+export async function usableTrustedLists(
+  ctx: Context,
+  options: { fetchSandboxLists?: boolean } = {},
+): Promise<TrustedListCacheEntry[] | undefined> {
   const { isSandbox } = await ctx.checkProfile();
+  const { TrustedListCache } = await import('../io/trusted-list-cache.js');
+  const cache = TrustedListCache.at(ctx.env, { sandbox: isSandbox });
+  const national = (entry: TrustedListCacheEntry) => entry.snapshot?.isLotl === false;
+  let entries = (await cache.entries()).filter((entry) => entry.snapshot !== undefined);
+  if (isSandbox && options.fetchSandboxLists && !entries.some(national)) {
+    await fetchSandboxLists(ctx);
+    entries = (await cache.entries()).filter((entry) => entry.snapshot !== undefined);
+  }
   const usable = isSandbox ? entries : entries.filter((entry) => !entry.snapshot?.test);
-  return usable.some((entry) => entry.snapshot?.isLotl === false) ? usable : undefined;
+  return usable.some(national) ? usable : undefined;
+}
+
+async function fetchSandboxLists(ctx: Context): Promise<void> {
+  const { sources, lotlUrl } = await trustListSources(ctx);
+  const { updateTrustedLists } = await import('../io/trusted-list-update.js');
+  try {
+    for (const outcome of await updateTrustedLists(sources, { lotlUrl }))
+      if (outcome.state === 'failed') ctx.io.debug(`sandbox trusted list ${outcome.territory}: ${outcome.reason}`);
+  } catch (error) {
+    ctx.io.debug(`sandbox trusted lists not fetched: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 /** The certificates of the usable lists' qualified TSAs (TSA/QTST services), DER: anchors for the TSA's chain. */

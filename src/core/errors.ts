@@ -147,6 +147,16 @@ export type EsignErrorCode =
   // qualification required of a signature (sign --require)
   | 'QUALIFICATION_NOT_MET'
   | 'QUALIFICATION_UNKNOWN'
+  // EU trusted lists (esign trust)
+  | 'TRUST_LIST_TOO_LARGE'
+  | 'TRUST_LIST_UNSAFE_XML'
+  | 'TRUST_LIST_MALFORMED'
+  | 'TRUST_LIST_STRUCTURE_INVALID'
+  | 'TRUST_LIST_SIGNATURE_INVALID'
+  | 'TRUST_LIST_SIGNER_UNTRUSTED'
+  | 'TRUST_LIST_WRONG_TERRITORY'
+  | 'TRUST_LIST_TEST_REFUSED'
+  | 'TRUST_LIST_NOT_CACHED'
   // batches and process
   | 'BATCH_PARTIAL'
   | 'INTERRUPTED'
@@ -178,6 +188,10 @@ const EXIT_CODE_BY_CODE: Partial<Record<EsignErrorCode, ExitCode>> = {
   HTTP_BAD_RESPONSE: ExitCode.protocol,
   TSA_NOT_CONFIGURED: ExitCode.config,
   AUTH_LOGIN_REQUIRED: ExitCode.auth,
+  TRUST_LIST_TOO_LARGE: ExitCode.input,
+  TRUST_LIST_UNSAFE_XML: ExitCode.input,
+  TRUST_LIST_MALFORMED: ExitCode.input,
+  TRUST_LIST_NOT_CACHED: ExitCode.config,
 };
 
 const EXIT_CODE_BY_PREFIX: ReadonlyArray<[string, ExitCode]> = [
@@ -192,6 +206,7 @@ const EXIT_CODE_BY_PREFIX: ReadonlyArray<[string, ExitCode]> = [
   ['PDF_', ExitCode.input],
   ['VERIFY_', ExitCode.verification],
   ['QUALIFICATION_', ExitCode.notQualified],
+  ['TRUST_LIST_', ExitCode.verification],
 ];
 
 export function exitCodeFor(code: EsignErrorCode): ExitCode {

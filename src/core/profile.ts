@@ -44,6 +44,10 @@ export interface ProfileSettings {
   accountToken?: boolean;
   accountId?: string;
   apiKeyHeader?: string;
+  /** Where `esign trust update` fetches the EU List of Trusted Lists. */
+  lotlUrl?: string;
+  /** The national lists `esign trust update` fetches (two-letter territories); all when unset. */
+  trustListTerritories?: string[];
 }
 
 /** How the token request's body is encoded: a form (RFC 6749) or JSON (some providers). */
@@ -75,7 +79,8 @@ type ValueKind =
   | 'signatureCount'
   | 'choice'
   | 'headerName'
-  | 'policy';
+  | 'policy'
+  | 'territories';
 
 interface KeySpec {
   kind: ValueKind;
@@ -268,6 +273,16 @@ export const PROFILE_KEYS: Record<ProfileKey, KeySpec> = {
     description:
       "name of the HTTP header carrying the signing service's API key (the key: ESIGN_API_KEY), e.g. x-api-key",
   },
+  lotlUrl: {
+    kind: 'url',
+    env: 'ESIGN_LOTL_URL',
+    description: "the EU List of Trusted Lists esign trust update fetches (default: the Commission's, docs/trust.md)",
+  },
+  trustListTerritories: {
+    kind: 'territories',
+    env: 'ESIGN_TRUST_LIST_TERRITORIES',
+    description: 'the national trusted lists to fetch, comma-separated territory codes (e.g. BE,FR; default all)',
+  },
 };
 
 export const SIGNATURE_LEVELS = ['B-B', 'B-T', 'B-LT', 'B-LTA'] as const;
@@ -375,6 +390,15 @@ export function parseSettingValue(key: ProfileKey, text: string): ProfileSetting
       if (text !== 'any' && !/^[0-2](\.(0|[1-9]\d*))+$/.test(text))
         throw invalid('expected an object identifier such as 1.2.3.4.1, or any');
       return text;
+    case 'territories': {
+      const territories = text
+        .split(',')
+        .map((item) => item.trim().toUpperCase())
+        .filter(Boolean);
+      const bad = territories.find((item) => !/^[A-Z]{2}$/.test(item));
+      if (bad !== undefined) throw invalid(`${JSON.stringify(bad)} is not a two-letter territory code`);
+      return territories;
+    }
     case 'string':
       return text;
   }

@@ -26,6 +26,8 @@ export interface HttpRequest {
    * CRLs, CA certificates), which CAs publish over http and whose integrity esign checks itself.
    */
   signedContentOverHttp?: boolean;
+  /** Refuse a body larger than this (HTTP_BAD_RESPONSE) as it arrives, rather than holding it all. */
+  maxBytes?: number;
 }
 
 /** The part of `Headers` callers use; names are case-insensitive. */
@@ -115,6 +117,7 @@ export class HttpClient {
       return response;
     } catch (error) {
       this.options.trace?.(`${request.method} ${redactUrl(request.url)}${via} failed (${Date.now() - started} ms)`);
+      if (error instanceof EsignError) throw error;
       throw transportError(error, request, timeoutMs, { proxy: route.proxy, caSetting: transport.caSettingName });
     }
   }
@@ -203,7 +206,23 @@ async function send(
         return;
       }
       const chunks: Buffer[] = [];
-      incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+      let received = 0;
+      incoming.on('data', (chunk: Buffer) => {
+        received += chunk.length;
+        if (request.maxBytes !== undefined && received > request.maxBytes) {
+          clearTimeout(timer);
+          outgoing.destroy();
+          reject(
+            new EsignError(
+              'HTTP_BAD_RESPONSE',
+              `The ${request.service} at ${url.host} sent more than ${request.maxBytes} bytes.`,
+              { hint: 'Check the URL: this is not what esign expects there.' },
+            ),
+          );
+          return;
+        }
+        chunks.push(chunk);
+      });
       incoming.on('error', reject);
       incoming.on('end', () => {
         clearTimeout(timer);

@@ -12,8 +12,14 @@ import { cacheDir } from './paths.js';
 export class TrustedListCache {
   constructor(readonly dir: string) {}
 
-  static at(env: NodeJS.ProcessEnv = process.env): TrustedListCache {
-    return new TrustedListCache(join(cacheDir(env), 'trusted-lists'));
+  /**
+   * The cache of the real lists, or with `sandbox` the sandbox's TEST lists, kept apart in
+   * `trusted-lists/sandbox/` so that a sandbox update never replaces a real list (and a real profile
+   * never reads a TEST one).
+   */
+  static at(env: NodeJS.ProcessEnv = process.env, options: { sandbox?: boolean } = {}): TrustedListCache {
+    const dir = join(cacheDir(env), 'trusted-lists');
+    return new TrustedListCache(options.sandbox ? join(dir, 'sandbox') : dir);
   }
 
   /** Every entry in the cache, by territory; none when the cache does not exist. */

@@ -73,6 +73,8 @@ export interface SandboxUrls {
   tsa: string;
   tsaEndpoint: string;
   pki: string;
+  /** The TEST List of Trusted Lists (src/sandbox/trust-lists.ts). */
+  lotl?: string;
   /** The S3-compatible endpoint, once the storage service started it. */
   s3?: string;
 }
@@ -89,6 +91,8 @@ export interface IdentityTokenInfo {
 /** Objects one sandbox service offers another (filled in as services mount). */
 export interface SharedServices {
   introspectIdentityToken?: (token: string) => IdentityTokenInfo | undefined;
+  /** The certificate (DER, base64) that signs the TEST LOTL: what a sandbox profile ships as the LOTL signer. */
+  lotlSignerCertificate?: string;
 }
 
 export interface SandboxDeps {
@@ -104,6 +108,8 @@ export interface SandboxDeps {
   quirks: SandboxQuirks;
   /** Lines for the sandbox's log (`esign sandbox start` prints them): the OTPs it "sends". */
   log?: (line: string) => void;
+  /** How many TEST national lists /trust publishes (ZZ, then XA, XB, … of real size; benchmarks). */
+  trustLists?: number;
   /** Over TLS (sandbox start --tls): the server certificate the S3 gateway serves too. */
   tls?: { chainPem: string; keyPem: string };
   /** The host name in the sandbox's URLs, when not 127.0.0.1 (SandboxOptions.hostName). */

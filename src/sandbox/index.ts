@@ -32,6 +32,7 @@ import {
 } from './http.js';
 import { issueTlsServerCertificate, loadOrCreatePki, type SandboxPki, type TlsServerCertificate } from './pki.js';
 import { mountPki } from './pki-routes.js';
+import { mountTrustLists } from './trust-lists.js';
 import { mountSigning } from './signing/routes.js';
 import { mountOAuthMetadata, mountSigningV2 } from './signing/routes-v2.js';
 import { mountIdentity, mountIdentityLegacy } from './identity/routes.js';
@@ -59,6 +60,8 @@ export interface SandboxOptions {
   log?: (line: string) => void;
   /** Serve every emulator over HTTPS, with a certificate for localhost and 127.0.0.1 from the sandbox root. */
   tls?: boolean;
+  /** How many TEST national lists to publish under /trust (default 1: ZZ); more for benchmarks. */
+  trustLists?: number;
   /**
    * The host name in the sandbox's URLs (and its TLS certificate) instead of 127.0.0.1, for tests
    * that reach it through a proxy that alone resolves the name. It still listens on 127.0.0.1 only.
@@ -78,6 +81,8 @@ export interface Sandbox {
   autoApprove: boolean;
   /** Route ids (`signing GET /oauth2/authorize`) of every call served, for tests to count steps. */
   readonly requestLog: string[];
+  /** The certificate (DER, base64) that signs the TEST LOTL at `urls.lotl`. */
+  readonly lotlSignerCertificate: string;
   /** Certificates revoked while it runs (also `POST /_sandbox/revocations`). */
   readonly revocations: RevocationSchedule;
   /** Calls served and the time spent answering them, by service prefix (also `GET /_sandbox/stats`). */
@@ -102,6 +107,7 @@ const SERVICES: ReadonlyArray<[prefix: string, mount: Mount]> = [
   ['identity-legacy', mountIdentityLegacy],
   ['tsa', mountTsa],
   ['storage', mountStorage],
+  ['trust', mountTrustLists],
 ];
 /** Services whose errors are RFC 9457 Problem Details (seed 002 part A), injected ones included. */
 const PROBLEM_DETAILS_SERVICES = new Set(['storage']);
@@ -205,6 +211,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     tsa: `${base}/tsa`,
     tsaEndpoint: `${base}/tsa/tss03`,
     pki: `${base}/pki`,
+    lotl: `${base}/trust/eu-lotl.xml`,
   };
 
   const closers: CloseFn[] = [];
@@ -239,6 +246,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     ...(options.log ? { log: options.log } : {}),
     ...(tls ? { tls } : {}),
     ...(options.hostName ? { hostName: options.hostName } : {}),
+    ...(options.trustLists ? { trustLists: options.trustLists } : {}),
     get autoApprove() {
       return state.autoApprove;
     },
@@ -317,6 +325,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     secrets,
     shared,
     requestLog,
+    lotlSignerCertificate: shared.lotlSignerCertificate ?? '',
     revocations,
     serviceTime,
     get autoApprove() {

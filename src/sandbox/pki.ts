@@ -631,6 +631,32 @@ export async function issueTlsServerCertificate(options: {
   };
 }
 
+/**
+ * A self-signed certificate for a trusted list's signer (a TEST scheme operator, the TEST LOTL's
+ * signer): digitalSignature + nonRepudiation, as scheme operators' are.
+ */
+export async function issueSchemeOperatorCertificate(options: {
+  commonName: string;
+  notBefore: Date;
+  notAfter: Date;
+}): Promise<IssuedCertificate> {
+  const key = await generateRsaKey(2048);
+  return issue({
+    name: 'scheme-operator',
+    issuer: undefined,
+    subject: dn(`${options.commonName} ${TEST_MARK}`, 'Trusted lists'),
+    subjectKey: key,
+    issuerKey: key,
+    notBefore: options.notBefore,
+    notAfter: options.notAfter,
+    extensions: (ski) => [
+      basicConstraints(false),
+      keyUsage(KU.digitalSignature | KU.nonRepudiation),
+      subjectKeyId(ski),
+    ],
+  });
+}
+
 function ipBytes(address: string): Uint8Array {
   return new Uint8Array(address.split('.').map(Number));
 }

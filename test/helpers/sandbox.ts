@@ -35,7 +35,12 @@ export async function startTestSandbox(
     ...(options.hostName ? { hostName: options.hostName } : {}),
   });
   const rootPemPath = await writeRootPem(dataDir, sandbox.pki.rootPem);
-  await writeRuntime(dataDir, { pid: process.pid, urls: sandbox.urls, rootPemPath });
+  await writeRuntime(dataDir, {
+    pid: process.pid,
+    urls: sandbox.urls,
+    rootPemPath,
+    lotlSignerCertificate: sandbox.lotlSignerCertificate,
+  });
   return {
     sandbox,
     dataDir,

@@ -22,6 +22,7 @@ const JUDGES: Record<string, string> = {
   objdump: 'binutils',
   xz: 'xz-utils',
   jq: 'jq',
+  xmlsec1: 'xmlsec1',
 };
 
 describe('independent judges', () => {

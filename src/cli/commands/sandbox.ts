@@ -8,6 +8,14 @@ import { positiveNumber, type CommandModule } from '../command.js';
 
 export const DEFAULT_SANDBOX_PORT = 8799;
 
+interface StartOptions {
+  port: number;
+  dataDir?: string;
+  tls?: boolean;
+  quirk: string[];
+  trustLists?: number;
+}
+
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
   const sandbox = program
     .command('sandbox')
@@ -37,12 +45,17 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
       'serve over HTTPS, with a certificate for localhost and 127.0.0.1 from the sandbox root (trust it with ESIGN_CA_FILE; the sandbox profiles do)',
     )
     .option(
+      '--trust-lists <n>',
+      "publish N TEST national lists under /trust (ZZ, then XA, XB, … of a real list's size), for benchmarks",
+      (text) => positiveNumber(text),
+    )
+    .option(
       '--quirk <name>',
       'make the signing service behave as a real provider does (repeatable; `--quirk list` names them)',
       (name: string, names: string[]) => [...names, name],
       [] as string[],
     )
-    .action(async (options: { port: number; dataDir?: string; tls?: boolean; quirk: string[] }, command: Command) =>
+    .action(async (options: StartOptions, command: Command) =>
       run(command, async (ctx) => {
         const { QUIRKS, isQuirkName } = await import('../../sandbox/signing/quirks.js');
         if (options.quirk.includes('list')) {
@@ -74,6 +87,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
           quirks,
           log: (line) => ctx.io.error(line),
           tls: options.tls ?? false,
+          ...(options.trustLists ? { trustLists: Math.floor(options.trustLists) } : {}),
         });
         const { SANDBOX_SEAL } = await import('../../sandbox/deps.js');
         const seal = { ...SANDBOX_SEAL };
@@ -84,6 +98,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
           pid: process.pid,
           urls: started.urls,
           rootPemPath,
+          lotlSignerCertificate: started.lotlSignerCertificate,
           autoApprove: started.autoApprove,
         });
         exitHooks.add(() => removeOwnRuntime(runtimeFile));
@@ -94,6 +109,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
             urls,
             dataDir,
             rootPem: rootPemPath,
+            lotl: { url: urls.lotl, signerCertificate: started.lotlSignerCertificate },
             ...(tls ? { tls } : {}),
             autoApprove: started.autoApprove,
             quirks,
@@ -111,6 +127,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
               `  S3                ${urls.s3 ?? '(not started)'}`,
               `  PKI (CRL, OCSP)   ${urls.pki}`,
               `  trust anchor      ${rootPemPath}`,
+              `  TEST trusted lists ${urls.lotl} (LOTL; national list ZZ; esign trust update)`,
               ...(tls
                 ? [
                     `  TLS               HTTPS with a server certificate from that root; other clients: ESIGN_CA_FILE=${rootPemPath}`,

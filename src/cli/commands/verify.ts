@@ -70,7 +70,7 @@ export async function runVerify(file: string, options: VerifyCommandOptions, ctx
   const paths = options.trust.length > 0 ? options.trust : ((await ctx.profile()).settings.trustAnchors ?? []);
   const trustAnchors = await loadTrustAnchors(paths);
   // With lists, their CA/QC and TSA/QTST services are anchors alongside the configured ones.
-  const trustedLists = await usableTrustedLists(ctx);
+  const trustedLists = await usableTrustedLists(ctx, { fetchSandboxLists: true });
   const verifyOptions = { trustAnchors, now: new Date(), ...(trustedLists ? { trustedLists } : {}) };
   const report =
     options.signature === undefined

@@ -391,6 +391,28 @@ export const QUIRKS = {
       return { ...request, body: Buffer.from(JSON.stringify(read)) };
     },
   },
+  // The trusted lists under /trust (src/sandbox/trust-lists.ts read these names; the signing service ignores them).
+  'tl-expired': {
+    description: 'the TEST national list ZZ is past its next update (issued 60 days ago, next update 30 days ago)',
+    source: 'ETSI TS 119 612 §5.3.14 NextUpdate; TS 119 615 (an expired list gives no current status)',
+  },
+  'tl-broken-signature': {
+    description: 'the TEST national list ZZ has a byte changed after it was signed',
+    source: 'ETSI TS 119 612 §5.7 (the list signature)',
+  },
+  'tl-unreachable': {
+    description: 'the TEST LOTL points ZZ to an address that refuses connections',
+    source: 'national lists down or moved (the LOTL keeps pointing to the old address)',
+  },
+  'tl-withdrawn-service': {
+    description: 'the TEST list ZZ says the issuing CA was withdrawn an hour ago (granted before)',
+    source: 'ETSI TS 119 612 §5.5.4 ServiceStatus withdrawn, with ServiceHistory',
+  },
+  'lotl-pivot': {
+    description:
+      'the TEST LOTL is signed by a rotated key; the pivot LOTL it names, signed by the announced key, hands over to it',
+    source: 'ETSI TS 119 612 Annex D (LOTL signing certificate rotation, pivot LOTLs)',
+  },
 } satisfies Record<string, Quirk>;
 
 function isTokenRequest(request: SandboxRequest): boolean {
@@ -488,6 +510,14 @@ function withJson(
 
 export type QuirkName = keyof typeof QUIRKS;
 export const QUIRK_NAMES = Object.keys(QUIRKS) as QuirkName[];
+/** The quirks of the TEST trusted lists (src/sandbox/trust-lists.ts): the signing service is the same under them. */
+export const TRUST_LIST_QUIRKS: readonly QuirkName[] = [
+  'tl-expired',
+  'tl-broken-signature',
+  'tl-unreachable',
+  'tl-withdrawn-service',
+  'lotl-pivot',
+];
 
 export function isQuirkName(name: string): name is QuirkName {
   return Object.hasOwn(QUIRKS, name);

@@ -1,0 +1,223 @@
+import type { Command } from 'commander';
+import { EsignError, ExitCode, exitCodeFor, type EsignErrorCode } from '../../core/errors.js';
+import type { TrustedListSnapshot } from '../../core/trusted-list/model.js';
+import { stateOf } from '../../core/trusted-list/state.js';
+import type { ListOutcome } from '../../io/trusted-list-update.js';
+import { trustListSources } from '../trusted-lists.js';
+import type { CommandModule } from '../command.js';
+import type { Context } from '../context.js';
+import { table } from '../io.js';
+
+export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
+  const trust = program
+    .command('trust')
+    .summary('fetch and inspect the EU trusted lists (qualified trust services)')
+    .description(
+      'The EU List of Trusted Lists (LOTL) and the national lists it points to, each checked against its XML signature and kept in the cache dir. docs/trust.md explains them.',
+    )
+    .addHelpText(
+      'after',
+      "\nExamples:\n  esign trust update                      the LOTL and every national list (lotlUrl, trustListTerritories)\n  esign trust status --json               state, dates and service counts of each list\n  esign trust show BE                     Belgium's trust services\n  esign trust import eu-lotl.xml BE.xml   lists downloaded elsewhere, checked as if fetched\n\nExit codes: 0 all verified, 10 some failed (each named), 9 the LOTL or every list failed, 3 show: not cached.",
+    );
+  trust
+    .command('update')
+    .summary('fetch the LOTL and every national list it points to')
+    .description(
+      'Fetch the LOTL (setting lotlUrl / ESIGN_LOTL_URL), check it against the LOTL signing certificates esign ships (following pivots on key rotation), then every national list it points to (trustListTerritories limits them), each checked against the certificates the LOTL gives. A list that fails keeps its previous verified copy. Exit 0 when all were verified, 10 when some failed.',
+    )
+    .action((_options: unknown, command: Command) => run(command, update));
+  trust
+    .command('status')
+    .summary('show each cached list: sequence, dates and state')
+    .action((_options: unknown, command: Command) => run(command, status));
+  trust
+    .command('show')
+    .summary("list a territory's trust services")
+    .argument('<territory>', 'two-letter territory code, e.g. BE (EU: the pointers of the LOTL)')
+    .action((territory: string, _options: unknown, command: Command) => run(command, (ctx) => show(ctx, territory)));
+  trust
+    .command('import')
+    .summary('check and cache lists downloaded elsewhere (machines without internet)')
+    .argument('<file...>', 'LOTL and national list XML files, in any order')
+    .action((files: string[], _options: unknown, command: Command) => run(command, (ctx) => importFiles(ctx, files)));
+};
+
+async function update(ctx: Context): Promise<void> {
+  const { sources, lotlUrl, territories } = await trustListSources(ctx);
+  const { updateTrustedLists } = await import('../../io/trusted-list-update.js');
+  const spinner = await ctx.io.spinner(`Fetching the LOTL from ${lotlUrl}`);
+  let outcomes: ListOutcome[];
+  try {
+    outcomes = await updateTrustedLists(sources, {
+      lotlUrl,
+      ...(territories ? { territories } : {}),
+      onProgress: (done, total) => spinner.update(`Trusted lists: ${done}/${total}`),
+    });
+  } finally {
+    spinner.stop();
+  }
+  report(ctx, outcomes);
+}
+
+async function importFiles(ctx: Context, paths: string[]): Promise<void> {
+  const { sources } = await trustListSources(ctx);
+  const [{ importTrustedLists }, { readFile }] = await Promise.all([
+    import('../../io/trusted-list-update.js'),
+    import('node:fs/promises'),
+  ]);
+  const files = [];
+  for (const path of paths) {
+    try {
+      files.push({ path, bytes: await readFile(path) });
+    } catch (cause) {
+      throw new EsignError('INPUT_NOT_FOUND', `${path}: cannot read the file`, {
+        hint: 'Check the path.',
+        cause,
+      });
+    }
+  }
+  report(ctx, await importTrustedLists(sources, files));
+}
+
+function report(ctx: Context, outcomes: ListOutcome[]): void {
+  const failed = outcomes.filter((outcome) => outcome.state === 'failed');
+  ctx.io.result({ lists: outcomes }, () =>
+    [
+      table(
+        ['List', 'State', 'Sequence', 'Source'],
+        outcomes.map((o) => [
+          o.territory,
+          o.state,
+          o.sequenceNumber === undefined ? '' : String(o.sequenceNumber),
+          o.source,
+        ]),
+      ),
+      `${outcomes.length - failed.length} of ${outcomes.length} lists verified.`,
+    ].join('\n'),
+  );
+  for (const outcome of failed) ctx.io.error(`error: ${outcome.reason}`);
+  if (failed.length === 0) return;
+  const lotlFailed = failed.some((outcome) => outcome.territory === 'EU');
+  const first = failed.find((outcome) => outcome.territory === 'EU') ?? failed[0]!;
+  process.exitCode =
+    lotlFailed || failed.length === outcomes.length
+      ? exitCodeFor((first.code ?? 'INTERNAL') as EsignErrorCode)
+      : ExitCode.partial;
+}
+
+async function cacheFor(ctx: Context) {
+  const profile = await ctx.profile();
+  const { TrustedListCache } = await import('../../io/trusted-list-cache.js');
+  return TrustedListCache.at(ctx.env, { sandbox: profile.isSandbox });
+}
+
+async function status(ctx: Context): Promise<void> {
+  const entries = (await (await cacheFor(ctx)).entries()).sort(
+    (a, b) => Number(b.territory === 'EU') - Number(a.territory === 'EU'),
+  );
+  const now = ctx.clock.now();
+  const lists = entries.map((entry) => {
+    const list = entry.snapshot;
+    return {
+      territory: entry.territory,
+      state: stateOf(entry, now),
+      sequenceNumber: list?.sequenceNumber ?? null,
+      issueDate: list?.issueDate ?? null,
+      nextUpdate: list?.nextUpdate ?? null,
+      verifiedAt: entry.verifiedAt ?? null,
+      test: list?.test ?? false,
+      source: list?.source ?? null,
+      lastFailure: entry.lastFailure ?? null,
+      services: list ? serviceCounts(list) : { total: 0, byType: {}, byStatus: {} },
+    };
+  });
+  ctx.io.result({ lists }, () => {
+    if (lists.length === 0) return 'No trusted lists cached: run esign trust update (or esign trust import FILE...).';
+    return [
+      table(
+        ['List', 'Sequence', 'Issued', 'Next update', 'State'],
+        lists.map((l) => [
+          l.test ? `${l.territory} (TEST)` : l.territory,
+          l.sequenceNumber === null ? '' : String(l.sequenceNumber),
+          l.issueDate ?? '',
+          l.nextUpdate ?? 'closed',
+          l.state === 'verified' || l.state === 'expired'
+            ? `${l.state === 'expired' ? 'expired (past its next update)' : 'verified'}${l.lastFailure ? `; last update failed: ${l.lastFailure.reason}` : ''}`
+            : `failed: ${l.lastFailure?.reason ?? 'never verified'}`,
+        ]),
+      ),
+    ].join('\n');
+  });
+}
+
+function serviceCounts(list: TrustedListSnapshot) {
+  const byType: Record<string, number> = {};
+  const byStatus: Record<string, number> = {};
+  for (const service of list.services) {
+    byType[service.type] = (byType[service.type] ?? 0) + 1;
+    const current = service.history[0]?.status ?? 'unknown';
+    byStatus[current] = (byStatus[current] ?? 0) + 1;
+  }
+  return { total: list.services.length, byType, byStatus };
+}
+
+async function show(ctx: Context, territoryText: string): Promise<void> {
+  const territory = territoryText.toUpperCase();
+  if (!/^[A-Z]{2}$/.test(territory)) {
+    throw new EsignError('USAGE', `Not a territory code: ${JSON.stringify(territoryText)}.`, {
+      hint: 'Give a two-letter code such as BE, or EU for the LOTL.',
+    });
+  }
+  const entry = await (await cacheFor(ctx)).read(territory);
+  const list = entry?.snapshot;
+  if (!list) {
+    throw new EsignError('TRUST_LIST_NOT_CACHED', `No verified trusted list of ${territory} in the cache.`, {
+      hint: entry?.lastFailure
+        ? `Its last update failed: ${entry.lastFailure.reason}`
+        : 'Run esign trust update (or esign trust import FILE...).',
+    });
+  }
+  const services = list.services.map((service) => ({
+    provider: service.provider,
+    name: service.name,
+    type: service.type,
+    status: service.history[0]?.status ?? null,
+    statusStarting: service.history[0]?.from ?? null,
+    qualifiers: [...new Set(service.history[0]?.qualifications.flatMap((q) => q.qualifiers) ?? [])],
+    additionalServiceInformation: service.history[0]?.additionalServiceInformation ?? [],
+  }));
+  const pointers = list.pointers.map((p) => ({ territory: p.territory, location: p.location }));
+  ctx.io.result(
+    {
+      territory,
+      sequenceNumber: list.sequenceNumber,
+      issueDate: list.issueDate,
+      nextUpdate: list.nextUpdate,
+      operator: list.operator,
+      test: list.test,
+      services,
+      pointers,
+    },
+    () => {
+      const head = `${territory}${list.test ? ' (TEST)' : ''}: ${list.operator}, sequence ${list.sequenceNumber}, issued ${list.issueDate}`;
+      if (list.isLotl) {
+        return [
+          head,
+          table(
+            ['Territory', 'Location'],
+            pointers.map((p) => [p.territory, p.location]),
+          ),
+        ].join('\n');
+      }
+      const blocks = services.map((s) =>
+        [
+          `${s.provider}: ${s.name}`,
+          `  type:       ${s.type}`,
+          `  status:     ${s.status} since ${s.statusStarting}`,
+          ...(s.qualifiers.length ? [`  qualifiers: ${s.qualifiers.join(' ')}`] : []),
+        ].join('\n'),
+      );
+      return [head, `${services.length} services`, ...blocks].join('\n');
+    },
+  );
+}

@@ -1,0 +1,144 @@
+/**
+ * `esign trust update` against the sandbox's TEST lists (a LOTL and the national list ZZ), over HTTP
+ * and HTTPS, with each trusted-list quirk; and a real profile meeting them.
+ */
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { QuirkName } from '../../src/sandbox/signing/quirks.js';
+import { runCli } from '../helpers/run-cli.js';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { tempDir } from '../helpers/tmp.js';
+
+let shared: TestSandbox;
+beforeAll(async () => {
+  shared = await startTestSandbox();
+});
+afterAll(async () => shared?.close());
+afterEach(() => shared.sandbox.quirks.set([]));
+
+interface Outcome {
+  territory: string;
+  state: string;
+  reason?: string;
+  code?: string;
+}
+
+async function cacheEnv(sandbox = shared) {
+  return { ...sandbox.env, ESIGN_CACHE_DIR: join(await tempDir('esign-trust-cache-'), 'cache') };
+}
+
+async function update(env: Record<string, string>, ...quirks: QuirkName[]) {
+  shared.sandbox.quirks.set(quirks);
+  const result = await runCli(['--json', 'trust', 'update'], { env });
+  return { ...result, lists: result.json<{ lists: Outcome[] }>().lists };
+}
+
+describe('esign trust update on the sandbox profile', () => {
+  it('verifies the TEST LOTL and the list ZZ it points to; status and show read them back', async () => {
+    const env = await cacheEnv();
+    const result = await update(env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.lists.map((l) => [l.territory, l.state])).toEqual([
+      ['EU', 'updated'],
+      ['ZZ', 'updated'],
+    ]);
+    // Again: conditional requests, answered 304 Not Modified.
+    const again = await update(env);
+    expect(again.lists.map((l) => [l.territory, l.state])).toEqual([
+      ['EU', 'unchanged'],
+      ['ZZ', 'unchanged'],
+    ]);
+    const status = await runCli(['--json', 'trust', 'status'], { env });
+    const zz = status.json<{ lists: Array<Record<string, unknown>> }>().lists.find((l) => l['territory'] === 'ZZ')!;
+    expect(zz).toMatchObject({
+      state: 'verified',
+      test: true,
+      services: {
+        total: 2,
+        byType: { 'http://uri.etsi.org/TrstSvc/Svctype/CA/QC': 1, 'http://uri.etsi.org/TrstSvc/Svctype/TSA/QTST': 1 },
+      },
+    });
+    const show = await runCli(['--json', 'trust', 'show', 'ZZ'], { env });
+    const services = show.json<{ services: Array<Record<string, unknown>> }>().services;
+    expect(services[0]).toMatchObject({
+      type: 'http://uri.etsi.org/TrstSvc/Svctype/CA/QC',
+      status: 'http://uri.etsi.org/TrstSvc/TrustedList/Svcstatus/granted',
+      qualifiers: [
+        'http://uri.etsi.org/TrstSvc/TrustedList/SvcInfoExt/QCWithSSCD',
+        'http://uri.etsi.org/TrstSvc/TrustedList/SvcInfoExt/QCNoSSCD',
+      ],
+    });
+  });
+
+  it('names a broken list signature and an unreachable list, and keeps the copy verified before', async () => {
+    const env = await cacheEnv();
+    expect((await update(env)).code).toBe(0);
+    const broken = await update(env, 'tl-broken-signature');
+    expect(broken.code).toBe(10);
+    expect(broken.lists[1]).toMatchObject({
+      territory: 'ZZ',
+      state: 'failed',
+      code: 'TRUST_LIST_SIGNATURE_INVALID',
+      reason: 'ZZ: a signed part was changed (digest mismatch)',
+    });
+    expect(broken.stderr).toContain('error: ZZ: a signed part was changed (digest mismatch)');
+    const unreachable = await update(env, 'tl-unreachable');
+    expect(unreachable.code).toBe(10);
+    expect(unreachable.lists[1]).toMatchObject({ territory: 'ZZ', state: 'failed', code: 'HTTP_UNREACHABLE' });
+    const status = await runCli(['--json', 'trust', 'status'], { env });
+    const zz = status.json<{ lists: Array<Record<string, unknown>> }>().lists.find((l) => l['territory'] === 'ZZ')!;
+    expect(zz['state']).toBe('verified');
+    expect((zz['lastFailure'] as { reason: string }).reason).toMatch(/^ZZ: Could not reach/);
+  });
+
+  it('shows an expired list, a withdrawn service, and follows a pivot after a LOTL key rotation', async () => {
+    const env = await cacheEnv();
+    expect((await update(env, 'tl-expired')).code).toBe(0);
+    const status = await runCli(['trust', 'status'], { env });
+    expect(status.stdout).toMatch(/ZZ \(TEST\).*expired \(past its next update\)/);
+
+    expect((await update(env, 'tl-withdrawn-service')).code).toBe(0);
+    const show = await runCli(['--json', 'trust', 'show', 'ZZ'], { env });
+    expect(show.json<{ services: Array<{ status: string }> }>().services[0]!.status).toBe(
+      'http://uri.etsi.org/TrstSvc/TrustedList/Svcstatus/withdrawn',
+    );
+
+    const pivot = await update(await cacheEnv(), 'lotl-pivot');
+    expect(pivot.code, pivot.stderr).toBe(0);
+    expect(pivot.lists.map((l) => [l.territory, l.state])).toEqual([
+      ['EU', 'updated'],
+      ['ZZ', 'updated'],
+    ]);
+  });
+
+  it('refuses the TEST lists on a profile that is not a sandbox profile, in one line', async () => {
+    const env = {
+      ...(await cacheEnv()),
+      ESIGN_PROFILE: 'env',
+      ESIGN_LOTL_URL: shared.sandbox.urls.lotl!,
+    };
+    // The sandbox profile's TEST lists are kept apart: a real profile's cache has none of them.
+    expect((await runCli(['trust', 'update'], { env: { ...env, ESIGN_PROFILE: 'sandbox' } })).code).toBe(0);
+    const real = await runCli(['--json', 'trust', 'status'], { env });
+    expect(real.json<{ lists: unknown[] }>().lists).toEqual([]);
+    const result = await runCli(['trust', 'update'], { env });
+    expect(result.code).toBe(9);
+    expect(result.stderr.trim()).toBe(
+      `error: EU: ${shared.sandbox.urls.lotl} is a sandbox TEST list, refused outside a sandbox profile`,
+    );
+  });
+});
+
+describe('esign trust update on a sandbox over HTTPS', () => {
+  it('fetches the TEST lists over TLS, trusting the sandbox root as every call does', async () => {
+    const tls = await startTestSandbox({ tls: true });
+    try {
+      expect(tls.sandbox.urls.lotl).toMatch(/^https:/);
+      const result = await runCli(['--json', 'trust', 'update'], { env: await cacheEnv(tls) });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.json<{ lists: Outcome[] }>().lists.map((l) => l.state)).toEqual(['updated', 'updated']);
+    } finally {
+      await tls.close();
+    }
+  });
+});
