@@ -29,7 +29,7 @@ export async function trustListSources(
 /**
  * The verified trusted lists in the cache that this profile may use, or undefined when there are
  * none. A sandbox TEST list counts only on a sandbox profile, whose lists are kept apart. With
- * `fetchSandboxLists`, a sandbox profile whose cache holds no list yet fetches its sandbox's TEST
+ * `fetchSandboxLists`, a sandbox profile whose cache holds nothing yet (not even a failed list) fetches its sandbox's TEST
  * lists first (a loopback call), so `esign verify` on the sandbox qualifies with no setup.
  */
 export async function usableTrustedLists(
@@ -40,11 +40,12 @@ export async function usableTrustedLists(
   const { TrustedListCache } = await import('../io/trusted-list-cache.js');
   const cache = TrustedListCache.at(ctx.env, { sandbox: isSandbox });
   const national = (entry: TrustedListCacheEntry) => entry.snapshot?.isLotl === false;
-  let entries = (await cache.entries()).filter((entry) => entry.snapshot !== undefined);
-  if (isSandbox && options.fetchSandboxLists && !entries.some(national)) {
+  let cached = await cache.entries();
+  if (isSandbox && options.fetchSandboxLists && cached.length === 0) {
     await fetchSandboxLists(ctx);
-    entries = (await cache.entries()).filter((entry) => entry.snapshot !== undefined);
+    cached = await cache.entries();
   }
+  const entries = cached.filter((entry) => entry.snapshot !== undefined);
   const usable = isSandbox ? entries : entries.filter((entry) => !entry.snapshot?.test);
   return usable.some(national) ? usable : undefined;
 }

@@ -103,6 +103,7 @@ export async function writeLists(
   env: Record<string, string | undefined>,
   entries: TrustedListCacheEntry[],
 ): Promise<void> {
-  const cache = TrustedListCache.at(env);
-  for (const entry of entries) await cache.write(entry);
+  // Where a sandbox profile reads its lists and where any other profile does: each case's profile finds them.
+  for (const cache of [TrustedListCache.at(env), TrustedListCache.at(env, { sandbox: true })])
+    for (const entry of entries) await cache.write(entry);
 }

@@ -72,10 +72,11 @@ let counter = 0;
 async function verify(
   bytes: Uint8Array,
   extra: string[] = [],
+  env: Record<string, string> = {},
 ): Promise<{ code: number | null; report: VerificationReport & { valid: boolean }; stdout: string; stderr: string }> {
   const path = join(work.dir, `case-${++counter}.pdf`);
   await writeFile(path, bytes);
-  const result = await runCli(['--json', 'verify', ...extra, path], { env: sandbox.env });
+  const result = await runCli(['--json', 'verify', ...extra, path], { env: { ...sandbox.env, ...env } });
   return { code: result.code, report: result.json(), stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -384,7 +385,9 @@ describe('esign verify', () => {
     const other = issueTestCertificate({ commonName: 'Some Other Root', ca: true });
     const pemPath = join(work.dir, 'other-root.pem');
     await writeFile(pemPath, derToPem(other.der, 'CERTIFICATE'));
-    const { code, report } = await verify(signedBt, ['--trust', pemPath]);
+    // No trusted list cached (the sandbox's would vouch for the signer beside --trust).
+    const noLists = { ESIGN_CACHE_DIR: join(work.dir, 'no-lists-cache') };
+    const { code, report } = await verify(signedBt, ['--trust', pemPath], noLists);
     expect(code).toBe(9);
     expect(report.code).toBe('VERIFY_UNTRUSTED');
     expect(report.signatures[0]).toMatchObject({

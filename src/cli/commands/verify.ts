@@ -69,8 +69,9 @@ export async function runVerify(file: string, options: VerifyCommandOptions, ctx
   const { loadTrustAnchors } = await import('../../io/tsa-client.js');
   const paths = options.trust.length > 0 ? options.trust : ((await ctx.profile()).settings.trustAnchors ?? []);
   const trustAnchors = await loadTrustAnchors(paths);
-  // With lists, their CA/QC and TSA/QTST services are anchors alongside the configured ones.
-  const trustedLists = await usableTrustedLists(ctx, { fetchSandboxLists: true });
+  // With lists, their CA/QC and TSA/QTST services are anchors alongside the configured ones (the
+  // sandbox's TEST lists fetched on first use, unless --trust names the anchors to use).
+  const trustedLists = await usableTrustedLists(ctx, { fetchSandboxLists: options.trust.length === 0 });
   const verifyOptions = { trustAnchors, now: new Date(), ...(trustedLists ? { trustedLists } : {}) };
   const report =
     options.signature === undefined

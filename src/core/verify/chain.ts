@@ -72,6 +72,20 @@ export function buildChain(
   at: Date,
   more?: AnchorLookup,
 ): ChainBuild {
+  // The configured anchors first: their path is the longer one, whose CAs get their revocation checked.
+  const configured = walkChain(leaf, pool, anchors, at);
+  if (configured.anchored || !more) return configured;
+  const listed = walkChain(leaf, pool, anchors, at, more);
+  return listed.anchored ? listed : configured;
+}
+
+function walkChain(
+  leaf: X509Certificate,
+  pool: readonly X509Certificate[],
+  anchors: readonly X509Certificate[],
+  at: Date,
+  more?: AnchorLookup,
+): ChainBuild {
   const path: X509Certificate[] = [leaf];
   let anchored = false;
   let untrustedReason: string | undefined;
