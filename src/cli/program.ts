@@ -20,12 +20,12 @@ interface CommandEntry {
 export const COMMANDS: CommandEntry[] = [
   {
     name: 'sign',
-    summary: 'sign PDFs (PAdES) and other files (detached CAdES .p7s)',
+    summary: 'sign PDFs (PAdES) and other files (detached CAdES .p7s, or enveloping .p7m)',
     load: () => import('./commands/sign.js'),
   },
   {
     name: 'verify',
-    summary: 'verify the signatures and timestamps in a PDF or a .p7s',
+    summary: 'verify the signatures and timestamps in a PDF, a .p7s or a .p7m',
     load: () => import('./commands/verify.js'),
   },
   {

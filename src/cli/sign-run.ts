@@ -311,7 +311,7 @@ async function signChecked(
             credential,
             result.value,
             signOptions,
-            writeDetachedSignature,
+            { writeDetached: writeDetachedSignature, files: documents },
             extend,
           );
           pending.delete(document);
@@ -529,6 +529,7 @@ function report(ctx: Context, result: SignedDocument, credentialID: string, exte
       input: result.input,
       output: result.output,
       format: result.kind === 'pdf' ? 'PAdES' : 'CAdES',
+      ...(result.kind === 'p7m' ? { packaging: 'enveloping' } : {}),
       credential: credentialID,
       level: result.level,
       bytes: result.bytes,

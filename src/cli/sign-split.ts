@@ -465,7 +465,10 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
       for (const [position, document] of documents.entries()) {
         const value = values[position]!;
         if (value.status === 'rejected') throw value.reason;
-        const result = await completeDocument(document, credential, value.value, options, writeDetachedSignature);
+        const result = await completeDocument(document, credential, value.value, options, {
+          writeDetached: writeDetachedSignature,
+          files: fileSystemDocuments,
+        });
         ctx.io.result(
           {
             input: result.input,

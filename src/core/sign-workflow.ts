@@ -7,7 +7,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { maxSignatureLength, type DigestName } from './cms/algorithms.js';
 import { buildSignedAttributes, type SignedAttributes } from './cms/signed-attributes.js';
-import { buildSignedData } from './cms/signed-data.js';
+import { buildSignedData, signedDataAround, signedDataParts } from './cms/signed-data.js';
 import { MAX_HASHES_PER_AUTHORIZATION } from './csc/shapes.js';
 import { EsignError, isEsignError, naming } from './errors.js';
 import { readPdfFromHeader, type PdfDocument } from './pdf/document.js';
@@ -25,7 +25,8 @@ export { MAX_HASHES_PER_AUTHORIZATION };
 /** Reads of at least 1 MiB keep SHA-256 near its top speed; 4 MiB amortises syscalls further. */
 export const READ_CHUNK_BYTES = 4 * 1024 * 1024;
 
-export type DocumentKind = 'pdf' | 'cades';
+/** A PAdES signature in the PDF, a detached CAdES `.p7s`, or an enveloping CAdES `.p7m` (the content inside). */
+export type DocumentKind = 'pdf' | 'cades' | 'p7m';
 
 export interface SignJob {
   input: string;
@@ -261,7 +262,7 @@ async function prepareOne(
         `The credential ${credential.credentialID} has no certificate.`,
       );
     const digest = credential.scheme.digest;
-    if (job.kind === 'cades') {
+    if (job.kind !== 'pdf') {
       const hash = createHash(digest);
       await hashSource(source, hash);
       // What was hashed is the file as it was opened; a write meanwhile would make a false signature.
@@ -399,13 +400,23 @@ export async function writeSignature(
 }
 
 function signedDataOf(prepared: PreparedDocument, credential: SigningCredential, value: SignedValue): Uint8Array {
-  return buildSignedData({
+  return buildSignedData(signedDataInput(prepared, credential, value));
+}
+
+function signedDataInput(prepared: PreparedDocument, credential: SigningCredential, value: SignedValue) {
+  return {
     signedAttributesDer: prepared.signedAttributes.der,
     signatureValue: value.signature,
     scheme: credential.scheme,
     certificates: credential.certificates,
     unsignedAttributes: value.timestampToken ? { signatureTimeStampToken: value.timestampToken } : undefined,
-  });
+  };
+}
+
+/** Where a completed signature goes: a detached one written whole, an enveloping one streamed around its content. */
+export interface CompletionOutputs {
+  writeDetached(path: string, bytes: Uint8Array, overwrite: boolean): Promise<void>;
+  files: DocumentFiles;
 }
 
 /** Writes the signed output of a prepared document. */
@@ -414,7 +425,7 @@ export async function completeDocument(
   credential: SigningCredential,
   value: SignedValue,
   options: SignOptions,
-  writeDetached: (path: string, bytes: Uint8Array, overwrite: boolean) => Promise<void>,
+  outputs: CompletionOutputs,
   extend?: ExtendSigned,
 ): Promise<SignedDocument> {
   const base = {
@@ -425,9 +436,11 @@ export async function completeDocument(
     timestampTime: value.timestampTime,
   };
   if (prepared.signedSize !== undefined) return extendWritten(prepared, value, base, extend);
+  if (prepared.job.kind === 'p7m')
+    return { ...base, ...(await writeEnveloping(prepared, credential, value, options, outputs.files)) };
   const cms = signedDataOf(prepared, credential, value);
   if (prepared.job.kind === 'cades') {
-    await writeDetached(prepared.job.output, cms, options.overwrite);
+    await outputs.writeDetached(prepared.job.output, cms, options.overwrite);
     return { ...base, bytes: cms.length, sha256: createHash('sha256').update(cms).digest('hex') };
   }
   const { output, update, outputHash: hash } = prepared;
@@ -454,6 +467,53 @@ export async function completeDocument(
   hash.update(extension);
   await output.commit([tail, extension]);
   return { ...base, bytes: prepared.inputSize + tail.length + extension.length, sha256: hash.digest('hex') };
+}
+
+/**
+ * Writes an enveloping .p7m: the SignedData's head (every length computed from the content's size),
+ * the input streamed in, the certificates and SignerInfo after it. The content is read a second time
+ * here and must hash to what was signed, so the output holds exactly the signed bytes; no more than
+ * a chunk of it is in memory at once.
+ */
+async function writeEnveloping(
+  prepared: PreparedDocument,
+  credential: SigningCredential,
+  value: SignedValue,
+  options: SignOptions,
+  files: DocumentFiles,
+): Promise<{ bytes: number; sha256: string }> {
+  const { job, inputSize, contentDigest } = prepared;
+  const { head, tail } = signedDataAround(signedDataParts(signedDataInput(prepared, credential, value)), inputSize);
+  const source = await files.open(job.input);
+  try {
+    if (source.size !== inputSize) throw changedWhileSigning(job.input);
+    const output = await files.createOutput(job.output, { overwrite: options.overwrite });
+    prepared.output = output;
+    try {
+      const outputHash = createHash('sha256').update(head);
+      const contentHash = createHash(credential.scheme.digest);
+      await output.write(head);
+      let writing: Promise<void> = Promise.resolve();
+      for (let offset = 0; offset < inputSize; offset += READ_CHUNK_BYTES) {
+        const chunk = await source.read(offset, READ_CHUNK_BYTES);
+        contentHash.update(chunk);
+        outputHash.update(chunk);
+        await writing;
+        writing = output.write(chunk);
+      }
+      await writing;
+      if (!contentDigest || !Buffer.from(contentHash.digest()).equals(contentDigest))
+        throw changedWhileSigning(job.input);
+      outputHash.update(tail);
+      await output.commit(tail);
+      return { bytes: head.length + inputSize + tail.length, sha256: outputHash.digest('hex') };
+    } catch (error) {
+      await output.abort();
+      throw error;
+    }
+  } finally {
+    await source.close();
+  }
 }
 
 /** Completes a PDF whose signature `writeSignature` put in its temp output: the extension read from there, appended, committed. */

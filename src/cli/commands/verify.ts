@@ -8,6 +8,7 @@ export interface VerifyCommandOptions extends PdfPasswordOptions {
   trust: string[];
   signature?: string;
   level?: string;
+  extract?: string;
 }
 
 const LEVELS: readonly PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];
@@ -15,12 +16,13 @@ const LEVELS: readonly PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
   const command = program
     .command('verify')
-    .summary('verify the signatures and timestamps in a PDF or a .p7s')
+    .summary('verify the signatures and timestamps in a PDF, a .p7s or a .p7m')
     .description(
       'Check every signature and document timestamp in FILE.pdf: signer, claimed time (/M), signature timestamp, ' +
         'integrity of the signed bytes, the signature value, what the signature covers and what was appended after it, ' +
         "the chain to the trust anchors (--trust, else the profile's trustAnchors), revocation status from the DSS and the CMS, " +
         'and the PAdES level reached. With --signature FILE.p7s, check a detached CAdES signature of FILE. ' +
+        'FILE.p7m (enveloping CAdES, the content inside) is checked as it is; --extract OUT then writes its content. ' +
         'Reads DER and BER (as NSS writes), RSA PKCS#1 v1.5, RSASSA-PSS, ECDSA, Ed25519 and Ed448, signatures ' +
         'with or without signed attributes, and adbe.pkcs7.sha1. Each verdict comes with its ETSI EN 319 102-1 ' +
         'indication (TOTAL-PASSED, TOTAL-FAILED or INDETERMINATE, and a sub-indication).\n\n' +
@@ -31,7 +33,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         'to a trust anchor), VERIFY_MODIFIED (valid, but an unsigned update was appended after it), VERIFY_LEVEL ' +
         '(valid, below --level), VERIFY_NO_SIGNATURES.',
     )
-    .argument('<file>', 'the signed PDF, or the content of a .p7s given with --signature')
+    .argument('<file>', 'the signed PDF or .p7m, or the content of a .p7s given with --signature')
     .option(
       '--trust <pem>',
       "a trusted root certificate (PEM or DER), instead of the profile's trustAnchors; repeatable",
@@ -39,11 +41,15 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
       [],
     )
     .option('--signature <p7s>', 'a detached CAdES signature of FILE')
+    .option(
+      '--extract <file>',
+      'with a .p7m: write the signed content to FILE, only when every signature checks out (valid and trusted)',
+    )
     .option('--level <level>', 'also require this PAdES level for every signature: B-B, B-T, B-LT or B-LTA');
   withPasswordOptions(command)
     .addHelpText(
       'after',
-      '\nExamples:\n  esign verify contract-signed.pdf\n  esign verify --trust root.pem --json contract-signed.pdf\n  esign verify notes.txt --signature notes.txt.p7s\n  esign verify --level B-LT archived.pdf',
+      '\nExamples:\n  esign verify contract-signed.pdf\n  esign verify --trust root.pem --json contract-signed.pdf\n  esign verify notes.txt --signature notes.txt.p7s\n  esign verify fattura.xml.p7m --extract fattura.xml\n  esign verify --level B-LT archived.pdf',
     )
     .action((file: string, options: VerifyCommandOptions, command: Command) =>
       run(command, (ctx) => runVerify(file, options, ctx)),
@@ -51,7 +57,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
 };
 
 export async function runVerify(file: string, options: VerifyCommandOptions, ctx: Context): Promise<void> {
-  const { EsignError, ExitCode } = await import('../../core/errors.js');
+  const { EsignError } = await import('../../core/errors.js');
   if (options.level !== undefined && !LEVELS.includes(options.level as PadesLevel)) {
     throw new EsignError('USAGE', `--level must be one of ${LEVELS.join(', ')}, not ${JSON.stringify(options.level)}.`);
   }
@@ -59,11 +65,37 @@ export async function runVerify(file: string, options: VerifyCommandOptions, ctx
   const paths = options.trust.length > 0 ? options.trust : ((await ctx.profile()).settings.trustAnchors ?? []);
   const trustAnchors = await loadTrustAnchors(paths);
   const now = new Date();
+  const enveloping = options.signature === undefined && /\.p7m$/i.test(file);
+  if (options.extract !== undefined && !enveloping)
+    throw new EsignError('USAGE', '--extract writes the content of a .p7m; this file is not one.', {
+      hint: 'Name the .p7m, or leave out --extract.',
+    });
+  if (enveloping)
+    return (await import('../verify-enveloping.js')).runVerifyEnveloping(
+      file,
+      options,
+      trustAnchors,
+      paths.length > 0,
+      ctx,
+    );
   const report =
     options.signature === undefined
       ? await verifyPdfFile(file, trustAnchors, now, await PdfPasswords.from(options, ctx))
       : await verifyCadesFile(file, options.signature, trustAnchors, now);
-  if (paths.length === 0)
+  await finishVerify(report, paths.length > 0, options, ctx);
+}
+
+/** Reports a verification (what --json prints, the exit code) and returns the code, null when it all checks out. */
+export async function finishVerify(
+  report: VerificationReport,
+  anchored: boolean,
+  options: VerifyCommandOptions,
+  ctx: Context,
+  /** What to do once the verdict is known, before it is printed (--extract); its fields join the report. */
+  afterVerdict?: (code: string | null) => Promise<Record<string, unknown>>,
+): Promise<string | null> {
+  const { ExitCode } = await import('../../core/errors.js');
+  if (!anchored)
     for (const signature of report.signatures)
       signature.warnings.push('no trust anchors: pass --trust ROOT.pem or set trustAnchors in the profile');
 
@@ -75,11 +107,13 @@ export async function runVerify(file: string, options: VerifyCommandOptions, ctx
     );
     if (short.length > 0) code = 'VERIFY_LEVEL';
   }
-  ctx.io.result({ ...report, code, valid: code === null }, () => human(report, code));
+  const extra = (await afterVerdict?.(code)) ?? {};
+  ctx.io.result({ ...report, ...extra, code, valid: code === null }, () => human(report, code));
   if (code !== null) {
     process.exitCode = code === 'VERIFY_WEAK_ALGORITHM' ? ExitCode.weakAlgorithm : ExitCode.verification;
     ctx.io.error(`esign: ${code}: ${summary(report, code)}`);
   }
+  return code;
 }
 
 async function verifyPdfFile(

@@ -129,6 +129,8 @@ export interface SignatureReport {
 export interface VerificationReport {
   file: string;
   kind: 'pdf' | 'cades';
+  /** A CAdES signature with its content inside (a .p7m). */
+  packaging?: 'enveloping';
   signatures: SignatureReport[];
   /** Worst status over all signatures; `no-signatures` when there are none. */
   status: SignatureStatus | 'no-signatures';

@@ -1,0 +1,58 @@
+/**
+ * `esign verify FILE.p7m [--extract OUT]`: an enveloping CAdES is checked as a detached signature
+ * over the range of the file that holds its content (read once, streamed); the content is written
+ * out only when every signature checks out, from the same open file, and only if the file did not
+ * change meanwhile.
+ */
+import { EsignError, naming } from '../core/errors.js';
+import { readEnveloping } from '../core/cms/enveloping.js';
+import { READ_CHUNK_BYTES } from '../core/sign-workflow.js';
+import { verifyCades } from '../core/verify/cades.js';
+import { fileSystemDocuments } from '../io/document-files.js';
+import { FileByteSource } from '../io/file-source.js';
+import type { Context } from './context.js';
+import { finishVerify, type VerifyCommandOptions } from './commands/verify.js';
+
+export async function runVerifyEnveloping(
+  file: string,
+  options: VerifyCommandOptions,
+  trustAnchors: Uint8Array[],
+  anchored: boolean,
+  ctx: Context,
+): Promise<void> {
+  const source = await FileByteSource.open(file);
+  try {
+    const enveloped = await readEnveloping(source).catch((error: unknown) => {
+      throw naming(file, error);
+    });
+    const readContent = async (consume: (chunk: Uint8Array) => void): Promise<void> => {
+      for await (const chunk of source.chunks(enveloped.offset, enveloped.offset + enveloped.length)) consume(chunk);
+    };
+    const report = await verifyCades(enveloped.detached, file, readContent, { trustAnchors, now: new Date() });
+    await finishVerify({ ...report, packaging: 'enveloping' }, anchored, options, ctx, async (code) => {
+      if (options.extract === undefined) return {};
+      if (code !== null) {
+        ctx.io.warn(`${file}: its content was not extracted to ${options.extract}: the signature did not check out.`);
+        return {};
+      }
+      const output = await fileSystemDocuments.createOutput(options.extract, { overwrite: false });
+      try {
+        for (let offset = 0; offset < enveloped.length; offset += READ_CHUNK_BYTES)
+          await output.write(
+            await source.read(enveloped.offset + offset, Math.min(READ_CHUNK_BYTES, enveloped.length - offset)),
+          );
+        if (!(await source.unchanged()))
+          throw new EsignError('INPUT_UNREADABLE', `${file} changed while esign was reading it.`, {
+            hint: 'Let whatever writes to it finish, then verify again.',
+          });
+        await output.commit([]);
+      } catch (error) {
+        await output.abort();
+        throw error;
+      }
+      return { extracted: options.extract };
+    });
+  } finally {
+    await source.close();
+  }
+}
