@@ -6,7 +6,7 @@ import type { SignFormat } from './sign-options.js';
 
 const GLOB_CHARS = /[*?[]/;
 /** Files esign itself writes; a directory or glob never picks them up as inputs. */
-const OWN_OUTPUTS = /(-signed\.pdf|\.p7s|\.p7m|\.tsr)$/i;
+const OWN_OUTPUTS = /(-signed\.pdf|\.p7s|\.p7m|\.asics|\.asice|\.tsr)$/i;
 
 /** A list of inputs that a batch of 100,000 holds compactly: a directory's files as their names. */
 export interface InputList extends Iterable<string> {
@@ -121,18 +121,17 @@ export function kindOf(path: string, format?: SignFormat): DocumentKind {
     throw new EsignError('USAGE', `${path} is not a PDF, so it cannot get a PAdES signature.`, {
       hint: 'Leave out --format pades for other files (they get a .p7s), or use --format p7m.',
     });
-  if (format === 'p7m') return 'p7m';
-  if (format === 'cades') return 'cades';
+  if (format === 'p7m' || format === 'asics' || format === 'cades') return format;
   return pdf ? 'pdf' : 'cades';
 }
 
-/** `contract.pdf` → `contract-signed.pdf`; other files → `NAME.p7s` (or `NAME.p7m`) beside them (or in outputDir). */
+/** `contract.pdf` → `contract-signed.pdf`; other files → `NAME.p7s` (or `NAME.p7m`, `NAME.asics`) beside them (or in outputDir). */
 export function defaultOutputFor(input: string, outputDir?: string, format?: SignFormat): string {
   const dir = outputDir ?? dirname(input);
   const name = basename(input);
   const kind = kindOf(input, format);
   if (kind === 'pdf') return join(dir, `${name.slice(0, -extname(name).length)}-signed${extname(name)}`);
-  return join(dir, `${name}.${kind === 'p7m' ? 'p7m' : 'p7s'}`);
+  return join(dir, `${name}.${kind === 'cades' ? 'p7s' : kind}`);
 }
 
 /** A file to sign whose output and kind are derived when asked. */

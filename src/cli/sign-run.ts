@@ -28,6 +28,7 @@ import {
   type SignedDocument,
   type SignedValue,
   type ExtendSigned,
+  type CompletionOutputs,
   type UpdateCheck,
 } from '../core/sign-workflow.js';
 import { existingSignature } from '../core/existing-signature.js';
@@ -311,7 +312,7 @@ async function signChecked(
             credential,
             result.value,
             signOptions,
-            { writeDetached: writeDetachedSignature, files: documents },
+            { writeDetached: writeDetachedSignature, files: documents, writeAsicS },
             extend,
           );
           pending.delete(document);
@@ -522,6 +523,12 @@ export async function chooseCredential(
   return signing.forSigning(info, digest);
 }
 
+const PACKAGING: Partial<Record<SignedDocument['kind'], string>> = { p7m: 'enveloping', asics: 'asic-s' };
+
+/** The ASiC writer, and the ZIP library under it, load only when a container is written. */
+const writeAsicS: CompletionOutputs['writeAsicS'] = async (job, registerOutput) =>
+  (await import('../io/asic-files.js')).writeAsicS(fileSystemDocuments, job, registerOutput);
+
 function report(ctx: Context, result: SignedDocument, credentialID: string, extension?: ExtensionResult): void {
   for (const warning of extension?.warnings ?? []) ctx.io.warn(`${result.input}: ${warning}`);
   ctx.io.result(
@@ -529,7 +536,7 @@ function report(ctx: Context, result: SignedDocument, credentialID: string, exte
       input: result.input,
       output: result.output,
       format: result.kind === 'pdf' ? 'PAdES' : 'CAdES',
-      ...(result.kind === 'p7m' ? { packaging: 'enveloping' } : {}),
+      ...(PACKAGING[result.kind] ? { packaging: PACKAGING[result.kind] } : {}),
       credential: credentialID,
       level: result.level,
       bytes: result.bytes,

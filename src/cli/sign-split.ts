@@ -468,6 +468,8 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
         const result = await completeDocument(document, credential, value.value, options, {
           writeDetached: writeDetachedSignature,
           files: fileSystemDocuments,
+          writeAsicS: async (job, registerOutput) =>
+            (await import('../io/asic-files.js')).writeAsicS(fileSystemDocuments, job, registerOutput),
         });
         ctx.io.result(
           {

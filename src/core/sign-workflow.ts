@@ -25,8 +25,11 @@ export { MAX_HASHES_PER_AUTHORIZATION };
 /** Reads of at least 1 MiB keep SHA-256 near its top speed; 4 MiB amortises syscalls further. */
 export const READ_CHUNK_BYTES = 4 * 1024 * 1024;
 
-/** A PAdES signature in the PDF, a detached CAdES `.p7s`, or an enveloping CAdES `.p7m` (the content inside). */
-export type DocumentKind = 'pdf' | 'cades' | 'p7m';
+/**
+ * A PAdES signature in the PDF, a detached CAdES `.p7s`, an enveloping CAdES `.p7m` (the content
+ * inside), or an ASiC-S container (the document and its detached CAdES in a ZIP).
+ */
+export type DocumentKind = 'pdf' | 'cades' | 'p7m' | 'asics';
 
 export interface SignJob {
   input: string;
@@ -417,6 +420,22 @@ function signedDataInput(prepared: PreparedDocument, credential: SigningCredenti
 export interface CompletionOutputs {
   writeDetached(path: string, bytes: Uint8Array, overwrite: boolean): Promise<void>;
   files: DocumentFiles;
+  /** Writes an ASiC-S around the input and its signature; its output is registered for a stop to abort. */
+  writeAsicS?(
+    job: AsicSToWrite,
+    registerOutput: (output: OutputFile) => void,
+  ): Promise<{ bytes: number; sha256: string }>;
+}
+
+export interface AsicSToWrite {
+  input: string;
+  output: string;
+  /** The detached CAdES over the input. */
+  cms: Uint8Array;
+  contentDigest: Uint8Array;
+  digest: DigestName;
+  overwrite: boolean;
+  mtime: Date;
 }
 
 /** Writes the signed output of a prepared document. */
@@ -439,6 +458,23 @@ export async function completeDocument(
   if (prepared.job.kind === 'p7m')
     return { ...base, ...(await writeEnveloping(prepared, credential, value, options, outputs.files)) };
   const cms = signedDataOf(prepared, credential, value);
+  if (prepared.job.kind === 'asics') {
+    if (!outputs.writeAsicS || !prepared.contentDigest)
+      throw new EsignError('INTERNAL', 'An ASiC-S was completed without its writer.');
+    const written = await outputs.writeAsicS(
+      {
+        input: prepared.job.input,
+        output: prepared.job.output,
+        cms,
+        contentDigest: prepared.contentDigest,
+        digest: credential.scheme.digest,
+        overwrite: options.overwrite,
+        mtime: options.signingTime,
+      },
+      (output) => (prepared.output = output),
+    );
+    return { ...base, ...written };
+  }
   if (prepared.job.kind === 'cades') {
     await outputs.writeDetached(prepared.job.output, cms, options.overwrite);
     return { ...base, bytes: cms.length, sha256: createHash('sha256').update(cms).digest('hex') };

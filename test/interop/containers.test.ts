@@ -1,9 +1,10 @@
 /**
  * Signed containers judged by tools we did not write: `openssl cms -verify` on an enveloping .p7m
- * (its -out compared byte for byte with the input).
+ * (its -out compared byte for byte with the input); `unzip -t` and `zipinfo` on the layout of an
+ * ASiC-S, and `openssl cms -verify` on its signature with the document unzipped as the content.
  */
 import { spawnSync } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTool } from '../helpers/pdf-judges.js';
@@ -12,7 +13,7 @@ import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDirForFile } from '../helpers/tmp.js';
 
 const has = (tool: string) => spawnSync('which', [tool]).status === 0;
-const missing = ['openssl'].filter((tool) => !has(tool));
+const missing = ['openssl', 'unzip', 'zipinfo'].filter((tool) => !has(tool));
 
 let sandbox: TestSandbox;
 let work: { dir: string; remove: () => Promise<void> };
@@ -61,6 +62,51 @@ describe.skipIf(missing.length > 0)('enveloping CAdES (.p7m) judged by openssl c
     p7m[at] = p7m[at]! ^ 1;
     await writeFile(join(work.dir, `tampered-${level}.p7m`), p7m);
     const tampered = await opensslCmsVerify(['-in', join(work.dir, `tampered-${level}.p7m`), '-out', '/dev/null']);
+    expect(tampered.status).not.toBe(0);
+  });
+});
+
+describe.skipIf(missing.length > 0)('ASiC-S judged by unzip -t, zipinfo and openssl cms -verify', () => {
+  it('puts mimetype first and stored, deflates text, stores a PDF, and its signature verifies over the document', async () => {
+    const dir = join(work.dir, 'asics');
+    await mkdir(dir, { recursive: true });
+    const text = join(dir, 'report.txt');
+    const content = Buffer.from('quarterly report, line after line\n'.repeat(5000));
+    await writeFile(text, content);
+    const pdf = join(dir, 'scan.pdf');
+    await writeFile(pdf, Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(50_000, 7)]));
+    const signed = await runCli(['--auto-approve', '--quiet', 'sign', '--format', 'asics', text, pdf], {
+      env: sandbox.env,
+    });
+    expect(signed.code, signed.stderr).toBe(0);
+
+    const tested = await runTool('unzip', ['-t', `${text}.asics`]);
+    expect(tested.status, tested.stdout + tested.stderr).toBe(0);
+    expect(tested.stdout).toContain('No errors detected');
+    // zipinfo -v: the first entry's name, method and extra field, as Info-ZIP reads them.
+    const listing = await runTool('zipinfo', ['-v', `${text}.asics`]);
+    expect(listing.status).toBe(0);
+    const first = listing.stdout.split('Central directory entry #2')[0]!;
+    expect(first).toMatch(/Central directory entry #1:\s+-+\s+mimetype/);
+    expect(first).toMatch(/compression method:\s+none \(stored\)/);
+    expect(first).toMatch(/length of extra field:\s+0 bytes/);
+    const short = await runTool('zipinfo', ['-1', `${text}.asics`]);
+    expect(short.stdout.trim().split('\n')).toEqual(['mimetype', 'report.txt', 'META-INF/signature.p7s']);
+    const methods = await runTool('zipinfo', [`${text}.asics`]);
+    expect(methods.stdout).toMatch(/report\.txt/);
+    expect(methods.stdout.split('\n').find((line) => line.endsWith('report.txt'))).toMatch(/ defN /);
+    const pdfListing = await runTool('zipinfo', [`${pdf}.asics`]);
+    expect(pdfListing.stdout.split('\n').find((line) => line.endsWith('scan.pdf'))).toMatch(/ stor /);
+
+    const out = join(dir, 'unzipped');
+    const unzipped = await runTool('unzip', ['-q', `${text}.asics`, '-d', out]);
+    expect(unzipped.status).toBe(0);
+    expect((await readFile(join(out, 'report.txt'))).equals(content)).toBe(true);
+    const signature = ['-in', join(out, 'META-INF', 'signature.p7s'), '-content', join(out, 'report.txt')];
+    const verified = await opensslCmsVerify([...signature, '-out', '/dev/null']);
+    expect(verified.status, verified.stderr).toBe(0);
+    await writeFile(join(out, 'report.txt'), 'changed\n');
+    const tampered = await opensslCmsVerify([...signature, '-out', '/dev/null']);
     expect(tampered.status).not.toBe(0);
   });
 });

@@ -8,7 +8,7 @@ import { withPasswordOptions } from '../pdf-password.js';
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
   const command = program
     .command('sign')
-    .summary('sign PDFs (PAdES) and other files (detached CAdES .p7s, or enveloping .p7m)')
+    .summary('sign PDFs (PAdES) and other files (CAdES: detached .p7s, enveloping .p7m, ASiC-S)')
     .description(
       'Sign files. PDFs get a PAdES signature in an incremental update (NAME-signed.pdf); other files get a ' +
         'detached CAdES signature (NAME.p7s), or with --format p7m an enveloping one (NAME.p7m, the content inside). Every input is checked first, before any browser step; then the files ' +
@@ -23,7 +23,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .addOption(
       new Option(
         '--format <format>',
-        'pades (PDFs, the default for them), cades (a detached NAME.p7s, the default for other files), or p7m (enveloping CAdES: NAME.p7m holds the content and its signature)',
+        'pades (PDFs, the default for them), cades (a detached NAME.p7s, the default for other files), p7m (enveloping CAdES: NAME.p7m holds the content and its signature), or asics (an ASiC-S container per file: NAME.asics)',
       ).choices(SIGN_FORMATS),
     )
     .option('-o, --output <file>', 'output file (one input only)')

@@ -1,0 +1,234 @@
+/**
+ * ASiC containers: `--format asics` against the sandbox, read back by esign verify, and the
+ * containers esign refuses to read (each in one line, nothing written, the input untouched).
+ */
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/run-cli.js';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { tempDir, tempDirForFile } from '../helpers/tmp.js';
+
+let sandbox: TestSandbox;
+beforeAll(async () => {
+  sandbox = await startTestSandbox({ autoApprove: true });
+});
+afterAll(async () => sandbox?.close());
+
+const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
+/** A ZIP made by Info-ZIP's `zip` in `dir` from `files` (name → content), in that order, with `options`. */
+function infoZip(dir: string, archive: string, names: string[], options: string[] = []): void {
+  const made = spawnSync('zip', ['-q', '-X', ...options, archive, ...names], { cwd: dir });
+  if (made.status !== 0) throw new Error(made.stderr.toString());
+}
+
+describe('esign sign --format asics', () => {
+  it('writes one ASiC-S per input, which verify reports valid and covering its document', async () => {
+    const dir = await tempDir();
+    const out = join(dir, 'signed');
+    await writeFile(join(dir, 'notes.txt'), 'release notes\n'.repeat(1000));
+    await writeFile(join(dir, 'data.json'), '{"a":1}\n');
+    const signed = await runCli(
+      [
+        '--auto-approve',
+        '--json',
+        'sign',
+        '--format',
+        'asics',
+        '--level',
+        'B-T',
+        '--output-dir',
+        out,
+        join(dir, 'notes.txt'),
+        join(dir, 'data.json'),
+      ],
+      { env: sandbox.env },
+    );
+    expect(signed.code, signed.stderr).toBe(0);
+    const lines = signed.jsonLines() as Array<Record<string, unknown>>;
+    expect(lines.map((line) => line['packaging'])).toEqual(['asic-s', 'asic-s']);
+    expect((await readdir(out)).sort()).toEqual(['data.json.asics', 'notes.txt.asics']);
+    const container = await readFile(join(out, 'notes.txt.asics'));
+    const line = lines.find((entry) => entry['output'] === join(out, 'notes.txt.asics'));
+    expect(line!['sha256']).toBe(sha256(container));
+    expect(line!['bytes']).toBe(container.length);
+    // mimetype first, stored, no extra field: its content at byte 38.
+    expect(container.subarray(30, 38).toString()).toBe('mimetype');
+    expect(container.readUInt16LE(8)).toBe(0);
+    expect(container.readUInt16LE(28)).toBe(0);
+    expect(container.subarray(38, 38 + 31).toString()).toBe('application/vnd.etsi.asic-s+zip');
+
+    const verified = await runCli(['--json', 'verify', join(out, 'notes.txt.asics')], { env: sandbox.env });
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.json()).toMatchObject({
+      packaging: 'asic-s',
+      uncovered: [],
+      valid: true,
+      signatures: [{ covers: ['notes.txt'], level: 'B-T', status: 'valid' }],
+    });
+  });
+
+  it('fails verify when the document inside was changed', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'pay.txt'), 'pay 100 EUR\n');
+    const signed = await runCli(
+      ['--auto-approve', 'sign', '--format', 'asics', '--level', 'B-B', join(dir, 'pay.txt')],
+      {
+        env: sandbox.env,
+      },
+    );
+    expect(signed.code, signed.stderr).toBe(0);
+    const work = join(dir, 'x');
+    await mkdir(join(work, 'META-INF'), { recursive: true });
+    spawnSync('unzip', ['-q', join(dir, 'pay.txt.asics'), '-d', work]);
+    await writeFile(join(work, 'pay.txt'), 'pay 900 EUR\n');
+    infoZip(work, 'changed.asics', ['mimetype'], ['-0']);
+    infoZip(work, 'changed.asics', ['pay.txt', 'META-INF/signature.p7s']);
+    const verified = await runCli(['--json', 'verify', join(work, 'changed.asics')], { env: sandbox.env });
+    expect(verified.code).toBe(9);
+    expect(verified.json()).toMatchObject({ code: 'VERIFY_FAILED', valid: false });
+  });
+});
+
+describe('esign verify refuses containers it will not read, in one line', () => {
+  let dir: string;
+  let removeDir: () => Promise<void>;
+  let p7s: Buffer;
+  afterAll(async () => removeDir?.());
+  beforeAll(async () => {
+    ({ dir, remove: removeDir } = await tempDirForFile());
+    await writeFile(join(dir, 'doc.txt'), 'document\n');
+    const signed = await runCli(['--auto-approve', 'sign', '--level', 'B-B', join(dir, 'doc.txt')], {
+      env: sandbox.env,
+    });
+    expect(signed.code, signed.stderr).toBe(0);
+    p7s = await readFile(join(dir, 'doc.txt.p7s'));
+  });
+
+  /** A container directory with mimetype, doc.txt and its signature, zipped by `build`. */
+  async function refusal(name: string, build: (work: string) => Promise<string>): Promise<string> {
+    const work = join(dir, name);
+    await mkdir(join(work, 'META-INF'), { recursive: true });
+    await writeFile(join(work, 'mimetype'), 'application/vnd.etsi.asic-s+zip');
+    await writeFile(join(work, 'doc.txt'), 'document\n');
+    await writeFile(join(work, 'META-INF', 'signature.p7s'), p7s);
+    const archive = await build(work);
+    const before = await readdir(work);
+    const result = await runCli(['verify', join(work, archive)], { env: sandbox.env });
+    expect(result.code, result.stderr).toBe(7);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(await readdir(work)).toEqual(before);
+    return result.stderr;
+  }
+
+  it('a valid layout verifies (the fixture is right)', async () => {
+    const work = join(dir, 'good');
+    await mkdir(join(work, 'META-INF'), { recursive: true });
+    await writeFile(join(work, 'mimetype'), 'application/vnd.etsi.asic-s+zip');
+    await writeFile(join(work, 'doc.txt'), 'document\n');
+    await writeFile(join(work, 'META-INF', 'signature.p7s'), p7s);
+    infoZip(work, 'good.asics', ['mimetype'], ['-0']);
+    infoZip(work, 'good.asics', ['doc.txt', 'META-INF/signature.p7s']);
+    const result = await runCli(['verify', join(work, 'good.asics')], { env: sandbox.env });
+    expect(result.code, result.stderr).toBe(0);
+  });
+
+  it('mimetype not first', async () => {
+    const stderr = await refusal('not-first', async (work) => {
+      infoZip(work, 'c.asics', ['doc.txt', 'mimetype', 'META-INF/signature.p7s'], ['-0']);
+      return 'c.asics';
+    });
+    expect(stderr).toMatch(/its first entry is not "mimetype"/);
+  });
+
+  it('mimetype compressed', async () => {
+    const stderr = await refusal('compressed', async (work) => {
+      infoZip(work, 'c.asics', ['mimetype', 'doc.txt', 'META-INF/signature.p7s'], ['-0']);
+      // Its local header says deflate (method 8): what a zip tool does to a longer mimetype.
+      const bytes = await readFile(join(work, 'c.asics'));
+      bytes.writeUInt16LE(8, 8);
+      await writeFile(join(work, 'c.asics'), bytes);
+      return 'c.asics';
+    });
+    expect(stderr).toMatch(/its "mimetype" entry is compressed \(it must be stored\)/);
+  });
+
+  it('a wrong mimetype', async () => {
+    const stderr = await refusal('wrong-type', async (work) => {
+      await writeFile(join(work, 'mimetype'), 'application/vnd.etsi.asic-e+zip');
+      infoZip(work, 'c.asics', ['mimetype', 'doc.txt', 'META-INF/signature.p7s'], ['-0']);
+      return 'c.asics';
+    });
+    expect(stderr).toMatch(/its "mimetype" is "application\/vnd.etsi.asic-e\+zip"/);
+  });
+
+  it('a truncated ZIP', async () => {
+    const stderr = await refusal('truncated', async (work) => {
+      infoZip(work, 'c.asics', ['mimetype', 'doc.txt', 'META-INF/signature.p7s'], ['-0']);
+      const whole = await readFile(join(work, 'c.asics'));
+      await writeFile(join(work, 'c.asics'), whole.subarray(0, whole.length - 30));
+      return 'c.asics';
+    });
+    expect(stderr).toMatch(/c\.asics: Not a container esign reads: /);
+  });
+
+  it('a ZIP bomb (an entry that would expand a thousand times)', async () => {
+    const stderr = await refusal('bomb', async (work) => {
+      await writeFile(join(work, 'doc.txt'), Buffer.alloc(20 * 1024 * 1024));
+      infoZip(work, 'c.asics', ['mimetype'], ['-0']);
+      infoZip(work, 'c.asics', ['doc.txt', 'META-INF/signature.p7s'], ['-9']);
+      return 'c.asics';
+    });
+    expect(stderr).toMatch(/the entry doc\.txt would expand \d+ times \(a ZIP bomb\?\)/);
+  });
+
+  it('an encrypted entry', async () => {
+    const stderr = await refusal('encrypted', async (work) => {
+      infoZip(work, 'c.asics', ['mimetype'], ['-0']);
+      infoZip(work, 'c.asics', ['doc.txt', 'META-INF/signature.p7s'], ['-P', 'secret']);
+      return 'c.asics';
+    });
+    expect(stderr).toMatch(/the entry doc\.txt is encrypted/);
+  });
+
+  it('an entry name with "..", and one with a backslash', async () => {
+    const dotdot = await refusal('dotdot', async (work) => {
+      infoZip(work, 'c.asics', ['mimetype', 'doc.txt', 'META-INF/signature.p7s'], ['-0']);
+      const bytes = await readFile(join(work, 'c.asics'));
+      // "doc.txt" → "../x.tx" in both the local header and the central directory (same length).
+      await writeFile(
+        join(work, 'c.asics'),
+        Buffer.from(bytes.toString('latin1').replaceAll('doc.txt', '../x.tx'), 'latin1'),
+      );
+      return 'c.asics';
+    });
+    expect(dotdot).toMatch(/c\.asics: Not a container esign reads: .*\.\./);
+    const backslash = await refusal('backslash', async (work) => {
+      infoZip(work, 'c.asics', ['mimetype', 'doc.txt', 'META-INF/signature.p7s'], ['-0']);
+      const bytes = await readFile(join(work, 'c.asics'));
+      await writeFile(
+        join(work, 'c.asics'),
+        Buffer.from(bytes.toString('latin1').replaceAll('doc.txt', 'a\\b.txt'), 'latin1'),
+      );
+      return 'c.asics';
+    });
+    expect(backslash).toMatch(/c\.asics: Not a container esign reads: .*backslash/);
+  });
+
+  it('two entries of one name', async () => {
+    const stderr = await refusal('duplicate', async (work) => {
+      await writeFile(join(work, 'doc.tx2'), 'other\n');
+      infoZip(work, 'c.asics', ['mimetype', 'doc.txt', 'doc.tx2', 'META-INF/signature.p7s'], ['-0']);
+      const bytes = await readFile(join(work, 'c.asics'));
+      await writeFile(
+        join(work, 'c.asics'),
+        Buffer.from(bytes.toString('latin1').replaceAll('doc.tx2', 'doc.txt'), 'latin1'),
+      );
+      return 'c.asics';
+    });
+    expect(stderr).toMatch(/it holds two entries named "doc\.txt"/);
+  });
+});
