@@ -122,6 +122,7 @@ export function kindOf(path: string, format?: SignFormat): DocumentKind {
       hint: 'Leave out --format pades for other files (they get a .p7s), or use --format p7m.',
     });
   if (format === 'p7m' || format === 'asics' || format === 'cades') return format;
+  if (format === 'asice') throw new EsignError('INTERNAL', 'An ASiC-E is one container, not a job per file.');
   return pdf ? 'pdf' : 'cades';
 }
 

@@ -73,6 +73,7 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
       hint: 'Run the batch without --prepare/--complete, or leave out --skip-existing.',
     });
   if (options.complete) return (await import('./sign-split.js')).runSplitComplete(options, ctx);
+  if (options.format === 'asice') return (await import('./sign-asice.js')).runSignAsicE(files, options, ctx);
   if (files.length === 0)
     throw new EsignError('USAGE', 'Name at least one file to sign.', { hint: 'esign sign contract.pdf' });
   // Every signing run outside the split flow has an approval step: no work before it is known to be possible.

@@ -1,14 +1,19 @@
 /**
- * `esign verify FILE.asics`: the container's layout is checked first (mimetype first, stored, no
- * extra field; safe, unique, unencrypted entries; no ZIP bomb), then its signature over the one
- * document, streamed out of the ZIP. What no signature covers is reported apart.
+ * `esign verify FILE.asics|FILE.asice`: the container's layout is checked first (mimetype first,
+ * stored, no extra field; safe, unique, unencrypted entries; no ZIP bomb), then each signature:
+ * an ASiC-S's over its one document, an ASiC-E's over its manifest, and every file that manifest
+ * names, streamed out of the ZIP and hashed. The files no signature covers are reported apart, and
+ * make an otherwise valid container VERIFY_MODIFIED: an unsigned file added to a signed container
+ * is the classic attack on ASiC.
  */
-import { ASIC_S_MIMETYPE, checkMimetype, invalid } from '../core/asic/container-rules.js';
+import { createHash } from 'node:crypto';
+import { ASIC_E_MIMETYPE, ASIC_S_MIMETYPE, checkMimetype, invalid } from '../core/asic/container-rules.js';
+import { parseManifest } from '../core/asic/manifest.js';
 import { naming } from '../core/errors.js';
 import { verifyCades } from '../core/verify/cades.js';
-import type { VerificationReport } from '../core/verify/types.js';
+import { codeOf, worst, type SignatureReport, type VerificationReport } from '../core/verify/types.js';
 import { FileByteSource } from '../io/file-source.js';
-import { openContainer } from '../io/zip-container.js';
+import { openContainer, type OpenContainer } from '../io/zip-container.js';
 import type { Context } from './context.js';
 import { finishVerify, type VerifyCommandOptions } from './commands/verify.js';
 
@@ -21,7 +26,18 @@ export async function runVerifyContainer(
 ): Promise<void> {
   const source = await FileByteSource.open(file);
   try {
-    const report = await verifyAsicS(source, file, trustAnchors).catch((error: unknown) => {
+    const simple = /\.(asics|scs)$/i.test(file);
+    const report = await (async () => {
+      checkMimetype(await source.read(0, 30 + 8 + 64), simple ? ASIC_S_MIMETYPE : ASIC_E_MIMETYPE);
+      const container = await openContainer(source);
+      try {
+        return simple
+          ? await verifyAsicS(container, file, trustAnchors)
+          : await verifyAsicE(container, file, trustAnchors);
+      } finally {
+        container.close();
+      }
+    })().catch((error: unknown) => {
       throw naming(file, error);
     });
     await finishVerify(report, anchored, options, ctx);
@@ -30,29 +46,95 @@ export async function runVerifyContainer(
   }
 }
 
+/** The entries outside META-INF/: the container's documents. */
+function documentsOf(container: OpenContainer): string[] {
+  return container.entries
+    .map((entry) => entry.name)
+    .filter((name) => name !== 'mimetype' && !name.startsWith('META-INF/') && !name.endsWith('/'));
+}
+
 async function verifyAsicS(
-  source: FileByteSource,
+  container: OpenContainer,
   file: string,
   trustAnchors: Uint8Array[],
 ): Promise<VerificationReport> {
-  checkMimetype(await source.read(0, 30 + 8 + 64), ASIC_S_MIMETYPE);
-  const container = await openContainer(source);
-  try {
-    const documents = container.entries.filter(
-      (entry) => entry.name !== 'mimetype' && !entry.name.startsWith('META-INF/'),
-    );
-    if (documents.length !== 1) throw invalid(`an ASiC-S holds one document, this one ${documents.length}`);
-    const document = documents[0]!.name;
-    if (!container.entries.some((entry) => entry.name === 'META-INF/signature.p7s'))
-      throw invalid('it has no META-INF/signature.p7s');
-    const p7s = await container.readWhole('META-INF/signature.p7s');
-    const readContent = async (consume: (chunk: Uint8Array) => void): Promise<void> => {
-      for await (const chunk of container.read(document)) consume(chunk);
-    };
-    const report = await verifyCades(p7s, file, readContent, { trustAnchors, now: new Date() });
-    for (const signature of report.signatures) signature.covers = [document];
-    return { ...report, packaging: 'asic-s', uncovered: [] };
-  } finally {
-    container.close();
+  const documents = documentsOf(container);
+  if (documents.length !== 1) throw invalid(`an ASiC-S holds one document, this one ${documents.length}`);
+  const document = documents[0]!;
+  if (!container.entries.some((entry) => entry.name === 'META-INF/signature.p7s'))
+    throw invalid('it has no META-INF/signature.p7s');
+  const p7s = await container.readWhole('META-INF/signature.p7s');
+  const readContent = async (consume: (chunk: Uint8Array) => void): Promise<void> => {
+    for await (const chunk of container.read(document)) consume(chunk);
+  };
+  const report = await verifyCades(p7s, file, readContent, { trustAnchors, now: new Date() });
+  for (const signature of report.signatures) signature.covers = [document];
+  return { ...report, packaging: 'asic-s', uncovered: [] };
+}
+
+async function verifyAsicE(
+  container: OpenContainer,
+  file: string,
+  trustAnchors: Uint8Array[],
+): Promise<VerificationReport> {
+  const names = new Set(container.entries.map((entry) => entry.name));
+  const manifests = [...names].filter((name) => /^META-INF\/ASiCManifest[^/]*\.xml$/i.test(name)).sort();
+  const now = new Date();
+  const signatures: SignatureReport[] = [];
+  const covered = new Set<string>();
+  for (const manifestName of manifests) {
+    const manifestBytes = await container.readWhole(manifestName);
+    const manifest = parseManifest(manifestBytes, manifestName);
+    if (!names.has(manifest.signature))
+      throw invalid(`${manifestName} is signed by ${manifest.signature}, which the container does not hold`);
+    for (const reference of manifest.references)
+      if (!names.has(reference.name) || reference.name.startsWith('META-INF/'))
+        throw invalid(`${manifestName} names ${reference.name}, which the container does not hold`);
+    const p7s = await container.readWhole(manifest.signature);
+    const report = await verifyCades(p7s, file, async (consume) => consume(manifestBytes), { trustAnchors, now });
+    const signature = report.signatures[0]!;
+    signature.index = signatures.length + 1;
+    signature.covers = manifest.references.map((reference) => reference.name);
+    const changed: string[] = [];
+    for (const reference of manifest.references) {
+      const hash = createHash(reference.digest);
+      for await (const chunk of container.read(reference.name)) hash.update(chunk);
+      if (Buffer.from(hash.digest()).equals(reference.digestValue)) covered.add(reference.name);
+      else changed.push(`${reference.name} was changed: its ${reference.digest} is not the one ${manifestName} gives`);
+    }
+    if (changed.length > 0) {
+      Object.assign(signature, {
+        status: 'invalid',
+        code: 'VERIFY_FAILED',
+        indication: 'TOTAL-FAILED',
+        subIndication: 'HASH_FAILURE',
+      });
+      signature.problems.push(...changed);
+      delete signature.level;
+    }
+    signatures.push(signature);
   }
+  const uncovered = documentsOf(container).filter((name) => !covered.has(name));
+  if (uncovered.length > 0)
+    for (const signature of signatures) {
+      signature.warnings.push(`the container also holds files this signature does not cover: ${uncovered.join(', ')}`);
+      if (signature.status === 'valid' || signature.status === 'weak')
+        Object.assign(signature, {
+          status: 'modified',
+          code: 'VERIFY_MODIFIED',
+          indication: 'INDETERMINATE',
+          subIndication: 'SIG_CONSTRAINTS_FAILURE',
+        });
+    }
+  const status = signatures.length === 0 ? 'no-signatures' : worst(signatures.map((signature) => signature.status));
+  return {
+    file,
+    kind: 'cades',
+    packaging: 'asic-e',
+    signatures,
+    uncovered,
+    status,
+    code: status === 'no-signatures' ? 'VERIFY_NO_SIGNATURES' : codeOf(status),
+    checkedAt: now.toISOString(),
+  };
 }

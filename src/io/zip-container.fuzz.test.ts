@@ -2,13 +2,15 @@
  * Mutation fuzzing of the container reader: damaged copies of ASiC containers esign writes (one
  * stored, one deflated, one with many entries) end, through the mimetype check, the ZIP reader and
  * a read of every entry, in a container or a typed EsignError within a bound, never another
- * exception or a hang. What it does read holds only safe, unique names.
+ * exception or a hang. What it does read holds only safe, unique names. The same for the ASiCManifest
+ * reader on damaged manifests.
  * `ESIGN_FUZZ_RUNS=N` runs N times as many cases.
  */
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { fuzzParams, mutatedInput, mutationArb, outcomeAsync } from '../../test/helpers/fuzz.js';
 import { ASIC_S_MIMETYPE, checkMimetype, unsafeName } from '../core/asic/container-rules.js';
+import { buildManifest, parseManifest } from '../core/asic/manifest.js';
 import { bytesSource } from '../core/pdf/byte-source.js';
 import type { OutputFile } from '../core/sign-workflow.js';
 import { openContainer, writeZip, type EntryToWrite } from './zip-container.js';
@@ -79,6 +81,25 @@ describe('container reader under mutation', () => {
         if (!result.ok) return;
         for (const name of result.value) expect(unsafeName(name)).toBeUndefined();
         expect(new Set(result.value.map((name) => name.toLowerCase())).size).toBe(result.value.length);
+      }),
+      fuzzParams(300),
+    );
+  });
+
+  it('reads a damaged ASiCManifest into references or a typed EsignError', async () => {
+    const manifest = buildManifest({
+      signature: 'META-INF/signature001.p7s',
+      references: ['a.txt', 'dir/b c.xml', 'ζ.pdf'].map((name) => ({
+        name,
+        mimeType: 'text/plain',
+        digest: 'sha256' as const,
+        digestValue: new Uint8Array(32).fill(7),
+      })),
+    });
+    await fc.assert(
+      fc.asyncProperty(mutatedInput([manifest], mutationArb, 4), async ({ bytes }) => {
+        const result = await outcomeAsync('manifest reader', async () => parseManifest(bytes, 'M.xml'));
+        if (result.ok) expect(result.value.references.length).toBeGreaterThan(0);
       }),
       fuzzParams(300),
     );

@@ -117,7 +117,7 @@ function zipError(error: unknown): EsignError {
 /** One entry of a container to write: small bytes, or a source streamed in (and hashed as it goes). */
 export type EntryToWrite =
   | { name: string; bytes: Uint8Array; compress: boolean }
-  | { name: string; chunks: AsyncIterable<Uint8Array>; size: number; compress: boolean; hash?: HashSink };
+  | { name: string; chunks: AsyncIterable<Uint8Array>; size?: number; compress: boolean; hash?: HashSink };
 
 /**
  * Writes a ZIP into `output` (appended): `mimetype` first, stored, with no extra field (no entry
@@ -147,8 +147,10 @@ export async function writeZip(
           }
         })(),
       );
-      zip.addReadStreamLazy(entry.name, { ...common, compress: entry.compress, size: entry.size }, (callback) =>
-        callback(null, stream),
+      zip.addReadStreamLazy(
+        entry.name,
+        { ...common, compress: entry.compress, ...(entry.size === undefined ? {} : { size: entry.size }) },
+        (callback) => callback(null, stream),
       );
     }
   }

@@ -232,3 +232,111 @@ describe('esign verify refuses containers it will not read, in one line', () => 
     expect(stderr).toMatch(/it holds two entries named "doc\.txt"/);
   });
 });
+
+describe('esign sign --format asice', () => {
+  it('makes one container of files and a directory (recursively, names relative), one approval, which verify reports covered', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'a.txt'), 'first\n');
+    await writeFile(join(dir, 'b c.xml'), '<b/>\n');
+    await mkdir(join(dir, 'docs', 'sub'), { recursive: true });
+    await writeFile(join(dir, 'docs', 'one.txt'), 'one\n');
+    await writeFile(join(dir, 'docs', 'sub', 'two.json'), '{"two":2}\n');
+    await writeFile(join(dir, 'docs', '.hidden'), 'left out\n');
+    const bundle = join(dir, 'bundle.asice');
+    const before = sandbox.sandbox.requestLog.length;
+    const signed = await runCli(
+      [
+        '--auto-approve',
+        '--json',
+        'sign',
+        '--format',
+        'asice',
+        '--level',
+        'B-T',
+        '-o',
+        bundle,
+        join(dir, 'a.txt'),
+        join(dir, 'b c.xml'),
+        join(dir, 'docs'),
+      ],
+      { env: sandbox.env },
+    );
+    expect(signed.code, signed.stderr).toBe(0);
+    expect(
+      sandbox.sandbox.requestLog.slice(before).filter((call) => call.endsWith('signatures/signHash')),
+    ).toHaveLength(1);
+    expect(signed.json()).toMatchObject({
+      output: bundle,
+      packaging: 'asic-e',
+      files: ['a.txt', 'b c.xml', 'docs/one.txt', 'docs/sub/two.json'],
+      level: 'B-T',
+    });
+    const container = await readFile(bundle);
+    expect(container.subarray(38, 38 + 31).toString()).toBe('application/vnd.etsi.asic-e+zip');
+
+    const verified = await runCli(['--json', 'verify', bundle], { env: sandbox.env });
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.json()).toMatchObject({
+      packaging: 'asic-e',
+      valid: true,
+      uncovered: [],
+      signatures: [
+        { covers: ['a.txt', 'b c.xml', 'docs/one.txt', 'docs/sub/two.json'], level: 'B-T', status: 'valid' },
+      ],
+    });
+
+    // An unsigned file added: reported apart, and the container is not valid.
+    const work = join(dir, 'work');
+    await mkdir(work);
+    await writeFile(join(work, 'extra.txt'), 'slipped in\n');
+    await writeFile(join(work, 'added.asice'), container);
+    infoZip(work, 'added.asice', ['extra.txt']);
+    const added = await runCli(['--json', 'verify', join(work, 'added.asice')], { env: sandbox.env });
+    expect(added.code).toBe(9);
+    expect(added.json()).toMatchObject({ code: 'VERIFY_MODIFIED', uncovered: ['extra.txt'] });
+
+    // A covered file changed: that signature fails.
+    spawnSync('unzip', ['-q', bundle, '-d', join(work, 'x')]);
+    await writeFile(join(work, 'x', 'a.txt'), 'forged\n');
+    infoZip(join(work, 'x'), 'changed.asice', ['mimetype'], ['-0']);
+    infoZip(join(work, 'x'), 'changed.asice', ['-r', 'a.txt', 'b c.xml', 'docs', 'META-INF']);
+    const changed = await runCli(['--json', 'verify', join(work, 'x', 'changed.asice')], { env: sandbox.env });
+    expect(changed.code).toBe(9);
+    expect(changed.json()).toMatchObject({
+      code: 'VERIFY_FAILED',
+      signatures: [{ status: 'invalid', indication: 'TOTAL-FAILED', subIndication: 'HASH_FAILURE' }],
+    });
+
+    // A file the manifest names, deleted: refused in one line.
+    await writeFile(join(work, 'missing.asice'), container);
+    spawnSync('zip', ['-q', '-d', join(work, 'missing.asice'), 'docs/one.txt']);
+    const missing = await runCli(['verify', join(work, 'missing.asice')], { env: sandbox.env });
+    expect(missing.code).toBe(7);
+    expect(missing.stderr).toMatch(
+      /META-INF\/ASiCManifest\.xml names docs\/one\.txt, which the container does not hold/,
+    );
+  });
+
+  it('refuses two inputs of one name in the container, before any approval', async () => {
+    const dir = await tempDir();
+    await mkdir(join(dir, 'x'));
+    await writeFile(join(dir, 'a.txt'), 'a\n');
+    await writeFile(join(dir, 'x', 'a.txt'), 'other a\n');
+    const result = await runCli(
+      [
+        '--auto-approve',
+        'sign',
+        '--format',
+        'asice',
+        '-o',
+        join(dir, 'b.asice'),
+        join(dir, 'a.txt'),
+        join(dir, 'x', 'a.txt'),
+      ],
+      { env: sandbox.env },
+    );
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/would both be a\.txt in the container/);
+    expect((await readdir(dir)).sort()).toEqual(['a.txt', 'x']);
+  });
+});

@@ -1,7 +1,8 @@
 /**
  * Signed containers judged by tools we did not write: `openssl cms -verify` on an enveloping .p7m
  * (its -out compared byte for byte with the input); `unzip -t` and `zipinfo` on the layout of an
- * ASiC-S, and `openssl cms -verify` on its signature with the document unzipped as the content.
+ * ASiC-S and an ASiC-E, and `openssl cms -verify` on their signatures with the document (ASiC-S) or
+ * the manifest (ASiC-E) unzipped as the content; `xmllint` on the manifest.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -108,5 +109,56 @@ describe.skipIf(missing.length > 0)('ASiC-S judged by unzip -t, zipinfo and open
     await writeFile(join(out, 'report.txt'), 'changed\n');
     const tampered = await opensslCmsVerify([...signature, '-out', '/dev/null']);
     expect(tampered.status).not.toBe(0);
+  });
+});
+
+describe.skipIf(missing.length > 0)('ASiC-E judged by unzip -t, zipinfo, xmllint and openssl cms -verify', () => {
+  it('holds the files, the manifest and its signature, which openssl verifies over the manifest', async () => {
+    const dir = join(work.dir, 'asice');
+    await mkdir(join(dir, 'in', 'docs'), { recursive: true });
+    await writeFile(join(dir, 'in', 'fattura.xml'), '<Fattura/>\n');
+    await writeFile(join(dir, 'in', 'docs', 'notes.txt'), 'notes\n'.repeat(100));
+    const bundle = join(dir, 'bundle.asice');
+    const signed = await runCli(
+      [
+        '--auto-approve',
+        '--quiet',
+        'sign',
+        '--format',
+        'asice',
+        '-o',
+        bundle,
+        join(dir, 'in', 'fattura.xml'),
+        join(dir, 'in', 'docs'),
+      ],
+      { env: sandbox.env },
+    );
+    expect(signed.code, signed.stderr).toBe(0);
+    const tested = await runTool('unzip', ['-t', bundle]);
+    expect(tested.stdout).toContain('No errors detected');
+    const names = await runTool('zipinfo', ['-1', bundle]);
+    expect(names.stdout.trim().split('\n')).toEqual([
+      'mimetype',
+      'fattura.xml',
+      'docs/notes.txt',
+      'META-INF/ASiCManifest.xml',
+      'META-INF/signature001.p7s',
+    ]);
+    const listing = await runTool('zipinfo', ['-v', bundle]);
+    const first = listing.stdout.split('Central directory entry #2')[0]!;
+    expect(first).toMatch(/compression method:\s+none \(stored\)/);
+    expect(first).toMatch(/length of extra field:\s+0 bytes/);
+
+    const out = join(dir, 'out');
+    expect((await runTool('unzip', ['-q', bundle, '-d', out])).status).toBe(0);
+    const manifest = join(out, 'META-INF', 'ASiCManifest.xml');
+    if (has('xmllint')) expect((await runTool('xmllint', ['--noout', manifest])).status).toBe(0);
+    const text = await readFile(manifest, 'utf8');
+    expect(text).toContain('URI="docs/notes.txt" MimeType="text/plain"');
+    const signature = ['-in', join(out, 'META-INF', 'signature001.p7s'), '-content', manifest];
+    const verified = await opensslCmsVerify([...signature, '-out', '/dev/null']);
+    expect(verified.status, verified.stderr).toBe(0);
+    await writeFile(manifest, text.replace('fattura.xml', 'fattura.xm_'));
+    expect((await opensslCmsVerify([...signature, '-out', '/dev/null'])).status).not.toBe(0);
   });
 });

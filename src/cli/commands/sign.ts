@@ -8,7 +8,7 @@ import { withPasswordOptions } from '../pdf-password.js';
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
   const command = program
     .command('sign')
-    .summary('sign PDFs (PAdES) and other files (CAdES: detached .p7s, enveloping .p7m, ASiC-S)')
+    .summary('sign PDFs (PAdES) and other files (CAdES: detached .p7s, enveloping .p7m, ASiC-S, ASiC-E)')
     .description(
       'Sign files. PDFs get a PAdES signature in an incremental update (NAME-signed.pdf); other files get a ' +
         'detached CAdES signature (NAME.p7s), or with --format p7m an enveloping one (NAME.p7m, the content inside). Every input is checked first, before any browser step; then the files ' +
@@ -23,7 +23,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .addOption(
       new Option(
         '--format <format>',
-        'pades (PDFs, the default for them), cades (a detached NAME.p7s, the default for other files), p7m (enveloping CAdES: NAME.p7m holds the content and its signature), or asics (an ASiC-S container per file: NAME.asics)',
+        'pades (PDFs, the default for them), cades (a detached NAME.p7s, the default for other files), p7m (enveloping CAdES: NAME.p7m holds the content and its signature), asics (an ASiC-S container per file: NAME.asics), or asice (one ASiC-E container of every file, directories recursively: -o bundle.asice; one approval)',
       ).choices(SIGN_FORMATS),
     )
     .option('-o, --output <file>', 'output file (one input only)')
@@ -104,7 +104,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
   withPasswordOptions(command)
     .addHelpText(
       'after',
-      '\nExamples:\n  esign sign contract.pdf\n  esign sign --output-dir signed/ invoices/\n  esign sign --format p7m fattura.xml                 (→ fattura.xml.p7m)\n  esign sign --auto-approve samples/contract.pdf      (sandbox)\n  esign sign --upload invoices/*.pdf                  (each output to your bucket as BASENAME)\n  esign sign --skip-existing --output-dir signed/ invoices/   (resume: signs only what is not signed yet)\n  esign sign --prepare --state s.json a.pdf b.pdf     (CI: prints the approval URL)\n  esign sign --complete --state s.json --redirect-url "http://127.0.0.1:8765/callback?code=…&state=…"\n' +
+      '\nExamples:\n  esign sign contract.pdf\n  esign sign --output-dir signed/ invoices/\n  esign sign --format p7m fattura.xml                 (→ fattura.xml.p7m)\n  esign sign --format asice -o bundle.asice a.pdf docs/   (one ASiC-E container)\n  esign sign --auto-approve samples/contract.pdf      (sandbox)\n  esign sign --upload invoices/*.pdf                  (each output to your bucket as BASENAME)\n  esign sign --skip-existing --output-dir signed/ invoices/   (resume: signs only what is not signed yet)\n  esign sign --prepare --state s.json a.pdf b.pdf     (CI: prints the approval URL)\n  esign sign --complete --state s.json --redirect-url "http://127.0.0.1:8765/callback?code=…&state=…"\n' +
         '  ESIGN_SERVICE_AUTH=client-credentials esign sign dist/*   (a seal in CI: ESIGN_CLIENT_ID, ESIGN_CLIENT_SECRET,\n' +
         '                                                        ESIGN_CREDENTIAL, ESIGN_CREDENTIAL_PIN, ESIGN_TOTP_SECRET)',
     )

@@ -16,14 +16,16 @@ const LEVELS: readonly PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
   const command = program
     .command('verify')
-    .summary('verify the signatures and timestamps in a PDF, a .p7s, a .p7m or an ASiC-S')
+    .summary('verify the signatures and timestamps in a PDF, a .p7s, a .p7m or an ASiC container')
     .description(
       'Check every signature and document timestamp in FILE.pdf: signer, claimed time (/M), signature timestamp, ' +
         'integrity of the signed bytes, the signature value, what the signature covers and what was appended after it, ' +
         "the chain to the trust anchors (--trust, else the profile's trustAnchors), revocation status from the DSS and the CMS, " +
         'and the PAdES level reached. With --signature FILE.p7s, check a detached CAdES signature of FILE. ' +
         'FILE.p7m (enveloping CAdES, the content inside) is checked as it is; --extract OUT then writes its content. ' +
-        'FILE.asics (ASiC-S) is checked with its layout: mimetype first and stored, safe and unique names, no ZIP bomb. ' +
+        'FILE.asics (ASiC-S) and FILE.asice (ASiC-E) are checked with their layout (mimetype first and stored, safe and unique ' +
+        'names, no ZIP bomb), each signature with the files it covers (an ASiC-E manifest entry changed: VERIFY_FAILED), ' +
+        'and the files no signature covers (VERIFY_MODIFIED). ' +
         'Reads DER and BER (as NSS writes), RSA PKCS#1 v1.5, RSASSA-PSS, ECDSA, Ed25519 and Ed448, signatures ' +
         'with or without signed attributes, and adbe.pkcs7.sha1. Each verdict comes with its ETSI EN 319 102-1 ' +
         'indication (TOTAL-PASSED, TOTAL-FAILED or INDETERMINATE, and a sub-indication).\n\n' +
@@ -34,7 +36,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         'to a trust anchor), VERIFY_MODIFIED (valid, but an unsigned update was appended after it), VERIFY_LEVEL ' +
         '(valid, below --level), VERIFY_NO_SIGNATURES.',
     )
-    .argument('<file>', 'the signed PDF, .p7m or .asics, or the content of a .p7s given with --signature')
+    .argument('<file>', 'the signed PDF, .p7m, .asics or .asice, or the content of a .p7s given with --signature')
     .option(
       '--trust <pem>',
       "a trusted root certificate (PEM or DER), instead of the profile's trustAnchors; repeatable",
@@ -79,7 +81,7 @@ export async function runVerify(file: string, options: VerifyCommandOptions, ctx
       paths.length > 0,
       ctx,
     );
-  if (options.signature === undefined && /\.(asics|scs)$/i.test(file))
+  if (options.signature === undefined && /\.(asics|scs|asice|sce)$/i.test(file))
     return (await import('../verify-container.js')).runVerifyContainer(
       file,
       options,

@@ -132,7 +132,7 @@ export interface VerificationReport {
   file: string;
   kind: 'pdf' | 'cades';
   /** A CAdES signature with its content inside (a .p7m), or in an ASiC container. */
-  packaging?: 'enveloping' | 'asic-s';
+  packaging?: 'enveloping' | 'asic-s' | 'asic-e';
   /** In an ASiC container: the entries (outside META-INF/) that no signature covers. */
   uncovered?: string[];
   signatures: SignatureReport[];
