@@ -2,28 +2,38 @@
  * `esign sign A B DIR --format asice -o bundle.asice`: one ASiC-E container of every file (a
  * directory's files recursively, named relative to its parent), one signature over its manifest,
  * so one approval for the whole container. Each file is read twice, streamed: hashed for the
- * manifest before the approval, then copied into the ZIP and hashed again.
+ * manifest before the approval, then copied into the ZIP and hashed again. `esign sign X.asice`
+ * adds a parallel signature with a manifest of its own.
  */
 import { createHash } from 'node:crypto';
 import { opendir, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
-import { unsafeName } from '../core/asic/container-rules.js';
+import { ASIC_E_MIMETYPE, checkMimetype, unsafeName } from '../core/asic/container-rules.js';
 import { buildManifest, mimeTypeOf } from '../core/asic/manifest.js';
 import { buildSignedAttributes } from '../core/cms/signed-attributes.js';
 import { buildSignedData } from '../core/cms/signed-data.js';
-import { EsignError } from '../core/errors.js';
+import { EsignError, naming } from '../core/errors.js';
 import { hashSource, signBatch } from '../core/sign-workflow.js';
 import { writeAsicE, type SignedFile } from '../io/asic-files.js';
 import { assertAbsent } from '../io/atomic-write.js';
 import { createOutputDir, fileSystemDocuments } from '../io/document-files.js';
+import { FileByteSource } from '../io/file-source.js';
+import { openContainer } from '../io/zip-container.js';
 import type { Context } from './context.js';
 import { authorizationFactors } from './credential-factors.js';
 import { createCscClient, createTsaClient, withCompleteChain } from './service-clients.js';
 import type { SignCommandOptions } from './sign-options.js';
 import { chooseCredential, chooseLevel, formatBytes, readyToAuthorize } from './sign-run.js';
 
-const SIGNATURE_NAME = 'META-INF/signature001.p7s';
-const MANIFEST_NAME = 'META-INF/ASiCManifest.xml';
+/** The container a signature is added to: its documents and META-INF entries, read from the open ZIP. */
+interface ExistingContainer {
+  documents: { name: string; compress: boolean }[];
+  metadata: { name: string; bytes: Uint8Array }[];
+  read(name: string): AsyncIterable<Uint8Array>;
+  /** The number of the new signature: one more than the highest there. */
+  number: number;
+  close(): Promise<void>;
+}
 
 export async function runSignAsicE(args: string[], options: SignCommandOptions, ctx: Context): Promise<void> {
   for (const [given, flag] of [
@@ -39,10 +49,35 @@ export async function runSignAsicE(args: string[], options: SignCommandOptions, 
     throw new EsignError('USAGE', 'Name at least one file or directory to put in the container.', {
       hint: 'esign sign a.pdf b.xml docs/ --format asice -o bundle.asice',
     });
-  const output = outputFor(args, options);
+  // `esign sign bundle.asice`: a parallel signature, with a manifest of its own, over every document in it.
+  const adding =
+    args.length === 1 &&
+    /\.(asice|sce)$/i.test(args[0]!) &&
+    Boolean((await stat(args[0]!).catch(() => undefined))?.isFile());
+  const output = adding ? (options.output ?? args[0]!) : outputFor(args, options);
   await ctx.assertBrowserStepPossible('approval of the signatures');
-  const files = await containerFiles(args, output);
-  if (!options.force) await assertAbsent(output);
+  const existing = adding ? await openExisting(args[0]!) : undefined;
+  try {
+    const replacing = adding && resolve(output) === resolve(args[0]!);
+    if (!options.force && !replacing) await assertAbsent(output);
+    await signContainer(args, output, existing, replacing, options, ctx);
+  } finally {
+    await existing?.close();
+  }
+}
+
+async function signContainer(
+  args: string[],
+  output: string,
+  existing: ExistingContainer | undefined,
+  replacing: boolean,
+  options: SignCommandOptions,
+  ctx: Context,
+): Promise<void> {
+  const files = existing ? [] : await containerFiles(args, output);
+  const number = String(existing?.number ?? 1).padStart(3, '0');
+  const signatureName = `META-INF/signature${number}.p7s`;
+  const manifestName = existing ? `META-INF/ASiCManifest${number}.xml` : 'META-INF/ASiCManifest.xml';
   const profile = await ctx.profile();
   const level = chooseLevel(options.level, profile);
   if (level === 'B-LT' || level === 'B-LTA')
@@ -73,8 +108,21 @@ export async function runSignAsicE(args: string[], options: SignCommandOptions, 
       await source.close();
     }
   }
+  for (const document of existing?.documents ?? []) {
+    const hash = createHash(digest);
+    for await (const chunk of existing!.read(document.name)) hash.update(chunk);
+    signed.push({
+      path: `${args[0]}:${document.name}`,
+      name: document.name,
+      digest,
+      digestValue: new Uint8Array(hash.digest()),
+      compress: document.compress,
+      chunks: () => existing!.read(document.name),
+    });
+  }
+  if (signed.length === 0) throw new EsignError('INPUT_NOT_FOUND', `${args[0]} holds no files to sign.`);
   const manifest = buildManifest({
-    signature: SIGNATURE_NAME,
+    signature: signatureName,
     references: signed.map((file) => ({ ...file, mimeType: mimeTypeOf(file.name) })),
   });
   const signingTime = ctx.clock.now();
@@ -86,7 +134,7 @@ export async function runSignAsicE(args: string[], options: SignCommandOptions, 
   });
   const tsa = level === 'B-B' ? undefined : createTsaClient(ctx, profile);
   const [result] = await signBatch(
-    [{ job: { input: MANIFEST_NAME, output, kind: 'cades' }, signedAttributes, inputSize: manifest.length }],
+    [{ job: { input: manifestName, output, kind: 'cades' }, signedAttributes, inputSize: manifest.length }],
     credential,
     signing,
     tsa,
@@ -103,11 +151,13 @@ export async function runSignAsicE(args: string[], options: SignCommandOptions, 
   });
   const written = await writeAsicE(fileSystemDocuments, {
     output,
-    overwrite: options.force,
+    // Adding a signature replaces the container atomically (a temp file renamed over it).
+    overwrite: options.force || replacing,
     documents: signed,
     metadata: [
-      { name: MANIFEST_NAME, bytes: manifest },
-      { name: SIGNATURE_NAME, bytes: cms },
+      ...(existing?.metadata ?? []),
+      { name: manifestName, bytes: manifest },
+      { name: signatureName, bytes: cms },
     ],
     mtime: signingTime,
   });
@@ -124,8 +174,47 @@ export async function runSignAsicE(args: string[], options: SignCommandOptions, 
       sha256: written.sha256,
       ...(value.timestampTime ? { timestamp: value.timestampTime.toISOString() } : {}),
     },
-    () => `✓ ${signed.length} file(s) → ${output} (ASiC-E, CAdES ${level}, ${formatBytes(written.bytes)})`,
+    () =>
+      `✓ ${signed.length} file(s) → ${output} (ASiC-E, ${existing ? `signature ${existing.number}, ` : ''}CAdES ${level}, ${formatBytes(written.bytes)})`,
   );
+}
+
+/**
+ * Opens a container to add a signature to: its layout checked as verify checks it. The earlier
+ * manifests and signatures are carried over byte for byte, so their signatures stay valid.
+ */
+async function openExisting(path: string): Promise<ExistingContainer> {
+  const source = await FileByteSource.open(path);
+  try {
+    checkMimetype(await source.read(0, 30 + 8 + 64), ASIC_E_MIMETYPE);
+    const container = await openContainer(source);
+    const metadata: ExistingContainer['metadata'] = [];
+    const documents: ExistingContainer['documents'] = [];
+    let highest = 0;
+    for (const entry of container.entries) {
+      if (entry.name === 'mimetype' || entry.name.endsWith('/')) continue;
+      if (!entry.name.startsWith('META-INF/')) {
+        documents.push({ name: entry.name, compress: entry.compressionMethod !== 0 });
+        continue;
+      }
+      metadata.push({ name: entry.name, bytes: await container.readWhole(entry.name) });
+      const number = /^META-INF\/signature(\d+)\.p7s$/i.exec(entry.name)?.[1];
+      if (number) highest = Math.max(highest, Number(number));
+    }
+    return {
+      documents,
+      metadata,
+      read: (name) => container.read(name),
+      number: highest + 1,
+      close: async () => {
+        container.close();
+        await source.close();
+      },
+    };
+  } catch (error) {
+    await source.close();
+    throw naming(path, error);
+  }
 }
 
 function outputFor(args: string[], options: SignCommandOptions): string {

@@ -73,7 +73,9 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
       hint: 'Run the batch without --prepare/--complete, or leave out --skip-existing.',
     });
   if (options.complete) return (await import('./sign-split.js')).runSplitComplete(options, ctx);
-  if (options.format === 'asice') return (await import('./sign-asice.js')).runSignAsicE(files, options, ctx);
+  // An ASiC-E is one container: named, or given to add a signature to (`esign sign bundle.asice`).
+  if (options.format === 'asice' || (!options.format && files.length === 1 && /\.(asice|sce)$/i.test(files[0]!)))
+    return (await import('./sign-asice.js')).runSignAsicE(files, options, ctx);
   if (files.length === 0)
     throw new EsignError('USAGE', 'Name at least one file to sign.', { hint: 'esign sign contract.pdf' });
   // Every signing run outside the split flow has an approval step: no work before it is known to be possible.

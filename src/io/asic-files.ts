@@ -26,6 +26,9 @@ export interface SignedFile {
   digestValue: Uint8Array;
   /** Its size when it was signed (a different size fails the entry, as a changed file). */
   size?: number;
+  /** Its bytes from elsewhere than `path` (an entry of the container a signature is added to). */
+  chunks?: () => AsyncIterable<Uint8Array>;
+  compress?: boolean;
 }
 
 interface ContainerToWrite {
@@ -83,19 +86,21 @@ async function writeContainer(
       entries.push({
         name: document.name,
         size: document.size,
-        compress: worthCompressing(document.name),
+        compress: document.compress ?? worthCompressing(document.name),
         hash,
-        chunks: (async function* () {
-          // Opened when its turn comes: a container of thousands of files holds one handle at a time.
-          const source = await files.open(document.path);
-          sources.push(source);
-          try {
-            for (let offset = 0; offset < source.size; offset += READ_CHUNK_BYTES)
-              yield await source.read(offset, READ_CHUNK_BYTES);
-          } finally {
-            await source.close();
-          }
-        })(),
+        chunks:
+          document.chunks?.() ??
+          (async function* () {
+            // Opened when its turn comes: a container of thousands of files holds one handle at a time.
+            const source = await files.open(document.path);
+            sources.push(source);
+            try {
+              for (let offset = 0; offset < source.size; offset += READ_CHUNK_BYTES)
+                yield await source.read(offset, READ_CHUNK_BYTES);
+            } finally {
+              await source.close();
+            }
+          })(),
       });
       checks.push(() => {
         if (!Buffer.from(hash.digest()).equals(document.digestValue)) throw changedWhileSigning(document.path);

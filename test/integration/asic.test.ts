@@ -339,4 +339,62 @@ describe('esign sign --format asice', () => {
     expect(result.stderr).toMatch(/would both be a\.txt in the container/);
     expect((await readdir(dir)).sort()).toEqual(['a.txt', 'x']);
   });
+
+  it('adds a second signature with its own manifest, earlier manifest and signature byte for byte, replacing the container', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'a.txt'), 'first\n'.repeat(500));
+    await writeFile(join(dir, 'b.pdf'), '%PDF-1.7 not really\n');
+    const bundle = join(dir, 'bundle.asice');
+    const first = await runCli(
+      [
+        '--auto-approve',
+        'sign',
+        '--format',
+        'asice',
+        '--level',
+        'B-B',
+        '-o',
+        bundle,
+        join(dir, 'a.txt'),
+        join(dir, 'b.pdf'),
+      ],
+      { env: sandbox.env },
+    );
+    expect(first.code, first.stderr).toBe(0);
+    const unzipOf = async (archive: string, into: string) => {
+      spawnSync('unzip', ['-q', archive, '-d', into]);
+      return {
+        manifest: await readFile(join(into, 'META-INF', 'ASiCManifest.xml')),
+        signature: await readFile(join(into, 'META-INF', 'signature001.p7s')),
+      };
+    };
+    const before = await unzipOf(bundle, join(dir, 'before'));
+    const second = await runCli(['--auto-approve', '--json', 'sign', '--level', 'B-T', bundle], { env: sandbox.env });
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.json()).toMatchObject({ output: bundle, packaging: 'asic-e', files: ['a.txt', 'b.pdf'] });
+    expect((await readdir(dir)).sort()).toEqual(['a.txt', 'b.pdf', 'before', 'bundle.asice']);
+    const after = await unzipOf(bundle, join(dir, 'after'));
+    expect(after.manifest.equals(before.manifest)).toBe(true);
+    expect(after.signature.equals(before.signature)).toBe(true);
+    const names = spawnSync('zipinfo', ['-1', bundle]).stdout.toString().trim().split('\n');
+    expect(names).toEqual([
+      'mimetype',
+      'a.txt',
+      'b.pdf',
+      'META-INF/ASiCManifest.xml',
+      'META-INF/signature001.p7s',
+      'META-INF/ASiCManifest002.xml',
+      'META-INF/signature002.p7s',
+    ]);
+    const verified = await runCli(['--json', 'verify', bundle], { env: sandbox.env });
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.json()).toMatchObject({
+      valid: true,
+      uncovered: [],
+      signatures: [
+        { index: 1, covers: ['a.txt', 'b.pdf'], level: 'B-B' },
+        { index: 2, covers: ['a.txt', 'b.pdf'], level: 'B-T' },
+      ],
+    });
+  });
 });
