@@ -47,14 +47,34 @@ export async function writeAsicS(
   job: AsicSToWrite,
   registerOutput: (output: OutputFile) => void,
 ): Promise<{ bytes: number; sha256: string }> {
+  const document = { path: job.input, digest: job.digest, digestValue: job.contentDigest };
+  return writeOneDocument(files, job, document, { name: 'META-INF/signature.p7s', bytes: job.cms }, registerOutput);
+}
+
+/** An ASiC-S with a timestamp instead of a signature: `mimetype`, the document, `META-INF/timestamp.tst`. */
+export async function writeTimestampedAsicS(
+  files: DocumentFiles,
+  job: { input: string; output: string; token: Uint8Array; sha256: Uint8Array; overwrite: boolean; mtime: Date },
+): Promise<{ bytes: number; sha256: string }> {
+  const document = { path: job.input, digest: 'sha256' as const, digestValue: job.sha256 };
+  return writeOneDocument(files, job, document, { name: 'META-INF/timestamp.tst', bytes: job.token }, () => undefined);
+}
+
+async function writeOneDocument(
+  files: DocumentFiles,
+  job: { output: string; overwrite: boolean; mtime: Date },
+  document: Omit<SignedFile, 'name'>,
+  metadata: { name: string; bytes: Uint8Array },
+  registerOutput: (output: OutputFile) => void,
+): Promise<{ bytes: number; sha256: string }> {
   return writeContainer(
     files,
     {
       output: job.output,
       overwrite: job.overwrite,
       mimetype: ASIC_S_MIMETYPE,
-      documents: [{ path: job.input, name: basename(job.input), digest: job.digest, digestValue: job.contentDigest }],
-      metadata: [{ name: 'META-INF/signature.p7s', bytes: job.cms }],
+      documents: [{ ...document, name: basename(document.path) }],
+      metadata: [metadata],
       mtime: job.mtime,
     },
     registerOutput,

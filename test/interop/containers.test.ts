@@ -162,3 +162,25 @@ describe.skipIf(missing.length > 0)('ASiC-E judged by unzip -t, zipinfo, xmllint
     expect((await opensslCmsVerify([...signature, '-out', '/dev/null'])).status).not.toBe(0);
   });
 });
+
+describe.skipIf(missing.length > 0)('esign timestamp --format asics judged by openssl ts -verify', () => {
+  it('puts the file and its token (META-INF/timestamp.tst) in an ASiC-S that openssl ts -verify accepts', async () => {
+    const dir = join(work.dir, 'tst');
+    await mkdir(dir, { recursive: true });
+    const input = join(dir, 'artifact.bin');
+    await writeFile(input, Buffer.alloc(100_000, 3));
+    const stamped = await runCli(['--quiet', 'timestamp', '--format', 'asics', input], { env: sandbox.env });
+    expect(stamped.code, stamped.stderr).toBe(0);
+    const names = await runTool('zipinfo', ['-1', `${input}.asics`]);
+    expect(names.stdout.trim().split('\n')).toEqual(['mimetype', 'artifact.bin', 'META-INF/timestamp.tst']);
+    expect((await runTool('unzip', ['-t', `${input}.asics`])).stdout).toContain('No errors detected');
+    const out = join(dir, 'out');
+    expect((await runTool('unzip', ['-q', `${input}.asics`, '-d', out])).status).toBe(0);
+    const token = ['-token_in', '-in', join(out, 'META-INF', 'timestamp.tst'), '-CAfile', sandbox.rootPemPath];
+    const verified = await runTool('openssl', ['ts', '-verify', ...token, '-data', join(out, 'artifact.bin')]);
+    expect(verified.stdout + verified.stderr).toContain('Verification: OK');
+    await writeFile(join(out, 'artifact.bin'), 'changed');
+    const tampered = await runTool('openssl', ['ts', '-verify', ...token, '-data', join(out, 'artifact.bin')]);
+    expect(tampered.stdout + tampered.stderr).not.toContain('Verification: OK');
+  });
+});
