@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { PDFDocument } from 'pdf-lib';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/run-cli.js';
@@ -396,5 +397,38 @@ describe('esign sign --format asice', () => {
         { index: 2, covers: ['a.txt', 'b.pdf'], level: 'B-T' },
       ],
     });
+  });
+});
+
+describe('the ZIP libraries', () => {
+  /** The packages a run required, as Node's module loader saw them (a --require hook that logs them at exit). */
+  async function zipModulesLoaded(args: string[]): Promise<string[]> {
+    const dir = await tempDir();
+    const hook = join(dir, 'hook.cjs');
+    const log = join(dir, 'modules.txt');
+    await writeFile(
+      hook,
+      `const Module = require('node:module'); const seen = new Set(); const load = Module._load;
+Module._load = function (request, ...rest) { seen.add(request); return load.call(this, request, ...rest); };
+process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(log)}, [...seen].join('\\n')));`,
+    );
+    const result = await runCli(args, { env: { ...sandbox.env, NODE_OPTIONS: `--require ${hook}` } });
+    expect(result.code, result.stderr).toBe(0);
+    return (await readFile(log, 'utf8')).split('\n').filter((name) => /^(yazl|yauzl)$/.test(name));
+  }
+
+  it('load for containers only: not for --help, a PDF or a .p7s', async () => {
+    const dir = await tempDir();
+    const pdf = join(dir, 'c.pdf');
+    const document = await PDFDocument.create();
+    document.addPage();
+    await writeFile(pdf, await document.save());
+    await writeFile(join(dir, 'n.txt'), 'n\n');
+    expect(await zipModulesLoaded(['--help'])).toEqual([]);
+    expect(await zipModulesLoaded(['sign', '--help'])).toEqual([]);
+    expect(await zipModulesLoaded(['--auto-approve', 'sign', '--level', 'B-B', pdf, join(dir, 'n.txt')])).toEqual([]);
+    expect(
+      await zipModulesLoaded(['--auto-approve', 'sign', '--format', 'asics', '--level', 'B-B', join(dir, 'n.txt')]),
+    ).toEqual(['yazl']);
   });
 });
