@@ -6,12 +6,21 @@
  * make an otherwise valid container VERIFY_MODIFIED: an unsigned file added to a signed container
  * is the classic attack on ASiC.
  */
-import { createHash } from 'node:crypto';
+import { createHash, X509Certificate } from 'node:crypto';
 import { ASIC_E_MIMETYPE, ASIC_S_MIMETYPE, checkMimetype, invalid } from '../core/asic/container-rules.js';
 import { parseManifest } from '../core/asic/manifest.js';
 import { naming } from '../core/errors.js';
 import { verifyCades } from '../core/verify/cades.js';
-import { codeOf, worst, type SignatureReport, type VerificationReport } from '../core/verify/types.js';
+import { checkTimestampOver, type ReadSignedBytes } from '../core/verify/cms-check.js';
+import { revocationMaterial } from '../core/verify/revocation.js';
+import {
+  codeOf,
+  noFindings,
+  verdict,
+  worst,
+  type SignatureReport,
+  type VerificationReport,
+} from '../core/verify/types.js';
 import { FileByteSource } from '../io/file-source.js';
 import { openContainer, type OpenContainer } from '../io/zip-container.js';
 import type { Context } from './context.js';
@@ -61,15 +70,67 @@ async function verifyAsicS(
   const documents = documentsOf(container);
   if (documents.length !== 1) throw invalid(`an ASiC-S holds one document, this one ${documents.length}`);
   const document = documents[0]!;
-  if (!container.entries.some((entry) => entry.name === 'META-INF/signature.p7s'))
-    throw invalid('it has no META-INF/signature.p7s');
-  const p7s = await container.readWhole('META-INF/signature.p7s');
   const readContent = async (consume: (chunk: Uint8Array) => void): Promise<void> => {
     for await (const chunk of container.read(document)) consume(chunk);
   };
+  const has = (name: string) => container.entries.some((entry) => entry.name === name);
+  if (!has('META-INF/signature.p7s')) {
+    if (!has('META-INF/timestamp.tst'))
+      throw invalid('it has neither META-INF/signature.p7s nor META-INF/timestamp.tst');
+    const token = await container.readWhole('META-INF/timestamp.tst');
+    return verifyTimestamped(token, document, file, readContent, trustAnchors);
+  }
+  const p7s = await container.readWhole('META-INF/signature.p7s');
   const report = await verifyCades(p7s, file, readContent, { trustAnchors, now: new Date() });
   for (const signature of report.signatures) signature.covers = [document];
   return { ...report, packaging: 'asic-s', uncovered: [] };
+}
+
+/** An ASiC-S whose evidence is a timestamp token over the document: reported as a document timestamp. */
+async function verifyTimestamped(
+  token: Uint8Array,
+  document: string,
+  file: string,
+  readContent: ReadSignedBytes,
+  trustAnchors: Uint8Array[],
+): Promise<VerificationReport> {
+  const now = new Date();
+  const ctx = {
+    anchors: trustAnchors.map((der) => new X509Certificate(der)),
+    extraCerts: [],
+    revocation: revocationMaterial([], []),
+    now,
+  };
+  const report: SignatureReport = {
+    index: 1,
+    kind: 'docTimeStamp',
+    integrity: { valid: false, digestAlgorithm: 'unknown' },
+    signatureValue: { valid: false, algorithm: 'timestamp token' },
+    covers: [document],
+    status: 'invalid',
+    code: 'VERIFY_FAILED',
+    indication: 'TOTAL-FAILED',
+    problems: [],
+    warnings: [],
+  };
+  const findings = { ...noFindings(), problems: report.problems };
+  await checkTimestampOver(token, readContent, ctx, report, findings);
+  Object.assign(report, verdict(findings));
+  if (report.status === 'valid') delete report.subIndication;
+  report.problems.push(
+    ...findings.untrusted,
+    ...findings.weak.map((weakness) => `algorithm not acceptable: ${weakness}`),
+  );
+  return {
+    file,
+    kind: 'cades',
+    packaging: 'asic-s',
+    signatures: [report],
+    uncovered: [],
+    status: report.status,
+    code: report.code,
+    checkedAt: now.toISOString(),
+  };
 }
 
 async function verifyAsicE(

@@ -400,6 +400,36 @@ describe('esign sign --format asice', () => {
   });
 });
 
+describe('esign timestamp --format asics', () => {
+  it('writes an ASiC-S of the file and its token, which verify reports as a valid document timestamp', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'build.tar');
+    await writeFile(input, Buffer.alloc(5000, 9));
+    const stamped = await runCli(['--json', 'timestamp', '--format', 'asics', input], { env: sandbox.env });
+    expect(stamped.code, stamped.stderr).toBe(0);
+    expect(stamped.json()).toMatchObject({ input, output: `${input}.asics` });
+    const verified = await runCli(['--json', 'verify', `${input}.asics`], { env: sandbox.env });
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.json()).toMatchObject({
+      packaging: 'asic-s',
+      valid: true,
+      signatures: [{ kind: 'docTimeStamp', covers: ['build.tar'], status: 'valid', indication: 'TOTAL-PASSED' }],
+    });
+
+    const work = join(dir, 'x');
+    spawnSync('unzip', ['-q', `${input}.asics`, '-d', work]);
+    await writeFile(join(work, 'build.tar'), Buffer.alloc(5000, 8));
+    infoZip(work, 'changed.asics', ['mimetype'], ['-0']);
+    infoZip(work, 'changed.asics', ['build.tar', 'META-INF/timestamp.tst']);
+    const changed = await runCli(['--json', 'verify', join(work, 'changed.asics')], { env: sandbox.env });
+    expect(changed.code).toBe(9);
+    expect(changed.json()).toMatchObject({
+      code: 'VERIFY_FAILED',
+      signatures: [{ status: 'invalid', subIndication: 'HASH_FAILURE' }],
+    });
+  });
+});
+
 describe('the ZIP libraries', () => {
   /** The packages a run required, as Node's module loader saw them (a --require hook that logs them at exit). */
   async function zipModulesLoaded(args: string[]): Promise<string[]> {
