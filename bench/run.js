@@ -572,3 +572,12 @@ if (process.env.BENCH_VISIBLE !== '0') {
   });
   if (visible.status !== 0) console.log(`bench/visible.js failed (exit ${visible.status ?? visible.signal})`);
 }
+
+// The forms of issue 41 (.p7m and one ASiC-E beside .p7s and zip + dgst): bench/containers.js, in a
+// process of its own; BENCH_CONTAINERS=0 leaves it out.
+if (process.env.BENCH_CONTAINERS !== '0') {
+  console.log('');
+  const containers = spawnSync(process.execPath, [join(root, 'bench', 'containers.js')], { stdio: 'inherit' });
+  if (containers.status !== 0)
+    console.log(`bench/containers.js failed (exit ${containers.status ?? containers.signal})`);
+}
