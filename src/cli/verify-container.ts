@@ -7,6 +7,8 @@
  * is the classic attack on ASiC.
  */
 import { createHash, X509Certificate } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { ASIC_E_MIMETYPE, ASIC_S_MIMETYPE, checkMimetype, invalid } from '../core/asic/container-rules.js';
 import { parseManifest } from '../core/asic/manifest.js';
 import { naming } from '../core/errors.js';
@@ -21,6 +23,7 @@ import {
   type SignatureReport,
   type VerificationReport,
 } from '../core/verify/types.js';
+import { assertUnchanged, writeChunksAtomically } from '../io/document-files.js';
 import { FileByteSource } from '../io/file-source.js';
 import { openContainer, type OpenContainer } from '../io/zip-container.js';
 import type { Context } from './context.js';
@@ -34,24 +37,42 @@ export async function runVerifyContainer(
   ctx: Context,
 ): Promise<void> {
   const source = await FileByteSource.open(file);
+  let container: OpenContainer | undefined;
   try {
     const simple = /\.(asics|scs)$/i.test(file);
     const report = await (async () => {
       checkMimetype(await source.read(0, 30 + 8 + 64), simple ? ASIC_S_MIMETYPE : ASIC_E_MIMETYPE);
-      const container = await openContainer(source);
-      try {
-        return simple
-          ? await verifyAsicS(container, file, trustAnchors)
-          : await verifyAsicE(container, file, trustAnchors);
-      } finally {
-        container.close();
-      }
+      container = await openContainer(source);
+      return simple ? verifyAsicS(container, file, trustAnchors) : verifyAsicE(container, file, trustAnchors);
     })().catch((error: unknown) => {
       throw naming(file, error);
     });
-    await finishVerify(report, anchored, options, ctx);
+    await finishVerify(report, anchored, options, ctx, async (code) => {
+      if (options.extract === undefined) return {};
+      if (code !== null) {
+        ctx.io.warn(`${file}: nothing was extracted to ${options.extract}: the container did not check out.`);
+        return {};
+      }
+      await extractDocuments(container!, source, options.extract);
+      return { extracted: options.extract };
+    });
   } finally {
+    container?.close();
     await source.close();
+  }
+}
+
+/**
+ * Writes the container's documents into `dir` (created; an existing file is never replaced), each
+ * through a temp file renamed into place, streamed out of the ZIP. Only called once every
+ * signature checked out and no document is uncovered; the names were checked safe when it opened.
+ */
+async function extractDocuments(container: OpenContainer, source: FileByteSource, dir: string) {
+  await mkdir(dir, { recursive: true });
+  for (const name of documentsOf(container)) {
+    const target = join(dir, ...name.split('/'));
+    await mkdir(dirname(target), { recursive: true });
+    await writeChunksAtomically(target, container.read(name), () => assertUnchanged(source));
   }
 }
 

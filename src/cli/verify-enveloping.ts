@@ -4,11 +4,11 @@
  * out only when every signature checks out, from the same open file, and only if the file did not
  * change meanwhile.
  */
-import { EsignError, naming } from '../core/errors.js';
+import { naming } from '../core/errors.js';
 import { readEnveloping } from '../core/cms/enveloping.js';
 import { READ_CHUNK_BYTES } from '../core/sign-workflow.js';
 import { verifyCades } from '../core/verify/cades.js';
-import { fileSystemDocuments } from '../io/document-files.js';
+import { assertUnchanged, writeChunksAtomically } from '../io/document-files.js';
 import { FileByteSource } from '../io/file-source.js';
 import type { Context } from './context.js';
 import { finishVerify, type VerifyCommandOptions } from './commands/verify.js';
@@ -35,21 +35,11 @@ export async function runVerifyEnveloping(
         ctx.io.warn(`${file}: its content was not extracted to ${options.extract}: the signature did not check out.`);
         return {};
       }
-      const output = await fileSystemDocuments.createOutput(options.extract, { overwrite: false });
-      try {
+      const content = (async function* () {
         for (let offset = 0; offset < enveloped.length; offset += READ_CHUNK_BYTES)
-          await output.write(
-            await source.read(enveloped.offset + offset, Math.min(READ_CHUNK_BYTES, enveloped.length - offset)),
-          );
-        if (!(await source.unchanged()))
-          throw new EsignError('INPUT_UNREADABLE', `${file} changed while esign was reading it.`, {
-            hint: 'Let whatever writes to it finish, then verify again.',
-          });
-        await output.commit([]);
-      } catch (error) {
-        await output.abort();
-        throw error;
-      }
+          yield await source.read(enveloped.offset + offset, Math.min(READ_CHUNK_BYTES, enveloped.length - offset));
+      })();
+      await writeChunksAtomically(options.extract, content, () => assertUnchanged(source));
       return { extracted: options.extract };
     });
   } finally {

@@ -286,15 +286,26 @@ describe('esign sign --format asice', () => {
       ],
     });
 
-    // An unsigned file added: reported apart, and the container is not valid.
+    const extracted = join(dir, 'extracted');
+    const extract = await runCli(['--json', 'verify', bundle, '--extract', extracted], { env: sandbox.env });
+    expect(extract.code, extract.stderr).toBe(0);
+    expect(extract.json()).toMatchObject({ extracted });
+    expect(await readFile(join(extracted, 'docs', 'sub', 'two.json'), 'utf8')).toBe('{"two":2}\n');
+    expect((await readdir(extracted)).sort()).toEqual(['a.txt', 'b c.xml', 'docs']);
+
+    // An unsigned file added: reported apart, the container is not valid, and nothing is extracted.
     const work = join(dir, 'work');
     await mkdir(work);
     await writeFile(join(work, 'extra.txt'), 'slipped in\n');
     await writeFile(join(work, 'added.asice'), container);
     infoZip(work, 'added.asice', ['extra.txt']);
-    const added = await runCli(['--json', 'verify', join(work, 'added.asice')], { env: sandbox.env });
+    const added = await runCli(['--json', 'verify', join(work, 'added.asice'), '--extract', join(work, 'out')], {
+      env: sandbox.env,
+    });
     expect(added.code).toBe(9);
     expect(added.json()).toMatchObject({ code: 'VERIFY_MODIFIED', uncovered: ['extra.txt'] });
+    expect(added.json()).not.toHaveProperty('extracted');
+    expect(await readdir(work)).not.toContain('out');
 
     // A covered file changed: that signature fails.
     spawnSync('unzip', ['-q', bundle, '-d', join(work, 'x')]);

@@ -45,8 +45,8 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     )
     .option('--signature <p7s>', 'a detached CAdES signature of FILE')
     .option(
-      '--extract <file>',
-      'with a .p7m: write the signed content to FILE, only when every signature checks out (valid and trusted)',
+      '--extract <path>',
+      'with a .p7m: write the signed content to FILE; with an .asics/.asice: its documents into the directory FILE. Only when every signature checks out (valid and trusted) and, in a container, covers every document',
     )
     .option('--level <level>', 'also require this PAdES level for every signature: B-B, B-T, B-LT or B-LTA');
   withPasswordOptions(command)
@@ -69,10 +69,15 @@ export async function runVerify(file: string, options: VerifyCommandOptions, ctx
   const trustAnchors = await loadTrustAnchors(paths);
   const now = new Date();
   const enveloping = options.signature === undefined && /\.p7m$/i.test(file);
-  if (options.extract !== undefined && !enveloping)
-    throw new EsignError('USAGE', '--extract writes the content of a .p7m; this file is not one.', {
-      hint: 'Name the .p7m, or leave out --extract.',
-    });
+  const container = options.signature === undefined && /\.(asics|scs|asice|sce)$/i.test(file);
+  if (options.extract !== undefined && !enveloping && !container)
+    throw new EsignError(
+      'USAGE',
+      '--extract writes the content of a .p7m or an ASiC container; this file is neither.',
+      {
+        hint: 'Name the .p7m or container, or leave out --extract.',
+      },
+    );
   if (enveloping)
     return (await import('../verify-enveloping.js')).runVerifyEnveloping(
       file,
@@ -81,7 +86,7 @@ export async function runVerify(file: string, options: VerifyCommandOptions, ctx
       paths.length > 0,
       ctx,
     );
-  if (options.signature === undefined && /\.(asics|scs|asice|sce)$/i.test(file))
+  if (container)
     return (await import('../verify-container.js')).runVerifyContainer(
       file,
       options,
