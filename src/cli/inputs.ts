@@ -132,7 +132,14 @@ export function defaultOutputFor(input: string, outputDir?: string, format?: Sig
   const name = basename(input);
   const kind = kindOf(input, format);
   if (kind === 'pdf') return join(dir, `${name.slice(0, -extname(name).length)}-signed${extname(name)}`);
+  // A .p7m signed as a .p7m gets a parallel signature, in place (replaced atomically) or in outputDir.
+  if (kind === 'p7m' && isCosigned(input)) return join(dir, name);
   return join(dir, `${name}.${kind === 'cades' ? 'p7s' : kind}`);
+}
+
+/** Whether a p7m job adds a parallel signature to an existing .p7m rather than wrapping the file in a new one. */
+export function isCosigned(input: string): boolean {
+  return extname(input).toLowerCase() === '.p7m';
 }
 
 /** A file to sign whose output and kind are derived when asked. */
@@ -182,7 +189,7 @@ export function planJobs(
       : (index) => new PlannedJob(inputAt(index), options.outputDir, options.format),
   );
   for (const job of jobs) {
-    if (resolve(job.output) === resolve(job.input))
+    if (resolve(job.output) === resolve(job.input) && !(job.kind === 'p7m' && isCosigned(job.input)))
       throw new EsignError('USAGE', `The output ${job.output} would replace its input.`, {
         hint: 'esign never modifies inputs; choose another --output.',
       });

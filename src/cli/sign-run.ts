@@ -6,6 +6,7 @@
  */
 import { createHash, X509Certificate } from 'node:crypto';
 import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { EsignError, isEsignError } from '../core/errors.js';
 import type { SignatureLevel } from '../core/profile.js';
 import type { DigestName } from '../core/cms/algorithms.js';
@@ -135,7 +136,8 @@ async function checkInputs(
   const boxOnly = pdf?.visible ? { ...pdf, visible: { ...pdf.visible, lines: [] } } : pdf;
   const check: UpdateCheck = { signingTime: ctx.clock.now(), pdf: boxOnly, appearance };
   const checkOne = async (job: SignJob, index: number): Promise<void> => {
-    if (!options.force && !options.skipExisting) await assertAbsent(job.output);
+    if (!options.force && !options.skipExisting && resolve(job.output) !== resolve(job.input))
+      await assertAbsent(job.output);
     const opened = await passwords.open(job.input, (password) =>
       openDocument(job, fileSystemDocuments, password, check),
     );

@@ -4,7 +4,9 @@
  * out only when every signature checks out, from the same open file, and only if the file did not
  * change meanwhile.
  */
-import { naming } from '../core/errors.js';
+import { EsignError, naming } from '../core/errors.js';
+import { oneSignerEach } from '../core/cms/signed-data.js';
+import { codeOf, worst, type VerificationReport } from '../core/verify/types.js';
 import { readEnveloping } from '../core/cms/enveloping.js';
 import { READ_CHUNK_BYTES } from '../core/sign-workflow.js';
 import { verifyCades } from '../core/verify/cades.js';
@@ -28,8 +30,31 @@ export async function runVerifyEnveloping(
     const readContent = async (consume: (chunk: Uint8Array) => void): Promise<void> => {
       for await (const chunk of source.chunks(enveloped.offset, enveloped.offset + enveloped.length)) consume(chunk);
     };
-    const report = await verifyCades(enveloped.detached, file, readContent, { trustAnchors, now: new Date() });
-    await finishVerify({ ...report, packaging: 'enveloping' }, anchored, options, ctx, async (code) => {
+    // Each SignerInfo (a parallel signature adds one) is checked on its own over the same content.
+    const now = new Date();
+    let signers: Uint8Array[];
+    try {
+      signers = oneSignerEach(enveloped.detached);
+    } catch (error) {
+      throw naming(
+        file,
+        new EsignError('CMS_BAD_STRUCTURE', `Not a readable CMS signature: ${(error as Error).message}.`),
+      );
+    }
+    const reports = [];
+    for (const signer of signers) reports.push(await verifyCades(signer, file, readContent, { trustAnchors, now }));
+    const signatures = reports.map((one, index) => ({ ...one.signatures[0]!, index: index + 1 }));
+    const status = signatures.length === 0 ? 'no-signatures' : worst(signatures.map((signature) => signature.status));
+    const report: VerificationReport = {
+      file,
+      kind: 'cades',
+      packaging: 'enveloping',
+      signatures,
+      status,
+      code: status === 'no-signatures' ? 'VERIFY_NO_SIGNATURES' : codeOf(status),
+      checkedAt: now.toISOString(),
+    };
+    await finishVerify(report, anchored, options, ctx, async (code) => {
       if (options.extract === undefined) return {};
       if (code !== null) {
         ctx.io.warn(`${file}: its content was not extracted to ${options.extract}: the signature did not check out.`);

@@ -11,7 +11,7 @@ import { verifySignerInfo } from './cms/verify-signer.js';
 import { headerOffset, readPdf } from './pdf/document.js';
 import { cmsPrefix, hashByteRange, listSignatureFields } from './pdf/signatures.js';
 import type { ByteSource } from './ports.js';
-import { hashSource, READ_CHUNK_BYTES, type DocumentFiles, type SignJob } from './sign-workflow.js';
+import { hashSource, rangeOf, READ_CHUNK_BYTES, type DocumentFiles, type SignJob } from './sign-workflow.js';
 
 export type ExistingSignature = { signed: true } | { signed: false; reason: string };
 
@@ -84,11 +84,7 @@ async function envelopingSignedAlready(
   } catch {
     return { signed: false, reason: 'it is not an enveloping CMS' };
   }
-  const content: ByteSource = {
-    size: enveloped.length,
-    read: (offset, length) =>
-      output.read(enveloped.offset + offset, Math.max(0, Math.min(length, enveloped.length - offset))),
-  };
+  const content = rangeOf(output, enveloped.offset, enveloped.length);
   if (content.size !== input.size || !(await sameBytes(input, 0, content, input.size)))
     return { signed: false, reason: 'it does not hold the input as it is now' };
   const hash = createHash('sha256');

@@ -7,7 +7,8 @@
 import { createHash, type Hash } from 'node:crypto';
 import { maxSignatureLength, type DigestName } from './cms/algorithms.js';
 import { buildSignedAttributes, type SignedAttributes } from './cms/signed-attributes.js';
-import { buildSignedData, signedDataAround, signedDataParts } from './cms/signed-data.js';
+import { addedSignerAround, buildSignedData, signedDataAround, signedDataParts } from './cms/signed-data.js';
+import { readEnveloping } from './cms/enveloping.js';
 import { MAX_HASHES_PER_AUTHORIZATION } from './csc/shapes.js';
 import { EsignError, isEsignError, naming } from './errors.js';
 import { readPdfFromHeader, type PdfDocument } from './pdf/document.js';
@@ -111,8 +112,10 @@ export interface PreparedDocument {
   output?: OutputFile;
   /** SHA-256 state over the output bytes written so far (the original), to finish with the update. */
   outputHash?: Hash;
-  /** CAdES only: digest (the credential's) of the whole input. */
+  /** CAdES only: digest (the credential's) of the whole input (of a .p7m's content, when co-signing one). */
   contentDigest?: Uint8Array;
+  /** A .p7m a parallel signature is added to: where its content lies, and its SignedData without it. */
+  enveloped?: { fileSize: number; offset: number; length: number; detached: Uint8Array };
   /** PDF at B-LT/B-LTA: the size of the signed document once its signature is in the temp output (`writeSignature`). */
   signedSize?: number;
 }
@@ -267,7 +270,8 @@ async function prepareOne(
     const digest = credential.scheme.digest;
     if (job.kind !== 'pdf') {
       const hash = createHash(digest);
-      await hashSource(source, hash);
+      const enveloped = job.kind === 'p7m' && /\.p7m$/i.test(job.input) ? await readEnveloping(source) : undefined;
+      await hashSource(enveloped ? rangeOf(source, enveloped.offset, enveloped.length) : source, hash);
       // What was hashed is the file as it was opened; a write meanwhile would make a false signature.
       if (!(await source.unchanged())) throw changedWhileSigning(source.path);
       const contentDigest = new Uint8Array(hash.digest());
@@ -277,7 +281,13 @@ async function prepareOne(
         signerCertificate: signer,
         signingTime: options.signingTime,
       });
-      return { job, signedAttributes, inputSize: source.size, contentDigest };
+      return {
+        job,
+        signedAttributes,
+        inputSize: source.size,
+        contentDigest,
+        ...(enveloped ? { enveloped: { ...enveloped, fileSize: source.size } } : {}),
+      };
     }
     let document = held?.pdf;
     if (!document)
@@ -348,6 +358,14 @@ export async function copyOriginal(
     },
   });
   return outputHash;
+}
+
+/** The `length` bytes of `source` from `offset` on, as a source of their own. */
+export function rangeOf(source: ByteSource, offset: number, length: number): ByteSource {
+  return {
+    size: length,
+    read: (at, wanted) => source.read(offset + at, Math.max(0, Math.min(wanted, length - at))),
+  };
 }
 
 /** Feeds a whole source into `hash`, chunk by chunk. */
@@ -518,20 +536,25 @@ async function writeEnveloping(
   options: SignOptions,
   files: DocumentFiles,
 ): Promise<{ bytes: number; sha256: string }> {
-  const { job, inputSize, contentDigest } = prepared;
-  const { head, tail } = signedDataAround(signedDataParts(signedDataInput(prepared, credential, value)), inputSize);
+  const { job, inputSize, contentDigest, enveloped } = prepared;
+  const parts = signedDataParts(signedDataInput(prepared, credential, value));
+  const { offset: start, length } = enveloped ?? { offset: 0, length: inputSize };
+  const { head, tail } = enveloped
+    ? addedSignerAround(enveloped.detached, parts, length)
+    : signedDataAround(parts, length);
   const source = await files.open(job.input);
   try {
     if (source.size !== inputSize) throw changedWhileSigning(job.input);
-    const output = await files.createOutput(job.output, { overwrite: options.overwrite });
+    // A parallel signature replaces the .p7m it is added to (a temp file renamed over it).
+    const output = await files.createOutput(job.output, { overwrite: options.overwrite || enveloped !== undefined });
     prepared.output = output;
     try {
       const outputHash = createHash('sha256').update(head);
       const contentHash = createHash(credential.scheme.digest);
       await output.write(head);
       let writing: Promise<void> = Promise.resolve();
-      for (let offset = 0; offset < inputSize; offset += READ_CHUNK_BYTES) {
-        const chunk = await source.read(offset, READ_CHUNK_BYTES);
+      for (let offset = 0; offset < length; offset += READ_CHUNK_BYTES) {
+        const chunk = await source.read(start + offset, Math.min(READ_CHUNK_BYTES, length - offset));
         contentHash.update(chunk);
         outputHash.update(chunk);
         await writing;
@@ -542,7 +565,7 @@ async function writeEnveloping(
         throw changedWhileSigning(job.input);
       outputHash.update(tail);
       await output.commit(tail);
-      return { bytes: head.length + inputSize + tail.length, sha256: outputHash.digest('hex') };
+      return { bytes: head.length + length + tail.length, sha256: outputHash.digest('hex') };
     } catch (error) {
       await output.abort();
       throw error;

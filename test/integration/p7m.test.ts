@@ -140,4 +140,29 @@ describe('esign sign --format p7m', () => {
     expect(result.stderr).toMatch(/is not a PDF, so it cannot get a PAdES signature/);
     expect(await readdir(dir)).toEqual(['notes.txt']);
   });
+
+  it('adds a parallel signature to a .p7m in place: the earlier SignerInfo byte for byte, both verified', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'fattura.xml');
+    await writeFile(input, '<Fattura>2</Fattura>\n');
+    await signP7m(input, ['--level', 'B-B']);
+    const first = parseSignedData(await readFile(`${input}.p7m`));
+    const second = await signP7m(`${input}.p7m`, ['--level', 'B-T']);
+    expect(second.json()).toMatchObject({ input: `${input}.p7m`, output: `${input}.p7m`, packaging: 'enveloping' });
+    expect((await readdir(dir)).sort()).toEqual(['fattura.xml', 'fattura.xml.p7m']);
+    const both = await readFile(`${input}.p7m`);
+    expect(both.includes(Buffer.from(first.signatureValue))).toBe(true);
+    const verified = await runCli(['--json', 'verify', `${input}.p7m`, '--extract', join(dir, 'out.xml')], {
+      env: sandbox.env,
+    });
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.json()).toMatchObject({
+      valid: true,
+      signatures: [
+        { index: 1, status: 'valid' },
+        { index: 2, status: 'valid' },
+      ],
+    });
+    expect(await readFile(join(dir, 'out.xml'), 'utf8')).toBe('<Fattura>2</Fattura>\n');
+  });
 });

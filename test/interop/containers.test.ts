@@ -67,6 +67,25 @@ describe.skipIf(missing.length > 0)('enveloping CAdES (.p7m) judged by openssl c
   });
 });
 
+describe.skipIf(missing.length > 0)('a .p7m with a parallel signature judged by openssl cms -verify', () => {
+  it('verifies both SignerInfos and gives the content back byte for byte', async () => {
+    const input = join(work.dir, 'cosigned.xml');
+    await writeFile(input, '<Fattura>co-signed</Fattura>\n');
+    for (const target of [input, `${input}.p7m`]) {
+      const signed = await runCli(['--auto-approve', '--quiet', 'sign', '--format', 'p7m', target], {
+        env: sandbox.env,
+      });
+      expect(signed.code, signed.stderr).toBe(0);
+    }
+    const printed = await runTool('openssl', ['cms', '-cmsout', '-print', '-inform', 'DER', '-in', `${input}.p7m`]);
+    expect(printed.stdout.match(/signatureAlgorithm:/g)).toHaveLength(2);
+    const out = join(work.dir, 'cosigned.out');
+    const verified = await opensslCmsVerify(['-in', `${input}.p7m`, '-out', out]);
+    expect(verified.status, verified.stderr).toBe(0);
+    expect(await readFile(out, 'utf8')).toBe('<Fattura>co-signed</Fattura>\n');
+  });
+});
+
 describe.skipIf(missing.length > 0)('ASiC-S judged by unzip -t, zipinfo and openssl cms -verify', () => {
   it('puts mimetype first and stored, deflates text, stores a PDF, and its signature verifies over the document', async () => {
     const dir = join(work.dir, 'asics');

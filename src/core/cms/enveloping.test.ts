@@ -5,7 +5,13 @@ import { isEsignError } from '../errors.js';
 import { readEnveloping } from './enveloping.js';
 import { parseSignedData } from './parse.js';
 import { buildSignedAttributes } from './signed-attributes.js';
-import { encodeSignedData, signedDataAround, signedDataParts } from './signed-data.js';
+import {
+  addedSignerAround,
+  encodeSignedData,
+  oneSignerEach,
+  signedDataAround,
+  signedDataParts,
+} from './signed-data.js';
 import { issueTestCertificate } from './test-pki.js';
 import { verifySignerInfo } from './verify-signer.js';
 
@@ -73,5 +79,23 @@ describe('signedDataAround and readEnveloping', () => {
     );
     for (const error of refusals) expect(isEsignError(error) && error.code).toBe('CMS_BAD_STRUCTURE');
     expect((refusals[0] as Error).message).toMatch(/detached signature/);
+  });
+
+  it('adds a parallel SignerInfo, keeping the first byte for byte, and splits them again for checking', async () => {
+    const content = new TextEncoder().encode('co-signed content');
+    const first = partsFor(content);
+    const second = partsFor(content);
+    const once = encodeSignedData({ ...first.parts, eContent: content });
+    const { detached } = await readEnveloping(bytesSource(once));
+    const { head, tail } = addedSignerAround(detached, second.parts, content.length);
+    const twice = Buffer.concat([head, content, tail]);
+    const found = await readEnveloping(bytesSource(twice));
+    const signers = oneSignerEach(found.detached);
+    expect(signers).toHaveLength(2);
+    for (const signer of signers)
+      expect(verifySignerInfo(parseSignedData(signer), { contentDigest: first.contentDigest }).valid).toBe(true);
+    const firstSignerInfo = oneSignerEach(detached)[0]!;
+    const signerInfoOf = (der: Uint8Array) => Buffer.from(der).subarray(der.length - 200);
+    expect(twice.includes(signerInfoOf(firstSignerInfo))).toBe(true);
   });
 });

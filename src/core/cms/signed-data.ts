@@ -134,13 +134,38 @@ export function signedDataAround(
     octetString(signer.signatureValue),
     ...(unsigned.length > 0 ? [setOf(unsigned, UNSIGNED_ATTRS_TAG)] : []),
   );
-  // RFC 5652 §5.1: version 3 when the content is not id-data.
-  const before = concatBytes([smallInteger(parts.eContentType === OID.data ? 1 : 3), setOf([digestAlgorithm])]);
+  return envelopeAround(
+    {
+      // RFC 5652 §5.1: version 3 when the content is not id-data.
+      version: smallInteger(parts.eContentType === OID.data ? 1 : 3),
+      digestAlgorithms: [digestAlgorithm],
+      eContentType: parts.eContentType,
+      certificates: parts.certificates,
+      signerInfos: [signerInfo],
+    },
+    contentLength,
+  );
+}
+
+/** The encoded fields of a SignedData, with any number of SignerInfos. */
+interface EnvelopeFields {
+  version: Uint8Array;
+  digestAlgorithms: Uint8Array[];
+  eContentType: string;
+  certificates: Uint8Array[];
+  /** The `crls [1]` field whole, when there is one. */
+  crls?: Uint8Array;
+  signerInfos: Uint8Array[];
+}
+
+function envelopeAround(fields: EnvelopeFields, contentLength?: number): { head: Uint8Array; tail: Uint8Array } {
+  const before = concatBytes([fields.version, setOf(fields.digestAlgorithms)]);
   const after = concatBytes([
-    ...(parts.certificates.length > 0 ? [tlv(0xa0, ...parts.certificates)] : []),
-    setOf([signerInfo]),
+    ...(fields.certificates.length > 0 ? [tlv(0xa0, ...fields.certificates)] : []),
+    ...(fields.crls ? [fields.crls] : []),
+    setOf(fields.signerInfos),
   ]);
-  const contentType = objectIdentifier(parts.eContentType);
+  const contentType = objectIdentifier(fields.eContentType);
   // Each header is built from the length of what it holds, from the content outwards.
   const encapHead: Uint8Array[] = [contentType];
   let encapLength = contentType.length;
@@ -170,6 +195,71 @@ export function signedDataAround(
       ...encapHead,
     ]),
     tail: after,
+  };
+}
+
+/**
+ * A parallel signature: `existing` (a SignedData without its eContent, as readEnveloping gives it)
+ * with one more SignerInfo, around `contentLength` octets of content. The earlier SignerInfos,
+ * certificates and CRLs are kept byte for byte; the digest algorithms and certificates are joined.
+ */
+export function addedSignerAround(
+  existing: Uint8Array,
+  parts: Omit<SignedDataParts, 'eContent'>,
+  contentLength: number,
+): { head: Uint8Array; tail: Uint8Array } {
+  try {
+    const fields = signedDataFields(existing);
+    const added = signedDataFields(concatBytes(Object.values(signedDataAround(parts))));
+    const unique = (items: Uint8Array[]) => [
+      ...new Map(items.map((item) => [Buffer.from(item).toString('hex'), item])).values(),
+    ];
+    return envelopeAround(
+      {
+        version: fields.version,
+        digestAlgorithms: unique([...fields.digestAlgorithms, ...added.digestAlgorithms]),
+        eContentType: fields.eContentType,
+        certificates: unique([...fields.certificates, ...added.certificates]),
+        ...(fields.crls ? { crls: fields.crls } : {}),
+        signerInfos: [...fields.signerInfos, ...added.signerInfos],
+      },
+      contentLength,
+    );
+  } catch (error) {
+    if (error instanceof Asn1StructureError)
+      throw new EsignError('CMS_BAD_STRUCTURE', `Cannot add a signature to the CMS: ${error.message}.`, {
+        cause: error,
+      });
+    throw error;
+  }
+}
+
+/** The same detached SignedData once per SignerInfo (with every certificate and CRL), for a checker of one. */
+export function oneSignerEach(detached: Uint8Array): Uint8Array[] {
+  const fields = signedDataFields(detached);
+  return fields.signerInfos.map((signerInfo) => {
+    const { head, tail } = envelopeAround({ ...fields, signerInfos: [signerInfo] });
+    return concatBytes([head, tail]);
+  });
+}
+
+function signedDataFields(der: Uint8Array): EnvelopeFields {
+  const [, content] = sequenceItems(decode(der, 'ContentInfo'), 'ContentInfo');
+  const [version, digestAlgorithms, encap, ...rest] = sequenceItems(
+    explicitInner(content, 0, 'ContentInfo content'),
+    'SignedData',
+  );
+  const [eContentType, eContent] = sequenceItems(encap, 'encapContentInfo');
+  if (eContent !== undefined) throw new Asn1StructureError('encapContentInfo: expected no eContent here');
+  const certificates = rest.find((block) => isContext(block, 0));
+  const crls = rest.find((block) => isContext(block, 1));
+  return {
+    version: encoded(version as Block),
+    digestAlgorithms: setItems(digestAlgorithms, 'digestAlgorithms').map(encoded),
+    eContentType: oid(eContentType, 'eContentType'),
+    certificates: (certificates?.items ?? []).map(encoded),
+    ...(crls ? { crls: encoded(crls) } : {}),
+    signerInfos: setItems(rest[rest.length - 1], 'signerInfos').map(encoded),
   };
 }
 
