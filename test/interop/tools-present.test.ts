@@ -22,6 +22,9 @@ const JUDGES: Record<string, string> = {
   objdump: 'binutils',
   xz: 'xz-utils',
   jq: 'jq',
+  zip: 'zip',
+  unzip: 'unzip',
+  zipinfo: 'unzip',
 };
 
 describe('independent judges', () => {
