@@ -4,7 +4,7 @@
  * out only when every signature checks out, from the same open file, and only if the file did not
  * change meanwhile.
  */
-import { EsignError, naming } from '../core/errors.js';
+import { naming } from '../core/errors.js';
 import { oneSignerEach } from '../core/cms/signed-data.js';
 import { codeOf, worst, type VerificationReport } from '../core/verify/types.js';
 import { readEnveloping } from '../core/cms/enveloping.js';
@@ -36,10 +36,7 @@ export async function runVerifyEnveloping(
     try {
       signers = oneSignerEach(enveloped.detached);
     } catch (error) {
-      throw naming(
-        file,
-        new EsignError('CMS_BAD_STRUCTURE', `Not a readable CMS signature: ${(error as Error).message}.`),
-      );
+      throw naming(file, error);
     }
     const reports = [];
     for (const signer of signers) reports.push(await verifyCades(signer, file, readContent, { trustAnchors, now }));

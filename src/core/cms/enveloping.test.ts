@@ -1,5 +1,7 @@
 import { createHash, sign } from 'node:crypto';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { fuzzParams, mutatedInput, mutationArb, outcomeAsync } from '../../../test/helpers/fuzz.js';
 import { bytesSource } from '../pdf/byte-source.js';
 import { isEsignError } from '../errors.js';
 import { readEnveloping } from './enveloping.js';
@@ -97,5 +99,23 @@ describe('signedDataAround and readEnveloping', () => {
     const firstSignerInfo = oneSignerEach(detached)[0]!;
     const signerInfoOf = (der: Uint8Array) => Buffer.from(der).subarray(der.length - 200);
     expect(twice.includes(signerInfoOf(firstSignerInfo))).toBe(true);
+  });
+
+  it('reads a damaged .p7m into a content range inside the file or a typed EsignError (fuzz)', async () => {
+    const content = new TextEncoder().encode('<Fattura>fuzz</Fattura>'.repeat(20));
+    const { parts } = partsFor(content);
+    const seed = encodeSignedData({ ...parts, eContent: content });
+    await fc.assert(
+      fc.asyncProperty(mutatedInput([seed], mutationArb, 4), async ({ bytes }) => {
+        const result = await outcomeAsync('readEnveloping', async () => {
+          const found = await readEnveloping(bytesSource(bytes));
+          return { found, signers: oneSignerEach(found.detached) };
+        });
+        if (!result.ok) return;
+        const { offset, length } = result.value.found;
+        expect(offset + length).toBeLessThanOrEqual(bytes.length);
+      }),
+      fuzzParams(300),
+    );
   });
 });

@@ -236,7 +236,17 @@ export function addedSignerAround(
 
 /** The same detached SignedData once per SignerInfo (with every certificate and CRL), for a checker of one. */
 export function oneSignerEach(detached: Uint8Array): Uint8Array[] {
-  const fields = signedDataFields(detached);
+  let fields: EnvelopeFields;
+  try {
+    fields = signedDataFields(detached);
+  } catch (error) {
+    if (error instanceof Asn1StructureError)
+      throw new EsignError('CMS_BAD_STRUCTURE', `Not a readable CMS signature: ${error.message}.`, {
+        hint: 'The signature data is damaged or is not a CMS SignedData.',
+        cause: error,
+      });
+    throw error;
+  }
   return fields.signerInfos.map((signerInfo) => {
     const { head, tail } = envelopeAround({ ...fields, signerInfos: [signerInfo] });
     return concatBytes([head, tail]);
