@@ -528,7 +528,7 @@ export async function chooseCredential(
   return signing.forSigning(info, digest);
 }
 
-const PACKAGING: Partial<Record<SignedDocument['kind'], string>> = { p7m: 'enveloping', asics: 'asic-s' };
+export const PACKAGING: Partial<Record<SignedDocument['kind'], string>> = { p7m: 'enveloping', asics: 'asic-s' };
 
 /** The ASiC writer, and the ZIP library under it, load only when a container is written. */
 const writeAsicS: CompletionOutputs['writeAsicS'] = async (job, registerOutput) =>

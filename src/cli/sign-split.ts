@@ -38,6 +38,7 @@ import { outputUploader } from './output-uploader.js';
 import type { SignCommandOptions } from './sign-options.js';
 import { PdfPasswords } from './pdf-password.js';
 import { authorizationFactors } from './credential-factors.js';
+import { PACKAGING } from './sign-run.js';
 
 const STATE_VERSION = 2;
 
@@ -476,6 +477,7 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
             input: result.input,
             output: result.output,
             format: result.kind === 'pdf' ? 'PAdES' : 'CAdES',
+            ...(PACKAGING[result.kind] ? { packaging: PACKAGING[result.kind] } : {}),
             credential: credential.credentialID,
             level: result.level,
             bytes: result.bytes,

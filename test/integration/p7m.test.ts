@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSignedData } from '../../src/core/cms/parse.js';
 import { runCli } from '../helpers/run-cli.js';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { sealEnv, startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDir } from '../helpers/tmp.js';
 
 let sandbox: TestSandbox;
@@ -164,5 +164,28 @@ describe('esign sign --format p7m', () => {
       ],
     });
     expect(await readFile(join(dir, 'out.xml'), 'utf8')).toBe('<Fattura>2</Fattura>\n');
+  });
+
+  it('goes through the split flow (--prepare, then --complete with a seal): a .p7m and an ASiC-S', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'a.xml'), '<a/>\n');
+    const state = join(dir, 'state.json');
+    for (const format of ['p7m', 'asics']) {
+      const prepared = await runCli(
+        ['sign', '--prepare', '--json', '--format', format, '--level', 'B-B', '--state', state, join(dir, 'a.xml')],
+        { env: sealEnv(sandbox, 'v2') },
+      );
+      expect(prepared.code, prepared.stderr).toBe(0);
+      const completed = await runCli(['sign', '--complete', '--json', '--state', state], {
+        env: sealEnv(sandbox, 'v2'),
+      });
+      expect(completed.code, completed.stderr).toBe(0);
+      expect(completed.json()).toMatchObject({
+        output: join(dir, `a.xml.${format}`),
+        packaging: format === 'p7m' ? 'enveloping' : 'asic-s',
+      });
+      const verified = await runCli(['verify', join(dir, `a.xml.${format}`)], { env: sandbox.env });
+      expect(verified.code, verified.stderr).toBe(0);
+    }
   });
 });
