@@ -587,3 +587,12 @@ if (process.env.BENCH_TRUST !== '0') {
   const trust = spawnSync(process.execPath, [join(root, 'bench', 'trust-lists.js')], { stdio: 'inherit' });
   if (trust.status !== 0) console.log(`bench/trust-lists.js failed (exit ${trust.status ?? trust.signal})`);
 }
+
+// The forms of issue 41 (.p7m and one ASiC-E beside .p7s and zip + dgst): bench/containers.js, in a
+// process of its own; BENCH_CONTAINERS=0 leaves it out.
+if (process.env.BENCH_CONTAINERS !== '0') {
+  console.log('');
+  const containers = spawnSync(process.execPath, [join(root, 'bench', 'containers.js')], { stdio: 'inherit' });
+  if (containers.status !== 0)
+    console.log(`bench/containers.js failed (exit ${containers.status ?? containers.signal})`);
+}

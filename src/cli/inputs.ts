@@ -2,10 +2,11 @@ import { opendir, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { EsignError } from '../core/errors.js';
 import type { DocumentKind, SignJob } from '../core/sign-workflow.js';
+import type { SignFormat } from './sign-options.js';
 
 const GLOB_CHARS = /[*?[]/;
 /** Files esign itself writes; a directory or glob never picks them up as inputs. */
-const OWN_OUTPUTS = /(-signed\.pdf|\.p7s|\.tsr)$/i;
+const OWN_OUTPUTS = /(-signed\.pdf|\.p7s|\.p7m|\.asics|\.asice|\.tsr)$/i;
 
 /** A list of inputs that a batch of 100,000 holds compactly: a directory's files as their names. */
 export interface InputList extends Iterable<string> {
@@ -114,16 +115,31 @@ export function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${source}$`);
 }
 
-export function kindOf(path: string): DocumentKind {
-  return extname(path).toLowerCase() === '.pdf' ? 'pdf' : 'cades';
+export function kindOf(path: string, format?: SignFormat): DocumentKind {
+  const pdf = extname(path).toLowerCase() === '.pdf';
+  if (format === 'pades' && !pdf)
+    throw new EsignError('USAGE', `${path} is not a PDF, so it cannot get a PAdES signature.`, {
+      hint: 'Leave out --format pades for other files (they get a .p7s), or use --format p7m.',
+    });
+  if (format === 'p7m' || format === 'asics' || format === 'cades') return format;
+  if (format === 'asice') throw new EsignError('INTERNAL', 'An ASiC-E is one container, not a job per file.');
+  return pdf ? 'pdf' : 'cades';
 }
 
-/** `contract.pdf` → `contract-signed.pdf`; other files → `NAME.p7s` beside them (or in outputDir). */
-export function defaultOutputFor(input: string, outputDir?: string): string {
+/** `contract.pdf` → `contract-signed.pdf`; other files → `NAME.p7s` (or `NAME.p7m`, `NAME.asics`) beside them (or in outputDir). */
+export function defaultOutputFor(input: string, outputDir?: string, format?: SignFormat): string {
   const dir = outputDir ?? dirname(input);
   const name = basename(input);
-  if (kindOf(input) === 'pdf') return join(dir, `${name.slice(0, -extname(name).length)}-signed${extname(name)}`);
-  return join(dir, `${name}.p7s`);
+  const kind = kindOf(input, format);
+  if (kind === 'pdf') return join(dir, `${name.slice(0, -extname(name).length)}-signed${extname(name)}`);
+  // A .p7m signed as a .p7m gets a parallel signature, in place (replaced atomically) or in outputDir.
+  if (kind === 'p7m' && isCosigned(input)) return join(dir, name);
+  return join(dir, `${name}.${kind === 'cades' ? 'p7s' : kind}`);
+}
+
+/** Whether a p7m job adds a parallel signature to an existing .p7m rather than wrapping the file in a new one. */
+export function isCosigned(input: string): boolean {
+  return extname(input).toLowerCase() === '.p7m';
 }
 
 /** A file to sign whose output and kind are derived when asked. */
@@ -131,14 +147,15 @@ class PlannedJob implements SignJob {
   constructor(
     readonly input: string,
     private readonly outputDir: string | undefined,
+    private readonly format: SignFormat | undefined,
   ) {}
 
   get kind(): DocumentKind {
-    return kindOf(this.input);
+    return kindOf(this.input, this.format);
   }
 
   get output(): string {
-    return defaultOutputFor(this.input, this.outputDir);
+    return defaultOutputFor(this.input, this.outputDir, this.format);
   }
 }
 
@@ -157,7 +174,7 @@ export interface JobList extends Iterable<SignJob> {
 
 export function planJobs(
   inputs: InputList | readonly string[],
-  options: { output?: string; outputDir?: string },
+  options: { output?: string; outputDir?: string; format?: SignFormat },
 ): JobList {
   if (options.output && inputs.length !== 1) {
     throw new EsignError('USAGE', `--output names one file, but there are ${inputs.length} inputs.`, {
@@ -168,11 +185,11 @@ export function planJobs(
   const jobs = jobList(
     inputs.length,
     options.output
-      ? (index) => ({ input: inputAt(index), kind: kindOf(inputAt(index)), output: options.output! })
-      : (index) => new PlannedJob(inputAt(index), options.outputDir),
+      ? (index) => ({ input: inputAt(index), kind: kindOf(inputAt(index), options.format), output: options.output! })
+      : (index) => new PlannedJob(inputAt(index), options.outputDir, options.format),
   );
   for (const job of jobs) {
-    if (resolve(job.output) === resolve(job.input))
+    if (resolve(job.output) === resolve(job.input) && !(job.kind === 'p7m' && isCosigned(job.input)))
       throw new EsignError('USAGE', `The output ${job.output} would replace its input.`, {
         hint: 'esign never modifies inputs; choose another --output.',
       });

@@ -20,12 +20,12 @@ interface CommandEntry {
 export const COMMANDS: CommandEntry[] = [
   {
     name: 'sign',
-    summary: 'sign PDFs (PAdES) and other files (detached CAdES .p7s)',
+    summary: 'sign PDFs (PAdES) and other files (CAdES: detached .p7s, enveloping .p7m, ASiC-S, ASiC-E)',
     load: () => import('./commands/sign.js'),
   },
   {
     name: 'verify',
-    summary: 'verify the signatures and timestamps in a PDF or a .p7s',
+    summary: 'verify the signatures and timestamps in a PDF, a .p7s, a .p7m or an ASiC container',
     load: () => import('./commands/verify.js'),
   },
   {

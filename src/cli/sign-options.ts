@@ -4,8 +4,14 @@ import type { SignatureLevel } from '../core/profile.js';
 import type { PdfPasswordOptions } from './pdf-password.js';
 import type { CredentialFactorOptions } from './credential-factors.js';
 
+/** What `--format` asks for; without it, PAdES for PDFs and a detached CAdES .p7s for other files. */
+export const SIGN_FORMATS = ['pades', 'cades', 'p7m', 'asics', 'asice'] as const;
+export type SignFormat = (typeof SIGN_FORMATS)[number];
+
 export interface SignCommandOptions extends PdfPasswordOptions, CredentialFactorOptions {
   credential?: string;
+  /** The signature's form; by the input's type when absent. */
+  format?: SignFormat;
   output?: string;
   outputDir?: string;
   force: boolean;

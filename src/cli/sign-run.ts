@@ -6,6 +6,7 @@
  */
 import { createHash, X509Certificate } from 'node:crypto';
 import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { EsignError, isEsignError } from '../core/errors.js';
 import type { SignatureLevel } from '../core/profile.js';
 import type { DigestName } from '../core/cms/algorithms.js';
@@ -28,6 +29,7 @@ import {
   type SignedDocument,
   type SignedValue,
   type ExtendSigned,
+  type CompletionOutputs,
   type UpdateCheck,
 } from '../core/sign-workflow.js';
 import { existingSignature } from '../core/existing-signature.js';
@@ -85,6 +87,9 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
     options.require !== undefined ? '--require' : 'ESIGN_REQUIRE',
   );
   if (options.complete) return (await import('./sign-split.js')).runSplitComplete(options, ctx);
+  // An ASiC-E is one container: named, or given to add a signature to (`esign sign bundle.asice`).
+  if (options.format === 'asice' || (!options.format && files.length === 1 && /\.(asice|sce)$/i.test(files[0]!)))
+    return (await import('./sign-asice.js')).runSignAsicE(files, options, ctx);
   if (files.length === 0)
     throw new EsignError('USAGE', 'Name at least one file to sign.', { hint: 'esign sign contract.pdf' });
   const qualifier = await credentialQualifier(ctx);
@@ -151,7 +156,8 @@ async function checkInputs(
   const boxOnly = pdf?.visible ? { ...pdf, visible: { ...pdf.visible, lines: [] } } : pdf;
   const check: UpdateCheck = { signingTime: ctx.clock.now(), pdf: boxOnly, appearance };
   const checkOne = async (job: SignJob, index: number): Promise<void> => {
-    if (!options.force && !options.skipExisting) await assertAbsent(job.output);
+    if (!options.force && !options.skipExisting && resolve(job.output) !== resolve(job.input))
+      await assertAbsent(job.output);
     const opened = await passwords.open(job.input, (password) =>
       openDocument(job, fileSystemDocuments, password, check),
     );
@@ -340,7 +346,7 @@ async function signChecked(
             credential,
             result.value,
             signOptions,
-            writeDetachedSignature,
+            { writeDetached: writeDetachedSignature, files: documents, writeAsicS },
             extend,
           );
           pending.delete(document);
@@ -552,6 +558,12 @@ export async function chooseCredential(
   return signing.forSigning(info, digest);
 }
 
+export const PACKAGING: Partial<Record<SignedDocument['kind'], string>> = { p7m: 'enveloping', asics: 'asic-s' };
+
+/** The ASiC writer, and the ZIP library under it, load only when a container is written. */
+const writeAsicS: CompletionOutputs['writeAsicS'] = async (job, registerOutput) =>
+  (await import('../io/asic-files.js')).writeAsicS(fileSystemDocuments, job, registerOutput);
+
 function report(
   ctx: Context,
   result: SignedDocument,
@@ -565,6 +577,7 @@ function report(
       input: result.input,
       output: result.output,
       format: result.kind === 'pdf' ? 'PAdES' : 'CAdES',
+      ...(PACKAGING[result.kind] ? { packaging: PACKAGING[result.kind] } : {}),
       credential: credentialID,
       level: result.level,
       bytes: result.bytes,

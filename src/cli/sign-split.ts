@@ -38,6 +38,7 @@ import { outputUploader } from './output-uploader.js';
 import type { SignCommandOptions } from './sign-options.js';
 import { PdfPasswords } from './pdf-password.js';
 import { authorizationFactors } from './credential-factors.js';
+import { PACKAGING } from './sign-run.js';
 
 /** 3: a visible signature's fonts are a list (`fontFiles`, --font repeatable): a state file of 2 names one `fontFile` this run would not read. */
 const STATE_VERSION = 3;
@@ -466,12 +467,18 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
       for (const [position, document] of documents.entries()) {
         const value = values[position]!;
         if (value.status === 'rejected') throw value.reason;
-        const result = await completeDocument(document, credential, value.value, options, writeDetachedSignature);
+        const result = await completeDocument(document, credential, value.value, options, {
+          writeDetached: writeDetachedSignature,
+          files: fileSystemDocuments,
+          writeAsicS: async (job, registerOutput) =>
+            (await import('../io/asic-files.js')).writeAsicS(fileSystemDocuments, job, registerOutput),
+        });
         ctx.io.result(
           {
             input: result.input,
             output: result.output,
             format: result.kind === 'pdf' ? 'PAdES' : 'CAdES',
+            ...(PACKAGING[result.kind] ? { packaging: PACKAGING[result.kind] } : {}),
             credential: credential.credentialID,
             level: result.level,
             bytes: result.bytes,

@@ -135,6 +135,7 @@ export type EsignErrorCode =
   | 'PDF_PLACEHOLDER_TOO_SMALL'
   | 'PDF_NOT_SIGNED'
   | 'CMS_BAD_STRUCTURE'
+  | 'CONTAINER_INVALID'
   | 'STATE_FILE_INVALID'
   // outputs
   | 'OUTPUT_EXISTS'
@@ -167,6 +168,7 @@ const EXIT_CODE_BY_CODE: Partial<Record<EsignErrorCode, ExitCode>> = {
   PROMPT_NEEDS_TTY: ExitCode.usage,
   STATE_FILE_INVALID: ExitCode.input,
   CMS_BAD_STRUCTURE: ExitCode.input,
+  CONTAINER_INVALID: ExitCode.input,
   INPUT_NOT_FOUND: ExitCode.input,
   INPUT_UNREADABLE: ExitCode.input,
   OUTPUT_EXISTS: ExitCode.output,

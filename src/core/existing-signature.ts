@@ -5,12 +5,13 @@
  * the files passed in.
  */
 import { createHash } from 'node:crypto';
+import { readEnveloping } from './cms/enveloping.js';
 import { bytesEqual, parseSignedData } from './cms/parse.js';
 import { verifySignerInfo } from './cms/verify-signer.js';
 import { headerOffset, readPdf } from './pdf/document.js';
 import { cmsPrefix, hashByteRange, listSignatureFields } from './pdf/signatures.js';
 import type { ByteSource } from './ports.js';
-import { hashSource, READ_CHUNK_BYTES, type DocumentFiles, type SignJob } from './sign-workflow.js';
+import { hashSource, rangeOf, READ_CHUNK_BYTES, type DocumentFiles, type SignJob } from './sign-workflow.js';
 
 export type ExistingSignature = { signed: true } | { signed: false; reason: string };
 
@@ -27,9 +28,9 @@ export async function existingSignature(
   try {
     const output = await files.open(job.output);
     try {
-      return job.kind === 'pdf'
-        ? await pdfSignedAlready(input, output, signerCertificate, password)
-        : await cadesSignedAlready(input, output, signerCertificate);
+      if (job.kind === 'pdf') return await pdfSignedAlready(input, output, signerCertificate, password);
+      if (job.kind === 'p7m') return await envelopingSignedAlready(input, output, signerCertificate);
+      return await cadesSignedAlready(input, output, signerCertificate);
     } finally {
       await output.close();
     }
@@ -70,6 +71,25 @@ async function cadesSignedAlready(
   const hash = createHash('sha256');
   await hashSource(input, hash);
   return checkCms(await output.read(0, output.size), signerCertificate, new Uint8Array(hash.digest()));
+}
+
+async function envelopingSignedAlready(
+  input: ByteSource,
+  output: ByteSource,
+  signerCertificate: Uint8Array,
+): Promise<ExistingSignature> {
+  let enveloped;
+  try {
+    enveloped = await readEnveloping(output);
+  } catch {
+    return { signed: false, reason: 'it is not an enveloping CMS' };
+  }
+  const content = rangeOf(output, enveloped.offset, enveloped.length);
+  if (content.size !== input.size || !(await sameBytes(input, 0, content, input.size)))
+    return { signed: false, reason: 'it does not hold the input as it is now' };
+  const hash = createHash('sha256');
+  await hashSource(input, hash);
+  return checkCms(enveloped.detached, signerCertificate, new Uint8Array(hash.digest()));
 }
 
 function checkCms(cms: Uint8Array, signerCertificate: Uint8Array, contentDigest: Uint8Array): ExistingSignature {

@@ -7,7 +7,8 @@
 import { createHash, type Hash } from 'node:crypto';
 import { maxSignatureLength, type DigestName } from './cms/algorithms.js';
 import { buildSignedAttributes, type SignedAttributes } from './cms/signed-attributes.js';
-import { buildSignedData } from './cms/signed-data.js';
+import { addedSignerAround, buildSignedData, signedDataAround, signedDataParts } from './cms/signed-data.js';
+import { readEnveloping } from './cms/enveloping.js';
 import { MAX_HASHES_PER_AUTHORIZATION } from './csc/shapes.js';
 import { EsignError, isEsignError, naming } from './errors.js';
 import { readPdfFromHeader, type PdfDocument } from './pdf/document.js';
@@ -25,7 +26,11 @@ export { MAX_HASHES_PER_AUTHORIZATION };
 /** Reads of at least 1 MiB keep SHA-256 near its top speed; 4 MiB amortises syscalls further. */
 export const READ_CHUNK_BYTES = 4 * 1024 * 1024;
 
-export type DocumentKind = 'pdf' | 'cades';
+/**
+ * A PAdES signature in the PDF, a detached CAdES `.p7s`, an enveloping CAdES `.p7m` (the content
+ * inside), or an ASiC-S container (the document and its detached CAdES in a ZIP).
+ */
+export type DocumentKind = 'pdf' | 'cades' | 'p7m' | 'asics';
 
 export interface SignJob {
   input: string;
@@ -107,8 +112,10 @@ export interface PreparedDocument {
   output?: OutputFile;
   /** SHA-256 state over the output bytes written so far (the original), to finish with the update. */
   outputHash?: Hash;
-  /** CAdES only: digest (the credential's) of the whole input. */
+  /** CAdES only: digest (the credential's) of the whole input (of a .p7m's content, when co-signing one). */
   contentDigest?: Uint8Array;
+  /** A .p7m a parallel signature is added to: where its content lies, and its SignedData without it. */
+  enveloped?: { fileSize: number; offset: number; length: number; detached: Uint8Array };
   /** PDF at B-LT/B-LTA: the size of the signed document once its signature is in the temp output (`writeSignature`). */
   signedSize?: number;
 }
@@ -261,9 +268,10 @@ async function prepareOne(
         `The credential ${credential.credentialID} has no certificate.`,
       );
     const digest = credential.scheme.digest;
-    if (job.kind === 'cades') {
+    if (job.kind !== 'pdf') {
       const hash = createHash(digest);
-      await hashSource(source, hash);
+      const enveloped = job.kind === 'p7m' && /\.p7m$/i.test(job.input) ? await readEnveloping(source) : undefined;
+      await hashSource(enveloped ? rangeOf(source, enveloped.offset, enveloped.length) : source, hash);
       // What was hashed is the file as it was opened; a write meanwhile would make a false signature.
       if (!(await source.unchanged())) throw changedWhileSigning(source.path);
       const contentDigest = new Uint8Array(hash.digest());
@@ -273,7 +281,13 @@ async function prepareOne(
         signerCertificate: signer,
         signingTime: options.signingTime,
       });
-      return { job, signedAttributes, inputSize: source.size, contentDigest };
+      return {
+        job,
+        signedAttributes,
+        inputSize: source.size,
+        contentDigest,
+        ...(enveloped ? { enveloped: { ...enveloped, fileSize: source.size } } : {}),
+      };
     }
     let document = held?.pdf;
     if (!document)
@@ -346,6 +360,14 @@ export async function copyOriginal(
   return outputHash;
 }
 
+/** The `length` bytes of `source` from `offset` on, as a source of their own. */
+export function rangeOf(source: ByteSource, offset: number, length: number): ByteSource {
+  return {
+    size: length,
+    read: (at, wanted) => source.read(offset + at, Math.max(0, Math.min(wanted, length - at))),
+  };
+}
+
 /** Feeds a whole source into `hash`, chunk by chunk. */
 export async function hashSource(source: ByteSource, hash: HashSink): Promise<void> {
   for (let offset = 0; offset < source.size; offset += READ_CHUNK_BYTES)
@@ -399,13 +421,39 @@ export async function writeSignature(
 }
 
 function signedDataOf(prepared: PreparedDocument, credential: SigningCredential, value: SignedValue): Uint8Array {
-  return buildSignedData({
+  return buildSignedData(signedDataInput(prepared, credential, value));
+}
+
+function signedDataInput(prepared: PreparedDocument, credential: SigningCredential, value: SignedValue) {
+  return {
     signedAttributesDer: prepared.signedAttributes.der,
     signatureValue: value.signature,
     scheme: credential.scheme,
     certificates: credential.certificates,
     unsignedAttributes: value.timestampToken ? { signatureTimeStampToken: value.timestampToken } : undefined,
-  });
+  };
+}
+
+/** Where a completed signature goes: a detached one written whole, an enveloping one streamed around its content. */
+export interface CompletionOutputs {
+  writeDetached(path: string, bytes: Uint8Array, overwrite: boolean): Promise<void>;
+  files: DocumentFiles;
+  /** Writes an ASiC-S around the input and its signature; its output is registered for a stop to abort. */
+  writeAsicS?(
+    job: AsicSToWrite,
+    registerOutput: (output: OutputFile) => void,
+  ): Promise<{ bytes: number; sha256: string }>;
+}
+
+export interface AsicSToWrite {
+  input: string;
+  output: string;
+  /** The detached CAdES over the input. */
+  cms: Uint8Array;
+  contentDigest: Uint8Array;
+  digest: DigestName;
+  overwrite: boolean;
+  mtime: Date;
 }
 
 /** Writes the signed output of a prepared document. */
@@ -414,7 +462,7 @@ export async function completeDocument(
   credential: SigningCredential,
   value: SignedValue,
   options: SignOptions,
-  writeDetached: (path: string, bytes: Uint8Array, overwrite: boolean) => Promise<void>,
+  outputs: CompletionOutputs,
   extend?: ExtendSigned,
 ): Promise<SignedDocument> {
   const base = {
@@ -425,9 +473,28 @@ export async function completeDocument(
     timestampTime: value.timestampTime,
   };
   if (prepared.signedSize !== undefined) return extendWritten(prepared, value, base, extend);
+  if (prepared.job.kind === 'p7m')
+    return { ...base, ...(await writeEnveloping(prepared, credential, value, options, outputs.files)) };
   const cms = signedDataOf(prepared, credential, value);
+  if (prepared.job.kind === 'asics') {
+    if (!outputs.writeAsicS || !prepared.contentDigest)
+      throw new EsignError('INTERNAL', 'An ASiC-S was completed without its writer.');
+    const written = await outputs.writeAsicS(
+      {
+        input: prepared.job.input,
+        output: prepared.job.output,
+        cms,
+        contentDigest: prepared.contentDigest,
+        digest: credential.scheme.digest,
+        overwrite: options.overwrite,
+        mtime: options.signingTime,
+      },
+      (output) => (prepared.output = output),
+    );
+    return { ...base, ...written };
+  }
   if (prepared.job.kind === 'cades') {
-    await writeDetached(prepared.job.output, cms, options.overwrite);
+    await outputs.writeDetached(prepared.job.output, cms, options.overwrite);
     return { ...base, bytes: cms.length, sha256: createHash('sha256').update(cms).digest('hex') };
   }
   const { output, update, outputHash: hash } = prepared;
@@ -454,6 +521,58 @@ export async function completeDocument(
   hash.update(extension);
   await output.commit([tail, extension]);
   return { ...base, bytes: prepared.inputSize + tail.length + extension.length, sha256: hash.digest('hex') };
+}
+
+/**
+ * Writes an enveloping .p7m: the SignedData's head (every length computed from the content's size),
+ * the input streamed in, the certificates and SignerInfo after it. The content is read a second time
+ * here and must hash to what was signed, so the output holds exactly the signed bytes; no more than
+ * a chunk of it is in memory at once.
+ */
+async function writeEnveloping(
+  prepared: PreparedDocument,
+  credential: SigningCredential,
+  value: SignedValue,
+  options: SignOptions,
+  files: DocumentFiles,
+): Promise<{ bytes: number; sha256: string }> {
+  const { job, inputSize, contentDigest, enveloped } = prepared;
+  const parts = signedDataParts(signedDataInput(prepared, credential, value));
+  const { offset: start, length } = enveloped ?? { offset: 0, length: inputSize };
+  const { head, tail } = enveloped
+    ? addedSignerAround(enveloped.detached, parts, length)
+    : signedDataAround(parts, length);
+  const source = await files.open(job.input);
+  try {
+    if (source.size !== inputSize) throw changedWhileSigning(job.input);
+    // A parallel signature replaces the .p7m it is added to (a temp file renamed over it).
+    const output = await files.createOutput(job.output, { overwrite: options.overwrite || enveloped !== undefined });
+    prepared.output = output;
+    try {
+      const outputHash = createHash('sha256').update(head);
+      const contentHash = createHash(credential.scheme.digest);
+      await output.write(head);
+      let writing: Promise<void> = Promise.resolve();
+      for (let offset = 0; offset < length; offset += READ_CHUNK_BYTES) {
+        const chunk = await source.read(start + offset, Math.min(READ_CHUNK_BYTES, length - offset));
+        contentHash.update(chunk);
+        outputHash.update(chunk);
+        await writing;
+        writing = output.write(chunk);
+      }
+      await writing;
+      if (!contentDigest || !Buffer.from(contentHash.digest()).equals(contentDigest))
+        throw changedWhileSigning(job.input);
+      outputHash.update(tail);
+      await output.commit(tail);
+      return { bytes: head.length + length + tail.length, sha256: outputHash.digest('hex') };
+    } catch (error) {
+      await output.abort();
+      throw error;
+    }
+  } finally {
+    await source.close();
+  }
 }
 
 /** Completes a PDF whose signature `writeSignature` put in its temp output: the extension read from there, appended, committed. */

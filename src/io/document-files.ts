@@ -44,6 +44,34 @@ export function batchDocuments(): DocumentFiles & { finish(): Promise<void> } {
   };
 }
 
+/**
+ * Writes `chunks` to a new file at `path` (never over an existing one) through a temp file, renamed
+ * into place only once all is written and `stillTrue` passes (it throws to abandon the output).
+ */
+export async function writeChunksAtomically(
+  path: string,
+  chunks: AsyncIterable<Uint8Array>,
+  stillTrue: () => Promise<void>,
+): Promise<void> {
+  const output = await fileSystemDocuments.createOutput(path, { overwrite: false });
+  try {
+    for await (const chunk of chunks) await output.write(chunk);
+    await stillTrue();
+    await output.commit([]);
+  } catch (error) {
+    await output.abort();
+    throw error;
+  }
+}
+
+/** Throws when the file `source` reads has changed since it was opened. */
+export async function assertUnchanged(source: DocumentSource): Promise<void> {
+  if (!(await source.unchanged()))
+    throw new EsignError('INPUT_UNREADABLE', `${source.path} changed while esign was reading it.`, {
+      hint: 'Let whatever writes to it finish, then run esign again.',
+    });
+}
+
 export async function writeDetachedSignature(path: string, bytes: Uint8Array, overwrite: boolean): Promise<void> {
   await writeBytesAtomically(path, bytes, { overwrite });
 }

@@ -68,7 +68,7 @@ describe('esign completion bash, run by bash', () => {
   it('completes subcommands, and skips options and their values on the way', () => {
     expect(complete('config', '')).toEqual(['init', 'set', 'unset', 'get', 'list', 'use', 'path']);
     expect(complete('--profile', 'work-eu', '--json', 'credentials', 'l')).toEqual(['list']);
-    expect(complete('sign', '-o', 'out.pdf', '--for')).toEqual(['--force']);
+    expect(complete('sign', '-o', 'out.pdf', '--forc')).toEqual(['--force']);
   });
 
   it('completes the values of options with a fixed set', () => {

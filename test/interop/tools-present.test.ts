@@ -23,6 +23,9 @@ const JUDGES: Record<string, string> = {
   xz: 'xz-utils',
   jq: 'jq',
   xmlsec1: 'xmlsec1',
+  zip: 'zip',
+  unzip: 'unzip',
+  zipinfo: 'unzip',
 };
 
 describe('independent judges', () => {

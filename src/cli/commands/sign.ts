@@ -2,16 +2,16 @@ import { Option, type Command } from 'commander';
 import { DIGEST_NAMES } from '../../core/cms/algorithms.js';
 import { SIGNATURE_LEVELS } from '../../core/profile.js';
 import { positiveNumber, type CommandModule } from '../command.js';
-import type { SignCommandOptions } from '../sign-options.js';
+import { SIGN_FORMATS, type SignCommandOptions } from '../sign-options.js';
 import { withPasswordOptions } from '../pdf-password.js';
 
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
   const command = program
     .command('sign')
-    .summary('sign PDFs (PAdES) and other files (detached CAdES .p7s)')
+    .summary('sign PDFs (PAdES) and other files (CAdES: detached .p7s, enveloping .p7m, ASiC-S, ASiC-E)')
     .description(
       'Sign files. PDFs get a PAdES signature in an incremental update (NAME-signed.pdf); other files get a ' +
-        'detached CAdES signature (NAME.p7s). Every input is checked first, before any browser step; then the files ' +
+        'detached CAdES signature (NAME.p7s), or with --format p7m an enveloping one (NAME.p7m, the content inside). Every input is checked first, before any browser step; then the files ' +
         'are signed in windows — one browser approval each (up to 50 signatures), or, for seals and other explicit ' +
         'credentials, one credentials/authorize with the PIN and one-time password (ESIGN_CREDENTIAL_PIN, --pin-file, ' +
         'ESIGN_TOTP_SECRET, or asked on a terminal) — the next window prepared while the current one is signed, and ' +
@@ -25,6 +25,12 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         'signature (QESig), seal (QESeal) or either; refused (exit 13) before any approval or hash is sent. Or set ESIGN_REQUIRE',
     )
     .option('-c, --credential <id>', "signing credential (default: the profile's, see `esign credentials use`)")
+    .addOption(
+      new Option(
+        '--format <format>',
+        'pades (PDFs, the default for them), cades (a detached NAME.p7s, the default for other files), p7m (enveloping CAdES: NAME.p7m holds the content and its signature), asics (an ASiC-S container per file: NAME.asics), or asice (one ASiC-E container of every file, directories recursively: -o bundle.asice; one approval)',
+      ).choices(SIGN_FORMATS),
+    )
     .option('-o, --output <file>', 'output file (one input only)')
     .option('--output-dir <dir>', 'write outputs into this directory (created when missing)')
     .option('-f, --force', 'replace existing local outputs')
@@ -104,7 +110,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
   withPasswordOptions(command)
     .addHelpText(
       'after',
-      '\nExamples:\n  esign sign contract.pdf\n  esign sign --output-dir signed/ invoices/\n  esign sign --auto-approve samples/contract.pdf      (sandbox)\n  esign sign --upload invoices/*.pdf                  (each output to your bucket as BASENAME)\n  esign sign --skip-existing --output-dir signed/ invoices/   (resume: signs only what is not signed yet)\n  esign sign --prepare --state s.json a.pdf b.pdf     (CI: prints the approval URL)\n  esign sign --complete --state s.json --redirect-url "http://127.0.0.1:8765/callback?code=…&state=…"\n' +
+      '\nExamples:\n  esign sign contract.pdf\n  esign sign --output-dir signed/ invoices/\n  esign sign --format p7m fattura.xml                 (→ fattura.xml.p7m)\n  esign sign --format asice -o bundle.asice a.pdf docs/   (one ASiC-E container)\n  esign sign --auto-approve samples/contract.pdf      (sandbox)\n  esign sign --upload invoices/*.pdf                  (each output to your bucket as BASENAME)\n  esign sign --skip-existing --output-dir signed/ invoices/   (resume: signs only what is not signed yet)\n  esign sign --prepare --state s.json a.pdf b.pdf     (CI: prints the approval URL)\n  esign sign --complete --state s.json --redirect-url "http://127.0.0.1:8765/callback?code=…&state=…"\n' +
         '  ESIGN_SERVICE_AUTH=client-credentials esign sign dist/*   (a seal in CI: ESIGN_CLIENT_ID, ESIGN_CLIENT_SECRET,\n' +
         '                                                        ESIGN_CREDENTIAL, ESIGN_CREDENTIAL_PIN, ESIGN_TOTP_SECRET)',
     )

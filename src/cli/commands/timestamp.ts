@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { HASH_NAME_BY_OID } from '../../core/cms/oids.js';
 import { bytesEqual } from '../../core/cms/parse.js';
 import { EsignError, isEsignError } from '../../core/errors.js';
@@ -31,6 +31,8 @@ export interface TimestampCommandOptions {
   /** Trust anchor files for --verify, instead of the profile's. */
   ca: string[];
   continueOnError: boolean;
+  /** `asics`: an ASiC-S container of the file and its token (META-INF/timestamp.tst) instead of a .tsr. */
+  format?: 'tsr' | 'asics';
 }
 
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
@@ -58,9 +60,15 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
       [],
     )
     .option('--continue-on-error', 'timestamp the other files when one fails; report each failure', false)
+    .addOption(
+      new Option(
+        '--format <format>',
+        'tsr (FILE.tsr, the default) or asics (FILE.asics: an ASiC-S of the file and its token, META-INF/timestamp.tst)',
+      ).choices(['tsr', 'asics']),
+    )
     .addHelpText(
       'after',
-      '\nExamples:\n  esign timestamp report.csv                       writes report.csv.tsr\n  esign timestamp --digest 9f86d0…0a08             writes 9f86d0…0a08.tsr\n  esign timestamp --verify report.csv              checks report.csv.tsr\n  openssl ts -reply -in report.csv.tsr -text       the same file, read by OpenSSL',
+      '\nExamples:\n  esign timestamp report.csv                       writes report.csv.tsr\n  esign timestamp report.csv --format asics        writes report.csv.asics (ASiC-S)\n  esign timestamp --digest 9f86d0…0a08             writes 9f86d0…0a08.tsr\n  esign timestamp --verify report.csv              checks report.csv.tsr\n  openssl ts -reply -in report.csv.tsr -text       the same file, read by OpenSSL',
     )
     .action((files: string[], options: TimestampCommandOptions, command: Command) =>
       run(command, (ctx) => (options.verify ? runVerify(files, options, ctx) : runTimestamp(files, options, ctx))),
@@ -89,6 +97,9 @@ function subjectsOf(files: readonly string[], options: TimestampCommandOptions):
 export async function runTimestamp(files: string[], options: TimestampCommandOptions, ctx: Context): Promise<void> {
   const subjects = subjectsOf(files, options);
   if (options.output !== undefined && subjects.length > 1) throw usage('--output works with one input only.');
+  const container = options.format === 'asics';
+  if (container && options.digest !== undefined)
+    throw usage('--format asics puts the file in the container; name the file, not --digest.');
   const profile = await ctx.profile();
   const tsa = createTsaClient(ctx, profile);
   if (!tsa) {
@@ -106,8 +117,9 @@ export async function runTimestamp(files: string[], options: TimestampCommandOpt
     try {
       const imprint = await subject.sha256();
       const stamp = await tsa.timestamp(imprint);
-      const output = options.output ?? subject.defaultTsr;
-      await writeBytesAtomically(output, stamp.response, { overwrite: options.force });
+      const output = options.output ?? (container ? `${subject.input}.asics` : subject.defaultTsr);
+      if (container) await writeStampedContainer(subject.input, output, imprint, stamp, options.force);
+      else await writeBytesAtomically(output, stamp.response, { overwrite: options.force });
       succeeded++;
       ctx.io.result(
         describeStamp(subject.input, output, imprint, stamp),
@@ -131,6 +143,28 @@ export async function runTimestamp(files: string[], options: TimestampCommandOpt
       `esign: ${succeeded} of ${subjects.length} timestamps written; ${failures.length} failed (see above).`,
     );
   }
+}
+
+/** An ASiC-S of the file and its token; the ZIP library loads only here. The file is streamed in and hashed again. */
+async function writeStampedContainer(
+  input: string,
+  output: string,
+  sha256: Uint8Array,
+  stamp: TsaTimestamp,
+  overwrite: boolean,
+): Promise<void> {
+  const [{ writeTimestampedAsicS }, { fileSystemDocuments }] = await Promise.all([
+    import('../../io/asic-files.js'),
+    import('../../io/document-files.js'),
+  ]);
+  await writeTimestampedAsicS(fileSystemDocuments, {
+    input,
+    output,
+    token: stamp.token,
+    sha256,
+    overwrite,
+    mtime: stamp.genTime,
+  });
 }
 
 function describeStamp(

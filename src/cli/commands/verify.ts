@@ -16,6 +16,7 @@ export interface VerifyCommandOptions extends PdfPasswordOptions {
   trust: string[];
   signature?: string;
   level?: string;
+  extract?: string;
 }
 
 const LEVELS: readonly PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];
@@ -23,7 +24,7 @@ const LEVELS: readonly PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
   const command = program
     .command('verify')
-    .summary('verify the signatures and timestamps in a PDF or a .p7s')
+    .summary('verify the signatures and timestamps in a PDF, a .p7s, a .p7m or an ASiC container')
     .description(
       'Check every signature and document timestamp in FILE.pdf: signer, claimed time (/M), signature timestamp, ' +
         'integrity of the signed bytes, the signature value, what the signature covers and what was appended after it, ' +
@@ -32,6 +33,10 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         'and TSAs are trust anchors too, and each signature gets its qualification (ETSI TS 119 615: QESig, QESeal, ' +
         'AdESig-QC, AdESeal-QC, AdESig, AdESeal or INDETERMINATE with the reason) and each timestamp whether it is ' +
         'a qualified electronic time stamp. With --signature FILE.p7s, check a detached CAdES signature of FILE. ' +
+        'FILE.p7m (enveloping CAdES, the content inside) is checked as it is; --extract OUT then writes its content. ' +
+        'FILE.asics (ASiC-S) and FILE.asice (ASiC-E) are checked with their layout (mimetype first and stored, safe and unique ' +
+        'names, no ZIP bomb), each signature with the files it covers (an ASiC-E manifest entry changed: VERIFY_FAILED), ' +
+        'and the files no signature covers (VERIFY_MODIFIED). ' +
         'Reads DER and BER (as NSS writes), RSA PKCS#1 v1.5, RSASSA-PSS, ECDSA, Ed25519 and Ed448, signatures ' +
         'with or without signed attributes, and adbe.pkcs7.sha1. Each verdict comes with its ETSI EN 319 102-1 ' +
         'indication (TOTAL-PASSED, TOTAL-FAILED or INDETERMINATE, and a sub-indication).\n\n' +
@@ -42,7 +47,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         'to a trust anchor), VERIFY_MODIFIED (valid, but an unsigned update was appended after it), VERIFY_LEVEL ' +
         '(valid, below --level), VERIFY_NO_SIGNATURES.',
     )
-    .argument('<file>', 'the signed PDF, or the content of a .p7s given with --signature')
+    .argument('<file>', 'the signed PDF, .p7m, .asics or .asice, or the content of a .p7s given with --signature')
     .option(
       '--trust <pem>',
       "a trusted root certificate (PEM or DER), instead of the profile's trustAnchors; repeatable",
@@ -50,11 +55,15 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
       [],
     )
     .option('--signature <p7s>', 'a detached CAdES signature of FILE')
+    .option(
+      '--extract <path>',
+      'with a .p7m: write the signed content to FILE; with an .asics/.asice: its documents into the directory FILE. Only when every signature checks out (valid and trusted) and, in a container, covers every document',
+    )
     .option('--level <level>', 'also require this PAdES level for every signature: B-B, B-T, B-LT or B-LTA');
   withPasswordOptions(command)
     .addHelpText(
       'after',
-      '\nExamples:\n  esign verify contract-signed.pdf\n  esign verify --trust root.pem --json contract-signed.pdf\n  esign verify notes.txt --signature notes.txt.p7s\n  esign verify --level B-LT archived.pdf',
+      '\nExamples:\n  esign verify contract-signed.pdf\n  esign verify --trust root.pem --json contract-signed.pdf\n  esign verify notes.txt --signature notes.txt.p7s\n  esign verify fattura.xml.p7m --extract fattura.xml\n  esign verify --level B-LT archived.pdf',
     )
     .action((file: string, options: VerifyCommandOptions, command: Command) =>
       run(command, (ctx) => runVerify(file, options, ctx)),
@@ -62,22 +71,62 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
 };
 
 export async function runVerify(file: string, options: VerifyCommandOptions, ctx: Context): Promise<void> {
-  const { EsignError, ExitCode } = await import('../../core/errors.js');
+  const { EsignError } = await import('../../core/errors.js');
   if (options.level !== undefined && !LEVELS.includes(options.level as PadesLevel)) {
     throw new EsignError('USAGE', `--level must be one of ${LEVELS.join(', ')}, not ${JSON.stringify(options.level)}.`);
   }
   const { loadTrustAnchors } = await import('../../io/tsa-client.js');
   const paths = options.trust.length > 0 ? options.trust : ((await ctx.profile()).settings.trustAnchors ?? []);
   const trustAnchors = await loadTrustAnchors(paths);
+  const now = new Date();
+  const enveloping = options.signature === undefined && /\.p7m$/i.test(file);
+  const container = options.signature === undefined && /\.(asics|scs|asice|sce)$/i.test(file);
+  if (options.extract !== undefined && !enveloping && !container)
+    throw new EsignError(
+      'USAGE',
+      '--extract writes the content of a .p7m or an ASiC container; this file is neither.',
+      {
+        hint: 'Name the .p7m or container, or leave out --extract.',
+      },
+    );
+  if (enveloping)
+    return (await import('../verify-enveloping.js')).runVerifyEnveloping(
+      file,
+      options,
+      trustAnchors,
+      paths.length > 0,
+      ctx,
+    );
+  if (container)
+    return (await import('../verify-container.js')).runVerifyContainer(
+      file,
+      options,
+      trustAnchors,
+      paths.length > 0,
+      ctx,
+    );
   // With lists, their CA/QC and TSA/QTST services are anchors alongside the configured ones (the
   // sandbox's TEST lists fetched on first use, unless --trust names the anchors to use).
   const trustedLists = await usableTrustedLists(ctx, { fetchSandboxLists: options.trust.length === 0 });
-  const verifyOptions = { trustAnchors, now: new Date(), ...(trustedLists ? { trustedLists } : {}) };
+  const verifyOptions = { trustAnchors, now, ...(trustedLists ? { trustedLists } : {}) };
   const report =
     options.signature === undefined
       ? await verifyPdfFile(file, verifyOptions, await PdfPasswords.from(options, ctx))
       : await verifyCadesFile(file, options.signature, verifyOptions);
-  if (trustAnchors.length === 0 && !trustedLists)
+  await finishVerify(report, paths.length > 0 || trustedLists !== undefined, options, ctx);
+}
+
+/** Reports a verification (what --json prints, the exit code) and returns the code, null when it all checks out. */
+export async function finishVerify(
+  report: VerificationReport,
+  anchored: boolean,
+  options: VerifyCommandOptions,
+  ctx: Context,
+  /** What to do once the verdict is known, before it is printed (--extract); its fields join the report. */
+  afterVerdict?: (code: string | null) => Promise<Record<string, unknown>>,
+): Promise<string | null> {
+  const { ExitCode } = await import('../../core/errors.js');
+  if (!anchored)
     for (const signature of report.signatures)
       signature.warnings.push('no trust anchors: pass --trust ROOT.pem or set trustAnchors in the profile');
 
@@ -89,11 +138,13 @@ export async function runVerify(file: string, options: VerifyCommandOptions, ctx
     );
     if (short.length > 0) code = 'VERIFY_LEVEL';
   }
-  ctx.io.result({ ...report, code, valid: code === null }, () => human(report, code));
+  const extra = (await afterVerdict?.(code)) ?? {};
+  ctx.io.result({ ...report, ...extra, code, valid: code === null }, () => human(report, code));
   if (code !== null) {
     process.exitCode = code === 'VERIFY_WEAK_ALGORITHM' ? ExitCode.weakAlgorithm : ExitCode.verification;
     ctx.io.error(`esign: ${code}: ${summary(report, code)}`);
   }
+  return code;
 }
 
 async function verifyPdfFile(

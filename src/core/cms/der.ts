@@ -22,6 +22,11 @@ export const Tag = {
   set: 0x31,
 } as const;
 
+/** The tag and length octets of a TLV whose `length` content octets are written apart (streamed). */
+export function tlvHeader(tag: number, length: number): Uint8Array {
+  return concatBytes([Uint8Array.of(tag), lengthOctets(length)]);
+}
+
 function lengthOctets(length: number): Uint8Array {
   if (length < 0x80) return Uint8Array.of(length);
   const bytes: number[] = [];

@@ -9,6 +9,7 @@ import { readCertificate } from './certificate.js';
 import {
   Asn1StructureError,
   Tag,
+  concatBytes,
   decode,
   encoded,
   explicit,
@@ -24,6 +25,7 @@ import {
   setOf,
   smallInteger,
   tlv,
+  tlvHeader,
 } from './der.js';
 import type { Block } from './der.js';
 import { OID } from './oids.js';
@@ -52,11 +54,16 @@ const UNSIGNED_ATTRS_TAG = 0xa1; // [1] IMPLICIT SET OF Attribute
  * optionally a signature timestamp token as unsigned attribute (PAdES/CAdES B-T).
  */
 export function buildSignedData(input: SignedDataInput): Uint8Array {
+  return encodeSignedData(signedDataParts(input));
+}
+
+/** The parts of `buildSignedData`'s structure, for a caller that puts content inside it (`signedDataAround`). */
+export function signedDataParts(input: SignedDataInput): Omit<SignedDataParts, 'eContent'> {
   const [signer] = input.certificates;
   if (signer === undefined) throw new EsignError('INTERNAL', 'A CMS signature needs at least the signer certificate.');
   const unsigned = input.unsignedAttributes?.signatureTimeStampToken;
   const scheme = input.scheme ?? RSA_PKCS1_SHA256;
-  return encodeSignedData({
+  return {
     eContentType: OID.data,
     certificates: input.certificates,
     signer: {
@@ -67,7 +74,7 @@ export function buildSignedData(input: SignedDataInput): Uint8Array {
       signatureValue: input.signatureValue,
       unsignedAttributes: unsigned ? [signatureTimeStampAttribute(unsigned)] : [],
     },
-  });
+  };
 }
 
 export interface SignerInfoInput {
@@ -93,6 +100,20 @@ export interface SignedDataParts {
 
 /** Encodes ContentInfo(SignedData) with one SignerInfo from finished parts (RFC 5652 §5). */
 export function encodeSignedData(parts: SignedDataParts): Uint8Array {
+  const { head, tail } = signedDataAround(parts, parts.eContent?.length);
+  return parts.eContent ? concatBytes([head, parts.eContent, tail]) : concatBytes([head, tail]);
+}
+
+/**
+ * ContentInfo(SignedData) as the bytes before and after its eContent's `contentLength` octets, so
+ * that a large content can be streamed between them (an enveloping .p7m): every length is
+ * definite and computed up front. Without `contentLength`, the signature is detached and `head`
+ * and `tail` together are the whole structure.
+ */
+export function signedDataAround(
+  parts: Omit<SignedDataParts, 'eContent'>,
+  contentLength?: number,
+): { head: Uint8Array; tail: Uint8Array } {
   const { signer } = parts;
   const { issuer, serialNumberDer } = certificateOrThrow(signer.certificate);
   try {
@@ -113,18 +134,143 @@ export function encodeSignedData(parts: SignedDataParts): Uint8Array {
     octetString(signer.signatureValue),
     ...(unsigned.length > 0 ? [setOf(unsigned, UNSIGNED_ATTRS_TAG)] : []),
   );
-  const signedData = sequence(
-    // RFC 5652 §5.1: version 3 when the content is not id-data.
-    smallInteger(parts.eContentType === OID.data ? 1 : 3),
-    setOf([digestAlgorithm]),
-    sequence(
-      objectIdentifier(parts.eContentType),
-      ...(parts.eContent ? [explicit(0, octetString(parts.eContent))] : []),
-    ),
-    ...(parts.certificates.length > 0 ? [tlv(0xa0, ...parts.certificates)] : []),
-    setOf([signerInfo]),
+  return envelopeAround(
+    {
+      // RFC 5652 §5.1: version 3 when the content is not id-data.
+      version: smallInteger(parts.eContentType === OID.data ? 1 : 3),
+      digestAlgorithms: [digestAlgorithm],
+      eContentType: parts.eContentType,
+      certificates: parts.certificates,
+      signerInfos: [signerInfo],
+    },
+    contentLength,
   );
-  return sequence(objectIdentifier(OID.signedData), explicit(0, signedData));
+}
+
+/** The encoded fields of a SignedData, with any number of SignerInfos. */
+interface EnvelopeFields {
+  version: Uint8Array;
+  digestAlgorithms: Uint8Array[];
+  eContentType: string;
+  certificates: Uint8Array[];
+  /** The `crls [1]` field whole, when there is one. */
+  crls?: Uint8Array;
+  signerInfos: Uint8Array[];
+}
+
+function envelopeAround(fields: EnvelopeFields, contentLength?: number): { head: Uint8Array; tail: Uint8Array } {
+  const before = concatBytes([fields.version, setOf(fields.digestAlgorithms)]);
+  const after = concatBytes([
+    ...(fields.certificates.length > 0 ? [tlv(0xa0, ...fields.certificates)] : []),
+    ...(fields.crls ? [fields.crls] : []),
+    setOf(fields.signerInfos),
+  ]);
+  const contentType = objectIdentifier(fields.eContentType);
+  // Each header is built from the length of what it holds, from the content outwards.
+  const encapHead: Uint8Array[] = [contentType];
+  let encapLength = contentType.length;
+  if (contentLength !== undefined) {
+    const octetHeader = tlvHeader(Tag.octetString, contentLength);
+    const explicitHeader = tlvHeader(0xa0, octetHeader.length + contentLength);
+    encapHead.push(explicitHeader, octetHeader);
+    encapLength += explicitHeader.length + octetHeader.length + contentLength;
+  }
+  const encapHeader = tlvHeader(Tag.sequence, encapLength);
+  const signedDataLength = before.length + encapHeader.length + encapLength + after.length;
+  const signedDataHeader = tlvHeader(Tag.sequence, signedDataLength);
+  const signedDataType = objectIdentifier(OID.signedData);
+  const wrapperHeader = tlvHeader(0xa0, signedDataHeader.length + signedDataLength);
+  const contentInfoHeader = tlvHeader(
+    Tag.sequence,
+    signedDataType.length + wrapperHeader.length + signedDataHeader.length + signedDataLength,
+  );
+  return {
+    head: concatBytes([
+      contentInfoHeader,
+      signedDataType,
+      wrapperHeader,
+      signedDataHeader,
+      before,
+      encapHeader,
+      ...encapHead,
+    ]),
+    tail: after,
+  };
+}
+
+/**
+ * A parallel signature: `existing` (a SignedData without its eContent, as readEnveloping gives it)
+ * with one more SignerInfo, around `contentLength` octets of content. The earlier SignerInfos,
+ * certificates and CRLs are kept byte for byte; the digest algorithms and certificates are joined.
+ */
+export function addedSignerAround(
+  existing: Uint8Array,
+  parts: Omit<SignedDataParts, 'eContent'>,
+  contentLength: number,
+): { head: Uint8Array; tail: Uint8Array } {
+  try {
+    const fields = signedDataFields(existing);
+    const added = signedDataFields(concatBytes(Object.values(signedDataAround(parts))));
+    const unique = (items: Uint8Array[]) => [
+      ...new Map(items.map((item) => [Buffer.from(item).toString('hex'), item])).values(),
+    ];
+    return envelopeAround(
+      {
+        version: fields.version,
+        digestAlgorithms: unique([...fields.digestAlgorithms, ...added.digestAlgorithms]),
+        eContentType: fields.eContentType,
+        certificates: unique([...fields.certificates, ...added.certificates]),
+        ...(fields.crls ? { crls: fields.crls } : {}),
+        signerInfos: [...fields.signerInfos, ...added.signerInfos],
+      },
+      contentLength,
+    );
+  } catch (error) {
+    if (error instanceof Asn1StructureError)
+      throw new EsignError('CMS_BAD_STRUCTURE', `Cannot add a signature to the CMS: ${error.message}.`, {
+        cause: error,
+      });
+    throw error;
+  }
+}
+
+/** The same detached SignedData once per SignerInfo (with every certificate and CRL), for a checker of one. */
+export function oneSignerEach(detached: Uint8Array): Uint8Array[] {
+  let fields: EnvelopeFields;
+  try {
+    fields = signedDataFields(detached);
+  } catch (error) {
+    if (error instanceof Asn1StructureError)
+      throw new EsignError('CMS_BAD_STRUCTURE', `Not a readable CMS signature: ${error.message}.`, {
+        hint: 'The signature data is damaged or is not a CMS SignedData.',
+        cause: error,
+      });
+    throw error;
+  }
+  return fields.signerInfos.map((signerInfo) => {
+    const { head, tail } = envelopeAround({ ...fields, signerInfos: [signerInfo] });
+    return concatBytes([head, tail]);
+  });
+}
+
+function signedDataFields(der: Uint8Array): EnvelopeFields {
+  const [, content] = sequenceItems(decode(der, 'ContentInfo'), 'ContentInfo');
+  const [version, digestAlgorithms, encap, ...rest] = sequenceItems(
+    explicitInner(content, 0, 'ContentInfo content'),
+    'SignedData',
+  );
+  const [eContentType, eContent] = sequenceItems(encap, 'encapContentInfo');
+  if (eContent !== undefined) throw new Asn1StructureError('encapContentInfo: expected no eContent here');
+  const certificates = rest.find((block) => isContext(block, 0));
+  const crls = rest.find((block) => isContext(block, 1));
+  return {
+    version: encoded(version as Block),
+    digestAlgorithms: setItems(digestAlgorithms, 'digestAlgorithms').map(encoded),
+    eContentType: oid(eContentType, 'eContentType'),
+    certificates: (certificates?.items ?? []).map(encoded),
+    ...(crls ? { crls: encoded(crls) } : {}),
+    signerInfos: setItems(rest[rest.length - 1], 'signerInfos').map(encoded),
+  };
 }
 
 /**

@@ -357,6 +357,46 @@ function chainAndPath(
 }
 
 /** Checks a TimeStampToken for `imprint`: structure, imprint, token signature, TSA usage and chain at genTime. */
+/**
+ * A timestamp token as the whole evidence over some bytes (a document timestamp, an ASiC-S
+ * `timestamp.tst`): its imprint against the bytes, hashed as the token says; its signature and TSA
+ * chain. Fills the report's integrity, signature value, timestamp and chain, and the findings.
+ */
+export async function checkTimestampOver(
+  tokenDer: Uint8Array,
+  readSigned: ReadSignedBytes,
+  ctx: CmsContext,
+  report: SignatureReport,
+  findings: Findings,
+): Promise<void> {
+  let hashName = 'sha256';
+  try {
+    hashName = IMPRINT_HASH_NAME_BY_OID[parseTimeStampToken(tokenDer).tstInfo.messageImprint.hashAlgorithm] ?? 'sha256';
+  } catch {
+    // checkTimestampToken reports the unreadable token
+  }
+  const hash = createHash(hashName);
+  await readSigned((chunk) => hash.update(chunk));
+  const timestamp = checkTimestampToken(tokenDer, new Uint8Array(hash.digest()), ctx);
+  report.timestamp = timestamp;
+  report.integrity = { valid: !timestamp.problems.some((p) => p.includes('imprint')), digestAlgorithm: hashName };
+  if (!report.integrity.valid) {
+    report.integrity.reason = 'the message imprint does not match the signed bytes: the document was changed';
+    findings.failures.add('HASH_FAILURE');
+  }
+  const unreadable = timestamp.problems.some((p) => p.includes('unreadable'));
+  report.signatureValue = {
+    valid: !unreadable && !timestamp.problems.some((p) => p.includes('not validly signed')),
+    algorithm: 'timestamp token',
+  };
+  if (!report.signatureValue.valid) findings.failures.add(unreadable ? 'FORMAT_FAILURE' : 'SIG_CRYPTO_FAILURE');
+  if (timestamp.chain) report.chain = timestamp.chain;
+  report.problems.push(...timestamp.problems);
+  findings.weak.push(...(timestamp.weak ?? []));
+  if (timestamp.chain && !timestamp.chain.trusted)
+    findings.untrusted.push(...timestamp.chain.problems.map((p) => `timestamp authority: ${p}`));
+}
+
 export function checkTimestampToken(
   tokenDer: Uint8Array,
   imprint: Uint8Array | undefined,

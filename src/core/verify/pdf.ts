@@ -4,8 +4,6 @@
  * level reached. Pure: the document comes through a ByteSource, time and trust anchors are passed in.
  */
 import { createHash, X509Certificate } from 'node:crypto';
-import { parseTimeStampToken } from '../tsp/response.js';
-import { IMPRINT_HASH_NAME_BY_OID } from '../cms/oids.js';
 import type { ByteSource } from '../ports.js';
 import type { PdfDocument } from '../pdf/document.js';
 import { byteSourceFrom, readPdfFromHeader } from '../pdf/document.js';
@@ -21,7 +19,7 @@ import {
   cmsPrefix,
 } from '../pdf/signatures.js';
 import type { PdfDss, PdfRevision, PdfSignatureField } from '../pdf/signatures.js';
-import { checkSignatureCms, checkTimestampToken } from './cms-check.js';
+import { checkSignatureCms, checkTimestampOver } from './cms-check.js';
 import type { CmsContext, ReadSignedBytes } from './cms-check.js';
 import { PageContentComparison } from './page-content.js';
 import { revocationMaterial } from './revocation.js';
@@ -240,32 +238,7 @@ async function verifyOne(index: number, item: Located, shared: Shared): Promise<
     findings.weak.push(...checks.weak);
     for (const failure of checks.failures) findings.failures.add(failure);
   } else {
-    let hashName = 'sha256';
-    try {
-      hashName = IMPRINT_HASH_NAME_BY_OID[parseTimeStampToken(cms).tstInfo.messageImprint.hashAlgorithm] ?? 'sha256';
-    } catch {
-      // checkTimestampToken reports the unreadable token
-    }
-    const hash = createHash(hashName);
-    await readSigned((chunk) => hash.update(chunk));
-    const timestamp = checkTimestampToken(cms, new Uint8Array(hash.digest()), shared.ctx);
-    report.timestamp = timestamp;
-    report.integrity = { valid: !timestamp.problems.some((p) => p.includes('imprint')), digestAlgorithm: hashName };
-    if (!report.integrity.valid) {
-      report.integrity.reason = 'the message imprint does not match the signed bytes: the document was changed';
-      findings.failures.add('HASH_FAILURE');
-    }
-    const unreadable = timestamp.problems.some((p) => p.includes('unreadable'));
-    report.signatureValue = {
-      valid: !unreadable && !timestamp.problems.some((p) => p.includes('not validly signed')),
-      algorithm: 'timestamp token',
-    };
-    if (!report.signatureValue.valid) findings.failures.add(unreadable ? 'FORMAT_FAILURE' : 'SIG_CRYPTO_FAILURE');
-    if (timestamp.chain) report.chain = timestamp.chain;
-    report.problems.push(...timestamp.problems);
-    findings.weak.push(...(timestamp.weak ?? []));
-    if (timestamp.chain && !timestamp.chain.trusted)
-      findings.untrusted.push(...timestamp.chain.problems.map((p) => `timestamp authority: ${p}`));
+    await checkTimestampOver(cms, readSigned, shared.ctx, report, findings);
   }
 
   const before = report.problems.length;

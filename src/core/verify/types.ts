@@ -118,6 +118,8 @@ export interface SignatureReport {
     appended: AppendedUpdate[];
   };
   chain?: ChainReport;
+  /** In an ASiC container: the entries the signature covers. */
+  covers?: string[];
   /** A certification (author) signature: its DocMDP permissions, which later revisions must keep to. */
   certification?: { level: 1 | 2 | 3; permits: 'no-changes' | 'form-filling' | 'annotations' };
   level?: PadesLevel;
@@ -135,6 +137,10 @@ export interface SignatureReport {
 export interface VerificationReport {
   file: string;
   kind: 'pdf' | 'cades';
+  /** A CAdES signature with its content inside (a .p7m), or in an ASiC container. */
+  packaging?: 'enveloping' | 'asic-s' | 'asic-e';
+  /** In an ASiC container: the entries (outside META-INF/) that no signature covers. */
+  uncovered?: string[];
   signatures: SignatureReport[];
   /** Worst status over all signatures; `no-signatures` when there are none. */
   status: SignatureStatus | 'no-signatures';

@@ -1,0 +1,98 @@
+// npm run build && node bench/containers.js (npm run bench runs it after visible.js): the forms of
+// issue 41 beside the detached .p7s, in one run, as ratios of wall time, with peak RSS. A batch of
+// BENCH_CONTAINER_FILES (default 1000) small XML files, each to its own .p7m against the same batch
+// as .p7s; the same files into one ASiC-E (one approval) against `zip -0 -r` of them plus
+// `openssl dgst -sha256` of each. Runs alternate, BENCH_CONTAINER_RUNS times (default 3); medians.
+// The seal flow (PIN-only bulk seal on the sandbox), at B-B.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const out = join(root, 'bench', 'out', 'containers');
+const bin = join(root, 'bin', 'esign.cjs');
+const count = Number(process.env.BENCH_CONTAINER_FILES ?? 1000);
+const runs = Number(process.env.BENCH_CONTAINER_RUNS ?? 3);
+rmSync(out, { recursive: true, force: true });
+const inputs = join(out, 'in');
+mkdirSync(inputs, { recursive: true });
+const env = {
+  ...process.env,
+  ESIGN_CONFIG_DIR: join(out, 'config'),
+  ESIGN_SANDBOX_DIR: join(out, 'sandbox'),
+  NO_COLOR: '1',
+  CI: 'true',
+  ESIGN_SERVICE_AUTH: 'client-credentials',
+  ESIGN_CREDENTIAL_PIN: '246810',
+};
+
+/** One run under GNU time: wall seconds and peak RSS (MB); the output directory emptied first, untimed. */
+function measure(command, args, outputDir) {
+  rmSync(outputDir, { recursive: true, force: true });
+  mkdirSync(outputDir, { recursive: true });
+  spawnSync('sync');
+  const started = process.hrtime.bigint();
+  const result = spawnSync('/usr/bin/time', ['-f', '%M', command, ...args], { env, encoding: 'utf8', cwd: out });
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')}: ${result.stderr}`);
+  return { seconds, rssMb: Number(result.stderr.trim().split('\n').at(-1)) / 1024 };
+}
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+for (let index = 0; index < count; index++)
+  writeFileSync(
+    join(inputs, `fattura-${String(index).padStart(5, '0')}.xml`),
+    `<?xml version="1.0"?><FatturaElettronica><Numero>${index}</Numero>${'<Riga>prodotto</Riga>'.repeat(40)}</FatturaElettronica>\n`,
+  );
+
+const sandbox = spawn(process.execPath, [bin, 'sandbox', 'start', '--port', '0'], { env, stdio: 'ignore' });
+try {
+  for (let waited = 0; !existsSync(join(env.ESIGN_SANDBOX_DIR, 'runtime.json')); waited += 100) {
+    if (waited > 60_000) throw new Error('the sandbox did not start');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const esign = (format, outputDir) => [
+    process.execPath,
+    [bin, '--quiet', 'sign', '--level', 'B-B', '--format', format, '--output-dir', outputDir, inputs],
+    outputDir,
+  ];
+  const asice = join(out, 'asice');
+  const zipDir = join(out, 'zip');
+  const digests = readdirSync(inputs).map((name) => join(inputs, name));
+  const cases = {
+    p7s: esign('cades', join(out, 'p7s')),
+    p7m: esign('p7m', join(out, 'p7m')),
+    asice: [
+      process.execPath,
+      [bin, '--quiet', 'sign', '--level', 'B-B', '--format', 'asice', '-o', join(asice, 'all.asice'), inputs],
+      asice,
+    ],
+    'zip -0 + openssl dgst': [
+      'bash',
+      ['-c', `zip -q -0 -r "$1/all.zip" in && openssl dgst -sha256 "\${@:2}" > /dev/null`, 'bash', zipDir, ...digests],
+      zipDir,
+    ],
+  };
+  measure(...cases.p7s); // warms the code cache and the sandbox
+  const samples = Object.fromEntries(Object.keys(cases).map((name) => [name, []]));
+  for (let run = 0; run < runs; run++)
+    for (const [name, args] of Object.entries(cases)) samples[name].push(measure(...args));
+  const result = Object.fromEntries(
+    Object.entries(samples).map(([name, list]) => [
+      name,
+      { seconds: median(list.map((s) => s.seconds)), rssMb: Math.max(...list.map((s) => s.rssMb)) },
+    ]),
+  );
+  console.log(`Containers (issue 41): ${count} XML files, B-B, seal, median of ${runs}`);
+  for (const [name, { seconds, rssMb }] of Object.entries(result))
+    console.log(
+      `  ${name.padEnd(24)} ${seconds.toFixed(2)} s  ${(count / seconds).toFixed(0)} files/s  ${rssMb.toFixed(0)} MB`,
+    );
+  console.log(`  .p7m / .p7s               ${(result.p7m.seconds / result.p7s.seconds).toFixed(2)}×`);
+  console.log(
+    `  one .asice / zip+dgst     ${(result.asice.seconds / result['zip -0 + openssl dgst'].seconds).toFixed(2)}×`,
+  );
+} finally {
+  sandbox.kill();
+}

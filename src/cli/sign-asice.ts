@@ -1,0 +1,274 @@
+/**
+ * `esign sign A B DIR --format asice -o bundle.asice`: one ASiC-E container of every file (a
+ * directory's files recursively, named relative to its parent), one signature over its manifest,
+ * so one approval for the whole container. Each file is read twice, streamed: hashed for the
+ * manifest before the approval, then copied into the ZIP and hashed again. `esign sign X.asice`
+ * adds a parallel signature with a manifest of its own.
+ */
+import { createHash } from 'node:crypto';
+import { opendir, stat } from 'node:fs/promises';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { ASIC_E_MIMETYPE, checkMimetype, unsafeName } from '../core/asic/container-rules.js';
+import { buildManifest, mimeTypeOf } from '../core/asic/manifest.js';
+import { buildSignedAttributes } from '../core/cms/signed-attributes.js';
+import { buildSignedData } from '../core/cms/signed-data.js';
+import { EsignError, naming } from '../core/errors.js';
+import { hashSource, signBatch } from '../core/sign-workflow.js';
+import { writeAsicE, type SignedFile } from '../io/asic-files.js';
+import { assertAbsent } from '../io/atomic-write.js';
+import { createOutputDir, fileSystemDocuments } from '../io/document-files.js';
+import { FileByteSource } from '../io/file-source.js';
+import { openContainer } from '../io/zip-container.js';
+import type { Context } from './context.js';
+import { authorizationFactors } from './credential-factors.js';
+import { createCscClient, createTsaClient, withCompleteChain } from './service-clients.js';
+import type { SignCommandOptions } from './sign-options.js';
+import { chooseCredential, chooseLevel, formatBytes, readyToAuthorize } from './sign-run.js';
+
+/** The container a signature is added to: its documents and META-INF entries, read from the open ZIP. */
+interface ExistingContainer {
+  documents: { name: string; compress: boolean }[];
+  metadata: { name: string; bytes: Uint8Array }[];
+  read(name: string): AsyncIterable<Uint8Array>;
+  /** The number of the new signature: one more than the highest there. */
+  number: number;
+  close(): Promise<void>;
+}
+
+export async function runSignAsicE(args: string[], options: SignCommandOptions, ctx: Context): Promise<void> {
+  for (const [given, flag] of [
+    [options.prepare || options.complete, '--prepare/--complete'],
+    [options.upload, '--upload'],
+    [options.skipExisting, '--skip-existing'],
+  ] as const)
+    if (given)
+      throw new EsignError('USAGE', `${flag} does not go with --format asice yet.`, {
+        hint: 'Sign the container in one run, then upload it with `esign upload`.',
+      });
+  if (args.length === 0)
+    throw new EsignError('USAGE', 'Name at least one file or directory to put in the container.', {
+      hint: 'esign sign a.pdf b.xml docs/ --format asice -o bundle.asice',
+    });
+  // `esign sign bundle.asice`: a parallel signature, with a manifest of its own, over every document in it.
+  const adding =
+    args.length === 1 &&
+    /\.(asice|sce)$/i.test(args[0]!) &&
+    Boolean((await stat(args[0]!).catch(() => undefined))?.isFile());
+  const output = adding ? (options.output ?? args[0]!) : outputFor(args, options);
+  await ctx.assertBrowserStepPossible('approval of the signatures');
+  const existing = adding ? await openExisting(args[0]!) : undefined;
+  try {
+    const replacing = adding && resolve(output) === resolve(args[0]!);
+    if (!options.force && !replacing) await assertAbsent(output);
+    await signContainer(args, output, existing, replacing, options, ctx);
+  } finally {
+    await existing?.close();
+  }
+}
+
+async function signContainer(
+  args: string[],
+  output: string,
+  existing: ExistingContainer | undefined,
+  replacing: boolean,
+  options: SignCommandOptions,
+  ctx: Context,
+): Promise<void> {
+  const files = existing ? [] : await containerFiles(args, output);
+  const number = String(existing?.number ?? 1).padStart(3, '0');
+  const signatureName = `META-INF/signature${number}.p7s`;
+  const manifestName = existing ? `META-INF/ASiCManifest${number}.xml` : 'META-INF/ASiCManifest.xml';
+  const profile = await ctx.profile();
+  const level = chooseLevel(options.level, profile);
+  if (level === 'B-LT' || level === 'B-LTA')
+    throw new EsignError('USAGE', `An ASiC-E is signed at B-B or B-T; level ${level} is not written for it yet.`, {
+      hint: 'Sign with --level B-T.',
+    });
+  if (options.outputDir) await createOutputDir(options.outputDir);
+  const signing = await createCscClient(ctx, profile, await authorizationFactors(options, ctx));
+  const credential = await withCompleteChain(
+    await chooseCredential(options.credential ?? profile.settings.credential, signing, ctx, options.digest),
+    profile,
+    ctx,
+  );
+  await readyToAuthorize(credential, signing, ctx);
+  const signer = credential.certificates[0];
+  if (!signer)
+    throw new EsignError('CREDENTIAL_UNSUPPORTED_KEY', `The credential ${credential.credentialID} has no certificate.`);
+  const digest = credential.scheme.digest;
+
+  const signed: SignedFile[] = [];
+  for (const file of files) {
+    const source = await fileSystemDocuments.open(file.path);
+    try {
+      const hash = createHash(digest);
+      await hashSource(source, hash);
+      signed.push({ ...file, digest, digestValue: new Uint8Array(hash.digest()), size: source.size });
+    } finally {
+      await source.close();
+    }
+  }
+  for (const document of existing?.documents ?? []) {
+    const hash = createHash(digest);
+    for await (const chunk of existing!.read(document.name)) hash.update(chunk);
+    signed.push({
+      path: `${args[0]}:${document.name}`,
+      name: document.name,
+      digest,
+      digestValue: new Uint8Array(hash.digest()),
+      compress: document.compress,
+      chunks: () => existing!.read(document.name),
+    });
+  }
+  if (signed.length === 0) throw new EsignError('INPUT_NOT_FOUND', `${args[0]} holds no files to sign.`);
+  const manifest = buildManifest({
+    signature: signatureName,
+    references: signed.map((file) => ({ ...file, mimeType: mimeTypeOf(file.name) })),
+  });
+  const signingTime = ctx.clock.now();
+  const signedAttributes = buildSignedAttributes({
+    contentDigest: new Uint8Array(createHash(digest).update(manifest).digest()),
+    digest,
+    signerCertificate: signer,
+    signingTime,
+  });
+  const tsa = level === 'B-B' ? undefined : createTsaClient(ctx, profile);
+  const [result] = await signBatch(
+    [{ job: { input: manifestName, output, kind: 'cades' }, signedAttributes, inputSize: manifest.length }],
+    credential,
+    signing,
+    tsa,
+    level,
+  );
+  if (!result || result.status === 'rejected') throw result?.reason;
+  const value = result.value;
+  const cms = buildSignedData({
+    signedAttributesDer: signedAttributes.der,
+    signatureValue: value.signature,
+    scheme: credential.scheme,
+    certificates: credential.certificates,
+    unsignedAttributes: value.timestampToken ? { signatureTimeStampToken: value.timestampToken } : undefined,
+  });
+  const written = await writeAsicE(fileSystemDocuments, {
+    output,
+    // Adding a signature replaces the container atomically (a temp file renamed over it).
+    overwrite: options.force || replacing,
+    documents: signed,
+    metadata: [
+      ...(existing?.metadata ?? []),
+      { name: manifestName, bytes: manifest },
+      { name: signatureName, bytes: cms },
+    ],
+    mtime: signingTime,
+  });
+  ctx.io.result(
+    {
+      input: args.join(' '),
+      output,
+      format: 'CAdES',
+      packaging: 'asic-e',
+      files: signed.map((file) => file.name),
+      credential: credential.credentialID,
+      level,
+      bytes: written.bytes,
+      sha256: written.sha256,
+      ...(value.timestampTime ? { timestamp: value.timestampTime.toISOString() } : {}),
+    },
+    () =>
+      `✓ ${signed.length} file(s) → ${output} (ASiC-E, ${existing ? `signature ${existing.number}, ` : ''}CAdES ${level}, ${formatBytes(written.bytes)})`,
+  );
+}
+
+/**
+ * Opens a container to add a signature to: its layout checked as verify checks it. The earlier
+ * manifests and signatures are carried over byte for byte, so their signatures stay valid.
+ */
+async function openExisting(path: string): Promise<ExistingContainer> {
+  const source = await FileByteSource.open(path);
+  try {
+    checkMimetype(await source.read(0, 30 + 8 + 64), ASIC_E_MIMETYPE);
+    const container = await openContainer(source);
+    const metadata: ExistingContainer['metadata'] = [];
+    const documents: ExistingContainer['documents'] = [];
+    let highest = 0;
+    for (const entry of container.entries) {
+      if (entry.name === 'mimetype' || entry.name.endsWith('/')) continue;
+      if (!entry.name.startsWith('META-INF/')) {
+        documents.push({ name: entry.name, compress: entry.compressionMethod !== 0 });
+        continue;
+      }
+      metadata.push({ name: entry.name, bytes: await container.readWhole(entry.name) });
+      const number = /^META-INF\/signature(\d+)\.p7s$/i.exec(entry.name)?.[1];
+      if (number) highest = Math.max(highest, Number(number));
+    }
+    return {
+      documents,
+      metadata,
+      read: (name) => container.read(name),
+      number: highest + 1,
+      close: async () => {
+        container.close();
+        await source.close();
+      },
+    };
+  } catch (error) {
+    await source.close();
+    throw naming(path, error);
+  }
+}
+
+function outputFor(args: string[], options: SignCommandOptions): string {
+  if (options.output) return options.outputDir ? join(options.outputDir, options.output) : options.output;
+  if (args.length === 1) return join(options.outputDir ?? dirname(args[0]!), `${basename(resolve(args[0]!))}.asice`);
+  throw new EsignError('USAGE', 'An ASiC-E of several inputs needs a name.', {
+    hint: 'Add -o bundle.asice.',
+  });
+}
+
+/**
+ * The files of the container, in argument order: a file under its own name, a directory's files
+ * (recursively, hidden ones left out) under names relative to the directory's parent. Two files
+ * of one name, or the output itself, are refused.
+ */
+async function containerFiles(args: string[], output: string): Promise<{ path: string; name: string }[]> {
+  const files: { path: string; name: string }[] = [];
+  const walk = async (dir: string, base: string): Promise<void> => {
+    const entries = [];
+    for await (const entry of await opendir(dir)) entries.push(entry);
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const entry of entries) {
+      if (entry.name.startsWith('.')) continue;
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) await walk(path, base);
+      else if (entry.isFile() || (entry.isSymbolicLink() && (await stat(path).catch(() => undefined))?.isFile()))
+        files.push({ path, name: relative(base, path).split('\\').join('/') });
+    }
+  };
+  for (const arg of args) {
+    const info = await stat(arg).catch(() => undefined);
+    if (!info) throw new EsignError('INPUT_NOT_FOUND', `${arg} does not exist.`, { hint: 'Check the file name.' });
+    if (info.isDirectory()) await walk(arg, dirname(resolve(arg)));
+    else files.push({ path: arg, name: basename(arg) });
+  }
+  if (files.length === 0)
+    throw new EsignError('INPUT_NOT_FOUND', 'No files to put in the container.', {
+      hint: 'Name files or directories.',
+    });
+  const names = new Map<string, string>();
+  for (const file of files) {
+    if (resolve(file.path) === resolve(output))
+      throw new EsignError('USAGE', `The output ${output} would be inside itself.`, {
+        hint: 'Write the container outside the directories it holds.',
+      });
+    const reason = unsafeName(file.name) ?? (file.name.startsWith('META-INF/') ? 'the reserved META-INF/' : undefined);
+    if (reason) throw new EsignError('USAGE', `${file.path} cannot go in a container: its name has ${reason}.`);
+    const key = file.name.toLowerCase();
+    const other = names.get(key);
+    if (other !== undefined)
+      throw new EsignError('USAGE', `${other} and ${file.path} would both be ${file.name} in the container.`, {
+        hint: 'Rename one, or put them in different directories.',
+      });
+    names.set(key, file.path);
+  }
+  return files;
+}

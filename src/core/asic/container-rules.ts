@@ -1,0 +1,116 @@
+/**
+ * What an ASiC container (ETSI EN 319 162-1) must be, and what esign refuses to read from a ZIP,
+ * as pure checks over the entries' metadata: the ZIP library reads the structure, this decides.
+ * A container esign reads never holds an unsafe name, two entries of one name, an encrypted entry,
+ * or more than it could have been compressed from (a ZIP bomb).
+ */
+import { EsignError } from '../errors.js';
+
+export const ASIC_S_MIMETYPE = 'application/vnd.etsi.asic-s+zip';
+export const ASIC_E_MIMETYPE = 'application/vnd.etsi.asic-e+zip';
+
+/** The metadata of one entry, as the central directory gives it. */
+export interface ContainerEntry {
+  name: string;
+  compressedSize: number;
+  uncompressedSize: number;
+  /** 0 stored, 8 deflated. */
+  compressionMethod: number;
+  encrypted: boolean;
+}
+
+export interface ContainerLimits {
+  /** The sum of the entries' uncompressed sizes. */
+  maxTotalBytes: number;
+  maxEntries: number;
+  /** Uncompressed over compressed size, for an entry of more than `ratioFloorBytes`. */
+  maxRatio: number;
+  ratioFloorBytes: number;
+}
+
+/** Deflate reaches about 1:1000 on the most repetitive data; documents stay far below 1:100. */
+export const DEFAULT_LIMITS: ContainerLimits = {
+  maxTotalBytes: 64 * 1024 ** 3,
+  maxEntries: 100_000,
+  maxRatio: 200,
+  ratioFloorBytes: 1024 * 1024,
+};
+
+/** Why a name is not one a container may hold (a path outside it, or one read differently elsewhere), or undefined. */
+export function unsafeName(name: string): string | undefined {
+  if (name.length === 0) return 'an empty name';
+  if (name.includes('\\')) return 'a backslash';
+  if (name.startsWith('/')) return 'an absolute path';
+  if (/^[a-zA-Z]:/.test(name)) return 'a drive letter';
+  if (name.split('/').some((part) => part === '..')) return 'a ".." component';
+  if (name.includes('\0')) return 'a NUL character';
+  return undefined;
+}
+
+/** Refuses a container whose entries esign will not read; throws a one-line CONTAINER_INVALID. */
+export function checkEntries(entries: readonly ContainerEntry[], limits: ContainerLimits = DEFAULT_LIMITS): void {
+  if (entries.length > limits.maxEntries)
+    throw invalid(`it has ${entries.length} entries, more than the ${limits.maxEntries} esign reads`);
+  const seen = new Set<string>();
+  let total = 0;
+  for (const entry of entries) {
+    const reason = unsafeName(entry.name);
+    if (reason) throw invalid(`the entry name ${JSON.stringify(entry.name)} has ${reason}`);
+    // Names differing only in case are one file on Windows and macOS.
+    const key = entry.name.normalize('NFC').toLowerCase();
+    if (seen.has(key)) throw invalid(`it holds two entries named ${JSON.stringify(entry.name)}`);
+    seen.add(key);
+    if (entry.encrypted) throw invalid(`the entry ${entry.name} is encrypted`);
+    if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8)
+      throw invalid(
+        `the entry ${entry.name} uses compression method ${entry.compressionMethod} (only stored and deflate)`,
+      );
+    if (
+      entry.uncompressedSize > limits.ratioFloorBytes &&
+      entry.uncompressedSize > entry.compressedSize * limits.maxRatio
+    )
+      throw invalid(
+        `the entry ${entry.name} would expand ${Math.round(entry.uncompressedSize / Math.max(1, entry.compressedSize))} times (a ZIP bomb?)`,
+      );
+    total += entry.uncompressedSize;
+    if (total > limits.maxTotalBytes)
+      throw invalid(`its entries would expand to more than ${limits.maxTotalBytes / 1024 ** 3} GiB (a ZIP bomb?)`);
+  }
+}
+
+/**
+ * The ASiC rule for `mimetype` (EN 319 162-1 §A.1): the first entry, stored, with no extra field,
+ * so that its name and content sit at fixed offsets. `localHeader` is the file's first 38 bytes
+ * and more; `expected` the container type its name promises.
+ */
+export function checkMimetype(localHeader: Uint8Array, expected: string): void {
+  const view = new DataView(localHeader.buffer, localHeader.byteOffset, localHeader.byteLength);
+  if (localHeader.length < 30 || view.getUint32(0, true) !== 0x04034b50) throw invalid('it is not a ZIP file');
+  const nameLength = view.getUint16(26, true);
+  const name = new TextDecoder().decode(localHeader.subarray(30, 30 + nameLength));
+  if (name !== 'mimetype') throw invalid('its first entry is not "mimetype"');
+  if (view.getUint16(8, true) !== 0) throw invalid('its "mimetype" entry is compressed (it must be stored)');
+  if (view.getUint16(28, true) !== 0) throw invalid('its "mimetype" entry has an extra field');
+  const size = view.getUint32(18, true);
+  const content = new TextDecoder().decode(localHeader.subarray(38, 38 + size));
+  if (content !== expected)
+    throw invalid(`its "mimetype" is ${JSON.stringify(content.slice(0, 80))}, not ${JSON.stringify(expected)}`);
+}
+
+/** Extensions of formats that are compressed already: deflating them again costs time and saves nothing. */
+const COMPRESSED = new Set(
+  'pdf zip gz tgz bz2 xz zst 7z rar jpg jpeg png gif webp heic avif mp3 mp4 m4a m4v mov mkv webm ogg docx xlsx pptx odt ods odp epub jar apk asice asics sce p7m'.split(
+    ' ',
+  ),
+);
+
+export function worthCompressing(name: string): boolean {
+  const dot = name.lastIndexOf('.');
+  return dot < 0 || !COMPRESSED.has(name.slice(dot + 1).toLowerCase());
+}
+
+export function invalid(reason: string): EsignError {
+  return new EsignError('CONTAINER_INVALID', `Not a container esign reads: ${reason}.`, {
+    hint: 'It may be damaged or crafted; ask the sender for the original container.',
+  });
+}

@@ -1,0 +1,165 @@
+/**
+ * ZIP containers (ASiC) through yauzl and yazl, loaded only when a container is read or written:
+ * a PDF sign and --help never load them. Reading goes through a ByteSource (a file, or bytes in a
+ * test), entries streamed; every entry is checked (container-rules.ts) before any is read.
+ * Writing streams each entry into an OutputFile (its temp file), nothing held whole.
+ */
+import { Readable } from 'node:stream';
+import type { Entry, ZipFile } from 'yauzl';
+import { checkEntries, invalid, type ContainerEntry, type ContainerLimits } from '../core/asic/container-rules.js';
+import { EsignError } from '../core/errors.js';
+import type { ByteSource } from '../core/ports.js';
+import { READ_CHUNK_BYTES, type HashSink, type OutputFile } from '../core/sign-workflow.js';
+
+export interface OpenContainer {
+  readonly entries: readonly ContainerEntry[];
+  /** The entry's uncompressed bytes, chunk by chunk (sizes and CRC checked by yauzl as it goes). */
+  read(name: string): AsyncIterable<Uint8Array>;
+  /** A small entry whole (a signature, a manifest); refused above `maxBytes`. */
+  readWhole(name: string, maxBytes?: number): Promise<Uint8Array>;
+  close(): void;
+}
+
+/** Opens a ZIP from a ByteSource and checks every entry's metadata; one line for any refusal. */
+export async function openContainer(source: ByteSource, limits?: ContainerLimits): Promise<OpenContainer> {
+  const yauzl = await import('yauzl');
+  class SourceReader extends yauzl.RandomAccessReader {
+    override _readStreamForRange(start: number, end: number): Readable {
+      return Readable.from(
+        (async function* () {
+          for (let offset = start; offset < end; offset += READ_CHUNK_BYTES) {
+            const chunk = await source.read(offset, Math.min(READ_CHUNK_BYTES, end - offset));
+            if (chunk.length === 0) throw invalid('it is truncated');
+            yield Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
+          }
+        })(),
+      );
+    }
+  }
+  let zip: ZipFile;
+  try {
+    zip = await yauzl.fromRandomAccessReaderPromise(new SourceReader(), source.size, {
+      lazyEntries: true,
+      autoClose: false,
+      strictFileNames: true,
+      validateEntrySizes: true,
+    });
+  } catch (error) {
+    throw zipError(error);
+  }
+  try {
+    const found = await allEntries(zip);
+    const entries = found.map((entry) => ({
+      name: entry.fileName,
+      compressedSize: entry.compressedSize,
+      uncompressedSize: entry.uncompressedSize,
+      compressionMethod: entry.compressionMethod,
+      encrypted: entry.isEncrypted(),
+    }));
+    checkEntries(entries, limits);
+    const byName = new Map(found.map((entry) => [entry.fileName, entry]));
+    const open = async (name: string): Promise<Readable> => {
+      const entry = byName.get(name);
+      if (!entry) throw invalid(`it has no entry ${name}`);
+      return zip.openReadStreamPromise(entry).catch((error: unknown) => {
+        throw zipError(error);
+      });
+    };
+    const read = async function* (name: string): AsyncIterable<Uint8Array> {
+      try {
+        for await (const chunk of await open(name)) yield chunk as Uint8Array;
+      } catch (error) {
+        throw zipError(error);
+      }
+    };
+    return {
+      entries,
+      read,
+      async readWhole(name, maxBytes = 16 * 1024 * 1024) {
+        const entry = byName.get(name);
+        if (entry && entry.uncompressedSize > maxBytes)
+          throw invalid(`its entry ${name} is larger than ${maxBytes} bytes`);
+        const chunks: Uint8Array[] = [];
+        for await (const chunk of read(name)) chunks.push(chunk);
+        return Buffer.concat(chunks);
+      },
+      close: () => zip.close(),
+    };
+  } catch (error) {
+    zip.close();
+    throw error;
+  }
+}
+
+async function allEntries(zip: ZipFile): Promise<Entry[]> {
+  return new Promise((resolve, reject) => {
+    const entries: Entry[] = [];
+    zip.on('entry', (entry: Entry) => {
+      entries.push(entry);
+      zip.readEntry();
+    });
+    zip.on('end', () => resolve(entries));
+    zip.on('error', (error: unknown) => reject(zipError(error)));
+    zip.readEntry();
+  });
+}
+
+/** yauzl's errors (a truncated or damaged ZIP, a bad name, a size that lies) as one line. */
+function zipError(error: unknown): EsignError {
+  if (error instanceof EsignError) return error;
+  const message = (error as Error)?.message ?? String(error);
+  // yauzl's strict names refuse a backslash before container-rules sees the name.
+  const backslashed = /^invalid characters in fileName: (.*)$/.exec(message);
+  if (backslashed) return invalid(`the entry name ${JSON.stringify(backslashed[1])} has a backslash`);
+  return invalid(message.replace(/\.$/, ''));
+}
+
+/** One entry of a container to write: small bytes, or a source streamed in (and hashed as it goes). */
+export type EntryToWrite =
+  | { name: string; bytes: Uint8Array; compress: boolean }
+  | { name: string; chunks: AsyncIterable<Uint8Array>; size?: number; compress: boolean; hash?: HashSink };
+
+/**
+ * Writes a ZIP into `output` (appended): `mimetype` first, stored, with no extra field (no entry
+ * gets one: DOS times only), then the entries in order. Zip64 comes where a size or offset needs it.
+ * Returns the bytes written, which the caller hashes through `onChunk`.
+ */
+export async function writeZip(
+  output: OutputFile,
+  mimetype: string,
+  entries: readonly EntryToWrite[],
+  mtime: Date,
+  onChunk: (chunk: Uint8Array) => void,
+): Promise<number> {
+  const yazl = await import('yazl');
+  const zip = new yazl.ZipFile();
+  const common = { mtime, forceDosTimestamp: true, mode: 0o100644 };
+  zip.addBuffer(Buffer.from(mimetype, 'ascii'), 'mimetype', { ...common, compress: false });
+  for (const entry of entries) {
+    if ('bytes' in entry) zip.addBuffer(Buffer.from(entry.bytes), entry.name, { ...common, compress: entry.compress });
+    else {
+      const { chunks, hash } = entry;
+      const stream = Readable.from(
+        (async function* () {
+          for await (const chunk of chunks) {
+            hash?.update(chunk);
+            yield chunk;
+          }
+        })(),
+      );
+      zip.addReadStreamLazy(
+        entry.name,
+        { ...common, compress: entry.compress, ...(entry.size === undefined ? {} : { size: entry.size }) },
+        (callback) => callback(null, stream),
+      );
+    }
+  }
+  zip.end();
+  let bytes = 0;
+  for await (const chunk of zip.outputStream as AsyncIterable<Buffer>) {
+    onChunk(chunk);
+    bytes += chunk.length;
+    await output.write(chunk);
+  }
+  return bytes;
+}

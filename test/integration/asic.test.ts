@@ -1,0 +1,475 @@
+/**
+ * ASiC containers: `--format asics` against the sandbox, read back by esign verify, and the
+ * containers esign refuses to read (each in one line, nothing written, the input untouched).
+ */
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { PDFDocument } from 'pdf-lib';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/run-cli.js';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { tempDir, tempDirForFile } from '../helpers/tmp.js';
+
+let sandbox: TestSandbox;
+beforeAll(async () => {
+  sandbox = await startTestSandbox({ autoApprove: true });
+});
+afterAll(async () => sandbox?.close());
+
+const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
+/** A ZIP made by Info-ZIP's `zip` in `dir` from `files` (name → content), in that order, with `options`. */
+function infoZip(dir: string, archive: string, names: string[], options: string[] = []): void {
+  const made = spawnSync('zip', ['-q', '-X', ...options, archive, ...names], { cwd: dir });
+  if (made.status !== 0) throw new Error(made.stderr.toString());
+}
+
+describe('esign sign --format asics', () => {
+  it('writes one ASiC-S per input, which verify reports valid and covering its document', async () => {
+    const dir = await tempDir();
+    const out = join(dir, 'signed');
+    await writeFile(join(dir, 'notes.txt'), 'release notes\n'.repeat(1000));
+    await writeFile(join(dir, 'data.json'), '{"a":1}\n');
+    const signed = await runCli(
+      [
+        '--auto-approve',
+        '--json',
+        'sign',
+        '--format',
+        'asics',
+        '--level',
+        'B-T',
+        '--output-dir',
+        out,
+        join(dir, 'notes.txt'),
+        join(dir, 'data.json'),
+      ],
+      { env: sandbox.env },
+    );
+    expect(signed.code, signed.stderr).toBe(0);
+    const lines = signed.jsonLines() as Array<Record<string, unknown>>;
+    expect(lines.map((line) => line['packaging'])).toEqual(['asic-s', 'asic-s']);
+    expect((await readdir(out)).sort()).toEqual(['data.json.asics', 'notes.txt.asics']);
+    const container = await readFile(join(out, 'notes.txt.asics'));
+    const line = lines.find((entry) => entry['output'] === join(out, 'notes.txt.asics'));
+    expect(line!['sha256']).toBe(sha256(container));
+    expect(line!['bytes']).toBe(container.length);
+    // mimetype first, stored, no extra field: its content at byte 38.
+    expect(container.subarray(30, 38).toString()).toBe('mimetype');
+    expect(container.readUInt16LE(8)).toBe(0);
+    expect(container.readUInt16LE(28)).toBe(0);
+    expect(container.subarray(38, 38 + 31).toString()).toBe('application/vnd.etsi.asic-s+zip');
+
+    const verified = await runCli(['--json', 'verify', join(out, 'notes.txt.asics')], { env: sandbox.env });
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.json()).toMatchObject({
+      packaging: 'asic-s',
+      uncovered: [],
+      valid: true,
+      signatures: [{ covers: ['notes.txt'], level: 'B-T', status: 'valid' }],
+    });
+  });
+
+  it('fails verify when the document inside was changed', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'pay.txt'), 'pay 100 EUR\n');
+    const signed = await runCli(
+      ['--auto-approve', 'sign', '--format', 'asics', '--level', 'B-B', join(dir, 'pay.txt')],
+      {
+        env: sandbox.env,
+      },
+    );
+    expect(signed.code, signed.stderr).toBe(0);
+    const work = join(dir, 'x');
+    await mkdir(join(work, 'META-INF'), { recursive: true });
+    spawnSync('unzip', ['-q', join(dir, 'pay.txt.asics'), '-d', work]);
+    await writeFile(join(work, 'pay.txt'), 'pay 900 EUR\n');
+    infoZip(work, 'changed.asics', ['mimetype'], ['-0']);
+    infoZip(work, 'changed.asics', ['pay.txt', 'META-INF/signature.p7s']);
+    const verified = await runCli(['--json', 'verify', join(work, 'changed.asics')], { env: sandbox.env });
+    expect(verified.code).toBe(9);
+    expect(verified.json()).toMatchObject({ code: 'VERIFY_FAILED', valid: false });
+  });
+});
+
+describe('esign verify refuses containers it will not read, in one line', () => {
+  let dir: string;
+  let removeDir: () => Promise<void>;
+  let p7s: Buffer;
+  afterAll(async () => removeDir?.());
+  beforeAll(async () => {
+    ({ dir, remove: removeDir } = await tempDirForFile());
+    await writeFile(join(dir, 'doc.txt'), 'document\n');
+    const signed = await runCli(['--auto-approve', 'sign', '--level', 'B-B', join(dir, 'doc.txt')], {
+      env: sandbox.env,
+    });
+    expect(signed.code, signed.stderr).toBe(0);
+    p7s = await readFile(join(dir, 'doc.txt.p7s'));
+  });
+
+  /** A container directory with mimetype, doc.txt and its signature, zipped by `build`. */
+  async function refusal(name: string, build: (work: string) => Promise<string>): Promise<string> {
+    const work = join(dir, name);
+    await mkdir(join(work, 'META-INF'), { recursive: true });
+    await writeFile(join(work, 'mimetype'), 'application/vnd.etsi.asic-s+zip');
+    await writeFile(join(work, 'doc.txt'), 'document\n');
+    await writeFile(join(work, 'META-INF', 'signature.p7s'), p7s);
+    const archive = await build(work);
+    const before = await readdir(work);
+    const result = await runCli(['verify', join(work, archive)], { env: sandbox.env });
+    expect(result.code, result.stderr).toBe(7);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(await readdir(work)).toEqual(before);
+    return result.stderr;
+  }
+
+  it('a valid layout verifies (the fixture is right)', async () => {
+    const work = join(dir, 'good');
+    await mkdir(join(work, 'META-INF'), { recursive: true });
+    await writeFile(join(work, 'mimetype'), 'application/vnd.etsi.asic-s+zip');
+    await writeFile(join(work, 'doc.txt'), 'document\n');
+    await writeFile(join(work, 'META-INF', 'signature.p7s'), p7s);
+    infoZip(work, 'good.asics', ['mimetype'], ['-0']);
+    infoZip(work, 'good.asics', ['doc.txt', 'META-INF/signature.p7s']);
+    const result = await runCli(['verify', join(work, 'good.asics')], { env: sandbox.env });
+    expect(result.code, result.stderr).toBe(0);
+  });
+
+  it('mimetype not first', async () => {
+    const stderr = await refusal('not-first', async (work) => {
+      infoZip(work, 'c.asics', ['doc.txt', 'mimetype', 'META-INF/signature.p7s'], ['-0']);
+      return 'c.asics';
+    });
+    expect(stderr).toMatch(/its first entry is not "mimetype"/);
+  });
+
+  it('mimetype compressed', async () => {
+    const stderr = await refusal('compressed', async (work) => {
+      infoZip(work, 'c.asics', ['mimetype', 'doc.txt', 'META-INF/signature.p7s'], ['-0']);
+      // Its local header says deflate (method 8): what a zip tool does to a longer mimetype.
+      const bytes = await readFile(join(work, 'c.asics'));
+      bytes.writeUInt16LE(8, 8);
+      await writeFile(join(work, 'c.asics'), bytes);
+      return 'c.asics';
+    });
+    expect(stderr).toMatch(/its "mimetype" entry is compressed \(it must be stored\)/);
+  });
+
+  it('a wrong mimetype', async () => {
+    const stderr = await refusal('wrong-type', async (work) => {
+      await writeFile(join(work, 'mimetype'), 'application/vnd.etsi.asic-e+zip');
+      infoZip(work, 'c.asics', ['mimetype', 'doc.txt', 'META-INF/signature.p7s'], ['-0']);
+      return 'c.asics';
+    });
+    expect(stderr).toMatch(/its "mimetype" is "application\/vnd.etsi.asic-e\+zip"/);
+  });
+
+  it('a truncated ZIP', async () => {
+    const stderr = await refusal('truncated', async (work) => {
+      infoZip(work, 'c.asics', ['mimetype', 'doc.txt', 'META-INF/signature.p7s'], ['-0']);
+      const whole = await readFile(join(work, 'c.asics'));
+      await writeFile(join(work, 'c.asics'), whole.subarray(0, whole.length - 30));
+      return 'c.asics';
+    });
+    expect(stderr).toMatch(/c\.asics: Not a container esign reads: /);
+  });
+
+  it('a ZIP bomb (an entry that would expand a thousand times)', async () => {
+    const stderr = await refusal('bomb', async (work) => {
+      await writeFile(join(work, 'doc.txt'), Buffer.alloc(20 * 1024 * 1024));
+      infoZip(work, 'c.asics', ['mimetype'], ['-0']);
+      infoZip(work, 'c.asics', ['doc.txt', 'META-INF/signature.p7s'], ['-9']);
+      return 'c.asics';
+    });
+    expect(stderr).toMatch(/the entry doc\.txt would expand \d+ times \(a ZIP bomb\?\)/);
+  });
+
+  it('an encrypted entry', async () => {
+    const stderr = await refusal('encrypted', async (work) => {
+      infoZip(work, 'c.asics', ['mimetype'], ['-0']);
+      infoZip(work, 'c.asics', ['doc.txt', 'META-INF/signature.p7s'], ['-P', 'secret']);
+      return 'c.asics';
+    });
+    expect(stderr).toMatch(/the entry doc\.txt is encrypted/);
+  });
+
+  it('an entry name with "..", and one with a backslash', async () => {
+    const dotdot = await refusal('dotdot', async (work) => {
+      infoZip(work, 'c.asics', ['mimetype', 'doc.txt', 'META-INF/signature.p7s'], ['-0']);
+      const bytes = await readFile(join(work, 'c.asics'));
+      // "doc.txt" → "../x.tx" in both the local header and the central directory (same length).
+      await writeFile(
+        join(work, 'c.asics'),
+        Buffer.from(bytes.toString('latin1').replaceAll('doc.txt', '../x.tx'), 'latin1'),
+      );
+      return 'c.asics';
+    });
+    expect(dotdot).toMatch(/c\.asics: Not a container esign reads: .*\.\./);
+    const backslash = await refusal('backslash', async (work) => {
+      infoZip(work, 'c.asics', ['mimetype', 'doc.txt', 'META-INF/signature.p7s'], ['-0']);
+      const bytes = await readFile(join(work, 'c.asics'));
+      await writeFile(
+        join(work, 'c.asics'),
+        Buffer.from(bytes.toString('latin1').replaceAll('doc.txt', 'a\\b.txt'), 'latin1'),
+      );
+      return 'c.asics';
+    });
+    expect(backslash).toMatch(/c\.asics: Not a container esign reads: .*backslash/);
+  });
+
+  it('two entries of one name', async () => {
+    const stderr = await refusal('duplicate', async (work) => {
+      await writeFile(join(work, 'doc.tx2'), 'other\n');
+      infoZip(work, 'c.asics', ['mimetype', 'doc.txt', 'doc.tx2', 'META-INF/signature.p7s'], ['-0']);
+      const bytes = await readFile(join(work, 'c.asics'));
+      await writeFile(
+        join(work, 'c.asics'),
+        Buffer.from(bytes.toString('latin1').replaceAll('doc.tx2', 'doc.txt'), 'latin1'),
+      );
+      return 'c.asics';
+    });
+    expect(stderr).toMatch(/it holds two entries named "doc\.txt"/);
+  });
+});
+
+describe('esign sign --format asice', () => {
+  it('makes one container of files and a directory (recursively, names relative), one approval, which verify reports covered', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'a.txt'), 'first\n');
+    await writeFile(join(dir, 'b c.xml'), '<b/>\n');
+    await mkdir(join(dir, 'docs', 'sub'), { recursive: true });
+    await writeFile(join(dir, 'docs', 'one.txt'), 'one\n');
+    await writeFile(join(dir, 'docs', 'sub', 'two.json'), '{"two":2}\n');
+    await writeFile(join(dir, 'docs', '.hidden'), 'left out\n');
+    const bundle = join(dir, 'bundle.asice');
+    const before = sandbox.sandbox.requestLog.length;
+    const signed = await runCli(
+      [
+        '--auto-approve',
+        '--json',
+        'sign',
+        '--format',
+        'asice',
+        '--level',
+        'B-T',
+        '-o',
+        bundle,
+        join(dir, 'a.txt'),
+        join(dir, 'b c.xml'),
+        join(dir, 'docs'),
+      ],
+      { env: sandbox.env },
+    );
+    expect(signed.code, signed.stderr).toBe(0);
+    expect(
+      sandbox.sandbox.requestLog.slice(before).filter((call) => call.endsWith('signatures/signHash')),
+    ).toHaveLength(1);
+    expect(signed.json()).toMatchObject({
+      output: bundle,
+      packaging: 'asic-e',
+      files: ['a.txt', 'b c.xml', 'docs/one.txt', 'docs/sub/two.json'],
+      level: 'B-T',
+    });
+    const container = await readFile(bundle);
+    expect(container.subarray(38, 38 + 31).toString()).toBe('application/vnd.etsi.asic-e+zip');
+
+    const verified = await runCli(['--json', 'verify', bundle], { env: sandbox.env });
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.json()).toMatchObject({
+      packaging: 'asic-e',
+      valid: true,
+      uncovered: [],
+      signatures: [
+        { covers: ['a.txt', 'b c.xml', 'docs/one.txt', 'docs/sub/two.json'], level: 'B-T', status: 'valid' },
+      ],
+    });
+
+    const extracted = join(dir, 'extracted');
+    const extract = await runCli(['--json', 'verify', bundle, '--extract', extracted], { env: sandbox.env });
+    expect(extract.code, extract.stderr).toBe(0);
+    expect(extract.json()).toMatchObject({ extracted });
+    expect(await readFile(join(extracted, 'docs', 'sub', 'two.json'), 'utf8')).toBe('{"two":2}\n');
+    expect((await readdir(extracted)).sort()).toEqual(['a.txt', 'b c.xml', 'docs']);
+
+    // An unsigned file added: reported apart, the container is not valid, and nothing is extracted.
+    const work = join(dir, 'work');
+    await mkdir(work);
+    await writeFile(join(work, 'extra.txt'), 'slipped in\n');
+    await writeFile(join(work, 'added.asice'), container);
+    infoZip(work, 'added.asice', ['extra.txt']);
+    const added = await runCli(['--json', 'verify', join(work, 'added.asice'), '--extract', join(work, 'out')], {
+      env: sandbox.env,
+    });
+    expect(added.code).toBe(9);
+    expect(added.json()).toMatchObject({ code: 'VERIFY_MODIFIED', uncovered: ['extra.txt'] });
+    expect(added.json()).not.toHaveProperty('extracted');
+    expect(await readdir(work)).not.toContain('out');
+
+    // A covered file changed: that signature fails.
+    spawnSync('unzip', ['-q', bundle, '-d', join(work, 'x')]);
+    await writeFile(join(work, 'x', 'a.txt'), 'forged\n');
+    infoZip(join(work, 'x'), 'changed.asice', ['mimetype'], ['-0']);
+    infoZip(join(work, 'x'), 'changed.asice', ['-r', 'a.txt', 'b c.xml', 'docs', 'META-INF']);
+    const changed = await runCli(['--json', 'verify', join(work, 'x', 'changed.asice')], { env: sandbox.env });
+    expect(changed.code).toBe(9);
+    expect(changed.json()).toMatchObject({
+      code: 'VERIFY_FAILED',
+      signatures: [{ status: 'invalid', indication: 'TOTAL-FAILED', subIndication: 'HASH_FAILURE' }],
+    });
+
+    // A file the manifest names, deleted: refused in one line.
+    await writeFile(join(work, 'missing.asice'), container);
+    spawnSync('zip', ['-q', '-d', join(work, 'missing.asice'), 'docs/one.txt']);
+    const missing = await runCli(['verify', join(work, 'missing.asice')], { env: sandbox.env });
+    expect(missing.code).toBe(7);
+    expect(missing.stderr).toMatch(
+      /META-INF\/ASiCManifest\.xml names docs\/one\.txt, which the container does not hold/,
+    );
+  });
+
+  it('refuses two inputs of one name in the container, before any approval', async () => {
+    const dir = await tempDir();
+    await mkdir(join(dir, 'x'));
+    await writeFile(join(dir, 'a.txt'), 'a\n');
+    await writeFile(join(dir, 'x', 'a.txt'), 'other a\n');
+    const result = await runCli(
+      [
+        '--auto-approve',
+        'sign',
+        '--format',
+        'asice',
+        '-o',
+        join(dir, 'b.asice'),
+        join(dir, 'a.txt'),
+        join(dir, 'x', 'a.txt'),
+      ],
+      { env: sandbox.env },
+    );
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/would both be a\.txt in the container/);
+    expect((await readdir(dir)).sort()).toEqual(['a.txt', 'x']);
+  });
+
+  it('adds a second signature with its own manifest, earlier manifest and signature byte for byte, replacing the container', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'a.txt'), 'first\n'.repeat(500));
+    await writeFile(join(dir, 'b.pdf'), '%PDF-1.7 not really\n');
+    const bundle = join(dir, 'bundle.asice');
+    const first = await runCli(
+      [
+        '--auto-approve',
+        'sign',
+        '--format',
+        'asice',
+        '--level',
+        'B-B',
+        '-o',
+        bundle,
+        join(dir, 'a.txt'),
+        join(dir, 'b.pdf'),
+      ],
+      { env: sandbox.env },
+    );
+    expect(first.code, first.stderr).toBe(0);
+    const unzipOf = async (archive: string, into: string) => {
+      spawnSync('unzip', ['-q', archive, '-d', into]);
+      return {
+        manifest: await readFile(join(into, 'META-INF', 'ASiCManifest.xml')),
+        signature: await readFile(join(into, 'META-INF', 'signature001.p7s')),
+      };
+    };
+    const before = await unzipOf(bundle, join(dir, 'before'));
+    const second = await runCli(['--auto-approve', '--json', 'sign', '--level', 'B-T', bundle], { env: sandbox.env });
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.json()).toMatchObject({ output: bundle, packaging: 'asic-e', files: ['a.txt', 'b.pdf'] });
+    expect((await readdir(dir)).sort()).toEqual(['a.txt', 'b.pdf', 'before', 'bundle.asice']);
+    const after = await unzipOf(bundle, join(dir, 'after'));
+    expect(after.manifest.equals(before.manifest)).toBe(true);
+    expect(after.signature.equals(before.signature)).toBe(true);
+    const names = spawnSync('zipinfo', ['-1', bundle]).stdout.toString().trim().split('\n');
+    expect(names).toEqual([
+      'mimetype',
+      'a.txt',
+      'b.pdf',
+      'META-INF/ASiCManifest.xml',
+      'META-INF/signature001.p7s',
+      'META-INF/ASiCManifest002.xml',
+      'META-INF/signature002.p7s',
+    ]);
+    const verified = await runCli(['--json', 'verify', bundle], { env: sandbox.env });
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.json()).toMatchObject({
+      valid: true,
+      uncovered: [],
+      signatures: [
+        { index: 1, covers: ['a.txt', 'b.pdf'], level: 'B-B' },
+        { index: 2, covers: ['a.txt', 'b.pdf'], level: 'B-T' },
+      ],
+    });
+  });
+});
+
+describe('esign timestamp --format asics', () => {
+  it('writes an ASiC-S of the file and its token, which verify reports as a valid document timestamp', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'build.tar');
+    await writeFile(input, Buffer.alloc(5000, 9));
+    const stamped = await runCli(['--json', 'timestamp', '--format', 'asics', input], { env: sandbox.env });
+    expect(stamped.code, stamped.stderr).toBe(0);
+    expect(stamped.json()).toMatchObject({ input, output: `${input}.asics` });
+    const verified = await runCli(['--json', 'verify', `${input}.asics`], { env: sandbox.env });
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.json()).toMatchObject({
+      packaging: 'asic-s',
+      valid: true,
+      signatures: [{ kind: 'docTimeStamp', covers: ['build.tar'], status: 'valid', indication: 'TOTAL-PASSED' }],
+    });
+
+    const work = join(dir, 'x');
+    spawnSync('unzip', ['-q', `${input}.asics`, '-d', work]);
+    await writeFile(join(work, 'build.tar'), Buffer.alloc(5000, 8));
+    infoZip(work, 'changed.asics', ['mimetype'], ['-0']);
+    infoZip(work, 'changed.asics', ['build.tar', 'META-INF/timestamp.tst']);
+    const changed = await runCli(['--json', 'verify', join(work, 'changed.asics')], { env: sandbox.env });
+    expect(changed.code).toBe(9);
+    expect(changed.json()).toMatchObject({
+      code: 'VERIFY_FAILED',
+      signatures: [{ status: 'invalid', subIndication: 'HASH_FAILURE' }],
+    });
+  });
+});
+
+describe('the ZIP libraries', () => {
+  /** The packages a run required, as Node's module loader saw them (a --require hook that logs them at exit). */
+  async function zipModulesLoaded(args: string[]): Promise<string[]> {
+    const dir = await tempDir();
+    const hook = join(dir, 'hook.cjs');
+    const log = join(dir, 'modules.txt');
+    await writeFile(
+      hook,
+      `const Module = require('node:module'); const seen = new Set(); const load = Module._load;
+Module._load = function (request, ...rest) { seen.add(request); return load.call(this, request, ...rest); };
+process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(log)}, [...seen].join('\\n')));`,
+    );
+    const result = await runCli(args, { env: { ...sandbox.env, NODE_OPTIONS: `--require ${hook}` } });
+    expect(result.code, result.stderr).toBe(0);
+    return (await readFile(log, 'utf8')).split('\n').filter((name) => /^(yazl|yauzl)$/.test(name));
+  }
+
+  it('load for containers only: not for --help, a PDF or a .p7s', async () => {
+    const dir = await tempDir();
+    const pdf = join(dir, 'c.pdf');
+    const document = await PDFDocument.create();
+    document.addPage();
+    await writeFile(pdf, await document.save());
+    await writeFile(join(dir, 'n.txt'), 'n\n');
+    expect(await zipModulesLoaded(['--help'])).toEqual([]);
+    expect(await zipModulesLoaded(['sign', '--help'])).toEqual([]);
+    expect(await zipModulesLoaded(['--auto-approve', 'sign', '--level', 'B-B', pdf, join(dir, 'n.txt')])).toEqual([]);
+    expect(
+      await zipModulesLoaded(['--auto-approve', 'sign', '--format', 'asics', '--level', 'B-B', join(dir, 'n.txt')]),
+    ).toEqual(['yazl']);
+  });
+});
