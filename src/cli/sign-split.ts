@@ -90,6 +90,7 @@ const REMEMBERED_OPTIONS = [
   'skipExisting',
   'upload',
   'overwrite',
+  'format',
 ] as const satisfies ReadonlyArray<keyof SignCommandOptions>;
 type RememberedOption = (typeof REMEMBERED_OPTIONS)[number];
 
