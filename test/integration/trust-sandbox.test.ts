@@ -2,7 +2,9 @@
  * `esign trust update` against the sandbox's TEST lists (a LOTL and the national list ZZ), over HTTP
  * and HTTPS, with each trusted-list quirk; and a real profile meeting them.
  */
+import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { QuirkName } from '../../src/sandbox/signing/quirks.js';
 import { runCli } from '../helpers/run-cli.js';
@@ -140,5 +142,25 @@ describe('esign trust update on a sandbox over HTTPS', () => {
     } finally {
       await tls.close();
     }
+  });
+});
+
+describe('the sandbox profile with nothing cached', () => {
+  it('sign, then verify: verify fetches the TEST lists itself and names a QESig, labelled TEST', async () => {
+    const env = await cacheEnv();
+    const dir = await tempDir('esign-trust-first-');
+    const input = join(dir, 'contract.pdf');
+    await copyFile(fileURLToPath(new URL('../../samples/contract.pdf', import.meta.url)), input);
+    const signed = await runCli(['--auto-approve', '--quiet', 'sign', '--level', 'B-T', input], { env });
+    expect(signed.code, signed.stderr).toBe(0);
+
+    const verified = await runCli(['verify', join(dir, 'contract-signed.pdf')], { env });
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.stdout).toMatch(/qualified\s+TEST — qualified electronic signature \(QESig\): ZZ, /);
+
+    // The lists are cached now: the next sign says what it made.
+    const again = await runCli(['--auto-approve', 'sign', '-o', join(dir, 'again.pdf'), input], { env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout + again.stderr).toContain('TEST — qualified electronic signature (QESig)');
   });
 });
