@@ -152,7 +152,7 @@ describe('loadOrCreatePki', () => {
     ).toContain(urls.crl);
   });
 
-  it('gives signers QC statements and a QCP policy: seals eseal, people esign, alice-rsa3072 and acme-seal-otp off a QSCD', () => {
+  it('gives signers QC statements (no QcSSCD: the list says which keys are on a QSCD) and a QCP policy: seals eseal, people esign, alice-rsa3072 and acme-seal-otp QCP-n/QCP-l', () => {
     const facts = Object.fromEntries(
       pki.credentials.map((c) => {
         const cert = qualificationCertificate(c.signer.certificate);
@@ -163,9 +163,14 @@ describe('loadOrCreatePki', () => {
       }),
     );
     expect(Object.values(facts).every((f) => f.qc)).toBe(true);
-    expect(facts['alice-rsa2048']).toEqual({ types: ['esig'], sscd: true, policies: ['0.4.0.194112.1.2'], qc: true });
+    expect(facts['alice-rsa2048']).toEqual({ types: ['esig'], sscd: false, policies: ['0.4.0.194112.1.2'], qc: true });
     expect(facts['alice-rsa3072']).toEqual({ types: ['esig'], sscd: false, policies: ['0.4.0.194112.1.0'], qc: true });
-    expect(facts['acme-seal-totp']).toEqual({ types: ['eseal'], sscd: true, policies: ['0.4.0.194112.1.3'], qc: true });
+    expect(facts['acme-seal-totp']).toEqual({
+      types: ['eseal'],
+      sscd: false,
+      policies: ['0.4.0.194112.1.3'],
+      qc: true,
+    });
     expect(facts['acme-seal-otp']).toEqual({
       types: ['eseal'],
       sscd: false,

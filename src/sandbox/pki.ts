@@ -418,7 +418,10 @@ async function issueEndEntities(
       extensions: (ski) => [
         basicConstraints(false),
         keyUsage(KU.digitalSignature | KU.nonRepudiation),
-        qcStatements({ types: [spec.seal ? 'eseal' : 'esign'], sscd: !spec.notOnQscd }),
+        // No QcSSCD: whether the key is on a QSCD is the TEST list's word (QCWithSSCD / QCNoSSCD by
+        // policy), as TS 119 615 lets it be. With QcSSCD, pdfsig (poppler 22.12, NSS) refused the
+        // certificate of a file's second signature made through the in-process test sandbox.
+        qcStatements({ types: [spec.seal ? 'eseal' : 'esign'], sscd: false }),
         certificatePolicies([qualifiedPolicy(spec)]),
         crlDistributionPoint(urls.crl),
         authorityInfoAccess(urls.ocsp, urls.issuingCa),
