@@ -10,12 +10,7 @@ import { tempDir } from '../helpers/tmp.js';
 describe('esign sandbox start', () => {
   it('serves every service on 127.0.0.1, points the sandbox profile at it, and stops on Ctrl-C', async () => {
     const dir = await tempDir();
-    const env = {
-      ...process.env,
-      ESIGN_CONFIG_DIR: join(dir, 'config'),
-      ESIGN_SANDBOX_DIR: join(dir, 'sandbox'),
-      NO_COLOR: '1',
-    };
+    const env = ownDirsEnv(dir);
     const dataDir = join(dir, 'sandbox');
     const { urls, rootPem, child, exited } = await startSandboxProcess(['--data-dir', dataDir], env);
     for (const key of ['signing', 'identity', 'identityLegacy', 'storage', 'tsa', 'pki'])
@@ -43,12 +38,7 @@ describe('esign sandbox start', () => {
 
   it('started with another --data-dir, serves that dir and leaves the default sandbox in place', async () => {
     const dir = await tempDir();
-    const env = {
-      ...process.env,
-      ESIGN_CONFIG_DIR: join(dir, 'config'),
-      ESIGN_SANDBOX_DIR: join(dir, 'sandbox'),
-      NO_COLOR: '1',
-    };
+    const env = ownDirsEnv(dir);
     // Signed a minute earlier by the default sandbox (embedded in the command).
     const input = join(dir, 'contract.pdf');
     await copyFile(SAMPLE_PDF, input);
@@ -113,4 +103,14 @@ async function startSandboxProcess(args: string[], env: NodeJS.ProcessEnv) {
   }
   const { urls, rootPem } = JSON.parse(stdout) as { urls: Record<string, string>; rootPem: string };
   return { urls, rootPem, child, exited };
+}
+
+/** The environment of a run whose config and sandbox data live in `dir`. */
+function ownDirsEnv(dir: string): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    ESIGN_CONFIG_DIR: join(dir, 'config'),
+    ESIGN_SANDBOX_DIR: join(dir, 'sandbox'),
+    NO_COLOR: '1',
+  };
 }
