@@ -8,7 +8,7 @@ import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { PDFDocument } from 'pdf-lib';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/run-cli.js';
+import { runCli, TESTING_EXECUTABLE } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDir, tempDirForFile } from '../helpers/tmp.js';
 
@@ -458,7 +458,8 @@ process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(log)}
     return (await readFile(log, 'utf8')).split('\n').filter((name) => /^(yazl|yauzl)$/.test(name));
   }
 
-  it('load for containers only: not for --help, a PDF or a .p7s', async () => {
+  // The single executable holds every package: which ones load is not seen by name there.
+  it.skipIf(TESTING_EXECUTABLE)('load for containers only: not for --help, a PDF or a .p7s', async () => {
     const dir = await tempDir();
     const pdf = join(dir, 'c.pdf');
     const document = await PDFDocument.create();

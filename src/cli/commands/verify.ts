@@ -105,6 +105,14 @@ export async function runVerify(file: string, options: VerifyCommandOptions, ctx
       paths.length > 0,
       ctx,
     );
+  // A missing input fails before any list is fetched.
+  const [{ access }, { inputError }] = await Promise.all([
+    import('node:fs/promises'),
+    import('../../io/file-source.js'),
+  ]);
+  await access(file).catch((error: unknown) => {
+    throw inputError(file, error);
+  });
   // With lists, their CA/QC and TSA/QTST services are anchors alongside the configured ones (the
   // sandbox's TEST lists fetched on first use, unless --trust names the anchors to use).
   const trustedLists = await usableTrustedLists(ctx, { fetchSandboxLists: options.trust.length === 0 });
