@@ -13,6 +13,8 @@ const WOFF2_SIGNATURE = 0x774f4632; // 'wOF2'
 const OTTO = 0x4f54544f; // 'OTTO': CFF outlines
 const HEADER = 44;
 const ENTRY = 20;
+/** What the tables of one font may inflate to, in all: ten times the largest CJK fonts; past it, a bomb. */
+const MAX_SFNT_BYTES = 256 * 1024 * 1024;
 
 /** Whether `head` (the first 4 bytes or more of a file) begins a WOFF 1.0 file. */
 export function isWoff(head: Uint8Array): boolean {
@@ -41,16 +43,19 @@ export function sfntOfWoff(woff: Uint8Array, label: string): Uint8Array {
   const view = new DataView(woff.buffer, woff.byteOffset, woff.byteLength);
   const count = view.getUint16(12);
   if (count === 0 || HEADER + count * ENTRY > woff.length) throw bad('its table directory is cut short');
+  let inflated = 0;
   const tables = Array.from({ length: count }, (_, i) => {
     const at = HEADER + i * ENTRY;
     const offset = view.getUint32(at + 4);
     const compLength = view.getUint32(at + 8);
     const origLength = view.getUint32(at + 12);
     if (offset + compLength > woff.length) throw bad('a table lies outside the file');
+    inflated += origLength;
+    if (inflated > MAX_SFNT_BYTES) throw bad(`its tables would inflate past ${MAX_SFNT_BYTES / 1024 / 1024} MiB`);
     const stored = woff.subarray(offset, offset + compLength);
     let data: Uint8Array;
     try {
-      data = compLength < origLength ? inflateSync(stored) : stored;
+      data = compLength < origLength ? inflateSync(stored, { maxOutputLength: origLength }) : stored;
     } catch (error) {
       throw bad((error as Error).message);
     }
