@@ -32,16 +32,31 @@ export async function trustListSources(
  * `fetchSandboxLists`, a sandbox profile whose cache holds nothing yet (not even a failed list) fetches its sandbox's TEST
  * lists first (a loopback call), so `esign verify` on the sandbox qualifies with no setup.
  */
-export async function usableTrustedLists(
+export function usableTrustedLists(
   ctx: Context,
   options: { fetchSandboxLists?: boolean } = {},
+): Promise<TrustedListCacheEntry[] | undefined> {
+  // Read once a run: a sign asks for the TSA anchors, the chain's issuers and the qualification.
+  const key = options.fetchSandboxLists === true;
+  const memo = readOnce.get(ctx) ?? new Map<boolean, Promise<TrustedListCacheEntry[] | undefined>>();
+  readOnce.set(ctx, memo);
+  let lists = memo.get(key);
+  if (!lists) memo.set(key, (lists = readUsableTrustedLists(ctx, key)));
+  return lists;
+}
+
+const readOnce = new WeakMap<Context, Map<boolean, Promise<TrustedListCacheEntry[] | undefined>>>();
+
+async function readUsableTrustedLists(
+  ctx: Context,
+  fetchFromSandbox: boolean,
 ): Promise<TrustedListCacheEntry[] | undefined> {
   const { isSandbox } = await ctx.checkProfile();
   const { TrustedListCache } = await import('../io/trusted-list-cache.js');
   const cache = TrustedListCache.at(ctx.env, { sandbox: isSandbox });
   const national = (entry: TrustedListCacheEntry) => entry.snapshot?.isLotl === false;
   let cached = await cache.entries();
-  if (isSandbox && options.fetchSandboxLists && cached.length === 0) {
+  if (isSandbox && fetchFromSandbox && cached.length === 0) {
     await fetchSandboxLists(ctx);
     cached = await cache.entries();
   }
