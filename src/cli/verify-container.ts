@@ -21,6 +21,7 @@ import {
   verdict,
   worst,
   type SignatureReport,
+  type VerifyOptions,
   type VerificationReport,
 } from '../core/verify/types.js';
 import { assertUnchanged, writeChunksAtomically } from '../io/document-files.js';
@@ -29,10 +30,12 @@ import { openContainer, type OpenContainer } from '../io/zip-container.js';
 import type { Context } from './context.js';
 import { finishVerify, type VerifyCommandOptions } from './commands/verify.js';
 
+type ContainerVerifyOptions = Omit<VerifyOptions, 'password'>;
+
 export async function runVerifyContainer(
   file: string,
   options: VerifyCommandOptions,
-  trustAnchors: Uint8Array[],
+  verifyOptions: ContainerVerifyOptions,
   anchored: boolean,
   ctx: Context,
 ): Promise<void> {
@@ -43,7 +46,7 @@ export async function runVerifyContainer(
     const report = await (async () => {
       checkMimetype(await source.read(0, 30 + 8 + 64), simple ? ASIC_S_MIMETYPE : ASIC_E_MIMETYPE);
       container = await openContainer(source);
-      return simple ? verifyAsicS(container, file, trustAnchors) : verifyAsicE(container, file, trustAnchors);
+      return simple ? verifyAsicS(container, file, verifyOptions) : verifyAsicE(container, file, verifyOptions);
     })().catch((error: unknown) => {
       throw naming(file, error);
     });
@@ -86,7 +89,7 @@ function documentsOf(container: OpenContainer): string[] {
 async function verifyAsicS(
   container: OpenContainer,
   file: string,
-  trustAnchors: Uint8Array[],
+  verifyOptions: ContainerVerifyOptions,
 ): Promise<VerificationReport> {
   const documents = documentsOf(container);
   if (documents.length !== 1) throw invalid(`an ASiC-S holds one document, this one ${documents.length}`);
@@ -99,10 +102,10 @@ async function verifyAsicS(
     if (!has('META-INF/timestamp.tst'))
       throw invalid('it has neither META-INF/signature.p7s nor META-INF/timestamp.tst');
     const token = await container.readWhole('META-INF/timestamp.tst');
-    return verifyTimestamped(token, document, file, readContent, trustAnchors);
+    return verifyTimestamped(token, document, file, readContent, verifyOptions);
   }
   const p7s = await container.readWhole('META-INF/signature.p7s');
-  const report = await verifyCades(p7s, file, readContent, { trustAnchors, now: new Date() });
+  const report = await verifyCades(p7s, file, readContent, verifyOptions);
   for (const signature of report.signatures) signature.covers = [document];
   return { ...report, packaging: 'asic-s', uncovered: [] };
 }
@@ -113,14 +116,14 @@ async function verifyTimestamped(
   document: string,
   file: string,
   readContent: ReadSignedBytes,
-  trustAnchors: Uint8Array[],
+  { trustAnchors, now, trustedLists }: ContainerVerifyOptions,
 ): Promise<VerificationReport> {
-  const now = new Date();
   const ctx = {
     anchors: trustAnchors.map((der) => new X509Certificate(der)),
     extraCerts: [],
     revocation: revocationMaterial([], []),
     now,
+    ...(trustedLists ? { trustedLists } : {}),
   };
   const report: SignatureReport = {
     index: 1,
@@ -157,11 +160,11 @@ async function verifyTimestamped(
 async function verifyAsicE(
   container: OpenContainer,
   file: string,
-  trustAnchors: Uint8Array[],
+  verifyOptions: ContainerVerifyOptions,
 ): Promise<VerificationReport> {
   const names = new Set(container.entries.map((entry) => entry.name));
   const manifests = [...names].filter((name) => /^META-INF\/ASiCManifest[^/]*\.xml$/i.test(name)).sort();
-  const now = new Date();
+  const { now } = verifyOptions;
   const signatures: SignatureReport[] = [];
   const covered = new Set<string>();
   for (const manifestName of manifests) {
@@ -173,7 +176,7 @@ async function verifyAsicE(
       if (!names.has(reference.name) || reference.name.startsWith('META-INF/'))
         throw invalid(`${manifestName} names ${reference.name}, which the container does not hold`);
     const p7s = await container.readWhole(manifest.signature);
-    const report = await verifyCades(p7s, file, async (consume) => consume(manifestBytes), { trustAnchors, now });
+    const report = await verifyCades(p7s, file, async (consume) => consume(manifestBytes), verifyOptions);
     const signature = report.signatures[0]!;
     signature.index = signatures.length + 1;
     signature.covers = manifest.references.map((reference) => reference.name);

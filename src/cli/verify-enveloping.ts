@@ -6,7 +6,7 @@
  */
 import { naming } from '../core/errors.js';
 import { oneSignerEach } from '../core/cms/signed-data.js';
-import { codeOf, worst, type VerificationReport } from '../core/verify/types.js';
+import { codeOf, worst, type VerificationReport, type VerifyOptions } from '../core/verify/types.js';
 import { readEnveloping } from '../core/cms/enveloping.js';
 import { READ_CHUNK_BYTES } from '../core/sign-workflow.js';
 import { verifyCades } from '../core/verify/cades.js';
@@ -18,7 +18,7 @@ import { finishVerify, type VerifyCommandOptions } from './commands/verify.js';
 export async function runVerifyEnveloping(
   file: string,
   options: VerifyCommandOptions,
-  trustAnchors: Uint8Array[],
+  verifyOptions: Omit<VerifyOptions, 'password'>,
   anchored: boolean,
   ctx: Context,
 ): Promise<void> {
@@ -31,7 +31,7 @@ export async function runVerifyEnveloping(
       for await (const chunk of source.chunks(enveloped.offset, enveloped.offset + enveloped.length)) consume(chunk);
     };
     // Each SignerInfo (a parallel signature adds one) is checked on its own over the same content.
-    const now = new Date();
+    const { now } = verifyOptions;
     let signers: Uint8Array[];
     try {
       signers = oneSignerEach(enveloped.detached);
@@ -39,7 +39,7 @@ export async function runVerifyEnveloping(
       throw naming(file, error);
     }
     const reports = [];
-    for (const signer of signers) reports.push(await verifyCades(signer, file, readContent, { trustAnchors, now }));
+    for (const signer of signers) reports.push(await verifyCades(signer, file, readContent, verifyOptions));
     const signatures = reports.map((one, index) => ({ ...one.signatures[0]!, index: index + 1 }));
     const status = signatures.length === 0 ? 'no-signatures' : worst(signatures.map((signature) => signature.status));
     const report: VerificationReport = {

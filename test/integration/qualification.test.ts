@@ -138,6 +138,55 @@ describe('esign verify with cached trusted lists', () => {
     expect(result.json<VerificationReport>().signatures[0]?.qualification).toBeUndefined();
   });
 
+  it('qualifies the signatures of a .p7m, an ASiC-E and an ASiC-S, and the timestamp of a timestamped ASiC-S', async () => {
+    const document = join(work.dir, 'fattura.xml');
+    await writeFile(document, '<fattura>1</fattura>\n');
+    const made: string[] = [];
+    for (const format of ['p7m', 'asice', 'asics']) {
+      const output = join(work.dir, `qualified.${format}`);
+      const result = await runCli(
+        [
+          '--auto-approve',
+          '--quiet',
+          'sign',
+          '--level',
+          'B-T',
+          '-c',
+          'alice-rsa2048',
+          '--format',
+          format,
+          '-o',
+          output,
+          document,
+        ],
+        { env: sandbox.env },
+      );
+      expect(result.code, result.stderr).toBe(0);
+      made.push(output);
+    }
+    for (const file of made) {
+      const result = await verifyWith([listEntry(sandboxServices(sandbox.sandbox.pki))], file);
+      expect(result.code, `${file}: ${result.stderr}`).toBe(0);
+      expect(result.json<VerificationReport>().signatures[0], file).toMatchObject({
+        status: 'valid',
+        qualification: { name: 'QESig', qscd: 'yes' },
+        timestamp: { qualified: { qualified: true } },
+      });
+    }
+    const stamped = join(work.dir, 'stamped.asics');
+    const stamp = await runCli(['--quiet', 'timestamp', '--format', 'asics', '-o', stamped, document], {
+      env: sandbox.env,
+    });
+    expect(stamp.code, stamp.stderr).toBe(0);
+    const result = await verifyWith([listEntry(sandboxServices(sandbox.sandbox.pki))], stamped);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.json<VerificationReport>().signatures[0]).toMatchObject({
+      kind: 'docTimeStamp',
+      status: 'valid',
+      timestamp: { qualified: { qualified: true } },
+    });
+  });
+
   it('on a profile without trust anchors the lists make the chain trusted; a TEST list is never used there', async () => {
     const env = { ESIGN_CONFIG_DIR: join(work.dir, 'own-profile') };
     const init = await runCli(['config', 'init', 'work', '--set', 'signingBaseUrl=https://sign.example/api'], { env });

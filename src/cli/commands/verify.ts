@@ -89,22 +89,6 @@ export async function runVerify(file: string, options: VerifyCommandOptions, ctx
         hint: 'Name the .p7m or container, or leave out --extract.',
       },
     );
-  if (enveloping)
-    return (await import('../verify-enveloping.js')).runVerifyEnveloping(
-      file,
-      options,
-      trustAnchors,
-      paths.length > 0,
-      ctx,
-    );
-  if (container)
-    return (await import('../verify-container.js')).runVerifyContainer(
-      file,
-      options,
-      trustAnchors,
-      paths.length > 0,
-      ctx,
-    );
   // A missing input fails before any list is fetched.
   const [{ access }, { inputError }] = await Promise.all([
     import('node:fs/promises'),
@@ -116,12 +100,17 @@ export async function runVerify(file: string, options: VerifyCommandOptions, ctx
   // With lists, their CA/QC and TSA/QTST services are anchors alongside the configured ones (the
   // sandbox's TEST lists fetched on first use, unless --trust names the anchors to use).
   const trustedLists = await usableTrustedLists(ctx, { fetchSandboxLists: options.trust.length === 0 });
+  const anchored = paths.length > 0 || trustedLists !== undefined;
   const verifyOptions = { trustAnchors, now, ...(trustedLists ? { trustedLists } : {}) };
+  if (enveloping)
+    return (await import('../verify-enveloping.js')).runVerifyEnveloping(file, options, verifyOptions, anchored, ctx);
+  if (container)
+    return (await import('../verify-container.js')).runVerifyContainer(file, options, verifyOptions, anchored, ctx);
   const report =
     options.signature === undefined
       ? await verifyPdfFile(file, verifyOptions, await PdfPasswords.from(options, ctx))
       : await verifyCadesFile(file, options.signature, verifyOptions);
-  await finishVerify(report, paths.length > 0 || trustedLists !== undefined, options, ctx);
+  await finishVerify(report, anchored, options, ctx);
 }
 
 /** Reports a verification (what --json prints, the exit code) and returns the code, null when it all checks out. */
