@@ -223,7 +223,11 @@ async function send(
         }
         chunks.push(chunk);
       });
-      incoming.on('error', reject);
+      // A body cut short (the connection closed before Content-Length): the time-out must not keep the process alive.
+      incoming.on('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
       incoming.on('end', () => {
         clearTimeout(timer);
         resolve({
