@@ -564,7 +564,8 @@ export const PACKAGING: Partial<Record<SignedDocument['kind'], string>> = { p7m:
 const writeAsicS: CompletionOutputs['writeAsicS'] = async (job, registerOutput) =>
   (await import('../io/asic-files.js')).writeAsicS(fileSystemDocuments, job, registerOutput);
 
-function report(
+/** The line (or --json object) of a signed document; the split flow's --complete reports the same. */
+export function report(
   ctx: Context,
   result: SignedDocument,
   credentialID: string,

@@ -38,7 +38,8 @@ import { outputUploader } from './output-uploader.js';
 import type { SignCommandOptions } from './sign-options.js';
 import { PdfPasswords } from './pdf-password.js';
 import { authorizationFactors } from './credential-factors.js';
-import { PACKAGING } from './sign-run.js';
+import { report } from './sign-run.js';
+import { credentialQualifier } from './trusted-lists.js';
 
 /** 3: a visible signature's fonts are a list (`fontFiles`, --font repeatable): a state file of 2 names one `fontFile` this run would not read. */
 const STATE_VERSION = 3;
@@ -407,6 +408,8 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
     ctx,
   );
   if (!byBrowser) await signing.readyToAuthorize(credential);
+  // What the signatures are worth, as a one-step sign reports it (when verified lists are cached).
+  const qualifier = await credentialQualifier(ctx);
   // Storage is opened before any code is spent, so a missing login shows at once.
   const upload = command.upload
     ? await outputUploader(
@@ -474,19 +477,8 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
           writeAsicS: async (job, registerOutput) =>
             (await import('../io/asic-files.js')).writeAsicS(fileSystemDocuments, job, registerOutput),
         });
-        ctx.io.result(
-          {
-            input: result.input,
-            output: result.output,
-            format: result.kind === 'pdf' ? 'PAdES' : 'CAdES',
-            ...(PACKAGING[result.kind] ? { packaging: PACKAGING[result.kind] } : {}),
-            credential: credential.credentialID,
-            level: result.level,
-            bytes: result.bytes,
-            sha256: result.sha256,
-          },
-          () => `✓ ${result.input} → ${result.output} (${result.level})`,
-        );
+        const made = qualifier?.(credential.certificates, result.timestampTime ?? ctx.clock.now());
+        report(ctx, result, credential.credentialID, undefined, made);
         await upload?.(result.output);
       }
       // A finished step leaves the state file, so that completing the others later never redoes it.

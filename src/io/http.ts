@@ -223,7 +223,19 @@ async function send(
         }
         chunks.push(chunk);
       });
-      incoming.on('error', reject);
+      // A body cut short (the connection closed before Content-Length): said so, and retried as a lost
+      // connection is; the time-out must not keep the process alive.
+      incoming.on('error', (error) => {
+        clearTimeout(timer);
+        const expected = incoming.headers['content-length'];
+        reject(
+          new EsignError(
+            'HTTP_UNREACHABLE',
+            `The connection to the ${request.service} at ${url.host} closed before its whole answer came (${received}${expected ? ` of ${expected}` : ''} bytes).`,
+            { hint: 'Try again in a moment.', cause: error },
+          ),
+        );
+      });
       incoming.on('end', () => {
         clearTimeout(timer);
         resolve({

@@ -183,6 +183,31 @@ describe('updateTrustedLists', () => {
   });
 });
 
+describe('updateTrustedLists: the LOTL fails where a verified copy is cached', () => {
+  it('updates the national lists against the copy while it is current, and stops once it is past its next update', async () => {
+    publish('/lotl.xml', signedList(lotl([['BE', '/be.xml', beKey.certificate]]), lotlKey));
+    publish('/be.xml', signedList(nationalListDescription(ca.certificate), beKey));
+    await updateTrustedLists(sources(), { lotlUrl: `${base}/lotl.xml` });
+    const verifiedLotl = (await cache.read('EU'))!.snapshot;
+
+    files.delete('/lotl.xml');
+    publish('/be.xml', signedList(nationalListDescription(ca.certificate, { sequenceNumber: 13 }), beKey), '"be-2"');
+    const outcomes = await updateTrustedLists(sources(), { lotlUrl: `${base}/lotl.xml` });
+    expect(outcomes.map((o) => [o.territory, o.state, o.code ?? null])).toEqual([
+      ['EU', 'failed', 'HTTP_CLIENT_ERROR'],
+      ['BE', 'updated', null],
+    ]);
+    expect((await cache.read('EU'))!.snapshot).toEqual(verifiedLotl);
+    expect((await cache.read('BE'))!.snapshot!.sequenceNumber).toBe(13);
+
+    // Past the copy's next update (2026-07-01), its pointers no longer say who signs a list.
+    const late = await updateTrustedLists(sources({ now: () => new Date('2026-08-01T00:00:00Z') }), {
+      lotlUrl: `${base}/lotl.xml`,
+    });
+    expect(late.map((o) => [o.territory, o.state])).toEqual([['EU', 'failed']]);
+  });
+});
+
 describe('updateTrustedLists: a list past the size limit', () => {
   it('is refused as it arrives, the others still updated', async () => {
     publish(

@@ -1,12 +1,14 @@
 /**
  * `esign trust update` and `import`: fetch (or read) the LOTL and the national lists it points to,
  * check each signature, and keep each verified list in the cache. A list that fails is reported with
- * its reason and never replaces the copy that passed before it (the entry keeps `lastFailure`).
+ * its reason and never replaces the copy that passed before it (the entry keeps `lastFailure`); the
+ * others are still updated, against the LOTL verified before when this run's LOTL failed.
  */
 import { EsignError, isEsignError } from '../core/errors.js';
 import { LOTL_SIGNING_CERTIFICATES } from '../core/trusted-list/lotl-signers.js';
 import type { TrustedListCacheEntry, TrustedListPointer, TrustedListSnapshot } from '../core/trusted-list/model.js';
 import { readTrustedList, TEST_LIST_RULES_URI } from '../core/trusted-list/parse.js';
+import { isExpired } from '../core/trusted-list/state.js';
 import { MAX_TRUSTED_LIST_BYTES } from '../core/trusted-list/xml-signature.js';
 import type { HttpClient, HttpResponse } from './http.js';
 import type { TrustedListCache } from './trusted-list-cache.js';
@@ -50,8 +52,12 @@ export async function updateTrustedLists(sources: TrustListSources, options: Upd
   const lotlOutcome = await fetchAndKeep(sources, 'EU', options.lotlUrl, (bytes) =>
     verifyLotl(sources, bytes, options.lotlUrl),
   );
-  const lotl = (await sources.cache.read('EU'))?.snapshot;
-  if (lotlOutcome.state === 'failed' || !lotl) return [lotlOutcome];
+  const cachedLotl = (await sources.cache.read('EU'))?.snapshot;
+  // A LOTL that failed this time left the copy verified before: while that one is current, its pointers
+  // still say who signs each national list, so those are updated all the same (the LOTL is named as failed).
+  const lotl =
+    lotlOutcome.state === 'failed' && cachedLotl && isExpired(cachedLotl, sources.now()) ? undefined : cachedLotl;
+  if (!lotl) return [lotlOutcome];
   const wanted = options.territories?.length ? new Set(options.territories) : undefined;
   const pointers = lotl.pointers.filter(
     (pointer) => pointer.territory !== 'EU' && (!wanted || wanted.has(pointer.territory)),
@@ -144,8 +150,15 @@ async function fetchAndKeep(
   if (response.status === 304 && previous?.snapshot) {
     return { territory, state: 'unchanged', source: url, sequenceNumber: previous.snapshot.sequenceNumber };
   }
-  if (response.status !== 200) {
-    const reason = error('HTTP_CLIENT_ERROR', `${territory}: ${url} answered HTTP ${response.status}`);
+  if (response.status !== 200)
+    return recordFailure(sources, territory, url, previous, statusError(territory, url, response));
+  // A portal's or a maintenance page comes as a 200 too; named as such, not by the first thing XML refuses in it.
+  const contentType = response.headers.get('content-type') ?? '';
+  if (/^\s*text\/html\b/i.test(contentType)) {
+    const reason = error(
+      'TRUST_LIST_MALFORMED',
+      `${territory}: ${url} answered a web page (${contentType}), not a list`,
+    );
     return recordFailure(sources, territory, url, previous, reason);
   }
   return keep(sources, territory, url, response.body, verify, {
@@ -318,6 +331,16 @@ async function get(
     if (hop >= MAX_REDIRECTS) throw error('HTTP_BAD_RESPONSE', `${territory}: too many redirects from ${url}`);
     current = new URL(location, current).toString();
   }
+}
+
+/** A list server's answer other than 200 or 304, after the HTTP client's retries: unavailable (5xx, 429) or refused. */
+function statusError(territory: string, url: string, response: HttpResponse): EsignError {
+  const { status } = response;
+  if (status === 429)
+    return error('HTTP_RATE_LIMITED', `${territory}: ${url} is rate limited (HTTP 429); try again later`);
+  if (status >= 500)
+    return error('HTTP_SERVER_ERROR', `${territory}: ${url} is unavailable (HTTP ${status}); try again later`);
+  return error('HTTP_CLIENT_ERROR', `${territory}: ${url} answered HTTP ${status}`);
 }
 
 function error(code: ConstructorParameters<typeof EsignError>[0], message: string, hint?: string): EsignError {

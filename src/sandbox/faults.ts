@@ -3,11 +3,15 @@
  * the host applies it to the next matching calls. Route ids read `service METHOD /path`, e.g.
  * `signing POST /csc/v1/signatures/signHash`; a trailing `*` matches a prefix.
  */
+import type { ServerResponse } from 'node:http';
+
 export type Fault =
   | { kind: 'status'; status: number; body?: string; headers?: Record<string, string> }
   | { kind: 'delay'; ms: number }
   | { kind: 'malformed'; body?: string; contentType?: string }
-  | { kind: 'reset' };
+  | { kind: 'reset' }
+  /** The real answer, its Content-Length whole, but the connection closed halfway through the body. */
+  | { kind: 'truncated' };
 
 export interface FaultRule {
   route: string;
@@ -41,6 +45,15 @@ export class FaultInjector {
     if (rule.remaining <= 0) this.rules = this.rules.filter((candidate) => candidate !== rule);
     return rule.fault;
   }
+}
+
+/** Makes `response` send half of its body and then close the connection (a download cut short). */
+export function cutShort(response: ServerResponse): void {
+  response.end = ((chunk?: unknown) => {
+    const body = Buffer.isBuffer(chunk) ? chunk : Buffer.from(typeof chunk === 'string' ? chunk : '');
+    response.write(body.subarray(0, Math.floor(body.length / 2)), () => response.socket?.destroy());
+    return response;
+  }) as ServerResponse['end'];
 }
 
 function matches(pattern: string, routeId: string): boolean {

@@ -19,7 +19,7 @@ import {
   type SandboxUrls,
   type SharedServices,
 } from './deps.js';
-import { FaultInjector, isFaultRule, type Fault } from './faults.js';
+import { cutShort, FaultInjector, isFaultRule, type Fault } from './faults.js';
 import {
   json,
   jsonBody,
@@ -167,6 +167,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       const routeId = `${prefix} ${route.method} ${path}`;
       requestLog.push(routeId);
       const fault = faults.take(routeId);
+      if (fault?.kind === 'truncated') cutShort(response);
       const applied = fault
         ? await applyFault(
             fault,
@@ -370,6 +371,8 @@ async function applyFault(fault: Fault, problemInstance?: string): Promise<Sandb
       };
     case 'reset':
       return 'reset';
+    case 'truncated':
+      return undefined;
   }
 }
 

@@ -51,6 +51,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
           `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>injected ${fault.status}</Message></Error>`,
         );
       }
+      if (fault.kind === 'truncated') return request.socket.destroy();
       response.writeHead(500, { 'content-type': fault.contentType ?? 'application/xml' });
       response.end(fault.body ?? '<Error><Code>');
     });

@@ -7,12 +7,13 @@
  * the table in docs/reliability.md.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_TRUSTED_LIST_BYTES } from '../../src/core/trusted-list/xml-signature.js';
 import type { Fault } from '../../src/sandbox/faults.js';
 import { storageControl } from '../../src/sandbox/storage/routes.js';
 import { SANDBOX_SEAL } from '../../src/sandbox/deps.js';
@@ -58,6 +59,9 @@ const ROUTES = {
   s3Put: 's3 PUT /{bucket}/{key}',
   /** UploadPart of part 2 (a multipart upload; the S3 gateway logs its requests in the host's log). */
   s3Part: 's3 PUT /{bucket}/{key}?partNumber=2&uploadId',
+  /** `esign trust update`: the sandbox's TEST LOTL, then the national list (ZZ) it points to. */
+  lotl: 'trust GET /eu-lotl.xml',
+  nationalList: 'trust GET /ZZ.xml',
 } as const;
 type CallName = keyof typeof ROUTES;
 
@@ -96,6 +100,7 @@ beforeAll(async () => {
   const font = await document.embedFont(StandardFonts.Helvetica);
   document.addPage([595, 842]).drawText('fault matrix', { x: 72, y: 760, size: 14, font });
   pdfBytes = Buffer.from(await document.save({ useObjectStreams: false }));
+  await seedTrustCache();
 });
 
 afterEach(async () => {
@@ -113,7 +118,7 @@ afterAll(async () => {
   await mkdir(artifacts, { recursive: true });
   const sorted = [...matrix].sort((a, b) => Object.keys(ROUTES).indexOf(a.call) - Object.keys(ROUTES).indexOf(b.call));
   // Only a whole run describes the matrix: a run filtered with -t must not replace it with a part.
-  if (matrix.length === CASES.length + REFUSED_CASES.length) {
+  if (matrix.length === CASES.length + REFUSED_CASES.length + TRUST_CASES.length) {
     await writeFile(
       new URL('fault-matrix.json', artifacts),
       JSON.stringify(
@@ -154,7 +159,8 @@ interface FaultCase {
     | 'sign (seal)'
     | 'sign (seal, auth/login)'
     | 'sign (seal, password grant)'
-    | 'sign (seal, JSON token)';
+    | 'sign (seal, JSON token)'
+    | 'trust update';
   errorCode: string | RegExp;
   exitCode: number;
   message: RegExp;
@@ -162,6 +168,8 @@ interface FaultCase {
   tries: number | [number, number];
   /** Runs with the short HTTP time-out. */
   shortTimeout?: boolean;
+  /** The run takes at least this long (a Retry-After waited out). */
+  minMs?: number;
 }
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
@@ -179,6 +187,7 @@ const COMMAND_QUIRKS: Partial<Record<FaultCase['command'], QuirkName[]>> = {
 };
 
 async function runCase(c: FaultCase): Promise<void> {
+  if (c.command === 'trust update') return runTrustCase(c);
   const dir = await tempDir('esign-fault-');
   const configDir = join(dir, '.config');
   const docs = join(dir, 'docs');
@@ -235,6 +244,7 @@ async function runCase(c: FaultCase): Promise<void> {
     'sign (seal, auth/login)': ['--json', 'sign', '--level', 'B-B', input],
     'sign (seal, password grant)': ['--json', 'sign', '--level', 'B-B', input],
     'sign (seal, JSON token)': ['--json', 'sign', '--level', 'B-B', input],
+    'trust update': ['--json', 'trust', 'update'],
   };
   const result: CliResult = await runCli(args[c.command], { env, timeoutMs: 60_000 });
   // A delayed request reaches its handler after the client gave up on it; the last one was sent at
@@ -1080,6 +1090,256 @@ const CASES: FaultCase[] = [
 
 describe('fault matrix: every remote call, every fault', () => {
   it.each(CASES.map((c) => [`${c.call} × ${c.fault}`, c] as const))('%s', async (_name, c) => {
+    await runCase(c);
+  });
+});
+
+// ---- esign trust update: the LOTL and the national list it points to ------------------------
+
+/**
+ * The trusted lists as the sandbox serves them, and a cache holding both, verified: each case starts
+ * from a copy of it. The copy is made by `trust import`, so it has no ETags: every GET of a case is
+ * unconditional and meets the whole body (a 304 would leave a truncated body or a size limit untried).
+ */
+const trustLists = { cache: '', lotl: '', national: '', status: new Map<string, TrustListStatus>() };
+
+async function seedTrustCache(): Promise<void> {
+  const [lotl, national] = await Promise.all(
+    ['eu-lotl.xml', 'ZZ.xml'].map(async (name) => (await fetch(`${t.sandbox.urls.base}/trust/${name}`)).text()),
+  );
+  Object.assign(trustLists, { cache: join(work.dir, 'trust-cache'), lotl, national });
+  await writeFile(join(work.dir, 'eu-lotl.xml'), lotl!);
+  await writeFile(join(work.dir, 'ZZ.xml'), national!);
+  const seeded = await runCli(['trust', 'import', join(work.dir, 'eu-lotl.xml'), join(work.dir, 'ZZ.xml')], {
+    env: { ...t.env, ESIGN_CACHE_DIR: trustLists.cache },
+  });
+  expect(seeded.code, seeded.stderr).toBe(0);
+  trustLists.status = await trustStatus({ ...t.env, ESIGN_CACHE_DIR: trustLists.cache });
+}
+
+interface TrustListOutcome {
+  territory: string;
+  state: 'updated' | 'unchanged' | 'failed';
+  reason?: string;
+  code?: string;
+}
+interface TrustListStatus {
+  territory: string;
+  state: string;
+  verifiedAt: string | null;
+  sequenceNumber: number | null;
+  lastFailure: { reason: string } | null;
+}
+
+async function trustStatus(env: Record<string, string>): Promise<Map<string, TrustListStatus>> {
+  const status = await runCli(['--json', 'trust', 'status'], { env });
+  expect(status.code, status.stderr).toBe(0);
+  return new Map(status.json<{ lists: TrustListStatus[] }>().lists.map((list) => [list.territory, list]));
+}
+
+/** Temp files (hidden, beside their target) under `dir`. */
+async function tempFilesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries.filter((entry) => entry.name.startsWith('.')).map((entry) => entry.name);
+}
+
+/**
+ * One `esign trust update` against a fault on the LOTL or the national list, from a cache where both
+ * were verified before. Beyond what every case asserts: the failing list is named in one line (the
+ * only line on stderr), the copy verified before is still there, unchanged, with the failure noted
+ * (the table's "input untouched"), and the other list was still fetched and verified.
+ */
+async function runTrustCase(c: FaultCase): Promise<void> {
+  const dir = await tempDir('esign-fault-trust-');
+  const cache = join(dir, 'cache');
+  await cp(trustLists.cache, cache, { recursive: true });
+  const env: Record<string, string> = {
+    ...t.env,
+    ESIGN_CONFIG_DIR: join(dir, '.config'),
+    ESIGN_CACHE_DIR: cache,
+    ...(c.shortTimeout ? { ESIGN_HTTP_TIMEOUT_MS: String(TIMEOUT_MS) } : {}),
+  };
+  const before = trustLists.status;
+  const territory = c.call === 'lotl' ? 'EU' : 'ZZ';
+  await c.arm(env);
+  const route = ROUTES[c.call];
+  const logStart = t.sandbox.requestLog.length;
+  const args = ['--json', 'trust', 'update'];
+  const started = Date.now();
+  const result = await runCli(args, { env, timeoutMs: 60_000 });
+  const elapsedMs = Date.now() - started;
+  if (c.shortTimeout) await new Promise((resolve) => setTimeout(resolve, DELAY_MS - TIMEOUT_MS + 200));
+  const tries = t.sandbox.requestLog.slice(logStart).filter((id) => id === route).length;
+  const lists = result.json<{ lists: TrustListOutcome[] }>().lists;
+  const failed = lists.find((list) => list.territory === territory);
+  // The sandbox profile's banner aside, stderr is the failing list's line.
+  const stderr = result.stderr
+    .trim()
+    .split('\n')
+    .filter((line) => !line.startsWith('esign: sandbox profile'));
+  const message = stderr.at(-1) ?? '';
+  const after = await trustStatus(env);
+  const kept = after.get(territory);
+  const untouched =
+    kept?.state === 'verified' &&
+    kept.verifiedAt === before.get(territory)?.verifiedAt &&
+    kept.sequenceNumber === before.get(territory)?.sequenceNumber &&
+    kept.lastFailure?.reason === failed?.reason;
+  const [minTries, maxTries] = typeof c.tries === 'number' ? [c.tries, c.tries] : c.tries;
+  const row: MatrixRow = {
+    call: c.call,
+    route,
+    fault: c.fault,
+    command: `esign ${args.join(' ')}`,
+    exitCode: result.code,
+    errorCode: failed?.code,
+    // The lists' sizes follow the port in their URLs: the table keeps what does not change run to run.
+    message: message.replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:PORT').replace(/\(\d+ of \d+ bytes\)/, '(N of M bytes)'),
+    tries,
+    maxTries,
+    inputUntouched: untouched,
+    leftovers: await tempFilesUnder(cache),
+    pass: false,
+  };
+  matrix.push(row);
+  expect({ exit: result.code, errorCode: failed?.code }, result.stderr).toEqual({
+    exit: c.exitCode,
+    errorCode: typeof c.errorCode === 'string' ? c.errorCode : expect.stringMatching(c.errorCode),
+  });
+  expect(stderr).toHaveLength(1);
+  expect(message).toBe(`error: ${failed?.reason}`);
+  expect(message).toMatch(new RegExp(`^error: ${territory}: `));
+  expect(message).toMatch(c.message);
+  expect(tries).toBeGreaterThanOrEqual(minTries);
+  expect(tries).toBeLessThanOrEqual(maxTries);
+  // The other list was still fetched and checked (against the LOTL verified before, when the LOTL failed).
+  expect(lists.map((list) => list.territory)).toEqual(['EU', 'ZZ']);
+  expect(lists.filter((list) => list.state === 'failed').map((list) => list.territory)).toEqual([territory]);
+  expect(untouched, JSON.stringify({ before: before.get(territory), after: kept })).toBe(true);
+  expect(row.leftovers).toEqual([]);
+  if (c.minMs !== undefined) expect(elapsedMs).toBeGreaterThanOrEqual(c.minMs);
+  // No fault waits out the default 30 s time-out (a body cut short once left its timer running).
+  expect(elapsedMs).toBeLessThan(15_000);
+  row.pass = true;
+}
+
+/** The faults of a list's GET: each transport and status fault, and the bodies a list server can send. */
+function trustListCases(call: 'lotl' | 'nationalList'): FaultCase[] {
+  const territory = call === 'lotl' ? 'EU' : 'ZZ';
+  // A national list failing is a partial update (10); the LOTL failing is the run's failure.
+  const exitFor = (exitCode: number) => (call === 'lotl' ? exitCode : 10);
+  const file = call === 'lotl' ? 'eu-lotl\\.xml' : 'ZZ\\.xml';
+  const unavailable = new RegExp(`${file} is (unavailable|rate limited) \\(HTTP (429|5\\d\\d)\\); try again later$`);
+  const listBytes = () => (call === 'lotl' ? trustLists.lotl : trustLists.national);
+  const base: Pick<FaultCase, 'call' | 'command'> = { call, command: 'trust update' };
+  return [
+    ...standardCases(call, 'trust update', true, unavailable).map((c): FaultCase => ({
+      ...c,
+      exitCode: exitFor(c.exitCode),
+      message:
+        c.fault === 'connection reset'
+          ? new RegExp(`Could not reach the trusted list server of ${territory}`)
+          : c.message,
+    })),
+    {
+      ...base,
+      fault: 'HTTP 429 without Retry-After',
+      arm: inject(call, status(429), 3),
+      errorCode: 'HTTP_RATE_LIMITED',
+      exitCode: exitFor(5),
+      message: unavailable,
+      tries: 3,
+    },
+    {
+      ...base,
+      // Retry-After: 1 is waited out before each of the two tries again.
+      fault: 'HTTP 503 with Retry-After: 1',
+      arm: inject(call, status(503, { 'retry-after': '1' }), 3),
+      errorCode: 'HTTP_SERVER_ERROR',
+      exitCode: exitFor(5),
+      message: unavailable,
+      tries: 3,
+      minMs: 2_000,
+    },
+    {
+      ...base,
+      fault: 'HTTP 404',
+      arm: inject(call, status(404), 3),
+      errorCode: 'HTTP_CLIENT_ERROR',
+      exitCode: exitFor(6),
+      message: new RegExp(`${file} answered HTTP 404$`),
+      tries: 1,
+    },
+    {
+      ...base,
+      fault: 'redirect loop',
+      arm: () =>
+        t.sandbox.faults.inject({
+          route: ROUTES[call],
+          fault: status(302, {
+            location: `${t.sandbox.urls.base}/trust/${call === 'lotl' ? 'eu-lotl.xml' : 'ZZ.xml'}`,
+          }),
+          times: 10,
+        }),
+      errorCode: 'HTTP_BAD_RESPONSE',
+      exitCode: exitFor(6),
+      message: /too many redirects/,
+      tries: 6,
+    },
+    {
+      ...base,
+      fault: 'connection closed mid-body',
+      arm: inject(call, { kind: 'truncated' }, 3),
+      errorCode: 'HTTP_UNREACHABLE',
+      exitCode: exitFor(5),
+      message: new RegExp(
+        `The connection to the trusted list server of ${territory} at \\S+ closed before its whole answer came \\(\\d+ of \\d+ bytes\\)\\.$`,
+      ),
+      tries: 3,
+    },
+    {
+      ...base,
+      fault: 'body cut short (HTTP 200)',
+      arm: () => inject(call, malformed(listBytes().slice(0, listBytes().length / 2), 'application/xml'))(),
+      errorCode: 'TRUST_LIST_MALFORMED',
+      exitCode: exitFor(7),
+      message: /: not well-formed XML: [^\t[]+$/,
+      tries: 1,
+    },
+    {
+      ...base,
+      fault: 'not XML (an HTML page)',
+      arm: inject(call, malformed('<!doctype html><html><body>Maintenance</body></html>', 'text/html')),
+      errorCode: 'TRUST_LIST_MALFORMED',
+      exitCode: exitFor(7),
+      message: /answered a web page \(text\/html\), not a list$/,
+      tries: 1,
+    },
+    {
+      ...base,
+      fault: 'over the size limit',
+      arm: inject(call, malformed(`<x>${' '.repeat(MAX_TRUSTED_LIST_BYTES)}</x>`, 'application/xml')),
+      errorCode: 'HTTP_BAD_RESPONSE',
+      exitCode: exitFor(6),
+      message: new RegExp(`sent more than ${MAX_TRUSTED_LIST_BYTES} bytes`),
+      tries: 1,
+    },
+    {
+      ...base,
+      fault: "another list's bytes",
+      arm: () => inject(call, malformed(call === 'lotl' ? trustLists.national : trustLists.lotl, 'application/xml'))(),
+      errorCode: /^TRUST_LIST_(SIGNER_UNTRUSTED|WRONG_TERRITORY)$/,
+      exitCode: exitFor(9),
+      message: new RegExp(`^error: ${territory}: `),
+      tries: 1,
+    },
+  ];
+}
+
+const TRUST_CASES: FaultCase[] = [...trustListCases('lotl'), ...trustListCases('nationalList')];
+
+describe('fault matrix: esign trust update, every fault on each list', () => {
+  it.each(TRUST_CASES.map((c) => [`${c.call} × ${c.fault}`, c] as const))('%s', async (_name, c) => {
     await runCase(c);
   });
 });

@@ -254,6 +254,41 @@ describe('esign credentials and sign with cached trusted lists', () => {
     expect(human.stdout).toMatch(/; TEST — advanced electronic signature with a qualified certificate \(AdESig-QC\)/);
   });
 
+  it('sign --complete (the split flow) reports the qualification of what it made, as a one-step sign does', async () => {
+    const input = join(work.dir, 'split.pdf');
+    await writeFile(input, await pdfLibBytes({ pages: 1 }));
+    const complete = async (credential: string, json: boolean) => {
+      const state = join(work.dir, `split-${credential}.json`);
+      const output = join(work.dir, `split-${credential}.pdf`);
+      const prepared = await runCli(
+        ['--auto-approve', '--json', 'sign', '--prepare', '--state', state, '-c', credential, '-o', output, input],
+        { env },
+      );
+      expect(prepared.code, prepared.stderr).toBe(0);
+      const [approval] = prepared.json<{ approvals: Array<{ authorizationUrl: string }> }>().approvals;
+      const location = (await fetch(approval!.authorizationUrl, { redirect: 'manual' })).headers.get('location')!;
+      const code = new URL(location).searchParams.get('code')!;
+      const completed = await runCli(
+        [...(json ? ['--json'] : []), 'sign', '--complete', '--state', state, '--code', code],
+        {
+          env,
+        },
+      );
+      expect(completed.code, completed.stderr).toBe(0);
+      return { ...completed, output };
+    };
+    const qes = await complete('alice-rsa2048', true);
+    expect(qes.json()).toMatchObject({
+      output: qes.output,
+      format: 'PAdES',
+      qualification: { name: 'QESig', qscd: 'yes', test: true },
+    });
+    const human = await complete('alice-rsa3072', false);
+    expect(human.stdout.trim()).toMatch(
+      /^✓ \S+split\.pdf → \S+split-alice-rsa3072\.pdf \(PAdES B-T, [^)]+\); TEST — advanced electronic signature with a qualified certificate \(AdESig-QC\)/,
+    );
+  });
+
   it('--require qes refuses a credential off a QSCD before any approval (exit 13); ESIGN_REQUIRE too; qualified accepts a QESig', async () => {
     const input = join(work.dir, 'required.pdf');
     await writeFile(input, await pdfLibBytes({ pages: 1 }));

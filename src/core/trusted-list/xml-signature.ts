@@ -191,7 +191,9 @@ function parseXml(xml: string, name: string): XmlDocument {
     },
   }).parseFromString(xml, 'text/xml') as unknown as XmlDocument;
   if (errors.length > 0 || !doc?.documentElement) {
-    throw listError('TRUST_LIST_MALFORMED', name, `not well-formed XML: ${firstLine(errors[0] ?? 'no root element')}`);
+    // xmldom's messages start "[xmldom warning]\t": the reader needs what is wrong, not whose word it is.
+    const problem = firstLine(errors[0] ?? 'no root element').replace(/^\[xmldom \w+\]\s*/, '');
+    throw listError('TRUST_LIST_MALFORMED', name, `not well-formed XML: ${problem}`);
   }
   return doc;
 }

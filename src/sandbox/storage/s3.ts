@@ -456,6 +456,10 @@ async function applyFault(fault: Fault, request: IncomingMessage, response: Serv
       response.writeHead(200, { 'content-type': fault.contentType ?? 'application/xml' });
       response.end(fault.body ?? '<Error><Code>');
       return true;
+    case 'truncated':
+      // The gateway streams the server's answer: cut short before any of it (as a reset).
+      request.socket.destroy();
+      return true;
   }
 }
 
