@@ -311,7 +311,8 @@ async function signChecked(
     // TSA works on the others; completion then reads it back, after the window's validation data.
     const writeAhead = extender
       ? async (index: number, result: BatchResult): Promise<BatchResult> => {
-          if (result.status === 'rejected') return result;
+          // A CAdES signature is built whole at completion, its validation data inside it.
+          if (result.status === 'rejected' || window[index]!.job.kind !== 'pdf') return result;
           return settle(writeSignature(window[index]!, credential, result.value));
         }
       : undefined;
@@ -331,7 +332,7 @@ async function signChecked(
       for (const document of window) await fail(document.job, error, document);
       return;
     }
-    const extend = await extender?.forWindow(credential.certificates, results);
+    const longTerm = await extender?.forWindow(credential.certificates, results);
     // What a document's completion needs is let go as soon as it is written (its signature and token,
     // its update around the placeholder), not when the last of the window's thousand is.
     const unwritten: (BatchResult | undefined)[] = results;
@@ -341,13 +342,17 @@ async function signChecked(
       if (result.status === 'rejected') return result;
       return settle(
         (async () => {
+          const value =
+            longTerm && document.job.kind !== 'pdf'
+              ? await longTerm.withValidationData(document.job.input, result.value)
+              : result.value;
           const written = await completeDocument(
             document,
             credential,
-            result.value,
+            value,
             signOptions,
             { writeDetached: writeDetachedSignature, files: documents, writeAsicS },
-            extend,
+            longTerm?.extend,
           );
           pending.delete(document);
           document.update = undefined;
@@ -585,7 +590,7 @@ function report(
       ...(result.timestampTime ? { timestamp: result.timestampTime.toISOString() } : {}),
       ...(extension
         ? {
-            dss: extension.added,
+            [result.kind === 'pdf' ? 'dss' : 'validationData']: extension.added,
             ...(extension.archiveTimestamp ? { archiveTimestamp: extension.archiveTimestamp.toISOString() } : {}),
             warnings: extension.warnings,
           }
@@ -598,21 +603,31 @@ function report(
   );
 }
 
-/** B-LT and B-LTA are PAdES levels: PDFs only, and not through the split flow (extend after --complete). */
+/**
+ * B-LT: every format (a CAdES signature carries its validation data in its SignedData). B-LTA: PDFs
+ * only (an ASiC-E is archived by its own command path). Neither through the split flow.
+ */
 function refuseLongTermFor(jobs: JobList, level: SignatureLevel, options: SignCommandOptions): void {
   if (options.prepare) {
     throw new EsignError('USAGE', `The split flow signs at B-B or B-T; level ${level} is added afterwards.`, {
       hint: `Sign with --prepare/--complete at B-T, then run \`esign extend FILE --level ${level}\`.`,
     });
   }
+  if (level !== 'B-LTA') return;
   for (const job of jobs) {
     if (job.kind === 'pdf') continue;
     throw new EsignError(
       'USAGE',
-      `Level ${level} applies to PDFs (PAdES) only; ${job.input} would get a CAdES signature.`,
-      { hint: 'Sign other files with --level B-T, or sign the PDFs separately.' },
+      `Level B-LTA is written for PDFs (PAdES) and ASiC-E containers; ${job.input} would get a CAdES signature.`,
+      { hint: 'Sign it with --level B-LT, or put it in an ASiC-E container (--format asice).' },
     );
   }
+}
+
+/** A window's long-term stage: a PDF's extension, a CAdES signature's validation data. */
+interface WindowLongTerm {
+  extend: ExtendSigned;
+  withValidationData(input: string, value: SignedValue): Promise<SignedValue>;
 }
 
 /**
@@ -629,7 +644,7 @@ async function longTermExtender(
   tsa: TimestampAuthority | undefined,
   passwords: PdfPasswords,
 ): Promise<{
-  forWindow: (signer: readonly Uint8Array[], signed: readonly BatchResult[]) => Promise<ExtendSigned>;
+  forWindow: (signer: readonly Uint8Array[], signed: readonly BatchResult[]) => Promise<WindowLongTerm>;
   results: Map<string, ExtensionResult>;
 }> {
   const [
@@ -650,7 +665,7 @@ async function longTermExtender(
         : [];
   const results = new Map<string, ExtensionResult>();
   const tokenRoom = { bytes: 0 };
-  const forWindow = async (signer: readonly Uint8Array[], signed: readonly BatchResult[]): Promise<ExtendSigned> => {
+  const forWindow = async (signer: readonly Uint8Array[], signed: readonly BatchResult[]): Promise<WindowLongTerm> => {
     const times = signed.flatMap((result) =>
       result.status === 'fulfilled' && result.value.timestampTime ? [result.value.timestampTime] : [],
     );
@@ -671,7 +686,29 @@ async function longTermExtender(
     ];
     await collectValidationData(targets, fetcher, [], cache).catch(() => undefined);
     const certificates = [...signer];
-    return async ({ input, original, tail, hash, cms, value, signatureObject }) => {
+    /** CAdES: the validation data of the signer's chain and the TSA's, from the window's cache, for the SignedData. */
+    const withValidationData = async (input: string, value: SignedValue): Promise<SignedValue> => {
+      const leaf = signer[0];
+      const data = await collectValidationData(
+        [
+          ...(leaf ? [{ role: 'signer' as const, leaf, pool: [...signer], usedAt: value.timestampTime }] : []),
+          ...timestampTarget(value),
+        ],
+        fetcher,
+        [],
+        cache,
+      );
+      results.set(input, {
+        tail: new Uint8Array(0),
+        signatures: 1,
+        documentTimestamps: 0,
+        added: { certs: data.certs.length, ocsps: data.ocsps.length, crls: data.crls.length },
+        checks: data.checks,
+        warnings: data.warnings,
+      });
+      return { ...value, validationData: { certificates: data.certs, ocsps: data.ocsps, crls: data.crls } };
+    };
+    const extend: ExtendSigned = async ({ input, original, tail, hash, cms, value, signatureObject }) => {
       const known = {
         cms,
         certificates,
@@ -691,6 +728,7 @@ async function longTermExtender(
       results.set(input, result);
       return result.tail;
     };
+    return { extend, withValidationData };
   };
   return { forWindow, results };
 }

@@ -9,6 +9,7 @@ import { maxSignatureLength, type DigestName } from './cms/algorithms.js';
 import { buildSignedAttributes, type SignedAttributes } from './cms/signed-attributes.js';
 import { addedSignerAround, buildSignedData, signedDataAround, signedDataParts } from './cms/signed-data.js';
 import { readEnveloping } from './cms/enveloping.js';
+import type { CmsValidationData } from './cms/long-term.js';
 import { MAX_HASHES_PER_AUTHORIZATION } from './csc/shapes.js';
 import { EsignError, isEsignError, naming } from './errors.js';
 import { readPdfFromHeader, type PdfDocument } from './pdf/document.js';
@@ -146,6 +147,8 @@ export interface SignedValue {
   timestampTime?: Date;
   /** The timestamp token's certificates, the TSA's first, as the TSA client read them. */
   timestampCertificates?: Uint8Array[];
+  /** CAdES B-LT: the chains' certificates and revocation data, fetched after the timestamp, for the SignedData. */
+  validationData?: CmsValidationData;
 }
 
 /**
@@ -431,6 +434,7 @@ function signedDataInput(prepared: PreparedDocument, credential: SigningCredenti
     scheme: credential.scheme,
     certificates: credential.certificates,
     unsignedAttributes: value.timestampToken ? { signatureTimeStampToken: value.timestampToken } : undefined,
+    ...(value.validationData ? { validationData: value.validationData } : {}),
   };
 }
 

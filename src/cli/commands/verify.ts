@@ -59,7 +59,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
       '--extract <path>',
       'with a .p7m: write the signed content to FILE; with an .asics/.asice: its documents into the directory FILE. Only when every signature checks out (valid and trusted) and, in a container, covers every document',
     )
-    .option('--level <level>', 'also require this PAdES level for every signature: B-B, B-T, B-LT or B-LTA');
+    .option('--level <level>', 'also require this level (PAdES or CAdES) for every signature: B-B, B-T, B-LT or B-LTA');
   withPasswordOptions(command)
     .addHelpText(
       'after',

@@ -46,6 +46,7 @@ export async function verifyCades(
     warnings: checks.warnings,
   };
   if (!checks.integrity.valid || !checks.signatureValue.valid) delete report.level;
+  else if (report.level === 'B-T') report.level = longTermLevel(report);
   return {
     file,
     kind: 'cades',
@@ -54,4 +55,28 @@ export async function verifyCades(
     code: judged.code,
     checkedAt: options.now.toISOString(),
   };
+}
+
+/**
+ * B-LT (EN 319 122-1): a valid signature timestamp, and revocation data in the CMS for every
+ * certificate of the signer's chain and the TSA's (the trust anchors and OCSP responders with
+ * id-pkix-ocsp-nocheck aside). Otherwise B-T, with a warning when some, but not all, is there.
+ */
+function longTermLevel(report: SignatureReport): 'B-T' | 'B-LT' {
+  const chains = [
+    ['signer chain', report.chain],
+    ['timestamp authority chain', report.timestamp?.chain],
+  ] as const;
+  const entries = chains.flatMap(([, chain]) => chain?.revocation ?? []);
+  if (!entries.some((entry) => entry.source.startsWith('cms-'))) return 'B-T';
+  const missing = chains.flatMap(([who, chain]) =>
+    !chain
+      ? [`${who}: none`]
+      : !chain.trusted
+        ? [`${who}: it does not reach a trust anchor`]
+        : chain.revocation.filter((entry) => entry.source === 'none').map((entry) => `${who}: ${entry.subject}`),
+  );
+  if (missing.length === 0) return 'B-LT';
+  report.warnings.push(`B-LT not reached: the signature lacks revocation data for ${missing.join('; ')}`);
+  return 'B-T';
 }

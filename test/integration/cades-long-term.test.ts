@@ -1,0 +1,167 @@
+/**
+ * CAdES B-LT (ETSI EN 319 122-1) for a detached .p7s, an enveloping .p7m and an ASiC-S: the signer's
+ * and the TSA's chains with their revocation data (OCSP, CRL) from the sandbox's PKI, fetched after
+ * the timestamp, inside the SignedData; verify reports B-LT from that data alone.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decode, isContext, oid } from '../../src/core/cms/der.js';
+import { OID_RI_OCSP_RESPONSE } from '../../src/core/cms/long-term.js';
+import { oneSignerEach } from '../../src/core/cms/signed-data.js';
+import { parseSignedData } from '../../src/core/cms/parse.js';
+import { readEnveloping } from '../../src/core/cms/enveloping.js';
+import { runCli } from '../helpers/run-cli.js';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { tempDir } from '../helpers/tmp.js';
+
+let sandbox: TestSandbox;
+beforeAll(async () => {
+  sandbox = await startTestSandbox({ autoApprove: true });
+});
+afterAll(async () => sandbox?.close());
+
+async function sign(args: string[]) {
+  const result = await runCli(['--auto-approve', '--json', 'sign', ...args], { env: sandbox.env });
+  expect(result.code, result.stderr).toBe(0);
+  return result.jsonLines() as Array<Record<string, unknown>>;
+}
+
+async function verify(args: string[]) {
+  return runCli(['--json', 'verify', ...args], { env: sandbox.env });
+}
+
+/** The `crls` field's choices: CRLs (SEQUENCE) and OCSP responses (`other`, id-ri-ocsp-response). */
+function revocationKinds(cms: Uint8Array): { crls: number; ocsps: number } {
+  const kinds = { crls: 0, ocsps: 0 };
+  for (const choice of parseSignedData(cms).revocationChoices.map((der) => decode(der, 'choice'))) {
+    if (isContext(choice, 1) && oid(choice.items![0], 'format') === OID_RI_OCSP_RESPONSE) kinds.ocsps++;
+    else kinds.crls++;
+  }
+  return kinds;
+}
+
+function bytesSource(bytes: Uint8Array) {
+  return { size: bytes.length, read: async (at: number, length: number) => bytes.subarray(at, at + length) };
+}
+
+describe('CAdES B-LT', () => {
+  it('a .p7s carries both chains and their OCSP responses and CRLs, and verifies at B-LT from them alone', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'notes.txt');
+    await writeFile(input, 'pay 100 EUR\n');
+    const [line] = await sign(['--level', 'B-LT', input]);
+    expect(line).toMatchObject({ output: `${input}.p7s`, format: 'CAdES', level: 'B-LT' });
+    expect(line!['validationData']).toMatchObject({ ocsps: 1, crls: 2 });
+    const p7s = await readFile(`${input}.p7s`);
+    const parsed = parseSignedData(p7s);
+    expect(parsed.version).toBe(5);
+    expect(revocationKinds(p7s)).toEqual({ crls: 2, ocsps: 1 });
+    // The signer's chain, the TSA's certificate and the root: every certificate a validator needs.
+    expect(parsed.certificates.length).toBeGreaterThanOrEqual(4);
+
+    const verified = await verify([input, '--signature', `${input}.p7s`, '--level', 'B-LT']);
+    expect(verified.code, verified.stderr).toBe(0);
+    type Chain = { revocation: Array<{ source: string }> };
+    const [signature] = (
+      verified.json() as {
+        signatures: Array<{ level: string; status: string; chain: Chain; timestamp: { chain: Chain } }>;
+      }
+    ).signatures;
+    expect(signature).toMatchObject({ level: 'B-LT', status: 'valid' });
+    // Every certificate's status came from the CMS (or is the anchor's).
+    const sources = [...signature!.chain.revocation, ...signature!.timestamp.chain.revocation].map(
+      (entry) => entry.source,
+    );
+    expect(sources.every((source: string) => source.startsWith('cms-') || source === 'trust-anchor')).toBe(true);
+    expect(sources).toContain('cms-ocsp');
+    expect(sources).toContain('cms-crl');
+  });
+
+  it('a B-T .p7s stays B-T, and verify --level B-LT refuses it (exit 12 with VERIFY_LEVEL)', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'notes.txt');
+    await writeFile(input, 'a\n');
+    await sign(['--level', 'B-T', input]);
+    const verified = await verify([input, '--signature', `${input}.p7s`, '--level', 'B-LT']);
+    expect(verified.code).not.toBe(0);
+    expect(verified.json()).toMatchObject({ code: 'VERIFY_LEVEL' });
+  });
+
+  it('a .p7m at B-LT gives its content back, takes a parallel B-LT signature, and both stay B-LT', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'fattura.xml');
+    const content = '<?xml version="1.0"?><Fattura>1</Fattura>\n';
+    await writeFile(input, content);
+    await sign(['--format', 'p7m', '--level', 'B-LT', input]);
+    const first = await readFile(`${input}.p7m`);
+    const [firstSigner] = oneSignerEach((await readEnveloping(bytesSource(first))).detached);
+    const [added] = await sign(['--format', 'p7m', '--level', 'B-LT', `${input}.p7m`]);
+    expect(added).toMatchObject({ output: `${input}.p7m`, level: 'B-LT' });
+    const both = await readFile(`${input}.p7m`);
+    const signers = oneSignerEach((await readEnveloping(bytesSource(both))).detached);
+    expect(signers).toHaveLength(2);
+    // The earlier SignerInfo is kept byte for byte, and its revocation data with it.
+    const signerInfoOf = (cms: Uint8Array) => Buffer.from(parseSignedData(cms).signatureValue).toString('hex');
+    expect(signerInfoOf(signers[0]!)).toBe(signerInfoOf(firstSigner!));
+    expect(revocationKinds(signers[0]!).ocsps).toBeGreaterThanOrEqual(revocationKinds(firstSigner!).ocsps);
+
+    const out = join(dir, 'out.xml');
+    const verified = await verify([`${input}.p7m`, '--level', 'B-LT', '--extract', out]);
+    expect(verified.code, verified.stderr).toBe(0);
+    const report = verified.json() as { signatures: Array<{ level: string; status: string }> };
+    expect(report.signatures.map((s) => [s.level, s.status])).toEqual([
+      ['B-LT', 'valid'],
+      ['B-LT', 'valid'],
+    ]);
+    expect(await readFile(out, 'utf8')).toBe(content);
+  });
+
+  it('a changed content byte in a B-LT .p7m fails verify', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'notes.txt');
+    await writeFile(input, 'pay 100 EUR\n');
+    await sign(['--format', 'p7m', '--level', 'B-LT', input]);
+    const p7m = await readFile(`${input}.p7m`);
+    p7m[p7m.indexOf('100')] = '9'.charCodeAt(0);
+    await writeFile(`${input}.p7m`, p7m);
+    const verified = await verify([`${input}.p7m`]);
+    expect(verified.code).toBe(9);
+    const [signature] = (verified.json() as { signatures: Array<Record<string, unknown>> }).signatures;
+    expect(signature).toMatchObject({ status: 'invalid', subIndication: 'HASH_FAILURE' });
+    expect(signature!['level']).toBeUndefined();
+  });
+
+  it('an ASiC-S at B-LT verifies at B-LT', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'data.csv');
+    await writeFile(input, 'a,b\n1,2\n');
+    const [line] = await sign(['--format', 'asics', '--level', 'B-LT', input]);
+    expect(line).toMatchObject({ output: `${input}.asics`, packaging: 'asic-s', level: 'B-LT' });
+    const verified = await verify([`${input}.asics`, '--level', 'B-LT']);
+    expect(verified.code, verified.stderr).toBe(0);
+    expect((verified.json() as { signatures: Array<{ level: string }> }).signatures[0]!.level).toBe('B-LT');
+  });
+
+  it('a batch of .p7s at B-LT fetches the revocation data once for the window', async () => {
+    const dir = await tempDir();
+    const inputs = await Promise.all(
+      ['a', 'b', 'c', 'd'].map(async (name) => {
+        const path = join(dir, `${name}.txt`);
+        await writeFile(path, `${name}\n`);
+        return path;
+      }),
+    );
+    const before = sandbox.sandbox.requestLog.length;
+    const lines = await sign(['--level', 'B-LT', ...inputs]);
+    expect(lines.map((line) => line['level'])).toEqual(['B-LT', 'B-LT', 'B-LT', 'B-LT']);
+    const fetches = sandbox.sandbox.requestLog.slice(before).filter((route) => /ocsp|crl/i.test(route));
+    // One OCSP request per certificate (the signer's; the TSA's if it has a responder) and one CRL
+    // per CA, not one each per file (an OCSP answered before the last timestamp is asked once more).
+    expect(fetches.length).toBeLessThanOrEqual(8);
+    for (const input of inputs) {
+      const verified = await verify([input, '--signature', `${input}.p7s`, '--level', 'B-LT']);
+      expect(verified.code, verified.stderr).toBe(0);
+    }
+  });
+});
