@@ -625,7 +625,7 @@ function refuseLongTermFor(jobs: JobList, level: SignatureLevel, options: SignCo
 }
 
 /** A window's long-term stage: a PDF's extension, a CAdES signature's validation data. */
-interface WindowLongTerm {
+export interface WindowLongTerm {
   extend: ExtendSigned;
   withValidationData(input: string, value: SignedValue): Promise<SignedValue>;
 }
@@ -638,11 +638,11 @@ interface WindowLongTerm {
  * in, `forWindow` fetches the revocation data of every certificate of the signer's and the TSA's
  * chains once (issued after those signatures), and each document of the window takes it from there.
  */
-async function longTermExtender(
+export async function longTermExtender(
   ctx: Context,
   level: 'B-LT' | 'B-LTA',
   tsa: TimestampAuthority | undefined,
-  passwords: PdfPasswords,
+  passwords?: PdfPasswords,
 ): Promise<{
   forWindow: (signer: readonly Uint8Array[], signed: readonly BatchResult[]) => Promise<WindowLongTerm>;
   results: Map<string, ExtensionResult>;
@@ -720,7 +720,7 @@ async function longTermExtender(
       const result = await extendPdf(appendedSource(original, tail), hash, level, {
         fetcher,
         tsa,
-        password: passwords.for(input),
+        password: passwords?.for(input),
         cache,
         known,
         tokenRoom,

@@ -3,7 +3,8 @@
  * and the TSA's chains with their revocation data (OCSP, CRL) from the sandbox's PKI, fetched after
  * the timestamp, inside the SignedData; verify reports B-LT from that data alone.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decode, isContext, oid } from '../../src/core/cms/der.js';
@@ -163,5 +164,128 @@ describe('CAdES B-LT', () => {
       const verified = await verify([input, '--signature', `${input}.p7s`, '--level', 'B-LT']);
       expect(verified.code, verified.stderr).toBe(0);
     }
+  });
+});
+
+type Report = {
+  code: string | null;
+  signatures: Array<{ kind: string; level?: string; status: string; problems: string[]; covers?: string[] }>;
+};
+
+/** A directory of two documents to put in a container. */
+async function documents(): Promise<{ dir: string; docs: string }> {
+  const dir = await tempDir();
+  const docs = join(dir, 'docs');
+  await mkdir(docs);
+  await writeFile(join(docs, 'contract.txt'), 'pay 100 EUR\n');
+  await writeFile(join(docs, 'annex.xml'), '<annex/>\n');
+  return { dir, docs };
+}
+
+/** The container's entry names, in order, as Info-ZIP's unzip lists them. */
+function entries(container: string): string[] {
+  const listed = spawnSync('unzip', ['-Z1', container]);
+  return listed.stdout.toString().trim().split('\n');
+}
+
+describe('ASiC-E at B-LT and B-LTA', () => {
+  it('B-LT: the signature carries its validation data, and verify reports B-LT', async () => {
+    const { dir, docs } = await documents();
+    const output = join(dir, 'bundle.asice');
+    const [line] = await sign(['--format', 'asice', '--level', 'B-LT', '-o', output, docs]);
+    expect(line).toMatchObject({ packaging: 'asic-e', level: 'B-LT', validationData: { ocsps: 1, crls: 2 } });
+    const verified = await verify([output, '--level', 'B-LT']);
+    expect(verified.code, verified.stderr).toBe(0);
+    expect((verified.json() as Report).signatures.map((s) => [s.kind, s.level])).toEqual([['cades', 'B-LT']]);
+    expect(entries(output)).not.toContain('META-INF/ASiCArchiveManifest.xml');
+  });
+
+  it('B-LTA: an archive manifest over every file and its timestamp; a second B-LTA signature renews it', async () => {
+    const { dir, docs } = await documents();
+    const output = join(dir, 'bundle.asice');
+    const [line] = await sign(['--format', 'asice', '--level', 'B-LTA', '-o', output, docs]);
+    expect(line).toMatchObject({ level: 'B-LTA', archiveTimestamp: expect.any(String) });
+    expect(entries(output)).toEqual([
+      'mimetype',
+      'docs/annex.xml',
+      'docs/contract.txt',
+      'META-INF/ASiCManifest.xml',
+      'META-INF/signature001.p7s',
+      'META-INF/ASiCArchiveManifest.xml',
+      'META-INF/timestamp001.tst',
+    ]);
+    let verified = await verify([output, '--level', 'B-LTA']);
+    expect(verified.code, verified.stderr).toBe(0);
+    let report = verified.json() as Report;
+    expect(report.signatures.map((s) => [s.kind, s.level ?? null, s.status])).toEqual([
+      ['cades', 'B-LTA', 'valid'],
+      ['docTimeStamp', null, 'valid'],
+    ]);
+    expect(report.signatures[1]!.covers).toEqual([
+      'docs/annex.xml',
+      'docs/contract.txt',
+      'META-INF/ASiCManifest.xml',
+      'META-INF/signature001.p7s',
+    ]);
+
+    const [added] = await sign(['--level', 'B-LTA', output]);
+    expect(added).toMatchObject({ output, level: 'B-LTA' });
+    expect(entries(output).slice(5)).toEqual([
+      'META-INF/ASiCArchiveManifest001.xml',
+      'META-INF/timestamp001.tst',
+      'META-INF/ASiCManifest002.xml',
+      'META-INF/signature002.p7s',
+      'META-INF/ASiCArchiveManifest.xml',
+      'META-INF/timestamp002.tst',
+    ]);
+    verified = await verify([output, '--level', 'B-LTA']);
+    expect(verified.code, verified.stderr).toBe(0);
+    report = verified.json() as Report;
+    expect(report.signatures.map((s) => [s.kind, s.level ?? null, s.status])).toEqual([
+      ['cades', 'B-LTA', 'valid'],
+      ['cades', 'B-LTA', 'valid'],
+      ['docTimeStamp', null, 'valid'],
+      ['docTimeStamp', null, 'valid'],
+    ]);
+    // The newer archive covers the older one and its timestamp.
+    expect(report.signatures[3]!.covers).toEqual(
+      expect.arrayContaining(['META-INF/ASiCArchiveManifest001.xml', 'META-INF/timestamp001.tst']),
+    );
+  });
+
+  it('a parallel B-LT signature keeps the earlier B-LTA signature and its archive valid', async () => {
+    const { dir, docs } = await documents();
+    const output = join(dir, 'bundle.asice');
+    await sign(['--format', 'asice', '--level', 'B-LTA', '-o', output, docs]);
+    await sign(['--level', 'B-LT', output]);
+    const verified = await verify([output]);
+    expect(verified.code, verified.stderr).toBe(0);
+    expect((verified.json() as Report).signatures.map((s) => [s.kind, s.level ?? null, s.status])).toEqual([
+      ['cades', 'B-LTA', 'valid'],
+      ['cades', 'B-LT', 'valid'],
+      ['docTimeStamp', null, 'valid'],
+    ]);
+  });
+
+  it('a document changed after archiving fails the signature and the archive timestamp', async () => {
+    const { dir, docs } = await documents();
+    const output = join(dir, 'bundle.asice');
+    await sign(['--format', 'asice', '--level', 'B-LTA', '-o', output, docs]);
+    const work = join(dir, 'tamper');
+    await mkdir(join(work, 'docs'), { recursive: true });
+    await writeFile(join(work, 'docs', 'contract.txt'), 'pay 900 EUR\n');
+    // Info-ZIP replaces that one entry and keeps every other (mimetype first) as it was.
+    const zipped = spawnSync('zip', ['-q', '-X', output, 'docs/contract.txt'], { cwd: work });
+    expect(zipped.status, zipped.stderr.toString()).toBe(0);
+    const verified = await verify([output]);
+    expect(verified.code).toBe(9);
+    const report = verified.json() as Report;
+    expect(report.signatures.map((s) => [s.kind, s.status])).toEqual([
+      ['cades', 'invalid'],
+      ['docTimeStamp', 'invalid'],
+    ]);
+    expect(report.signatures[1]!.problems.join('\n')).toContain(
+      'docs/contract.txt was changed after META-INF/ASiCArchiveManifest.xml archived it',
+    );
   });
 });
