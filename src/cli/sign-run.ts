@@ -31,6 +31,7 @@ import {
   type ExtendSigned,
   type CompletionOutputs,
   type UpdateCheck,
+  signedDataInput,
 } from '../core/sign-workflow.js';
 import { existingSignature } from '../core/existing-signature.js';
 import { certificationLevel } from '../core/pdf/placeholder.js';
@@ -206,7 +207,7 @@ async function signChecked(
   if (options.outputDir && !options.prepare && jobs.length > 0) await createOutputDir(options.outputDir);
   const level = chooseLevel(options.level, profile);
   const longTerm = level === 'B-LT' || level === 'B-LTA';
-  if (longTerm) refuseLongTermFor(jobs, level, options);
+  if (longTerm) refuseLongTermFor(level, options);
   prepareAppearanceAhead(options, ctx);
   const signing = await createCscClient(ctx, profile, await authorizationFactors(options, ctx));
   // The split flow and the TSA client load only when used: a plain B-B run is the one to keep quick.
@@ -344,7 +345,7 @@ async function signChecked(
         (async () => {
           const value =
             longTerm && document.job.kind !== 'pdf'
-              ? await longTerm.withValidationData(document.job.input, result.value)
+              ? await longTerm.forCades(document, credential, result.value)
               : result.value;
           const written = await completeDocument(
             document,
@@ -603,24 +604,12 @@ function report(
   );
 }
 
-/**
- * B-LT: every format (a CAdES signature carries its validation data in its SignedData). B-LTA: PDFs
- * only (an ASiC-E is archived by its own command path). Neither through the split flow.
- */
-function refuseLongTermFor(jobs: JobList, level: SignatureLevel, options: SignCommandOptions): void {
+/** B-LT and B-LTA are written for every format, but not through the split flow (extend after --complete). */
+function refuseLongTermFor(level: SignatureLevel, options: SignCommandOptions): void {
   if (options.prepare) {
     throw new EsignError('USAGE', `The split flow signs at B-B or B-T; level ${level} is added afterwards.`, {
       hint: `Sign with --prepare/--complete at B-T, then run \`esign extend FILE --level ${level}\`.`,
     });
-  }
-  if (level !== 'B-LTA') return;
-  for (const job of jobs) {
-    if (job.kind === 'pdf') continue;
-    throw new EsignError(
-      'USAGE',
-      `Level B-LTA is written for PDFs (PAdES) and ASiC-E containers; ${job.input} would get a CAdES signature.`,
-      { hint: 'Sign it with --level B-LT, or put it in an ASiC-E container (--format asice).' },
-    );
   }
 }
 
@@ -628,6 +617,8 @@ function refuseLongTermFor(jobs: JobList, level: SignatureLevel, options: SignCo
 export interface WindowLongTerm {
   extend: ExtendSigned;
   withValidationData(input: string, value: SignedValue): Promise<SignedValue>;
+  /** A CAdES signature's long-term part: its validation data, and at B-LTA its archive-time-stamp-v3. */
+  forCades(prepared: PreparedDocument, credential: SigningCredential, value: SignedValue): Promise<SignedValue>;
 }
 
 /**
@@ -728,7 +719,24 @@ export async function longTermExtender(
       results.set(input, result);
       return result.tail;
     };
-    return { extend, withValidationData };
+    const forCades = async (
+      prepared: PreparedDocument,
+      credential: SigningCredential,
+      signedValue: SignedValue,
+    ): Promise<SignedValue> => {
+      const withData = await withValidationData(prepared.job.input, signedValue);
+      if (level !== 'B-LTA' || !tsa || !prepared.contentDigest) return withData;
+      const { archiveTimestampRequest, archiveTimestampToken } = await import('../core/cms/archive-timestamp.js');
+      const { buildSignedData } = await import('../core/cms/signed-data.js');
+      const digest = credential.scheme.digest;
+      const cms = buildSignedData(signedDataInput(prepared, credential, withData));
+      const { imprint, index } = archiveTimestampRequest(cms, prepared.contentDigest, digest);
+      const stamp = await tsa.timestamp(imprint, digest);
+      const result = results.get(prepared.job.input);
+      if (result) result.archiveTimestamp = stamp.genTime;
+      return { ...withData, archiveTimestampToken: archiveTimestampToken(stamp.token, index) };
+    };
+    return { extend, withValidationData, forCades };
   };
   return { forWindow, results };
 }

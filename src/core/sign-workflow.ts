@@ -7,7 +7,13 @@
 import { createHash, type Hash } from 'node:crypto';
 import { maxSignatureLength, type DigestName } from './cms/algorithms.js';
 import { buildSignedAttributes, type SignedAttributes } from './cms/signed-attributes.js';
-import { addedSignerAround, buildSignedData, signedDataAround, signedDataParts } from './cms/signed-data.js';
+import {
+  addedSignerAround,
+  buildSignedData,
+  signedDataAround,
+  signedDataParts,
+  type SignedDataInput,
+} from './cms/signed-data.js';
 import { readEnveloping } from './cms/enveloping.js';
 import type { CmsValidationData } from './cms/long-term.js';
 import { MAX_HASHES_PER_AUTHORIZATION } from './csc/shapes.js';
@@ -149,6 +155,8 @@ export interface SignedValue {
   timestampCertificates?: Uint8Array[];
   /** CAdES B-LT: the chains' certificates and revocation data, fetched after the timestamp, for the SignedData. */
   validationData?: CmsValidationData;
+  /** CAdES B-LTA: the archive-time-stamp-v3 token (its ats-hash-index-v3 inside) over the B-LT signature. */
+  archiveTimestampToken?: Uint8Array;
 }
 
 /**
@@ -427,13 +435,23 @@ function signedDataOf(prepared: PreparedDocument, credential: SigningCredential,
   return buildSignedData(signedDataInput(prepared, credential, value));
 }
 
-function signedDataInput(prepared: PreparedDocument, credential: SigningCredential, value: SignedValue) {
+/** What a prepared document's CMS is built from, once it is signed (and timestamped, and given its validation data). */
+export function signedDataInput(
+  prepared: Pick<PreparedDocument, 'signedAttributes'>,
+  credential: SigningCredential,
+  value: SignedValue,
+): SignedDataInput {
   return {
     signedAttributesDer: prepared.signedAttributes.der,
     signatureValue: value.signature,
     scheme: credential.scheme,
     certificates: credential.certificates,
-    unsignedAttributes: value.timestampToken ? { signatureTimeStampToken: value.timestampToken } : undefined,
+    unsignedAttributes: value.timestampToken
+      ? {
+          signatureTimeStampToken: value.timestampToken,
+          ...(value.archiveTimestampToken ? { archiveTimeStampV3Token: value.archiveTimestampToken } : {}),
+        }
+      : undefined,
     ...(value.validationData ? { validationData: value.validationData } : {}),
   };
 }

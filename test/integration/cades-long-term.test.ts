@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decode, isContext, oid } from '../../src/core/cms/der.js';
 import { OID_RI_OCSP_RESPONSE } from '../../src/core/cms/long-term.js';
+import { OID_ARCHIVE_TIMESTAMP_V3, OID_ATS_HASH_INDEX_V3 } from '../../src/core/cms/archive-timestamp.js';
 import { oneSignerEach } from '../../src/core/cms/signed-data.js';
 import { parseSignedData } from '../../src/core/cms/parse.js';
 import { readEnveloping } from '../../src/core/cms/enveloping.js';
@@ -289,3 +290,90 @@ describe('ASiC-E at B-LT and B-LTA', () => {
     );
   });
 });
+
+describe('CAdES B-LTA (archive-time-stamp-v3)', () => {
+  it.each([
+    ['cades', (input: string) => [input, '--signature', `${input}.p7s`]],
+    ['p7m', (input: string) => [`${input}.p7m`]],
+    ['asics', (input: string) => [`${input}.asics`]],
+  ] as const)('--format %s at B-LTA verifies at B-LTA', async (format, target) => {
+    const dir = await tempDir();
+    const input = join(dir, 'fattura.xml');
+    await writeFile(input, '<Fattura>2</Fattura>\n');
+    const [line] = await sign(['--format', format, '--level', 'B-LTA', input]);
+    expect(line).toMatchObject({ level: 'B-LTA', archiveTimestamp: expect.any(String) });
+    const verified = await verify([...target(input), '--level', 'B-LTA']);
+    expect(verified.code, verified.stderr).toBe(0);
+    expect((verified.json() as Report).signatures.map((s) => [s.level, s.status])).toEqual([['B-LTA', 'valid']]);
+  });
+
+  it('a parallel B-LTA signature on a B-LTA .p7m keeps the first archived and valid', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'fattura.xml');
+    await writeFile(input, '<Fattura>3</Fattura>\n');
+    await sign(['--format', 'p7m', '--level', 'B-LTA', input]);
+    await sign(['--format', 'p7m', '--level', 'B-LTA', `${input}.p7m`]);
+    const verified = await verify([`${input}.p7m`, '--level', 'B-LTA']);
+    expect(verified.code, verified.stderr).toBe(0);
+    expect((verified.json() as Report).signatures.map((s) => [s.level, s.status])).toEqual([
+      ['B-LTA', 'valid'],
+      ['B-LTA', 'valid'],
+    ]);
+  });
+
+  it('the archive timestamp carries its ats-hash-index-v3; a CRL removed after archiving fails the signature', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'notes.txt');
+    await writeFile(input, 'archived\n');
+    await sign(['--level', 'B-LTA', input]);
+    const p7s = await readFile(`${input}.p7s`);
+    const parsed = parseSignedData(p7s);
+    const archive = parsed.unsignedAttributes.find((attribute) => attribute.type === OID_ARCHIVE_TIMESTAMP_V3);
+    expect(archive?.values).toHaveLength(1);
+    expect(parseSignedData(archive!.values[0]!).unsignedAttributes.map((attribute) => attribute.type)).toContain(
+      OID_ATS_HASH_INDEX_V3,
+    );
+    // The same signature with its first CRL left out: the archived index names a value that is gone.
+    const crl = parsed.revocationChoices.find((choice) => choice[0] === 0x30)!;
+    const at = Buffer.from(p7s).indexOf(Buffer.from(crl));
+    const stripped = stripRevocation(p7s, at, crl.length);
+    await writeFile(`${input}.p7s`, stripped);
+    const verified = await verify([input, '--signature', `${input}.p7s`]);
+    expect(verified.code).toBe(9);
+    const [signature] = (verified.json() as Report).signatures;
+    expect(signature!.status).toBe('invalid');
+    expect(signature!.problems.join('\n')).toContain('archive timestamp: a revocation data it archived is no longer');
+  });
+});
+
+/** `der` without the `length` bytes at `at`, every enclosing definite length shortened to match. */
+function stripRevocation(der: Uint8Array, at: number, length: number): Uint8Array {
+  const out = Buffer.concat([der.subarray(0, at), der.subarray(at + length)]);
+  // Shrink each enclosing header (ContentInfo, [0], SignedData, crls [1]) by `length`.
+  const shrink = (offset: number): number => {
+    const first = out[offset + 1]!;
+    if (first < 0x80) {
+      out[offset + 1] = first - length;
+      return offset + 2;
+    }
+    const count = first & 0x7f;
+    let value = 0;
+    for (let i = 0; i < count; i++) value = value * 256 + out[offset + 2 + i]!;
+    value -= length;
+    for (let i = count - 1; i >= 0; i--) {
+      out[offset + 2 + i] = value & 0xff;
+      value = Math.floor(value / 256);
+    }
+    return offset + 2 + count;
+  };
+  // ContentInfo → (OID) → [0] → SignedData
+  let offset = shrink(0);
+  offset += 2 + out[offset + 1]!; // the content type OID
+  offset = shrink(offset); // [0]
+  shrink(offset); // SignedData
+  // The crls [1] field, which comes before the CRL left out.
+  const fields = decode(der, 'ContentInfo').items[1]!.items[0]!.items;
+  const crls = fields.find((field) => isContext(field, 1))!;
+  shrink(crls.encoded.byteOffset - der.byteOffset);
+  return out;
+}

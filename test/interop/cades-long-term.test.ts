@@ -12,6 +12,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decode, encoded, isContext } from '../../src/core/cms/der.js';
 import { parseSignedData } from '../../src/core/cms/parse.js';
+import { expectedArchiveImprint, OID_ARCHIVE_TIMESTAMP_V3 } from '../../src/core/cms/archive-timestamp.js';
+import { readEnveloping } from '../../src/core/cms/enveloping.js';
+import { createHash } from 'node:crypto';
 import { runTool } from '../helpers/pdf-judges.js';
 import { runCli } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
@@ -129,6 +132,38 @@ describe.skipIf(missing.length > 0)('CAdES B-LT judged by openssl', () => {
       '/dev/null',
     ]);
     expect(verified.status, verified.stderr).toBe(0);
+  });
+});
+
+describe.skipIf(missing.length > 0)('CAdES B-LTA judged by openssl cms and ts', () => {
+  it('a B-LTA .p7m: cms -verify gives the content back; ts -verify accepts its archive timestamp over the recomputed imprint', async () => {
+    const input = join(work.dir, 'archived.xml');
+    const content = Buffer.from('<Fattura>archived</Fattura>\n');
+    await writeFile(input, content);
+    await sign(['--format', 'p7m', '--level', 'B-LTA', input]);
+    const out = join(work.dir, 'archived.out.xml');
+    const verified = await opensslCmsVerifyWithCrls(['-in', `${input}.p7m`, '-out', out]);
+    expect(verified.status, verified.stderr).toBe(0);
+    expect((await readFile(out)).equals(content)).toBe(true);
+    const p7m = await readFile(`${input}.p7m`);
+    const source = { size: p7m.length, read: async (at: number, length: number) => p7m.subarray(at, at + length) };
+    const detached = (await readEnveloping(source)).detached;
+    const archive = parseSignedData(detached).unsignedAttributes.find((a) => a.type === OID_ARCHIVE_TIMESTAMP_V3);
+    const token = archive!.values[0]!;
+    const tokenFile = join(work.dir, 'archive.tst');
+    await writeFile(tokenFile, token);
+    const { imprint } = expectedArchiveImprint(
+      detached,
+      token,
+      new Uint8Array(createHash('sha256').update(content).digest()),
+      'sha256',
+    );
+    const stamp = ['ts', '-verify', '-token_in', '-in', tokenFile, '-CAfile', sandbox.rootPemPath];
+    const accepted = await runTool('openssl', [...stamp, '-digest', Buffer.from(imprint!).toString('hex')]);
+    expect(accepted.stdout + accepted.stderr).toContain('Verification: OK');
+    const parsed = await runTool('openssl', ['asn1parse', '-inform', 'DER', '-in', `${input}.p7m`]);
+    expect(parsed.stdout).toContain('0.4.0.1733.2.4');
+    expect(parsed.stdout).toContain('0.4.0.19122.1.5');
   });
 });
 

@@ -43,11 +43,13 @@ export interface SignedDataInput {
   scheme?: SignatureScheme;
   /** Certificate chain, DER, signer first. */
   certificates: Uint8Array[];
-  unsignedAttributes?: { signatureTimeStampToken?: Uint8Array };
+  unsignedAttributes?: { signatureTimeStampToken?: Uint8Array; archiveTimeStampV3Token?: Uint8Array };
   /** B-LT: the chains' certificates and revocation data, put in `certificates` and `crls`. */
   validationData?: CmsValidationData;
 }
 
+/** id-aa-ets-archiveTimestampV3 (EN 319 122-1 §5.5.3): CAdES B-LTA. */
+export const OID_ARCHIVE_TIMESTAMP_V3 = '0.4.0.1733.2.4';
 const CRLS_TAG = 0xa1; // SignedData `crls [1] IMPLICIT RevocationInfoChoices`
 const SIGNED_ATTRS_TAG = 0xa0; // [0] IMPLICIT SET OF Attribute
 const UNSIGNED_ATTRS_TAG = 0xa1; // [1] IMPLICIT SET OF Attribute
@@ -66,6 +68,7 @@ export function signedDataParts(input: SignedDataInput): Omit<SignedDataParts, '
   const [signer] = input.certificates;
   if (signer === undefined) throw new EsignError('INTERNAL', 'A CMS signature needs at least the signer certificate.');
   const unsigned = input.unsignedAttributes?.signatureTimeStampToken;
+  const archived = input.unsignedAttributes?.archiveTimeStampV3Token;
   const scheme = input.scheme ?? RSA_PKCS1_SHA256;
   const validation = input.validationData;
   return {
@@ -78,7 +81,10 @@ export function signedDataParts(input: SignedDataInput): Omit<SignedDataParts, '
       signedAttributesDer: input.signedAttributesDer,
       signatureAlgorithm: signatureAlgorithmIdentifier(scheme),
       signatureValue: input.signatureValue,
-      unsignedAttributes: unsigned ? [signatureTimeStampAttribute(unsigned)] : [],
+      unsignedAttributes: [
+        ...(unsigned ? [signatureTimeStampAttribute(unsigned)] : []),
+        ...(archived ? [attribute(OID_ARCHIVE_TIMESTAMP_V3, archived)] : []),
+      ],
     },
   };
 }
@@ -299,6 +305,22 @@ function signedDataFields(der: Uint8Array): EnvelopeFields {
 export function addSignatureTimestamp(cmsDer: Uint8Array, tokenDer: Uint8Array): Uint8Array {
   try {
     decode(tokenDer, 'timestamp token');
+  } catch (error) {
+    if (error instanceof Asn1StructureError)
+      throw new EsignError('CMS_BAD_STRUCTURE', `Cannot add a timestamp to the CMS signature: ${error.message}.`, {
+        cause: error,
+      });
+    throw error;
+  }
+  return addUnsignedAttribute(cmsDer, signatureTimeStampAttribute(tokenDer), 'the CMS signature');
+}
+
+/**
+ * Adds an unsigned attribute (DER) to the single SignerInfo of a ContentInfo(SignedData) (a
+ * signature, or a timestamp token: its eContent is kept), every other byte as it was.
+ */
+export function addUnsignedAttribute(cmsDer: Uint8Array, attributeDer: Uint8Array, what: string): Uint8Array {
+  try {
     const [contentType, content] = sequenceItems(decode(cmsDer, 'ContentInfo'), 'ContentInfo');
     if (oid(contentType, 'contentType') !== OID.signedData) throw new Asn1StructureError('ContentInfo: not SignedData');
     const signedDataFields = sequenceItems(explicitInner(content, 0, 'ContentInfo content'), 'SignedData');
@@ -310,15 +332,12 @@ export function addSignatureTimestamp(cmsDer: Uint8Array, tokenDer: Uint8Array):
     const last = fields[fields.length - 1];
     const existing = isContext(last, 1) ? splitElements(encoded(last as Block)) : [];
     const kept = (isContext(last, 1) ? fields.slice(0, -1) : fields).map(encoded);
-    const newSignerInfo = sequence(
-      ...kept,
-      setOf([...existing, signatureTimeStampAttribute(tokenDer)], UNSIGNED_ATTRS_TAG),
-    );
+    const newSignerInfo = sequence(...kept, setOf([...existing, attributeDer], UNSIGNED_ATTRS_TAG));
     const newSignedData = sequence(...signedDataFields.slice(0, -1).map(encoded), setOf([newSignerInfo]));
     return sequence(objectIdentifier(OID.signedData), explicit(0, newSignedData));
   } catch (error) {
     if (error instanceof Asn1StructureError) {
-      throw new EsignError('CMS_BAD_STRUCTURE', `Cannot add a timestamp to the CMS signature: ${error.message}.`, {
+      throw new EsignError('CMS_BAD_STRUCTURE', `Cannot add an attribute to ${what}: ${error.message}.`, {
         cause: error,
       });
     }
