@@ -10,9 +10,9 @@ import {
   metadataMimeType,
   planArchive,
 } from '../core/asic/archive-manifest.js';
-import { mimeTypeOf } from '../core/asic/manifest.js';
+import { mimeTypeOf, parseManifest } from '../core/asic/manifest.js';
 import type { DigestName } from '../core/cms/algorithms.js';
-import type { CmsValidationData } from '../core/cms/long-term.js';
+import { withValidationData, type CmsValidationData } from '../core/cms/long-term.js';
 import type { TimestampAuthority } from '../core/ports.js';
 import type { SignedValue } from '../core/sign-workflow.js';
 import type { Context } from './context.js';
@@ -50,15 +50,30 @@ type Entry = { name: string; bytes: Uint8Array };
  * signed with) and every META-INF entry, hashed here.
  */
 export async function archiveContainer(
+  ctx: Context,
   documents: readonly { name: string; digest: DigestName; digestValue: Uint8Array }[],
   metadata: readonly Entry[],
   digest: DigestName,
   tsa: TimestampAuthority,
 ): Promise<{ metadata: Entry[]; manifest: string; timestamp: string; archiveTimestamp: Date }> {
   const plan = planArchive([...documents, ...metadata].map((entry) => entry.name));
-  const kept = metadata.map((entry) =>
+  let kept = metadata.map((entry) =>
     plan.renamed && entry.name === plan.renamed.from ? { ...entry, name: plan.renamed.to } : entry,
   );
+  // A renewal: the last archive timestamp gets its TSA's validation data before it is archived (A.7 item 2).
+  const previous = plan.renamed ? kept.find((entry) => entry.name === plan.renamed!.to) : undefined;
+  const previousToken = previous ? parseManifest(previous.bytes, previous.name).signature : undefined;
+  if (previousToken) {
+    const token = kept.find((entry) => entry.name === previousToken);
+    if (token) {
+      const { validationData } = await validationDataFor(ctx, 'B-LTA', tsa, [], previousToken, {
+        signature: new Uint8Array(0),
+        timestampToken: token.bytes,
+      });
+      const completed = withValidationData(token.bytes, validationData);
+      kept = kept.map((entry) => (entry === token ? { ...entry, bytes: completed } : entry));
+    }
+  }
   const manifest = buildArchiveManifest(plan.timestamp, [
     ...documents.map((document) => ({ ...document, mimeType: mimeTypeOf(document.name) })),
     ...kept.map((entry) => ({

@@ -159,7 +159,9 @@ async function signContainer(
     { name: signatureName, bytes: cms },
   ];
   const archived =
-    longTerm && tsa && level === 'B-LTA' ? await longTerm.archiveContainer(signed, metadata, digest, tsa) : undefined;
+    longTerm && tsa && level === 'B-LTA'
+      ? await longTerm.archiveContainer(ctx, signed, metadata, digest, tsa)
+      : undefined;
   for (const warning of extended?.warnings ?? []) ctx.io.warn(`${output}: ${warning}`);
   const written = await writeAsicE(fileSystemDocuments, {
     output,

@@ -1,10 +1,17 @@
 import { createHash, sign } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { concatBytes, decode, isContext, objectIdentifier, oid, sequence } from './der.js';
-import { OID_RI_OCSP_RESPONSE, revocationInfoChoices } from './long-term.js';
+import { OID_RI_OCSP_RESPONSE, revocationInfoChoices, withValidationData } from './long-term.js';
 import { parseSignedData } from './parse.js';
 import { buildSignedAttributes } from './signed-attributes.js';
-import { addedSignerAround, buildSignedData, oneSignerEach, signedDataAround, signedDataParts } from './signed-data.js';
+import {
+  addedSignerAround,
+  buildSignedData,
+  encodeSignedData,
+  oneSignerEach,
+  signedDataAround,
+  signedDataParts,
+} from './signed-data.js';
 import { readEnveloping } from './enveloping.js';
 import { issueTestCertificate } from './test-pki.js';
 
@@ -68,5 +75,25 @@ describe('CAdES B-LT SignedData', () => {
       expect(parsed.revocationChoices.map(hex)).toEqual(revocationInfoChoices({ ocsps: [ocsp], crls: [crl] }).map(hex));
       expect(parsed.certificates.map(hex)).toContain(hex(tsa.der));
     }
+  });
+
+  it('gives a token (eContent inside) more certificates and revocation data, its content and SignerInfo kept', () => {
+    const eContent = new TextEncoder().encode('tstinfo');
+    const token = encodeSignedData({
+      ...signedDataParts({ ...signedInput('t'), validationData: { certificates: [], ocsps: [], crls: [crl] } }),
+      eContent,
+    });
+    const completed = parseSignedData(
+      withValidationData(token, { certificates: [tsa.der, root.der], ocsps: [ocsp], crls: [crl] }),
+    );
+    const before = parseSignedData(token);
+    expect(completed.version).toBe(5);
+    expect(completed.encapContent).toEqual(eContent);
+    expect(completed.signatureValue).toEqual(before.signatureValue);
+    expect(completed.certificates.map(hex)).toEqual([signer.der, root.der, tsa.der].map(hex));
+    expect(completed.revocationChoices.map(hex)).toEqual(
+      revocationInfoChoices({ ocsps: [ocsp], crls: [crl] }).map(hex),
+    );
+    expect(withValidationData(token, { certificates: [root.der], ocsps: [], crls: [crl] })).toEqual(token);
   });
 });
