@@ -608,7 +608,7 @@ function report(
 function refuseLongTermFor(level: SignatureLevel, options: SignCommandOptions): void {
   if (options.prepare) {
     throw new EsignError('USAGE', `The split flow signs at B-B or B-T; level ${level} is added afterwards.`, {
-      hint: `Sign with --prepare/--complete at B-T, then run \`esign extend FILE --level ${level}\`.`,
+      hint: `Sign with --prepare/--complete at B-T, then run \`esign extend FILE.pdf --level ${level}\` (a PDF), or sign other files at ${level} in one run.`,
     });
   }
 }
