@@ -80,10 +80,6 @@ async function signContainer(
   const manifestName = existing ? `META-INF/ASiCManifest${number}.xml` : 'META-INF/ASiCManifest.xml';
   const profile = await ctx.profile();
   const level = chooseLevel(options.level, profile);
-  if (level === 'B-LT' || level === 'B-LTA')
-    throw new EsignError('USAGE', `An ASiC-E is signed at B-B or B-T; level ${level} is not written for it yet.`, {
-      hint: 'Sign with --level B-T.',
-    });
   if (options.outputDir) await createOutputDir(options.outputDir);
   const signing = await createCscClient(ctx, profile, await authorizationFactors(options, ctx));
   const credential = await withCompleteChain(
@@ -142,23 +138,37 @@ async function signContainer(
   );
   if (!result || result.status === 'rejected') throw result?.reason;
   const value = result.value;
+  // B-LT: the validation data in the signature; B-LTA: an archive manifest and timestamp over the whole container.
+  const longTermLevel = level === 'B-LT' || level === 'B-LTA' ? level : undefined;
+  const longTerm = tsa && longTermLevel ? await import('./asice-long-term.js') : undefined;
+  const extended =
+    longTerm && tsa && longTermLevel
+      ? await longTerm.validationDataFor(ctx, longTermLevel, tsa, credential.certificates, signatureName, value)
+      : undefined;
   const cms = buildSignedData({
     signedAttributesDer: signedAttributes.der,
     signatureValue: value.signature,
     scheme: credential.scheme,
     certificates: credential.certificates,
     unsignedAttributes: value.timestampToken ? { signatureTimeStampToken: value.timestampToken } : undefined,
+    ...(extended ? { validationData: extended.validationData } : {}),
   });
+  const metadata = [
+    ...(existing?.metadata ?? []),
+    { name: manifestName, bytes: manifest },
+    { name: signatureName, bytes: cms },
+  ];
+  const archived =
+    longTerm && tsa && level === 'B-LTA'
+      ? await longTerm.archiveContainer(ctx, signed, metadata, digest, tsa)
+      : undefined;
+  for (const warning of extended?.warnings ?? []) ctx.io.warn(`${output}: ${warning}`);
   const written = await writeAsicE(fileSystemDocuments, {
     output,
     // Adding a signature replaces the container atomically (a temp file renamed over it).
     overwrite: options.force || replacing,
     documents: signed,
-    metadata: [
-      ...(existing?.metadata ?? []),
-      { name: manifestName, bytes: manifest },
-      { name: signatureName, bytes: cms },
-    ],
+    metadata: archived?.metadata ?? metadata,
     mtime: signingTime,
   });
   ctx.io.result(
@@ -173,6 +183,8 @@ async function signContainer(
       bytes: written.bytes,
       sha256: written.sha256,
       ...(value.timestampTime ? { timestamp: value.timestampTime.toISOString() } : {}),
+      ...(extended ? { validationData: extended.added, warnings: extended.warnings } : {}),
+      ...(archived ? { archiveTimestamp: archived.archiveTimestamp.toISOString() } : {}),
     },
     () =>
       `✓ ${signed.length} file(s) → ${output} (ASiC-E, ${existing ? `signature ${existing.number}, ` : ''}CAdES ${level}, ${formatBytes(written.bytes)})`,

@@ -31,6 +31,7 @@ import {
   type ExtendSigned,
   type CompletionOutputs,
   type UpdateCheck,
+  signedDataInput,
 } from '../core/sign-workflow.js';
 import { existingSignature } from '../core/existing-signature.js';
 import { certificationLevel } from '../core/pdf/placeholder.js';
@@ -206,7 +207,7 @@ async function signChecked(
   if (options.outputDir && !options.prepare && jobs.length > 0) await createOutputDir(options.outputDir);
   const level = chooseLevel(options.level, profile);
   const longTerm = level === 'B-LT' || level === 'B-LTA';
-  if (longTerm) refuseLongTermFor(jobs, level, options);
+  if (longTerm) refuseLongTermFor(level, options);
   prepareAppearanceAhead(options, ctx);
   const signing = await createCscClient(ctx, profile, await authorizationFactors(options, ctx));
   // The split flow and the TSA client load only when used: a plain B-B run is the one to keep quick.
@@ -311,7 +312,8 @@ async function signChecked(
     // TSA works on the others; completion then reads it back, after the window's validation data.
     const writeAhead = extender
       ? async (index: number, result: BatchResult): Promise<BatchResult> => {
-          if (result.status === 'rejected') return result;
+          // A CAdES signature is built whole at completion, its validation data inside it.
+          if (result.status === 'rejected' || window[index]!.job.kind !== 'pdf') return result;
           return settle(writeSignature(window[index]!, credential, result.value));
         }
       : undefined;
@@ -331,7 +333,7 @@ async function signChecked(
       for (const document of window) await fail(document.job, error, document);
       return;
     }
-    const extend = await extender?.forWindow(credential.certificates, results);
+    const longTerm = await extender?.forWindow(credential.certificates, results);
     // What a document's completion needs is let go as soon as it is written (its signature and token,
     // its update around the placeholder), not when the last of the window's thousand is.
     const unwritten: (BatchResult | undefined)[] = results;
@@ -341,13 +343,17 @@ async function signChecked(
       if (result.status === 'rejected') return result;
       return settle(
         (async () => {
+          const value =
+            longTerm && document.job.kind !== 'pdf'
+              ? await longTerm.forCades(document, credential, result.value)
+              : result.value;
           const written = await completeDocument(
             document,
             credential,
-            result.value,
+            value,
             signOptions,
             { writeDetached: writeDetachedSignature, files: documents, writeAsicS },
-            extend,
+            longTerm?.extend,
           );
           pending.delete(document);
           document.update = undefined;
@@ -586,7 +592,7 @@ export function report(
       ...(result.timestampTime ? { timestamp: result.timestampTime.toISOString() } : {}),
       ...(extension
         ? {
-            dss: extension.added,
+            [result.kind === 'pdf' ? 'dss' : 'validationData']: extension.added,
             ...(extension.archiveTimestamp ? { archiveTimestamp: extension.archiveTimestamp.toISOString() } : {}),
             warnings: extension.warnings,
           }
@@ -599,21 +605,21 @@ export function report(
   );
 }
 
-/** B-LT and B-LTA are PAdES levels: PDFs only, and not through the split flow (extend after --complete). */
-function refuseLongTermFor(jobs: JobList, level: SignatureLevel, options: SignCommandOptions): void {
+/** B-LT and B-LTA are written for every format, but not through the split flow (extend after --complete). */
+function refuseLongTermFor(level: SignatureLevel, options: SignCommandOptions): void {
   if (options.prepare) {
     throw new EsignError('USAGE', `The split flow signs at B-B or B-T; level ${level} is added afterwards.`, {
-      hint: `Sign with --prepare/--complete at B-T, then run \`esign extend FILE --level ${level}\`.`,
+      hint: `Sign with --prepare/--complete at B-T, then run \`esign extend FILE.pdf --level ${level}\` (a PDF), or sign other files at ${level} in one run.`,
     });
   }
-  for (const job of jobs) {
-    if (job.kind === 'pdf') continue;
-    throw new EsignError(
-      'USAGE',
-      `Level ${level} applies to PDFs (PAdES) only; ${job.input} would get a CAdES signature.`,
-      { hint: 'Sign other files with --level B-T, or sign the PDFs separately.' },
-    );
-  }
+}
+
+/** A window's long-term stage: a PDF's extension, a CAdES signature's validation data. */
+export interface WindowLongTerm {
+  extend: ExtendSigned;
+  withValidationData(input: string, value: SignedValue): Promise<SignedValue>;
+  /** A CAdES signature's long-term part: its validation data, and at B-LTA its archive-time-stamp-v3. */
+  forCades(prepared: PreparedDocument, credential: SigningCredential, value: SignedValue): Promise<SignedValue>;
 }
 
 /**
@@ -624,13 +630,13 @@ function refuseLongTermFor(jobs: JobList, level: SignatureLevel, options: SignCo
  * in, `forWindow` fetches the revocation data of every certificate of the signer's and the TSA's
  * chains once (issued after those signatures), and each document of the window takes it from there.
  */
-async function longTermExtender(
+export async function longTermExtender(
   ctx: Context,
   level: 'B-LT' | 'B-LTA',
   tsa: TimestampAuthority | undefined,
-  passwords: PdfPasswords,
+  passwords?: PdfPasswords,
 ): Promise<{
-  forWindow: (signer: readonly Uint8Array[], signed: readonly BatchResult[]) => Promise<ExtendSigned>;
+  forWindow: (signer: readonly Uint8Array[], signed: readonly BatchResult[]) => Promise<WindowLongTerm>;
   results: Map<string, ExtensionResult>;
 }> {
   const [
@@ -651,7 +657,7 @@ async function longTermExtender(
         : [];
   const results = new Map<string, ExtensionResult>();
   const tokenRoom = { bytes: 0 };
-  const forWindow = async (signer: readonly Uint8Array[], signed: readonly BatchResult[]): Promise<ExtendSigned> => {
+  const forWindow = async (signer: readonly Uint8Array[], signed: readonly BatchResult[]): Promise<WindowLongTerm> => {
     const times = signed.flatMap((result) =>
       result.status === 'fulfilled' && result.value.timestampTime ? [result.value.timestampTime] : [],
     );
@@ -672,7 +678,29 @@ async function longTermExtender(
     ];
     await collectValidationData(targets, fetcher, [], cache).catch(() => undefined);
     const certificates = [...signer];
-    return async ({ input, original, tail, hash, cms, value, signatureObject }) => {
+    /** CAdES: the validation data of the signer's chain and the TSA's, from the window's cache, for the SignedData. */
+    const withValidationData = async (input: string, value: SignedValue): Promise<SignedValue> => {
+      const leaf = signer[0];
+      const data = await collectValidationData(
+        [
+          ...(leaf ? [{ role: 'signer' as const, leaf, pool: [...signer], usedAt: value.timestampTime }] : []),
+          ...timestampTarget(value),
+        ],
+        fetcher,
+        [],
+        cache,
+      );
+      results.set(input, {
+        tail: new Uint8Array(0),
+        signatures: 1,
+        documentTimestamps: 0,
+        added: { certs: data.certs.length, ocsps: data.ocsps.length, crls: data.crls.length },
+        checks: data.checks,
+        warnings: data.warnings,
+      });
+      return { ...value, validationData: { certificates: data.certs, ocsps: data.ocsps, crls: data.crls } };
+    };
+    const extend: ExtendSigned = async ({ input, original, tail, hash, cms, value, signatureObject }) => {
       const known = {
         cms,
         certificates,
@@ -684,7 +712,7 @@ async function longTermExtender(
       const result = await extendPdf(appendedSource(original, tail), hash, level, {
         fetcher,
         tsa,
-        password: passwords.for(input),
+        password: passwords?.for(input),
         cache,
         known,
         tokenRoom,
@@ -692,6 +720,24 @@ async function longTermExtender(
       results.set(input, result);
       return result.tail;
     };
+    const forCades = async (
+      prepared: PreparedDocument,
+      credential: SigningCredential,
+      signedValue: SignedValue,
+    ): Promise<SignedValue> => {
+      const withData = await withValidationData(prepared.job.input, signedValue);
+      if (level !== 'B-LTA' || !tsa || !prepared.contentDigest) return withData;
+      const { archiveTimestampRequest, archiveTimestampToken } = await import('../core/cms/archive-timestamp.js');
+      const { buildSignedData } = await import('../core/cms/signed-data.js');
+      const digest = credential.scheme.digest;
+      const cms = buildSignedData(signedDataInput(prepared, credential, withData));
+      const { imprint, index } = archiveTimestampRequest(cms, prepared.contentDigest, digest);
+      const stamp = await tsa.timestamp(imprint, digest);
+      const result = results.get(prepared.job.input);
+      if (result) result.archiveTimestamp = stamp.genTime;
+      return { ...withData, archiveTimestampToken: archiveTimestampToken(stamp.token, index) };
+    };
+    return { extend, withValidationData, forCades };
   };
   return { forWindow, results };
 }

@@ -11,6 +11,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { ASIC_E_MIMETYPE, ASIC_S_MIMETYPE, checkMimetype, invalid } from '../core/asic/container-rules.js';
 import { parseManifest } from '../core/asic/manifest.js';
+import { ARCHIVE_MANIFEST, isArchiveManifest } from '../core/asic/archive-manifest.js';
 import { naming } from '../core/errors.js';
 import { verifyCades } from '../core/verify/cades.js';
 import { checkTimestampOver, type ReadSignedBytes } from '../core/verify/cms-check.js';
@@ -116,8 +117,28 @@ async function verifyTimestamped(
   document: string,
   file: string,
   readContent: ReadSignedBytes,
-  { trustAnchors, now, trustedLists }: ContainerVerifyOptions,
+  verifyOptions: ContainerVerifyOptions,
 ): Promise<VerificationReport> {
+  const report = await timestampReport(token, [document], readContent, verifyOptions);
+  return {
+    file,
+    kind: 'cades',
+    packaging: 'asic-s',
+    signatures: [report],
+    uncovered: [],
+    status: report.status,
+    code: report.code,
+    checkedAt: verifyOptions.now.toISOString(),
+  };
+}
+
+/** A timestamp token as the evidence over some bytes (an ASiC-S's document, an ASiC-E's archive manifest). */
+async function timestampReport(
+  token: Uint8Array,
+  covers: string[],
+  readContent: ReadSignedBytes,
+  { trustAnchors, now, trustedLists }: ContainerVerifyOptions,
+): Promise<SignatureReport> {
   const ctx = {
     anchors: trustAnchors.map((der) => new X509Certificate(der)),
     extraCerts: [],
@@ -130,7 +151,7 @@ async function verifyTimestamped(
     kind: 'docTimeStamp',
     integrity: { valid: false, digestAlgorithm: 'unknown' },
     signatureValue: { valid: false, algorithm: 'timestamp token' },
-    covers: [document],
+    covers,
     status: 'invalid',
     code: 'VERIFY_FAILED',
     indication: 'TOTAL-FAILED',
@@ -145,16 +166,54 @@ async function verifyTimestamped(
     ...findings.untrusted,
     ...findings.weak.map((weakness) => `algorithm not acceptable: ${weakness}`),
   );
-  return {
-    file,
-    kind: 'cades',
-    packaging: 'asic-s',
-    signatures: [report],
-    uncovered: [],
-    status: report.status,
-    code: report.code,
-    checkedAt: now.toISOString(),
-  };
+  return report;
+}
+
+/**
+ * The archive manifests (EN 319 162-1 A.7), earlier ones first: each one's timestamp over it, and
+ * every file it lists, which must still be there unchanged. A file changed after it was archived
+ * fails the archive timestamp (HASH_FAILURE).
+ */
+async function checkArchives(
+  container: OpenContainer,
+  names: Set<string>,
+  verifyOptions: ContainerVerifyOptions,
+): Promise<SignatureReport[]> {
+  const archives = [...names]
+    .filter(isArchiveManifest)
+    .sort((a, b) => Number(a === ARCHIVE_MANIFEST) - Number(b === ARCHIVE_MANIFEST) || (a < b ? -1 : a > b ? 1 : 0));
+  const reports: SignatureReport[] = [];
+  for (const name of archives) {
+    const bytes = await container.readWhole(name);
+    const manifest = parseManifest(bytes, name);
+    if (!names.has(manifest.signature))
+      throw invalid(`${name} is timestamped by ${manifest.signature}, which the container does not hold`);
+    const token = await container.readWhole(manifest.signature);
+    const covers = manifest.references.map((reference) => reference.name);
+    const report = await timestampReport(token, covers, async (consume) => consume(bytes), verifyOptions);
+    const changed: string[] = [];
+    for (const reference of manifest.references) {
+      if (!names.has(reference.name)) {
+        changed.push(`${reference.name} was archived by ${name} and is gone`);
+        continue;
+      }
+      const hash = createHash(reference.digest);
+      for await (const chunk of container.read(reference.name)) hash.update(chunk);
+      if (!Buffer.from(hash.digest()).equals(reference.digestValue))
+        changed.push(`${reference.name} was changed after ${name} archived it`);
+    }
+    if (changed.length > 0) {
+      Object.assign(report, {
+        status: 'invalid',
+        code: 'VERIFY_FAILED',
+        indication: 'TOTAL-FAILED',
+        subIndication: 'HASH_FAILURE',
+      });
+      report.problems.push(...changed);
+    }
+    reports.push(report);
+  }
+  return reports;
 }
 
 async function verifyAsicE(
@@ -166,6 +225,8 @@ async function verifyAsicE(
   const manifests = [...names].filter((name) => /^META-INF\/ASiCManifest[^/]*\.xml$/i.test(name)).sort();
   const { now } = verifyOptions;
   const signatures: SignatureReport[] = [];
+  /** Each signature's manifest and signature file, which an archive timestamp must cover for B-LTA. */
+  const signatureFiles: string[][] = [];
   const covered = new Set<string>();
   for (const manifestName of manifests) {
     const manifestBytes = await container.readWhole(manifestName);
@@ -198,7 +259,15 @@ async function verifyAsicE(
       delete signature.level;
     }
     signatures.push(signature);
+    signatureFiles.push([manifestName, manifest.signature]);
   }
+  const archives = await checkArchives(container, names, verifyOptions);
+  signatures.forEach((signature, index) => {
+    const archived = archives.some(
+      (archive) => archive.status === 'valid' && signatureFiles[index]!.every((name) => archive.covers?.includes(name)),
+    );
+    if (signature.level === 'B-LT' && archived) signature.level = 'B-LTA';
+  });
   const uncovered = documentsOf(container).filter((name) => !covered.has(name));
   if (uncovered.length > 0)
     for (const signature of signatures) {
@@ -211,6 +280,8 @@ async function verifyAsicE(
           subIndication: 'SIG_CONSTRAINTS_FAILURE',
         });
     }
+  archives.forEach((archive, index) => (archive.index = signatures.length + 1 + index));
+  signatures.push(...archives);
   const status = signatures.length === 0 ? 'no-signatures' : worst(signatures.map((signature) => signature.status));
   return {
     file,

@@ -7,8 +7,15 @@
 import { createHash, type Hash } from 'node:crypto';
 import { maxSignatureLength, type DigestName } from './cms/algorithms.js';
 import { buildSignedAttributes, type SignedAttributes } from './cms/signed-attributes.js';
-import { addedSignerAround, buildSignedData, signedDataAround, signedDataParts } from './cms/signed-data.js';
+import {
+  addedSignerAround,
+  buildSignedData,
+  signedDataAround,
+  signedDataParts,
+  type SignedDataInput,
+} from './cms/signed-data.js';
 import { readEnveloping } from './cms/enveloping.js';
+import type { CmsValidationData } from './cms/long-term.js';
 import { MAX_HASHES_PER_AUTHORIZATION } from './csc/shapes.js';
 import { EsignError, isEsignError, naming } from './errors.js';
 import { readPdfFromHeader, type PdfDocument } from './pdf/document.js';
@@ -146,6 +153,10 @@ export interface SignedValue {
   timestampTime?: Date;
   /** The timestamp token's certificates, the TSA's first, as the TSA client read them. */
   timestampCertificates?: Uint8Array[];
+  /** CAdES B-LT: the chains' certificates and revocation data, fetched after the timestamp, for the SignedData. */
+  validationData?: CmsValidationData;
+  /** CAdES B-LTA: the archive-time-stamp-v3 token (its ats-hash-index-v3 inside) over the B-LT signature. */
+  archiveTimestampToken?: Uint8Array;
 }
 
 /**
@@ -424,13 +435,24 @@ function signedDataOf(prepared: PreparedDocument, credential: SigningCredential,
   return buildSignedData(signedDataInput(prepared, credential, value));
 }
 
-function signedDataInput(prepared: PreparedDocument, credential: SigningCredential, value: SignedValue) {
+/** What a prepared document's CMS is built from, once it is signed (and timestamped, and given its validation data). */
+export function signedDataInput(
+  prepared: Pick<PreparedDocument, 'signedAttributes'>,
+  credential: SigningCredential,
+  value: SignedValue,
+): SignedDataInput {
   return {
     signedAttributesDer: prepared.signedAttributes.der,
     signatureValue: value.signature,
     scheme: credential.scheme,
     certificates: credential.certificates,
-    unsignedAttributes: value.timestampToken ? { signatureTimeStampToken: value.timestampToken } : undefined,
+    unsignedAttributes: value.timestampToken
+      ? {
+          signatureTimeStampToken: value.timestampToken,
+          ...(value.archiveTimestampToken ? { archiveTimeStampV3Token: value.archiveTimestampToken } : {}),
+        }
+      : undefined,
+    ...(value.validationData ? { validationData: value.validationData } : {}),
   };
 }
 

@@ -37,7 +37,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .addOption(
       new Option(
         '--level <level>',
-        'PAdES/CAdES baseline level (default: B-T when a TSA is configured, else B-B)',
+        "PAdES/CAdES baseline level: B-B, B-T (the default when a TSA is configured, else B-B), B-LT (validation data in the PDF's DSS, or in the CAdES SignedData), B-LTA (an archive timestamp: a PDF document timestamp, a CAdES archive-time-stamp-v3, an ASiC-E archive manifest)",
       ).choices(SIGNATURE_LEVELS),
     )
     .addOption(

@@ -29,7 +29,8 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
       'Check every signature and document timestamp in FILE.pdf: signer, claimed time (/M), signature timestamp, ' +
         'integrity of the signed bytes, the signature value, what the signature covers and what was appended after it, ' +
         "the chain to the trust anchors (--trust, else the profile's trustAnchors), revocation status from the DSS and the CMS, " +
-        'and the PAdES level reached. When verified EU trusted lists are cached (esign trust update), their qualified CAs ' +
+        'and the level reached (PAdES or CAdES: B-LT from the validation data in the DSS or the CMS, B-LTA from a document ' +
+        'timestamp, an archive-time-stamp-v3 or an ASiC-E archive manifest). When verified EU trusted lists are cached (esign trust update), their qualified CAs ' +
         'and TSAs are trust anchors too, and each signature gets its qualification (ETSI TS 119 615: QESig, QESeal, ' +
         'AdESig-QC, AdESeal-QC, AdESig, AdESeal or INDETERMINATE with the reason) and each timestamp whether it is ' +
         'a qualified electronic time stamp. With --signature FILE.p7s, check a detached CAdES signature of FILE. ' +
@@ -59,7 +60,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
       '--extract <path>',
       'with a .p7m: write the signed content to FILE; with an .asics/.asice: its documents into the directory FILE. Only when every signature checks out (valid and trusted) and, in a container, covers every document',
     )
-    .option('--level <level>', 'also require this PAdES level for every signature: B-B, B-T, B-LT or B-LTA');
+    .option('--level <level>', 'also require this level (PAdES or CAdES) for every signature: B-B, B-T, B-LT or B-LTA');
   withPasswordOptions(command)
     .addHelpText(
       'after',

@@ -27,6 +27,8 @@ export interface ManifestReference {
 export interface Manifest {
   /** The signature (or timestamp) this manifest is signed by. */
   signature: string;
+  /** Its MIME type: a CAdES signature's unless said (an archive manifest's is a timestamp token's). */
+  signatureMimeType?: string;
   references: ManifestReference[];
 }
 
@@ -65,7 +67,7 @@ export function buildManifest(manifest: Manifest): Uint8Array {
   const lines = [
     '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>',
     `<ASiCManifest xmlns="${ASIC_NS}" xmlns:ds="${DSIG_NS}">`,
-    `  <SigReference URI="${escapeAttribute(uriOf(manifest.signature))}" MimeType="application/pkcs7-signature"/>`,
+    `  <SigReference URI="${escapeAttribute(uriOf(manifest.signature))}" MimeType="${escapeAttribute(manifest.signatureMimeType ?? 'application/pkcs7-signature')}"/>`,
     ...manifest.references.flatMap((reference) => [
       `  <DataObjectReference URI="${escapeAttribute(uriOf(reference.name))}" MimeType="${escapeAttribute(reference.mimeType)}">`,
       `    <ds:DigestMethod Algorithm="${DIGEST_URI[reference.digest]}"/>`,

@@ -31,6 +31,7 @@ import type { Block } from './der.js';
 import { OID } from './oids.js';
 import { parseSignedData } from './parse.js';
 import { attribute } from './signed-attributes.js';
+import { isOtherRevocationInfo, revocationInfoChoices, uniqueDer, type CmsValidationData } from './long-term.js';
 import { EsignError } from '../errors.js';
 
 export interface SignedDataInput {
@@ -42,9 +43,14 @@ export interface SignedDataInput {
   scheme?: SignatureScheme;
   /** Certificate chain, DER, signer first. */
   certificates: Uint8Array[];
-  unsignedAttributes?: { signatureTimeStampToken?: Uint8Array };
+  unsignedAttributes?: { signatureTimeStampToken?: Uint8Array; archiveTimeStampV3Token?: Uint8Array };
+  /** B-LT: the chains' certificates and revocation data, put in `certificates` and `crls`. */
+  validationData?: CmsValidationData;
 }
 
+/** id-aa-ets-archiveTimestampV3 (EN 319 122-1 §5.5.3): CAdES B-LTA. */
+export const OID_ARCHIVE_TIMESTAMP_V3 = '0.4.0.1733.2.4';
+const CRLS_TAG = 0xa1; // SignedData `crls [1] IMPLICIT RevocationInfoChoices`
 const SIGNED_ATTRS_TAG = 0xa0; // [0] IMPLICIT SET OF Attribute
 const UNSIGNED_ATTRS_TAG = 0xa1; // [1] IMPLICIT SET OF Attribute
 
@@ -62,17 +68,23 @@ export function signedDataParts(input: SignedDataInput): Omit<SignedDataParts, '
   const [signer] = input.certificates;
   if (signer === undefined) throw new EsignError('INTERNAL', 'A CMS signature needs at least the signer certificate.');
   const unsigned = input.unsignedAttributes?.signatureTimeStampToken;
+  const archived = input.unsignedAttributes?.archiveTimeStampV3Token;
   const scheme = input.scheme ?? RSA_PKCS1_SHA256;
+  const validation = input.validationData;
   return {
     eContentType: OID.data,
-    certificates: input.certificates,
+    certificates: validation ? uniqueDer([...input.certificates, ...validation.certificates]) : input.certificates,
+    ...(validation ? { revocations: uniqueDer(revocationInfoChoices(validation)) } : {}),
     signer: {
       certificate: signer,
       digestAlgorithm: DIGEST_OID[scheme.digest],
       signedAttributesDer: input.signedAttributesDer,
       signatureAlgorithm: signatureAlgorithmIdentifier(scheme),
       signatureValue: input.signatureValue,
-      unsignedAttributes: unsigned ? [signatureTimeStampAttribute(unsigned)] : [],
+      unsignedAttributes: [
+        ...(unsigned ? [signatureTimeStampAttribute(unsigned)] : []),
+        ...(archived ? [attribute(OID_ARCHIVE_TIMESTAMP_V3, archived)] : []),
+      ],
     },
   };
 }
@@ -95,6 +107,8 @@ export interface SignedDataParts {
   /** Encapsulated content; absent for a detached signature. */
   eContent?: Uint8Array;
   certificates: Uint8Array[];
+  /** RevocationInfoChoices (DER each) for the `crls` field: CRLs, OCSP responses as `other`. */
+  revocations?: Uint8Array[];
   signer: SignerInfoInput;
 }
 
@@ -134,13 +148,15 @@ export function signedDataAround(
     octetString(signer.signatureValue),
     ...(unsigned.length > 0 ? [setOf(unsigned, UNSIGNED_ATTRS_TAG)] : []),
   );
+  const revocations = parts.revocations ?? [];
   return envelopeAround(
     {
-      // RFC 5652 §5.1: version 3 when the content is not id-data.
-      version: smallInteger(parts.eContentType === OID.data ? 1 : 3),
+      // RFC 5652 §5.1: version 5 with an `other` revocation choice, else 3 when the content is not id-data.
+      version: smallInteger(revocations.some(isOtherRevocationInfo) ? 5 : parts.eContentType === OID.data ? 1 : 3),
       digestAlgorithms: [digestAlgorithm],
       eContentType: parts.eContentType,
       certificates: parts.certificates,
+      ...(revocations.length > 0 ? { crls: tlv(CRLS_TAG, ...revocations) } : {}),
       signerInfos: [signerInfo],
     },
     contentLength,
@@ -211,16 +227,15 @@ export function addedSignerAround(
   try {
     const fields = signedDataFields(existing);
     const added = signedDataFields(concatBytes(Object.values(signedDataAround(parts))));
-    const unique = (items: Uint8Array[]) => [
-      ...new Map(items.map((item) => [Buffer.from(item).toString('hex'), item])).values(),
-    ];
+    // The revocation data of both, the earlier's first (as they were); the higher version of the two.
+    const revocations = uniqueDer([...revocationsOf(fields.crls), ...revocationsOf(added.crls)]);
     return envelopeAround(
       {
-        version: fields.version,
-        digestAlgorithms: unique([...fields.digestAlgorithms, ...added.digestAlgorithms]),
+        version: higherVersion(fields.version, added.version),
+        digestAlgorithms: uniqueDer([...fields.digestAlgorithms, ...added.digestAlgorithms]),
         eContentType: fields.eContentType,
-        certificates: unique([...fields.certificates, ...added.certificates]),
-        ...(fields.crls ? { crls: fields.crls } : {}),
+        certificates: uniqueDer([...fields.certificates, ...added.certificates]),
+        ...(revocations.length > 0 ? { crls: tlv(CRLS_TAG, ...revocations) } : {}),
         signerInfos: [...fields.signerInfos, ...added.signerInfos],
       },
       contentLength,
@@ -253,6 +268,16 @@ export function oneSignerEach(detached: Uint8Array): Uint8Array[] {
   });
 }
 
+/** The RevocationInfoChoices of a whole `crls [1]` field, DER each. */
+function revocationsOf(crls: Uint8Array | undefined): Uint8Array[] {
+  return crls ? (decode(retag(crls, Tag.set), 'crls').items ?? []).map(encoded) : [];
+}
+
+/** Of two encoded SignedData versions (small INTEGERs), the higher. */
+function higherVersion(a: Uint8Array, b: Uint8Array): Uint8Array {
+  return (b[b.length - 1] ?? 0) > (a[a.length - 1] ?? 0) ? b : a;
+}
+
 function signedDataFields(der: Uint8Array): EnvelopeFields {
   const [, content] = sequenceItems(decode(der, 'ContentInfo'), 'ContentInfo');
   const [version, digestAlgorithms, encap, ...rest] = sequenceItems(
@@ -280,6 +305,22 @@ function signedDataFields(der: Uint8Array): EnvelopeFields {
 export function addSignatureTimestamp(cmsDer: Uint8Array, tokenDer: Uint8Array): Uint8Array {
   try {
     decode(tokenDer, 'timestamp token');
+  } catch (error) {
+    if (error instanceof Asn1StructureError)
+      throw new EsignError('CMS_BAD_STRUCTURE', `Cannot add a timestamp to the CMS signature: ${error.message}.`, {
+        cause: error,
+      });
+    throw error;
+  }
+  return addUnsignedAttribute(cmsDer, signatureTimeStampAttribute(tokenDer), 'the CMS signature');
+}
+
+/**
+ * Adds an unsigned attribute (DER) to the single SignerInfo of a ContentInfo(SignedData) (a
+ * signature, or a timestamp token: its eContent is kept), every other byte as it was.
+ */
+export function addUnsignedAttribute(cmsDer: Uint8Array, attributeDer: Uint8Array, what: string): Uint8Array {
+  try {
     const [contentType, content] = sequenceItems(decode(cmsDer, 'ContentInfo'), 'ContentInfo');
     if (oid(contentType, 'contentType') !== OID.signedData) throw new Asn1StructureError('ContentInfo: not SignedData');
     const signedDataFields = sequenceItems(explicitInner(content, 0, 'ContentInfo content'), 'SignedData');
@@ -291,15 +332,12 @@ export function addSignatureTimestamp(cmsDer: Uint8Array, tokenDer: Uint8Array):
     const last = fields[fields.length - 1];
     const existing = isContext(last, 1) ? splitElements(encoded(last as Block)) : [];
     const kept = (isContext(last, 1) ? fields.slice(0, -1) : fields).map(encoded);
-    const newSignerInfo = sequence(
-      ...kept,
-      setOf([...existing, signatureTimeStampAttribute(tokenDer)], UNSIGNED_ATTRS_TAG),
-    );
+    const newSignerInfo = sequence(...kept, setOf([...existing, attributeDer], UNSIGNED_ATTRS_TAG));
     const newSignedData = sequence(...signedDataFields.slice(0, -1).map(encoded), setOf([newSignerInfo]));
     return sequence(objectIdentifier(OID.signedData), explicit(0, newSignedData));
   } catch (error) {
     if (error instanceof Asn1StructureError) {
-      throw new EsignError('CMS_BAD_STRUCTURE', `Cannot add a timestamp to the CMS signature: ${error.message}.`, {
+      throw new EsignError('CMS_BAD_STRUCTURE', `Cannot add an attribute to ${what}: ${error.message}.`, {
         cause: error,
       });
     }

@@ -138,7 +138,9 @@ export async function checkSignatureCms(cmsDer: Uint8Array, signed: SignedBytes,
     // The imprint's hash is the token's choice (esign asks for the signature's digest: SHA-384 for P-384).
     const imprintOf = (hashName: string): Uint8Array =>
       new Uint8Array(createHash(hashName).update(parsed.signatureValue).digest());
-    result.timestamp = checkTimestampToken(parsed.signatureTimeStampToken, undefined, context, imprintOf);
+    // The TSA's chain may be completed from the SignedData's certificates (a CAdES B-LT carries it there).
+    const withSignerPool = { ...context, extraCerts: [...parsed.certificates, ...ctx.extraCerts] };
+    result.timestamp = checkTimestampToken(parsed.signatureTimeStampToken, undefined, withSignerPool, imprintOf);
     for (const weakness of result.timestamp.weak ?? []) result.weak.push(`signature timestamp: ${weakness}`);
     if (!result.timestamp.valid) {
       result.problems.push(...result.timestamp.problems.map((p) => `signature timestamp: ${p}`));
