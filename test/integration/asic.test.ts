@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, TESTING_EXECUTABLE } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { removedAtSignIn } from '../helpers/batch-inputs.js';
 import { tempDir, tempDirForFile } from '../helpers/tmp.js';
 
 let sandbox: TestSandbox;
@@ -408,6 +409,176 @@ describe('esign sign --format asice', () => {
         { index: 2, covers: ['a.txt', 'b.pdf'], level: 'B-T' },
       ],
     });
+  });
+});
+
+describe('esign sign --format asice with the batch options', () => {
+  const asice = (args: string[], { globals = ['--auto-approve'], env = sandbox.env } = {}) =>
+    runCli([...globals, '--json', 'sign', '--format', 'asice', '--level', 'B-B', ...args], { env });
+  const signHashes = (since: number) =>
+    sandbox.sandbox.requestLog.slice(since).filter((call) => call.endsWith('signatures/signHash')).length;
+
+  it('--output-dir places the container; --skip-existing skips it while it holds these files signed, refuses it once one changed', async () => {
+    const dir = await tempDir();
+    const out = join(dir, 'out');
+    await writeFile(join(dir, 'a.txt'), 'first\n');
+    await mkdir(join(dir, 'docs'));
+    await writeFile(join(dir, 'docs', 'one.xml'), '<one/>\n');
+    const inputs = [join(dir, 'a.txt'), join(dir, 'docs')];
+    const placedIn = ['--output-dir', out, '-o', 'bundle.asice', ...inputs];
+    const first = await asice([...placedIn]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.json()).toMatchObject({ output: join(out, 'bundle.asice'), files: ['a.txt', 'docs/one.xml'] });
+    expect(await readdir(out)).toEqual(['bundle.asice']);
+    const container = await readFile(join(out, 'bundle.asice'));
+
+    const before = sandbox.sandbox.requestLog.length;
+    const again = await asice(['--skip-existing', ...placedIn]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.json()).toMatchObject({ output: join(out, 'bundle.asice'), skipped: true });
+    expect(signHashes(before)).toBe(0);
+    expect((await readFile(join(out, 'bundle.asice'))).equals(container)).toBe(true);
+
+    await writeFile(join(dir, 'docs', 'one.xml'), '<one changed="yes"/>\n');
+    const changed = await asice(['--skip-existing', ...placedIn]);
+    expect(changed.code).toBe(8);
+    expect(changed.stderr).toMatch(/bundle\.asice already exists and holds no signature by \S+ over these files/);
+    expect((await readFile(join(out, 'bundle.asice'))).equals(container)).toBe(true);
+    const forced = await asice([
+      '--auto-approve',
+      '--skip-existing',
+      '--force',
+      '--output-dir',
+      out,
+      '-o',
+      'bundle.asice',
+      ...inputs,
+    ]);
+    expect(forced.code, forced.stderr).toBe(0);
+    expect((await runCli(['verify', join(out, 'bundle.asice')], { env: sandbox.env })).code).toBe(0);
+
+    // A signature added to a container into --output-dir: a copy there, the original left as it was.
+    const added = await runCli(
+      [
+        '--auto-approve',
+        '--json',
+        'sign',
+        '--level',
+        'B-B',
+        '--output-dir',
+        join(dir, 'second'),
+        join(out, 'bundle.asice'),
+      ],
+      { env: sandbox.env },
+    );
+    expect(added.code, added.stderr).toBe(0);
+    expect(added.json()).toMatchObject({ output: join(dir, 'second', 'bundle.asice') });
+    const twice = await runCli(['--json', 'verify', join(dir, 'second', 'bundle.asice')], { env: sandbox.env });
+    expect(twice.json()).toMatchObject({ valid: true, signatures: [{ index: 1 }, { index: 2 }] });
+
+    const absolute = await asice(['--output-dir', out, '-o', join(dir, 'x.asice'), ...inputs]);
+    expect(absolute.code).toBe(2);
+    expect(absolute.stderr).toMatch(/is a full path, and --output-dir would put it elsewhere/);
+  });
+
+  it('--continue-on-error: a file gone before it is read is named and left out, the rest signed, exit 10; without it nothing is written', async () => {
+    for (const continuing of [false, true]) {
+      const dir = await tempDir();
+      for (const name of ['a.txt', 'b.txt', 'c.txt']) await writeFile(join(dir, name), `${name}\n`);
+      const bundle = join(dir, 'bundle.asice');
+      const inputs = ['a.txt', 'b.txt', 'c.txt'].map((name) => join(dir, name));
+      const run = await removedAtSignIn(dir, join(dir, 'b.txt'), sandbox.env);
+      const result = await asice(['-o', bundle, ...(continuing ? ['--continue-on-error'] : []), ...inputs], run);
+      if (!continuing) {
+        expect(result.code).toBe(7);
+        expect(result.stderr).toMatch(/b\.txt/);
+        expect((await readdir(dir)).sort()).toEqual(['a.txt', 'browser.sh', 'c.txt']);
+        continue;
+      }
+      expect(result.code, result.stderr).toBe(10);
+      const lines = result.jsonLines<{ input?: string; error?: { code: string }; files?: string[] }>();
+      expect(lines[0]).toMatchObject({ input: join(dir, 'b.txt'), error: { code: 'INPUT_NOT_FOUND' } });
+      expect(lines[1]).toMatchObject({ output: bundle, files: ['a.txt', 'c.txt'] });
+      expect(result.stderr).toContain('2 of 3 files signed; 1 failed');
+      const verified = await runCli(['--json', 'verify', bundle], { env: sandbox.env });
+      expect(verified.json()).toMatchObject({
+        valid: true,
+        uncovered: [],
+        signatures: [{ covers: ['a.txt', 'c.txt'] }],
+      });
+    }
+  });
+});
+
+describe('esign sign --format asics --skip-existing', () => {
+  it('skips an ASiC-S that holds its input signed by the same credential, and refuses one that does not', async () => {
+    const dir = await tempDir();
+    const out = join(dir, 'out');
+    for (const name of ['a.txt', 'b.json']) await writeFile(join(dir, name), `${name}\n`);
+    const inputs = [join(dir, 'a.txt'), join(dir, 'b.json')];
+    const options = ['--format', 'asics', '--level', 'B-B', '--output-dir', out];
+    const sign = (extra: string[]) =>
+      runCli(['--auto-approve', '--json', 'sign', ...options, ...extra, ...inputs], { env: sandbox.env });
+    expect((await sign([])).code).toBe(0);
+    const again = await sign(['--skip-existing']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.jsonLines<{ skipped?: boolean }>().map((line) => line.skipped)).toEqual([true, true]);
+    await writeFile(join(dir, 'a.txt'), 'changed\n');
+    const changed = await sign(['--skip-existing', '--continue-on-error']);
+    expect(changed.code).toBe(10);
+    const lines = changed.jsonLines<{ input: string; skipped?: boolean; error?: { message: string } }>();
+    expect(lines.find((line) => line.input === inputs[0])?.error?.message).toMatch(
+      /a\.txt\.asics already exists and is not a signature of .*a\.txt .*\(it does not hold the input as it is now\)/,
+    );
+    expect(lines.find((line) => line.input === inputs[1])).toMatchObject({ skipped: true });
+  });
+});
+
+describe('esign sign --upload of containers and .p7m (the sandbox S3 store)', () => {
+  let storage: TestSandbox;
+  beforeAll(async () => {
+    storage = await startTestSandbox({ s3: true, autoApprove: true });
+    const login = await runCli(['login', '--auto-approve', '--scope', 'com.vendor.storage'], { env: storage.env });
+    expect(login.code, login.stderr).toBe(0);
+  });
+  afterAll(async () => storage?.close());
+
+  it('uploads the .asice, each .asics and each .p7m once written, as BASENAME, byte for byte', async () => {
+    const dir = await tempDir();
+    for (const name of ['up-a.txt', 'up-b.xml']) await writeFile(join(dir, name), `${name}\n`);
+    const inputs = [join(dir, 'up-a.txt'), join(dir, 'up-b.xml')];
+    const sign = (args: string[]) =>
+      runCli(['--auto-approve', '--json', 'sign', '--level', 'B-B', '--upload', ...args], { env: storage.env });
+    const uploaded = new Map<string, string>();
+    for (const args of [
+      ['--format', 'asice', '-o', join(dir, 'up-bundle.asice'), ...inputs],
+      ['--format', 'asics', ...inputs],
+      ['--format', 'p7m', ...inputs],
+    ]) {
+      const result = await sign(args);
+      expect(result.code, result.stderr).toBe(0);
+      for (const line of result.jsonLines<{ file?: string; key?: string; sha256?: string }>())
+        if (line.key) uploaded.set(line.key, line.sha256!);
+    }
+    expect([...uploaded.keys()].sort()).toEqual([
+      'up-a.txt.asics',
+      'up-a.txt.p7m',
+      'up-b.xml.asics',
+      'up-b.xml.p7m',
+      'up-bundle.asice',
+    ]);
+    for (const [key, digest] of uploaded) expect(digest).toBe(sha256(await readFile(join(dir, key))));
+    const listed = await runCli(['storage', 'ls', 'up-', '--json'], { env: storage.env });
+    expect(
+      listed
+        .json<{ objects: Array<{ key: string }> }>()
+        .objects.map((object) => object.key)
+        .sort(),
+    ).toEqual([...uploaded.keys()].sort());
+    // An object there is not replaced unasked, as for any output.
+    const again = await sign(['--force', '--format', 'asice', '-o', join(dir, 'up-bundle.asice'), ...inputs]);
+    expect(again.code).toBe(8);
+    expect(again.stderr).toMatch(/up-bundle\.asice was written but not uploaded: .*already exists in bucket/);
   });
 });
 
