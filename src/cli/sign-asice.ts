@@ -15,7 +15,7 @@ import { buildSignedAttributes } from '../core/cms/signed-attributes.js';
 import { buildSignedData } from '../core/cms/signed-data.js';
 import { EsignError, isEsignError, naming } from '../core/errors.js';
 import { signedOverBytes, type ExistingSignature } from '../core/existing-signature.js';
-import { hashSource, signBatch } from '../core/sign-workflow.js';
+import { hashSource, signBatch, type SignedValue } from '../core/sign-workflow.js';
 import { writeAsicE, type SignedFile } from '../io/asic-files.js';
 import { assertAbsent, outputExists } from '../io/atomic-write.js';
 import { createOutputDir, fileSystemDocuments } from '../io/document-files.js';
@@ -39,10 +39,25 @@ interface ExistingContainer {
   close(): Promise<void>;
 }
 
-export async function runSignAsicE(args: string[], options: SignCommandOptions, ctx: Context): Promise<void> {
-  if (options.prepare || options.complete)
-    throw new EsignError('USAGE', '--prepare/--complete does not go with --format asice yet.', {
-      hint: 'Sign the container in one run.',
+/**
+ * `--complete` of an ASiC-E prepared by `--prepare` (sign-split.ts): the container is made again from
+ * the same inputs, at the prepared signing time, and signed with the approval given then.
+ */
+export interface ContainerCompletion {
+  signingTime: Date;
+  /** The signature (and its timestamp) over the signed attributes' hash; refused if `manifest` is not the one prepared. */
+  sign(toBeSignedHash: Uint8Array, manifest: Uint8Array): Promise<SignedValue>;
+}
+
+export async function runSignAsicE(
+  args: string[],
+  options: SignCommandOptions,
+  ctx: Context,
+  completing?: ContainerCompletion,
+): Promise<void> {
+  if (options.prepare && (options.level === 'B-LT' || options.level === 'B-LTA'))
+    throw new EsignError('USAGE', `The split flow signs at B-B or B-T, not ${options.level}.`, {
+      hint: 'Sign with --prepare/--complete at B-T, or sign the container in one run.',
     });
   if (args.length === 0)
     throw new EsignError('USAGE', 'Name at least one file or directory to put in the container.', {
@@ -54,13 +69,17 @@ export async function runSignAsicE(args: string[], options: SignCommandOptions, 
     /\.(asice|sce)$/i.test(args[0]!) &&
     Boolean((await stat(args[0]!).catch(() => undefined))?.isFile());
   const output = adding ? addedOutputFor(args[0]!, options) : outputFor(args, options);
-  await ctx.assertBrowserStepPossible('approval of the signatures');
+  // The split flow's approval happens elsewhere: in the browser between --prepare and --complete.
+  if (!options.prepare && !completing) await ctx.assertBrowserStepPossible('approval of the signatures');
   const existing = adding ? await openExisting(args[0]!) : undefined;
   try {
     const replacing = adding && resolve(output) === resolve(args[0]!);
     // With --skip-existing an output there is looked into once the signer is known.
     if (!options.force && !options.skipExisting && !replacing) await assertAbsent(output);
-    await signContainer(args, output, existing, replacing, options, ctx);
+    if (options.outputDir && !options.prepare) await createOutputDir(dirname(output));
+    // The profile is resolved once: with --upload, with the storage it needs (the sandbox's S3).
+    await ctx.profile({ storage: options.upload });
+    await signContainer(args, output, existing, replacing, options, ctx, completing);
   } finally {
     await existing?.close();
   }
@@ -73,25 +92,28 @@ async function signContainer(
   replacing: boolean,
   options: SignCommandOptions,
   ctx: Context,
+  completing: ContainerCompletion | undefined,
 ): Promise<void> {
   const files = existing ? [] : await containerFiles(args, output);
   const number = String(existing?.number ?? 1).padStart(3, '0');
   const signatureName = `META-INF/signature${number}.p7s`;
   const manifestName = existing ? `META-INF/ASiCManifest${number}.xml` : 'META-INF/ASiCManifest.xml';
-  const profile = await ctx.profile({ storage: options.upload });
+  const profile = await ctx.profile();
   const level = chooseLevel(options.level, profile);
   if (level === 'B-LT' || level === 'B-LTA')
     throw new EsignError('USAGE', `An ASiC-E is signed at B-B or B-T; level ${level} is not written for it yet.`, {
       hint: 'Sign with --level B-T.',
     });
-  if (options.outputDir) await createOutputDir(dirname(output));
+  if (options.outputDir) await createOutputDir(options.outputDir);
   const signing = await createCscClient(ctx, profile, await authorizationFactors(options, ctx));
+  const split = options.prepare ? await import('./sign-split.js') : undefined;
+  if (split && (await split.splitServiceSignIn(signing, options, ctx))) return;
   const credential = await withCompleteChain(
     await chooseCredential(options.credential ?? profile.settings.credential, signing, ctx, options.digest),
     profile,
     ctx,
   );
-  await readyToAuthorize(credential, signing, ctx);
+  if (!split && !completing) await readyToAuthorize(credential, signing, ctx);
   const signer = credential.certificates[0];
   if (!signer)
     throw new EsignError('CREDENTIAL_UNSUPPORTED_KEY', `The credential ${credential.credentialID} has no certificate.`);
@@ -144,21 +166,36 @@ async function signContainer(
     signature: signatureName,
     references: signed.map((file) => ({ ...file, mimeType: mimeTypeOf(file.name) })),
   });
-  const signingTime = ctx.clock.now();
+  const signingTime = completing?.signingTime ?? ctx.clock.now();
   const signedAttributes = buildSignedAttributes({
     contentDigest: new Uint8Array(createHash(digest).update(manifest).digest()),
     digest,
     signerCertificate: signer,
     signingTime,
   });
+  // --prepare: the manifest and the hash to approve are saved; --complete makes this container again and signs it.
+  if (split) {
+    await split.savePrepared(
+      [{ job: { input: args.join(' '), output, kind: 'cades' }, signedAttributes }],
+      credential,
+      { level, signingTime, overwrite: options.force || replacing },
+      signing,
+      options,
+      ctx,
+      { args, output, manifest: Buffer.from(manifest).toString('base64') },
+    );
+    return tally?.finish();
+  }
   const tsa = level === 'B-B' ? undefined : createTsaClient(ctx, profile);
-  const [result] = await signBatch(
-    [{ job: { input: manifestName, output, kind: 'cades' }, signedAttributes, inputSize: manifest.length }],
-    credential,
-    signing,
-    tsa,
-    level,
-  );
+  const [result] = completing
+    ? [{ status: 'fulfilled' as const, value: await completing.sign(signedAttributes.toBeSignedHash, manifest) }]
+    : await signBatch(
+        [{ job: { input: manifestName, output, kind: 'cades' }, signedAttributes, inputSize: manifest.length }],
+        credential,
+        signing,
+        tsa,
+        level,
+      );
   if (!result || result.status === 'rejected') throw result?.reason;
   const value = result.value;
   const cms = buildSignedData({
