@@ -418,7 +418,6 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
     ctx,
   );
   if (!byBrowser) await signing.readyToAuthorize(credential);
-  if (state.container) return completeContainer(state, state.container, chosen[0]!, credential, signing, command, ctx);
   // Storage is opened before any code is spent, so a missing login shows at once.
   const upload = command.upload
     ? await outputUploader(
@@ -438,6 +437,8 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
   };
   const jobs = chosen.flatMap(({ step }) => step.jobs);
   for (const dir of new Set(jobs.map((job) => dirname(job.output)))) await createOutputDir(dir);
+  if (state.container)
+    return completeContainer(state, state.container, chosen[0]!, { credential, signing, upload }, command, ctx);
   const prepared: PreparedDocument[] = [];
   let remaining = state.steps;
   try {
@@ -530,8 +531,15 @@ async function completeContainer(
   state: SplitState,
   container: PreparedContainer,
   { step, code }: { step: ApprovalStep; code: string | undefined },
-  credential: CredentialInfo & SigningCredential,
-  signing: CscClient,
+  {
+    credential,
+    signing,
+    upload,
+  }: {
+    credential: CredentialInfo & SigningCredential;
+    signing: CscClient;
+    upload: ((output: string) => Promise<void>) | undefined;
+  },
   command: SignCommandOptions,
   ctx: Context,
 ): Promise<void> {
@@ -548,6 +556,8 @@ async function completeContainer(
     digest: state.digest,
     force: state.overwrite || command.force,
     complete: false,
+    // Uploaded below, through the storage opened before the code was spent.
+    upload: false,
   };
   await runSignAsicE(container.args, options, ctx, {
     signingTime: new Date(state.signingTime),
@@ -577,6 +587,7 @@ async function completeContainer(
       return value.value;
     },
   });
+  await upload?.(container.output);
   await rm(command.state!, { force: true });
 }
 

@@ -668,6 +668,30 @@ describe('esign sign --upload of containers and .p7m (the sandbox S3 store)', ()
         .objects.map((object) => object.key)
         .sort(),
     ).toEqual([...uploaded.keys()].sort());
+    // The split flow uploads at --complete, where the container is written.
+    const state = join(dir, 'state.json');
+    const split = ['--format', 'asice', '--level', 'B-B', '-o', join(dir, 'up-split.asice'), ...inputs];
+    const prepare = (extra: string[]) =>
+      runCli(['--json', 'sign', '--prepare', '--state', state, ...split, ...extra], { env: storage.env });
+    const follow = async (url: string) => (await fetch(url, { redirect: 'manual' })).headers.get('location')!;
+    let prepared = await prepare([]);
+    const signInUrl = prepared.json<{ signInUrl?: string }>().signInUrl;
+    if (signInUrl) prepared = await prepare(['--redirect-url', await follow(signInUrl)]);
+    expect(prepared.code, prepared.stderr).toBe(0);
+    const approved = await follow(
+      prepared.json<{ approvals: Array<{ authorizationUrl: string }> }>().approvals[0]!.authorizationUrl,
+    );
+    const completed = await runCli(
+      ['--json', 'sign', '--complete', '--upload', '--state', state, '--redirect-url', approved],
+      {
+        env: storage.env,
+      },
+    );
+    expect(completed.code, completed.stderr).toBe(0);
+    expect(completed.jsonLines<{ key?: string; sha256?: string }>().find((line) => line.key)).toMatchObject({
+      key: 'up-split.asice',
+      sha256: sha256(await readFile(join(dir, 'up-split.asice'))),
+    });
     // An object there is not replaced unasked, as for any output.
     const again = await sign(['--force', '--format', 'asice', '-o', join(dir, 'up-bundle.asice'), ...inputs]);
     expect(again.code).toBe(8);
