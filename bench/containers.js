@@ -2,10 +2,14 @@
 // issue 41 beside the detached .p7s, in one run, as ratios of wall time, with peak RSS. A batch of
 // BENCH_CONTAINER_FILES (default 1000) small XML files, each to its own .p7m against the same batch
 // as .p7s; the same files into one ASiC-E (one approval) against `zip -0 -r` of them plus
-// `openssl dgst -sha256` of each. Runs alternate, BENCH_CONTAINER_RUNS times (default 3); medians.
+// `openssl dgst -sha256` of each (and `zip -r`, deflating as the ASiC-E does XML). Then one large
+// file of BENCH_ASICE_MB (default 500; 0 leaves it out) into an ASiC-E against `zip -0` of it plus
+// `openssl dgst -sha256`, with a 1 MB file's ASiC-E beside it: their peak RSS should be the same
+// (memory flat in the size). Runs alternate, BENCH_CONTAINER_RUNS times (default 3); medians.
 // The seal flow (PIN-only bulk seal on the sandbox), at B-B.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -14,6 +18,7 @@ const out = join(root, 'bench', 'out', 'containers');
 const bin = join(root, 'bin', 'esign.cjs');
 const count = Number(process.env.BENCH_CONTAINER_FILES ?? 1000);
 const runs = Number(process.env.BENCH_CONTAINER_RUNS ?? 3);
+const largeMb = Number(process.env.BENCH_ASICE_MB ?? 500);
 rmSync(out, { recursive: true, force: true });
 const inputs = join(out, 'in');
 mkdirSync(inputs, { recursive: true });
@@ -39,6 +44,31 @@ function measure(command, args, outputDir) {
   return { seconds, rssMb: Number(result.stderr.trim().split('\n').at(-1)) / 1024 };
 }
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/** Each case `runs` times, the cases alternating; the median time and the highest peak RSS of each. */
+function measureAll(cases) {
+  const samples = Object.fromEntries(Object.keys(cases).map((name) => [name, []]));
+  for (let run = 0; run < runs; run++)
+    for (const [name, args] of Object.entries(cases)) samples[name].push(measure(...args));
+  return Object.fromEntries(
+    Object.entries(samples).map(([name, list]) => [
+      name,
+      { seconds: median(list.map((s) => s.seconds)), rssMb: Math.max(...list.map((s) => s.rssMb)) },
+    ]),
+  );
+}
+
+/** `size` bytes of an already-compressed kind (.tgz: stored in a container, as `zip -0` stores it), random. */
+function writeLarge(path, size) {
+  const block = randomBytes(1024 * 1024);
+  const fd = openSync(path, 'w');
+  try {
+    for (let written = 0; written < size; written += block.length)
+      writeSync(fd, block, 0, Math.min(block.length, size - written));
+  } finally {
+    closeSync(fd);
+  }
+}
 
 for (let index = 0; index < count; index++)
   writeFileSync(
@@ -73,17 +103,14 @@ try {
       ['-c', `zip -q -0 -r "$1/all.zip" in && openssl dgst -sha256 "\${@:2}" > /dev/null`, 'bash', zipDir, ...digests],
       zipDir,
     ],
+    'zip + openssl dgst': [
+      'bash',
+      ['-c', `zip -q -r "$1/all.zip" in && openssl dgst -sha256 "\${@:2}" > /dev/null`, 'bash', zipDir, ...digests],
+      zipDir,
+    ],
   };
   measure(...cases.p7s); // warms the code cache and the sandbox
-  const samples = Object.fromEntries(Object.keys(cases).map((name) => [name, []]));
-  for (let run = 0; run < runs; run++)
-    for (const [name, args] of Object.entries(cases)) samples[name].push(measure(...args));
-  const result = Object.fromEntries(
-    Object.entries(samples).map(([name, list]) => [
-      name,
-      { seconds: median(list.map((s) => s.seconds)), rssMb: Math.max(...list.map((s) => s.rssMb)) },
-    ]),
-  );
+  const result = measureAll(cases);
   console.log(`Containers (issue 41): ${count} XML files, B-B, seal, median of ${runs}`);
   for (const [name, { seconds, rssMb }] of Object.entries(result))
     console.log(
@@ -91,8 +118,46 @@ try {
     );
   console.log(`  .p7m / .p7s               ${(result.p7m.seconds / result.p7s.seconds).toFixed(2)}×`);
   console.log(
-    `  one .asice / zip+dgst     ${(result.asice.seconds / result['zip -0 + openssl dgst'].seconds).toFixed(2)}×`,
+    `  one .asice / zip -0+dgst  ${(result.asice.seconds / result['zip -0 + openssl dgst'].seconds).toFixed(2)}×`,
   );
+  console.log(
+    `  one .asice / zip+dgst     ${(result.asice.seconds / result['zip + openssl dgst'].seconds).toFixed(2)}×`,
+  );
+
+  if (largeMb > 0) {
+    const big = join(out, 'big');
+    mkdirSync(big, { recursive: true });
+    writeLarge(join(big, 'large.tgz'), largeMb * 1024 * 1024);
+    writeLarge(join(big, 'small.tgz'), 1024 * 1024);
+    const asiceOf = (name, dir) => [
+      process.execPath,
+      [bin, '--quiet', 'sign', '--level', 'B-B', '--format', 'asice', '-o', join(dir, 'x.asice'), join(big, name)],
+      dir,
+    ];
+    const zipped = join(out, 'zip-large');
+    const large = measureAll({
+      [`.asice of ${largeMb} MB`]: asiceOf('large.tgz', join(out, 'asice-large')),
+      'zip -0 + openssl dgst': [
+        'bash',
+        [
+          '-c',
+          `zip -q -0 -j "$1/x.zip" big/large.tgz && openssl dgst -sha256 big/large.tgz > /dev/null`,
+          'bash',
+          zipped,
+        ],
+        zipped,
+      ],
+      '.asice of 1 MB': asiceOf('small.tgz', join(out, 'asice-small')),
+    });
+    console.log(`Containers (issue 41): one ${largeMb} MB file into an ASiC-E (stored), B-B, seal, median of ${runs}`);
+    for (const [name, { seconds, rssMb }] of Object.entries(large))
+      console.log(
+        `  ${name.padEnd(24)} ${seconds.toFixed(2)} s  ${((largeMb * 1.048576) / seconds).toFixed(0)} MB/s  ${rssMb.toFixed(0)} MB`,
+      );
+    const [asiceLarge, zipLarge, asiceSmall] = Object.values(large);
+    console.log(`  .asice / zip -0+dgst      ${(asiceLarge.seconds / zipLarge.seconds).toFixed(2)}×`);
+    console.log(`  peak RSS ${largeMb} MB / 1 MB   ${asiceLarge.rssMb.toFixed(0)} / ${asiceSmall.rssMb.toFixed(0)} MB`);
+  }
 } finally {
   sandbox.kill();
 }

@@ -7,20 +7,24 @@
  */
 import { createHash } from 'node:crypto';
 import { opendir, stat } from 'node:fs/promises';
-import { basename, dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { ASIC_E_MIMETYPE, checkMimetype, unsafeName } from '../core/asic/container-rules.js';
-import { buildManifest, mimeTypeOf } from '../core/asic/manifest.js';
+import { buildManifest, mimeTypeOf, parseManifest } from '../core/asic/manifest.js';
+import type { DigestName } from '../core/cms/algorithms.js';
 import { buildSignedAttributes } from '../core/cms/signed-attributes.js';
 import { buildSignedData } from '../core/cms/signed-data.js';
-import { EsignError, naming } from '../core/errors.js';
-import { hashSource, signBatch } from '../core/sign-workflow.js';
+import { EsignError, isEsignError, naming } from '../core/errors.js';
+import { signedOverBytes, type ExistingSignature } from '../core/existing-signature.js';
+import { hashSource, signBatch, type SignedValue } from '../core/sign-workflow.js';
 import { writeAsicE, type SignedFile } from '../io/asic-files.js';
-import { assertAbsent } from '../io/atomic-write.js';
+import { assertAbsent, outputExists } from '../io/atomic-write.js';
 import { createOutputDir, fileSystemDocuments } from '../io/document-files.js';
 import { FileByteSource } from '../io/file-source.js';
 import { openContainer } from '../io/zip-container.js';
 import type { Context } from './context.js';
+import { BatchTally } from './batch-tally.js';
 import { authorizationFactors } from './credential-factors.js';
+import { outputUploader } from './output-uploader.js';
 import { createCscClient, createTsaClient, withCompleteChain } from './service-clients.js';
 import type { SignCommandOptions } from './sign-options.js';
 import { chooseCredential, chooseLevel, formatBytes, readyToAuthorize } from './sign-run.js';
@@ -35,16 +39,26 @@ interface ExistingContainer {
   close(): Promise<void>;
 }
 
-export async function runSignAsicE(args: string[], options: SignCommandOptions, ctx: Context): Promise<void> {
-  for (const [given, flag] of [
-    [options.prepare || options.complete, '--prepare/--complete'],
-    [options.upload, '--upload'],
-    [options.skipExisting, '--skip-existing'],
-  ] as const)
-    if (given)
-      throw new EsignError('USAGE', `${flag} does not go with --format asice yet.`, {
-        hint: 'Sign the container in one run, then upload it with `esign upload`.',
-      });
+/**
+ * `--complete` of an ASiC-E prepared by `--prepare` (sign-split.ts): the container is made again from
+ * the same inputs, at the prepared signing time, and signed with the approval given then.
+ */
+export interface ContainerCompletion {
+  signingTime: Date;
+  /** The signature (and its timestamp) over the signed attributes' hash; refused if `manifest` is not the one prepared. */
+  sign(toBeSignedHash: Uint8Array, manifest: Uint8Array): Promise<SignedValue>;
+}
+
+export async function runSignAsicE(
+  args: string[],
+  options: SignCommandOptions,
+  ctx: Context,
+  completing?: ContainerCompletion,
+): Promise<void> {
+  if (options.prepare && (options.level === 'B-LT' || options.level === 'B-LTA'))
+    throw new EsignError('USAGE', `The split flow signs at B-B or B-T, not ${options.level}.`, {
+      hint: 'Sign with --prepare/--complete at B-T, or sign the container in one run.',
+    });
   if (args.length === 0)
     throw new EsignError('USAGE', 'Name at least one file or directory to put in the container.', {
       hint: 'esign sign a.pdf b.xml docs/ --format asice -o bundle.asice',
@@ -54,13 +68,18 @@ export async function runSignAsicE(args: string[], options: SignCommandOptions, 
     args.length === 1 &&
     /\.(asice|sce)$/i.test(args[0]!) &&
     Boolean((await stat(args[0]!).catch(() => undefined))?.isFile());
-  const output = adding ? (options.output ?? args[0]!) : outputFor(args, options);
-  await ctx.assertBrowserStepPossible('approval of the signatures');
+  const output = adding ? addedOutputFor(args[0]!, options) : outputFor(args, options);
+  // The split flow's approval happens elsewhere: in the browser between --prepare and --complete.
+  if (!options.prepare && !completing) await ctx.assertBrowserStepPossible('approval of the signatures');
   const existing = adding ? await openExisting(args[0]!) : undefined;
   try {
     const replacing = adding && resolve(output) === resolve(args[0]!);
-    if (!options.force && !replacing) await assertAbsent(output);
-    await signContainer(args, output, existing, replacing, options, ctx);
+    // With --skip-existing an output there is looked into once the signer is known.
+    if (!options.force && !options.skipExisting && !replacing) await assertAbsent(output);
+    if (options.outputDir && !options.prepare) await createOutputDir(dirname(output));
+    // The profile is resolved once: with --upload, with the storage it needs (the sandbox's S3).
+    await ctx.profile({ storage: options.upload });
+    await signContainer(args, output, existing, replacing, options, ctx, completing);
   } finally {
     await existing?.close();
   }
@@ -73,6 +92,7 @@ async function signContainer(
   replacing: boolean,
   options: SignCommandOptions,
   ctx: Context,
+  completing: ContainerCompletion | undefined,
 ): Promise<void> {
   const files = existing ? [] : await containerFiles(args, output);
   const number = String(existing?.number ?? 1).padStart(3, '0');
@@ -82,28 +102,31 @@ async function signContainer(
   const level = chooseLevel(options.level, profile);
   if (options.outputDir) await createOutputDir(options.outputDir);
   const signing = await createCscClient(ctx, profile, await authorizationFactors(options, ctx));
+  const split = options.prepare ? await import('./sign-split.js') : undefined;
+  if (split && (await split.splitServiceSignIn(signing, options, ctx))) return;
   const credential = await withCompleteChain(
     await chooseCredential(options.credential ?? profile.settings.credential, signing, ctx, options.digest),
     profile,
     ctx,
   );
-  await readyToAuthorize(credential, signing, ctx);
+  if (!split && !completing) await readyToAuthorize(credential, signing, ctx);
   const signer = credential.certificates[0];
   if (!signer)
     throw new EsignError('CREDENTIAL_UNSUPPORTED_KEY', `The credential ${credential.credentialID} has no certificate.`);
   const digest = credential.scheme.digest;
 
   const signed: SignedFile[] = [];
+  // --continue-on-error: a file that cannot be read is named and left out of the container, as a batch leaves it out.
+  const tally = options.continueOnError && files.length > 0 ? new BatchTally(files.length, ctx) : undefined;
   for (const file of files) {
-    const source = await fileSystemDocuments.open(file.path);
     try {
-      const hash = createHash(digest);
-      await hashSource(source, hash);
-      signed.push({ ...file, digest, digestValue: new Uint8Array(hash.digest()), size: source.size });
-    } finally {
-      await source.close();
+      signed.push(await hashedFile(file, digest));
+    } catch (error) {
+      if (!tally || (isEsignError(error) && /^(USAGE|INTERRUPTED)$/.test(error.code))) throw error;
+      tally.failed(file.path, error);
     }
   }
+  if (tally && signed.length === 0) return tally.finish();
   for (const document of existing?.documents ?? []) {
     const hash = createHash(digest);
     for await (const chunk of existing!.read(document.name)) hash.update(chunk);
@@ -117,25 +140,58 @@ async function signContainer(
     });
   }
   if (signed.length === 0) throw new EsignError('INPUT_NOT_FOUND', `${args[0]} holds no files to sign.`);
+  if (options.skipExisting && (await outputExists(output))) {
+    const already = await signedAlready(output, signed, signer);
+    if (already.signed) {
+      ctx.io.result(
+        { input: args.join(' '), output, credential: credential.credentialID, skipped: true },
+        () => `↷ ${output} already holds a signature by ${credential.credentialID} over these files; skipped`,
+      );
+      return tally?.finish();
+    }
+    if (!options.force && !replacing)
+      throw new EsignError(
+        'OUTPUT_EXISTS',
+        `${output} already exists and holds no signature by ${credential.credentialID} over these files (${already.reason}); esign does not overwrite it unasked.`,
+        { hint: 'Pass --force as well to sign it again over the old container, or move the old one away.' },
+      );
+  }
+  // Storage is opened before anyone approves anything, so a missing login shows at once.
+  const upload = options.upload ? await outputUploader(ctx, [{ output }], options.overwrite) : undefined;
   const manifest = buildManifest({
     signature: signatureName,
     references: signed.map((file) => ({ ...file, mimeType: mimeTypeOf(file.name) })),
   });
-  const signingTime = ctx.clock.now();
+  const signingTime = completing?.signingTime ?? ctx.clock.now();
   const signedAttributes = buildSignedAttributes({
     contentDigest: new Uint8Array(createHash(digest).update(manifest).digest()),
     digest,
     signerCertificate: signer,
     signingTime,
   });
+  // --prepare: the manifest and the hash to approve are saved; --complete makes this container again and signs it.
+  if (split) {
+    await split.savePrepared(
+      [{ job: { input: args.join(' '), output, kind: 'cades' }, signedAttributes }],
+      credential,
+      { level, signingTime, overwrite: options.force || replacing },
+      signing,
+      options,
+      ctx,
+      { args, output, manifest: Buffer.from(manifest).toString('base64') },
+    );
+    return tally?.finish();
+  }
   const tsa = level === 'B-B' ? undefined : createTsaClient(ctx, profile);
-  const [result] = await signBatch(
-    [{ job: { input: manifestName, output, kind: 'cades' }, signedAttributes, inputSize: manifest.length }],
-    credential,
-    signing,
-    tsa,
-    level,
-  );
+  const [result] = completing
+    ? [{ status: 'fulfilled' as const, value: await completing.sign(signedAttributes.toBeSignedHash, manifest) }]
+    : await signBatch(
+        [{ job: { input: manifestName, output, kind: 'cades' }, signedAttributes, inputSize: manifest.length }],
+        credential,
+        signing,
+        tsa,
+        level,
+      );
   if (!result || result.status === 'rejected') throw result?.reason;
   const value = result.value;
   // B-LT: the validation data in the signature; B-LTA: an archive manifest and timestamp over the whole container.
@@ -189,6 +245,11 @@ async function signContainer(
     () =>
       `✓ ${signed.length} file(s) → ${output} (ASiC-E, ${existing ? `signature ${existing.number}, ` : ''}CAdES ${level}, ${formatBytes(written.bytes)})`,
   );
+  await upload?.(output);
+  if (tally) {
+    for (let count = 0; count < signed.length; count++) tally.signed();
+    tally.finish();
+  }
 }
 
 /**
@@ -229,8 +290,87 @@ async function openExisting(path: string): Promise<ExistingContainer> {
   }
 }
 
+async function hashedFile(file: { path: string; name: string }, digest: DigestName): Promise<SignedFile> {
+  const source = await fileSystemDocuments.open(file.path);
+  try {
+    const hash = createHash(digest);
+    await hashSource(source, hash);
+    return { ...file, digest, digestValue: new Uint8Array(hash.digest()), size: source.size };
+  } finally {
+    await source.close();
+  }
+}
+
+/**
+ * `--skip-existing`: whether the container at `output` already holds a signature by `signer` over
+ * exactly these files as they are now (its manifest names each with the digest it has, the
+ * container's copies hash to those digests, and it holds no other document), as the batch skips an
+ * output only when it is a valid signature over its input by the same certificate.
+ */
+async function signedAlready(output: string, files: SignedFile[], signer: Uint8Array): Promise<ExistingSignature> {
+  let source: FileByteSource | undefined;
+  let container: Awaited<ReturnType<typeof openContainer>> | undefined;
+  try {
+    source = await FileByteSource.open(output);
+    checkMimetype(await source.read(0, 30 + 8 + 64), ASIC_E_MIMETYPE);
+    container = await openContainer(source);
+    const names = new Set(container.entries.map((entry) => entry.name));
+    const documents = [...names].filter(
+      (name) => name !== 'mimetype' && !name.startsWith('META-INF/') && !name.endsWith('/'),
+    );
+    const wanted = new Map(files.map((file) => [file.name, file]));
+    if (documents.length !== wanted.size || documents.some((name) => !wanted.has(name)))
+      return { signed: false, reason: 'it holds other files' };
+    let reason = 'no manifest names these files';
+    for (const name of [...names].filter((entry) => /^META-INF\/ASiCManifest[^/]*\.xml$/i.test(entry))) {
+      const bytes = await container.readWhole(name);
+      const manifest = parseManifest(bytes, name);
+      const same =
+        manifest.references.length === wanted.size &&
+        manifest.references.every((reference) => {
+          const file = wanted.get(reference.name);
+          return file?.digest === reference.digest && Buffer.from(file.digestValue).equals(reference.digestValue);
+        });
+      if (!same || !names.has(manifest.signature)) continue;
+      const check = signedOverBytes(await container.readWhole(manifest.signature, 1024 * 1024), signer, bytes);
+      if (!check.signed) {
+        reason = check.reason;
+        continue;
+      }
+      for (const file of files) {
+        const hash = createHash(file.digest);
+        for await (const chunk of container.read(file.name)) hash.update(chunk);
+        if (!Buffer.from(hash.digest()).equals(file.digestValue))
+          return { signed: false, reason: `its copy of ${file.name} is not the file as it is now` };
+      }
+      return { signed: true };
+    }
+    return { signed: false, reason };
+  } catch (error) {
+    return { signed: false, reason: isEsignError(error) ? error.message : String(error) };
+  } finally {
+    container?.close();
+    await source?.close();
+  }
+}
+
+/** `--output-dir DIR` places the container: `-o NAME` inside it; without `-o`, a container signed again keeps its name there. */
+function placed(name: string, outputDir: string | undefined): string {
+  if (!outputDir) return name;
+  if (isAbsolute(name))
+    throw new EsignError('USAGE', `--output ${name} is a full path, and --output-dir would put it elsewhere.`, {
+      hint: 'Give -o a name inside --output-dir, or leave out --output-dir.',
+    });
+  return join(outputDir, name);
+}
+
+function addedOutputFor(container: string, options: SignCommandOptions): string {
+  if (options.output) return placed(options.output, options.outputDir);
+  return options.outputDir ? join(options.outputDir, basename(container)) : container;
+}
+
 function outputFor(args: string[], options: SignCommandOptions): string {
-  if (options.output) return options.outputDir ? join(options.outputDir, options.output) : options.output;
+  if (options.output) return placed(options.output, options.outputDir);
   if (args.length === 1) return join(options.outputDir ?? dirname(args[0]!), `${basename(resolve(args[0]!))}.asice`);
   throw new EsignError('USAGE', 'An ASiC-E of several inputs needs a name.', {
     hint: 'Add -o bundle.asice.',

@@ -33,7 +33,7 @@ import {
   type UpdateCheck,
   signedDataInput,
 } from '../core/sign-workflow.js';
-import { existingSignature } from '../core/existing-signature.js';
+import { existingSignature, type OpenAsicS } from '../core/existing-signature.js';
 import { certificationLevel } from '../core/pdf/placeholder.js';
 import { assertAbsent, outputExists } from '../io/atomic-write.js';
 import { batchDocuments, createOutputDir, fileSystemDocuments, writeDetachedSignature } from '../io/document-files.js';
@@ -266,9 +266,13 @@ async function signChecked(
     const opened = held.get(job.input);
     held.delete(job.input);
     if (options.skipExisting && signer && (await outputExists(job.output))) {
-      const existing = await existingSignature(job, signer, fileSystemDocuments, passwords.for(job.input)).catch(
-        (error: unknown) => ({ signed: false as const, reason: errorText(error) }),
-      );
+      const existing = await existingSignature(
+        job,
+        signer,
+        fileSystemDocuments,
+        passwords.for(job.input),
+        readAsicS,
+      ).catch((error: unknown) => ({ signed: false as const, reason: errorText(error) }));
       if (existing.signed) {
         await opened?.source.close();
         return { skipped: job };
@@ -565,6 +569,9 @@ export async function chooseCredential(
 }
 
 export const PACKAGING: Partial<Record<SignedDocument['kind'], string>> = { p7m: 'enveloping', asics: 'asic-s' };
+
+/** `--skip-existing` over an ASiC-S output: the ZIP reader loads only then. */
+const readAsicS: OpenAsicS = async (output) => (await import('../io/asic-files.js')).readAsicS(output);
 
 /** The ASiC writer, and the ZIP library under it, load only when a container is written. */
 const writeAsicS: CompletionOutputs['writeAsicS'] = async (job, registerOutput) =>

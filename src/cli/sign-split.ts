@@ -9,6 +9,7 @@
  */
 import { chmod, readFile, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { parseManifest } from '../core/asic/manifest.js';
 import { EsignError } from '../core/errors.js';
 import { DIGEST_NAMES, type DigestName } from '../core/cms/algorithms.js';
 import type { CredentialInfo } from '../core/csc/shapes.js';
@@ -140,7 +141,17 @@ interface SplitState {
   overwrite: boolean;
   /** One browser approval per ≤ 50 documents. */
   steps: ApprovalStep[];
+  /** An ASiC-E (one step, one signature over its manifest): --complete makes it again from `args`. */
+  container?: PreparedContainer;
   createdAt: string;
+}
+
+/** What --complete needs to make again the ASiC-E --prepare made the manifest of, and to check it is the same. */
+interface PreparedContainer {
+  args: string[];
+  output: string;
+  /** The manifest whose hash was approved, base64. */
+  manifest: string;
 }
 
 interface ApprovalStep {
@@ -249,9 +260,35 @@ export async function runSplitPrepare(
   const prepared = await mapConcurrently(jobs, 2, (job) =>
     prepareDocument(job, credential, hashOnlyDocuments, options),
   );
+  return savePrepared(prepared, credential, options, signing, command, ctx);
+}
+
+/** Saves the prepared signatures' hashes (and an ASiC-E's manifest) and prints what to approve. */
+export async function savePrepared(
+  prepared: Pick<PreparedDocument, 'job' | 'signedAttributes'>[],
+  credential: CredentialInfo & SigningCredential,
+  options: Pick<SignOptions, 'level' | 'signingTime' | 'pdf' | 'overwrite'>,
+  signing: CscClient,
+  command: SignCommandOptions,
+  ctx: Context,
+  container?: PreparedContainer,
+): Promise<void> {
   const profile = await ctx.profile();
+  const base: Omit<SplitState, 'steps'> = {
+    version: STATE_VERSION,
+    kind: 'approval',
+    profile: profile.name,
+    credentialID: credential.credentialID,
+    level: options.level,
+    digest: credential.scheme.digest,
+    signingTime: options.signingTime.toISOString(),
+    pdf: options.pdf,
+    overwrite: options.overwrite,
+    ...(container ? { container } : {}),
+    createdAt: ctx.clock.now().toISOString(),
+  };
   if (credential.authMode !== 'oauth2code')
-    return savePreparedForAuthorize(prepared, credential, options, profile.name, command, ctx);
+    return savePreparedForAuthorize(prepared, credential, { ...base, authMode: credential.authMode }, command, ctx);
   const redirectUri = splitRedirectUri(profile.settings.redirectUri);
   const urls: string[] = [];
   const steps: ApprovalStep[] = [];
@@ -270,20 +307,7 @@ export async function runSplitPrepare(
       jobs: batch.map((document) => savedJob(document)),
     });
   }
-  const saved: SplitState = {
-    version: STATE_VERSION,
-    kind: 'approval',
-    profile: profile.name,
-    credentialID: credential.credentialID,
-    level: options.level,
-    digest: credential.scheme.digest,
-    signingTime: options.signingTime.toISOString(),
-    pdf: options.pdf,
-    overwrite: options.overwrite,
-    steps,
-    createdAt: ctx.clock.now().toISOString(),
-  };
-  await saveState(command.state!, saved);
+  await saveState(command.state!, { ...base, steps });
   const approvals = steps.map((step, index) => ({
     authorizationUrl: urls[index]!,
     hashes: step.jobs.map((job) => ({ input: job.input, hash: job.hash })),
@@ -291,7 +315,7 @@ export async function runSplitPrepare(
   const redirectArgs = steps.map((_, index) => `--redirect-url "<URL ${index + 1}>"`).join(' ');
   ctx.io.essential({ state: command.state, redirectUri, credential: credential.credentialID, approvals }, () =>
     [
-      `Prepared ${jobs.length} file${jobs.length === 1 ? '' : 's'}; state saved in ${command.state}.`,
+      `Prepared ${prepared.length} file${prepared.length === 1 ? '' : 's'}; state saved in ${command.state}.`,
       ...approvals.flatMap((approval, index) => [
         '',
         `${steps.length > 1 ? `Approval ${index + 1} of ${steps.length}: approve` : 'Approve'} ${approval.hashes.length} signature${approval.hashes.length === 1 ? '' : 's'} with credential ${credential.credentialID} at:`,
@@ -310,29 +334,16 @@ export async function runSplitPrepare(
  * a browser; the state holds the hashes, never a PIN or OTP, and --complete authorizes each step.
  */
 async function savePreparedForAuthorize(
-  prepared: PreparedDocument[],
+  prepared: Pick<PreparedDocument, 'job' | 'signedAttributes'>[],
   credential: CredentialInfo & SigningCredential,
-  options: SignOptions,
-  profileName: string,
+  base: Omit<SplitState, 'steps'>,
   command: SignCommandOptions,
   ctx: Context,
 ): Promise<void> {
   const steps: ApprovalStep[] = batches(prepared, credential.signaturesPerApproval).map((batch) => ({
     jobs: batch.map((document) => savedJob(document)),
   }));
-  await saveState(command.state!, {
-    version: STATE_VERSION,
-    kind: 'approval',
-    profile: profileName,
-    credentialID: credential.credentialID,
-    authMode: credential.authMode,
-    level: options.level,
-    signingTime: options.signingTime.toISOString(),
-    pdf: options.pdf,
-    overwrite: options.overwrite,
-    steps,
-    createdAt: ctx.clock.now().toISOString(),
-  });
+  await saveState(command.state!, { ...base, steps });
   const files = prepared.length;
   ctx.io.essential(
     {
@@ -348,7 +359,7 @@ async function savePreparedForAuthorize(
 }
 
 /** A prepared document as the state file keeps it (a job's output is derived when asked, so named here). */
-function savedJob(document: PreparedDocument): SignJob & { hash: string } {
+function savedJob(document: Pick<PreparedDocument, 'job' | 'signedAttributes'>): SignJob & { hash: string } {
   const { input, output, kind } = document.job;
   return { input, output, kind, hash: Buffer.from(document.signedAttributes.toBeSignedHash).toString('base64') };
 }
@@ -429,6 +440,8 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
   };
   const jobs = chosen.flatMap(({ step }) => step.jobs);
   for (const dir of new Set(jobs.map((job) => dirname(job.output)))) await createOutputDir(dir);
+  if (state.container)
+    return completeContainer(state, state.container, chosen[0]!, { credential, signing, upload }, command, ctx);
   const prepared: PreparedDocument[] = [];
   let remaining = state.steps;
   try {
@@ -499,6 +512,89 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
         `${remaining.length} approval${remaining.length === 1 ? '' : 's'} of ${state.steps.length} still to complete: run esign sign --complete --state ${command.state} with their --redirect-url.`,
     );
   }
+}
+
+/**
+ * --complete of an ASiC-E: the container is made again from the same inputs at the prepared signing
+ * time (sign-asice.ts); its manifest must be byte for byte the one prepared, and its signed
+ * attributes give the approved hash, before the code is spent. The state goes once it is written.
+ */
+async function completeContainer(
+  state: SplitState,
+  container: PreparedContainer,
+  { step, code }: { step: ApprovalStep; code: string | undefined },
+  {
+    credential,
+    signing,
+    upload,
+  }: {
+    credential: CredentialInfo & SigningCredential;
+    signing: CscClient;
+    upload: ((output: string) => Promise<void>) | undefined;
+  },
+  command: SignCommandOptions,
+  ctx: Context,
+): Promise<void> {
+  const { runSignAsicE } = await import('./sign-asice.js');
+  const profile = await ctx.profile();
+  const tsa = state.level === 'B-B' ? undefined : createTsaClient(ctx, profile);
+  const options: SignCommandOptions = {
+    ...command,
+    format: 'asice',
+    output: container.output,
+    outputDir: undefined,
+    credential: state.credentialID,
+    level: state.level,
+    digest: state.digest,
+    force: state.overwrite || command.force,
+    complete: false,
+    // Uploaded below, through the storage opened before the code was spent.
+    upload: false,
+  };
+  await runSignAsicE(container.args, options, ctx, {
+    signingTime: new Date(state.signingTime),
+    async sign(hash, manifest) {
+      const prepared = Buffer.from(container.manifest, 'base64');
+      if (!prepared.equals(manifest))
+        throw new EsignError(
+          'STATE_FILE_INVALID',
+          `${changedFiles(prepared, manifest)} changed since --prepare: ${container.output} would not be the container approved.`,
+          { hint: 'Run --prepare again and approve the new hash.' },
+        );
+      if (Buffer.from(hash).toString('base64') !== step.jobs[0]?.hash)
+        throw new EsignError('STATE_FILE_INVALID', `The signature of ${container.output} is not the one prepared.`, {
+          hint: 'Run --prepare again (the credential or its certificate may have changed).',
+        });
+      const signatures = step.authorization
+        ? await signing.signWithAuthorizationCode(
+            credential,
+            [hash],
+            code!,
+            step.authorization.redirectUri,
+            step.authorization.codeVerifier,
+          )
+        : await signing.signHashes(credential, [hash]);
+      const [value] = await timestampSignatures(signatures, tsa, state.level, {}, { digest: credential.scheme.digest });
+      if (!value || value.status === 'rejected') throw value?.reason;
+      return value.value;
+    },
+  });
+  await upload?.(container.output);
+  await rm(command.state!, { force: true });
+}
+
+/** The files whose entries differ between two manifests (changed, added or gone), named. */
+function changedFiles(before: Uint8Array, after: Uint8Array): string {
+  const digests = (bytes: Uint8Array) =>
+    new Map(
+      parseManifest(bytes, 'the manifest').references.map((reference) => [
+        reference.name,
+        Buffer.from(reference.digestValue).toString('base64'),
+      ]),
+    );
+  const [then, now] = [digests(before), digests(after)];
+  const names = [...new Set([...then.keys(), ...now.keys()])].filter((name) => then.get(name) !== now.get(name));
+  return names.length > 0 ? names.join(', ') : 'The container';
 }
 
 /**
@@ -585,6 +681,10 @@ async function readStateFile(path: string): Promise<SignInState | SplitState> {
         ) &&
         SIGNATURE_LEVELS.includes(state.level as SignatureLevel) &&
         (state.digest === undefined || DIGEST_NAMES.includes(state.digest)) &&
+        (state.container === undefined ||
+          (Array.isArray(state.container.args) &&
+            typeof state.container.output === 'string' &&
+            typeof state.container.manifest === 'string')) &&
         typeof state.signingTime === 'string');
   if (!valid)
     throw new EsignError('STATE_FILE_INVALID', `${path} is not an esign state file of this version.`, {

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readEnveloping } from './cms/enveloping.js';
+import { HASH_NAME_BY_OID } from './cms/oids.js';
 import { bytesEqual, parseSignedData } from './cms/parse.js';
 import { verifySignerInfo } from './cms/verify-signer.js';
 import { headerOffset, readPdf } from './pdf/document.js';
@@ -15,6 +16,15 @@ import { hashSource, rangeOf, READ_CHUNK_BYTES, type DocumentFiles, type SignJob
 
 export type ExistingSignature = { signed: true } | { signed: false; reason: string };
 
+/** An ASiC-S as `--skip-existing` reads it (the ZIP reader is in src/io): its documents and its signature, if any. */
+export interface AsicSContents {
+  documents: string[];
+  read(name: string): AsyncIterable<Uint8Array>;
+  signature: Uint8Array | undefined;
+  close(): Promise<void>;
+}
+export type OpenAsicS = (output: ByteSource) => Promise<AsicSContents>;
+
 /** A detached signature larger than this is not one esign wrote (a chain and a token are a few KB). */
 const MAX_P7S_BYTES = 1024 * 1024;
 
@@ -23,6 +33,7 @@ export async function existingSignature(
   signerCertificate: Uint8Array,
   files: DocumentFiles,
   password?: string,
+  openAsicS?: OpenAsicS,
 ): Promise<ExistingSignature> {
   const input = await files.open(job.input);
   try {
@@ -30,6 +41,8 @@ export async function existingSignature(
     try {
       if (job.kind === 'pdf') return await pdfSignedAlready(input, output, signerCertificate, password);
       if (job.kind === 'p7m') return await envelopingSignedAlready(input, output, signerCertificate);
+      if (job.kind === 'asics' && openAsicS)
+        return await asicsSignedAlready(input, job.input, await openAsicS(output), signerCertificate);
       return await cadesSignedAlready(input, output, signerCertificate);
     } finally {
       await output.close();
@@ -90,6 +103,48 @@ async function envelopingSignedAlready(
   const hash = createHash('sha256');
   await hashSource(input, hash);
   return checkCms(enveloped.detached, signerCertificate, new Uint8Array(hash.digest()));
+}
+
+async function asicsSignedAlready(
+  input: ByteSource,
+  inputPath: string,
+  container: AsicSContents,
+  signerCertificate: Uint8Array,
+): Promise<ExistingSignature> {
+  try {
+    const name = inputPath.split(/[\\/]/).at(-1)!;
+    if (container.documents.length !== 1 || container.documents[0] !== name)
+      return { signed: false, reason: `it does not hold ${name} alone` };
+    if (!container.signature) return { signed: false, reason: 'it holds no signature' };
+    const [held, now] = [createHash('sha256'), createHash('sha256')];
+    for await (const chunk of container.read(name)) held.update(chunk);
+    await hashSource(input, now);
+    const digest = new Uint8Array(now.digest());
+    if (!bytesEqual(new Uint8Array(held.digest()), digest))
+      return { signed: false, reason: 'it does not hold the input as it is now' };
+    return checkCms(container.signature, signerCertificate, digest);
+  } finally {
+    await container.close();
+  }
+}
+
+/**
+ * Whether `cms` is a valid signature over `content` (small bytes: an ASiC manifest) by the holder
+ * of `signerCertificate`, the content hashed with the CMS's own digest algorithm.
+ */
+export function signedOverBytes(
+  cms: Uint8Array,
+  signerCertificate: Uint8Array,
+  content: Uint8Array,
+): ExistingSignature {
+  let algorithm: string | undefined;
+  try {
+    algorithm = HASH_NAME_BY_OID[parseSignedData(cms).digestAlgorithm];
+  } catch {
+    return { signed: false, reason: 'its signature is not a CMS SignedData' };
+  }
+  if (!algorithm) return { signed: false, reason: 'its signature uses a digest esign does not know' };
+  return checkCms(cms, signerCertificate, new Uint8Array(createHash(algorithm).update(content).digest()));
 }
 
 function checkCms(cms: Uint8Array, signerCertificate: Uint8Array, contentDigest: Uint8Array): ExistingSignature {

@@ -7,6 +7,8 @@ import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
 import { ASIC_E_MIMETYPE, ASIC_S_MIMETYPE, worthCompressing } from '../core/asic/container-rules.js';
 import type { DigestName } from '../core/cms/algorithms.js';
+import type { AsicSContents } from '../core/existing-signature.js';
+import type { ByteSource } from '../core/ports.js';
 import {
   changedWhileSigning,
   READ_CHUNK_BYTES,
@@ -15,7 +17,7 @@ import {
   type DocumentSource,
   type OutputFile,
 } from '../core/sign-workflow.js';
-import { writeZip, type EntryToWrite } from './zip-container.js';
+import { openContainer, writeZip, type EntryToWrite } from './zip-container.js';
 
 /** A file to put in a container, and the digest it had when it was signed. */
 export interface SignedFile {
@@ -138,5 +140,24 @@ async function writeContainer(
     throw error;
   } finally {
     await Promise.all(sources.map((source) => source.close().catch(() => undefined)));
+  }
+}
+
+/** An ASiC-S output as `--skip-existing` reads it: its documents and `META-INF/signature.p7s`, if there. */
+export async function readAsicS(source: ByteSource): Promise<AsicSContents> {
+  const container = await openContainer(source);
+  const names = container.entries.map((entry) => entry.name);
+  try {
+    return {
+      documents: names.filter((name) => name !== 'mimetype' && !name.startsWith('META-INF/') && !name.endsWith('/')),
+      read: (name) => container.read(name),
+      signature: names.includes('META-INF/signature.p7s')
+        ? await container.readWhole('META-INF/signature.p7s', 1024 * 1024)
+        : undefined,
+      close: async () => container.close(),
+    };
+  } catch (error) {
+    container.close();
+    throw error;
   }
 }

@@ -15,3 +15,19 @@ export async function batchInputs(): Promise<string[]> {
   await writeFile(files[2]!, sample);
   return files;
 }
+
+/**
+ * A run whose service sign-in removes `victim`: the global options (a `--browser` command that
+ * removes it, then follows the URL, which the sandbox approves at once) and an environment with a
+ * fresh ESIGN_CONFIG_DIR, so that the sign-in happens after the inputs were listed and checked and
+ * before they are read to be signed.
+ */
+export async function removedAtSignIn(
+  dir: string,
+  victim: string,
+  env: Record<string, string>,
+): Promise<{ globals: string[]; env: Record<string, string> }> {
+  const browser = join(dir, 'browser.sh');
+  await writeFile(browser, `#!/bin/sh\nrm -f '${victim}'\nexec curl -sfL -o /dev/null "$1"\n`, { mode: 0o755 });
+  return { globals: ['--browser', browser], env: { ...env, ESIGN_CONFIG_DIR: await tempDir() } };
+}

@@ -2,14 +2,15 @@
  * ASiC containers: `--format asics` against the sandbox, read back by esign verify, and the
  * containers esign refuses to read (each in one line, nothing written, the input untouched).
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, readdir, writeFile } from 'node:fs/promises';
 import { PDFDocument } from 'pdf-lib';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, TESTING_EXECUTABLE } from '../helpers/run-cli.js';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { sealEnv, startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { removedAtSignIn } from '../helpers/batch-inputs.js';
 import { tempDir, tempDirForFile } from '../helpers/tmp.js';
 
 let sandbox: TestSandbox;
@@ -18,6 +19,7 @@ beforeAll(async () => {
 });
 afterAll(async () => sandbox?.close());
 
+const MAX_RSS_PRELOAD = new URL('../helpers/max-rss.js', import.meta.url).href;
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
 /** A ZIP made by Info-ZIP's `zip` in `dir` from `files` (name → content), in that order, with `options`. */
@@ -409,6 +411,361 @@ describe('esign sign --format asice', () => {
       ],
     });
   });
+});
+
+describe('esign sign --format asice with the batch options', () => {
+  const asice = (args: string[], { globals = ['--auto-approve'], env = sandbox.env } = {}) =>
+    runCli([...globals, '--json', 'sign', '--format', 'asice', '--level', 'B-B', ...args], { env });
+  const signHashes = (since: number) =>
+    sandbox.sandbox.requestLog.slice(since).filter((call) => call.endsWith('signatures/signHash')).length;
+
+  it('--output-dir places the container; --skip-existing skips it while it holds these files signed, refuses it once one changed', async () => {
+    const dir = await tempDir();
+    const out = join(dir, 'out');
+    await writeFile(join(dir, 'a.txt'), 'first\n');
+    await mkdir(join(dir, 'docs'));
+    await writeFile(join(dir, 'docs', 'one.xml'), '<one/>\n');
+    const inputs = [join(dir, 'a.txt'), join(dir, 'docs')];
+    const placedIn = ['--output-dir', out, '-o', 'bundle.asice', ...inputs];
+    const first = await asice([...placedIn]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.json()).toMatchObject({ output: join(out, 'bundle.asice'), files: ['a.txt', 'docs/one.xml'] });
+    expect(await readdir(out)).toEqual(['bundle.asice']);
+    const container = await readFile(join(out, 'bundle.asice'));
+
+    const before = sandbox.sandbox.requestLog.length;
+    const again = await asice(['--skip-existing', ...placedIn]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.json()).toMatchObject({ output: join(out, 'bundle.asice'), skipped: true });
+    expect(signHashes(before)).toBe(0);
+    expect((await readFile(join(out, 'bundle.asice'))).equals(container)).toBe(true);
+
+    await writeFile(join(dir, 'docs', 'one.xml'), '<one changed="yes"/>\n');
+    const changed = await asice(['--skip-existing', ...placedIn]);
+    expect(changed.code).toBe(8);
+    expect(changed.stderr).toMatch(/bundle\.asice already exists and holds no signature by \S+ over these files/);
+    expect((await readFile(join(out, 'bundle.asice'))).equals(container)).toBe(true);
+    const forced = await asice([
+      '--auto-approve',
+      '--skip-existing',
+      '--force',
+      '--output-dir',
+      out,
+      '-o',
+      'bundle.asice',
+      ...inputs,
+    ]);
+    expect(forced.code, forced.stderr).toBe(0);
+    expect((await runCli(['verify', join(out, 'bundle.asice')], { env: sandbox.env })).code).toBe(0);
+
+    // A signature added to a container into --output-dir: a copy there, the original left as it was.
+    const added = await runCli(
+      [
+        '--auto-approve',
+        '--json',
+        'sign',
+        '--level',
+        'B-B',
+        '--output-dir',
+        join(dir, 'second'),
+        join(out, 'bundle.asice'),
+      ],
+      { env: sandbox.env },
+    );
+    expect(added.code, added.stderr).toBe(0);
+    expect(added.json()).toMatchObject({ output: join(dir, 'second', 'bundle.asice') });
+    const twice = await runCli(['--json', 'verify', join(dir, 'second', 'bundle.asice')], { env: sandbox.env });
+    expect(twice.json()).toMatchObject({ valid: true, signatures: [{ index: 1 }, { index: 2 }] });
+
+    const absolute = await asice(['--output-dir', out, '-o', join(dir, 'x.asice'), ...inputs]);
+    expect(absolute.code).toBe(2);
+    expect(absolute.stderr).toMatch(/is a full path, and --output-dir would put it elsewhere/);
+  });
+
+  it('--continue-on-error: a file gone before it is read is named and left out, the rest signed, exit 10; without it nothing is written', async () => {
+    for (const continuing of [false, true]) {
+      const dir = await tempDir();
+      for (const name of ['a.txt', 'b.txt', 'c.txt']) await writeFile(join(dir, name), `${name}\n`);
+      const bundle = join(dir, 'bundle.asice');
+      const inputs = ['a.txt', 'b.txt', 'c.txt'].map((name) => join(dir, name));
+      const run = await removedAtSignIn(dir, join(dir, 'b.txt'), sandbox.env);
+      const result = await asice(['-o', bundle, ...(continuing ? ['--continue-on-error'] : []), ...inputs], run);
+      if (!continuing) {
+        expect(result.code).toBe(7);
+        expect(result.stderr).toMatch(/b\.txt/);
+        expect((await readdir(dir)).sort()).toEqual(['a.txt', 'browser.sh', 'c.txt']);
+        continue;
+      }
+      expect(result.code, result.stderr).toBe(10);
+      const lines = result.jsonLines<{ input?: string; error?: { code: string }; files?: string[] }>();
+      expect(lines[0]).toMatchObject({ input: join(dir, 'b.txt'), error: { code: 'INPUT_NOT_FOUND' } });
+      expect(lines[1]).toMatchObject({ output: bundle, files: ['a.txt', 'c.txt'] });
+      expect(result.stderr).toContain('2 of 3 files signed; 1 failed');
+      const verified = await runCli(['--json', 'verify', bundle], { env: sandbox.env });
+      expect(verified.json()).toMatchObject({
+        valid: true,
+        uncovered: [],
+        signatures: [{ covers: ['a.txt', 'c.txt'] }],
+      });
+    }
+  });
+});
+
+describe('esign sign --format asice through the split flow (--prepare, then --complete)', () => {
+  it('with a browser approval: the container written at --complete holds the manifest prepared, byte for byte', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'a.txt'), 'first\n');
+    await mkdir(join(dir, 'docs'));
+    await writeFile(join(dir, 'docs', 'one.xml'), '<one/>\n');
+    const bundle = join(dir, 'bundle.asice');
+    const state = join(dir, 'state.json');
+    // A fresh CI machine: no terminal, no browser, no cached sign-in.
+    const env = { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'config') };
+    const asice = ['--format', 'asice', '--level', 'B-T', '-o', bundle];
+    const inputs = [join(dir, 'a.txt'), join(dir, 'docs')];
+    const prepare = (extra: string[]) =>
+      runCli(['--json', 'sign', '--prepare', '--state', state, ...asice, ...extra, ...inputs], { env });
+    const pending = await prepare([]);
+    expect(pending.code, pending.stderr).toBe(0);
+    const follow = async (url: string) => (await fetch(url, { redirect: 'manual' })).headers.get('location')!;
+    const prepared = await prepare(['--redirect-url', await follow(pending.json<{ signInUrl: string }>().signInUrl)]);
+    expect(prepared.code, prepared.stderr).toBe(0);
+    expect(await readdir(dir)).not.toContain('bundle.asice');
+    const saved = JSON.parse(await readFile(state, 'utf8')) as { container: { manifest: string } };
+    const { approvals } = prepared.json<{ approvals: Array<{ authorizationUrl: string }> }>();
+    expect(approvals).toHaveLength(1);
+    const completed = await runCli(
+      [
+        '--json',
+        'sign',
+        '--complete',
+        '--state',
+        state,
+        '--redirect-url',
+        await follow(approvals[0]!.authorizationUrl),
+      ],
+      { env },
+    );
+    expect(completed.code, completed.stderr).toBe(0);
+    expect(completed.json()).toMatchObject({
+      output: bundle,
+      packaging: 'asic-e',
+      files: ['a.txt', 'docs/one.xml'],
+      level: 'B-T',
+    });
+    expect(
+      spawnSync('unzip', ['-p', bundle, 'META-INF/ASiCManifest.xml']).stdout.equals(
+        Buffer.from(saved.container.manifest, 'base64'),
+      ),
+    ).toBe(true);
+    const verified = await runCli(['--json', 'verify', bundle], { env: sandbox.env });
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.json()).toMatchObject({
+      valid: true,
+      signatures: [{ covers: ['a.txt', 'docs/one.xml'], level: 'B-T' }],
+    });
+    expect(await readdir(dir)).not.toContain('state.json');
+  });
+
+  it('with a seal: refuses at --complete an input changed since --prepare, naming it, writing nothing; adds a second signature', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'a.txt'), 'first\n');
+    await writeFile(join(dir, 'b.xml'), '<b/>\n');
+    const bundle = join(dir, 'bundle.asice');
+    const state = join(dir, 'state.json');
+    const env = sealEnv(sandbox, 'v2');
+    const split = (args: string[]) => runCli(['--json', 'sign', '--state', state, ...args], { env });
+    const files = ['--format', 'asice', '--level', 'B-B', '-o', bundle, join(dir, 'a.txt'), join(dir, 'b.xml')];
+    expect((await split(['--prepare', ...files])).code).toBe(0);
+    await writeFile(join(dir, 'b.xml'), '<b changed="1"/>\n');
+    const refused = await split(['--complete']);
+    expect(refused.code).toBe(7);
+    expect(refused.stderr).toMatch(
+      /b\.xml changed since --prepare: .*bundle\.asice would not be the container approved/,
+    );
+    expect((await readdir(dir)).sort()).toEqual(['a.txt', 'b.xml', 'state.json']);
+
+    expect((await split(['--prepare', ...files])).code).toBe(0);
+    expect((await split(['--complete'])).code).toBe(0);
+    // A parallel signature through the split flow: the container as it was at --prepare, signed again.
+    const added = await split(['--prepare', '--level', 'B-T', bundle]);
+    expect(added.code, added.stderr).toBe(0);
+    const completed = await split(['--complete']);
+    expect(completed.code, completed.stderr).toBe(0);
+    const verified = await runCli(['--json', 'verify', bundle], { env: sandbox.env });
+    expect(verified.json()).toMatchObject({
+      valid: true,
+      signatures: [
+        { index: 1, level: 'B-B' },
+        { index: 2, level: 'B-T' },
+      ],
+    });
+  });
+});
+
+describe('esign sign --format asics --skip-existing', () => {
+  it('skips an ASiC-S that holds its input signed by the same credential, and refuses one that does not', async () => {
+    const dir = await tempDir();
+    const out = join(dir, 'out');
+    for (const name of ['a.txt', 'b.json']) await writeFile(join(dir, name), `${name}\n`);
+    const inputs = [join(dir, 'a.txt'), join(dir, 'b.json')];
+    const options = ['--format', 'asics', '--level', 'B-B', '--output-dir', out];
+    const sign = (extra: string[]) =>
+      runCli(['--auto-approve', '--json', 'sign', ...options, ...extra, ...inputs], { env: sandbox.env });
+    expect((await sign([])).code).toBe(0);
+    const again = await sign(['--skip-existing']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.jsonLines<{ skipped?: boolean }>().map((line) => line.skipped)).toEqual([true, true]);
+    await writeFile(join(dir, 'a.txt'), 'changed\n');
+    const changed = await sign(['--skip-existing', '--continue-on-error']);
+    expect(changed.code).toBe(10);
+    const lines = changed.jsonLines<{ input: string; skipped?: boolean; error?: { message: string } }>();
+    expect(lines.find((line) => line.input === inputs[0])?.error?.message).toMatch(
+      /a\.txt\.asics already exists and is not a signature of .*a\.txt .*\(it does not hold the input as it is now\)/,
+    );
+    expect(lines.find((line) => line.input === inputs[1])).toMatchObject({ skipped: true });
+  });
+});
+
+describe('esign sign --upload of containers and .p7m (the sandbox S3 store)', () => {
+  let storage: TestSandbox;
+  beforeAll(async () => {
+    storage = await startTestSandbox({ s3: true, autoApprove: true });
+    const login = await runCli(['login', '--auto-approve', '--scope', 'com.vendor.storage'], { env: storage.env });
+    expect(login.code, login.stderr).toBe(0);
+  });
+  afterAll(async () => storage?.close());
+
+  it('uploads the .asice, each .asics and each .p7m once written, as BASENAME, byte for byte', async () => {
+    const dir = await tempDir();
+    for (const name of ['up-a.txt', 'up-b.xml']) await writeFile(join(dir, name), `${name}\n`);
+    const inputs = [join(dir, 'up-a.txt'), join(dir, 'up-b.xml')];
+    const sign = (args: string[]) =>
+      runCli(['--auto-approve', '--json', 'sign', '--level', 'B-B', '--upload', ...args], { env: storage.env });
+    const uploaded = new Map<string, string>();
+    for (const args of [
+      ['--format', 'asice', '-o', join(dir, 'up-bundle.asice'), ...inputs],
+      ['--format', 'asics', ...inputs],
+      ['--format', 'p7m', ...inputs],
+    ]) {
+      const result = await sign(args);
+      expect(result.code, result.stderr).toBe(0);
+      for (const line of result.jsonLines<{ file?: string; key?: string; sha256?: string }>())
+        if (line.key) uploaded.set(line.key, line.sha256!);
+    }
+    expect([...uploaded.keys()].sort()).toEqual([
+      'up-a.txt.asics',
+      'up-a.txt.p7m',
+      'up-b.xml.asics',
+      'up-b.xml.p7m',
+      'up-bundle.asice',
+    ]);
+    for (const [key, digest] of uploaded) expect(digest).toBe(sha256(await readFile(join(dir, key))));
+    const listed = await runCli(['storage', 'ls', 'up-', '--json'], { env: storage.env });
+    expect(
+      listed
+        .json<{ objects: Array<{ key: string }> }>()
+        .objects.map((object) => object.key)
+        .sort(),
+    ).toEqual([...uploaded.keys()].sort());
+    // The split flow uploads at --complete, where the container is written.
+    const state = join(dir, 'state.json');
+    const split = ['--format', 'asice', '--level', 'B-B', '-o', join(dir, 'up-split.asice'), ...inputs];
+    const prepare = (extra: string[]) =>
+      runCli(['--json', 'sign', '--prepare', '--state', state, ...split, ...extra], { env: storage.env });
+    const follow = async (url: string) => (await fetch(url, { redirect: 'manual' })).headers.get('location')!;
+    let prepared = await prepare([]);
+    const signInUrl = prepared.json<{ signInUrl?: string }>().signInUrl;
+    if (signInUrl) prepared = await prepare(['--redirect-url', await follow(signInUrl)]);
+    expect(prepared.code, prepared.stderr).toBe(0);
+    const approved = await follow(
+      prepared.json<{ approvals: Array<{ authorizationUrl: string }> }>().approvals[0]!.authorizationUrl,
+    );
+    const completed = await runCli(
+      ['--json', 'sign', '--complete', '--upload', '--state', state, '--redirect-url', approved],
+      {
+        env: storage.env,
+      },
+    );
+    expect(completed.code, completed.stderr).toBe(0);
+    expect(completed.jsonLines<{ key?: string; sha256?: string }>().find((line) => line.key)).toMatchObject({
+      key: 'up-split.asice',
+      sha256: sha256(await readFile(join(dir, 'up-split.asice'))),
+    });
+    // An object there is not replaced unasked, as for any output.
+    const again = await sign(['--force', '--format', 'asice', '-o', join(dir, 'up-bundle.asice'), ...inputs]);
+    expect(again.code).toBe(8);
+    expect(again.stderr).toMatch(/up-bundle\.asice was written but not uploaded: .*already exists in bucket/);
+  });
+});
+
+// Slow (minutes, 4 GiB written): only with ESIGN_SLOW_TESTS=1 (CONTRIBUTING.md). The input is sparse, so it costs
+// no disk; the container is 4 GiB of real blocks, removed with the test's directory.
+describe.skipIf(!process.env['ESIGN_SLOW_TESTS'])('an ASiC-E past 4 GiB (ESIGN_SLOW_TESTS=1)', () => {
+  it('is written with Zip64 records, verifies, and unzip -t and zipinfo accept it; memory stays flat', async () => {
+    const dir = await tempDir();
+    const big = join(dir, 'image.tgz');
+    const size = 4 * 1024 ** 3 + 3 * 1024 * 1024 + 7;
+    const handle = await open(big, 'w');
+    try {
+      await handle.truncate(size);
+      await handle.write(Buffer.from('the first bytes\n'), 0, 16, 0);
+      await handle.write(Buffer.from('the last bytes\n'), 0, 15, size - 15);
+    } finally {
+      await handle.close();
+    }
+    await writeFile(join(dir, 'note.txt'), 'after the large one: its local header lies past 4 GiB\n');
+    const bundle = join(dir, 'big.asice');
+    const rssFile = join(dir, 'max-rss.txt');
+    const started = Date.now();
+    const asice = ['--format', 'asice', '--level', 'B-B', '-o', bundle];
+    const signed = await runCli(['--auto-approve', '--json', 'sign', ...asice, big, join(dir, 'note.txt')], {
+      env: { ...sandbox.env, NODE_OPTIONS: `--import ${MAX_RSS_PRELOAD}`, ESIGN_TEST_MAX_RSS_FILE: rssFile },
+      timeoutMs: 1_200_000,
+    });
+    const seconds = (Date.now() - started) / 1000;
+    expect(signed.code, signed.stderr).toBe(0);
+    const peakMiB = TESTING_EXECUTABLE ? undefined : Number(await readFile(rssFile, 'utf8')) / 1024;
+    console.log(
+      `Zip64 ASiC-E of ${size} bytes: signed in ${seconds.toFixed(1)} s, peak RSS ${peakMiB?.toFixed(0) ?? '?'} MiB`,
+    );
+    if (peakMiB !== undefined) expect(peakMiB).toBeLessThan(200);
+
+    // The Zip64 end of central directory record and its locator, before the classic end record.
+    const tail = Buffer.alloc(22 + 20 + 56);
+    const container = await open(bundle, 'r');
+    try {
+      const { size: bytes } = await container.stat();
+      expect(bytes).toBeGreaterThan(size);
+      await container.read(tail, 0, tail.length, bytes - tail.length);
+    } finally {
+      await container.close();
+    }
+    expect(tail.readUInt32LE(0)).toBe(0x06064b50);
+    expect(tail.readUInt32LE(56)).toBe(0x07064b50);
+    expect(tail.readUInt32LE(76)).toBe(0x06054b50);
+
+    const listing = spawnSync('zipinfo', [bundle], { encoding: 'utf8' });
+    expect(listing.status, listing.stderr).toBe(0);
+    expect(listing.stdout).toMatch(new RegExp(`\\s${size}\\s.*\\simage\\.tgz\\n`));
+    const tested = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      const child = spawn('unzip', ['-t', bundle]);
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      child.on('close', (code) => resolve({ code, out }));
+    });
+    expect(tested.code, tested.out).toBe(0);
+    expect(tested.out).toMatch(/No errors detected/);
+
+    const verified = await runCli(['--json', 'verify', bundle], { env: sandbox.env, timeoutMs: 1_200_000 });
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.json()).toMatchObject({
+      valid: true,
+      uncovered: [],
+      signatures: [{ covers: ['image.tgz', 'note.txt'], status: 'valid' }],
+    });
+  }, 2_400_000);
 });
 
 describe('esign timestamp --format asics', () => {

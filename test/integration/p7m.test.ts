@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSignedData } from '../../src/core/cms/parse.js';
 import { runCli } from '../helpers/run-cli.js';
 import { sealEnv, startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { removedAtSignIn } from '../helpers/batch-inputs.js';
 import { tempDir } from '../helpers/tmp.js';
 
 let sandbox: TestSandbox;
@@ -129,6 +130,29 @@ describe('esign sign --format p7m', () => {
     );
     expect(again.code, again.stderr).toBe(0);
     expect((again.jsonLines() as Array<Record<string, unknown>>).every((line) => line['skipped'] === true)).toBe(true);
+  });
+
+  it('--continue-on-error: a .p7m or .asics batch reports the file gone before it was read, signs the rest, exits 10', async () => {
+    for (const format of ['p7m', 'asics']) {
+      const dir = await tempDir();
+      const out = join(dir, 'out');
+      for (const name of ['a.txt', 'b.txt', 'c.txt']) await writeFile(join(dir, name), `${name}\n`);
+      const { globals, env } = await removedAtSignIn(dir, join(dir, 'b.txt'), sandbox.env);
+      const inputs = ['a.txt', 'b.txt', 'c.txt'].map((name) => join(dir, name));
+      const options = ['--format', format, '--level', 'B-B', '--continue-on-error', '--output-dir', out];
+      const result = await runCli([...globals, '--json', 'sign', ...options, ...inputs], { env });
+      expect(result.code, result.stderr).toBe(10);
+      const failed = result.jsonLines<{ input: string; error?: { code: string } }>().filter((line) => line.error);
+      expect(failed).toEqual([
+        expect.objectContaining({
+          input: join(dir, 'b.txt'),
+          error: expect.objectContaining({ code: 'INPUT_NOT_FOUND' }),
+        }),
+      ]);
+      expect((await readdir(out)).sort()).toEqual([`a.txt.${format}`, `c.txt.${format}`]);
+      for (const name of await readdir(out))
+        expect((await runCli(['verify', join(out, name)], { env: sandbox.env })).code).toBe(0);
+    }
   });
 
   it('refuses --format pades for a file that is not a PDF, in one line', async () => {

@@ -133,6 +133,30 @@ function sealEnv(): Record<string, string> {
   };
 }
 
+/** `openssl cms -verify` of a DER CMS against the sandbox's root, with `extra` (-content, -out); fails the test otherwise. */
+function opensslVerifies(cms: string, extra: string[]): void {
+  const verdict = spawnSync(
+    'openssl',
+    [
+      'cms',
+      '-verify',
+      '-binary',
+      '-inform',
+      'DER',
+      '-in',
+      cms,
+      '-CAfile',
+      started.rootPem,
+      '-purpose',
+      'any',
+      ...extra,
+    ],
+    { encoding: 'utf8' },
+  );
+  expect(verdict.status, verdict.stderr).toBe(0);
+  expect(verdict.stderr).toContain('Verification successful');
+}
+
 describe('action.yml, run as a runner runs a composite action, against esign sandbox start', () => {
   it('installs the checked executable and seals the files at B-T; OpenSSL verifies each signature', async () => {
     const run = await runAction(
@@ -157,33 +181,54 @@ describe('action.yml, run as a runner runs a composite action, against esign san
       ['CAdES', 'B-T'],
       ['CAdES', 'B-T'],
     ]);
-    for (const file of ['app.tgz', 'SHA256SUMS']) {
-      const verdict = spawnSync(
-        'openssl',
-        [
-          'cms',
-          '-verify',
-          '-binary',
-          '-inform',
-          'DER',
-          '-in',
-          join(signatures, `${file}.p7s`),
-          '-content',
-          join(run.workspace, file),
-          '-CAfile',
-          started.rootPem,
-          '-purpose',
-          'any',
-          '-out',
-          '/dev/null',
-        ],
-        { encoding: 'utf8' },
-      );
-      expect(verdict.status, verdict.stderr).toBe(0);
-      expect(verdict.stderr).toContain('Verification successful');
-    }
+    for (const file of ['app.tgz', 'SHA256SUMS'])
+      opensslVerifies(join(signatures, `${file}.p7s`), ['-content', join(run.workspace, file), '-out', '/dev/null']);
     // The secrets went in by the environment only, and no step printed one.
     for (const secret of [started.seal.clientSecret, started.seal.pin]) expect(run.log).not.toContain(secret);
+  });
+
+  it('passes the format input to esign sign --format: a .p7m per file, or one ASiC-E named by container', async () => {
+    const p7m = await runAction(
+      { files: 'app.tgz\nSHA256SUMS', level: 'B-B', format: 'p7m', credential: started.seal.pinOnlyCredentialID },
+      sealEnv(),
+    );
+    expect(p7m.code, p7m.log).toBe(0);
+    expect(p7m.outputs).toEqual({ 'output-dir': 'signatures', count: '2' });
+    const signatures = join(p7m.workspace, 'signatures');
+    expect((await readdir(signatures)).sort()).toEqual(['SHA256SUMS.p7m', 'app.tgz.p7m']);
+    for (const file of ['app.tgz', 'SHA256SUMS']) {
+      const content = join(p7m.workspace, `${file}.out`);
+      opensslVerifies(join(signatures, `${file}.p7m`), ['-out', content]);
+      expect((await readFile(content)).equals(await readFile(join(p7m.workspace, file)))).toBe(true);
+    }
+
+    const asice = await runAction(
+      {
+        files: 'app.tgz\nSHA256SUMS',
+        level: 'B-B',
+        format: 'asice',
+        container: 'release.asice',
+        credential: started.seal.pinOnlyCredentialID,
+      },
+      sealEnv(),
+    );
+    expect(asice.code, asice.log).toBe(0);
+    expect(asice.outputs).toEqual({ 'output-dir': 'signatures', count: '1' });
+    const bundle = join(asice.workspace, 'signatures', 'release.asice');
+    expect(spawnSync('zipinfo', ['-1', bundle], { encoding: 'utf8' }).stdout.trim().split('\n')).toEqual([
+      'mimetype',
+      'app.tgz',
+      'SHA256SUMS',
+      'META-INF/ASiCManifest.xml',
+      'META-INF/signature001.p7s',
+    ]);
+    const entry = async (name: string) => {
+      const path = join(asice.workspace, name.replace('/', '-'));
+      await writeFile(path, spawnSync('unzip', ['-p', bundle, name]).stdout);
+      return path;
+    };
+    const manifest = await entry('META-INF/ASiCManifest.xml');
+    opensslVerifies(await entry('META-INF/signature001.p7s'), ['-content', manifest, '-out', '/dev/null']);
   });
 
   it('stops at a corrupted download before anything is unpacked or run', async () => {
