@@ -27,7 +27,9 @@ import { authorizationFactors } from './credential-factors.js';
 import { outputUploader } from './output-uploader.js';
 import { createCscClient, createTsaClient, withCompleteChain } from './service-clients.js';
 import type { SignCommandOptions } from './sign-options.js';
-import { chooseCredential, chooseLevel, formatBytes, readyToAuthorize } from './sign-run.js';
+import { chooseCredential, chooseLevel, formatBytes, readyToAuthorize, requirementFrom } from './sign-run.js';
+import { assertRequirement, credentialQualifier, type CredentialQualifier, type Requirement } from './trusted-lists.js';
+import { describeQualification } from '../core/qualification/describe.js';
 
 /** The container a signature is added to: its documents and META-INF entries, read from the open ZIP. */
 interface ExistingContainer {
@@ -69,6 +71,11 @@ export async function runSignAsicE(
     /\.(asice|sce)$/i.test(args[0]!) &&
     Boolean((await stat(args[0]!).catch(() => undefined))?.isFile());
   const output = adding ? addedOutputFor(args[0]!, options) : outputFor(args, options);
+  const requirement = await requirementFrom(options, ctx);
+  const qualifier = await credentialQualifier(ctx);
+  // Without lists nobody can tell: refused before anything else happens.
+  if (requirement && !qualifier)
+    await assertRequirement(requirement, options.credential ?? 'the credential', undefined);
   // The split flow's approval happens elsewhere: in the browser between --prepare and --complete.
   if (!options.prepare && !completing) await ctx.assertBrowserStepPossible('approval of the signatures');
   const existing = adding ? await openExisting(args[0]!) : undefined;
@@ -79,7 +86,7 @@ export async function runSignAsicE(
     if (options.outputDir && !options.prepare) await createOutputDir(dirname(output));
     // The profile is resolved once: with --upload, with the storage it needs (the sandbox's S3).
     await ctx.profile({ storage: options.upload });
-    await signContainer(args, output, existing, replacing, options, ctx, completing);
+    await signContainer(args, output, existing, replacing, options, ctx, completing, { qualifier, requirement });
   } finally {
     await existing?.close();
   }
@@ -93,6 +100,7 @@ async function signContainer(
   options: SignCommandOptions,
   ctx: Context,
   completing: ContainerCompletion | undefined,
+  { qualifier, requirement }: { qualifier: CredentialQualifier | undefined; requirement: Requirement | undefined },
 ): Promise<void> {
   const files = existing ? [] : await containerFiles(args, output);
   const number = String(existing?.number ?? 1).padStart(3, '0');
@@ -109,6 +117,13 @@ async function signContainer(
     profile,
     ctx,
   );
+  // Before the approval and before any hash goes to the service, as for every other format.
+  if (requirement)
+    await assertRequirement(
+      requirement,
+      credential.credentialID,
+      qualifier?.(credential.certificates, ctx.clock.now()),
+    );
   if (!split && !completing) await readyToAuthorize(credential, signing, ctx);
   const signer = credential.certificates[0];
   if (!signer)
@@ -227,6 +242,7 @@ async function signContainer(
     metadata: archived?.metadata ?? metadata,
     mtime: signingTime,
   });
+  const qualification = qualifier?.(credential.certificates, value.timestampTime ?? ctx.clock.now());
   ctx.io.result(
     {
       input: args.join(' '),
@@ -241,9 +257,11 @@ async function signContainer(
       ...(value.timestampTime ? { timestamp: value.timestampTime.toISOString() } : {}),
       ...(extended ? { validationData: extended.added, warnings: extended.warnings } : {}),
       ...(archived ? { archiveTimestamp: archived.archiveTimestamp.toISOString() } : {}),
+      ...(qualification ? { qualification } : {}),
     },
     () =>
-      `✓ ${signed.length} file(s) → ${output} (ASiC-E, ${existing ? `signature ${existing.number}, ` : ''}CAdES ${level}, ${formatBytes(written.bytes)})`,
+      `✓ ${signed.length} file(s) → ${output} (ASiC-E, ${existing ? `signature ${existing.number}, ` : ''}CAdES ${level}, ${formatBytes(written.bytes)})` +
+      (qualification ? `; ${describeQualification(qualification)}` : ''),
   );
   await upload?.(output);
   if (tally) {

@@ -83,10 +83,7 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
     throw new EsignError('USAGE', '--skip-existing resumes a batch signed in one run, not the split flow.', {
       hint: 'Run the batch without --prepare/--complete, or leave out --skip-existing.',
     });
-  const requirement = await requirementOf(
-    options.require ?? ctx.env['ESIGN_REQUIRE'],
-    options.require !== undefined ? '--require' : 'ESIGN_REQUIRE',
-  );
+  const requirement = await requirementFrom(options, ctx);
   if (options.complete) return (await import('./sign-split.js')).runSplitComplete(options, ctx);
   // An ASiC-E is one container: named, or given to add a signature to (`esign sign bundle.asice`).
   if (options.format === 'asice' || (!options.format && files.length === 1 && /\.(asice|sce)$/i.test(files[0]!)))
@@ -609,6 +606,14 @@ export function report(
     () =>
       `✓ ${result.input} → ${result.output} (${result.kind === 'pdf' ? 'PAdES' : 'CAdES'} ${result.level}, ${formatBytes(result.bytes)})` +
       (qualification ? `; ${describeQualification(qualification)}` : ''),
+  );
+}
+
+/** What --require (or ESIGN_REQUIRE) asks of the signature this run makes. */
+export function requirementFrom(options: SignCommandOptions, ctx: Context): Promise<Requirement | undefined> {
+  return requirementOf(
+    options.require ?? ctx.env['ESIGN_REQUIRE'],
+    options.require !== undefined ? '--require' : 'ESIGN_REQUIRE',
   );
 }
 

@@ -317,6 +317,76 @@ describe('esign credentials and sign with cached trusted lists', () => {
     expect(accepted.code, accepted.stderr).toBe(0);
   });
 
+  it('an ASiC-E: --require refuses a credential off a QSCD before anything is signed; the summary names the qualification', async () => {
+    const document = join(work.dir, 'asice-required.xml');
+    await writeFile(document, '<doc/>\n');
+    const output = join(work.dir, 'required.asice');
+    const refused = await runCli(
+      [
+        '--auto-approve',
+        '--json',
+        'sign',
+        '--format',
+        'asice',
+        '--require',
+        'qes',
+        '-c',
+        'alice-rsa3072',
+        '-o',
+        output,
+        document,
+      ],
+      { env },
+    );
+    expect(refused.code).toBe(13);
+    expect(refused.json()).toMatchObject({ error: { code: 'QUALIFICATION_NOT_MET' } });
+    await expect(access(output)).rejects.toThrow();
+    const noLists = await runCli(
+      [
+        '--auto-approve',
+        'sign',
+        '--format',
+        'asice',
+        '--require',
+        'qes',
+        '-c',
+        'alice-rsa2048',
+        '-o',
+        output,
+        document,
+      ],
+      { env: { ...env, ESIGN_CACHE_DIR: join(work.dir, 'asice-no-cache') } },
+    );
+    expect(noLists.code).toBe(13);
+    expect(noLists.stderr).toContain('no verified trusted list is cached');
+    await expect(access(output)).rejects.toThrow();
+    const made = await runCli(
+      [
+        '--auto-approve',
+        '--json',
+        'sign',
+        '--format',
+        'asice',
+        '--require',
+        'qes',
+        '-c',
+        'alice-rsa2048',
+        '-o',
+        output,
+        document,
+      ],
+      { env },
+    );
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.json()).toMatchObject({ packaging: 'asic-e', qualification: { name: 'QESig', test: true } });
+    const human = await runCli(
+      ['--auto-approve', 'sign', '-f', '--format', 'asice', '-c', 'alice-rsa3072', '-o', output, document],
+      { env },
+    );
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout + human.stderr).toMatch(/ASiC-E, CAdES B-\w+, [^)]+\); .*AdESig-QC/);
+  });
+
   it('--require without cached lists refuses at once (exit 13); a bad value is a usage error', async () => {
     const input = join(work.dir, 'no-lists.pdf');
     await writeFile(input, await pdfLibBytes({ pages: 1 }));
