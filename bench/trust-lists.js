@@ -1,8 +1,10 @@
 // Part of npm run bench (bench/run.js runs it; BENCH_TRUST=0 leaves it out): `esign trust update` of
 // the sandbox's TEST LOTL and 30 national lists of a real list's size (about 400 KB, 150 services
 // each) on loopback, cold (empty cache: every list downloaded and checked) and warm (conditional
-// requests, all 304), and `esign trust import` of the real lists in test/fixtures/trusted-lists.
-// Wall time and CPU (user + system of esign alone), median of BENCH_TRUST_RUNS (default 3).
+// requests, all 304), `esign verify` of a signed PDF with that full cache against the same with only a
+// root file (`--trust root.pem`, no cache), and `esign trust import` of the real lists in
+// test/fixtures/trusted-lists. Wall time and CPU (user + system of esign alone), median of
+// BENCH_TRUST_RUNS (default 3; BENCH_TRUST_VERIFY_RUNS, default 9, for the verifications).
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,6 +14,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const out = join(root, 'bench', 'out', 'trust');
 const bin = join(root, 'bin', 'esign.cjs');
 const runs = Number(process.env.BENCH_TRUST_RUNS ?? 3);
+const verifyRuns = Number(process.env.BENCH_TRUST_VERIFY_RUNS ?? 9);
 const LISTS = 30;
 rmSync(out, { recursive: true, force: true });
 const env = {
@@ -68,6 +71,36 @@ try {
   console.log(`esign trust update: the sandbox's TEST LOTL and ${LISTS} lists of about 400 KB on loopback`);
   console.log(line('  cold (empty cache: all downloaded and checked)', cold));
   console.log(line('  warm (conditional requests: all 304 Not Modified)', warm));
+
+  // A PDF sealed by the sandbox at B-T (its TSA too is on the ZZ list), verified with the full cache
+  // (the sandbox profile's anchors and the 31 lists) and with the root file alone (an empty cache).
+  const signed = join(out, 'contract-signed.pdf');
+  measure(['--quiet', 'sign', '--level', 'B-T', '-o', signed, join(root, 'samples', 'contract.pdf')], {
+    env: { ...env, ESIGN_SERVICE_AUTH: 'client-credentials', ESIGN_CREDENTIAL_PIN: '246810' },
+  });
+  const rootPem = join(env.ESIGN_SANDBOX_DIR, 'root.pem');
+  if (!existsSync(rootPem)) throw new Error(`no sandbox root at ${rootPem}`);
+  const rootOnlyEnv = { ...env, ESIGN_CACHE_DIR: join(out, 'empty-cache') };
+  const withLists = [];
+  const withRoot = [];
+  let qualification;
+  for (let run = 0; run < verifyRuns; run++) {
+    const listed = measure(['--json', 'verify', signed]);
+    qualification ??= JSON.parse(listed.stdout).signatures[0]?.qualification?.name;
+    withLists.push(listed);
+    withRoot.push(measure(['--quiet', 'verify', '--trust', rootPem, signed], { env: rootOnlyEnv }));
+  }
+  if (qualification !== 'QESeal' && qualification !== 'QESig')
+    throw new Error(`verify with the lists did not qualify the signature: ${qualification}`);
+  const difference = (key) => median(withLists.map((s) => s[key])) - median(withRoot.map((s) => s[key]));
+  const ratio = (key) => median(withLists.map((s) => s[key])) / median(withRoot.map((s) => s[key]));
+  console.log(`esign verify of a B-T PDF, median of ${verifyRuns}`);
+  console.log(line(`  with the full cache (${LISTS + 1} lists): ${qualification}`, withLists));
+  console.log(line('  with the root file only (--trust root.pem, no cache)', withRoot));
+  console.log(
+    `  difference: ${(difference('seconds') * 1000).toFixed(0)} ms wall (×${ratio('seconds').toFixed(2)}), ` +
+      `${(difference('cpuSeconds') * 1000).toFixed(0)} ms CPU (×${ratio('cpuSeconds').toFixed(2)}); target ≤ +20 ms`,
+  );
 
   const fixtures = join(root, 'test', 'fixtures', 'trusted-lists');
   const files = readdirSync(fixtures)
