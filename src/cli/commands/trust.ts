@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { EsignError, ExitCode, exitCodeFor, type EsignErrorCode } from '../../core/errors.js';
-import type { TrustedListSnapshot } from '../../core/trusted-list/model.js';
-import { stateOf } from '../../core/trusted-list/state.js';
+import type { TrustedListIndex } from '../../core/qualification/list-index.js';
+import type { TrustedListState } from '../../core/trusted-list/state.js';
 import type { ListOutcome } from '../../io/trusted-list-update.js';
 import { trustListSources } from '../trusted-lists.js';
 import type { CommandModule } from '../command.js';
@@ -112,25 +112,23 @@ async function cacheFor(ctx: Context) {
 }
 
 async function status(ctx: Context): Promise<void> {
-  const entries = (await (await cacheFor(ctx)).entries()).sort(
-    (a, b) => Number(b.territory === 'EU') - Number(a.territory === 'EU'),
-  );
+  // Each list's index holds what status shows: the lists themselves are not read.
+  const indexes = (await (await cacheFor(ctx)).indexed())
+    .map(({ index }) => index)
+    .sort((a, b) => Number(b.territory === 'EU') - Number(a.territory === 'EU'));
   const now = ctx.clock.now();
-  const lists = entries.map((entry) => {
-    const list = entry.snapshot;
-    return {
-      territory: entry.territory,
-      state: stateOf(entry, now),
-      sequenceNumber: list?.sequenceNumber ?? null,
-      issueDate: list?.issueDate ?? null,
-      nextUpdate: list?.nextUpdate ?? null,
-      verifiedAt: entry.verifiedAt ?? null,
-      test: list?.test ?? false,
-      source: list?.source ?? null,
-      lastFailure: entry.lastFailure ?? null,
-      services: list ? serviceCounts(list) : { total: 0, byType: {}, byStatus: {} },
-    };
-  });
+  const lists = indexes.map((index) => ({
+    territory: index.territory,
+    state: stateOfIndex(index, now),
+    sequenceNumber: index.sequenceNumber,
+    issueDate: index.issueDate,
+    nextUpdate: index.nextUpdate,
+    verifiedAt: index.verifiedAt,
+    test: index.test,
+    source: index.source,
+    lastFailure: index.lastFailure,
+    services: index.services,
+  }));
   ctx.io.result({ lists }, () => {
     if (lists.length === 0) return 'No trusted lists cached: run esign trust update (or esign trust import FILE...).';
     return [
@@ -150,15 +148,10 @@ async function status(ctx: Context): Promise<void> {
   });
 }
 
-function serviceCounts(list: TrustedListSnapshot) {
-  const byType: Record<string, number> = {};
-  const byStatus: Record<string, number> = {};
-  for (const service of list.services) {
-    byType[service.type] = (byType[service.type] ?? 0) + 1;
-    const current = service.history[0]?.status ?? 'unknown';
-    byStatus[current] = (byStatus[current] ?? 0) + 1;
-  }
-  return { total: list.services.length, byType, byStatus };
+/** What stateOf (core/trusted-list/state.ts) says of the list, from its index. */
+function stateOfIndex(index: TrustedListIndex, now: Date): TrustedListState {
+  if (!index.verified) return 'failed';
+  return index.nextUpdate !== null && Date.parse(index.nextUpdate) < now.getTime() ? 'expired' : 'verified';
 }
 
 async function show(ctx: Context, territoryText: string): Promise<void> {

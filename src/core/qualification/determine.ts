@@ -211,6 +211,7 @@ function servicesFor(
   }
   const matches: ServiceMatch[] = [];
   for (const entry of lists) {
+    if (!index.mayList(entry, identified, keyIdentifiers)) continue; // its services are not read
     const list = entry.snapshot;
     if (!list || list.isLotl) continue;
     for (const service of list.services)
