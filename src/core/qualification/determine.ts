@@ -209,9 +209,10 @@ function servicesFor(
     const ski = safeSki(der);
     if (ski) keyIdentifiers.add(ski);
   }
+  const naming = index.listsNaming(identified, keyIdentifiers); // the others' services are not read
   const matches: ServiceMatch[] = [];
   for (const entry of lists) {
-    if (!index.mayList(entry, identified, keyIdentifiers)) continue; // its services are not read
+    if (!naming.has(entry)) continue;
     const list = entry.snapshot;
     if (!list || list.isLotl) continue;
     for (const service of list.services)

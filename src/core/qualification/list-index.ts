@@ -11,7 +11,7 @@ import { nameKey } from './name-key.js';
 import { SERVICE_CA_QC, SERVICE_TSA_QTST } from './uris.js';
 
 /** Raised when the form changes; an index of another version is rebuilt from its list. */
-export const LIST_INDEX_VERSION = 1;
+export const LIST_INDEX_VERSION = 3;
 
 export interface TrustedListIndex {
   version: typeof LIST_INDEX_VERSION;
@@ -30,8 +30,12 @@ export interface TrustedListIndex {
   lastFailure: { at: string; reason: string } | null;
   /** Services by type and by current status (`esign trust status --json`). */
   services: { total: number; byType: Record<string, number>; byStatus: Record<string, number> };
-  /** National lists: the certificates of the CA/QC and TSA/QTST services, by the key of their subject (name-key.ts): fingerprints, in list order. */
-  subjects: Record<string, string[]>;
+  /**
+   * National lists: the certificates of the CA/QC and TSA/QTST services, by the key of their subject
+   * (name-key.ts): a line per subject, `\nKEY FINGERPRINT FINGERPRINT…`, fingerprints in list order.
+   * One string, searched as it is: a verification looks up a few names among thousands.
+   */
+  names: string;
   /** National lists: the X509SKI values of the CA/QC and TSA/QTST services, lower-case hex. */
   keyIdentifiers: string[];
   /** The list has a TSA/QTST service. */
@@ -40,7 +44,7 @@ export interface TrustedListIndex {
 
 /** The short fingerprint the index gives a certificate (DER): a filter; the certificate itself is compared after. */
 export function certificateFingerprint(der: Uint8Array): string {
-  return createHash('sha256').update(der).digest('hex').slice(0, 32);
+  return createHash('sha256').update(der).digest('hex').slice(0, 16);
 }
 
 /** The index of a cache entry (parses its CA/QC and TSA/QTST certificates' subjects). */
@@ -48,7 +52,7 @@ export function indexTrustedList(entry: TrustedListCacheEntry, stamp?: string): 
   const list = entry.snapshot;
   const byType: Record<string, number> = {};
   const byStatus: Record<string, number> = {};
-  const subjects: Record<string, string[]> = {};
+  const subjects = new Map<string, string[]>();
   const keyIdentifiers = new Set<string>();
   let tsa = false;
   for (const service of list?.services ?? []) {
@@ -62,8 +66,8 @@ export function indexTrustedList(entry: TrustedListCacheEntry, stamp?: string): 
       const der = Buffer.from(base64, 'base64');
       const key = subjectKeyOfDer(der);
       const fingerprint = certificateFingerprint(der);
-      const known = (subjects[key] ??= []);
-      if (!known.includes(fingerprint)) known.push(fingerprint);
+      const known = subjects.get(key) ?? [];
+      if (!known.includes(fingerprint)) subjects.set(key, [...known, fingerprint]);
     }
   }
   return {
@@ -80,7 +84,7 @@ export function indexTrustedList(entry: TrustedListCacheEntry, stamp?: string): 
     source: list?.source ?? null,
     lastFailure: entry.lastFailure ?? null,
     services: { total: list?.services.length ?? 0, byType, byStatus },
-    subjects,
+    names: [...subjects].map(([key, fingerprints]) => `\n${key} ${fingerprints.join(' ')}`).join(''),
     keyIdentifiers: [...keyIdentifiers],
     tsa,
   };
@@ -94,10 +98,20 @@ export function isTrustedListIndex(value: unknown): value is TrustedListIndex {
     index !== null &&
     index.version === LIST_INDEX_VERSION &&
     typeof index.territory === 'string' &&
-    typeof index.subjects === 'object' &&
-    index.subjects !== null &&
+    typeof index.names === 'string' &&
     Array.isArray(index.keyIdentifiers)
   );
+}
+
+/** The fingerprints of the list's service certificates whose subject has `key`, in list order. */
+export function fingerprintsNamed(index: TrustedListIndex, key: string): string[] {
+  const at = index.names.indexOf(`\n${key} `);
+  if (at === -1) return [];
+  const end = index.names.indexOf('\n', at + 1);
+  return index.names
+    .slice(at + key.length + 2, end === -1 ? undefined : end)
+    .split(' ')
+    .filter(Boolean);
 }
 
 const attached = new WeakMap<TrustedListCacheEntry, TrustedListIndex>();

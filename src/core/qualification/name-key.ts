@@ -20,9 +20,9 @@ export function normalizedName(printed: string): string {
     .join('\n');
 }
 
-/** A short key of the normalized name (what the trusted-list index stores). */
+/** A short key of the normalized name (what the trusted-list index stores): it finds candidates, compared after. */
 export function nameKey(printed: string): string {
-  return createHash('sha256').update(normalizedName(printed)).digest('hex').slice(0, 32);
+  return createHash('sha256').update(normalizedName(printed)).digest('hex').slice(0, 16);
 }
 
 export function subjectKey(certificate: X509Certificate): string {

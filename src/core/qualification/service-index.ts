@@ -8,7 +8,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import type { TrustedListCacheEntry } from '../trusted-list/model.js';
-import { certificateFingerprint, indexOf, type TrustedListIndex } from './list-index.js';
+import { certificateFingerprint, fingerprintsNamed, indexOf } from './list-index.js';
 import { issuerKey, subjectKey } from './name-key.js';
 import { SERVICE_CA_QC, SERVICE_TSA_QTST } from './uris.js';
 
@@ -19,12 +19,13 @@ interface Located {
 }
 
 export class ServiceCertificateIndex {
-  /** By subject key: where the lists have a certificate with that subject, in list order. */
+  /** By subject key: where the lists have a certificate with that subject, in list order (as asked). */
   private readonly bySubject = new Map<string, Located[]>();
   /** Per list read: its CA/QC and TSA/QTST certificates (base64) by fingerprint. */
   private readonly certificatesOfList = new Map<number, Map<string, string[]>>();
   private readonly parsed = new Map<string, X509Certificate | null>();
-  private readonly fingerprintsOf = new WeakMap<TrustedListIndex, Set<string>>();
+  /** By X509SKI value: the lists with a CA/QC or TSA/QTST service identified by it (made when first asked). */
+  private byKeyIdentifier: Map<string, number[]> | undefined;
 
   private static readonly cache = new WeakMap<readonly TrustedListCacheEntry[], ServiceCertificateIndex>();
 
@@ -35,23 +36,28 @@ export class ServiceCertificateIndex {
     return index;
   }
 
-  private constructor(private readonly lists: readonly TrustedListCacheEntry[]) {
-    lists.forEach((entry, list) => {
-      const index = indexOf(entry);
-      if (!index.verified || index.isLotl) return;
-      for (const [key, fingerprints] of Object.entries(index.subjects)) {
-        let located = this.bySubject.get(key);
-        if (!located) this.bySubject.set(key, (located = []));
-        for (const fingerprint of fingerprints) located.push({ list, fingerprint });
+  private constructor(private readonly lists: readonly TrustedListCacheEntry[]) {}
+
+  /** Where the lists have a certificate whose subject has `key`, in list order (each list's index searched). */
+  private located(key: string): Located[] {
+    let found = this.bySubject.get(key);
+    if (!found) {
+      found = [];
+      for (let list = 0; list < this.lists.length; list++) {
+        const index = indexOf(this.lists[list] as TrustedListCacheEntry);
+        if (index.verified && !index.isLotl)
+          for (const fingerprint of fingerprintsNamed(index, key)) found.push({ list, fingerprint });
       }
-    });
+      this.bySubject.set(key, found);
+    }
+    return found;
   }
 
   /** Whether `certificate` is itself one of the lists' service certificates. */
   includes(certificate: X509Certificate): boolean {
     const fingerprint = certificateFingerprint(certificate.raw);
     const base64 = certificate.raw.toString('base64');
-    return (this.bySubject.get(subjectKey(certificate)) ?? []).some(
+    return this.located(subjectKey(certificate)).some(
       (located) =>
         located.fingerprint === fingerprint &&
         (this.certificatesIn(located.list).get(fingerprint) ?? []).includes(base64),
@@ -69,33 +75,50 @@ export class ServiceCertificateIndex {
   }
 
   /**
-   * Whether the list `entry` (one of the lists) may have a CA/QC or TSA/QTST service identified by
-   * one of `certificates` (DER, base64) or one of `keyIdentifiers` (lower-case hex); false means it
-   * has none, and its services need not be read.
+   * The lists that may have a CA/QC or TSA/QTST service identified by one of `certificates` (DER,
+   * base64) or one of `keyIdentifiers` (lower-case hex): the others have none, and their services need
+   * not be read.
    */
-  mayList(
-    entry: TrustedListCacheEntry,
-    certificates: ReadonlySet<string>,
-    keyIdentifiers: ReadonlySet<string>,
-  ): boolean {
-    const index = indexOf(entry);
-    if (!index.verified || index.isLotl) return false;
-    if (index.keyIdentifiers.some((ski) => keyIdentifiers.has(ski))) return true;
-    if (certificates.size === 0) return false;
-    let fingerprints = this.fingerprintsOf.get(index);
-    if (!fingerprints) this.fingerprintsOf.set(index, (fingerprints = new Set(Object.values(index.subjects).flat())));
-    for (const base64 of certificates)
-      if (fingerprints.has(certificateFingerprint(Buffer.from(base64, 'base64')))) return true;
-    return false;
+  listsNaming(certificates: ReadonlySet<string>, keyIdentifiers: ReadonlySet<string>): Set<TrustedListCacheEntry> {
+    const naming = new Set<TrustedListCacheEntry>();
+    for (const ski of keyIdentifiers)
+      for (const list of this.keyIdentifierLists().get(ski) ?? [])
+        naming.add(this.lists[list] as TrustedListCacheEntry);
+    for (const base64 of certificates) {
+      const certificate = this.parsedCertificate(base64);
+      if (!certificate) continue;
+      const fingerprint = certificateFingerprint(certificate.raw);
+      for (const located of this.located(subjectKey(certificate)))
+        if (located.fingerprint === fingerprint) naming.add(this.lists[located.list] as TrustedListCacheEntry);
+    }
+    return naming;
+  }
+
+  private keyIdentifierLists(): Map<string, number[]> {
+    if (!this.byKeyIdentifier) {
+      this.byKeyIdentifier = new Map();
+      this.lists.forEach((entry, list) => {
+        const index = indexOf(entry);
+        if (!index.verified || index.isLotl) return;
+        for (const ski of index.keyIdentifiers)
+          this.byKeyIdentifier?.set(ski, [...(this.byKeyIdentifier.get(ski) ?? []), list]);
+      });
+    }
+    return this.byKeyIdentifier;
+  }
+
+  private parsedCertificate(base64: string): X509Certificate | null {
+    let certificate = this.parsed.get(base64);
+    if (certificate === undefined) this.parsed.set(base64, (certificate = parse(base64)));
+    return certificate;
   }
 
   private withSubjectKey(key: string): X509Certificate[] {
     const found = new Set<string>();
-    for (const { list, fingerprint } of this.bySubject.get(key) ?? [])
+    for (const { list, fingerprint } of this.located(key))
       for (const base64 of this.certificatesIn(list).get(fingerprint) ?? []) found.add(base64);
     return [...found].flatMap((base64) => {
-      let certificate = this.parsed.get(base64);
-      if (certificate === undefined) this.parsed.set(base64, (certificate = parse(base64)));
+      const certificate = this.parsedCertificate(base64);
       return certificate && subjectKey(certificate) === key ? [certificate] : [];
     });
   }
