@@ -167,7 +167,11 @@ function extraList(deps: SandboxDeps, territory: string): ListDescription {
     ...ca!,
     name: `esign sandbox CA ${index + 1} (TEST)`,
     certificates: [
-      renamedCaCertificate(deps, `esign Sandbox ${territory} TEST CA #${String(index + 1).padStart(3, '0')}`),
+      renamedCaCertificate(
+        deps,
+        territory,
+        `esign Sandbox ${territory} TEST CA #${String(index + 1).padStart(3, '0')}`,
+      ),
     ],
   }));
   const providers = Array.from({ length: EXTRA_LIST_SERVICES / 10 }, (_, index) => ({
@@ -178,19 +182,25 @@ function extraList(deps: SandboxDeps, territory: string): ListDescription {
 }
 
 /**
- * The issuing CA's certificate with another subject common name of the same length, its bytes
- * otherwise unchanged: a stand-in for another CA's certificate, cheap to make by the thousand. Its
- * signature no longer verifies, which nothing asks of a listed CA certificate; it issued nothing.
+ * The issuing CA's certificate with another subject common name, and another issuer (a root of the
+ * territory), each of the same length, its bytes otherwise unchanged: a stand-in for another CA's
+ * certificate, cheap to make by the thousand. Its signature no longer verifies, which nothing asks
+ * of a listed CA certificate; it issued nothing.
  */
-function renamedCaCertificate(deps: SandboxDeps, commonName: string): string {
+function renamedCaCertificate(deps: SandboxDeps, territory: string, commonName: string): string {
   const der = Buffer.from(deps.pki.issuingCa.certificate);
-  const current = Buffer.from(ISSUING_CA_NAME, 'utf8');
-  const at = der.indexOf(current); // the subject: the issuer field names the root
-  if (at === -1 || commonName.length !== ISSUING_CA_NAME.length) throw new Error('cannot rename the issuing CA');
-  Buffer.from(commonName, 'utf8').copy(der, at);
+  for (const [from, to] of [
+    [ROOT_CA_NAME, `esign Sandbox ${territory} TEST Root`],
+    [ISSUING_CA_NAME, commonName],
+  ] as const) {
+    const at = der.indexOf(Buffer.from(from, 'utf8')); // the issuer field comes first, then the subject
+    if (at === -1 || to.length !== from.length) throw new Error(`cannot rename ${from}`);
+    Buffer.from(to, 'utf8').copy(der, at);
+  }
   return der.toString('base64');
 }
 
+const ROOT_CA_NAME = 'esign Sandbox TEST Root CA';
 const ISSUING_CA_NAME = 'esign Sandbox TEST Issuing CA';
 
 function nationalList(deps: SandboxDeps, on: (quirk: QuirkName) => boolean): ListDescription {
