@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { EsignError, ExitCode, exitCodeFor, type EsignErrorCode } from '../../core/errors.js';
 import type { TrustedListIndex } from '../../core/qualification/list-index.js';
-import type { TrustedListState } from '../../core/trusted-list/state.js';
+import { isExpired, type TrustedListState } from '../../core/trusted-list/state.js';
 import type { ListOutcome } from '../../io/trusted-list-update.js';
 import { trustListSources } from '../trusted-lists.js';
 import type { CommandModule } from '../command.js';
@@ -181,7 +181,7 @@ async function status(ctx: Context): Promise<void> {
 /** What stateOf (core/trusted-list/state.ts) says of the list, from its index. */
 function stateOfIndex(index: TrustedListIndex, now: Date): TrustedListState {
   if (!index.verified) return 'failed';
-  return index.nextUpdate !== null && Date.parse(index.nextUpdate) < now.getTime() ? 'expired' : 'verified';
+  return isExpired(index, now) ? 'expired' : 'verified';
 }
 
 async function show(ctx: Context, territoryText: string): Promise<void> {
