@@ -131,7 +131,7 @@ export class TrustedListCache {
   }
 }
 
-/** Which file is at `path`: replaced atomically (a new inode) or rewritten, its stamp changes. */
+/** Which file is at `path` (replaced atomically, a new inode; or rewritten: its stamp changes). */
 async function stampOf(path: string): Promise<string> {
   return stampFrom(await stat(path, { bigint: true }));
 }
@@ -140,8 +140,12 @@ function stampOfSync(path: string): string {
   return stampFrom(statSync(path, { bigint: true }));
 }
 
+/**
+ * The list file's size, time and inode, and the Node version: the index keys names by the form Node
+ * prints them in (name-key.ts), so another Node makes its indexes again rather than trust another form.
+ */
 function stampFrom(info: BigIntStats): string {
-  return `${info.size}:${info.mtimeNs}:${info.ino}`;
+  return `${info.size}:${info.mtimeNs}:${info.ino}:node-${process.versions.node}`;
 }
 
 /** A cache entry whose fields read the list file the first time one is asked for (an empty entry if it has gone). */
