@@ -580,8 +580,9 @@ if (process.env.BENCH_VISIBLE !== '0') {
   if (visible.status !== 0) console.log(`bench/visible.js failed (exit ${visible.status ?? visible.signal})`);
 }
 
-// The EU trusted lists: `esign trust update` of 30 lists of real size from the sandbox, and `esign
-// trust import` of the real fixtures (bench/trust-lists.js). BENCH_TRUST=0 leaves it out.
+// The EU trusted lists: `esign trust update` of 30 lists of real size from the sandbox, `esign verify`
+// with that cache against a root file, and `esign trust import` of the real fixtures
+// (bench/trust-lists.js). BENCH_TRUST=0 leaves it out.
 if (process.env.BENCH_TRUST !== '0') {
   console.log('');
   const trust = spawnSync(process.execPath, [join(root, 'bench', 'trust-lists.js')], { stdio: 'inherit' });

@@ -54,15 +54,14 @@ async function readUsableTrustedLists(
   const { isSandbox } = await ctx.checkProfile();
   const { TrustedListCache } = await import('../io/trusted-list-cache.js');
   const cache = TrustedListCache.at(ctx.env, { sandbox: isSandbox });
-  const national = (entry: TrustedListCacheEntry) => entry.snapshot?.isLotl === false;
-  let cached = await cache.entries();
+  // From the lists' indexes: a list itself is read only when a chain at hand may lead to its services.
+  let cached = await cache.indexed();
   if (isSandbox && fetchFromSandbox && cached.length === 0) {
     await fetchSandboxLists(ctx);
-    cached = await cache.entries();
+    cached = await cache.indexed();
   }
-  const entries = cached.filter((entry) => entry.snapshot !== undefined);
-  const usable = isSandbox ? entries : entries.filter((entry) => !entry.snapshot?.test);
-  return usable.some(national) ? usable : undefined;
+  const usable = cached.filter(({ index }) => index.verified && (isSandbox || !index.test));
+  return usable.some(({ index }) => !index.isLotl) ? usable.map(({ entry }) => entry) : undefined;
 }
 
 async function fetchSandboxLists(ctx: Context): Promise<void> {
@@ -79,14 +78,20 @@ async function fetchSandboxLists(ctx: Context): Promise<void> {
 /** The certificates of the usable lists' qualified TSAs (TSA/QTST services), DER: anchors for the TSA's chain. */
 export async function listedTsaCertificates(ctx: Context): Promise<Uint8Array[]> {
   const lists = await usableTrustedLists(ctx);
-  const { SERVICE_TSA_QTST } = await import('../core/qualification/uris.js');
-  return (lists ?? []).flatMap((entry) =>
-    (entry.snapshot?.services ?? [])
-      .filter((service) => service.type === SERVICE_TSA_QTST)
-      .flatMap((service) =>
-        service.identity.certificates.map((base64) => new Uint8Array(Buffer.from(base64, 'base64'))),
-      ),
-  );
+  const [{ SERVICE_TSA_QTST }, { indexOf }] = await Promise.all([
+    import('../core/qualification/uris.js'),
+    import('../core/qualification/list-index.js'),
+  ]);
+  // Only the lists whose index says they have a TSA/QTST service are read.
+  return (lists ?? [])
+    .filter((entry) => indexOf(entry).tsa)
+    .flatMap((entry) =>
+      (entry.snapshot?.services ?? [])
+        .filter((service) => service.type === SERVICE_TSA_QTST)
+        .flatMap((service) =>
+          service.identity.certificates.map((base64) => new Uint8Array(Buffer.from(base64, 'base64'))),
+        ),
+    );
 }
 
 /** The usable lists' service certificates that may have issued the last of `certificates` (DER), to complete a short chain. */

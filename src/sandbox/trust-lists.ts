@@ -156,13 +156,23 @@ export async function mountTrustLists(router: Router, deps: SandboxDeps): Promis
   }
 }
 
-/** A TEST list of a real list's size: the ZZ list's CA again and again under other names. */
+/**
+ * A TEST list of a real list's size: the ZZ list's CA service again and again under other names,
+ * each with a certificate of its own, as in a real list (a chain's CA is on one list, not on all).
+ */
 function extraList(deps: SandboxDeps, territory: string): ListDescription {
   const zz = nationalList(deps, () => false);
   const [ca] = zz.providers![0]!.services;
   const services = Array.from({ length: EXTRA_LIST_SERVICES }, (_, index) => ({
     ...ca!,
     name: `esign sandbox CA ${index + 1} (TEST)`,
+    certificates: [
+      renamedCaCertificate(
+        deps,
+        territory,
+        `esign Sandbox ${territory} TEST CA #${String(index + 1).padStart(3, '0')}`,
+      ),
+    ],
   }));
   const providers = Array.from({ length: EXTRA_LIST_SERVICES / 10 }, (_, index) => ({
     name: `esign sandbox QTSP ${territory} ${index + 1}`,
@@ -170,6 +180,28 @@ function extraList(deps: SandboxDeps, territory: string): ListDescription {
   }));
   return { ...zz, territory, operator: `esign sandbox (TEST scheme operator ${territory})`, providers };
 }
+
+/**
+ * The issuing CA's certificate with another subject common name, and another issuer (a root of the
+ * territory), each of the same length, its bytes otherwise unchanged: a stand-in for another CA's
+ * certificate, cheap to make by the thousand. Its signature no longer verifies, which nothing asks
+ * of a listed CA certificate; it issued nothing.
+ */
+function renamedCaCertificate(deps: SandboxDeps, territory: string, commonName: string): string {
+  const der = Buffer.from(deps.pki.issuingCa.certificate);
+  for (const [from, to] of [
+    [ROOT_CA_NAME, `esign Sandbox ${territory} TEST Root`],
+    [ISSUING_CA_NAME, commonName],
+  ] as const) {
+    const at = der.indexOf(Buffer.from(from, 'utf8')); // the issuer field comes first, then the subject
+    if (at === -1 || to.length !== from.length) throw new Error(`cannot rename ${from}`);
+    Buffer.from(to, 'utf8').copy(der, at);
+  }
+  return der.toString('base64');
+}
+
+const ROOT_CA_NAME = 'esign Sandbox TEST Root CA';
+const ISSUING_CA_NAME = 'esign Sandbox TEST Issuing CA';
 
 function nationalList(deps: SandboxDeps, on: (quirk: QuirkName) => boolean): ListDescription {
   const now = deps.clock.now();

@@ -21,7 +21,7 @@ export interface TestSandbox {
  * keys come from the run's template (sandbox-template.global.ts) when there is one.
  */
 export async function startTestSandbox(
-  options: { autoApprove?: boolean; s3?: boolean; tls?: boolean; hostName?: string } = {},
+  options: { autoApprove?: boolean; s3?: boolean; tls?: boolean; hostName?: string; trustLists?: number } = {},
 ): Promise<TestSandbox> {
   const temp = await tempDirForFile('esign-sandbox-');
   const dataDir = join(temp.dir, 'sandbox');
@@ -33,6 +33,7 @@ export async function startTestSandbox(
     s3: options.s3 ?? false,
     tls: options.tls ?? false,
     ...(options.hostName ? { hostName: options.hostName } : {}),
+    ...(options.trustLists ? { trustLists: options.trustLists } : {}),
   });
   const rootPemPath = await writeRootPem(dataDir, sandbox.pki.rootPem);
   await writeRuntime(dataDir, {

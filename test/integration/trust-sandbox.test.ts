@@ -72,6 +72,32 @@ describe('esign trust update on the sandbox profile', () => {
     });
   });
 
+  it('--territories fetches the LOTL and only the lists it names, over the setting trustListTerritories', async () => {
+    const several = await startTestSandbox({ trustLists: 3 }); // ZZ, XA and XB
+    try {
+      const env = { ...(await cacheEnv(several)), ESIGN_TRUST_LIST_TERRITORIES: 'XA' };
+      const fetched = async (...args: string[]) => {
+        const result = await runCli(['--json', 'trust', 'update', ...args], { env });
+        expect(result.code, result.stderr).toBe(0);
+        return result.json<{ lists: Outcome[] }>().lists.map((l) => [l.territory, l.state]);
+      };
+      expect(await fetched()).toEqual([
+        ['EU', 'updated'],
+        ['XA', 'updated'],
+      ]);
+      expect(await fetched('--territories', 'zz, XB')).toEqual([
+        ['EU', 'unchanged'],
+        ['ZZ', 'updated'],
+        ['XB', 'updated'],
+      ]);
+      const bad = await runCli(['trust', 'update', '--territories', 'ZZ,1'], { env });
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain('--territories: "1" is not a two-letter territory code');
+    } finally {
+      await several.close();
+    }
+  });
+
   it('names a broken list signature and an unreachable list, and keeps the copy verified before', async () => {
     const env = await cacheEnv();
     expect((await update(env)).code).toBe(0);

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { EsignError, ExitCode, exitCodeFor, type EsignErrorCode } from '../../core/errors.js';
-import type { TrustedListSnapshot } from '../../core/trusted-list/model.js';
-import { stateOf } from '../../core/trusted-list/state.js';
+import type { TrustedListIndex } from '../../core/qualification/list-index.js';
+import { isExpired, type TrustedListState } from '../../core/trusted-list/state.js';
 import type { ListOutcome } from '../../io/trusted-list-update.js';
 import { trustListSources } from '../trusted-lists.js';
 import type { CommandModule } from '../command.js';
@@ -17,15 +17,21 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     )
     .addHelpText(
       'after',
-      "\nExamples:\n  esign trust update                      the LOTL and every national list (lotlUrl, trustListTerritories)\n  esign trust status --json               state, dates and service counts of each list\n  esign trust show BE                     Belgium's trust services\n  esign trust import eu-lotl.xml BE.xml   lists downloaded elsewhere, checked as if fetched\n\nExit codes: 0 all verified, 10 some failed (each named), 9 the LOTL or every list failed, 3 show: not cached.",
+      "\nExamples:\n  esign trust update                      the LOTL and every national list (lotlUrl, trustListTerritories)\n  esign trust update --territories BE,EE  the LOTL and only the lists of Belgium and Estonia\n  esign trust status --json               state, dates and service counts of each list\n  esign trust show BE                     Belgium's trust services\n  esign trust import eu-lotl.xml BE.xml   lists downloaded elsewhere, checked as if fetched\n\nExit codes: 0 all verified, 10 some failed (each named), 9 the LOTL or every list failed, 3 show: not cached.",
     );
   trust
     .command('update')
     .summary('fetch the LOTL and every national list it points to')
     .description(
-      'Fetch the LOTL (setting lotlUrl / ESIGN_LOTL_URL), check it against the LOTL signing certificates esign ships (following pivots on key rotation), then every national list it points to (trustListTerritories limits them), each checked against the certificates the LOTL gives. A list that fails keeps its previous verified copy. Exit 0 when all were verified, 10 when some failed.',
+      'Fetch the LOTL (setting lotlUrl / ESIGN_LOTL_URL), check it against the LOTL signing certificates esign ships (following pivots on key rotation), then every national list it points to (--territories, else the setting trustListTerritories, limits them), each checked against the certificates the LOTL gives. A list that fails keeps its previous verified copy. Exit 0 when all were verified, 10 when some failed.',
     )
-    .action((_options: unknown, command: Command) => run(command, update));
+    .option(
+      '--territories <codes>',
+      'fetch only these national lists, comma-separated territory codes (e.g. BE,EE); overrides the setting trustListTerritories',
+    )
+    .action((options: { territories?: string }, command: Command) =>
+      run(command, (ctx) => update(ctx, options.territories)),
+    );
   trust
     .command('status')
     .summary('show each cached list: sequence, dates and state')
@@ -42,8 +48,10 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .action((files: string[], _options: unknown, command: Command) => run(command, (ctx) => importFiles(ctx, files)));
 };
 
-async function update(ctx: Context): Promise<void> {
-  const { sources, lotlUrl, territories } = await trustListSources(ctx);
+async function update(ctx: Context, territoriesText: string | undefined): Promise<void> {
+  const flagged = territoriesText === undefined ? undefined : await territoriesFrom(territoriesText);
+  const { sources, lotlUrl, territories: configured } = await trustListSources(ctx);
+  const territories = flagged ?? configured;
   const { updateTrustedLists } = await import('../../io/trusted-list-update.js');
   const spinner = await ctx.io.spinner(`Fetching the LOTL from ${lotlUrl}`);
   let outcomes: ListOutcome[];
@@ -57,6 +65,28 @@ async function update(ctx: Context): Promise<void> {
     spinner.stop();
   }
   report(ctx, outcomes);
+}
+
+/** The territories --territories names (checked as the setting trustListTerritories is). */
+async function territoriesFrom(text: string): Promise<string[]> {
+  const { parseSettingValue } = await import('../../core/profile.js');
+  let territories: string[];
+  try {
+    territories = parseSettingValue('trustListTerritories', text) as string[];
+  } catch (error) {
+    throw new EsignError(
+      'USAGE',
+      `--territories: ${(error as Error).message.replace(/^Invalid value for \w+: /, '')}`,
+      {
+        hint: 'Give two-letter territory codes separated by commas, e.g. --territories BE,EE.',
+      },
+    );
+  }
+  if (territories.length === 0)
+    throw new EsignError('USAGE', '--territories names no territory.', {
+      hint: 'Give two-letter territory codes separated by commas, e.g. --territories BE,EE; leave it out for every list.',
+    });
+  return territories;
 }
 
 async function importFiles(ctx: Context, paths: string[]): Promise<void> {
@@ -112,25 +142,23 @@ async function cacheFor(ctx: Context) {
 }
 
 async function status(ctx: Context): Promise<void> {
-  const entries = (await (await cacheFor(ctx)).entries()).sort(
-    (a, b) => Number(b.territory === 'EU') - Number(a.territory === 'EU'),
-  );
+  // Each list's index holds what status shows: the lists themselves are not read.
+  const indexes = (await (await cacheFor(ctx)).indexed())
+    .map(({ index }) => index)
+    .sort((a, b) => Number(b.territory === 'EU') - Number(a.territory === 'EU'));
   const now = ctx.clock.now();
-  const lists = entries.map((entry) => {
-    const list = entry.snapshot;
-    return {
-      territory: entry.territory,
-      state: stateOf(entry, now),
-      sequenceNumber: list?.sequenceNumber ?? null,
-      issueDate: list?.issueDate ?? null,
-      nextUpdate: list?.nextUpdate ?? null,
-      verifiedAt: entry.verifiedAt ?? null,
-      test: list?.test ?? false,
-      source: list?.source ?? null,
-      lastFailure: entry.lastFailure ?? null,
-      services: list ? serviceCounts(list) : { total: 0, byType: {}, byStatus: {} },
-    };
-  });
+  const lists = indexes.map((index) => ({
+    territory: index.territory,
+    state: stateOfIndex(index, now),
+    sequenceNumber: index.sequenceNumber,
+    issueDate: index.issueDate,
+    nextUpdate: index.nextUpdate,
+    verifiedAt: index.verifiedAt,
+    test: index.test,
+    source: index.source,
+    lastFailure: index.lastFailure,
+    services: index.services,
+  }));
   ctx.io.result({ lists }, () => {
     if (lists.length === 0) return 'No trusted lists cached: run esign trust update (or esign trust import FILE...).';
     return [
@@ -150,15 +178,10 @@ async function status(ctx: Context): Promise<void> {
   });
 }
 
-function serviceCounts(list: TrustedListSnapshot) {
-  const byType: Record<string, number> = {};
-  const byStatus: Record<string, number> = {};
-  for (const service of list.services) {
-    byType[service.type] = (byType[service.type] ?? 0) + 1;
-    const current = service.history[0]?.status ?? 'unknown';
-    byStatus[current] = (byStatus[current] ?? 0) + 1;
-  }
-  return { total: list.services.length, byType, byStatus };
+/** What stateOf (core/trusted-list/state.ts) says of the list, from its index. */
+function stateOfIndex(index: TrustedListIndex, now: Date): TrustedListState {
+  if (!index.verified) return 'failed';
+  return isExpired(index, now) ? 'expired' : 'verified';
 }
 
 async function show(ctx: Context, territoryText: string): Promise<void> {

@@ -1,7 +1,18 @@
 /** What qualification reads in a certificate: its QC statements (EN 319 412-5), policies, key usage and identifiers. */
-import { X509Certificate } from 'node:crypto';
-import * as asn1js from 'asn1js';
-import * as pkijs from 'pkijs';
+import type { X509Certificate } from 'node:crypto';
+import { memoByContent } from '../cms/content-memo.js';
+import { x509Of } from '../cms/x509.js';
+import {
+  bitStringValue,
+  decode,
+  explicitInner,
+  isContext,
+  isUniversal,
+  octets,
+  oid,
+  sequenceItems,
+  setItems,
+} from '../cms/der.js';
 import { keyUsageNames } from '../key-usage.js';
 import {
   OID_QC_COMPLIANCE,
@@ -41,14 +52,17 @@ const QC_TYPES: Readonly<Record<string, QualifiedFor>> = {
   [OID_QC_TYPE_WEB]: 'web',
 };
 
-const cache = new WeakMap<Uint8Array, QualificationCertificate>();
+/**
+ * Reads a DER certificate; throws when it does not parse. With the small DER reader (no ASN.1
+ * framework: a verification qualifies a few certificates, each read in microseconds), and kept by
+ * content, as a chain's CAs come back for every signature and timestamp.
+ */
+export const qualificationCertificate: (der: Uint8Array) => QualificationCertificate = memoByContent(read);
 
-/** Reads a DER certificate; throws when it does not parse. */
-export function qualificationCertificate(der: Uint8Array): QualificationCertificate {
-  const cached = cache.get(der);
-  if (cached) return cached;
-  const x509 = new X509Certificate(der);
-  const parsed = pkijs.Certificate.fromBER(der);
+function read(der: Uint8Array): QualificationCertificate {
+  const x509 = x509Of(der);
+  const tbs = sequenceItems(sequenceItems(decode(der, 'certificate'), 'certificate')[0], 'tbsCertificate');
+  const skip = isContext(tbs[0], 0) ? 1 : 0; // [0] version
   const facts: QualificationCertificate = {
     x509,
     notBefore: new Date(x509.validFrom),
@@ -58,59 +72,67 @@ export function qualificationCertificate(der: Uint8Array): QualificationCertific
     policies: [],
     keyUsage: new Set(),
     extendedKeyUsage: [],
-    subjectAttributes: parsed.subject.typesAndValues.map((attribute) => attribute.type),
+    subjectAttributes: sequenceItems(tbs[skip + 4], 'subject').flatMap((rdn) =>
+      setItems(rdn, 'subject RDN').map((attribute) => oid(sequenceItems(attribute, 'attribute')[0], 'attribute type')),
+    ),
     subjectKeyIdentifier: undefined,
     authorityKeyIdentifier: undefined,
   };
-  for (const extension of parsed.extensions ?? []) {
-    const value = extension.extnValue.valueBlock.valueHexView;
-    switch (extension.extnID) {
-      case OID_QC_STATEMENTS:
-        readQcStatements(value, facts);
-        break;
-      case '2.5.29.32':
-        if (extension.parsedValue instanceof pkijs.CertificatePolicies)
-          facts.policies = extension.parsedValue.certificatePolicies.map((policy) => policy.policyIdentifier);
-        break;
-      case '2.5.29.15': {
-        const bits = asn1js.fromBER(value).result;
-        if (!(bits instanceof asn1js.BitString)) break;
-        facts.keyUsage = new Set(keyUsageNames(bits.valueBlock.valueHexView));
-        break;
-      }
-      case '2.5.29.37':
-        if (extension.parsedValue instanceof pkijs.ExtKeyUsage)
-          facts.extendedKeyUsage = extension.parsedValue.keyPurposes;
-        break;
-      case '2.5.29.14': {
-        const octets = asn1js.fromBER(value).result;
-        if (octets instanceof asn1js.OctetString) facts.subjectKeyIdentifier = hex(octets.valueBlock.valueHexView);
-        break;
-      }
-      case '2.5.29.35':
-        if (extension.parsedValue instanceof pkijs.AuthorityKeyIdentifier && extension.parsedValue.keyIdentifier)
-          facts.authorityKeyIdentifier = hex(extension.parsedValue.keyIdentifier.valueBlock.valueHexView);
-        break;
+  const extensions = tbs.slice(skip + 6).find((field) => isContext(field, 3));
+  for (const extension of extensions ? sequenceItems(explicitInner(extensions, 3, 'extensions'), 'extensions') : []) {
+    try {
+      const fields = sequenceItems(extension, 'extension');
+      readExtension(oid(fields[0], 'extnID'), octets(fields.at(-1), 'extnValue'), facts);
+    } catch {
+      // an extension that does not decode says nothing
     }
   }
-  cache.set(der, facts);
   return facts;
+}
+
+function readExtension(extnID: string, value: Uint8Array, facts: QualificationCertificate): void {
+  switch (extnID) {
+    case OID_QC_STATEMENTS:
+      readQcStatements(value, facts);
+      break;
+    case '2.5.29.32':
+      facts.policies = sequenceItems(decode(value, 'certificatePolicies'), 'certificatePolicies').map((policy) =>
+        oid(sequenceItems(policy, 'policyInformation')[0], 'policyIdentifier'),
+      );
+      break;
+    case '2.5.29.15':
+      facts.keyUsage = new Set(keyUsageNames(bitStringValue(decode(value, 'keyUsage'), 'keyUsage').bytes));
+      break;
+    case '2.5.29.37':
+      facts.extendedKeyUsage = sequenceItems(decode(value, 'extKeyUsage'), 'extKeyUsage').map((purpose) =>
+        oid(purpose, 'keyPurposeId'),
+      );
+      break;
+    case '2.5.29.14':
+      facts.subjectKeyIdentifier = hex(octets(decode(value, 'subjectKeyIdentifier'), 'subjectKeyIdentifier'));
+      break;
+    case '2.5.29.35': {
+      const keyIdentifier = sequenceItems(decode(value, 'authorityKeyIdentifier'), 'authorityKeyIdentifier').find(
+        (field) => isContext(field, 0),
+      );
+      if (keyIdentifier) facts.authorityKeyIdentifier = hex(octets(keyIdentifier, 'keyIdentifier'));
+      break;
+    }
+  }
 }
 
 /** QCStatements ::= SEQUENCE OF SEQUENCE { statementId OID, statementInfo ANY OPTIONAL } (RFC 3739). */
 function readQcStatements(value: Uint8Array, facts: QualificationCertificate): void {
-  const statements = asn1js.fromBER(value).result;
-  if (!(statements instanceof asn1js.Sequence)) return;
-  for (const statement of statements.valueBlock.value) {
-    if (!(statement instanceof asn1js.Sequence)) continue;
-    const [id, info] = statement.valueBlock.value;
-    if (!(id instanceof asn1js.ObjectIdentifier)) continue;
-    const oid = id.valueBlock.toString();
-    if (oid === OID_QC_COMPLIANCE) facts.qcCompliance = true;
-    else if (oid === OID_QC_SSCD) facts.qcSscd = true;
-    else if (oid === OID_QC_TYPE && info instanceof asn1js.Sequence)
-      for (const type of info.valueBlock.value) {
-        const qcType = type instanceof asn1js.ObjectIdentifier ? QC_TYPES[type.valueBlock.toString()] : undefined;
+  for (const statement of sequenceItems(decode(value, 'qcStatements'), 'qcStatements')) {
+    if (!isUniversal(statement, 16)) continue;
+    const [id, info] = statement.items;
+    if (!isUniversal(id, 6)) continue;
+    const statementId = oid(id, 'statementId');
+    if (statementId === OID_QC_COMPLIANCE) facts.qcCompliance = true;
+    else if (statementId === OID_QC_SSCD) facts.qcSscd = true;
+    else if (statementId === OID_QC_TYPE && isUniversal(info, 16))
+      for (const type of info?.items ?? []) {
+        const qcType = isUniversal(type, 6) ? QC_TYPES[oid(type, 'QcType')] : undefined;
         if (qcType && !facts.qcTypes.includes(qcType)) facts.qcTypes.push(qcType);
       }
   }

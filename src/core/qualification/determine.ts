@@ -14,6 +14,7 @@ import type {
 import { qualificationCertificate } from './certificate.js';
 import type { QualificationCertificate, QualifiedFor } from './certificate.js';
 import { matchesCriteria } from './criteria.js';
+import { sameSubject } from './name-key.js';
 import { ServiceCertificateIndex } from './service-index.js';
 import {
   EIDAS_START,
@@ -209,8 +210,10 @@ function servicesFor(
     const ski = safeSki(der);
     if (ski) keyIdentifiers.add(ski);
   }
+  const naming = index.listsNaming(identified, keyIdentifiers); // the others' services are not read
   const matches: ServiceMatch[] = [];
   for (const entry of lists) {
+    if (!naming.has(entry)) continue;
     const list = entry.snapshot;
     if (!list || list.isLotl) continue;
     for (const service of list.services)
@@ -399,6 +402,7 @@ function issuedBy(subject: X509Certificate, issuer: X509Certificate): boolean {
   }
 }
 
+/** The same key under the same name, the name compared as RFC 5280 §7.1 says (not byte for byte). */
 function sameKeyAndName(a: X509Certificate, b: X509Certificate): boolean {
-  return a.subject === b.subject && a.publicKey.equals(b.publicKey);
+  return sameSubject(a, b) && a.publicKey.equals(b.publicKey);
 }

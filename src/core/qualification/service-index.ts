@@ -1,21 +1,31 @@
 /**
  * The certificates the trusted lists give for their CA/QC and TSA/QTST services, found by name
- * without parsing them all: real lists hold thousands, and a verification needs the few whose
- * subject is the name it looks for. The DER of every certificate is kept in one buffer and searched
- * for the name's DER (a certificate's issuer field is its issuer's subject, copied byte for byte).
+ * without reading every list: real lists hold thousands, and a verification needs the few whose
+ * subject is the name it looks for. Each list's index (list-index.ts, written beside the list in the
+ * cache) maps the normalized subject names of its service certificates to their fingerprints; only a
+ * list that has the name is read, and only the certificates with it are parsed. Names match as RFC
+ * 5280 §7.1 says (name-key.ts), not byte for byte; the chain builder confirms an issuer by its signature.
  */
 import { X509Certificate } from 'node:crypto';
-import * as asn1js from 'asn1js';
 import type { TrustedListCacheEntry } from '../trusted-list/model.js';
+import { certificateFingerprint, fingerprintsNamed, indexOf } from './list-index.js';
+import { issuerKey, subjectKey } from './name-key.js';
 import { SERVICE_CA_QC, SERVICE_TSA_QTST } from './uris.js';
 
+interface Located {
+  /** Position of the list in `lists`. */
+  list: number;
+  fingerprint: string;
+}
+
 export class ServiceCertificateIndex {
-  private readonly blob: Buffer;
-  /** Where each certificate starts in `blob`, ascending. */
-  private readonly starts: number[] = [];
-  private readonly base64: string[] = [];
-  private readonly known = new Set<string>();
-  private readonly parsed = new Map<number, X509Certificate | null>();
+  /** By subject key: where the lists have a certificate with that subject, in list order (as asked). */
+  private readonly bySubject = new Map<string, Located[]>();
+  /** Per list read: its CA/QC and TSA/QTST certificates (base64) by fingerprint. */
+  private readonly certificatesOfList = new Map<number, Map<string, string[]>>();
+  private readonly parsed = new Map<string, X509Certificate | null>();
+  /** By X509SKI value: the lists with a CA/QC or TSA/QTST service identified by it (made when first asked). */
+  private byKeyIdentifier: Map<string, number[]> | undefined;
 
   private static readonly cache = new WeakMap<readonly TrustedListCacheEntry[], ServiceCertificateIndex>();
 
@@ -26,91 +36,115 @@ export class ServiceCertificateIndex {
     return index;
   }
 
-  private constructor(lists: readonly TrustedListCacheEntry[]) {
-    const parts: Buffer[] = [];
-    let offset = 0;
-    for (const entry of lists)
-      for (const service of entry.snapshot?.isLotl === false ? entry.snapshot.services : [])
-        if (service.type === SERVICE_CA_QC || service.type === SERVICE_TSA_QTST)
-          for (const base64 of service.identity.certificates) {
-            if (this.known.has(base64)) continue;
-            this.known.add(base64);
-            const der = Buffer.from(base64, 'base64');
-            this.starts.push(offset);
-            this.base64.push(base64);
-            parts.push(der);
-            offset += der.length;
-          }
-    this.blob = Buffer.concat(parts);
+  private constructor(private readonly lists: readonly TrustedListCacheEntry[]) {}
+
+  /** Where the lists have a certificate whose subject has `key`, in list order (each list's index searched). */
+  private located(key: string): Located[] {
+    let found = this.bySubject.get(key);
+    if (!found) {
+      found = [];
+      for (let list = 0; list < this.lists.length; list++) {
+        const index = indexOf(this.lists[list] as TrustedListCacheEntry);
+        if (index.verified && !index.isLotl)
+          for (const fingerprint of fingerprintsNamed(index, key)) found.push({ list, fingerprint });
+      }
+      this.bySubject.set(key, found);
+    }
+    return found;
   }
 
   /** Whether `certificate` is itself one of the lists' service certificates. */
   includes(certificate: X509Certificate): boolean {
-    return this.known.has(certificate.raw.toString('base64'));
+    const fingerprint = certificateFingerprint(certificate.raw);
+    const base64 = certificate.raw.toString('base64');
+    return this.located(subjectKey(certificate)).some(
+      (located) =>
+        located.fingerprint === fingerprint &&
+        (this.certificatesIn(located.list).get(fingerprint) ?? []).includes(base64),
+    );
   }
 
-  /** The service certificates that may have issued `certificate` (their subject is its issuer). */
+  /** The service certificates that may have issued `certificate` (their subject is its issuer's name). */
   issuersOf(certificate: X509Certificate): X509Certificate[] {
-    const names = namesOf(certificate);
-    return names ? this.containing(names.issuer).filter((candidate) => candidate.subject === certificate.issuer) : [];
+    return this.withSubjectKey(issuerKey(certificate));
   }
 
   /** The service certificates with the same subject as `certificate` (another certificate for the same CA). */
   sameSubjectAs(certificate: X509Certificate): X509Certificate[] {
-    const names = namesOf(certificate);
-    return names ? this.containing(names.subject).filter((candidate) => candidate.subject === certificate.subject) : [];
+    return this.withSubjectKey(subjectKey(certificate));
   }
 
-  private containing(needle: Uint8Array): X509Certificate[] {
-    const found = new Set<number>();
-    for (let at = this.blob.indexOf(needle); at !== -1; at = this.blob.indexOf(needle, at + 1))
-      found.add(this.certificateAt(at));
-    return [...found].flatMap((index) => {
-      let certificate = this.parsed.get(index);
-      if (certificate === undefined) {
-        certificate = parse(Buffer.from(this.base64[index] as string, 'base64'));
-        this.parsed.set(index, certificate);
-      }
-      return certificate ? [certificate] : [];
+  /**
+   * The lists that may have a CA/QC or TSA/QTST service identified by one of `certificates` (DER,
+   * base64) or one of `keyIdentifiers` (lower-case hex): the others have none, and their services need
+   * not be read.
+   */
+  listsNaming(certificates: ReadonlySet<string>, keyIdentifiers: ReadonlySet<string>): Set<TrustedListCacheEntry> {
+    const naming = new Set<TrustedListCacheEntry>();
+    for (const ski of keyIdentifiers)
+      for (const list of this.keyIdentifierLists().get(ski) ?? [])
+        naming.add(this.lists[list] as TrustedListCacheEntry);
+    for (const base64 of certificates) {
+      const certificate = this.parsedCertificate(base64);
+      if (!certificate) continue;
+      const fingerprint = certificateFingerprint(certificate.raw);
+      for (const located of this.located(subjectKey(certificate)))
+        if (located.fingerprint === fingerprint) naming.add(this.lists[located.list] as TrustedListCacheEntry);
+    }
+    return naming;
+  }
+
+  private keyIdentifierLists(): Map<string, number[]> {
+    if (!this.byKeyIdentifier) {
+      this.byKeyIdentifier = new Map();
+      this.lists.forEach((entry, list) => {
+        const index = indexOf(entry);
+        if (!index.verified || index.isLotl) return;
+        for (const ski of index.keyIdentifiers)
+          this.byKeyIdentifier?.set(ski, [...(this.byKeyIdentifier.get(ski) ?? []), list]);
+      });
+    }
+    return this.byKeyIdentifier;
+  }
+
+  private parsedCertificate(base64: string): X509Certificate | null {
+    let certificate = this.parsed.get(base64);
+    if (certificate === undefined) this.parsed.set(base64, (certificate = parse(base64)));
+    return certificate;
+  }
+
+  private withSubjectKey(key: string): X509Certificate[] {
+    const found = new Set<string>();
+    for (const { list, fingerprint } of this.located(key))
+      for (const base64 of this.certificatesIn(list).get(fingerprint) ?? []) found.add(base64);
+    return [...found].flatMap((base64) => {
+      const certificate = this.parsedCertificate(base64);
+      return certificate && subjectKey(certificate) === key ? [certificate] : [];
     });
   }
 
-  private certificateAt(offset: number): number {
-    let low = 0;
-    let high = this.starts.length - 1;
-    while (low < high) {
-      const middle = (low + high + 1) >> 1;
-      if ((this.starts[middle] as number) <= offset) low = middle;
-      else high = middle - 1;
+  /** The list's CA/QC and TSA/QTST certificates by fingerprint; reads the list (once) when it comes from the cache. */
+  private certificatesIn(list: number): Map<string, string[]> {
+    let byFingerprint = this.certificatesOfList.get(list);
+    if (!byFingerprint) {
+      byFingerprint = new Map();
+      const snapshot = this.lists[list]?.snapshot;
+      for (const service of snapshot?.isLotl === false ? snapshot.services : [])
+        if (service.type === SERVICE_CA_QC || service.type === SERVICE_TSA_QTST)
+          for (const base64 of service.identity.certificates) {
+            const fingerprint = certificateFingerprint(Buffer.from(base64, 'base64'));
+            const same = byFingerprint.get(fingerprint) ?? [];
+            if (!same.includes(base64)) byFingerprint.set(fingerprint, [...same, base64]);
+          }
+      this.certificatesOfList.set(list, byFingerprint);
     }
-    return low;
+    return byFingerprint;
   }
 }
 
-const names = new WeakMap<X509Certificate, { issuer: Uint8Array; subject: Uint8Array } | null>();
-
-/** The DER of a certificate's issuer and subject names, as encoded in it. */
-function namesOf(certificate: X509Certificate): { issuer: Uint8Array; subject: Uint8Array } | undefined {
-  let found = names.get(certificate);
-  if (found === undefined) {
-    found = null;
-    const outer = asn1js.fromBER(certificate.raw).result;
-    const tbs = outer instanceof asn1js.Sequence ? outer.valueBlock.value[0] : undefined;
-    if (tbs instanceof asn1js.Sequence) {
-      const fields = tbs.valueBlock.value;
-      const skip = fields[0]?.idBlock.tagClass === 3 ? 1 : 0; // [0] version
-      const issuer = fields[skip + 2];
-      const subject = fields[skip + 4];
-      if (issuer && subject) found = { issuer: issuer.valueBeforeDecodeView, subject: subject.valueBeforeDecodeView };
-    }
-    names.set(certificate, found);
-  }
-  return found ?? undefined;
-}
-
-function parse(der: Uint8Array): X509Certificate | null {
+function parse(base64: string): X509Certificate | null {
   try {
-    return new X509Certificate(der);
+    return new X509Certificate(Buffer.from(base64, 'base64'));
   } catch {
     return null;
   }

@@ -4,7 +4,7 @@ import type { TrustedListCacheEntry, TrustedListSnapshot } from './model.js';
 export type TrustedListState = 'verified' | 'expired' | 'failed';
 
 /** Whether a list is past its next update at `now` (a closed list, with none, never is). */
-export function isExpired(list: TrustedListSnapshot, now: Date): boolean {
+export function isExpired(list: Pick<TrustedListSnapshot, 'nextUpdate'>, now: Date): boolean {
   return list.nextUpdate !== null && Date.parse(list.nextUpdate) < now.getTime();
 }
 
