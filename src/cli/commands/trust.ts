@@ -17,7 +17,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     )
     .addHelpText(
       'after',
-      "\nExamples:\n  esign trust update                      the LOTL and every national list (lotlUrl, trustListTerritories)\n  esign trust update --territories BE,EE  the LOTL and only the lists of Belgium and Estonia\n  esign trust status --json               state, dates and service counts of each list\n  esign trust show BE                     Belgium's trust services\n  esign trust import eu-lotl.xml BE.xml   lists downloaded elsewhere, checked as if fetched\n\nExit codes: 0 all verified, 10 some failed (each named), 9 the LOTL or every list failed, 3 show: not cached.",
+      "\nExamples:\n  esign trust update                      the LOTL and every national list (lotlUrl, trustListTerritories)\n  esign trust update --territories BE,EE  the LOTL and only the lists of Belgium and Estonia\n  esign trust status --json               state, dates and service counts of each list\n  esign trust show BE                     Belgium's trust services\n  esign trust import eu-lotl.xml BE.xml   lists downloaded elsewhere, checked as if fetched\n\nExit codes: 0 all verified, 10 some failed (each named), 9 the LOTL or every list failed its checks, 7 not a list (a web page, a DTD), 6 the LOTL's server refused it, 5 the LOTL could not be fetched, 3 show: not cached.",
     );
   trust
     .command('update')
