@@ -1157,7 +1157,10 @@ async function runTrustCase(c: FaultCase): Promise<void> {
     ...t.env,
     ESIGN_CONFIG_DIR: join(dir, '.config'),
     ESIGN_CACHE_DIR: cache,
-    ...(c.shortTimeout ? { ESIGN_HTTP_TIMEOUT_MS: String(TIMEOUT_MS) } : {}),
+    // Outside the time-out cases, a time-out far beyond runCli's 60 s: a fault that left its timer
+    // running (a body cut short once did) keeps the CLI alive until it is killed, and the case fails
+    // on its exit code, with no bound on how long a busy runner takes.
+    ESIGN_HTTP_TIMEOUT_MS: String(c.shortTimeout ? TIMEOUT_MS : 600_000),
   };
   const before = trustLists.status;
   const territory = c.call === 'lotl' ? 'EU' : 'ZZ';
@@ -1218,8 +1221,6 @@ async function runTrustCase(c: FaultCase): Promise<void> {
   expect(untouched, JSON.stringify({ before: before.get(territory), after: kept })).toBe(true);
   expect(row.leftovers).toEqual([]);
   if (c.minMs !== undefined) expect(elapsedMs).toBeGreaterThanOrEqual(c.minMs);
-  // No fault waits out the default 30 s time-out (a body cut short once left its timer running).
-  expect(elapsedMs).toBeLessThan(15_000);
   row.pass = true;
 }
 
