@@ -9,8 +9,8 @@ import {
   buildArchiveManifest,
   metadataMimeType,
   planArchive,
-} from '../core/asic/archive-manifest.js';
-import { mimeTypeOf, parseManifest } from '../core/asic/manifest.js';
+} from '../core/forms/asic-e/archive-manifest.js';
+import { mimeTypeOf, parseManifest } from '../core/forms/asic-e/manifest.js';
 import type { DigestName } from '../core/cms/algorithms.js';
 import { withValidationData, type CmsValidationData } from '../core/cms/long-term.js';
 import type { TimestampAuthority } from '../core/ports.js';

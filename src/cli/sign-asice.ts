@@ -8,13 +8,13 @@
 import { createHash } from 'node:crypto';
 import { opendir, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
-import { ASIC_E_MIMETYPE, checkMimetype, unsafeName } from '../core/asic/container-rules.js';
-import { buildManifest, mimeTypeOf, parseManifest } from '../core/asic/manifest.js';
+import { ASIC_E_MIMETYPE, checkMimetype, unsafeName } from '../core/forms/shared/asic-container-rules.js';
+import { buildManifest, mimeTypeOf, parseManifest } from '../core/forms/asic-e/manifest.js';
 import type { DigestName } from '../core/cms/algorithms.js';
 import { buildSignedAttributes } from '../core/cms/signed-attributes.js';
 import { buildSignedData } from '../core/cms/signed-data.js';
 import { EsignError, isEsignError, naming } from '../core/errors.js';
-import { signedOverBytes, type ExistingSignature } from '../core/existing-signature.js';
+import { signedOverBytes, type ExistingSignature } from '../core/forms/shared/signed-already.js';
 import { hashSource, signBatch, type SignedValue } from '../core/sign-workflow.js';
 import { writeAsicE, type SignedFile } from '../io/asic-files.js';
 import { assertAbsent, outputExists } from '../io/atomic-write.js';

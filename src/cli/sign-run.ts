@@ -33,7 +33,8 @@ import {
   type UpdateCheck,
   signedDataInput,
 } from '../core/sign-workflow.js';
-import { existingSignature, type OpenAsicS } from '../core/existing-signature.js';
+import { existingSignature } from '../core/existing-signature.js';
+import type { OpenAsicS } from '../core/forms/asic-s/signed-already.js';
 import { certificationLevel } from '../core/pdf/placeholder.js';
 import { assertAbsent, outputExists } from '../io/atomic-write.js';
 import { batchDocuments, createOutputDir, fileSystemDocuments, writeDetachedSignature } from '../io/document-files.js';
@@ -162,7 +163,7 @@ async function checkInputs(
     if (opened.pdf && (await certificationLevel(opened.pdf, (await opened.pdf.catalog()).dict)) !== undefined) {
       // Only a warning: a document verify cannot read through is still signed as it would have been.
       // Verify's code loads only here: most documents are not certified, and it is not small.
-      const { brokenCertification } = await import('../core/verify/pdf.js');
+      const { brokenCertification } = await import('../core/forms/pades/verify.js');
       const broken = await brokenCertification(opened.source, job.input, {
         now: ctx.clock.now(),
         password: passwords.for(job.input),

@@ -9,7 +9,7 @@
  */
 import { chmod, readFile, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { parseManifest } from '../core/asic/manifest.js';
+import { parseManifest } from '../core/forms/asic-e/manifest.js';
 import { EsignError } from '../core/errors.js';
 import { DIGEST_NAMES, type DigestName } from '../core/cms/algorithms.js';
 import type { CredentialInfo } from '../core/csc/shapes.js';

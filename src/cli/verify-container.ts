@@ -9,9 +9,9 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { ASIC_E_MIMETYPE, ASIC_S_MIMETYPE, checkMimetype, invalid } from '../core/asic/container-rules.js';
-import { parseManifest } from '../core/asic/manifest.js';
-import { ARCHIVE_MANIFEST, isArchiveManifest } from '../core/asic/archive-manifest.js';
+import { ASIC_E_MIMETYPE, ASIC_S_MIMETYPE, checkMimetype, invalid } from '../core/forms/shared/asic-container-rules.js';
+import { parseManifest } from '../core/forms/asic-e/manifest.js';
+import { ARCHIVE_MANIFEST, isArchiveManifest } from '../core/forms/asic-e/archive-manifest.js';
 import { naming } from '../core/errors.js';
 import { verifyCades } from '../core/verify/cades.js';
 import { checkTimestampOver, type ReadSignedBytes } from '../core/verify/cms-check.js';

@@ -5,9 +5,9 @@
  */
 import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
-import { ASIC_E_MIMETYPE, ASIC_S_MIMETYPE, worthCompressing } from '../core/asic/container-rules.js';
+import { ASIC_E_MIMETYPE, ASIC_S_MIMETYPE, worthCompressing } from '../core/forms/shared/asic-container-rules.js';
 import type { DigestName } from '../core/cms/algorithms.js';
-import type { AsicSContents } from '../core/existing-signature.js';
+import type { AsicSContents } from '../core/forms/asic-s/signed-already.js';
 import type { ByteSource } from '../core/ports.js';
 import {
   changedWhileSigning,

@@ -9,8 +9,8 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { fuzzParams, mutatedInput, mutationArb, outcomeAsync } from '../../test/helpers/fuzz.js';
-import { ASIC_S_MIMETYPE, checkMimetype, unsafeName } from '../core/asic/container-rules.js';
-import { buildManifest, parseManifest } from '../core/asic/manifest.js';
+import { ASIC_S_MIMETYPE, checkMimetype, unsafeName } from '../core/forms/shared/asic-container-rules.js';
+import { buildManifest, parseManifest } from '../core/forms/asic-e/manifest.js';
 import { bytesSource } from '../core/pdf/byte-source.js';
 import type { OutputFile } from '../core/sign-workflow.js';
 import { openContainer, writeZip, type EntryToWrite } from './zip-container.js';

@@ -6,7 +6,12 @@
  */
 import { Readable } from 'node:stream';
 import type { Entry, ZipFile } from 'yauzl';
-import { checkEntries, invalid, type ContainerEntry, type ContainerLimits } from '../core/asic/container-rules.js';
+import {
+  checkEntries,
+  invalid,
+  type ContainerEntry,
+  type ContainerLimits,
+} from '../core/forms/shared/asic-container-rules.js';
 import { EsignError } from '../core/errors.js';
 import type { ByteSource } from '../core/ports.js';
 import { READ_CHUNK_BYTES, type HashSink, type OutputFile } from '../core/sign-workflow.js';

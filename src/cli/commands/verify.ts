@@ -151,7 +151,7 @@ async function verifyPdfFile(
   passwords: PdfPasswords,
 ): Promise<VerificationReport> {
   const { FileByteSource } = await import('../../io/file-source.js');
-  const { verifyPdf } = await import('../../core/verify/pdf.js');
+  const { verifyPdf } = await import('../../core/forms/pades/verify.js');
   const source = await FileByteSource.open(file);
   try {
     return await passwords.open(file, (password) => verifyPdf(source, file, { ...options, password }));

@@ -4,8 +4,8 @@
  * strict reader of that shape: no DTD, no entities beyond XML's five and character references, so
  * nothing in a manifest can make the reader fetch, expand or loop.
  */
-import type { DigestName } from '../cms/algorithms.js';
-import { invalid } from './container-rules.js';
+import type { DigestName } from '../../cms/algorithms.js';
+import { invalid } from '../shared/asic-container-rules.js';
 
 const ASIC_NS = 'http://uri.etsi.org/02918/v1.2.1#';
 const DSIG_NS = 'http://www.w3.org/2000/09/xmldsig#';

@@ -17,16 +17,16 @@ import {
   mutatedInput,
   mutationArb,
   outcomeAsync,
-} from '../../../test/helpers/fuzz.js';
-import { buildClassicPdf, pdfLibBytes } from '../../../test/helpers/pdf-fixtures.js';
-import { buildSignedAttributes } from '../cms/signed-attributes.js';
-import { buildSignedData } from '../cms/signed-data.js';
-import { issueTestCertificate } from '../cms/test-pki.js';
-import { bytesSource } from '../pdf/byte-source.js';
-import { readPdf } from '../pdf/document.js';
-import { prepareSignature, spliceContents } from '../pdf/placeholder.js';
-import { hashByteRange } from '../pdf/signatures.js';
-import { verifyPdf } from './pdf.js';
+} from '../../../../test/helpers/fuzz.js';
+import { buildClassicPdf, pdfLibBytes } from '../../../../test/helpers/pdf-fixtures.js';
+import { buildSignedAttributes } from '../../cms/signed-attributes.js';
+import { buildSignedData } from '../../cms/signed-data.js';
+import { issueTestCertificate } from '../../cms/test-pki.js';
+import { bytesSource } from '../../pdf/byte-source.js';
+import { readPdf } from '../../pdf/document.js';
+import { prepareSignature, spliceContents } from '../../pdf/placeholder.js';
+import { hashByteRange } from '../../pdf/signatures.js';
+import { verifyPdf } from './verify.js';
 
 const root = issueTestCertificate({ commonName: 'Fuzz Root', ca: true });
 const signer = issueTestCertificate({ commonName: 'Fuzz Signer', issuer: root });
@@ -112,7 +112,7 @@ describe('verifyPdf under mutation', () => {
 
 describe('verifyPdf under mutation, on signatures other tools made', () => {
   const fixture = (name: string): Uint8Array =>
-    new Uint8Array(readFileSync(new URL(`../../../test/fixtures/foreign/${name}`, import.meta.url)));
+    new Uint8Array(readFileSync(new URL(`../../../../test/fixtures/foreign/${name}`, import.meta.url)));
   const foreign = ['ber', 'noattr', 'p384', 'ed25519', 'adbe-pkcs7-sha1'].map((name) => fixture(`pdf/${name}.pdf`));
   const anchor = new X509Certificate(fixture('root.pem')).raw;
 

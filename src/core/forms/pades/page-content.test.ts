@@ -5,10 +5,10 @@ import {
   buildClassicPdf,
   buildXrefStreamPdf,
   minimalObjects,
-} from '../../../test/helpers/pdf-fixtures.js';
-import type { ObjectBody } from '../../../test/helpers/pdf-fixtures.js';
-import { bytesSource } from '../pdf/byte-source.js';
-import { readPdf } from '../pdf/document.js';
+} from '../../../../test/helpers/pdf-fixtures.js';
+import type { ObjectBody } from '../../../../test/helpers/pdf-fixtures.js';
+import { bytesSource } from '../../pdf/byte-source.js';
+import { readPdf } from '../../pdf/document.js';
 import { PageContentComparison } from './page-content.js';
 
 const PAGE = '/Resources << /Font << /F1 5 0 R >> /XObject << /X 9 0 R >> >> /Contents 4 0 R';

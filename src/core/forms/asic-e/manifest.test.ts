@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isEsignError } from '../errors.js';
+import { isEsignError } from '../../errors.js';
 import { buildManifest, mimeTypeOf, parseManifest } from './manifest.js';
 
 const digestValue = new Uint8Array(32).map((_, index) => index);

@@ -6,7 +6,7 @@
  * current `META-INF/ASiCArchiveManifest.xml` is renamed `ASiCArchiveManifestNNN.xml` (its bytes,
  * which its timestamp covers, unchanged) and the new one, under the plain name, covers it too.
  */
-import type { DigestName } from '../cms/algorithms.js';
+import type { DigestName } from '../../cms/algorithms.js';
 import { buildManifest, type ManifestReference } from './manifest.js';
 
 export const ARCHIVE_MANIFEST = 'META-INF/ASiCArchiveManifest.xml';

@@ -4,11 +4,11 @@
  * level reached. Pure: the document comes through a ByteSource, time and trust anchors are passed in.
  */
 import { createHash, X509Certificate } from 'node:crypto';
-import type { ByteSource } from '../ports.js';
-import type { PdfDocument } from '../pdf/document.js';
-import { byteSourceFrom, readPdfFromHeader } from '../pdf/document.js';
-import { isPdfWhitespace } from '../pdf/lexer.js';
-import { PdfName, PdfRef, isName } from '../pdf/objects.js';
+import type { ByteSource } from '../../ports.js';
+import type { PdfDocument } from '../../pdf/document.js';
+import { byteSourceFrom, readPdfFromHeader } from '../../pdf/document.js';
+import { isPdfWhitespace } from '../../pdf/lexer.js';
+import { PdfName, PdfRef, isName } from '../../pdf/objects.js';
 import {
   listRevisions,
   readByteRange,
@@ -17,14 +17,14 @@ import {
   readDss,
   readRevision,
   cmsPrefix,
-} from '../pdf/signatures.js';
-import type { PdfDss, PdfRevision, PdfSignatureField } from '../pdf/signatures.js';
-import { checkSignatureCms, checkTimestampOver } from './cms-check.js';
-import type { CmsContext, ReadSignedBytes } from './cms-check.js';
+} from '../../pdf/signatures.js';
+import type { PdfDss, PdfRevision, PdfSignatureField } from '../../pdf/signatures.js';
+import { checkSignatureCms, checkTimestampOver } from '../../verify/cms-check.js';
+import type { CmsContext, ReadSignedBytes } from '../../verify/cms-check.js';
 import { PageContentComparison } from './page-content.js';
-import { revocationMaterial } from './revocation.js';
-import type { RevocationItem } from './revocation.js';
-import { codeOf, judgedQualification, noFindings, verdict, worst } from './types.js';
+import { revocationMaterial } from '../../verify/revocation.js';
+import type { RevocationItem } from '../../verify/revocation.js';
+import { codeOf, judgedQualification, noFindings, verdict, worst } from '../../verify/types.js';
 import type {
   AppendedUpdate,
   ChainReport,
@@ -33,7 +33,7 @@ import type {
   SignatureStatus,
   VerificationReport,
   VerifyOptions,
-} from './types.js';
+} from '../../verify/types.js';
 
 interface Located {
   field: PdfSignatureField;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isEsignError } from '../errors.js';
-import { checkEntries, unsafeName, worthCompressing, type ContainerEntry } from './container-rules.js';
+import { isEsignError } from '../../errors.js';
+import { checkEntries, unsafeName, worthCompressing, type ContainerEntry } from './asic-container-rules.js';
 
 const entry = (name: string, more: Partial<ContainerEntry> = {}): ContainerEntry => ({
   name,

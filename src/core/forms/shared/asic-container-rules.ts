@@ -4,7 +4,7 @@
  * A container esign reads never holds an unsafe name, two entries of one name, an encrypted entry,
  * or more than it could have been compressed from (a ZIP bomb).
  */
-import { EsignError } from '../errors.js';
+import { EsignError } from '../../errors.js';
 
 export const ASIC_S_MIMETYPE = 'application/vnd.etsi.asic-s+zip';
 export const ASIC_E_MIMETYPE = 'application/vnd.etsi.asic-e+zip';

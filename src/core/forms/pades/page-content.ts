@@ -10,11 +10,11 @@
  * next update. Otherwise the pages are compared one by one, reading stream data only where the two
  * sides differ. Either way each object is read once per walk: the file is never held in memory.
  */
-import { bytesEqual } from '../cms/parse.js';
-import { parseWindowed } from '../pdf/byte-source.js';
-import { isPagesNode, type PdfDocument } from '../pdf/document.js';
-import { PdfDict, PdfRef, PdfStream, PdfString } from '../pdf/objects.js';
-import type { PdfObject } from '../pdf/objects.js';
+import { bytesEqual } from '../../cms/parse.js';
+import { parseWindowed } from '../../pdf/byte-source.js';
+import { isPagesNode, type PdfDocument } from '../../pdf/document.js';
+import { PdfDict, PdfRef, PdfStream, PdfString } from '../../pdf/objects.js';
+import type { PdfObject } from '../../pdf/objects.js';
 
 const INHERITED = ['Resources', 'MediaBox', 'CropBox', 'Rotate'];
 const COMPARED = ['Contents', ...INHERITED, 'Group', 'UserUnit'];
