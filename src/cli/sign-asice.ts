@@ -6,21 +6,26 @@
  * adds a parallel signature with a manifest of its own.
  */
 import { createHash } from 'node:crypto';
-import { opendir, stat } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
-import { ASIC_E_MIMETYPE, checkMimetype, unsafeName } from '../core/forms/shared/asic-container-rules.js';
-import { buildManifest, mimeTypeOf, parseManifest } from '../core/forms/asic-e/manifest.js';
-import type { DigestName } from '../core/cms/algorithms.js';
+import { stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { buildManifest, mimeTypeOf } from '../core/forms/asic-e/manifest.js';
 import { buildSignedAttributes } from '../core/cms/signed-attributes.js';
 import { buildSignedData } from '../core/cms/signed-data.js';
-import { EsignError, isEsignError, naming } from '../core/errors.js';
-import { signedOverBytes, type ExistingSignature } from '../core/forms/shared/signed-already.js';
-import { hashSource, signBatch, type SignedValue } from '../core/sign-workflow.js';
-import { writeAsicE, type SignedFile } from '../io/asic-files.js';
+import { EsignError, isEsignError } from '../core/errors.js';
+import { signBatch, type SignedValue } from '../core/sign-workflow.js';
+import {
+  addedOutputFor,
+  containerFiles,
+  hashedFile,
+  openExisting,
+  outputFor,
+  type ExistingContainer,
+} from '../io/forms/asic-e/container-files.js';
+import { writeAsicE } from '../io/forms/asic-e/files.js';
+import { signedAlready } from '../io/forms/asic-e/signed-already.js';
+import type { SignedFile } from '../io/forms/shared/asic-writer.js';
 import { assertAbsent, outputExists } from '../io/atomic-write.js';
 import { createOutputDir, fileSystemDocuments } from '../io/document-files.js';
-import { FileByteSource } from '../io/file-source.js';
-import { openContainer } from '../io/zip-container.js';
 import type { Context } from './context.js';
 import { BatchTally } from './batch-tally.js';
 import { authorizationFactors } from './credential-factors.js';
@@ -30,16 +35,6 @@ import type { SignCommandOptions } from './sign-options.js';
 import { chooseCredential, chooseLevel, formatBytes, readyToAuthorize, requirementFrom } from './sign-run.js';
 import { assertRequirement, credentialQualifier, type CredentialQualifier, type Requirement } from './trusted-lists.js';
 import { describeQualification } from '../core/qualification/describe.js';
-
-/** The container a signature is added to: its documents and META-INF entries, read from the open ZIP. */
-interface ExistingContainer {
-  documents: { name: string; compress: boolean }[];
-  metadata: { name: string; bytes: Uint8Array }[];
-  read(name: string): AsyncIterable<Uint8Array>;
-  /** The number of the new signature: one more than the highest there. */
-  number: number;
-  close(): Promise<void>;
-}
 
 /**
  * `--complete` of an ASiC-E prepared by `--prepare` (sign-split.ts): the container is made again from
@@ -268,177 +263,4 @@ async function signContainer(
     for (let count = 0; count < signed.length; count++) tally.signed();
     tally.finish();
   }
-}
-
-/**
- * Opens a container to add a signature to: its layout checked as verify checks it. The earlier
- * manifests and signatures are carried over byte for byte, so their signatures stay valid.
- */
-async function openExisting(path: string): Promise<ExistingContainer> {
-  const source = await FileByteSource.open(path);
-  try {
-    checkMimetype(await source.read(0, 30 + 8 + 64), ASIC_E_MIMETYPE);
-    const container = await openContainer(source);
-    const metadata: ExistingContainer['metadata'] = [];
-    const documents: ExistingContainer['documents'] = [];
-    let highest = 0;
-    for (const entry of container.entries) {
-      if (entry.name === 'mimetype' || entry.name.endsWith('/')) continue;
-      if (!entry.name.startsWith('META-INF/')) {
-        documents.push({ name: entry.name, compress: entry.compressionMethod !== 0 });
-        continue;
-      }
-      metadata.push({ name: entry.name, bytes: await container.readWhole(entry.name) });
-      const number = /^META-INF\/signature(\d+)\.p7s$/i.exec(entry.name)?.[1];
-      if (number) highest = Math.max(highest, Number(number));
-    }
-    return {
-      documents,
-      metadata,
-      read: (name) => container.read(name),
-      number: highest + 1,
-      close: async () => {
-        container.close();
-        await source.close();
-      },
-    };
-  } catch (error) {
-    await source.close();
-    throw naming(path, error);
-  }
-}
-
-async function hashedFile(file: { path: string; name: string }, digest: DigestName): Promise<SignedFile> {
-  const source = await fileSystemDocuments.open(file.path);
-  try {
-    const hash = createHash(digest);
-    await hashSource(source, hash);
-    return { ...file, digest, digestValue: new Uint8Array(hash.digest()), size: source.size };
-  } finally {
-    await source.close();
-  }
-}
-
-/**
- * `--skip-existing`: whether the container at `output` already holds a signature by `signer` over
- * exactly these files as they are now (its manifest names each with the digest it has, the
- * container's copies hash to those digests, and it holds no other document), as the batch skips an
- * output only when it is a valid signature over its input by the same certificate.
- */
-async function signedAlready(output: string, files: SignedFile[], signer: Uint8Array): Promise<ExistingSignature> {
-  let source: FileByteSource | undefined;
-  let container: Awaited<ReturnType<typeof openContainer>> | undefined;
-  try {
-    source = await FileByteSource.open(output);
-    checkMimetype(await source.read(0, 30 + 8 + 64), ASIC_E_MIMETYPE);
-    container = await openContainer(source);
-    const names = new Set(container.entries.map((entry) => entry.name));
-    const documents = [...names].filter(
-      (name) => name !== 'mimetype' && !name.startsWith('META-INF/') && !name.endsWith('/'),
-    );
-    const wanted = new Map(files.map((file) => [file.name, file]));
-    if (documents.length !== wanted.size || documents.some((name) => !wanted.has(name)))
-      return { signed: false, reason: 'it holds other files' };
-    let reason = 'no manifest names these files';
-    for (const name of [...names].filter((entry) => /^META-INF\/ASiCManifest[^/]*\.xml$/i.test(entry))) {
-      const bytes = await container.readWhole(name);
-      const manifest = parseManifest(bytes, name);
-      const same =
-        manifest.references.length === wanted.size &&
-        manifest.references.every((reference) => {
-          const file = wanted.get(reference.name);
-          return file?.digest === reference.digest && Buffer.from(file.digestValue).equals(reference.digestValue);
-        });
-      if (!same || !names.has(manifest.signature)) continue;
-      const check = signedOverBytes(await container.readWhole(manifest.signature, 1024 * 1024), signer, bytes);
-      if (!check.signed) {
-        reason = check.reason;
-        continue;
-      }
-      for (const file of files) {
-        const hash = createHash(file.digest);
-        for await (const chunk of container.read(file.name)) hash.update(chunk);
-        if (!Buffer.from(hash.digest()).equals(file.digestValue))
-          return { signed: false, reason: `its copy of ${file.name} is not the file as it is now` };
-      }
-      return { signed: true };
-    }
-    return { signed: false, reason };
-  } catch (error) {
-    return { signed: false, reason: isEsignError(error) ? error.message : String(error) };
-  } finally {
-    container?.close();
-    await source?.close();
-  }
-}
-
-/** `--output-dir DIR` places the container: `-o NAME` inside it; without `-o`, a container signed again keeps its name there. */
-function placed(name: string, outputDir: string | undefined): string {
-  if (!outputDir) return name;
-  if (isAbsolute(name))
-    throw new EsignError('USAGE', `--output ${name} is a full path, and --output-dir would put it elsewhere.`, {
-      hint: 'Give -o a name inside --output-dir, or leave out --output-dir.',
-    });
-  return join(outputDir, name);
-}
-
-function addedOutputFor(container: string, options: SignCommandOptions): string {
-  if (options.output) return placed(options.output, options.outputDir);
-  return options.outputDir ? join(options.outputDir, basename(container)) : container;
-}
-
-function outputFor(args: string[], options: SignCommandOptions): string {
-  if (options.output) return placed(options.output, options.outputDir);
-  if (args.length === 1) return join(options.outputDir ?? dirname(args[0]!), `${basename(resolve(args[0]!))}.asice`);
-  throw new EsignError('USAGE', 'An ASiC-E of several inputs needs a name.', {
-    hint: 'Add -o bundle.asice.',
-  });
-}
-
-/**
- * The files of the container, in argument order: a file under its own name, a directory's files
- * (recursively, hidden ones left out) under names relative to the directory's parent. Two files
- * of one name, or the output itself, are refused.
- */
-async function containerFiles(args: string[], output: string): Promise<{ path: string; name: string }[]> {
-  const files: { path: string; name: string }[] = [];
-  const walk = async (dir: string, base: string): Promise<void> => {
-    const entries = [];
-    for await (const entry of await opendir(dir)) entries.push(entry);
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const entry of entries) {
-      if (entry.name.startsWith('.')) continue;
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) await walk(path, base);
-      else if (entry.isFile() || (entry.isSymbolicLink() && (await stat(path).catch(() => undefined))?.isFile()))
-        files.push({ path, name: relative(base, path).split('\\').join('/') });
-    }
-  };
-  for (const arg of args) {
-    const info = await stat(arg).catch(() => undefined);
-    if (!info) throw new EsignError('INPUT_NOT_FOUND', `${arg} does not exist.`, { hint: 'Check the file name.' });
-    if (info.isDirectory()) await walk(arg, dirname(resolve(arg)));
-    else files.push({ path: arg, name: basename(arg) });
-  }
-  if (files.length === 0)
-    throw new EsignError('INPUT_NOT_FOUND', 'No files to put in the container.', {
-      hint: 'Name files or directories.',
-    });
-  const names = new Map<string, string>();
-  for (const file of files) {
-    if (resolve(file.path) === resolve(output))
-      throw new EsignError('USAGE', `The output ${output} would be inside itself.`, {
-        hint: 'Write the container outside the directories it holds.',
-      });
-    const reason = unsafeName(file.name) ?? (file.name.startsWith('META-INF/') ? 'the reserved META-INF/' : undefined);
-    if (reason) throw new EsignError('USAGE', `${file.path} cannot go in a container: its name has ${reason}.`);
-    const key = file.name.toLowerCase();
-    const other = names.get(key);
-    if (other !== undefined)
-      throw new EsignError('USAGE', `${other} and ${file.path} would both be ${file.name} in the container.`, {
-        hint: 'Rename one, or put them in different directories.',
-      });
-    names.set(key, file.path);
-  }
-  return files;
 }

@@ -569,11 +569,11 @@ export async function chooseCredential(
 export const PACKAGING: Partial<Record<SignedDocument['kind'], string>> = { p7m: 'enveloping', asics: 'asic-s' };
 
 /** `--skip-existing` over an ASiC-S output: the ZIP reader loads only then. */
-const readAsicS: OpenAsicS = async (output) => (await import('../io/asic-files.js')).readAsicS(output);
+const readAsicS: OpenAsicS = async (output) => (await import('../io/forms/asic-s/files.js')).readAsicS(output);
 
 /** The ASiC writer, and the ZIP library under it, load only when a container is written. */
 const writeAsicS: CompletionOutputs['writeAsicS'] = async (job, registerOutput) =>
-  (await import('../io/asic-files.js')).writeAsicS(fileSystemDocuments, job, registerOutput);
+  (await import('../io/forms/asic-s/files.js')).writeAsicS(fileSystemDocuments, job, registerOutput);
 
 /** The line (or --json object) of a signed document; the split flow's --complete reports the same. */
 export function report(

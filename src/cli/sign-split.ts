@@ -488,7 +488,7 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
           writeDetached: writeDetachedSignature,
           files: fileSystemDocuments,
           writeAsicS: async (job, registerOutput) =>
-            (await import('../io/asic-files.js')).writeAsicS(fileSystemDocuments, job, registerOutput),
+            (await import('../io/forms/asic-s/files.js')).writeAsicS(fileSystemDocuments, job, registerOutput),
         });
         const made = qualifier?.(credential.certificates, result.timestampTime ?? ctx.clock.now());
         report(ctx, result, credential.credentialID, undefined, made);

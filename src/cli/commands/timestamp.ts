@@ -154,7 +154,7 @@ async function writeStampedContainer(
   overwrite: boolean,
 ): Promise<void> {
   const [{ writeTimestampedAsicS }, { fileSystemDocuments }] = await Promise.all([
-    import('../../io/asic-files.js'),
+    import('../../io/forms/asic-s/files.js'),
     import('../../io/document-files.js'),
   ]);
   await writeTimestampedAsicS(fileSystemDocuments, {

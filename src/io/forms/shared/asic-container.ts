@@ -1,0 +1,27 @@
+/** What ASiC-S and ASiC-E verification share: the container's documents, and writing them out for `--extract`. */
+import { mkdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { assertUnchanged, writeChunksAtomically } from '../../document-files.js';
+import type { FileByteSource } from '../../file-source.js';
+import type { OpenContainer } from '../../zip-container.js';
+
+/**
+ * Writes the container's documents into `dir` (created; an existing file is never replaced), each
+ * through a temp file renamed into place, streamed out of the ZIP. Only called once every
+ * signature checked out and no document is uncovered; the names were checked safe when it opened.
+ */
+export async function extractDocuments(container: OpenContainer, source: FileByteSource, dir: string) {
+  await mkdir(dir, { recursive: true });
+  for (const name of documentsOf(container)) {
+    const target = join(dir, ...name.split('/'));
+    await mkdir(dirname(target), { recursive: true });
+    await writeChunksAtomically(target, container.read(name), () => assertUnchanged(source));
+  }
+}
+
+/** The entries outside META-INF/: the container's documents. */
+export function documentsOf(container: OpenContainer): string[] {
+  return container.entries
+    .map((entry) => entry.name)
+    .filter((name) => name !== 'mimetype' && !name.startsWith('META-INF/') && !name.endsWith('/'));
+}
