@@ -16,7 +16,6 @@ import type { SigningCredential, TimestampAuthority } from '../core/ports.js';
 import {
   completeDocument,
   MAX_HASHES_PER_AUTHORIZATION,
-  writeSignature,
   mapConcurrently,
   openDocument,
   prepareDocument,
@@ -31,8 +30,9 @@ import {
   type ExtendSigned,
   type CompletionOutputs,
   type UpdateCheck,
-  signedDataInput,
 } from '../core/sign-workflow.js';
+import { writeSignature } from '../core/forms/pades/sign.js';
+import { signedDataInput } from '../core/forms/shared/cms-signature.js';
 import { existingSignature } from '../core/existing-signature.js';
 import type { OpenAsicS } from '../core/forms/asic-s/signed-already.js';
 import { certificationLevel } from '../core/pdf/placeholder.js';

@@ -4,12 +4,9 @@
  * out only when every signature checks out, from the same open file, and only if the file did not
  * change meanwhile.
  */
-import { naming } from '../core/errors.js';
-import { oneSignerEach } from '../core/cms/signed-data.js';
-import { codeOf, worst, type VerificationReport, type VerifyOptions } from '../core/verify/types.js';
-import { readEnveloping } from '../core/cms/enveloping.js';
+import { verifyEnveloping } from '../core/forms/cades-enveloping/verify.js';
+import type { VerifyOptions } from '../core/verify/types.js';
 import { READ_CHUNK_BYTES } from '../core/sign-workflow.js';
-import { verifyCades } from '../core/verify/cades.js';
 import { assertUnchanged, writeChunksAtomically } from '../io/document-files.js';
 import { FileByteSource } from '../io/file-source.js';
 import type { Context } from './context.js';
@@ -24,33 +21,7 @@ export async function runVerifyEnveloping(
 ): Promise<void> {
   const source = await FileByteSource.open(file);
   try {
-    const enveloped = await readEnveloping(source).catch((error: unknown) => {
-      throw naming(file, error);
-    });
-    const readContent = async (consume: (chunk: Uint8Array) => void): Promise<void> => {
-      for await (const chunk of source.chunks(enveloped.offset, enveloped.offset + enveloped.length)) consume(chunk);
-    };
-    // Each SignerInfo (a parallel signature adds one) is checked on its own over the same content.
-    const { now } = verifyOptions;
-    let signers: Uint8Array[];
-    try {
-      signers = oneSignerEach(enveloped.detached);
-    } catch (error) {
-      throw naming(file, error);
-    }
-    const reports = [];
-    for (const signer of signers) reports.push(await verifyCades(signer, file, readContent, verifyOptions));
-    const signatures = reports.map((one, index) => ({ ...one.signatures[0]!, index: index + 1 }));
-    const status = signatures.length === 0 ? 'no-signatures' : worst(signatures.map((signature) => signature.status));
-    const report: VerificationReport = {
-      file,
-      kind: 'cades',
-      packaging: 'enveloping',
-      signatures,
-      status,
-      code: status === 'no-signatures' ? 'VERIFY_NO_SIGNATURES' : codeOf(status),
-      checkedAt: now.toISOString(),
-    };
+    const { report, enveloped } = await verifyEnveloping(source, file, verifyOptions);
     await finishVerify(report, anchored, options, ctx, async (code) => {
       if (options.extract === undefined) return {};
       if (code !== null) {

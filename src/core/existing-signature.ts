@@ -9,7 +9,7 @@ import { cadesSignedAlready } from './forms/cades-detached/signed-already.js';
 import { envelopingSignedAlready } from './forms/cades-enveloping/signed-already.js';
 import { pdfSignedAlready } from './forms/pades/signed-already.js';
 import type { ExistingSignature } from './forms/shared/signed-already.js';
-import type { DocumentFiles, SignJob } from './sign-workflow.js';
+import type { DocumentFiles, SignJob } from './documents.js';
 
 export async function existingSignature(
   job: SignJob,

@@ -7,7 +7,8 @@ import { buildSignedData } from './cms/signed-data.js';
 import { issueTestCertificate } from './cms/test-pki.js';
 import { EsignError } from './errors.js';
 import type { TimestampAuthority } from './ports.js';
-import { contentsSizeFor, timestampSignatures } from './sign-workflow.js';
+import { contentsSizeFor } from './forms/pades/sign.js';
+import { timestampSignatures } from './sign-workflow.js';
 import { buildTimeStampToken } from './tsp/token.js';
 import { buildTstInfo } from './tsp/tst-info.js';
 

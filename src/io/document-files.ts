@@ -7,7 +7,7 @@ import {
   type DocumentSource,
   type HashSink,
   type OutputFile,
-} from '../core/sign-workflow.js';
+} from '../core/documents.js';
 import { dirname, resolve } from 'node:path';
 import { assertAbsent, outputError, SharedTempDir, TempPath, writeBytesAtomically } from './atomic-write.js';
 import type { ByteSource } from '../core/ports.js';

@@ -14,7 +14,7 @@ import {
 } from '../core/forms/shared/asic-container-rules.js';
 import { EsignError } from '../core/errors.js';
 import type { ByteSource } from '../core/ports.js';
-import { READ_CHUNK_BYTES, type HashSink, type OutputFile } from '../core/sign-workflow.js';
+import { READ_CHUNK_BYTES, type HashSink, type OutputFile } from '../core/documents.js';
 
 export interface OpenContainer {
   readonly entries: readonly ContainerEntry[];

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { bytesEqual } from '../../cms/parse.js';
 import type { ByteSource } from '../../ports.js';
-import { hashSource } from '../../sign-workflow.js';
+import { hashSource } from '../../documents.js';
 import { checkCms, type ExistingSignature } from '../shared/signed-already.js';
 
 /** An ASiC-S as `--skip-existing` reads it (the ZIP reader is in src/io): its documents and its signature, if any. */

@@ -1,7 +1,7 @@
 /** `--skip-existing` for a detached CAdES `.p7s`: the signer's valid signature over the input as it is now. */
 import { createHash } from 'node:crypto';
 import type { ByteSource } from '../../ports.js';
-import { hashSource } from '../../sign-workflow.js';
+import { hashSource } from '../../documents.js';
 import { checkCms, type ExistingSignature } from '../shared/signed-already.js';
 
 /** A detached signature larger than this is not one esign wrote (a chain and a token are a few KB). */

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { readEnveloping } from '../../cms/enveloping.js';
 import type { ByteSource } from '../../ports.js';
-import { hashSource, rangeOf } from '../../sign-workflow.js';
+import { hashSource, rangeOf } from '../../documents.js';
 import { checkCms, sameBytes, type ExistingSignature } from '../shared/signed-already.js';
 
 export async function envelopingSignedAlready(

@@ -9,7 +9,7 @@ import { HASH_NAME_BY_OID } from '../../cms/oids.js';
 import { bytesEqual, parseSignedData } from '../../cms/parse.js';
 import { verifySignerInfo } from '../../cms/verify-signer.js';
 import type { ByteSource } from '../../ports.js';
-import { READ_CHUNK_BYTES } from '../../sign-workflow.js';
+import { READ_CHUNK_BYTES } from '../../documents.js';
 
 export type ExistingSignature = { signed: true } | { signed: false; reason: string };
 

@@ -8,7 +8,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:pat
 import { ASIC_E_MIMETYPE, checkMimetype, unsafeName } from '../../../core/forms/shared/asic-container-rules.js';
 import type { DigestName } from '../../../core/cms/algorithms.js';
 import { EsignError, naming } from '../../../core/errors.js';
-import { hashSource } from '../../../core/sign-workflow.js';
+import { hashSource } from '../../../core/documents.js';
 import { fileSystemDocuments } from '../../document-files.js';
 import { FileByteSource } from '../../file-source.js';
 import { openContainer } from '../../zip-container.js';

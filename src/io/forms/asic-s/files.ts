@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import { ASIC_S_MIMETYPE } from '../../../core/forms/shared/asic-container-rules.js';
 import type { AsicSContents } from '../../../core/forms/asic-s/signed-already.js';
 import type { ByteSource } from '../../../core/ports.js';
-import type { AsicSToWrite, DocumentFiles, OutputFile } from '../../../core/sign-workflow.js';
+import type { AsicSToWrite, DocumentFiles, OutputFile } from '../../../core/documents.js';
 import { openContainer } from '../../zip-container.js';
 import { writeContainer, type SignedFile } from '../shared/asic-writer.js';
 

@@ -12,7 +12,7 @@ import {
   type DocumentFiles,
   type DocumentSource,
   type OutputFile,
-} from '../../../core/sign-workflow.js';
+} from '../../../core/documents.js';
 import { writeZip, type EntryToWrite } from '../../zip-container.js';
 
 /** A file to put in a container, and the digest it had when it was signed. */

@@ -1,0 +1,215 @@
+/**
+ * Documents as the signing workflow and every signature form see them: the file ports (a source
+ * opened for reading, an output written through a temp file), a job, what prepare leaves and what
+ * signing returns, and the helpers that read a source in large chunks. Pure: the files come in
+ * through `DocumentFiles`.
+ */
+import type { Hash } from 'node:crypto';
+import type { DigestName } from './cms/algorithms.js';
+import type { CmsValidationData } from './cms/long-term.js';
+import type { SignedAttributes } from './cms/signed-attributes.js';
+import { EsignError } from './errors.js';
+import type { PdfDocument } from './pdf/document.js';
+import type { AppearanceAssets, CertificationLevel, VisibleSignature } from './pdf/placeholder.js';
+import type { ByteSource } from './ports.js';
+import type { SignatureLevel } from './profile.js';
+
+/** Reads of at least 1 MiB keep SHA-256 near its top speed; 4 MiB amortises syscalls further. */
+export const READ_CHUNK_BYTES = 4 * 1024 * 1024;
+
+/**
+ * A PAdES signature in the PDF, a detached CAdES `.p7s`, an enveloping CAdES `.p7m` (the content
+ * inside), or an ASiC-S container (the document and its detached CAdES in a ZIP).
+ */
+export type DocumentKind = 'pdf' | 'cades' | 'p7m' | 'asics';
+
+export interface SignJob {
+  input: string;
+  output: string;
+  kind: DocumentKind;
+}
+
+export interface PdfSignatureOptions {
+  reason?: string;
+  location?: string;
+  contactInfo?: string;
+  name?: string;
+  fieldName?: string;
+  visible?: VisibleSignature;
+  /** A certification signature with these DocMDP permissions. */
+  certify?: CertificationLevel;
+}
+
+export interface SignOptions {
+  level: SignatureLevel;
+  signingTime: Date;
+  pdf?: PdfSignatureOptions;
+  /** The loaded font and image `pdf.visible` names (never in the split flow's state: loaded again from the files). */
+  appearance?: AppearanceAssets;
+  /** Replace existing outputs. */
+  overwrite: boolean;
+  /** The password of an encrypted PDF that needs one, by input path (never kept in the split flow's state). */
+  pdfPassword?: (input: string) => string | undefined;
+}
+
+/** A source document opened for reading. */
+export interface DocumentSource extends ByteSource {
+  readonly path: string;
+  /** Bytes of the file before this source's first byte (before a `%PDF-` header that does not start the file). */
+  readonly headerOffset?: number;
+  /** Whether its path still leads to the file opened, with the content it had then (as the inode tells). */
+  unchanged(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** Where copied bytes are hashed: a node:crypto Hash, or several at once. */
+export interface HashSink {
+  update(chunk: Uint8Array): unknown;
+}
+
+/** An output being written through a temp file: nothing is visible at `path` until commit. */
+export interface OutputFile {
+  /**
+   * Puts a copy of `source` at the start of the output and feeds the same bytes into `hash`, so
+   * that what is signed is what was written. Fails if the source changed since it was opened.
+   */
+  copyFrom(source: DocumentSource, hash: HashSink): Promise<void>;
+  /** Appends bytes (pieces given in order). */
+  write(bytes: Uint8Array | readonly Uint8Array[]): Promise<void>;
+  /** The first `size` bytes written so far, readable until commit or abort (where a long-term extension reads the original). */
+  written?(size: number): Promise<ByteSource>;
+  /** Releases the file handle between prepare and complete (a batch may hold thousands). */
+  suspend(): Promise<void>;
+  /** Appends the tail, syncs and renames into place. */
+  commit(tail: Uint8Array | readonly Uint8Array[]): Promise<void>;
+  /** Removes the temp file. Safe to call more than once. */
+  abort(): Promise<void>;
+}
+
+export interface DocumentFiles {
+  open(path: string): Promise<DocumentSource>;
+  createOutput(path: string, options: { overwrite: boolean }): Promise<OutputFile>;
+}
+
+export interface PreparedDocument {
+  job: SignJob;
+  signedAttributes: SignedAttributes;
+  /** Bytes of the original, as the output holds them (a PDF's from its `%PDF-` header on). */
+  inputSize: number;
+  /** PDF only: the object number of its signature dictionary in the update. */
+  signatureObject?: number;
+  /** PDF only: the incremental update around its placeholder, and the temp output holding the original bytes. */
+  update?: UpdateAroundContents;
+  output?: OutputFile;
+  /** SHA-256 state over the output bytes written so far (the original), to finish with the update. */
+  outputHash?: Hash;
+  /** CAdES only: digest (the credential's) of the whole input (of a .p7m's content, when co-signing one). */
+  contentDigest?: Uint8Array;
+  /** A .p7m a parallel signature is added to: where its content lies, and its SignedData without it. */
+  enveloped?: { fileSize: number; offset: number; length: number; detached: Uint8Array };
+  /** PDF at B-LT/B-LTA: the size of the signed document once its signature is in the temp output (`writeSignature`). */
+  signedSize?: number;
+}
+
+/**
+ * An incremental update kept without its placeholder (`hexLength` zeros, up to 40 KB): a window of
+ * a thousand prepared documents then holds a few KB each.
+ */
+export interface UpdateAroundContents {
+  before: Uint8Array;
+  hexLength: number;
+  after: Uint8Array;
+}
+
+export interface SignedDocument {
+  input: string;
+  output: string;
+  kind: DocumentKind;
+  level: SignatureLevel;
+  bytes: number;
+  sha256: string;
+  timestampTime?: Date;
+}
+
+export interface SignedValue {
+  signature: Uint8Array;
+  timestampToken?: Uint8Array;
+  timestampTime?: Date;
+  /** The timestamp token's certificates, the TSA's first, as the TSA client read them. */
+  timestampCertificates?: Uint8Array[];
+  /** CAdES B-LT: the chains' certificates and revocation data, fetched after the timestamp, for the SignedData. */
+  validationData?: CmsValidationData;
+  /** CAdES B-LTA: the archive-time-stamp-v3 token (its ats-hash-index-v3 inside) over the B-LT signature. */
+  archiveTimestampToken?: Uint8Array;
+}
+
+/** An input opened and, for a PDF, its structure read: what checking it before approval leaves for prepare. */
+export interface OpenedDocument {
+  source: DocumentSource;
+  pdf?: PdfDocument;
+}
+
+/** What a check before approval builds the signature's update with (and then drops). */
+export interface UpdateCheck {
+  signingTime: Date;
+  pdf?: PdfSignatureOptions;
+  appearance?: AppearanceAssets;
+}
+
+export function changedWhileSigning(path: string): EsignError {
+  return new EsignError('INPUT_UNREADABLE', `${path} changed while esign was signing it.`, {
+    hint: 'Let whatever writes to it finish, then sign again.',
+  });
+}
+
+/** The `length` bytes of `source` from `offset` on, as a source of their own. */
+export function rangeOf(source: ByteSource, offset: number, length: number): ByteSource {
+  return {
+    size: length,
+    read: (at, wanted) => source.read(offset + at, Math.max(0, Math.min(wanted, length - at))),
+  };
+}
+
+/** Feeds a whole source into `hash`, chunk by chunk. */
+export async function hashSource(source: ByteSource, hash: HashSink): Promise<void> {
+  for (let offset = 0; offset < source.size; offset += READ_CHUNK_BYTES)
+    hash.update(await source.read(offset, READ_CHUNK_BYTES));
+}
+
+/**
+ * Raises a just-signed PDF to a long-term level before its output is committed: given the signed
+ * document (the original input followed by `tail`) and the SHA-256 state over all of it, returns
+ * the bytes to append (DSS, document timestamp). Nothing is visible at the output until it returns.
+ * `cms` and `value` are the new signature as built, so that it need not be parsed back.
+ */
+export type ExtendSigned = (signed: {
+  input: string;
+  original: ByteSource;
+  tail: Uint8Array;
+  hash: Hash;
+  cms?: Uint8Array;
+  value: SignedValue;
+  signatureObject: number | undefined;
+}) => Promise<Uint8Array>;
+
+/** Where a completed signature goes: a detached one written whole, an enveloping one streamed around its content. */
+export interface CompletionOutputs {
+  writeDetached(path: string, bytes: Uint8Array, overwrite: boolean): Promise<void>;
+  files: DocumentFiles;
+  /** Writes an ASiC-S around the input and its signature; its output is registered for a stop to abort. */
+  writeAsicS?(
+    job: AsicSToWrite,
+    registerOutput: (output: OutputFile) => void,
+  ): Promise<{ bytes: number; sha256: string }>;
+}
+
+export interface AsicSToWrite {
+  input: string;
+  output: string;
+  /** The detached CAdES over the input. */
+  cms: Uint8Array;
+  contentDigest: Uint8Array;
+  digest: DigestName;
+  overwrite: boolean;
+  mtime: Date;
+}
