@@ -182,7 +182,7 @@ async function signContainer(
   // --prepare: the manifest and the hash to approve are saved; --complete makes this container again and signs it.
   if (split) {
     await split.savePrepared(
-      [{ job: { input: args.join(' '), output, kind: 'cades' }, signedAttributes }],
+      [{ job: { input: args.join(' '), output, kind: 'cades' }, toBeSigned: signedAttributes }],
       credential,
       { level, signingTime, overwrite: options.force || replacing },
       signing,
@@ -196,7 +196,13 @@ async function signContainer(
   const [result] = completing
     ? [{ status: 'fulfilled' as const, value: await completing.sign(signedAttributes.toBeSignedHash, manifest) }]
     : await signBatch(
-        [{ job: { input: manifestName, output, kind: 'cades' }, signedAttributes, inputSize: manifest.length }],
+        [
+          {
+            job: { input: manifestName, output, kind: 'cades' },
+            toBeSigned: signedAttributes,
+            inputSize: manifest.length,
+          },
+        ],
         credential,
         signing,
         tsa,

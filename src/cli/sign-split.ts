@@ -265,7 +265,7 @@ export async function runSplitPrepare(
 
 /** Saves the prepared signatures' hashes (and an ASiC-E's manifest) and prints what to approve. */
 export async function savePrepared(
-  prepared: Pick<PreparedDocument, 'job' | 'signedAttributes'>[],
+  prepared: Pick<PreparedDocument, 'job' | 'toBeSigned'>[],
   credential: CredentialInfo & SigningCredential,
   options: Pick<SignOptions, 'level' | 'signingTime' | 'pdf' | 'overwrite'>,
   signing: CscClient,
@@ -293,7 +293,7 @@ export async function savePrepared(
   const urls: string[] = [];
   const steps: ApprovalStep[] = [];
   for (const batch of batches(prepared, credential.signaturesPerApproval)) {
-    const hashes = batch.map((document) => document.signedAttributes.toBeSignedHash);
+    const hashes = batch.map((document) => document.toBeSigned.toBeSignedHash);
     const state = randomState();
     const { url, codeVerifier } = await signing.credentialAuthorizationUrl(
       credential.credentialID,
@@ -334,7 +334,7 @@ export async function savePrepared(
  * a browser; the state holds the hashes, never a PIN or OTP, and --complete authorizes each step.
  */
 async function savePreparedForAuthorize(
-  prepared: Pick<PreparedDocument, 'job' | 'signedAttributes'>[],
+  prepared: Pick<PreparedDocument, 'job' | 'toBeSigned'>[],
   credential: CredentialInfo & SigningCredential,
   base: Omit<SplitState, 'steps'>,
   command: SignCommandOptions,
@@ -359,9 +359,9 @@ async function savePreparedForAuthorize(
 }
 
 /** A prepared document as the state file keeps it (a job's output is derived when asked, so named here). */
-function savedJob(document: Pick<PreparedDocument, 'job' | 'signedAttributes'>): SignJob & { hash: string } {
+function savedJob(document: Pick<PreparedDocument, 'job' | 'toBeSigned'>): SignJob & { hash: string } {
   const { input, output, kind } = document.job;
-  return { input, output, kind, hash: Buffer.from(document.signedAttributes.toBeSignedHash).toString('base64') };
+  return { input, output, kind, hash: Buffer.from(document.toBeSigned.toBeSignedHash).toString('base64') };
 }
 
 /** A fixed port: the redirect is pasted back, and nothing needs to listen on it. */
@@ -454,7 +454,7 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
         }),
       );
       prepared.push(document);
-      if (Buffer.from(document.signedAttributes.toBeSignedHash).toString('base64') !== job.hash) {
+      if (Buffer.from(document.toBeSigned.toBeSignedHash).toString('base64') !== job.hash) {
         throw new EsignError('STATE_FILE_INVALID', `${job.input} changed since --prepare: its hash is different now.`, {
           hint: 'Run --prepare again and approve the new hashes.',
         });
@@ -464,7 +464,7 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
     let offset = 0;
     for (const { step, code } of chosen) {
       const documents = prepared.slice(offset, (offset += step.jobs.length));
-      const hashes = documents.map((document) => document.signedAttributes.toBeSignedHash);
+      const hashes = documents.map((document) => document.toBeSigned.toBeSignedHash);
       const signatures = step.authorization
         ? await signing.signWithAuthorizationCode(
             credential,

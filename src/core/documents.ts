@@ -7,7 +7,6 @@
 import type { Hash } from 'node:crypto';
 import type { DigestName } from './cms/algorithms.js';
 import type { CmsValidationData } from './cms/long-term.js';
-import type { SignedAttributes } from './cms/signed-attributes.js';
 import { EsignError } from './errors.js';
 import type { PdfDocument } from './pdf/document.js';
 import type { AppearanceAssets, CertificationLevel, VisibleSignature } from './pdf/placeholder.js';
@@ -91,9 +90,24 @@ export interface DocumentFiles {
   createOutput(path: string, options: { overwrite: boolean }): Promise<OutputFile>;
 }
 
+/**
+ * What the signing service signs for one prepared document: the bytes whose hash is signed (the DER
+ * of CMS signed attributes, or a canonicalized XML SignedInfo) and that hash, made with the
+ * credential's digest. `PreparedDocument.toBeSigned` holds it; for CMS forms it is their `SignedAttributes`.
+ */
+export interface ToBeSigned {
+  readonly der: Uint8Array;
+  readonly toBeSignedHash: Uint8Array;
+}
+
+/**
+ * A document prepared for signing: its job, what is signed, and the form's own state until completion.
+ * The fields below `inputSize` belong to the forms that set them (a new form keeps its own in `state`).
+ */
 export interface PreparedDocument {
   job: SignJob;
-  signedAttributes: SignedAttributes;
+  /** What the signing service signs (a CMS form's signed attributes, an XML form's SignedInfo). */
+  toBeSigned: ToBeSigned;
   /** Bytes of the original, as the output holds them (a PDF's from its `%PDF-` header on). */
   inputSize: number;
   /** PDF only: the object number of its signature dictionary in the update. */
@@ -109,6 +123,8 @@ export interface PreparedDocument {
   enveloped?: { fileSize: number; offset: number; length: number; detached: Uint8Array };
   /** PDF at B-LT/B-LTA: the size of the signed document once its signature is in the temp output (`writeSignature`). */
   signedSize?: number;
+  /** A form's own state between prepare and complete, for forms that keep none of the fields above. */
+  state?: unknown;
 }
 
 /**

@@ -160,7 +160,7 @@ export async function signBatch(
 ): Promise<BatchResult[]> {
   const signatures = await signer.signHashes(
     credential,
-    prepared.map((document) => document.signedAttributes.toBeSignedHash),
+    prepared.map((document) => document.toBeSigned.toBeSignedHash),
   );
   if (signatures.length !== prepared.length) {
     throw new EsignError(

@@ -117,7 +117,7 @@ export async function preparePdf(
     const signedAttributes = buildSignedAttributes({ contentDigest, digest, signerCertificate: signer });
     return {
       job,
-      signedAttributes,
+      toBeSigned: signedAttributes,
       inputSize: source.size,
       signatureObject: update.signatureObject,
       update: around,

@@ -41,7 +41,7 @@ export async function prepareCms(
   });
   return {
     job,
-    signedAttributes,
+    toBeSigned: signedAttributes,
     inputSize: source.size,
     contentDigest,
     ...(enveloped ? { enveloped: { ...enveloped, fileSize: source.size } } : {}),
@@ -58,12 +58,12 @@ export function signedDataOf(
 
 /** What a prepared document's CMS is built from, once it is signed (and timestamped, and given its validation data). */
 export function signedDataInput(
-  prepared: Pick<PreparedDocument, 'signedAttributes'>,
+  prepared: Pick<PreparedDocument, 'toBeSigned'>,
   credential: SigningCredential,
   value: SignedValue,
 ): SignedDataInput {
   return {
-    signedAttributesDer: prepared.signedAttributes.der,
+    signedAttributesDer: prepared.toBeSigned.der,
     signatureValue: value.signature,
     scheme: credential.scheme,
     certificates: credential.certificates,
