@@ -66,8 +66,8 @@ describe('esign trust update on the sandbox profile', () => {
       type: 'http://uri.etsi.org/TrstSvc/Svctype/CA/QC',
       status: 'http://uri.etsi.org/TrstSvc/TrustedList/Svcstatus/granted',
       qualifiers: [
-        'http://uri.etsi.org/TrstSvc/TrustedList/SvcInfoExt/QCWithSSCD',
-        'http://uri.etsi.org/TrstSvc/TrustedList/SvcInfoExt/QCNoSSCD',
+        'http://uri.etsi.org/TrstSvc/TrustedList/SvcInfoExt/QCWithQSCD',
+        'http://uri.etsi.org/TrstSvc/TrustedList/SvcInfoExt/QCNoQSCD',
       ],
     });
   });

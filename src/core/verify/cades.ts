@@ -57,7 +57,7 @@ export async function verifyCades(
     ...(signingTime ? { claimedTime: signingTime.toISOString() } : {}),
     ...(checks.timestamp ? { timestamp: checks.timestamp } : {}),
     ...(checks.chain ? { chain: checks.chain } : {}),
-    ...(checks.qualification ? { qualification: judgedQualification(checks.qualification, judged.status) } : {}),
+    ...(checks.qualification ? { qualification: judgedQualification(checks.qualification, judged) } : {}),
     level: checks.timestamp?.valid ? 'B-T' : 'B-B',
     ...judged,
     problems: [

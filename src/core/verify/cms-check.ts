@@ -437,8 +437,10 @@ export function checkTimestampToken(
     problems.push(`unsupported imprint hash algorithm ${tstInfo.messageImprint.hashAlgorithm}`);
   else if (!bytesEqual(expected, tstInfo.messageImprint.hashedMessage))
     problems.push('the message imprint does not match the timestamped data');
+  let tokenVerified = false;
   try {
     verifyTimeStampTokenSignature(token);
+    tokenVerified = true;
     if (token.signerCertificate) checkTimeStampingUsage(token.signerCertificate);
   } catch (error) {
     problems.push((error as Error).message.replace(/\.$/, ''));
@@ -461,6 +463,7 @@ export function checkTimestampToken(
           time: tstInfo.genTime,
           validationTime: ctx.now,
           lists: ctx.trustedLists,
+          tokenVerified,
         })
       : undefined;
   if (chain?.trusted) problems.push(...chain.problems);

@@ -246,7 +246,7 @@ async function verifyOne(index: number, item: Located, shared: Shared): Promise<
   if (report.problems.length > before) findings.failures.add('SIG_CONSTRAINTS_FAILURE');
   Object.assign(report, verdict(findings));
   if (report.status === 'valid') delete report.subIndication;
-  const qualification = judgedQualification(report.qualification, report.status);
+  const qualification = judgedQualification(report.qualification, report);
   if (qualification) report.qualification = qualification;
   report.problems.push(
     ...findings.untrusted,
