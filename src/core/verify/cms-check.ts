@@ -145,13 +145,13 @@ export async function checkSignatureCms(cmsDer: Uint8Array, signed: SignedBytes,
     if (!result.timestamp.valid) {
       result.problems.push(...result.timestamp.problems.map((p) => `signature timestamp: ${p}`));
       result.failures.add('SIG_CONSTRAINTS_FAILURE');
+    } else if (!result.timestamp.chain?.trusted) {
+      // EN 319 102-1: only a timestamp that passed validation moves the best-signature-time.
+      result.untrusted.push(...(result.timestamp.chain?.problems ?? []).map((p) => `timestamp authority: ${p}`));
+      result.failures.add('NO_CERTIFICATE_CHAIN_FOUND');
     } else {
       validationTime = new Date(result.timestamp.time);
       proofOfExistence = true;
-      if (!result.timestamp.chain?.trusted) {
-        result.untrusted.push(...(result.timestamp.chain?.problems ?? []).map((p) => `timestamp authority: ${p}`));
-        result.failures.add('NO_CERTIFICATE_CHAIN_FOUND');
-      }
     }
   }
   if (signerCert) {
