@@ -24,7 +24,9 @@ import {
 } from '../../sandbox/pki.js';
 import { OID } from '../cms/oids.js';
 import { buildSignedAttributes } from '../cms/signed-attributes.js';
-import { addSignatureTimestamp, buildSignedData } from '../cms/signed-data.js';
+import { archiveTimestampRequest, archiveTimestampToken, OID_ARCHIVE_TIMESTAMP_V3 } from '../cms/archive-timestamp.js';
+import { attribute } from '../cms/signed-attributes.js';
+import { addSignatureTimestamp, addUnsignedAttribute, buildSignedData } from '../cms/signed-data.js';
 import type { TrustService, TrustedListCacheEntry } from '../trusted-list/model.js';
 import { buildTimeStampToken } from '../tsp/token.js';
 import { buildTstInfo } from '../tsp/tst-info.js';
@@ -43,6 +45,7 @@ const base64 = (der: Uint8Array): string => Buffer.from(der).toString('base64');
 let root: IssuedCertificate;
 let ca: IssuedCertificate;
 let signer: IssuedCertificate;
+let expiredSigner: IssuedCertificate;
 let listedTsa: IssuedCertificate;
 let selfMadeTsa: IssuedCertificate;
 
@@ -96,6 +99,23 @@ beforeAll(() => {
     ],
     new Date('2025-01-01T00:00:00Z'),
   );
+  expiredSigner = issue({
+    name: 'BST Expired Signer',
+    subject: dn('BST Expired Signer'),
+    issuer: ca,
+    subjectKey: rsa(),
+    issuerKey: ca.privateKey,
+    notBefore: new Date('2025-01-01T00:00:00Z'),
+    notAfter: new Date('2025-08-01T00:00:00Z'),
+    extensions: (ski) => [
+      basicConstraints(false),
+      keyUsage(KU.digitalSignature | KU.nonRepudiation),
+      qcStatements({ types: ['esign'], sscd: true }),
+      certificatePolicies(['0.4.0.194112.1.2']),
+      subjectKeyId(ski),
+      authorityKeyId(ca),
+    ],
+  });
   listedTsa = certificate('BST Qualified TSA', root, tsaExtensions);
   selfMadeTsa = certificate('BST Self-made TSA', undefined, tsaExtensions);
 });
@@ -136,32 +156,54 @@ function lists(): TrustedListCacheEntry[] {
   ];
 }
 
-/** A detached CMS over CONTENT by the signer, with a signature timestamp by `tsa` at `genTime`. */
-function p7s(tsa: IssuedCertificate, genTime: Date, chain: Uint8Array[]): Uint8Array {
+/** A detached CMS over CONTENT by `by`. */
+function cmsBy(by: IssuedCertificate): { cms: Uint8Array; signatureValue: Uint8Array } {
   const signedAttributes = buildSignedAttributes({
     contentDigest: new Uint8Array(createHash('sha256').update(CONTENT).digest()),
-    signerCertificate: signer.certificate,
+    signerCertificate: by.certificate,
   }).der;
-  const signatureValue = new Uint8Array(sign('sha256', signedAttributes, signer.privateKey));
+  const signatureValue = new Uint8Array(sign('sha256', signedAttributes, by.privateKey));
   const cms = buildSignedData({
     signedAttributesDer: signedAttributes,
     signatureValue,
-    certificates: [signer.certificate, ca.certificate],
+    certificates: [by.certificate, ca.certificate],
   });
+  return { cms, signatureValue };
+}
+
+function token(tsa: IssuedCertificate, genTime: Date, imprint: Uint8Array, chain: Uint8Array[]): Uint8Array {
   const tstInfo = buildTstInfo({
     policy: '0.4.0.2023.1.1',
     hashAlgorithm: OID.sha256,
-    hashedMessage: new Uint8Array(createHash('sha256').update(signatureValue).digest()),
+    hashedMessage: imprint,
     serialNumber: randomBytes(8),
     genTime,
   });
-  const token = buildTimeStampToken({
+  return buildTimeStampToken({
     tstInfo,
     signerCertificate: tsa.certificate,
     privateKey: tsa.privateKey,
     certificates: chain,
   });
-  return addSignatureTimestamp(cms, token);
+}
+
+/** A detached CMS over CONTENT by the signer, with a signature timestamp by `tsa` at `genTime`. */
+function p7s(tsa: IssuedCertificate, genTime: Date, chain: Uint8Array[]): Uint8Array {
+  const { cms, signatureValue } = cmsBy(signer);
+  const imprint = new Uint8Array(createHash('sha256').update(signatureValue).digest());
+  return addSignatureTimestamp(cms, token(tsa, genTime, imprint, chain));
+}
+
+/** The expired signer's CMS with an archive-time-stamp-v3 by the listed TSA at `genTime` (a proof of existence). */
+function archivedP7s(genTime: Date): Uint8Array {
+  const { cms } = cmsBy(expiredSigner);
+  const contentHash = new Uint8Array(createHash('sha256').update(CONTENT).digest());
+  const { imprint, index } = archiveTimestampRequest(cms, contentHash, 'sha256');
+  const archive = archiveTimestampToken(
+    token(listedTsa, genTime, imprint, [listedTsa.certificate, root.certificate]),
+    index,
+  );
+  return addUnsignedAttribute(cms, attribute(OID_ARCHIVE_TIMESTAMP_V3, archive), 'the archive timestamp');
 }
 
 async function verify(bytes: Uint8Array) {
@@ -189,5 +231,20 @@ describe('best-signature-time (EN 319 102-1) in the qualification', () => {
     expect(signature.qualification?.name).toBe('Indeterminate AdESig');
     expect(signature.qualification?.qualifiedAtSigning).toBe(false);
     expect(signature.timestamp?.qualified).toMatchObject({ name: 'N/A', qualified: false });
+  });
+
+  it('best-signature-time: an archive timestamp that passed validation is a proof of existence: an expired signer checked at its time', async () => {
+    const archivedAt = new Date('2025-05-15T00:00:00Z');
+    const signature = await verify(archivedP7s(archivedAt));
+    expect(signature.chain?.checkedAt).toBe(archivedAt.toISOString());
+    expect(signature.problems.join('\n')).not.toMatch(/expired on/);
+    expect(signature.qualification).toMatchObject({ name: 'QESig', signingTime: archivedAt.toISOString() });
+  });
+
+  it('best-signature-time: without it, the expired signer is checked at the verification time', async () => {
+    const signature = await verify(cmsBy(expiredSigner).cms);
+    expect(signature.chain?.checkedAt).toBe(NOW.toISOString());
+    expect(signature.problems.join('\n')).toMatch(/expired on/);
+    expect(signature.qualification?.name).toMatch(/^(Indeterminate AdESig|Not AdES)$/);
   });
 });

@@ -42,6 +42,8 @@ export interface CmsContext {
   now: Date;
   /** Verified trusted lists: signatures and timestamps are qualified against them. */
   trustedLists?: readonly TrustedListCacheEntry[];
+  /** The earliest proof of existence of the signature from later timestamps that passed validation (archive timestamps). */
+  proofOfExistence?: (parsed: ParsedSignedData) => Date | undefined;
 }
 
 /** Streams the signed bytes (a PDF's ByteRange, a .p7s's content file) to `consume`, in order. */
@@ -153,6 +155,12 @@ export async function checkSignatureCms(cmsDer: Uint8Array, signed: SignedBytes,
       validationTime = new Date(result.timestamp.time);
       proofOfExistence = true;
     }
+  }
+  // EN 319 102-1: the best-signature-time is the earliest proof of existence from timestamps that passed validation.
+  const archived = result.integrity.valid && result.signatureValue.valid ? ctx.proofOfExistence?.(parsed) : undefined;
+  if (archived && archived.getTime() < validationTime.getTime()) {
+    validationTime = archived;
+    proofOfExistence = true;
   }
   if (signerCert) {
     const { report, path } = chainAndPath(
