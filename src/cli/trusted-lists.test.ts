@@ -38,4 +38,15 @@ describe('--require', () => {
       /^--require qes: alice would make N\/A \(the chain the signing service sent does not verify: CN=Alice is not signed by .*\), not a qualified electronic signature \(QESig\); nothing was signed\.$/,
     );
   });
+
+  it('refuses a verdict that rests on a list outside the LOTL, naming it', async () => {
+    const outside: Qualification = {
+      ...base,
+      euQualified: false,
+      services: [{ provider: 'P', name: 'S', territory: 'CH', sequenceNumber: 1, test: false, list: 'swiss-tsl' }],
+    };
+    await expect(assertRequirement('qes', 'alice', outside)).rejects.toThrow(
+      /would make QESig only under the list swiss-tsl, which is not an EU trusted list/,
+    );
+  });
 });

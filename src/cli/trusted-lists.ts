@@ -169,8 +169,19 @@ export async function assertRequirement(
       `--require ${requirement}: no verified trusted list is cached, so esign cannot tell whether ${credentialID} makes ${REQUIREMENT_WORDS[requirement]}.`,
       { hint: 'Run `esign trust update` (or `esign trust import FILE…` offline), then sign again.' },
     );
-  // Only the plain qualified names: an Indeterminate, Not AdES or N/A one never satisfies it.
-  if (SATISFIED_BY[requirement].includes(qualification.name)) return;
+  // Only the plain qualified names, from EU trusted lists: an Indeterminate, Not AdES or N/A one never satisfies it.
+  if (SATISFIED_BY[requirement].includes(qualification.name) && qualification.euQualified !== false) return;
+  if (qualification.euQualified === false) {
+    const lists = [...new Set(qualification.services.flatMap((service) => (service.list ? [service.list] : [])))];
+    throw new EsignError(
+      'QUALIFICATION_NOT_MET',
+      `--require ${requirement}: ${credentialID} would make ${qualification.name} only under the list ${lists.join(', ')}, which is not an EU trusted list, not ${REQUIREMENT_WORDS[requirement]}; nothing was signed.`,
+      {
+        hint: 'A list added with esign trust add is never EU-qualified; choose a credential an EU trusted list qualifies.',
+        details: { required: requirement, qualification },
+      },
+    );
+  }
   throw new EsignError(
     'QUALIFICATION_NOT_MET',
     `--require ${requirement}: ${credentialID} would make ${qualification.name}${qualification.reason ? ` (${qualification.reason})` : ''}, not ${REQUIREMENT_WORDS[requirement]}; nothing was signed.`,

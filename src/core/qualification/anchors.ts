@@ -15,8 +15,8 @@ import { ServiceCertificateIndex } from './service-index.js';
 export interface ReachedService {
   list: TrustedListSnapshot;
   service: TrustService;
-  /** A list added with `esign trust add`: its name. */
-  listName?: string;
+  /** A list added with `esign trust add`: its name and address. */
+  added?: { name: string; url: string };
 }
 
 export interface ChainAnchors {
@@ -51,7 +51,12 @@ export function serviceAnchors(
     const list = entry.snapshot;
     if (!list || list.isLotl) continue;
     for (const service of list.services)
-      if (service.identity.certificates.some((base64) => anchors.has(base64))) services.push({ list, service });
+      if (service.identity.certificates.some((base64) => anchors.has(base64)))
+        services.push({
+          list,
+          service,
+          ...(entry.added ? { added: { name: entry.added.name, url: entry.added.url } } : {}),
+        });
   }
   return { path, services };
 }

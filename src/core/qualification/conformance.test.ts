@@ -959,3 +959,34 @@ function readSigned(services: ServiceDescription[]): TrustedListSnapshot {
   const xml = signTrustedList(trustedListXml(description), operator.identity.privateKey, operator.certificate);
   return readTrustedList(new TextEncoder().encode(xml), [operator.certificate], 'BE.xml');
 }
+
+describe('lists outside the LOTL (esign trust add)', () => {
+  const url = 'https://tsl.example.ch/tsl.xml';
+  const addedList = (): TrustedListCacheEntry => ({
+    ...list([service()], { territory: 'CH' }),
+    territory: 'swiss-tsl',
+    added: { name: 'swiss-tsl', url, signerCertificates: [] },
+  });
+
+  it('added list: its verdicts name the list and are never EU-qualified', () => {
+    const result = qualify(esig(), [addedList()]);
+    expect(result).toMatchObject({
+      name: 'QESig',
+      euQualified: false,
+      services: [{ list: 'swiss-tsl', territory: 'CH' }],
+    });
+  });
+
+  it('added list: counted as EU when the LOTL points to its address', () => {
+    const lotlEntry = lotl(['CH']);
+    lotlEntry.snapshot!.pointers[0]!.location = url;
+    const result = qualify(esig(), [lotlEntry, addedList()]);
+    expect(result.name).toBe('QESig');
+    expect(result.euQualified).toBeUndefined();
+  });
+
+  it('added list: an EU list that gives the same verdict for the same CA makes it EU-qualified', () => {
+    expect(qualify(esig(), [list([service()]), addedList()])).toMatchObject({ name: 'QESig' });
+    expect(qualify(esig(), [list([service()]), addedList()]).euQualified).toBeUndefined();
+  });
+});

@@ -36,7 +36,12 @@ export function describeQualification(qualification: Qualification): string {
     qualification.reason,
     ...(qualification.warnings ?? []).map((warning) => `warning: ${warning}`),
   ].filter((part): part is string => part !== undefined);
-  const line = `${qualificationWords(qualification.name)}${details.length > 0 ? `: ${details.join(', ')}` : ''}`;
+  const words = `${qualificationWords(qualification.name)}${details.length > 0 ? `: ${details.join(', ')}` : ''}`;
+  const added = [...new Set(qualification.services.flatMap((s) => (s.list ? [s.list] : [])))];
+  const line =
+    qualification.euQualified === false
+      ? `under the list ${added.join(', ')}, not an EU trusted list — ${words}`
+      : words;
   return qualification.test ? `TEST — ${line}` : line;
 }
 

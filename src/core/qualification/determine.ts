@@ -11,7 +11,7 @@ import type { TrustService, TrustedListCacheEntry, TrustedListSnapshot } from '.
 import { chainBreak, serviceAnchors, type ChainAnchors, type ReachedService } from './anchors.js';
 import { qualificationCertificate } from './certificate.js';
 import type { QualificationCertificate, QualifiedFor } from './certificate.js';
-import { missingTerritory } from './missing-list.js';
+import { lotlPointsTo, missingTerritory } from './missing-list.js';
 import { isPostEidas, servicePeriods, type ServicePeriod } from './periods.js';
 import { trustListPolicyOf, type TrustListPolicy } from './policy.js';
 
@@ -73,6 +73,8 @@ export interface Qualification {
   warnings?: string[];
   /** N/A because a list the LOTL points to is not cached: the territory, and the command that fetches it. */
   missingList?: { territory: string; command: string };
+  /** False when the verdict rests on a list added with `esign trust add` that the LOTL does not point to: never EU-qualified. */
+  euQualified?: false;
 }
 
 export interface QualificationInput {
@@ -151,9 +153,14 @@ function qualifyReached(
   const services = usable.services.map(describe);
   const test = usable.services.length > 0 && usable.services.every((match) => match.list.test);
   const warnings = [...usable.warnings];
+  // Never EU-qualified when only lists added with `esign trust add` (that the LOTL does not point to) reach it.
+  const outsideEu =
+    usable.services.length > 0 &&
+    usable.services.every((match) => match.added !== undefined && !lotlPointsTo(input.lists, match.added.url));
   const base = {
     services,
     test,
+    ...(outsideEu ? { euQualified: false as const } : {}),
     signingTime: input.signingTime.toISOString(),
     ...(warnings.length > 0 ? { warnings } : {}),
   };
@@ -628,14 +635,14 @@ export function qualifyTimestamp(input: {
   return { name: 'QTSA', qualified: true, services, test, ...warnings };
 }
 
-function describe({ list, service, listName }: ReachedService): QualifyingService {
+function describe({ list, service, added }: ReachedService): QualifyingService {
   return {
     provider: service.provider,
     name: service.name,
     territory: list.territory,
     sequenceNumber: list.sequenceNumber,
     test: list.test,
-    ...(listName ? { list: listName } : {}),
+    ...(added ? { list: added.name } : {}),
   };
 }
 

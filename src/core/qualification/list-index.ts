@@ -40,6 +40,8 @@ export interface TrustedListIndex {
   keyIdentifiers: string[];
   /** The list has a TSA/QTST service. */
   tsa: boolean;
+  /** A list added with `esign trust add`: its name and address (it is not one the LOTL points to). */
+  added?: { name: string; url: string };
 }
 
 /** The short fingerprint the index gives a certificate (DER): a filter; the certificate itself is compared after. */
@@ -87,6 +89,7 @@ export function indexTrustedList(entry: TrustedListCacheEntry, stamp?: string): 
     names: [...subjects].map(([key, fingerprints]) => `\n${key} ${fingerprints.join(' ')}`).join(''),
     keyIdentifiers: [...keyIdentifiers],
     tsa,
+    ...(entry.added ? { added: { name: entry.added.name, url: entry.added.url } } : {}),
   };
 }
 

@@ -28,6 +28,12 @@ export function missingTerritory(
   return undefined;
 }
 
+/** Whether the verified LOTL among `lists` points to a list at `url` (an added list the LOTL names too is an EU one). */
+export function lotlPointsTo(lists: readonly TrustedListCacheEntry[], url: string): boolean {
+  const lotl = lists.find((entry) => indexOf(entry).isLotl && indexOf(entry).verified)?.snapshot;
+  return lotl?.pointers.some((pointer) => pointer.location === url) ?? false;
+}
+
 function countriesOf(name: string): string[] {
   return [...name.matchAll(/^C=([A-Za-z]{2})$/gm)].map((match) => (match[1] as string).toUpperCase());
 }

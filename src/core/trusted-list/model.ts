@@ -115,10 +115,21 @@ export interface QcStatementCriterion {
   legislation?: string;
 }
 
+/** A list added with `esign trust add` (TS 119 612, outside the LOTL): where it is fetched and who signs it. */
+export interface AddedTrustedList {
+  /** Its name in the cache and in verdicts (lower case, e.g. `acme-ca`). */
+  name: string;
+  url: string;
+  /** The certificates (DER, base64) its signature must verify with. */
+  signerCertificates: string[];
+}
+
 /** What esign knows of one list in its cache: the last copy that passed its checks, and the last failure after it. */
 export interface TrustedListCacheEntry {
-  /** `EU` for the LOTL, else the territory code. */
+  /** `EU` for the LOTL, else the territory code; an added list's name. */
   territory: string;
+  /** A list added with `esign trust add`, not one the LOTL points to. */
+  added?: AddedTrustedList;
   /** The last verified copy; absent when no copy ever passed. */
   snapshot?: TrustedListSnapshot;
   /** When that copy was verified. */
