@@ -35,6 +35,7 @@ import { nationalListDescription, testSigner } from '../trusted-list/test-lists.
 import { signTrustedList } from '../trusted-list/build.js';
 import {
   QUALIFIED_SIGNATURE_NAMES,
+  describeQualification,
   qualifyCertificate,
   qualifyCredential,
   qualifyTimestamp,
@@ -443,6 +444,17 @@ describe('TS 119 172-4 names from the validation result (DSS SigQualificationMat
     );
     expect(result.name).toBe('Indeterminate QESig');
     expect(result.reason).toMatch(/INDETERMINATE \(NO_CERTIFICATE_CHAIN_FOUND\)/);
+  });
+
+  it('names: the human line of an Indeterminate verdict says it is not the plain one, and why', () => {
+    const result = withValidationResult(
+      qualify(esig(), [list([service()])]),
+      'INDETERMINATE',
+      'NO_CERTIFICATE_CHAIN_FOUND',
+    );
+    expect(describeQualification(result)).toBe(
+      "Indeterminate QESig, not a QESig: BE, Conformance QTSP, key on a QSCD, the signature's validation is INDETERMINATE (NO_CERTIFICATE_CHAIN_FOUND)",
+    );
   });
 
   it('names: --require accepts only the plain qualified names', () => {

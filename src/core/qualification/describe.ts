@@ -20,8 +20,8 @@ const NAMES: Readonly<Record<string, string>> = {
 };
 
 export function qualificationWords(name: QualificationName): string {
-  if (name.startsWith('Indeterminate '))
-    return `${name} (the signature's validation is INDETERMINATE: at best ${name.slice('Indeterminate '.length)})`;
+  // "Indeterminate QESig": its reason says why the validation is INDETERMINATE.
+  if (name.startsWith('Indeterminate ')) return `${name}, not a ${name.slice('Indeterminate '.length)}`;
   return NAMES[name] ?? name;
 }
 
