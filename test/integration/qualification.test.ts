@@ -142,6 +142,28 @@ describe('esign verify with cached trusted lists', () => {
     });
   });
 
+  it('N/A when no list reaches the chain, naming the list the LOTL points to that would decide, and the command', async () => {
+    const lotl = listEntry([], {
+      territory: 'EU',
+      isLotl: true,
+      pointers: ['BE', 'NL'].map((territory) => ({
+        territory,
+        location: `https://tl.example/${territory}.xml`,
+        mimeType: 'application/vnd.etsi.tsl+xml',
+        signingCertificates: [],
+      })),
+    });
+    // BE is cached and names none of the chain's CAs; NL, the issuer's country, is not cached.
+    const result = await verifyWith([lotl, listEntry([])], signed['alice-rsa2048']!);
+    const signature = result.json<VerificationReport>().signatures[0];
+    expect(signature?.qualification).toMatchObject({
+      name: 'N/A',
+      missingList: { territory: 'NL', command: 'esign trust update --territories NL' },
+    });
+    const human = await verifyWith([lotl, listEntry([])], signed['alice-rsa2048']!, { json: false });
+    expect(human.stdout).toMatch(/qualification not applicable \(N\/A\): .*run `esign trust update --territories NL`/);
+  });
+
   it('an entry whose signature failed (no snapshot) gives no qualification', async () => {
     const result = await verifyWith(
       [{ territory: 'BE', lastFailure: { at: '2026-01-01T00:00:00Z', reason: 'bad signature' } }],
