@@ -6,7 +6,7 @@ import { renderError } from './render-error.js';
 import { EsignError } from '../core/errors.js';
 
 const signed = {
-  schemaVersion: 1,
+  schemaVersion: 2,
   input: 'a.pdf',
   output: 'a-signed.pdf',
   format: 'PAdES',

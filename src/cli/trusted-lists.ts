@@ -61,7 +61,13 @@ async function readUsableTrustedLists(
     cached = await cache.indexed();
   }
   const usable = cached.filter(({ index }) => index.verified && (isSandbox || !index.test));
-  return usable.some(({ index }) => !index.isLotl) ? usable.map(({ entry }) => entry) : undefined;
+  if (!usable.some(({ index }) => !index.isLotl)) return undefined;
+  const { withTrustListPolicy } = await import('../core/qualification/policy.js');
+  const profile = await ctx.profile();
+  return withTrustListPolicy(
+    usable.map(({ entry }) => entry),
+    profile.settings.trustListPolicy ?? 'default',
+  );
 }
 
 async function fetchSandboxLists(ctx: Context): Promise<void> {
@@ -117,12 +123,11 @@ export type CredentialQualifier = (certificates: readonly Uint8Array[], at: Date
 export async function credentialQualifier(ctx: Context): Promise<CredentialQualifier | undefined> {
   const lists = await usableTrustedLists(ctx);
   if (!lists) return undefined;
-  const { qualifyCertificate } = await import('../core/qualification/determine.js');
+  const { qualifyCredential } = await import('../core/qualification/determine.js');
   return (certificates, at) => {
-    const [certificate, ...chain] = certificates;
-    if (!certificate) return undefined;
     try {
-      return qualifyCertificate({ certificate, chain, signingTime: at, validationTime: ctx.clock.now(), lists });
+      // The chain the signing service sent is verified link by link before it is qualified.
+      return qualifyCredential(certificates, { signingTime: at, validationTime: ctx.clock.now(), lists });
     } catch {
       return undefined; // a certificate that does not parse: the signing path names that itself
     }
@@ -164,7 +169,19 @@ export async function assertRequirement(
       `--require ${requirement}: no verified trusted list is cached, so esign cannot tell whether ${credentialID} makes ${REQUIREMENT_WORDS[requirement]}.`,
       { hint: 'Run `esign trust update` (or `esign trust import FILE…` offline), then sign again.' },
     );
-  if (SATISFIED_BY[requirement].includes(qualification.name)) return;
+  // Only the plain qualified names, from EU trusted lists: an Indeterminate, Not AdES or N/A one never satisfies it.
+  if (SATISFIED_BY[requirement].includes(qualification.name) && qualification.euQualified !== false) return;
+  if (qualification.euQualified === false) {
+    const lists = [...new Set(qualification.services.flatMap((service) => (service.list ? [service.list] : [])))];
+    throw new EsignError(
+      'QUALIFICATION_NOT_MET',
+      `--require ${requirement}: ${credentialID} would make ${qualification.name} only under the list ${lists.join(', ')}, which is not an EU trusted list, not ${REQUIREMENT_WORDS[requirement]}; nothing was signed.`,
+      {
+        hint: 'A list added with esign trust add is never EU-qualified; choose a credential an EU trusted list qualifies.',
+        details: { required: requirement, qualification },
+      },
+    );
+  }
   throw new EsignError(
     'QUALIFICATION_NOT_MET',
     `--require ${requirement}: ${credentialID} would make ${qualification.name}${qualification.reason ? ` (${qualification.reason})` : ''}, not ${REQUIREMENT_WORDS[requirement]}; nothing was signed.`,

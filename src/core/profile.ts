@@ -48,7 +48,11 @@ export interface ProfileSettings {
   lotlUrl?: string;
   /** The national lists `esign trust update` fetches (two-letter territories); all when unset. */
   trustListTerritories?: string[];
+  /** default: a trusted list past its next update is still used, with a warning (DSS's default policy); strict: it is not used. */
+  trustListPolicy?: TrustListPolicySetting;
 }
+
+export type TrustListPolicySetting = 'default' | 'strict';
 
 /** How the token request's body is encoded: a form (RFC 6749) or JSON (some providers). */
 export type TokenRequestSetting = 'form' | 'json';
@@ -97,6 +101,7 @@ export const SETTING_CHOICES = {
   tokenRequest: ['form', 'json'],
   clientAuth: ['basic', 'body', 'none'],
   hashEncoding: ['base64url', 'base64'],
+  trustListPolicy: ['default', 'strict'],
 } as const satisfies Partial<Record<ProfileKey, readonly string[]>>;
 export const SERVICE_AUTH_SETTINGS: readonly ServiceAuthSetting[] = SETTING_CHOICES.serviceAuth;
 export const CSC_VERSION_SETTINGS: readonly CscVersionSetting[] = SETTING_CHOICES.cscVersion;
@@ -282,6 +287,13 @@ export const PROFILE_KEYS: Record<ProfileKey, KeySpec> = {
     kind: 'territories',
     env: 'ESIGN_TRUST_LIST_TERRITORIES',
     description: 'the national trusted lists to fetch, comma-separated territory codes (e.g. BE,FR; default all)',
+  },
+  trustListPolicy: {
+    kind: 'choice',
+    choices: SETTING_CHOICES.trustListPolicy,
+    env: 'ESIGN_TRUST_LIST_POLICY',
+    description:
+      'default: a trusted list past its next update is still used for qualification, with a warning (as the EU validator DSS does by default); strict: it is not used (docs/trust.md)',
   },
 };
 

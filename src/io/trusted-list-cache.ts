@@ -83,7 +83,7 @@ export class TrustedListCache {
   private async territories(): Promise<string[]> {
     try {
       return (await readdir(this.dir))
-        .filter((name) => /^[A-Z]{2}\.json$/.test(name))
+        .filter((name) => LIST_FILE.test(name))
         .sort()
         .map((name) => name.slice(0, -'.json'.length));
     } catch {
@@ -121,15 +121,19 @@ export class TrustedListCache {
   }
 
   private pathOf(territory: string): string {
-    if (!/^[A-Z]{2}$/.test(territory)) throw new Error(`not a territory code: ${territory}`);
+    if (!LIST_KEY.test(territory)) throw new Error(`not a territory code: ${territory}`);
     return join(this.dir, `${territory}.json`);
   }
 
   private indexPathOf(territory: string): string {
-    if (!/^[A-Z]{2}$/.test(territory)) throw new Error(`not a territory code: ${territory}`);
+    if (!LIST_KEY.test(territory)) throw new Error(`not a territory code: ${territory}`);
     return join(this.dir, `${territory}.index.json`);
   }
 }
+
+/** A list's key in the cache: a territory code (EU for the LOTL), or the lower-case name of a list added with `esign trust add`. */
+export const LIST_KEY = /^(?:[A-Z]{2}|[a-z][a-z0-9-]{1,39})$/;
+const LIST_FILE = /^(?:[A-Z]{2}|[a-z][a-z0-9-]{1,39})\.json$/;
 
 /** Which file is at `path` (replaced atomically, a new inode; or rewritten: its stamp changes). */
 async function stampOf(path: string): Promise<string> {
@@ -176,6 +180,9 @@ function lazyEntry(territory: string, path: string): TrustedListCacheEntry {
     },
     get lastFailure() {
       return load().lastFailure;
+    },
+    get added() {
+      return load().added;
     },
   };
 }

@@ -9,7 +9,12 @@ import { nationalListDescription, signedList, testSigner } from '../core/trusted
 import { MAX_TRUSTED_LIST_BYTES } from '../core/trusted-list/xml-signature.js';
 import { HttpClient } from './http.js';
 import { TrustedListCache } from './trusted-list-cache.js';
-import { importTrustedLists, updateTrustedLists, type TrustListSources } from './trusted-list-update.js';
+import {
+  addTrustedList,
+  importTrustedLists,
+  updateTrustedLists,
+  type TrustListSources,
+} from './trusted-list-update.js';
 
 const lotlKey = testSigner('LOTL signer');
 const rotatedLotlKey = testSigner('LOTL signer, rotated');
@@ -253,5 +258,44 @@ describe('importTrustedLists', () => {
       ['??', 'failed', 'notes.txt'],
     ]);
     expect(outcomes[2]!.reason).toBe("FR: fr.xml: no verified LOTL gives the signers of FR's list");
+  });
+});
+
+describe('addTrustedList (esign trust add): a list outside the LOTL, with its own signer', () => {
+  const chKey = testSigner('CH scheme operator');
+  const added = () => ({ name: 'swiss-tsl', url: `${base}/ch.xml`, signerCertificates: [chKey.certificate] });
+
+  it('is fetched, checked against its signer, cached under its name and updated with the others', async () => {
+    publish('/ch.xml', signedList(nationalListDescription(ca.certificate, { territory: 'CH' }), chKey));
+    expect(await addTrustedList(sources(), added())).toMatchObject({ territory: 'swiss-tsl', state: 'updated' });
+    const entry = await cache.read('swiss-tsl');
+    expect(entry).toMatchObject({ territory: 'swiss-tsl', added: added(), snapshot: { territory: 'CH' } });
+    const indexed = (await cache.indexed()).find(({ index }) => index.territory === 'swiss-tsl');
+    expect(indexed?.index.added).toEqual({ name: 'swiss-tsl', url: `${base}/ch.xml` });
+    publish('/lotl.xml', signedList(lotl([['BE', '/be.xml', beKey.certificate]]), lotlKey));
+    publish('/be.xml', signedList(nationalListDescription(ca.certificate), beKey));
+    const outcomes = await updateTrustedLists(sources(), { lotlUrl: `${base}/lotl.xml` });
+    expect(outcomes.map((o) => [o.territory, o.state])).toEqual([
+      ['EU', 'updated'],
+      ['BE', 'updated'],
+      ['swiss-tsl', 'unchanged'],
+    ]);
+  });
+
+  it('a list whose signature is not its signer’s fails, and nothing is cached', async () => {
+    publish('/ch.xml', signedList(nationalListDescription(ca.certificate, { territory: 'CH' }), stranger));
+    expect(await addTrustedList(sources(), added())).toMatchObject({
+      state: 'failed',
+      code: 'TRUST_LIST_SIGNER_UNTRUSTED',
+    });
+    expect(await cache.read('swiss-tsl')).toBeUndefined();
+  });
+
+  it('a list of lists is refused', async () => {
+    publish('/ch.xml', signedList(lotl([['BE', '/be.xml', beKey.certificate]]), chKey));
+    expect(await addTrustedList(sources(), added())).toMatchObject({
+      state: 'failed',
+      code: 'TRUST_LIST_WRONG_TERRITORY',
+    });
   });
 });

@@ -6,7 +6,12 @@
  */
 import { EsignError, isEsignError } from '../core/errors.js';
 import { LOTL_SIGNING_CERTIFICATES } from '../core/trusted-list/lotl-signers.js';
-import type { TrustedListCacheEntry, TrustedListPointer, TrustedListSnapshot } from '../core/trusted-list/model.js';
+import type {
+  AddedTrustedList,
+  TrustedListCacheEntry,
+  TrustedListPointer,
+  TrustedListSnapshot,
+} from '../core/trusted-list/model.js';
 import { readTrustedList, TEST_LIST_RULES_URI } from '../core/trusted-list/parse.js';
 import { isExpired } from '../core/trusted-list/state.js';
 import { MAX_TRUSTED_LIST_BYTES } from '../core/trusted-list/xml-signature.js';
@@ -75,6 +80,9 @@ export async function updateTrustedLists(sources: TrustListSources, options: Upd
     options.onProgress?.(++done, pointers.length);
     return outcome;
   });
+  // The lists added with `esign trust add` are updated too (all of them: --territories names EU ones).
+  const added = wanted ? [] : await addedLists(sources);
+  for (const list of added) outcomes.push(await fetchAndKeepAdded(sources, list));
   const missing = [...(wanted ?? [])].filter((territory) => !pointers.some((p) => p.territory === territory));
   const notListed = missing.map((territory): ListOutcome => ({
     territory,
@@ -127,12 +135,51 @@ export async function importTrustedLists(
   return outcomes;
 }
 
+/**
+ * `esign trust add`: a TS 119 612 list the LOTL does not point to (a third country's, an
+ * organisation's own), fetched and checked against its own signing certificates, then cached and
+ * updated with the others under its name. It must be a national-style list, not a LOTL.
+ */
+export async function addTrustedList(sources: TrustListSources, list: AddedTrustedList): Promise<ListOutcome> {
+  return fetchAndKeepAdded(sources, list);
+}
+
+async function addedLists(sources: TrustListSources): Promise<AddedTrustedList[]> {
+  const lists: AddedTrustedList[] = [];
+  for (const { index, entry } of await sources.cache.indexed()) if (index.added && entry.added) lists.push(entry.added);
+  return lists;
+}
+
+function fetchAndKeepAdded(sources: TrustListSources, list: AddedTrustedList): Promise<ListOutcome> {
+  const verify = async (bytes: Uint8Array): Promise<TrustedListSnapshot> => {
+    refuseTestBytes(sources, bytes, list.name, list.url);
+    const snapshot = readTrustedList(bytes, list.signerCertificates, list.url, list.name);
+    if (snapshot.isLotl)
+      throw error(
+        'TRUST_LIST_WRONG_TERRITORY',
+        `${list.name}: ${list.url} is a list of lists, not a trusted list`,
+        'Give the address of a TS 119 612 trusted list; the EU LOTL is lotlUrl (esign trust update).',
+      );
+    refuseTestList(sources, snapshot, list.name);
+    return snapshot;
+  };
+  return fetchAndKeep(
+    sources,
+    list.name,
+    list.url,
+    verify,
+    (kept) => list.signerCertificates.includes(kept.signerCertificate),
+    { added: list },
+  );
+}
+
 async function fetchAndKeep(
   sources: TrustListSources,
   territory: string,
   url: string,
   verify: (bytes: Uint8Array) => Promise<TrustedListSnapshot>,
   stillTrusted: (kept: TrustedListSnapshot) => boolean = () => true,
+  extra: Pick<TrustedListCacheEntry, 'added'> = {},
 ): Promise<ListOutcome> {
   const previous = await sources.cache.read(territory);
   const conditional: Record<string, string> = {};
@@ -145,13 +192,13 @@ async function fetchAndKeep(
   try {
     response = await get(sources.http, url, territory, conditional);
   } catch (cause) {
-    return recordFailure(sources, territory, url, previous, cause);
+    return recordFailure(sources, territory, url, previous, cause, extra);
   }
   if (response.status === 304 && previous?.snapshot) {
     return { territory, state: 'unchanged', source: url, sequenceNumber: previous.snapshot.sequenceNumber };
   }
   if (response.status !== 200)
-    return recordFailure(sources, territory, url, previous, statusError(territory, url, response));
+    return recordFailure(sources, territory, url, previous, statusError(territory, url, response), extra);
   // A portal's or a maintenance page comes as a 200 too; named as such, not by the first thing XML refuses in it.
   const contentType = response.headers.get('content-type') ?? '';
   if (/^\s*text\/html\b/i.test(contentType)) {
@@ -159,12 +206,20 @@ async function fetchAndKeep(
       'TRUST_LIST_MALFORMED',
       `${territory}: ${url} answered a web page (${contentType}), not a list`,
     );
-    return recordFailure(sources, territory, url, previous, reason);
+    return recordFailure(sources, territory, url, previous, reason, extra);
   }
-  return keep(sources, territory, url, response.body, verify, {
-    etag: response.headers.get('etag') ?? undefined,
-    lastModified: response.headers.get('last-modified') ?? undefined,
-  });
+  return keep(
+    sources,
+    territory,
+    url,
+    response.body,
+    verify,
+    {
+      etag: response.headers.get('etag') ?? undefined,
+      lastModified: response.headers.get('last-modified') ?? undefined,
+    },
+    extra,
+  );
 }
 
 async function keep(
@@ -174,16 +229,18 @@ async function keep(
   bytes: Uint8Array,
   verify: (bytes: Uint8Array) => Promise<TrustedListSnapshot>,
   validators: { etag?: string | undefined; lastModified?: string | undefined },
+  extra: Pick<TrustedListCacheEntry, 'added'> = {},
 ): Promise<ListOutcome> {
   const previous = await sources.cache.read(territory);
   let snapshot: TrustedListSnapshot;
   try {
     snapshot = await verify(bytes);
   } catch (cause) {
-    return recordFailure(sources, territory, source, previous, cause);
+    return recordFailure(sources, territory, source, previous, cause, extra);
   }
   const entry: TrustedListCacheEntry = {
     territory,
+    ...extra,
     snapshot,
     verifiedAt: sources.now().toISOString(),
     ...(validators.etag ? { etag: validators.etag } : {}),
@@ -200,8 +257,11 @@ async function recordFailure(
   source: string,
   previous: TrustedListCacheEntry | undefined,
   cause: unknown,
+  extra: Pick<TrustedListCacheEntry, 'added'> = {},
 ): Promise<ListOutcome> {
   const outcome = failure(territory, source, cause);
+  // A list being added for the first time that fails is not kept: there is nothing verified to keep.
+  if (extra.added && !previous) return outcome;
   await sources.cache.write({
     ...(previous ?? { territory }),
     territory,

@@ -698,9 +698,9 @@ function randomSerial(): Uint8Array {
   return new Uint8Array(serial);
 }
 
-export function dn(commonName: string, organizationalUnit?: string): pkijs.RelativeDistinguishedNames {
+export function dn(commonName: string, organizationalUnit?: string, country = 'NL'): pkijs.RelativeDistinguishedNames {
   const attributes: Array<[string, asn1js.BaseBlock]> = [
-    [OID.countryName, new asn1js.PrintableString({ value: 'NL' })],
+    [OID.countryName, new asn1js.PrintableString({ value: country })],
     [OID.organizationName, new asn1js.Utf8String({ value: ORGANIZATION })],
   ];
   if (organizationalUnit)
@@ -738,7 +738,7 @@ export function keyUsage(bits: number): pkijs.Extension {
   return extension(OID.keyUsage, true, new asn1js.BitString({ valueHex: new Uint8Array([bits]), unusedBits }));
 }
 
-function extKeyUsage(purposes: string[], critical: boolean): pkijs.Extension {
+export function extKeyUsage(purposes: string[], critical: boolean): pkijs.Extension {
   return extension(OID.extKeyUsage, critical, new pkijs.ExtKeyUsage({ keyPurposes: purposes }));
 }
 
@@ -758,11 +758,26 @@ export function authorityKeyId(issuer: IssuedCertificate): pkijs.Extension {
   return extension(OID.authorityKeyIdentifier, false, value);
 }
 
-/** EN 319 412-5 QC statements: QcCompliance, QcType with `types`, and QcSSCD when the key is on a QSCD. */
-export function qcStatements(options: { types: Array<keyof typeof QC_TYPE>; sscd: boolean }): pkijs.Extension {
+/**
+ * EN 319 412-5 QC statements: QcCompliance (unless `compliance` is false), QcType with `types`, QcSSCD
+ * when the key is on a QSCD, and QcCClegislation with `legislation` (qualified under those countries' law).
+ */
+export function qcStatements(options: {
+  types: Array<keyof typeof QC_TYPE>;
+  sscd: boolean;
+  legislation?: string[];
+  compliance?: boolean;
+}): pkijs.Extension {
   const statement = (oid: string, info?: asn1js.BaseBlock): asn1js.Sequence =>
     new asn1js.Sequence({ value: [new asn1js.ObjectIdentifier({ value: oid }), ...(info ? [info] : [])] });
-  const statements = [statement(OID.qcCompliance)];
+  const statements = options.compliance === false ? [] : [statement(OID.qcCompliance)];
+  if (options.legislation?.length)
+    statements.push(
+      statement(
+        '0.4.0.1862.1.7',
+        new asn1js.Sequence({ value: options.legislation.map((code) => new asn1js.PrintableString({ value: code })) }),
+      ),
+    );
   if (options.types.length > 0)
     statements.push(
       statement(

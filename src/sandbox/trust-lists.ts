@@ -60,8 +60,8 @@ const byPolicies = (qualifier: string, policies: string[]): Qualification => ({
 
 /** On the CA/QC service: QSCD for the *-qscd policies, not for the others. */
 export const SANDBOX_QUALIFICATIONS: Qualification[] = [
-  byPolicies('QCWithSSCD', [SANDBOX_QC_POLICIES.naturalQscd, SANDBOX_QC_POLICIES.legalQscd]),
-  byPolicies('QCNoSSCD', [SANDBOX_QC_POLICIES.natural, SANDBOX_QC_POLICIES.legal]),
+  byPolicies('QCWithQSCD', [SANDBOX_QC_POLICIES.naturalQscd, SANDBOX_QC_POLICIES.legalQscd]),
+  byPolicies('QCNoQSCD', [SANDBOX_QC_POLICIES.natural, SANDBOX_QC_POLICIES.legal]),
 ];
 
 interface Signer {

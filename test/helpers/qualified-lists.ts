@@ -48,10 +48,10 @@ export function sandboxServices(pki: SandboxPki, status = 'granted'): TrustServi
           additionalServiceInformation: [`${EXT}ForeSignatures`, `${EXT}ForeSeals`],
           qualifications: [
             {
-              qualifiers: [`${EXT}QCWithSSCD`],
+              qualifiers: [`${EXT}QCWithQSCD`],
               criteria: onPolicies([QUALIFIED_POLICY.qcpNQscd, QUALIFIED_POLICY.qcpLQscd]),
             },
-            { qualifiers: [`${EXT}QCNoSSCD`], criteria: onPolicies([QUALIFIED_POLICY.qcpN, QUALIFIED_POLICY.qcpL]) },
+            { qualifiers: [`${EXT}QCNoQSCD`], criteria: onPolicies([QUALIFIED_POLICY.qcpN, QUALIFIED_POLICY.qcpL]) },
           ],
         },
       ],

@@ -103,9 +103,9 @@ describe('esign completion', () => {
 
   it('prints the script and the profile names as JSON with --json', async () => {
     const printed = await runCli(['--json', 'completion', 'bash'], { env });
-    expect(printed.json()).toEqual({ schemaVersion: 1, shell: 'bash', script });
+    expect(printed.json()).toEqual({ schemaVersion: 2, shell: 'bash', script });
     const profiles = await runCli(['--json', 'completion', '--list-profiles'], { env });
-    expect(profiles.json()).toEqual({ schemaVersion: 1, profiles: ['sandbox', 'sandbox-v2', 'env', 'work-eu'] });
+    expect(profiles.json()).toEqual({ schemaVersion: 2, profiles: ['sandbox', 'sandbox-v2', 'env', 'work-eu'] });
   });
 
   it('refuses an unknown or missing shell with exit 2, naming the shells it knows', async () => {

@@ -1042,7 +1042,7 @@ describe('esign login / whoami / logout (built CLI)', () => {
     ]);
     expect(json.claims['com.vendor.last_name']).toBe('Jansen');
     const logout = await cli(['logout', '--json']);
-    expect(logout.json()).toEqual({ schemaVersion: 1, profile: 'sandbox', signedOut: true });
+    expect(logout.json()).toEqual({ schemaVersion: 2, profile: 'sandbox', signedOut: true });
     const after = await cli(['whoami', '--json']);
     expect(after.code).toBe(4);
     expect(after.json<{ error: { code: string } }>().error.code).toBe('AUTH_LOGIN_REQUIRED');

@@ -64,7 +64,7 @@ describe('esign verify with cached trusted lists', () => {
         test: false,
         services: [{ provider: 'esign Sandbox QTSP', territory: 'BE', sequenceNumber: 7 }],
       },
-      timestamp: { qualified: { qualified: true, services: [{ name: 'esign Sandbox TEST TSA' }] } },
+      timestamp: { qualified: { name: 'QTSA', qualified: true, services: [{ name: 'esign Sandbox TEST TSA' }] } },
     });
   });
 
@@ -81,7 +81,7 @@ describe('esign verify with cached trusted lists', () => {
     expect(result.stdout).toContain('TEST — qualified electronic time stamp (BE, esign Sandbox QTSP)');
   });
 
-  it('a credential off a QSCD (QCP-n, QCNoSSCD) makes an AdESig-QC', async () => {
+  it('a credential off a QSCD (QCP-n, QCNoQSCD) makes an AdESig-QC', async () => {
     const result = await verifyWith([listEntry(sandboxServices(sandbox.sandbox.pki))], signed['alice-rsa3072']!);
     expect(result.json<VerificationReport>().signatures[0]?.qualification).toMatchObject({
       name: 'AdESig-QC',
@@ -89,15 +89,23 @@ describe('esign verify with cached trusted lists', () => {
     });
   });
 
-  it('a list past its next update: INDETERMINATE "trusted list expired"', async () => {
-    const result = await verifyWith(
-      [listEntry(sandboxServices(sandbox.sandbox.pki), { nextUpdate: '2020-01-01T00:00:00Z' })],
-      signed['alice-rsa2048']!,
-    );
+  it('a list past its next update is still used, with a warning (DSS default policy); trustListPolicy strict does not use it', async () => {
+    const expired = [listEntry(sandboxServices(sandbox.sandbox.pki), { nextUpdate: '2020-01-01T00:00:00Z' })];
+    const result = await verifyWith(expired, signed['alice-rsa2048']!);
     const signature = result.json<VerificationReport>().signatures[0];
-    expect(signature?.qualification).toMatchObject({ name: 'INDETERMINATE' });
-    expect(signature?.qualification?.reason).toMatch(/^trusted list expired: BE/);
-    expect(signature?.timestamp?.qualified?.qualified).toBe('indeterminate');
+    expect(signature?.qualification).toMatchObject({
+      name: 'QESig',
+      warnings: [expect.stringMatching(/^trusted list BE expired: its next update was due 2020-01-01/)],
+    });
+    expect(signature?.timestamp?.qualified).toMatchObject({ name: 'QTSA', warnings: [expect.any(String)] });
+    const human = await verifyWith(expired, signed['alice-rsa2048']!, { json: false });
+    expect(human.stdout).toMatch(/QESig\).*warning: trusted list BE expired/);
+    const strict = await verifyWith(expired, signed['alice-rsa2048']!, {
+      env: { ...sandbox.env, ESIGN_TRUST_LIST_POLICY: 'strict' },
+    });
+    const strictSignature = strict.json<VerificationReport>().signatures[0];
+    expect(strictSignature?.qualification).toMatchObject({ name: 'N/A' });
+    expect(strictSignature?.qualification?.reason).toMatch(/trusted list BE expired.*trustListPolicy strict/);
   });
 
   it('a service withdrawn before the signature: qualified at issuance only, an AdESig', async () => {
@@ -117,7 +125,7 @@ describe('esign verify with cached trusted lists', () => {
     });
   });
 
-  it('a signature that is not valid is INDETERMINATE whatever its certificate: never a silent QES', async () => {
+  it('a signature that is not valid is "Not AdES but QC with QSCD" (TS 119 172-4): never a silent QES', async () => {
     const bytes = new Uint8Array(await readFile(signed['alice-rsa2048']!));
     bytes[200] = bytes[200]! ^ 0x01; // inside the first signed range
     const tampered = join(work.dir, 'tampered.pdf');
@@ -126,8 +134,34 @@ describe('esign verify with cached trusted lists', () => {
     expect(result.code).toBe(9);
     expect(result.json<VerificationReport>().signatures[0]).toMatchObject({
       status: 'invalid',
-      qualification: { name: 'INDETERMINATE', reason: 'the signature is not valid' },
+      indication: 'TOTAL-FAILED',
+      qualification: {
+        name: 'Not AdES but QC with QSCD',
+        reason: 'the signature is not valid (TOTAL-FAILED: HASH_FAILURE)',
+      },
     });
+  });
+
+  it('N/A when no list reaches the chain, naming the list the LOTL points to that would decide, and the command', async () => {
+    const lotl = listEntry([], {
+      territory: 'EU',
+      isLotl: true,
+      pointers: ['BE', 'NL'].map((territory) => ({
+        territory,
+        location: `https://tl.example/${territory}.xml`,
+        mimeType: 'application/vnd.etsi.tsl+xml',
+        signingCertificates: [],
+      })),
+    });
+    // BE is cached and names none of the chain's CAs; NL, the issuer's country, is not cached.
+    const result = await verifyWith([lotl, listEntry([])], signed['alice-rsa2048']!);
+    const signature = result.json<VerificationReport>().signatures[0];
+    expect(signature?.qualification).toMatchObject({
+      name: 'N/A',
+      missingList: { territory: 'NL', command: 'esign trust update --territories NL' },
+    });
+    const human = await verifyWith([lotl, listEntry([])], signed['alice-rsa2048']!, { json: false });
+    expect(human.stdout).toMatch(/qualification not applicable \(N\/A\): .*run `esign trust update --territories NL`/);
   });
 
   it('an entry whose signature failed (no snapshot) gives no qualification', async () => {

@@ -2,10 +2,11 @@
  * `esign trust update` against the sandbox's TEST lists (a LOTL and the national list ZZ), over HTTP
  * and HTTPS, with each trusted-list quirk; and a real profile meeting them.
  */
-import { copyFile } from 'node:fs/promises';
+import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { derToPem } from '../../src/sandbox/pki.js';
 import type { QuirkName } from '../../src/sandbox/signing/quirks.js';
 import { runCli } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
@@ -66,8 +67,8 @@ describe('esign trust update on the sandbox profile', () => {
       type: 'http://uri.etsi.org/TrstSvc/Svctype/CA/QC',
       status: 'http://uri.etsi.org/TrstSvc/TrustedList/Svcstatus/granted',
       qualifiers: [
-        'http://uri.etsi.org/TrstSvc/TrustedList/SvcInfoExt/QCWithSSCD',
-        'http://uri.etsi.org/TrstSvc/TrustedList/SvcInfoExt/QCNoSSCD',
+        'http://uri.etsi.org/TrstSvc/TrustedList/SvcInfoExt/QCWithQSCD',
+        'http://uri.etsi.org/TrstSvc/TrustedList/SvcInfoExt/QCNoQSCD',
       ],
     });
   });
@@ -188,5 +189,54 @@ describe('the sandbox profile with nothing cached', () => {
     const again = await runCli(['--auto-approve', 'sign', '-o', join(dir, 'again.pdf'), input], { env });
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout + again.stderr).toContain('TEST — qualified electronic signature (QESig)');
+  });
+});
+
+describe('esign trust add: a list outside the LOTL', () => {
+  it('adds the ZZ list under a name of its own with its signer; its verdicts name it and are not EU-qualified', async () => {
+    const env = await cacheEnv();
+    const dir = await tempDir('esign-trust-add-');
+    const operator = JSON.parse(await readFile(join(shared.dataDir, 'trust', 'zz-operator.json'), 'utf8')) as {
+      certificate: string;
+    };
+    const signerPem = join(dir, 'zz-operator.pem');
+    await writeFile(signerPem, derToPem(Buffer.from(operator.certificate, 'base64'), 'CERTIFICATE'));
+    const url = `${shared.sandbox.urls.base}/trust/ZZ.xml`;
+
+    const wrong = await runCli(['--json', 'trust', 'add', 'acme-tsl', url, '--signer', shared.rootPemPath], { env });
+    expect(wrong.code).toBe(9);
+    expect(wrong.json<{ lists: Outcome[] }>().lists).toMatchObject([{ territory: 'acme-tsl', state: 'failed' }]);
+    const badName = await runCli(['trust', 'add', 'BE', url, '--signer', signerPem], { env });
+    expect(badName.code).toBe(2);
+    expect(badName.stderr).toContain('Not a list name: "BE".');
+
+    const added = await runCli(['--json', 'trust', 'add', 'acme-tsl', url, '--signer', signerPem], { env });
+    expect(added.code, added.stderr).toBe(0);
+    expect(added.json<{ lists: Outcome[] }>().lists).toMatchObject([{ territory: 'acme-tsl', state: 'updated' }]);
+    const status = await runCli(['trust', 'status'], { env });
+    expect(status.stdout).toMatch(/acme-tsl \(TEST\) \(added, not on the LOTL\)/);
+    const show = await runCli(['trust', 'show', 'acme-tsl'], { env });
+    expect(show.code, show.stderr).toBe(0);
+    expect(show.stdout).toContain('esign sandbox issuing CA (TEST)');
+
+    const input = join(dir, 'contract.pdf');
+    await copyFile(fileURLToPath(new URL('../../samples/contract.pdf', import.meta.url)), input);
+    const signed = await runCli(['--auto-approve', '--quiet', 'sign', '--level', 'B-T', input], { env });
+    expect(signed.code, signed.stderr).toBe(0);
+    const verified = await runCli(['--json', 'verify', join(dir, 'contract-signed.pdf')], { env });
+    expect(
+      verified.json<{ signatures: Array<{ qualification?: unknown }> }>().signatures[0]?.qualification,
+    ).toMatchObject({
+      name: 'QESig',
+      euQualified: false,
+      services: [{ list: 'acme-tsl', territory: 'ZZ' }],
+    });
+    const human = await runCli(['verify', join(dir, 'contract-signed.pdf')], { env });
+    expect(human.stdout).toContain(
+      'TEST — under the list acme-tsl, not an EU trusted list — qualified electronic signature (QESig)',
+    );
+    const required = await runCli(['--auto-approve', 'sign', '-f', '--require', 'qes', input], { env });
+    expect(required.code).toBe(13);
+    expect(required.stderr).toContain('only under the list acme-tsl, which is not an EU trusted list');
   });
 });

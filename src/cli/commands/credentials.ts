@@ -294,11 +294,13 @@ function qualificationOf(
   return qualification ? { qualification } : {};
 }
 
-/** "QESig (TEST)", "AdESig-QC", "INDETERMINATE: trusted list expired: …". */
+/** "QESig (TEST)", "AdESig-QC", "N/A: the chain the signing service sent does not verify: …". */
 function qualificationCell(qualification: Qualification | undefined): string {
   if (!qualification) return '?';
   const name = `${qualification.name}${qualification.test ? ' (TEST)' : ''}`;
-  return qualification.name === 'INDETERMINATE' ? `${name}: ${qualification.reason ?? ''}` : name;
+  return qualification.name === 'N/A' || qualification.name.startsWith('Indeterminate ')
+    ? `${name}: ${qualification.reason ?? ''}`
+    : name;
 }
 
 /** Which CSC API esign speaks with the service, and how it knows (`cscVersion` setting or the service's info). */

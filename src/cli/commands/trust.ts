@@ -17,7 +17,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     )
     .addHelpText(
       'after',
-      "\nExamples:\n  esign trust update                      the LOTL and every national list (lotlUrl, trustListTerritories)\n  esign trust update --territories BE,EE  the LOTL and only the lists of Belgium and Estonia\n  esign trust status --json               state, dates and service counts of each list\n  esign trust show BE                     Belgium's trust services\n  esign trust import eu-lotl.xml BE.xml   lists downloaded elsewhere, checked as if fetched\n\nExit codes: 0 all verified, 10 some failed (each named), 9 the LOTL or every list failed its checks, 7 not a list (a web page, a DTD), 6 the LOTL's server refused it, 5 the LOTL could not be fetched, 3 show: not cached.",
+      "\nExamples:\n  esign trust update                      the LOTL and every national list (lotlUrl, trustListTerritories)\n  esign trust update --territories BE,EE  the LOTL and only the lists of Belgium and Estonia\n  esign trust status --json               state, dates and service counts of each list\n  esign trust show BE                     Belgium's trust services\n  esign trust import eu-lotl.xml BE.xml   lists downloaded elsewhere, checked as if fetched\n  esign trust add acme-ca URL --signer signer.pem   a list outside the LOTL (never EU-qualified)\n\nExit codes: 0 all verified, 10 some failed (each named), 9 the LOTL or every list failed its checks, 7 not a list (a web page, a DTD), 6 the LOTL's server refused it, 5 the LOTL could not be fetched, 3 show: not cached.",
     );
   trust
     .command('update')
@@ -41,6 +41,18 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .summary("list a territory's trust services")
     .argument('<territory>', 'two-letter territory code, e.g. BE (EU: the pointers of the LOTL)')
     .action((territory: string, _options: unknown, command: Command) => run(command, (ctx) => show(ctx, territory)));
+  trust
+    .command('add')
+    .summary('add a trusted list the LOTL does not point to, with its own signing certificate')
+    .description(
+      "Fetch a TS 119 612 trusted list outside the EU LOTL (a third country's, or an organisation's own) from URL, check its XML signature against the certificates of --signer, and cache it under NAME with the others: esign trust update updates it, status and show list it. Verdicts reached through it always name it and are never EU-qualified (sign --require refuses them) unless the LOTL points to the same address. Exit 0 when it was verified; else the list's error (docs/trust.md).",
+    )
+    .argument('<name>', 'its name in the cache and in verdicts: lower case letters, digits and -, e.g. acme-ca')
+    .argument('<url>', "the list's address (http:// is accepted: the list is signed)")
+    .requiredOption('--signer <file>', 'PEM file with the certificate(s) whose key signs the list')
+    .action((name: string, url: string, options: { signer: string }, command: Command) =>
+      run(command, (ctx) => add(ctx, name, url, options.signer)),
+    );
   trust
     .command('import')
     .summary('check and cache lists downloaded elsewhere (machines without internet)')
@@ -87,6 +99,47 @@ async function territoriesFrom(text: string): Promise<string[]> {
       hint: 'Give two-letter territory codes separated by commas, e.g. --territories BE,EE; leave it out for every list.',
     });
   return territories;
+}
+
+async function add(ctx: Context, name: string, url: string, signerFile: string): Promise<void> {
+  if (!/^[a-z][a-z0-9-]{2,39}$/.test(name))
+    throw new EsignError('USAGE', `Not a list name: ${JSON.stringify(name)}.`, {
+      hint: "Give 3 to 40 lower-case letters, digits or -, starting with a letter (e.g. acme-ca); territory codes are for the LOTL's lists.",
+    });
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = new URL('invalid:');
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
+    throw new EsignError('USAGE', `Not an http(s) address: ${JSON.stringify(url)}.`, {
+      hint: "Give the list's address, e.g. https://example.org/tsl.xml.",
+    });
+  const { readFile } = await import('node:fs/promises');
+  let pem: string;
+  try {
+    pem = await readFile(signerFile, 'utf8');
+  } catch (cause) {
+    throw new EsignError('INPUT_NOT_FOUND', `${signerFile}: cannot read the file`, { hint: 'Check the path.', cause });
+  }
+  const { X509Certificate } = await import('node:crypto');
+  const signerCertificates = [...pem.matchAll(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g)].flatMap(
+    ([block]) => {
+      try {
+        return [new X509Certificate(block).raw.toString('base64')];
+      } catch {
+        return [];
+      }
+    },
+  );
+  if (signerCertificates.length === 0)
+    throw new EsignError('INPUT_UNREADABLE', `${signerFile}: no PEM certificate in it`, {
+      hint: "Give the list's signing certificate as PEM (-----BEGIN CERTIFICATE-----).",
+    });
+  const { sources } = await trustListSources(ctx);
+  const { addTrustedList } = await import('../../io/trusted-list-update.js');
+  report(ctx, [await addTrustedList(sources, { name, url: parsed.toString(), signerCertificates })]);
 }
 
 async function importFiles(ctx: Context, paths: string[]): Promise<void> {
@@ -155,6 +208,7 @@ async function status(ctx: Context): Promise<void> {
     nextUpdate: index.nextUpdate,
     verifiedAt: index.verifiedAt,
     test: index.test,
+    ...(index.added ? { added: true } : {}),
     source: index.source,
     lastFailure: index.lastFailure,
     services: index.services,
@@ -165,7 +219,7 @@ async function status(ctx: Context): Promise<void> {
       table(
         ['List', 'Sequence', 'Issued', 'Next update', 'State'],
         lists.map((l) => [
-          l.test ? `${l.territory} (TEST)` : l.territory,
+          `${l.territory}${l.test ? ' (TEST)' : ''}${'added' in l ? ' (added, not on the LOTL)' : ''}`,
           l.sequenceNumber === null ? '' : String(l.sequenceNumber),
           l.issueDate ?? '',
           l.nextUpdate ?? 'closed',
@@ -185,10 +239,11 @@ function stateOfIndex(index: TrustedListIndex, now: Date): TrustedListState {
 }
 
 async function show(ctx: Context, territoryText: string): Promise<void> {
-  const territory = territoryText.toUpperCase();
-  if (!/^[A-Z]{2}$/.test(territory)) {
+  // A territory code, or the name of a list added with esign trust add (lower case).
+  const territory = /^[a-z][a-z0-9-]{2,39}$/.test(territoryText) ? territoryText : territoryText.toUpperCase();
+  if (!/^(?:[A-Z]{2}|[a-z][a-z0-9-]{2,39})$/.test(territory)) {
     throw new EsignError('USAGE', `Not a territory code: ${JSON.stringify(territoryText)}.`, {
-      hint: 'Give a two-letter code such as BE, or EU for the LOTL.',
+      hint: 'Give a two-letter code such as BE, EU for the LOTL, or the name of a list added with esign trust add.',
     });
   }
   const entry = await (await cacheFor(ctx)).read(territory);

@@ -32,7 +32,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         'and the level reached (PAdES or CAdES: B-LT from the validation data in the DSS or the CMS, B-LTA from a document ' +
         'timestamp, an archive-time-stamp-v3 or an ASiC-E archive manifest). When verified EU trusted lists are cached (esign trust update), their qualified CAs ' +
         'and TSAs are trust anchors too, and each signature gets its qualification (ETSI TS 119 615: QESig, QESeal, ' +
-        'AdESig-QC, AdESeal-QC, AdESig, AdESeal or INDETERMINATE with the reason) and each timestamp whether it is ' +
+        'AdESig-QC, AdESeal-QC, AdESig, AdESeal, their Indeterminate forms, Not AdES or N/A, with the reason) and each timestamp whether it is ' +
         'a qualified electronic time stamp. With --signature FILE.p7s, check a detached CAdES signature of FILE. ' +
         'FILE.p7m (enveloping CAdES, the content inside) is checked as it is; --extract OUT then writes its content. ' +
         'FILE.asics (ASiC-S) and FILE.asice (ASiC-E) are checked with their layout (mimetype first and stored, safe and unique ' +

@@ -16,6 +16,7 @@ import {
 import { keyUsageNames } from '../key-usage.js';
 import {
   OID_QC_COMPLIANCE,
+  OID_QC_LEGISLATION,
   OID_QC_SSCD,
   OID_QC_STATEMENTS,
   OID_QC_TYPE,
@@ -35,6 +36,14 @@ export interface QualificationCertificate {
   qcSscd: boolean;
   /** QcType values; none when the statement is absent. */
   qcTypes: QualifiedFor[];
+  /** Every QcType OID, as written (a QcStatementSet criterion compares them). */
+  qcTypeOids: string[];
+  /** The statementId of every QC statement (a QcStatementSet criterion compares them). */
+  qcStatementIds: string[];
+  /** QcCClegislation country codes: the certificate is qualified under these countries' law, not the EU's. */
+  qcLegislation: string[];
+  /** The certificate has a qcStatements extension. */
+  hasQcStatements: boolean;
   policies: string[];
   /** keyUsage bits set, by their RFC 5280 name. */
   keyUsage: Set<string>;
@@ -69,6 +78,10 @@ function read(der: Uint8Array): QualificationCertificate {
     qcCompliance: false,
     qcSscd: false,
     qcTypes: [],
+    qcTypeOids: [],
+    qcStatementIds: [],
+    qcLegislation: [],
+    hasQcStatements: false,
     policies: [],
     keyUsage: new Set(),
     extendedKeyUsage: [],
@@ -123,16 +136,28 @@ function readExtension(extnID: string, value: Uint8Array, facts: QualificationCe
 
 /** QCStatements ::= SEQUENCE OF SEQUENCE { statementId OID, statementInfo ANY OPTIONAL } (RFC 3739). */
 function readQcStatements(value: Uint8Array, facts: QualificationCertificate): void {
+  facts.hasQcStatements = true;
   for (const statement of sequenceItems(decode(value, 'qcStatements'), 'qcStatements')) {
     if (!isUniversal(statement, 16)) continue;
     const [id, info] = statement.items;
     if (!isUniversal(id, 6)) continue;
     const statementId = oid(id, 'statementId');
+    if (!facts.qcStatementIds.includes(statementId)) facts.qcStatementIds.push(statementId);
     if (statementId === OID_QC_COMPLIANCE) facts.qcCompliance = true;
+    else if (statementId === OID_QC_LEGISLATION && isUniversal(info, 16))
+      // QcCClegislation ::= SEQUENCE OF CountryName (PrintableString (SIZE (2)))
+      for (const country of info?.items ?? []) {
+        if (!isUniversal(country, 19)) continue;
+        const code = Buffer.from(country.content).toString('latin1').toUpperCase();
+        if (!facts.qcLegislation.includes(code)) facts.qcLegislation.push(code);
+      }
     else if (statementId === OID_QC_SSCD) facts.qcSscd = true;
     else if (statementId === OID_QC_TYPE && isUniversal(info, 16))
       for (const type of info?.items ?? []) {
-        const qcType = isUniversal(type, 6) ? QC_TYPES[oid(type, 'QcType')] : undefined;
+        if (!isUniversal(type, 6)) continue;
+        const typeOid = oid(type, 'QcType');
+        if (!facts.qcTypeOids.includes(typeOid)) facts.qcTypeOids.push(typeOid);
+        const qcType = QC_TYPES[typeOid];
         if (qcType && !facts.qcTypes.includes(qcType)) facts.qcTypes.push(qcType);
       }
   }

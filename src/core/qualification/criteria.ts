@@ -1,5 +1,5 @@
 /** TS 119 612 §5.5.9.2.1: whether a certificate is one a Qualifications entry's criteria list selects. */
-import type { CriteriaList } from '../trusted-list/model.js';
+import type { CriteriaList, QcStatementCriterion } from '../trusted-list/model.js';
 import type { QualificationCertificate } from './certificate.js';
 
 /** The names lists write for a keyUsage bit, in the form certificate.ts gives them. */
@@ -15,6 +15,9 @@ export function matchesCriteria(criteria: CriteriaList, certificate: Qualificati
     ...criteria.policySets.map((set) => set.every((oid) => certificate.policies.includes(oid))),
     ...criteria.extendedKeyUsage.map((set) => set.every((oid) => certificate.extendedKeyUsage.includes(oid))),
     ...criteria.subjectAttributes.map((set) => set.every((oid) => certificate.subjectAttributes.includes(oid))),
+    ...(criteria.qcStatementSets ?? []).map((set) =>
+      set.every((statement) => qcStatementMatches(statement, certificate)),
+    ),
     ...criteria.criteriaLists.map((nested) => matchesCriteria(nested, certificate)),
   ];
   switch (criteria.assert) {
@@ -34,4 +37,13 @@ function keyUsageMatches(bits: Record<string, boolean>, certificate: Qualificati
 function bitName(name: string): string {
   const lower = name.toLowerCase();
   return KEY_USAGE_ALIASES[lower] ?? lower.charAt(0) + name.slice(1);
+}
+
+/** DSS's QCStatementCondition: the certificate has QC statements, this one among them, with the QcType and QcCClegislation asked. */
+function qcStatementMatches(statement: QcStatementCriterion, certificate: QualificationCertificate): boolean {
+  if (!certificate.hasQcStatements) return false;
+  if (statement.id && !certificate.qcStatementIds.includes(statement.id)) return false;
+  if (statement.qcType && !certificate.qcTypeOids.includes(statement.qcType)) return false;
+  if (statement.legislation && !certificate.qcLegislation.includes(statement.legislation.toUpperCase())) return false;
+  return true;
 }

@@ -6,12 +6,12 @@
  * of the chain at hand (real lists are hundreds of kilobytes each, and a chain's CA is on one).
  */
 import { createHash, X509Certificate } from 'node:crypto';
-import type { TrustedListCacheEntry } from '../trusted-list/model.js';
+import type { TrustService, TrustedListCacheEntry } from '../trusted-list/model.js';
 import { nameKey } from './name-key.js';
 import { SERVICE_CA_QC, SERVICE_TSA_QTST } from './uris.js';
 
 /** Raised when the form changes; an index of another version is rebuilt from its list. */
-export const LIST_INDEX_VERSION = 3;
+export const LIST_INDEX_VERSION = 4;
 
 export interface TrustedListIndex {
   version: typeof LIST_INDEX_VERSION;
@@ -40,6 +40,8 @@ export interface TrustedListIndex {
   keyIdentifiers: string[];
   /** The list has a TSA/QTST service. */
   tsa: boolean;
+  /** A list added with `esign trust add`: its name and address (it is not one the LOTL points to). */
+  added?: { name: string; url: string };
 }
 
 /** The short fingerprint the index gives a certificate (DER): a filter; the certificate itself is compared after. */
@@ -59,8 +61,8 @@ export function indexTrustedList(entry: TrustedListCacheEntry, stamp?: string): 
     byType[service.type] = (byType[service.type] ?? 0) + 1;
     const current = service.history[0]?.status ?? 'unknown';
     byStatus[current] = (byStatus[current] ?? 0) + 1;
-    if (list?.isLotl !== false || (service.type !== SERVICE_CA_QC && service.type !== SERVICE_TSA_QTST)) continue;
-    if (service.type === SERVICE_TSA_QTST) tsa = true;
+    if (list?.isLotl !== false || !isQualifiedService(service)) continue;
+    if (hasType(service, SERVICE_TSA_QTST)) tsa = true;
     for (const ski of service.identity.subjectKeyIdentifiers) keyIdentifiers.add(ski.toLowerCase());
     for (const base64 of service.identity.certificates) {
       const der = Buffer.from(base64, 'base64');
@@ -87,6 +89,7 @@ export function indexTrustedList(entry: TrustedListCacheEntry, stamp?: string): 
     names: [...subjects].map(([key, fingerprints]) => `\n${key} ${fingerprints.join(' ')}`).join(''),
     keyIdentifiers: [...keyIdentifiers],
     tsa,
+    ...(entry.added ? { added: { name: entry.added.name, url: entry.added.url } } : {}),
   };
 }
 
@@ -136,4 +139,13 @@ function subjectKeyOfDer(der: Uint8Array): string {
   } catch {
     return 'unparsed';
   }
+}
+
+/** Whether the service is, or was in some status entry, a CA/QC or a TSA/QTST (each entry has its own type). */
+export function isQualifiedService(service: TrustService): boolean {
+  return hasType(service, SERVICE_CA_QC) || hasType(service, SERVICE_TSA_QTST);
+}
+
+export function hasType(service: TrustService, type: string): boolean {
+  return service.type === type || service.history.some((period) => period.type === type);
 }

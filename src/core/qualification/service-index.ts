@@ -8,9 +8,8 @@
  */
 import { X509Certificate } from 'node:crypto';
 import type { TrustedListCacheEntry } from '../trusted-list/model.js';
-import { certificateFingerprint, fingerprintsNamed, indexOf } from './list-index.js';
+import { certificateFingerprint, fingerprintsNamed, indexOf, isQualifiedService } from './list-index.js';
 import { issuerKey, subjectKey } from './name-key.js';
-import { SERVICE_CA_QC, SERVICE_TSA_QTST } from './uris.js';
 
 interface Located {
   /** Position of the list in `lists`. */
@@ -130,7 +129,7 @@ export class ServiceCertificateIndex {
       byFingerprint = new Map();
       const snapshot = this.lists[list]?.snapshot;
       for (const service of snapshot?.isLotl === false ? snapshot.services : [])
-        if (service.type === SERVICE_CA_QC || service.type === SERVICE_TSA_QTST)
+        if (isQualifiedService(service))
           for (const base64 of service.identity.certificates) {
             const fingerprint = certificateFingerprint(Buffer.from(base64, 'base64'));
             const same = byFingerprint.get(fingerprint) ?? [];

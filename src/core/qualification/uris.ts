@@ -4,13 +4,16 @@ const SERVICE_TYPE = 'http://uri.etsi.org/TrstSvc/Svctype/';
 export const SERVICE_CA_QC = `${SERVICE_TYPE}CA/QC`;
 export const SERVICE_TSA_QTST = `${SERVICE_TYPE}TSA/QTST`;
 
-const STATUS = 'http://uri.etsi.org/TrstSvc/TrustedList/Svcstatus/';
-/** `granted` and the pre-eIDAS statuses TS 119 612 Annex J maps onto it; every other status (withdrawn, recognisedatnationallevel, …) is not qualified. */
-export const QUALIFIED_STATUSES: ReadonlySet<string> = new Set(
-  ['granted', 'undersupervision', 'supervisionincessation', 'accredited', 'setbynationallaw'].map(
-    (status) => `${STATUS}${status}`,
-  ),
-);
+const STATUS_URI = 'http://uri.etsi.org/TrstSvc/TrustedList/Svcstatus/';
+/** The statuses qualification reads (periods.ts, determine.ts: which count, by the era of the period's start). */
+export const STATUS = {
+  granted: `${STATUS_URI}granted`,
+  withdrawn: `${STATUS_URI}withdrawn`,
+  undersupervision: `${STATUS_URI}undersupervision`,
+  supervisionincessation: `${STATUS_URI}supervisionincessation`,
+  accredited: `${STATUS_URI}accredited`,
+  setbynationallaw: `${STATUS_URI}setbynationallaw`,
+} as const;
 
 const EXTENSION = 'http://uri.etsi.org/TrstSvc/TrustedList/SvcInfoExt/';
 export const QUALIFIER = {
@@ -42,6 +45,7 @@ export const OID_QC_TYPE = '0.4.0.1862.1.6';
 export const OID_QC_TYPE_ESIGN = '0.4.0.1862.1.6.1';
 export const OID_QC_TYPE_ESEAL = '0.4.0.1862.1.6.2';
 export const OID_QC_TYPE_WEB = '0.4.0.1862.1.6.3';
+export const OID_QC_LEGISLATION = '0.4.0.1862.1.7';
 
 /** EN 319 411-2 policies of EU qualified certificates, and the TS 101 456 ones from before eIDAS. */
 export const POLICY = {
@@ -53,6 +57,3 @@ export const POLICY = {
   qcpPublicWithSscd: '0.4.0.1456.1.1',
   qcpPublic: '0.4.0.1456.1.2',
 } as const;
-
-/** eIDAS (Regulation 910/2014) applies from this day; before it, the Directive 1999/93 rules apply. */
-export const EIDAS_START = Date.parse('2016-07-01T00:00:00Z');

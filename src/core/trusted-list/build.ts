@@ -35,6 +35,8 @@ export interface ServiceDescription {
   certificates: string[];
   /** Current status first, then older ones. */
   history: Array<{
+    /** This entry's own ServiceTypeIdentifier (history instances only; the service's by default). */
+    type?: string;
     status: string;
     from: Date;
     additionalServiceInformation?: string[];
@@ -43,6 +45,8 @@ export interface ServiceDescription {
 }
 
 const NATIONAL_TYPE = 'http://uri.etsi.org/TrstSvc/TrustedList/TSLType/EUgeneric';
+/** The MRA schema's namespace, where QcStatementSet is defined (DSS reads it from there). */
+const MRA = 'http://ec.europa.eu/tools/lotl/mra/schema/v2#';
 
 export function trustedListXml(list: ListDescription): string {
   const isLotl = (list.pointers ?? []).length > 0 || list.territory === 'EU';
@@ -145,7 +149,7 @@ function serviceXml(service: ServiceDescription): string {
     ? `<tsl:ServiceHistory>${older
         .map(
           (period) =>
-            `<tsl:ServiceHistoryInstance><tsl:ServiceTypeIdentifier>${esc(service.type)}</tsl:ServiceTypeIdentifier>` +
+            `<tsl:ServiceHistoryInstance><tsl:ServiceTypeIdentifier>${esc(period.type ?? service.type)}</tsl:ServiceTypeIdentifier>` +
             `<tsl:ServiceName>${name(service.name)}</tsl:ServiceName>${identity}${statusXml(period)}</tsl:ServiceHistoryInstance>`,
         )
         .join('')}</tsl:ServiceHistory>`
@@ -199,6 +203,25 @@ function criteriaXml(criteria: CriteriaList): string {
     ...criteria.subjectAttributes.map(
       (set) =>
         `<ns3:CertSubjectDNAttribute>${set.map((oid) => `<ns3:AttributeOID>${identifier(oid)}</ns3:AttributeOID>`).join('')}</ns3:CertSubjectDNAttribute>`,
+    ),
+    ...(criteria.qcStatementSets ?? []).map(
+      (set) =>
+        `<mra:QcStatementSet xmlns:mra="${MRA}">${set
+          .map(
+            (statement) =>
+              `<mra:QcStatement><mra:QcStatementId>${identifier(statement.id)}</mra:QcStatementId>${
+                statement.qcType
+                  ? `<mra:QcStatementInfo><mra:QcType>${identifier(statement.qcType)}</mra:QcType></mra:QcStatementInfo>`
+                  : statement.legislation
+                    ? `<mra:QcStatementInfo><mra:QcCClegislation>${esc(statement.legislation)}</mra:QcCClegislation></mra:QcStatementInfo>`
+                    : ''
+              }</mra:QcStatement>`,
+          )
+          .join('')}</mra:QcStatementSet>`,
+    ),
+    // Criteria esign does not know, for the tests of lists that use them.
+    ...(criteria.unsupported ?? []).map(
+      (name) => `<x:${esc(name.replace(/^.*\//, ''))} xmlns:x="urn:esign:test:unknown-criterion"/>`,
     ),
   ];
   return (

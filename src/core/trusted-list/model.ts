@@ -56,7 +56,7 @@ export interface TrustService {
   type: string;
   /** ServiceDigitalIdentity: what identifies the service's key. */
   identity: ServiceIdentity;
-  /** The current status first, then ServiceHistory, newest first: each period starts at `from` and ends where the one before it in this array starts. */
+  /** The current status first, then ServiceHistory in document order (newest first): each period starts at `from` and ends where the one before it in this array starts. */
   history: ServiceStatusPeriod[];
 }
 
@@ -70,6 +70,8 @@ export interface ServiceIdentity {
 }
 
 export interface ServiceStatusPeriod {
+  /** This entry's own ServiceTypeIdentifier, when it differs from the service's current one (absent in lists cached by an earlier esign). */
+  type?: string;
   /** ServiceStatus URI, e.g. http://uri.etsi.org/TrstSvc/TrustedList/Svcstatus/granted. */
   status: string;
   /** StatusStartingTime. */
@@ -100,12 +102,34 @@ export interface CriteriaList {
   /** CertSubjectDNAttribute (otherCriteriaList): each a set of attribute OIDs that must all be present in the subject. */
   subjectAttributes: string[][];
   criteriaLists: CriteriaList[];
+  /** QcStatementSet (otherCriteriaList): each a set of QC statements that must all be present. */
+  qcStatementSets?: QcStatementCriterion[][];
+  /** Criteria esign cannot read (an unknown otherCriteriaList element): a service with one is not used. */
+  unsupported?: string[];
+}
+
+/** One QcStatement of a QcStatementSet: the statement, with the QcType or QcCClegislation it must carry. */
+export interface QcStatementCriterion {
+  id: string;
+  qcType?: string;
+  legislation?: string;
+}
+
+/** A list added with `esign trust add` (TS 119 612, outside the LOTL): where it is fetched and who signs it. */
+export interface AddedTrustedList {
+  /** Its name in the cache and in verdicts (lower case, e.g. `acme-ca`). */
+  name: string;
+  url: string;
+  /** The certificates (DER, base64) its signature must verify with. */
+  signerCertificates: string[];
 }
 
 /** What esign knows of one list in its cache: the last copy that passed its checks, and the last failure after it. */
 export interface TrustedListCacheEntry {
-  /** `EU` for the LOTL, else the territory code. */
+  /** `EU` for the LOTL, else the territory code; an added list's name. */
   territory: string;
+  /** A list added with `esign trust add`, not one the LOTL points to. */
+  added?: AddedTrustedList;
   /** The last verified copy; absent when no copy ever passed. */
   snapshot?: TrustedListSnapshot;
   /** When that copy was verified. */

@@ -7,6 +7,7 @@ import { EsignError } from '../errors.js';
 import type { XmlElement } from './types/xml-libs.js';
 import type {
   CriteriaList,
+  QcStatementCriterion,
   Qualification,
   ServiceIdentity,
   ServiceStatusPeriod,
@@ -106,17 +107,18 @@ function servicesOf(read: Reader, root: XmlElement): TrustService[] {
     const tradeNames = read.children(read.optional(tspInfo, TSL, 'TSPTradeName'), TSL, 'Name').map(read.text);
     for (const service of read.children(read.optional(provider, TSL, 'TSPServices'), TSL, 'TSPService')) {
       const current = read.one(service, TSL, 'ServiceInformation');
+      // In document order, as TS 119 612 §5.6 writes it and DSS reads it: each entry ends where the one before it starts.
+      const type = read.text(read.one(current, TSL, 'ServiceTypeIdentifier'));
       const history = read
         .children(read.optional(service, TSL, 'ServiceHistory'), TSL, 'ServiceHistoryInstance')
-        .map((instance) => periodOf(read, instance))
-        .sort((a, b) => b.from.localeCompare(a.from));
+        .map((instance) => periodOf(read, instance, type));
       services.push({
         provider: providerName,
         providerTradeNames: tradeNames,
         name: read.name(read.one(current, TSL, 'ServiceName')),
-        type: read.text(read.one(current, TSL, 'ServiceTypeIdentifier')),
+        type,
         identity: identityOf(read, read.one(current, TSL, 'ServiceDigitalIdentity')),
-        history: [periodOf(read, current), ...history],
+        history: [periodOf(read, current, type), ...history],
       });
     }
   }
@@ -133,8 +135,11 @@ function identityOf(read: Reader, identity: XmlElement): ServiceIdentity {
   };
 }
 
-function periodOf(read: Reader, info: XmlElement): ServiceStatusPeriod {
+function periodOf(read: Reader, info: XmlElement, serviceType: string): ServiceStatusPeriod {
+  const typeElement = read.optional(info, TSL, 'ServiceTypeIdentifier');
+  const type = typeElement ? read.text(typeElement) : serviceType;
   const period: ServiceStatusPeriod = {
+    ...(type !== serviceType ? { type } : {}),
     status: read.text(read.one(info, TSL, 'ServiceStatus')),
     from: read.date(read.one(info, TSL, 'StatusStartingTime')),
     additionalServiceInformation: [],
@@ -172,8 +177,23 @@ function criteriaOf(read: Reader, list: XmlElement): CriteriaList {
     read
       .children(parent, ns, setName)
       .map((set) => read.children(set, ns, itemName).map((item) => oidOf(read, read.one(item, XADES, 'Identifier'))));
+  const qcStatementSets: QcStatementCriterion[][] = [];
+  const unsupported: string[] = [];
+  for (let node = other?.firstChild; node; node = node.nextSibling) {
+    if (node.nodeType !== 1) continue;
+    const element = node as XmlElement;
+    if (
+      element.namespaceURI === ADDITIONAL &&
+      (element.localName === 'ExtendedKeyUsage' || element.localName === 'CertSubjectDNAttribute')
+    )
+      continue;
+    if (element.localName === 'QcStatementSet') qcStatementSets.push(qcStatementSetOf(read, element));
+    else unsupported.push(`otherCriteriaList/${element.localName}`);
+  }
   return {
     assert,
+    ...(qcStatementSets.length > 0 ? { qcStatementSets } : {}),
+    ...(unsupported.length > 0 ? { unsupported } : {}),
     keyUsage: read
       .children(list, ECC, 'KeyUsage')
       .map((usage) =>
@@ -188,6 +208,22 @@ function criteriaOf(read: Reader, list: XmlElement): CriteriaList {
     subjectAttributes: identifiers(other, 'CertSubjectDNAttribute', ADDITIONAL, 'AttributeOID'),
     criteriaLists: read.children(list, ECC, 'CriteriaList').map((nested) => criteriaOf(read, nested)),
   };
+}
+
+/** A QcStatementSet (the MRA schema's QcStatementListType): QcStatement { QcStatementId, QcStatementInfo { QcType | QcCClegislation }? }. */
+function qcStatementSetOf(read: Reader, set: XmlElement): QcStatementCriterion[] {
+  const ns = set.namespaceURI ?? '';
+  return read.children(set, ns, 'QcStatement').map((statement) => {
+    const id = oidOf(read, read.one(read.one(statement, ns, 'QcStatementId'), XADES, 'Identifier'));
+    const info = read.optional(statement, ns, 'QcStatementInfo');
+    const qcType = info ? read.optional(info, ns, 'QcType') : undefined;
+    const legislation = info ? read.optional(info, ns, 'QcCClegislation') : undefined;
+    return {
+      id,
+      ...(qcType ? { qcType: oidOf(read, read.one(qcType, XADES, 'Identifier')) } : {}),
+      ...(legislation ? { legislation: read.text(legislation).toUpperCase() } : {}),
+    };
+  });
 }
 
 function oidOf(read: Reader, identifier: XmlElement): string {

@@ -9,10 +9,10 @@ import type { Qualification } from './model.js';
 export const GRANTED = 'http://uri.etsi.org/TrstSvc/TrustedList/Svcstatus/granted';
 export const WITHDRAWN = 'http://uri.etsi.org/TrstSvc/TrustedList/Svcstatus/withdrawn';
 export const CA_QC = 'http://uri.etsi.org/TrstSvc/Svctype/CA/QC';
-export const QC_WITH_SSCD = 'http://uri.etsi.org/TrstSvc/TrustedList/SvcInfoExt/QCWithSSCD';
+export const QC_WITH_QSCD = 'http://uri.etsi.org/TrstSvc/TrustedList/SvcInfoExt/QCWithQSCD';
 
 export const QSCD_QUALIFICATION: Qualification = {
-  qualifiers: [QC_WITH_SSCD],
+  qualifiers: [QC_WITH_QSCD],
   criteria: {
     assert: 'atLeastOne',
     keyUsage: [{ nonRepudiation: true }],

@@ -9,6 +9,7 @@ import type { Hash } from 'node:crypto';
 import { digestNameOf, expectedArchiveImprint, OID_ARCHIVE_TIMESTAMP_V3 } from '../cms/archive-timestamp.js';
 import type { DigestName } from '../cms/algorithms.js';
 import { parseSignedData } from '../cms/parse.js';
+import type { ParsedSignedData } from '../cms/parse.js';
 import { parseTimeStampToken } from '../tsp/response.js';
 import { checkSignatureCms, checkTimestampToken } from './cms-check.js';
 import type { CmsChecks, CmsContext, ReadSignedBytes } from './cms-check.js';
@@ -40,8 +41,13 @@ export async function verifyCades(
       for (const hash of contentHashes.values()) hash.update(chunk);
       consume(chunk);
     });
-  const checks = await checkSignatureCms(p7s, { read: reading }, ctx);
-  const contentDigests = new Map([...contentHashes].map(([name, hash]) => [name, new Uint8Array(hash.digest())]));
+  let digests: Map<DigestName, Uint8Array> | undefined;
+  const digestsOnce = () =>
+    (digests ??= new Map([...contentHashes].map(([name, hash]) => [name, new Uint8Array(hash.digest())])));
+  // EN 319 102-1: an archive timestamp that passed validation is a proof of existence of the signature.
+  const proofOfExistence = (parsed: ParsedSignedData) => archivedAt(p7s, archives, digestsOnce(), ctx, parsed);
+  const checks = await checkSignatureCms(p7s, { read: reading }, { ...ctx, proofOfExistence });
+  const contentDigests = digestsOnce();
   const archived =
     checks.integrity.valid && checks.signatureValue.valid && archives.length > 0
       ? checkArchiveTimestamps(p7s, archives, contentDigests, ctx, checks)
@@ -57,7 +63,7 @@ export async function verifyCades(
     ...(signingTime ? { claimedTime: signingTime.toISOString() } : {}),
     ...(checks.timestamp ? { timestamp: checks.timestamp } : {}),
     ...(checks.chain ? { chain: checks.chain } : {}),
-    ...(checks.qualification ? { qualification: judgedQualification(checks.qualification, judged.status) } : {}),
+    ...(checks.qualification ? { qualification: judgedQualification(checks.qualification, judged) } : {}),
     level: checks.timestamp?.valid ? 'B-T' : 'B-B',
     ...judged,
     problems: [
@@ -99,6 +105,31 @@ function archiveTokens(p7s: Uint8Array): { token: Uint8Array; digest: DigestName
         return { token, digest: undefined };
       }
     });
+}
+
+/** The earliest time an archive timestamp that passed validation (imprint, token, trusted TSA) proves the signature existed. */
+function archivedAt(
+  p7s: Uint8Array,
+  archives: { token: Uint8Array; digest: DigestName | undefined }[],
+  contentDigests: Map<DigestName, Uint8Array>,
+  ctx: CmsContext,
+  parsed: ParsedSignedData,
+): Date | undefined {
+  const context: CmsContext = {
+    ...ctx,
+    extraCerts: [...parsed.certificates, ...ctx.extraCerts],
+    revocation: combineMaterial(embeddedRevocation(parsed), ctx.revocation),
+  };
+  let earliest: Date | undefined;
+  for (const { token, digest } of archives) {
+    const content = digest ? contentDigests.get(digest) : undefined;
+    const imprint = digest && content ? expectedArchiveImprint(p7s, token, content, digest).imprint : undefined;
+    const timestamp = imprint ? checkTimestampToken(token, imprint, context) : undefined;
+    if (!timestamp?.valid || !timestamp.chain?.trusted) continue;
+    const time = new Date(timestamp.time);
+    if (!earliest || time < earliest) earliest = time;
+  }
+  return earliest;
 }
 
 /**

@@ -42,6 +42,8 @@ export interface CmsContext {
   now: Date;
   /** Verified trusted lists: signatures and timestamps are qualified against them. */
   trustedLists?: readonly TrustedListCacheEntry[];
+  /** The earliest proof of existence of the signature from later timestamps that passed validation (archive timestamps). */
+  proofOfExistence?: (parsed: ParsedSignedData) => Date | undefined;
 }
 
 /** Streams the signed bytes (a PDF's ByteRange, a .p7s's content file) to `consume`, in order. */
@@ -145,14 +147,20 @@ export async function checkSignatureCms(cmsDer: Uint8Array, signed: SignedBytes,
     if (!result.timestamp.valid) {
       result.problems.push(...result.timestamp.problems.map((p) => `signature timestamp: ${p}`));
       result.failures.add('SIG_CONSTRAINTS_FAILURE');
+    } else if (!result.timestamp.chain?.trusted) {
+      // EN 319 102-1: only a timestamp that passed validation moves the best-signature-time.
+      result.untrusted.push(...(result.timestamp.chain?.problems ?? []).map((p) => `timestamp authority: ${p}`));
+      result.failures.add('NO_CERTIFICATE_CHAIN_FOUND');
     } else {
       validationTime = new Date(result.timestamp.time);
       proofOfExistence = true;
-      if (!result.timestamp.chain?.trusted) {
-        result.untrusted.push(...(result.timestamp.chain?.problems ?? []).map((p) => `timestamp authority: ${p}`));
-        result.failures.add('NO_CERTIFICATE_CHAIN_FOUND');
-      }
     }
+  }
+  // EN 319 102-1: the best-signature-time is the earliest proof of existence from timestamps that passed validation.
+  const archived = result.integrity.valid && result.signatureValue.valid ? ctx.proofOfExistence?.(parsed) : undefined;
+  if (archived && archived.getTime() < validationTime.getTime()) {
+    validationTime = archived;
+    proofOfExistence = true;
   }
   if (signerCert) {
     const { report, path } = chainAndPath(
@@ -437,8 +445,10 @@ export function checkTimestampToken(
     problems.push(`unsupported imprint hash algorithm ${tstInfo.messageImprint.hashAlgorithm}`);
   else if (!bytesEqual(expected, tstInfo.messageImprint.hashedMessage))
     problems.push('the message imprint does not match the timestamped data');
+  let tokenVerified = false;
   try {
     verifyTimeStampTokenSignature(token);
+    tokenVerified = true;
     if (token.signerCertificate) checkTimeStampingUsage(token.signerCertificate);
   } catch (error) {
     problems.push((error as Error).message.replace(/\.$/, ''));
@@ -461,6 +471,7 @@ export function checkTimestampToken(
           time: tstInfo.genTime,
           validationTime: ctx.now,
           lists: ctx.trustedLists,
+          tokenVerified,
         })
       : undefined;
   if (chain?.trusted) problems.push(...chain.problems);

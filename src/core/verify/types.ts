@@ -1,5 +1,6 @@
 /** The verification report: what `esign verify` prints, as data. */
 import type { Qualification, TimestampQualification } from '../qualification/index.js';
+import { withValidationResult } from '../qualification/names.js';
 import type { TrustedListCacheEntry } from '../trusted-list/model.js';
 
 export interface CertificateSummary {
@@ -160,13 +161,12 @@ export interface VerifyOptions {
   trustedLists?: readonly TrustedListCacheEntry[];
 }
 
-/** A signature that is not valid is qualified as nothing, whatever its certificate: never a silent QES. */
+/** The qualification named with the signature's validation result (TS 119 172-4): never a plain QES unless TOTAL-PASSED. */
 export function judgedQualification(
   qualification: Qualification | undefined,
-  status: SignatureStatus,
+  validation: Pick<SignatureReport, 'indication' | 'subIndication'>,
 ): Qualification | undefined {
-  if (!qualification || status !== 'invalid' || qualification.name === 'INDETERMINATE') return qualification;
-  return { ...qualification, name: 'INDETERMINATE', reason: 'the signature is not valid' };
+  return qualification && withValidationResult(qualification, validation.indication, validation.subIndication);
 }
 
 /** Orders statuses from best to worst and names the code of each. */

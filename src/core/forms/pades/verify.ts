@@ -118,12 +118,20 @@ export async function verifyPdf(input: ByteSource, file: string, options: Verify
   located.sort((a, b) => a.signedEnd - b.signedEnd);
 
   const reports: SignatureReport[] = [];
-  for (const [index, item] of located.entries()) {
-    reports.push(
+  // Later ones first: a document timestamp that passed validation proves that the signatures before
+  // it existed at its time (EN 319 102-1: a proof of existence, which may be their best-signature-time).
+  for (let index = located.length - 1; index >= 0; index--) {
+    const item = located[index] as Located;
+    const stampedAt = reports
+      .filter((later) => later.kind === 'docTimeStamp' && later.integrity.valid && later.timestamp?.valid)
+      .filter((later) => later.timestamp?.chain?.trusted)
+      .map((later) => new Date(later.timestamp?.time ?? ''))
+      .sort((a, b) => a.getTime() - b.getTime())[0];
+    reports.unshift(
       await verifyOne(index + 1, item, {
         source,
         leadingBytes: input.size - source.size,
-        ctx,
+        ctx: stampedAt ? { ...ctx, proofOfExistence: () => stampedAt } : ctx,
         revisions,
         located,
         docAt,
@@ -246,7 +254,7 @@ async function verifyOne(index: number, item: Located, shared: Shared): Promise<
   if (report.problems.length > before) findings.failures.add('SIG_CONSTRAINTS_FAILURE');
   Object.assign(report, verdict(findings));
   if (report.status === 'valid') delete report.subIndication;
-  const qualification = judgedQualification(report.qualification, report.status);
+  const qualification = judgedQualification(report.qualification, report);
   if (qualification) report.qualification = qualification;
   report.problems.push(
     ...findings.untrusted,

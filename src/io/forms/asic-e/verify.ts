@@ -4,6 +4,7 @@ import { ARCHIVE_MANIFEST, isArchiveManifest } from '../../../core/forms/asic-e/
 import { parseManifest } from '../../../core/forms/asic-e/manifest.js';
 import { invalid } from '../../../core/forms/shared/asic-container-rules.js';
 import { timestampReport, type ContainerVerifyOptions } from '../../../core/forms/shared/timestamp-report.js';
+import { withValidationResult } from '../../../core/qualification/names.js';
 import { verifyCades } from '../../../core/verify/cades.js';
 import { codeOf, worst, type SignatureReport, type VerificationReport } from '../../../core/verify/types.js';
 import type { OpenContainer } from '../../zip-container.js';
@@ -118,6 +119,15 @@ export async function verifyAsicE(
           code: 'VERIFY_MODIFIED',
           indication: 'INDETERMINATE',
           subIndication: 'SIG_CONSTRAINTS_FAILURE',
+          ...(signature.qualification
+            ? {
+                qualification: withValidationResult(
+                  signature.qualification,
+                  'INDETERMINATE',
+                  'SIG_CONSTRAINTS_FAILURE',
+                ),
+              }
+            : {}),
         });
     }
   archives.forEach((archive, index) => (archive.index = signatures.length + 1 + index));
