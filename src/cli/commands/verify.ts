@@ -38,12 +38,14 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         'FILE.asics (ASiC-S) and FILE.asice (ASiC-E) are checked with their layout (mimetype first and stored, safe and unique ' +
         'names, no ZIP bomb), each signature with the files it covers (an ASiC-E manifest entry changed: VERIFY_FAILED), ' +
         'and the files no signature covers (VERIFY_MODIFIED). ' +
-        'Reads DER and BER (as NSS writes), RSA PKCS#1 v1.5, RSASSA-PSS, ECDSA, Ed25519 and Ed448, signatures ' +
+        'Reads DER and BER (as NSS writes), RSA PKCS#1 v1.5, RSASSA-PSS and ECDSA over SHA-2 and SHA-3, Ed25519 and Ed448, signatures ' +
         'with or without signed attributes, and adbe.pkcs7.sha1. Each verdict comes with its ETSI EN 319 102-1 ' +
         'indication (TOTAL-PASSED, TOTAL-FAILED or INDETERMINATE, and a sub-indication).\n\n' +
         'Exit 0 only when every signature is valid and trusted (and reaches --level). Exit 12 when every signature ' +
-        'is intact and validly signed but one uses an algorithm no longer acceptable (SHA-1, MD5, RSA under 2048 bits: ' +
-        'VERIFY_WEAK_ALGORITHM). Otherwise exit 9; the JSON code says why: VERIFY_FAILED (invalid: changed bytes, bad ' +
+        'is intact and validly signed but one uses an algorithm no longer acceptable (SHA-1, MD5, RSA under 2048 bits, ' +
+        'in the signature, a timestamp token or a certificate: VERIFY_WEAK_ALGORITHM). An algorithm esign does not ' +
+        'implement is INDETERMINATE/CRYPTO_CONSTRAINTS_FAILURE, named, never TOTAL-FAILED. ' +
+        'Otherwise exit 9; the JSON code says why: VERIFY_FAILED (invalid: changed bytes, bad ' +
         'signature, revoked or expired certificate, page content changed later), VERIFY_UNTRUSTED (valid, but no chain ' +
         'to a trust anchor), VERIFY_MODIFIED (valid, but an unsigned update was appended after it), VERIFY_LEVEL ' +
         '(valid, below --level), VERIFY_NO_SIGNATURES.',
@@ -213,7 +215,12 @@ const MARK: Record<SignatureReport['status'], string> = {
 function describe(s: SignatureReport): string[] {
   const what = s.kind === 'docTimeStamp' ? 'Document timestamp' : s.kind === 'cades' ? 'CAdES signature' : 'Signature';
   const etsi = s.subIndication ? `${s.indication}/${s.subIndication}` : s.indication;
-  const out = [`#${s.index} ${what}${s.field ? ` (field ${s.field})` : ''}: ${MARK[s.status]} [ETSI ${etsi}]`];
+  // Invalid only in that it cannot be checked: an algorithm esign does not implement.
+  const mark =
+    s.status === 'invalid' && s.indication === 'INDETERMINATE' && s.subIndication === 'CRYPTO_CONSTRAINTS_FAILURE'
+      ? '? NOT CHECKED (an algorithm esign does not implement)'
+      : MARK[s.status];
+  const out = [`#${s.index} ${what}${s.field ? ` (field ${s.field})` : ''}: ${mark} [ETSI ${etsi}]`];
   if (s.signer)
     out.push(
       `  signer      ${s.signer.subject}`,
