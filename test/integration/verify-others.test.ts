@@ -5,7 +5,7 @@
  * projects' own tests judge theirs.
  */
 import { execFileSync } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decode } from '../../src/core/cms/der.js';
@@ -99,6 +99,60 @@ function only(report: Report): SignatureReport {
   expect(report.signatures).toHaveLength(1);
   return report.signatures[0]!;
 }
+
+describe('a BER .p7m (openssl cms -sign -stream: indefinite lengths, the content in 4096-byte segments)', () => {
+  let content: Buffer;
+  let p7m: string;
+  beforeAll(async () => {
+    content = Buffer.alloc(3 * 1024 * 1024 + 123);
+    for (let index = 0; index < content.length; index++) content[index] = (index * 31 + (index >> 12)) % 256;
+    await writeFile(at('fattura.xml'), content);
+    p7m = at('fattura.xml.p7m');
+    openssl(
+      'cms',
+      '-sign',
+      '-binary',
+      '-nodetach',
+      '-stream',
+      '-in',
+      'fattura.xml',
+      '-signer',
+      'signer.pem',
+      '-inkey',
+      'signer.key',
+      '-outform',
+      'DER',
+      '-out',
+      'fattura.xml.p7m',
+      '-nosmimecap',
+    );
+    const bytes = await readFile(p7m);
+    expect(bytes[1], 'openssl wrote an indefinite length').toBe(0x80);
+    expect(bytes.includes(Buffer.from([0x24, 0x80, 0x04, 0x82, 0x10, 0x00])), 'and 4096-byte segments').toBe(true);
+  });
+
+  it('verifies, and --extract gives the content back byte for byte', async () => {
+    const out = at('extracted.xml');
+    const { code, report, stderr } = await verify([p7m, '--extract', out]);
+    expect(code, stderr).toBe(0);
+    expect(report).toMatchObject({ packaging: 'enveloping', valid: true, extracted: out });
+    expect(only(report)).toMatchObject({ status: 'valid', indication: 'TOTAL-PASSED' });
+    expect((await readFile(out)).equals(content)).toBe(true);
+  });
+
+  it('one content byte changed: TOTAL-FAILED, exit 9, nothing extracted', async () => {
+    const bytes = await readFile(p7m);
+    const changed = at('changed.xml.p7m');
+    const where = bytes.indexOf(content.subarray(5000, 5032));
+    bytes[where]! ^= 0x01;
+    await writeFile(changed, bytes);
+    const out = at('not-extracted.xml');
+    const { code, report } = await verify([changed, '--extract', out]);
+    expect(code).toBe(9);
+    expect(only(report)).toMatchObject({ status: 'invalid', indication: 'TOTAL-FAILED' });
+    expect((await readdir(work.dir)).includes('not-extracted.xml')).toBe(false);
+  });
+});
 
 describe('a SHA-1 timestamp token (openssl ts -reply, signer_digest sha1, ESS signing-certificate v1)', () => {
   it('is intact and weak: exit 12, INDETERMINATE/CRYPTO_CONSTRAINTS_FAILURE, never "not validly signed"', async () => {

@@ -34,7 +34,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         'and TSAs are trust anchors too, and each signature gets its qualification (ETSI TS 119 615: QESig, QESeal, ' +
         'AdESig-QC, AdESeal-QC, AdESig, AdESeal or INDETERMINATE with the reason) and each timestamp whether it is ' +
         'a qualified electronic time stamp. With --signature FILE.p7s, check a detached CAdES signature of FILE. ' +
-        'FILE.p7m (enveloping CAdES, the content inside) is checked as it is; --extract OUT then writes its content. ' +
+        'FILE.p7m (enveloping CAdES, the content inside, DER or BER) is checked as it is; --extract OUT then writes its content. ' +
         'FILE.asics (ASiC-S) and FILE.asice (ASiC-E) are checked with their layout (mimetype first and stored, safe and unique ' +
         'names, no ZIP bomb), each signature with the files it covers (an ASiC-E manifest entry changed: VERIFY_FAILED), ' +
         'and the files no signature covers (VERIFY_MODIFIED). ' +

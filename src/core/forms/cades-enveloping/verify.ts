@@ -1,8 +1,10 @@
 /**
  * Enveloping CAdES (`.p7m`), verifying: each SignerInfo checked on its own as a detached signature
- * over the range of the file that holds the content (read once per signer, streamed).
+ * over the range of the file that holds the content (read once per signer, streamed), in DER or in
+ * BER (indefinite lengths, the content in segments) as much signing software writes it.
  */
-import { readEnveloping, type EnvelopedContent } from '../../cms/enveloping.js';
+import { envelopedContent, readEnveloping, type EnvelopedContent } from '../../cms/enveloping.js';
+import { READ_CHUNK_BYTES } from '../../documents.js';
 import { oneSignerEach } from '../../cms/signed-data.js';
 import { naming } from '../../errors.js';
 import type { ByteSource } from '../../ports.js';
@@ -15,11 +17,13 @@ export async function verifyEnveloping(
   file: string,
   verifyOptions: Omit<VerifyOptions, 'password'>,
 ): Promise<{ report: VerificationReport; enveloped: EnvelopedContent }> {
-  const enveloped = await readEnveloping(source).catch((error: unknown) => {
+  const enveloped = await readEnveloping(source, { ber: true }).catch((error: unknown) => {
     throw naming(file, error);
   });
   const readContent = async (consume: (chunk: Uint8Array) => void): Promise<void> => {
-    for await (const chunk of source.chunks(enveloped.offset, enveloped.offset + enveloped.length)) consume(chunk);
+    if (enveloped.segmentsEnd !== undefined)
+      for await (const chunk of envelopedContent(source, enveloped, READ_CHUNK_BYTES)) consume(chunk);
+    else for await (const chunk of source.chunks(enveloped.offset, enveloped.offset + enveloped.length)) consume(chunk);
   };
   // Each SignerInfo (a parallel signature adds one) is checked on its own over the same content.
   const { now } = verifyOptions;
