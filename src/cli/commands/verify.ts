@@ -30,7 +30,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         'integrity of the signed bytes, the signature value, what the signature covers and what was appended after it, ' +
         "the chain to the trust anchors (--trust, else the profile's trustAnchors), revocation status from the DSS and the CMS, " +
         'and the level reached (PAdES or CAdES: B-LT from the validation data in the DSS or the CMS, B-LTA from a document ' +
-        'timestamp, an archive-time-stamp-v3 or an ASiC-E archive manifest). When verified EU trusted lists are cached (esign trust update), their qualified CAs ' +
+        'timestamp, an archive-time-stamp-v3 (ats-hash-index-v3 or the older ats-hash-index), an archive-time-stamp-v2 or an ASiC-E archive manifest). When verified EU trusted lists are cached (esign trust update), their qualified CAs ' +
         'and TSAs are trust anchors too, and each signature gets its qualification (ETSI TS 119 615: QESig, QESeal, ' +
         'AdESig-QC, AdESeal-QC, AdESig, AdESeal or INDETERMINATE with the reason) and each timestamp whether it is ' +
         'a qualified electronic time stamp. With --signature FILE.p7s, check a detached CAdES signature of FILE. ' +

@@ -1,15 +1,25 @@
 /**
  * Mutation fuzzing of `verifyCades` on CAdES signatures at B-LT and B-LTA: damaged copies of a
- * signature carrying validation data (SignedData.crls) and an archive-time-stamp-v3 whose token holds
- * an ats-hash-index-v3. Every input must end in a report or a typed EsignError (never a crash, never
- * a hang), and damage to signed bytes must never verify.
+ * signature carrying validation data (SignedData.crls) and an archive timestamp in each form verify
+ * reads — an archive-time-stamp-v3 whose token holds an ats-hash-index-v3 or the older
+ * ats-hash-index, and an archive-time-stamp-v2. Every input must end in a report or a typed
+ * EsignError (never a crash, never a hang), and damage to signed bytes must never verify.
  */
 import { createHash, sign } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fuzzParams, inPlaceMutationArb, mutatedInput, mutationArb, outcomeAsync } from '../../../test/helpers/fuzz.js';
-import { archiveTimestampRequest, OID_ARCHIVE_TIMESTAMP_V3, OID_ATS_HASH_INDEX_V3 } from '../cms/archive-timestamp.js';
-import { objectIdentifier, sequence } from '../cms/der.js';
+import {
+  archivedParts,
+  archiveTimestampImprint,
+  archiveTimestampRequest,
+  archiveV2Coverage,
+  OID_ARCHIVE_TIMESTAMP_V2,
+  OID_ARCHIVE_TIMESTAMP_V3,
+  OID_ATS_HASH_INDEX,
+  OID_ATS_HASH_INDEX_V3,
+} from '../cms/archive-timestamp.js';
+import { objectIdentifier, octetString, sequence } from '../cms/der.js';
 import { addUnsignedAttribute, buildSignedData } from '../cms/signed-data.js';
 import { attribute, buildSignedAttributes } from '../cms/signed-attributes.js';
 import { issueTestCertificate } from '../cms/test-pki.js';
@@ -62,7 +72,31 @@ const archived = (() => {
   const token = addUnsignedAttribute(timestampToken(imprint), attribute(OID_ATS_HASH_INDEX_V3, index), 'token');
   return addUnsignedAttribute(longTerm, attribute(OID_ARCHIVE_TIMESTAMP_V3, token), 'signature');
 })();
-const seeds = [longTerm, archived];
+const sha256 = (...parts: Uint8Array[]) => {
+  const hash = createHash('sha256');
+  for (const part of parts) hash.update(part);
+  return new Uint8Array(hash.digest());
+};
+/** An archive-time-stamp-v3 whose token carries the older ats-hash-index (each attribute hashed whole). */
+const olderIndexed = (() => {
+  const parts = archivedParts(longTerm);
+  const hashes = (items: Uint8Array[]) => sequence(...items.map((item) => octetString(sha256(item))));
+  const index = sequence(
+    hashes(parts.certificates),
+    hashes(parts.revocations),
+    hashes(parts.unsignedAttributes.map((attr) => attr.encoded)),
+  );
+  const imprint = archiveTimestampImprint(parts, contentHash, index, 'sha256');
+  const token = addUnsignedAttribute(timestampToken(imprint), attribute(OID_ATS_HASH_INDEX, index), 'token');
+  return addUnsignedAttribute(longTerm, attribute(OID_ARCHIVE_TIMESTAMP_V3, token), 'signature');
+})();
+/** An archive-time-stamp-v2 over the encapContentInfo, the content and the rest of the SignedData. */
+const archivedV2 = (() => {
+  const { before, after } = archiveV2Coverage(longTerm, new Uint8Array(0), () => true);
+  const token = timestampToken(sha256(before, content, after[0]));
+  return addUnsignedAttribute(longTerm, attribute(OID_ARCHIVE_TIMESTAMP_V2, token), 'signature');
+})();
+const seeds = [longTerm, archived, olderIndexed, archivedV2];
 
 describe('verifyCades under mutation (B-LT validation data, B-LTA archive timestamp)', () => {
   it.each([

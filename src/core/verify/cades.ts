@@ -2,17 +2,25 @@
  * CAdES verification of a detached `.p7s` against its content, which the caller streams (read once:
  * hashed, and verified as it goes by when there are no signed attributes). The level reached: B-T
  * with a valid signature timestamp, B-LT with every chain's revocation data in the CMS, B-LTA with a
- * valid archive-time-stamp-v3 over it (EN 319 122-1 §5.5.3).
+ * valid archive timestamp over it: an archive-time-stamp-v3 (EN 319 122-1 §5.5.3, its token with an
+ * ats-hash-index-v3 or the older ats-hash-index) or an archive-time-stamp-v2 (CAdES 2.x), which
+ * covers the content itself and has it read once more.
  */
-import { createHash, X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import type { Hash } from 'node:crypto';
-import { digestNameOf, expectedArchiveImprint, OID_ARCHIVE_TIMESTAMP_V3 } from '../cms/archive-timestamp.js';
-import type { DigestName } from '../cms/algorithms.js';
-import { parseSignedData } from '../cms/parse.js';
+import {
+  archiveV2Coverage,
+  expectedArchiveImprint,
+  OID_ARCHIVE_TIMESTAMP_V2,
+  OID_ARCHIVE_TIMESTAMP_V3,
+} from '../cms/archive-timestamp.js';
+import { bytesEqual, parseSignedData } from '../cms/parse.js';
 import { parseTimeStampToken } from '../tsp/response.js';
+import { createDigest, digestAlgorithm, isUnsupported, UNSUPPORTED, type DigestAlgorithm } from './algorithms.js';
 import { checkSignatureCms, checkTimestampToken } from './cms-check.js';
 import type { CmsChecks, CmsContext, ReadSignedBytes } from './cms-check.js';
 import { combineMaterial, embeddedRevocation, revocationMaterial } from './revocation.js';
+import { verificationHashName } from './token-signature.js';
 import { judgedQualification, verdict } from './types.js';
 import type { SignatureReport, VerificationReport, VerifyOptions } from './types.js';
 
@@ -21,6 +29,8 @@ export async function verifyCades(
   file: string,
   readContent: ReadSignedBytes,
   options: VerifyOptions,
+  /** An enveloping CMS's encapContentInfo as it lies in the file (the content inside), for an archive-time-stamp-v2. */
+  readEncapsulated?: ReadSignedBytes,
 ): Promise<VerificationReport> {
   // Revocation data can only come from the .p7s itself; checkSignatureCms reads it there.
   const ctx: CmsContext = {
@@ -32,8 +42,10 @@ export async function verifyCades(
   };
   // The content is read once: an archive timestamp's hash of it is taken as it goes by.
   const archives = archiveTokens(p7s);
-  const contentHashes = new Map<DigestName, Hash>(
-    archives.flatMap(({ digest }) => (digest ? [[digest, createHash(digest)]] : [])),
+  const contentHashes = new Map<string, Hash>(
+    archives.flatMap(({ digest, version }) =>
+      digest && version === 3 ? [[digest.name, createDigest(digest)] as const] : [],
+    ),
   );
   const reading: ReadSignedBytes = (consume) =>
     readContent((chunk) => {
@@ -42,9 +54,10 @@ export async function verifyCades(
     });
   const checks = await checkSignatureCms(p7s, { read: reading }, ctx);
   const contentDigests = new Map([...contentHashes].map(([name, hash]) => [name, new Uint8Array(hash.digest())]));
+  const rereadContent: ReadSignedBytes = readEncapsulated ?? readContent;
   const archived =
     checks.integrity.valid && checks.signatureValue.valid && archives.length > 0
-      ? checkArchiveTimestamps(p7s, archives, contentDigests, ctx, checks)
+      ? await checkArchiveTimestamps(p7s, archives, contentDigests, rereadContent, !readEncapsulated, ctx, checks)
       : false;
   const signingTime = checks.parsed?.signedAttributes?.signingTime;
   const judged = verdict(checks);
@@ -81,8 +94,17 @@ export async function verifyCades(
   };
 }
 
-/** The archive-time-stamp-v3 tokens of the signature, with the digest of each one's imprint. */
-function archiveTokens(p7s: Uint8Array): { token: Uint8Array; digest: DigestName | undefined }[] {
+interface ArchiveToken {
+  token: Uint8Array;
+  /** archive-time-stamp-v3 or -v2. */
+  version: 2 | 3;
+  /** The imprint's digest; undefined when esign does not implement it. */
+  digest: DigestAlgorithm | undefined;
+  genTime: Date | undefined;
+}
+
+/** The archive timestamp tokens of the signature (v3 and v2), with the digest of each one's imprint. */
+function archiveTokens(p7s: Uint8Array): ArchiveToken[] {
   let attributes;
   try {
     attributes = parseSignedData(p7s).unsignedAttributes;
@@ -90,29 +112,41 @@ function archiveTokens(p7s: Uint8Array): { token: Uint8Array; digest: DigestName
     return []; // checkSignatureCms reports the unreadable CMS
   }
   return attributes
-    .filter((attribute) => attribute.type === OID_ARCHIVE_TIMESTAMP_V3)
-    .flatMap((attribute) => attribute.values)
-    .map((token) => {
-      try {
-        return { token, digest: digestNameOf(parseTimeStampToken(token).tstInfo.messageImprint.hashAlgorithm) };
-      } catch {
-        return { token, digest: undefined };
-      }
-    });
+    .filter((attribute) => attribute.type === OID_ARCHIVE_TIMESTAMP_V3 || attribute.type === OID_ARCHIVE_TIMESTAMP_V2)
+    .flatMap((attribute) =>
+      attribute.values.map((token) => {
+        const version = attribute.type === OID_ARCHIVE_TIMESTAMP_V3 ? 3 : 2;
+        try {
+          const { tstInfo } = parseTimeStampToken(token);
+          return {
+            token,
+            version,
+            digest: digestAlgorithm(tstInfo.messageImprint.hashAlgorithm),
+            genTime: tstInfo.genTime,
+          };
+        } catch {
+          return { token, version, digest: undefined, genTime: undefined };
+        }
+      }),
+    );
 }
 
 /**
- * Each archive timestamp: its ats-hash-index-v3 against what the CMS holds, its imprint over the
- * signature as it is, its signature and TSA chain (with the CMS's revocation data). A token that
+ * Each archive timestamp: a v3's ats-hash-index(-v3) against what the CMS holds, its imprint over
+ * the signature as it is; a v2's imprint over the encapContentInfo, the content (read once more:
+ * `reread`, after `before` when the content is `detached`), and the rest of the SignedData as its
+ * time found it. Then its signature and TSA chain (with the CMS's revocation data). A token that
  * does not match is a problem: the signature was changed after it was archived. True when one holds.
  */
-function checkArchiveTimestamps(
+async function checkArchiveTimestamps(
   p7s: Uint8Array,
-  archives: { token: Uint8Array; digest: DigestName | undefined }[],
-  contentDigests: Map<DigestName, Uint8Array>,
+  archives: ArchiveToken[],
+  contentDigests: Map<string, Uint8Array>,
+  reread: ReadSignedBytes,
+  detached: boolean,
   ctx: CmsContext,
   checks: CmsChecks,
-): boolean {
+): Promise<boolean> {
   const parsed = checks.parsed!;
   const context: CmsContext = {
     ...ctx,
@@ -120,14 +154,16 @@ function checkArchiveTimestamps(
     revocation: combineMaterial(embeddedRevocation(parsed), ctx.revocation),
   };
   let valid = false;
-  for (const { token, digest } of archives) {
-    const content = digest ? contentDigests.get(digest) : undefined;
-    const expected =
-      digest && content
-        ? expectedArchiveImprint(p7s, token, content, digest)
-        : { problem: 'its imprint algorithm is not one esign checks', imprint: undefined };
+  for (const archive of archives) {
+    const { token, digest } = archive;
+    const expected = !digest
+      ? { problem: `${UNSUPPORTED} its imprint hash algorithm`, imprint: undefined }
+      : archive.version === 3
+        ? expectedArchiveImprint(p7s, token, contentDigests.get(digest.name)!, digest.name, verificationHashName)
+        : await expectedArchiveV2Imprint(p7s, archive, archives, reread, detached);
     const timestamp = expected.imprint ? checkTimestampToken(token, expected.imprint, context) : undefined;
     const problems = expected.problem ? [expected.problem] : (timestamp?.problems ?? []);
+    for (const weakness of timestamp?.weak ?? []) checks.weak.push(`archive timestamp: ${weakness}`);
     if (problems.length === 0 && timestamp?.chain?.trusted) {
       valid = true;
       continue;
@@ -137,9 +173,43 @@ function checkArchiveTimestamps(
       continue;
     }
     checks.problems.push(...problems.map((problem) => `archive timestamp: ${problem}`));
-    checks.failures.add(problems.some((p) => /imprint|no longer/.test(p)) ? 'HASH_FAILURE' : 'SIG_CONSTRAINTS_FAILURE');
+    checks.failures.add(
+      problems.every(isUnsupported)
+        ? 'CRYPTO_CONSTRAINTS_FAILURE'
+        : problems.some((p) => /imprint|no longer/.test(p))
+          ? 'HASH_FAILURE'
+          : 'SIG_CONSTRAINTS_FAILURE',
+    );
   }
   return valid;
+}
+
+/** The imprint an archive-time-stamp-v2 must carry: of the two forms CAdES's versions give, the one it does. */
+async function expectedArchiveV2Imprint(
+  p7s: Uint8Array,
+  archive: ArchiveToken,
+  archives: readonly ArchiveToken[],
+  reread: ReadSignedBytes,
+  detached: boolean,
+): Promise<{ problem?: string; imprint?: Uint8Array }> {
+  const time = archive.genTime?.getTime();
+  const coverage = archiveV2Coverage(p7s, archive.token, (other) => {
+    const otherTime = archives.find(
+      (candidate) => candidate.token === other || bytesEqual(candidate.token, other),
+    )?.genTime;
+    return time !== undefined && otherTime !== undefined && otherTime.getTime() < time;
+  });
+  const hash = createDigest(archive.digest!);
+  if (detached) hash.update(coverage.before);
+  await reread((chunk) => hash.update(chunk));
+  const imprints = coverage.after.map((after) => new Uint8Array(hash.copy().update(after).digest()));
+  let stamped: Uint8Array | undefined;
+  try {
+    stamped = parseTimeStampToken(archive.token).tstInfo.messageImprint.hashedMessage;
+  } catch {
+    // checkTimestampToken reports the unreadable token
+  }
+  return { imprint: imprints.find((imprint) => stamped && bytesEqual(imprint, stamped)) ?? imprints[0]! };
 }
 
 /**

@@ -34,7 +34,12 @@ export async function verifyEnveloping(
     throw naming(file, error);
   }
   const reports = [];
-  for (const signer of signers) reports.push(await verifyCades(signer, file, readContent, verifyOptions));
+  // An archive-time-stamp-v2 covers the encapContentInfo as it lies in the file, content inside.
+  const readEncapsulated = async (consume: (chunk: Uint8Array) => void): Promise<void> => {
+    for await (const chunk of source.chunks(enveloped.encapsulated.start, enveloped.encapsulated.end)) consume(chunk);
+  };
+  for (const signer of signers)
+    reports.push(await verifyCades(signer, file, readContent, verifyOptions, readEncapsulated));
   const signatures = reports.map((one, index) => ({ ...one.signatures[0]!, index: index + 1 }));
   const status = signatures.length === 0 ? 'no-signatures' : worst(signatures.map((signature) => signature.status));
   const report: VerificationReport = {
