@@ -35,9 +35,10 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         'AdESig-QC, AdESeal-QC, AdESig, AdESeal or INDETERMINATE with the reason) and each timestamp whether it is ' +
         'a qualified electronic time stamp. With --signature FILE.p7s, check a detached CAdES signature of FILE. ' +
         'FILE.p7m (enveloping CAdES, the content inside, DER or BER) is checked as it is; --extract OUT then writes its content. ' +
-        'FILE.asics (ASiC-S) and FILE.asice (ASiC-E) are checked with their layout (mimetype first and stored, safe and unique ' +
-        'names, no ZIP bomb), each signature with the files it covers (an ASiC-E manifest entry changed: VERIFY_FAILED), ' +
-        'and the files no signature covers (VERIFY_MODIFIED). ' +
+        'FILE.asics (ASiC-S) and FILE.asice (ASiC-E) are checked with their layout (safe and unique names, none "." or "..", ' +
+        'no encryption, no ZIP bomb; a mimetype not first, compressed, with an extra field or trailing white space is read ' +
+        'with a warning), each signature with the files it covers (an ASiC-E manifest entry changed: VERIFY_FAILED), ' +
+        'and the files no signature covers or a manifest names but the container lacks (VERIFY_MODIFIED, whatever the trust). ' +
         'Reads DER and BER (as NSS writes), RSA PKCS#1 v1.5, RSASSA-PSS and ECDSA over SHA-2 and SHA-3, Ed25519 and Ed448, signatures ' +
         'with or without signed attributes, and adbe.pkcs7.sha1. Each verdict comes with its ETSI EN 319 102-1 ' +
         'indication (TOTAL-PASSED, TOTAL-FAILED or INDETERMINATE, and a sub-indication).\n\n' +
@@ -199,6 +200,7 @@ function human(report: VerificationReport, code: string | null): string {
   const lines: string[] = [
     `${report.file}: ${report.signatures.length} signature(s)${report.dss ? `; DSS in revision ${report.dss.revision} (${report.dss.certs} certs, ${report.dss.ocsps} OCSP, ${report.dss.crls} CRL)` : ''}`,
   ];
+  for (const warning of report.warnings ?? []) lines.push(`! ${warning}`);
   for (const s of report.signatures) lines.push('', ...describe(s));
   lines.push('', code === null ? '✓ all signatures valid and trusted' : `✗ ${code}`);
   return lines.join('\n');

@@ -141,6 +141,8 @@ export interface VerificationReport {
   packaging?: 'enveloping' | 'asic-s' | 'asic-e';
   /** In an ASiC container: the entries (outside META-INF/) that no signature covers. */
   uncovered?: string[];
+  /** What was read though it bends its format's rules (an ASiC layout others write): each one a warning. */
+  warnings?: string[];
   signatures: SignatureReport[];
   /** Worst status over all signatures; `no-signatures` when there are none. */
   status: SignatureStatus | 'no-signatures';
