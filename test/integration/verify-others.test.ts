@@ -35,42 +35,46 @@ beforeAll(async () => {
     at('tsa.ext'),
     'basicConstraints=CA:false\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=critical,timeStamping\n',
   );
-  for (const name of ['signer', 'tsa']) {
-    openssl(
-      'req',
-      '-new',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      `${name}.key`,
-      '-subj',
-      `/CN=Other PKI ${name}`,
-      '-out',
-      `${name}.csr`,
-    );
-    openssl(
-      'x509',
-      '-req',
-      '-in',
-      `${name}.csr`,
-      '-CA',
-      'root.pem',
-      '-CAkey',
-      'root.key',
-      '-CAcreateserial',
-      '-days',
-      '3650',
-      '-extfile',
-      `${name}.ext`,
-      '-out',
-      `${name}.pem`,
-    );
-  }
+  issued('signer', '/CN=Other PKI signer', 'signer.ext');
+  issued('tsa', '/CN=Other PKI tsa', 'tsa.ext');
 });
 afterAll(async () => {
   await work?.remove();
 });
+
+/** NAME.key and NAME.pem, a certificate the other PKI's root issued with the extensions of `extensions`. */
+function issued(name: string, subject: string, extensions: string): void {
+  openssl(
+    'req',
+    '-new',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    `${name}.key`,
+    '-subj',
+    subject,
+    '-out',
+    `${name}.csr`,
+  );
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    `${name}.csr`,
+    '-CA',
+    'root.pem',
+    '-CAkey',
+    'root.key',
+    '-CAcreateserial',
+    '-days',
+    '3650',
+    '-extfile',
+    extensions,
+    '-out',
+    `${name}.pem`,
+  );
+}
 
 /** A CA of its own: NAME.key and NAME.pem. */
 function selfSignedRoot(name: string, subject: string): void {
@@ -368,6 +372,37 @@ describe('ASiC containers as DSS and DigiDoc lay them out (Info-ZIP, openssl cms
     expect([other.code, other.stderr]).toEqual([
       7,
       expect.stringMatching(/its "mimetype" is "application\/vnd\.etsi\.asic-e\+zip"/),
+    ]);
+  });
+});
+
+describe('several SignerInfos in one signature file (openssl cms -sign with two -signer)', () => {
+  it('are each a signature, in a .p7s and in an ASiC-S (before: the file was not a readable CMS)', async () => {
+    const dir = at('two-signers');
+    await mkdir(join(dir, 'META-INF'), { recursive: true });
+    await writeFile(join(dir, 'doc.txt'), 'signed by two\n');
+    await writeFile(join(dir, 'mimetype'), 'application/vnd.etsi.asic-s+zip');
+    issued('second', '/CN=Other PKI second signer', 'signer.ext');
+    cmsSign(
+      join(dir, 'doc.txt'),
+      join(dir, 'META-INF', 'signature.p7s'),
+      '-signer',
+      'second.pem',
+      '-inkey',
+      'second.key',
+    );
+    const p7s = await verify([join(dir, 'doc.txt'), '--signature', join(dir, 'META-INF', 'signature.p7s')]);
+    expect(p7s.code, p7s.stderr).toBe(0);
+    expect(p7s.report.signatures.map((signature) => signature.signer?.subject).sort()).toEqual([
+      'CN=Other PKI second signer',
+      'CN=Other PKI signer',
+    ]);
+    infoZip(dir, 'two.asics', ['mimetype', 'doc.txt', 'META-INF/signature.p7s'], ['-X', '-0']);
+    const asics = await verify([join(dir, 'two.asics')]);
+    expect(asics.code, asics.stderr).toBe(0);
+    expect(asics.report.signatures).toMatchObject([
+      { index: 1, covers: ['doc.txt'], status: 'valid' },
+      { index: 2, covers: ['doc.txt'], status: 'valid' },
     ]);
   });
 });

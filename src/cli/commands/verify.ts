@@ -40,7 +40,8 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         'with a warning), each signature with the files it covers (an ASiC-E manifest entry changed: VERIFY_FAILED), ' +
         'and the files no signature covers or a manifest names but the container lacks (VERIFY_MODIFIED, whatever the trust). ' +
         'Reads DER and BER (as NSS writes), RSA PKCS#1 v1.5, RSASSA-PSS and ECDSA over SHA-2 and SHA-3, Ed25519 and Ed448, signatures ' +
-        'with or without signed attributes, and adbe.pkcs7.sha1. Each verdict comes with its ETSI EN 319 102-1 ' +
+        'with or without signed attributes, and adbe.pkcs7.sha1; in CAdES, each SignerInfo as a signature and each ' +
+        'counter-signature verified under the signature it signs. Each verdict comes with its ETSI EN 319 102-1 ' +
         'indication (TOTAL-PASSED, TOTAL-FAILED or INDETERMINATE, and a sub-indication).\n\n' +
         'Exit 0 only when every signature is valid and trusted (and reaches --level). Exit 12 when every signature ' +
         'is intact and validly signed but one uses an algorithm no longer acceptable (SHA-1, MD5, RSA under 2048 bits, ' +
@@ -214,8 +215,14 @@ const MARK: Record<SignatureReport['status'], string> = {
   weak: '~ intact, but the algorithm is NOT ACCEPTABLE',
 };
 
-function describe(s: SignatureReport): string[] {
-  const what = s.kind === 'docTimeStamp' ? 'Document timestamp' : s.kind === 'cades' ? 'CAdES signature' : 'Signature';
+function describe(s: SignatureReport, counter = false): string[] {
+  const what = counter
+    ? 'Counter-signature'
+    : s.kind === 'docTimeStamp'
+      ? 'Document timestamp'
+      : s.kind === 'cades'
+        ? 'CAdES signature'
+        : 'Signature';
   const etsi = s.subIndication ? `${s.indication}/${s.subIndication}` : s.indication;
   // Invalid only in that it cannot be checked: an algorithm esign does not implement.
   const mark =
@@ -260,6 +267,7 @@ function describe(s: SignatureReport): string[] {
     out.push(`  certifies   ${s.certification.permits.replace('-', ' ')} after it (DocMDP P=${s.certification.level})`);
   for (const p of s.problems) out.push(`  ✗ ${p}`);
   for (const w of s.warnings) out.push(`  ! ${w}`);
+  for (const c of s.counterSignatures ?? []) out.push(...describe(c, true).map((line) => `    ${line}`));
   return out;
 }
 

@@ -9,20 +9,38 @@
 import { X509Certificate } from 'node:crypto';
 import type { Hash } from 'node:crypto';
 import {
+  archivedParts,
   archiveV2Coverage,
   expectedArchiveImprint,
   OID_ARCHIVE_TIMESTAMP_V2,
   OID_ARCHIVE_TIMESTAMP_V3,
 } from '../cms/archive-timestamp.js';
-import { bytesEqual, parseSignedData } from '../cms/parse.js';
+import {
+  decode,
+  explicit,
+  explicitInner,
+  objectIdentifier,
+  sequence,
+  sequenceItems,
+  setItems,
+  smallInteger,
+  Tag,
+  tlv,
+} from '../cms/der.js';
+import { OID } from '../cms/oids.js';
+import { bytesEqual, parseSignedData, type ParsedSignedData } from '../cms/parse.js';
+import { oneSignerEach } from '../cms/signed-data.js';
 import { parseTimeStampToken } from '../tsp/response.js';
 import { createDigest, digestAlgorithm, isUnsupported, UNSUPPORTED, type DigestAlgorithm } from './algorithms.js';
 import { checkSignatureCms, checkTimestampToken } from './cms-check.js';
 import type { CmsChecks, CmsContext, ReadSignedBytes } from './cms-check.js';
 import { combineMaterial, embeddedRevocation, revocationMaterial } from './revocation.js';
 import { verificationHashName } from './token-signature.js';
-import { judgedQualification, verdict } from './types.js';
+import { codeOf, judgedQualification, verdict, worstOfSignatures } from './types.js';
 import type { SignatureReport, VerificationReport, VerifyOptions } from './types.js';
+
+/** id-countersignature (RFC 5652 §11.4): an unsigned attribute whose value is a SignerInfo over the signature value. */
+const OID_COUNTER_SIGNATURE = '1.2.840.113549.1.9.6';
 
 export async function verifyCades(
   p7s: Uint8Array,
@@ -32,6 +50,52 @@ export async function verifyCades(
   /** An enveloping CMS's encapContentInfo as it lies in the file (the content inside), for an archive-time-stamp-v2. */
   readEncapsulated?: ReadSignedBytes,
 ): Promise<VerificationReport> {
+  // Several SignerInfos (parallel signatures in one file): each a signature, over the content read again.
+  const signers = signerInfoCount(p7s) > 1 ? splitSigners(p7s) : [p7s];
+  const signatures: SignatureReport[] = [];
+  for (const signer of signers)
+    signatures.push({
+      ...(await verifySigner(signer, readContent, options, readEncapsulated)),
+      index: signatures.length + 1,
+    });
+  const status = worstOfSignatures(signatures);
+  return {
+    file,
+    kind: 'cades',
+    signatures,
+    status,
+    code: codeOf(status),
+    checkedAt: options.now.toISOString(),
+  };
+}
+
+/** One detached SignedData per SignerInfo; the CMS as it is when it cannot be split (checkSignatureCms then says why). */
+function splitSigners(cms: Uint8Array): Uint8Array[] {
+  try {
+    return oneSignerEach(cms);
+  } catch {
+    return [cms];
+  }
+}
+
+/** How many SignerInfos a CMS holds (1 when it cannot be read: checkSignatureCms reports that). */
+function signerInfoCount(cms: Uint8Array): number {
+  try {
+    const [, content] = sequenceItems(decode(cms, 'ContentInfo'), 'ContentInfo');
+    const fields = sequenceItems(explicitInner(content, 0, 'ContentInfo content'), 'SignedData');
+    return setItems(fields[fields.length - 1], 'signerInfos').length;
+  } catch {
+    return 1;
+  }
+}
+
+/** One SignerInfo's signature (`p7s` holds one): checked, its level named, its counter-signatures under it. */
+async function verifySigner(
+  p7s: Uint8Array,
+  readContent: ReadSignedBytes,
+  options: VerifyOptions,
+  readEncapsulated: ReadSignedBytes | undefined,
+): Promise<SignatureReport> {
   // Revocation data can only come from the .p7s itself; checkSignatureCms reads it there.
   const ctx: CmsContext = {
     anchors: options.trustAnchors.map((der) => new X509Certificate(der)),
@@ -59,9 +123,21 @@ export async function verifyCades(
     checks.integrity.valid && checks.signatureValue.valid && archives.length > 0
       ? await checkArchiveTimestamps(p7s, archives, contentDigests, rereadContent, !readEncapsulated, ctx, checks)
       : false;
+  const report = signatureReport(checks);
+  report.level = checks.timestamp?.valid ? 'B-T' : 'B-B';
+  if (!checks.integrity.valid || !checks.signatureValue.valid) delete report.level;
+  else if (report.level === 'B-T') report.level = longTermLevel(report);
+  if (report.level === 'B-LT' && archived) report.level = 'B-LTA';
+  else if (archived) report.warnings.push('B-LTA not reached: the archive timestamp covers a signature below B-LT');
+  const counter = checks.parsed ? await counterSignatures(p7s, checks.parsed, ctx, 1) : [];
+  return counter.length > 0 ? { ...report, counterSignatures: counter } : report;
+}
+
+/** A SignatureReport from a CMS signature's checks (its level and counter-signatures the caller's). */
+function signatureReport(checks: CmsChecks): SignatureReport {
   const signingTime = checks.parsed?.signedAttributes?.signingTime;
   const judged = verdict(checks);
-  const report: SignatureReport = {
+  return {
     index: 1,
     kind: 'cades',
     integrity: checks.integrity,
@@ -71,7 +147,6 @@ export async function verifyCades(
     ...(checks.timestamp ? { timestamp: checks.timestamp } : {}),
     ...(checks.chain ? { chain: checks.chain } : {}),
     ...(checks.qualification ? { qualification: judgedQualification(checks.qualification, judged.status) } : {}),
-    level: checks.timestamp?.valid ? 'B-T' : 'B-B',
     ...judged,
     problems: [
       ...checks.problems,
@@ -80,18 +155,64 @@ export async function verifyCades(
     ],
     warnings: checks.warnings,
   };
-  if (!checks.integrity.valid || !checks.signatureValue.valid) delete report.level;
-  else if (report.level === 'B-T') report.level = longTermLevel(report);
-  if (report.level === 'B-LT' && archived) report.level = 'B-LTA';
-  else if (archived) report.warnings.push('B-LTA not reached: the archive timestamp covers a signature below B-LT');
-  return {
-    file,
-    kind: 'cades',
-    signatures: [report],
-    status: judged.status,
-    code: judged.code,
-    checkedAt: options.now.toISOString(),
-  };
+}
+
+/** Counter-signatures inside counter-signatures: deeper than this is not read. */
+const MAX_COUNTER_SIGNATURE_DEPTH = 4;
+
+/**
+ * The countersignature attributes (RFC 5652 §11.4) of a SignerInfo: each a SignerInfo over that
+ * SignerInfo's signature value, checked as a detached signature of those octets with the
+ * certificates and revocation data of the SignedData it sits in, and its own counter-signatures
+ * under it.
+ */
+async function counterSignatures(
+  parentCms: Uint8Array,
+  parent: ParsedSignedData,
+  ctx: CmsContext,
+  depth: number,
+): Promise<SignatureReport[]> {
+  const values = parent.unsignedAttributes
+    .filter((attribute) => attribute.type === OID_COUNTER_SIGNATURE)
+    .flatMap((attribute) => attribute.values);
+  const reports: SignatureReport[] = [];
+  for (const signerInfo of values) {
+    const cms = counterSignatureCms(parentCms, signerInfo);
+    const checks = await checkSignatureCms(cms, { read: async (consume) => consume(parent.signatureValue) }, ctx);
+    const report = { ...signatureReport(checks), index: reports.length + 1 };
+    const nested =
+      checks.parsed && depth < MAX_COUNTER_SIGNATURE_DEPTH
+        ? await counterSignatures(cms, checks.parsed, ctx, depth + 1)
+        : [];
+    reports.push(nested.length > 0 ? { ...report, counterSignatures: nested } : report);
+  }
+  return reports;
+}
+
+/** A detached SignedData around a counter-signature's SignerInfo, with the certificates and crls of the one it sits in. */
+function counterSignatureCms(parentCms: Uint8Array, signerInfo: Uint8Array): Uint8Array {
+  let fields: Uint8Array[] = [];
+  let digestAlgorithm: Uint8Array = sequence(objectIdentifier(OID.sha256));
+  try {
+    const parts = archivedParts(parentCms);
+    fields = [parts.certificatesField, parts.crlsField].filter((field): field is Uint8Array => field !== undefined);
+    digestAlgorithm = sequenceItems(decode(signerInfo, 'SignerInfo'), 'SignerInfo')[2]?.encoded ?? digestAlgorithm;
+  } catch {
+    // An unreadable counter-signature is reported by checkSignatureCms, as any unreadable CMS.
+  }
+  return sequence(
+    objectIdentifier(OID.signedData),
+    explicit(
+      0,
+      sequence(
+        smallInteger(1),
+        tlv(Tag.set, digestAlgorithm),
+        sequence(objectIdentifier(OID.data)),
+        ...fields,
+        tlv(Tag.set, signerInfo),
+      ),
+    ),
+  );
 }
 
 interface ArchiveToken {

@@ -120,6 +120,8 @@ export interface SignatureReport {
   chain?: ChainReport;
   /** In an ASiC container: the entries the signature covers. */
   covers?: string[];
+  /** CAdES: the counter-signatures (RFC 5652 §11.4) over this signature's value, each checked, nested as they are. */
+  counterSignatures?: SignatureReport[];
   /** A certification (author) signature: its DocMDP permissions, which later revisions must keep to. */
   certification?: { level: 1 | 2 | 3; permits: 'no-changes' | 'form-filling' | 'annotations' };
   level?: PadesLevel;
@@ -176,6 +178,15 @@ export function worst(statuses: readonly SignatureStatus[]): SignatureStatus {
   for (const status of ['invalid', 'untrusted', 'modified', 'weak'] as const)
     if (statuses.includes(status)) return status;
   return 'valid';
+}
+
+/** The worst status of the signatures and of every counter-signature nested under them. */
+export function worstOfSignatures(signatures: readonly SignatureReport[]): SignatureStatus {
+  const statuses = (signature: SignatureReport): SignatureStatus[] => [
+    signature.status,
+    ...(signature.counterSignatures ?? []).flatMap(statuses),
+  ];
+  return worst(signatures.flatMap(statuses));
 }
 
 const CODES: Readonly<Record<SignatureStatus, SignatureCode>> = {

@@ -41,7 +41,11 @@ export async function verifyEnveloping(
   for (const signer of signers)
     reports.push(await verifyCades(signer, file, readContent, verifyOptions, readEncapsulated));
   const signatures = reports.map((one, index) => ({ ...one.signatures[0]!, index: index + 1 }));
-  const status = signatures.length === 0 ? 'no-signatures' : worst(signatures.map((signature) => signature.status));
+  // Each report's status counts its counter-signatures too.
+  const status =
+    signatures.length === 0
+      ? 'no-signatures'
+      : worst(reports.flatMap((one) => (one.status === 'no-signatures' ? [] : [one.status])));
   const report: VerificationReport = {
     file,
     kind: 'cades',

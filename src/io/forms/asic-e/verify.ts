@@ -5,7 +5,12 @@ import { parseManifest } from '../../../core/forms/asic-e/manifest.js';
 import { containerStatus, invalid, markContainerModified } from '../../../core/forms/shared/asic-container-rules.js';
 import { timestampReport, type ContainerVerifyOptions } from '../../../core/forms/shared/timestamp-report.js';
 import { verifyCades } from '../../../core/verify/cades.js';
-import { codeOf, worst, type SignatureReport, type VerificationReport } from '../../../core/verify/types.js';
+import {
+  codeOf,
+  worstOfSignatures,
+  type SignatureReport,
+  type VerificationReport,
+} from '../../../core/verify/types.js';
 import type { OpenContainer } from '../../zip-container.js';
 import { documentsOf } from '../shared/asic-container.js';
 
@@ -83,9 +88,6 @@ export async function verifyAsicE(
         );
     const p7s = await container.readWhole(manifest.signature);
     const report = await verifyCades(p7s, file, async (consume) => consume(manifestBytes), verifyOptions);
-    const signature = report.signatures[0]!;
-    signature.index = signatures.length + 1;
-    signature.covers = manifest.references.map((reference) => reference.name);
     const changed: string[] = [];
     const gone: string[] = [];
     for (const reference of manifest.references) {
@@ -98,23 +100,28 @@ export async function verifyAsicE(
       if (Buffer.from(hash.digest()).equals(reference.digestValue)) covered.add(reference.name);
       else changed.push(`${reference.name} was changed: its ${reference.digest} is not the one ${manifestName} gives`);
     }
-    if (changed.length > 0) {
-      Object.assign(signature, {
-        status: 'invalid',
-        code: 'VERIFY_FAILED',
-        indication: 'TOTAL-FAILED',
-        subIndication: 'HASH_FAILURE',
-      });
-      signature.problems.push(...changed);
-      delete signature.level;
+    // Each SignerInfo of the signature file is a signature over the manifest, and over what it names.
+    for (const signature of report.signatures) {
+      signature.index = signatures.length + 1;
+      signature.covers = manifest.references.map((reference) => reference.name);
+      if (changed.length > 0) {
+        Object.assign(signature, {
+          status: 'invalid',
+          code: 'VERIFY_FAILED',
+          indication: 'TOTAL-FAILED',
+          subIndication: 'HASH_FAILURE',
+        });
+        signature.problems.push(...changed);
+        delete signature.level;
+      }
+      if (gone.length > 0) {
+        signature.problems.push(...gone);
+        markContainerModified(signature);
+        missing = true;
+      }
+      signatures.push(signature);
+      signatureFiles.push([manifestName, manifest.signature]);
     }
-    if (gone.length > 0) {
-      signature.problems.push(...gone);
-      markContainerModified(signature);
-      missing = true;
-    }
-    signatures.push(signature);
-    signatureFiles.push([manifestName, manifest.signature]);
   }
   const archives = await checkArchives(container, names, verifyOptions);
   signatures.forEach((signature, index) => {
@@ -134,7 +141,7 @@ export async function verifyAsicE(
   const status =
     signatures.length === 0
       ? 'no-signatures'
-      : containerStatus(worst(signatures.map((signature) => signature.status)), missing || uncovered.length > 0);
+      : containerStatus(worstOfSignatures(signatures), missing || uncovered.length > 0);
   return {
     file,
     kind: 'cades',
