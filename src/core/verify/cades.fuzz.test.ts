@@ -2,7 +2,7 @@
  * Mutation fuzzing of `verifyCades` on CAdES signatures at B-LT and B-LTA: damaged copies of a
  * signature carrying validation data (SignedData.crls) and an archive timestamp in each form verify
  * reads — an archive-time-stamp-v3 whose token holds an ats-hash-index-v3 or the older
- * ats-hash-index, and an archive-time-stamp-v2. Every input must end in a report or a typed
+ * ats-hash-index, and an archive-time-stamp-v2 — and one with a counter-signature. Every input must end in a report or a typed
  * EsignError (never a crash, never a hang), and damage to signed bytes must never verify.
  */
 import { createHash, sign } from 'node:crypto';
@@ -19,7 +19,8 @@ import {
   OID_ATS_HASH_INDEX,
   OID_ATS_HASH_INDEX_V3,
 } from '../cms/archive-timestamp.js';
-import { objectIdentifier, octetString, sequence } from '../cms/der.js';
+import { decode, objectIdentifier, octetString, sequence } from '../cms/der.js';
+import { parseSignedData } from '../cms/parse.js';
 import { addUnsignedAttribute, buildSignedData } from '../cms/signed-data.js';
 import { attribute, buildSignedAttributes } from '../cms/signed-attributes.js';
 import { issueTestCertificate } from '../cms/test-pki.js';
@@ -53,8 +54,13 @@ function timestampToken(imprint: Uint8Array): Uint8Array {
     .token;
 }
 
-function signedData(certificate: typeof root, unsignedAttributes = {}, crls: Uint8Array[] = []): Uint8Array {
-  const attributes = buildSignedAttributes({ contentDigest: contentHash, signerCertificate: certificate.der });
+function signedData(
+  certificate: typeof root,
+  unsignedAttributes = {},
+  crls: Uint8Array[] = [],
+  digest = contentHash,
+): Uint8Array {
+  const attributes = buildSignedAttributes({ contentDigest: digest, signerCertificate: certificate.der });
   return buildSignedData({
     signedAttributesDer: attributes.der,
     signatureValue: new Uint8Array(sign('sha256', attributes.der, certificate.privateKey)),
@@ -96,25 +102,53 @@ const archivedV2 = (() => {
   const token = timestampToken(sha256(before, content, after[0]));
   return addUnsignedAttribute(longTerm, attribute(OID_ARCHIVE_TIMESTAMP_V2, token), 'signature');
 })();
-const seeds = [longTerm, archived, olderIndexed, archivedV2];
+/** A counter-signature (RFC 5652 §11.4): the signer's SignerInfo over the signature value, as an unsigned attribute. */
+const counterSigned = (() => {
+  const value = parseSignedData(longTerm).signatureValue;
+  const counter = signedData(signer, {}, [], sha256(value));
+  const signedDataBlock = decode(counter, 'cms').items[1]!.items[0]!;
+  const signerInfo = signedDataBlock.items[signedDataBlock.items.length - 1]!.items[0]!.encoded;
+  return addUnsignedAttribute(longTerm, attribute('1.2.840.113549.1.9.6', signerInfo), 'signature');
+})();
+const seeds = [longTerm, archived, olderIndexed, archivedV2, counterSigned];
 
 describe('verifyCades under mutation (B-LT validation data, B-LTA archive timestamp)', () => {
+  it('the seeds are what they say: each archive form holds, the counter-signature verifies', async () => {
+    const verified = async (cms: Uint8Array) =>
+      (await verifyCades(cms, 'seed.p7s', async (consume) => consume(content), { trustAnchors: [root.der], now }))
+        .signatures[0]!;
+    for (const seed of [archived, olderIndexed, archivedV2])
+      expect((await verified(seed)).problems.filter((p) => p.startsWith('archive timestamp'))).toEqual([]);
+    expect((await verified(counterSigned)).counterSignatures).toMatchObject([
+      { integrity: { valid: true }, signatureValue: { valid: true } },
+    ]);
+  });
+
   it.each([
     ['any mutation', mutationArb],
     ['in-place byte damage', inPlaceMutationArb],
-  ] as const)('%s ends in a report or a typed EsignError, and is never valid', async (_name, mutations) => {
-    await fc.assert(
-      fc.asyncProperty(mutatedInput(seeds, mutations), async (input) => {
-        const result = await outcomeAsync('verifyCades', () =>
-          verifyCades(input.bytes, 'fuzz.p7m', async (consume) => consume(content), {
-            trustAnchors: [root.der],
-            now,
-          }),
-        );
-        // The seeds' signature timestamps are stand-ins, not TSA tokens: no copy of them, damaged or not, is valid.
-        if (result.ok) expect(result.value.status, JSON.stringify(input.mutations)).not.toBe('valid');
-      }),
-      fuzzParams(200),
-    );
-  });
+  ] as const)(
+    '%s ends in a report or a typed EsignError, valid only with what is signed intact',
+    async (_name, mutations) => {
+      await fc.assert(
+        fc.asyncProperty(mutatedInput(seeds, mutations), async (input) => {
+          const result = await outcomeAsync('verifyCades', () =>
+            verifyCades(input.bytes, 'fuzz.p7m', async (consume) => consume(content), {
+              trustAnchors: [root.der],
+              now,
+            }),
+          );
+          // The seeds' signature timestamps are stand-ins, not TSA tokens, so a copy is valid only where damage
+          // took one away (an unsigned attribute's type changed): then what is signed is still the seed's, byte for byte.
+          if (result.ok && result.value.status === 'valid') {
+            const [seed, copy] = [seeds[input.seedIndex]!, input.bytes].map((bytes) => parseSignedData(bytes));
+            expect(copy!.signatureTimeStampToken, JSON.stringify(input.mutations)).toBeUndefined();
+            expect(copy!.signatureValue).toEqual(seed!.signatureValue);
+            expect(copy!.signedAttributes?.der).toEqual(seed!.signedAttributes?.der);
+          }
+        }),
+        fuzzParams(200),
+      );
+    },
+  );
 });
