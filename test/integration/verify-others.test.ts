@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decode } from '../../src/core/cms/der.js';
 import { parseSignedData } from '../../src/core/cms/parse.js';
-import { addSignatureTimestamp } from '../../src/core/cms/signed-data.js';
+import { addSignatureTimestamp, addUnsignedAttribute } from '../../src/core/cms/signed-data.js';
+import { attribute } from '../../src/core/cms/signed-attributes.js';
 import { buildManifest } from '../../src/core/forms/asic-e/manifest.js';
 import type { SignatureReport, VerificationReport } from '../../src/core/verify/types.js';
 import { runCli } from '../helpers/run-cli.js';
@@ -404,5 +405,55 @@ describe('several SignerInfos in one signature file (openssl cms -sign with two 
       { index: 1, covers: ['doc.txt'], status: 'valid' },
       { index: 2, covers: ['doc.txt'], status: 'valid' },
     ]);
+  });
+});
+
+describe('a counter-signature (openssl cms -sign over the signature value, put in as RFC 5652 §11.4 has it)', () => {
+  it('is verified and reported under its signature, in --json and in the text', async () => {
+    const dir = at('counter');
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'contract.txt'), 'countersigned\n');
+    if (!(await readdir(work.dir)).includes('second.pem'))
+      issued('second', '/CN=Other PKI second signer', 'signer.ext');
+    cmsSign(join(dir, 'contract.txt'), join(dir, 'parent.p7s'), '-certfile', 'second.pem');
+    const parent = new Uint8Array(await readFile(join(dir, 'parent.p7s')));
+    await writeFile(join(dir, 'value.bin'), parseSignedData(parent).signatureValue);
+    openssl(
+      'cms',
+      '-sign',
+      '-binary',
+      '-in',
+      join(dir, 'value.bin'),
+      '-signer',
+      'second.pem',
+      '-inkey',
+      'second.key',
+      '-outform',
+      'DER',
+      '-out',
+      join(dir, 'counter.p7s'),
+      '-nosmimecap',
+    );
+    const signedData = decode(new Uint8Array(await readFile(join(dir, 'counter.p7s'))), 'counter').items[1]!.items[0]!;
+    const signerInfo = signedData.items[signedData.items.length - 1]!.items[0]!.encoded;
+    const countersigned = addUnsignedAttribute(parent, attribute('1.2.840.113549.1.9.6', signerInfo), 'signature');
+    await writeFile(join(dir, 'countersigned.p7s'), countersigned);
+
+    const { code, report, stderr } = await verify([
+      join(dir, 'contract.txt'),
+      '--signature',
+      join(dir, 'countersigned.p7s'),
+    ]);
+    expect(code, stderr).toBe(0);
+    expect(only(report)).toMatchObject({
+      status: 'valid',
+      signer: { subject: 'CN=Other PKI signer' },
+      counterSignatures: [{ status: 'valid', signer: { subject: 'CN=Other PKI second signer' } }],
+    });
+    const text = await runCli(
+      ['verify', '--trust', at('root.pem'), join(dir, 'contract.txt'), '--signature', join(dir, 'countersigned.p7s')],
+      { env },
+    );
+    expect(text.stdout).toMatch(/^ {4}#1 Counter-signature: ✓ valid \[ETSI TOTAL-PASSED\]$/m);
   });
 });
