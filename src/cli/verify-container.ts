@@ -6,12 +6,12 @@
  * make an otherwise valid container VERIFY_MODIFIED: an unsigned file added to a signed container
  * is the classic attack on ASiC.
  */
-import { ASIC_E_MIMETYPE, ASIC_S_MIMETYPE, checkMimetype } from '../core/forms/shared/asic-container-rules.js';
+import { ASIC_E_MIMETYPE, ASIC_S_MIMETYPE } from '../core/forms/shared/asic-container-rules.js';
 import type { ContainerVerifyOptions } from '../core/forms/shared/timestamp-report.js';
 import { naming } from '../core/errors.js';
 import { verifyAsicE } from '../io/forms/asic-e/verify.js';
 import { verifyAsicS } from '../io/forms/asic-s/verify.js';
-import { extractDocuments } from '../io/forms/shared/asic-container.js';
+import { extractDocuments, mimetypeWarnings } from '../io/forms/shared/asic-container.js';
 import { FileByteSource } from '../io/file-source.js';
 import { openContainer, type OpenContainer } from '../io/zip-container.js';
 import type { Context } from './context.js';
@@ -29,9 +29,14 @@ export async function runVerifyContainer(
   try {
     const simple = /\.(asics|scs)$/i.test(file);
     const report = await (async () => {
-      checkMimetype(await source.read(0, 30 + 8 + 64), simple ? ASIC_S_MIMETYPE : ASIC_E_MIMETYPE);
       container = await openContainer(source);
-      return simple ? verifyAsicS(container, file, verifyOptions) : verifyAsicE(container, file, verifyOptions);
+      // Lenient on the layout others write (each bend a warning), strict on the type.
+      const layout = await mimetypeWarnings(container, simple ? ASIC_S_MIMETYPE : ASIC_E_MIMETYPE);
+      const verified = simple
+        ? await verifyAsicS(container, file, verifyOptions)
+        : await verifyAsicE(container, file, verifyOptions);
+      const warnings = [...layout, ...(verified.warnings ?? [])];
+      return warnings.length > 0 ? { ...verified, warnings } : verified;
     })().catch((error: unknown) => {
       throw naming(file, error);
     });

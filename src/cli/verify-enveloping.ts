@@ -4,6 +4,7 @@
  * out only when every signature checks out, from the same open file, and only if the file did not
  * change meanwhile.
  */
+import { envelopedContent } from '../core/cms/enveloping.js';
 import { verifyEnveloping } from '../core/forms/cades-enveloping/verify.js';
 import type { VerifyOptions } from '../core/verify/types.js';
 import { READ_CHUNK_BYTES } from '../core/sign-workflow.js';
@@ -28,10 +29,7 @@ export async function runVerifyEnveloping(
         ctx.io.warn(`${file}: its content was not extracted to ${options.extract}: the signature did not check out.`);
         return {};
       }
-      const content = (async function* () {
-        for (let offset = 0; offset < enveloped.length; offset += READ_CHUNK_BYTES)
-          yield await source.read(enveloped.offset + offset, Math.min(READ_CHUNK_BYTES, enveloped.length - offset));
-      })();
+      const content = envelopedContent(source, enveloped, READ_CHUNK_BYTES);
       await writeChunksAtomically(options.extract, content, () => assertUnchanged(source));
       return { extracted: options.extract };
     });

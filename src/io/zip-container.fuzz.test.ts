@@ -1,6 +1,7 @@
 /**
  * Mutation fuzzing of the container reader: damaged copies of ASiC containers esign writes (one
- * stored, one deflated, one with many entries) end, through the mimetype check, the ZIP reader and
+ * stored, one deflated, one with many entries) and of one laid out as others do (mimetype last,
+ * deflated, with trailing white space) end, through the ZIP reader, the lenient mimetype check and
  * a read of every entry, in a container or a typed EsignError within a bound, never another
  * exception or a hang. What it does read holds only safe, unique names. The same for the ASiCManifest
  * reader on damaged manifests.
@@ -9,10 +10,11 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { fuzzParams, mutatedInput, mutationArb, outcomeAsync } from '../../test/helpers/fuzz.js';
-import { ASIC_S_MIMETYPE, checkMimetype, unsafeName } from '../core/forms/shared/asic-container-rules.js';
+import { ASIC_S_MIMETYPE, unsafeName } from '../core/forms/shared/asic-container-rules.js';
 import { buildManifest, parseManifest } from '../core/forms/asic-e/manifest.js';
 import { bytesSource } from '../core/pdf/byte-source.js';
 import type { OutputFile } from '../core/sign-workflow.js';
+import { mimetypeWarnings } from './forms/shared/asic-container.js';
 import { openContainer, writeZip, type EntryToWrite } from './zip-container.js';
 
 /** An OutputFile over memory: what writeZip appends, kept in order. */
@@ -36,9 +38,9 @@ async function container(entries: EntryToWrite[]): Promise<Uint8Array> {
 
 /** Everything verify does with a container before its signatures: the layout, the entries, every byte. */
 async function readAll(bytes: Uint8Array): Promise<string[]> {
-  checkMimetype(bytes.subarray(0, 200), ASIC_S_MIMETYPE);
   const opened = await openContainer(bytesSource(bytes));
   try {
+    await mimetypeWarnings(opened, ASIC_S_MIMETYPE);
     for (const entry of opened.entries) for await (const chunk of opened.read(entry.name)) void chunk;
     return opened.entries.map((entry) => entry.name);
   } finally {
@@ -65,13 +67,28 @@ beforeAll(async () => {
         compress: index % 2 === 0,
       })),
     ),
+    await looseContainer(text),
   ];
 });
+
+/** A container as others lay it out: the document first, then `mimetype`, deflated and ending in CR LF. */
+async function looseContainer(text: Buffer): Promise<Uint8Array> {
+  const yazl = await import('yazl');
+  const zip = new yazl.ZipFile();
+  zip.addBuffer(text, 'doc.txt', { compress: true });
+  zip.addBuffer(Buffer.from(`${ASIC_S_MIMETYPE}\r\n`), 'mimetype', { compress: true });
+  zip.addBuffer(Buffer.alloc(300, 0x30), 'META-INF/signature.p7s', { compress: false });
+  zip.end();
+  const chunks: Buffer[] = [];
+  for await (const chunk of zip.outputStream as AsyncIterable<Buffer>) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
 
 describe('container reader under mutation', () => {
   it('reads the containers esign writes', async () => {
     expect(await readAll(seeds[0]!)).toEqual(['mimetype', 'doc.txt', 'META-INF/signature.p7s']);
     expect(await readAll(seeds[2]!)).toHaveLength(13);
+    expect(await readAll(seeds[3]!)).toEqual(['doc.txt', 'mimetype', 'META-INF/signature.p7s']);
   });
 
   it('ends in a container of safe, unique names or a typed EsignError, within a bound', async () => {

@@ -22,6 +22,8 @@ export interface OpenContainer {
   read(name: string): AsyncIterable<Uint8Array>;
   /** A small entry whole (a signature, a manifest); refused above `maxBytes`. */
   readWhole(name: string, maxBytes?: number): Promise<Uint8Array>;
+  /** An entry's local header: where it starts, its compression method and its extra field's length. */
+  localHeader(name: string): Promise<{ offset: number; compressionMethod: number; extraFieldLength: number }>;
   close(): void;
 }
 
@@ -87,6 +89,16 @@ export async function openContainer(source: ByteSource, limits?: ContainerLimits
         const chunks: Uint8Array[] = [];
         for await (const chunk of read(name)) chunks.push(chunk);
         return Buffer.concat(chunks);
+      },
+      async localHeader(name) {
+        const entry = byName.get(name);
+        if (!entry) throw invalid(`it has no entry ${name}`);
+        const offset = entry.relativeOffsetOfLocalHeader;
+        const header = await source.read(offset, 30);
+        const view = new DataView(header.buffer, header.byteOffset, header.byteLength);
+        if (header.length < 30 || view.getUint32(0, true) !== 0x04034b50)
+          throw invalid(`the local header of ${name} is damaged`);
+        return { offset, compressionMethod: view.getUint16(8, true), extraFieldLength: view.getUint16(28, true) };
       },
       close: () => zip.close(),
     };

@@ -30,20 +30,24 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         'integrity of the signed bytes, the signature value, what the signature covers and what was appended after it, ' +
         "the chain to the trust anchors (--trust, else the profile's trustAnchors), revocation status from the DSS and the CMS, " +
         'and the level reached (PAdES or CAdES: B-LT from the validation data in the DSS or the CMS, B-LTA from a document ' +
-        'timestamp, an archive-time-stamp-v3 or an ASiC-E archive manifest). When verified EU trusted lists are cached (esign trust update), their qualified CAs ' +
+        'timestamp, an archive-time-stamp-v3 (ats-hash-index-v3 or the older ats-hash-index), an archive-time-stamp-v2 or an ASiC-E archive manifest). When verified EU trusted lists are cached (esign trust update), their qualified CAs ' +
         'and TSAs are trust anchors too, and each signature gets its qualification (ETSI TS 119 615: QESig, QESeal, ' +
         'AdESig-QC, AdESeal-QC, AdESig, AdESeal, their Indeterminate forms, Not AdES or N/A, with the reason) and each timestamp whether it is ' +
         'a qualified electronic time stamp. With --signature FILE.p7s, check a detached CAdES signature of FILE. ' +
-        'FILE.p7m (enveloping CAdES, the content inside) is checked as it is; --extract OUT then writes its content. ' +
-        'FILE.asics (ASiC-S) and FILE.asice (ASiC-E) are checked with their layout (mimetype first and stored, safe and unique ' +
-        'names, no ZIP bomb), each signature with the files it covers (an ASiC-E manifest entry changed: VERIFY_FAILED), ' +
-        'and the files no signature covers (VERIFY_MODIFIED). ' +
-        'Reads DER and BER (as NSS writes), RSA PKCS#1 v1.5, RSASSA-PSS, ECDSA, Ed25519 and Ed448, signatures ' +
-        'with or without signed attributes, and adbe.pkcs7.sha1. Each verdict comes with its ETSI EN 319 102-1 ' +
+        'FILE.p7m (enveloping CAdES, the content inside, DER or BER) is checked as it is; --extract OUT then writes its content. ' +
+        'FILE.asics (ASiC-S) and FILE.asice (ASiC-E) are checked with their layout (safe and unique names, none "." or "..", ' +
+        'no encryption, no ZIP bomb; a mimetype not first, compressed, with an extra field or trailing white space is read ' +
+        'with a warning), each signature with the files it covers (an ASiC-E manifest entry changed: VERIFY_FAILED), ' +
+        'and the files no signature covers or a manifest names but the container lacks (VERIFY_MODIFIED, whatever the trust). ' +
+        'Reads DER and BER (as NSS writes), RSA PKCS#1 v1.5, RSASSA-PSS and ECDSA over SHA-2 and SHA-3, Ed25519 and Ed448, signatures ' +
+        'with or without signed attributes, and adbe.pkcs7.sha1; in CAdES, each SignerInfo as a signature and each ' +
+        'counter-signature verified under the signature it signs. Each verdict comes with its ETSI EN 319 102-1 ' +
         'indication (TOTAL-PASSED, TOTAL-FAILED or INDETERMINATE, and a sub-indication).\n\n' +
         'Exit 0 only when every signature is valid and trusted (and reaches --level). Exit 12 when every signature ' +
-        'is intact and validly signed but one uses an algorithm no longer acceptable (SHA-1, MD5, RSA under 2048 bits: ' +
-        'VERIFY_WEAK_ALGORITHM). Otherwise exit 9; the JSON code says why: VERIFY_FAILED (invalid: changed bytes, bad ' +
+        'is intact and validly signed but one uses an algorithm no longer acceptable (SHA-1, MD5, RSA under 2048 bits, ' +
+        'in the signature, a timestamp token or a certificate: VERIFY_WEAK_ALGORITHM). An algorithm esign does not ' +
+        'implement is INDETERMINATE/CRYPTO_CONSTRAINTS_FAILURE, named, never TOTAL-FAILED. ' +
+        'Otherwise exit 9; the JSON code says why: VERIFY_FAILED (invalid: changed bytes, bad ' +
         'signature, revoked or expired certificate, page content changed later), VERIFY_UNTRUSTED (valid, but no chain ' +
         'to a trust anchor), VERIFY_MODIFIED (valid, but an unsigned update was appended after it), VERIFY_LEVEL ' +
         '(valid, below --level), VERIFY_NO_SIGNATURES.',
@@ -197,6 +201,7 @@ function human(report: VerificationReport, code: string | null): string {
   const lines: string[] = [
     `${report.file}: ${report.signatures.length} signature(s)${report.dss ? `; DSS in revision ${report.dss.revision} (${report.dss.certs} certs, ${report.dss.ocsps} OCSP, ${report.dss.crls} CRL)` : ''}`,
   ];
+  for (const warning of report.warnings ?? []) lines.push(`! ${warning}`);
   for (const s of report.signatures) lines.push('', ...describe(s));
   lines.push('', code === null ? '✓ all signatures valid and trusted' : `✗ ${code}`);
   return lines.join('\n');
@@ -210,10 +215,21 @@ const MARK: Record<SignatureReport['status'], string> = {
   weak: '~ intact, but the algorithm is NOT ACCEPTABLE',
 };
 
-function describe(s: SignatureReport): string[] {
-  const what = s.kind === 'docTimeStamp' ? 'Document timestamp' : s.kind === 'cades' ? 'CAdES signature' : 'Signature';
+function describe(s: SignatureReport, counter = false): string[] {
+  const what = counter
+    ? 'Counter-signature'
+    : s.kind === 'docTimeStamp'
+      ? 'Document timestamp'
+      : s.kind === 'cades'
+        ? 'CAdES signature'
+        : 'Signature';
   const etsi = s.subIndication ? `${s.indication}/${s.subIndication}` : s.indication;
-  const out = [`#${s.index} ${what}${s.field ? ` (field ${s.field})` : ''}: ${MARK[s.status]} [ETSI ${etsi}]`];
+  // Invalid only in that it cannot be checked: an algorithm esign does not implement.
+  const mark =
+    s.status === 'invalid' && s.indication === 'INDETERMINATE' && s.subIndication === 'CRYPTO_CONSTRAINTS_FAILURE'
+      ? '? NOT CHECKED (an algorithm esign does not implement)'
+      : MARK[s.status];
+  const out = [`#${s.index} ${what}${s.field ? ` (field ${s.field})` : ''}: ${mark} [ETSI ${etsi}]`];
   if (s.signer)
     out.push(
       `  signer      ${s.signer.subject}`,
@@ -251,6 +267,7 @@ function describe(s: SignatureReport): string[] {
     out.push(`  certifies   ${s.certification.permits.replace('-', ' ')} after it (DocMDP P=${s.certification.level})`);
   for (const p of s.problems) out.push(`  ✗ ${p}`);
   for (const w of s.warnings) out.push(`  ! ${w}`);
+  for (const c of s.counterSignatures ?? []) out.push(...describe(c, true).map((line) => `    ${line}`));
   return out;
 }
 

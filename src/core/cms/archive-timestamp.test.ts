@@ -73,7 +73,7 @@ describe('archive-time-stamp-v3', () => {
       expectedArchiveImprint(signature([crl, octetString(new Uint8Array(3))]), archived, contentHash, 'sha256'),
     ).toEqual({ imprint });
     expect(expectedArchiveImprint(cms, token, contentHash, 'sha256').problem).toBe(
-      'it has no ats-hash-index-v3 attribute',
+      'it has neither an ats-hash-index-v3 nor an ats-hash-index attribute',
     );
   });
 });

@@ -40,6 +40,9 @@ const DIGESTS: Readonly<Record<string, Omit<DigestAlgorithm, 'oid'>>> = {
   '2.16.840.1.101.3.4.2.1': { name: 'sha256', hash: 'sha256' },
   '2.16.840.1.101.3.4.2.2': { name: 'sha384', hash: 'sha384' },
   '2.16.840.1.101.3.4.2.3': { name: 'sha512', hash: 'sha512' },
+  '2.16.840.1.101.3.4.2.5': { name: 'sha512-224', hash: 'sha512-224' },
+  '2.16.840.1.101.3.4.2.6': { name: 'sha512-256', hash: 'sha512-256' },
+  '2.16.840.1.101.3.4.2.7': { name: 'sha3-224', hash: 'sha3-224' },
   '2.16.840.1.101.3.4.2.8': { name: 'sha3-256', hash: 'sha3-256' },
   '2.16.840.1.101.3.4.2.9': { name: 'sha3-384', hash: 'sha3-384' },
   '2.16.840.1.101.3.4.2.10': { name: 'sha3-512', hash: 'sha3-512' },
@@ -106,6 +109,17 @@ const SCHEMES: Readonly<Record<string, SchemeEntry>> = {
   '1.2.840.113549.1.1.11': { name: 'sha256WithRSAEncryption', keyTypes: RSA, hash: 'sha256' },
   '1.2.840.113549.1.1.12': { name: 'sha384WithRSAEncryption', keyTypes: RSA, hash: 'sha384' },
   '1.2.840.113549.1.1.13': { name: 'sha512WithRSAEncryption', keyTypes: RSA, hash: 'sha512' },
+  '1.2.840.113549.1.1.15': { name: 'sha512-224WithRSAEncryption', keyTypes: RSA, hash: 'sha512-224' },
+  '1.2.840.113549.1.1.16': { name: 'sha512-256WithRSAEncryption', keyTypes: RSA, hash: 'sha512-256' },
+  // NIST CSOR: RSA PKCS#1 v1.5 and ECDSA over SHA3 (RFC 8702 names them for CMS)
+  '2.16.840.1.101.3.4.3.13': { name: 'id-rsassa-pkcs1-v1_5-with-sha3-224', keyTypes: RSA, hash: 'sha3-224' },
+  '2.16.840.1.101.3.4.3.14': { name: 'id-rsassa-pkcs1-v1_5-with-sha3-256', keyTypes: RSA, hash: 'sha3-256' },
+  '2.16.840.1.101.3.4.3.15': { name: 'id-rsassa-pkcs1-v1_5-with-sha3-384', keyTypes: RSA, hash: 'sha3-384' },
+  '2.16.840.1.101.3.4.3.16': { name: 'id-rsassa-pkcs1-v1_5-with-sha3-512', keyTypes: RSA, hash: 'sha3-512' },
+  '2.16.840.1.101.3.4.3.9': { name: 'id-ecdsa-with-sha3-224', keyTypes: ['ec'], hash: 'sha3-224' },
+  '2.16.840.1.101.3.4.3.10': { name: 'id-ecdsa-with-sha3-256', keyTypes: ['ec'], hash: 'sha3-256' },
+  '2.16.840.1.101.3.4.3.11': { name: 'id-ecdsa-with-sha3-384', keyTypes: ['ec'], hash: 'sha3-384' },
+  '2.16.840.1.101.3.4.3.12': { name: 'id-ecdsa-with-sha3-512', keyTypes: ['ec'], hash: 'sha3-512' },
   '1.2.840.10045.2.1': { name: 'ecPublicKey', keyTypes: ['ec'] },
   '1.2.840.10045.4.1': { name: 'ecdsa-with-SHA1', keyTypes: ['ec'], hash: 'sha1' },
   '1.2.840.10045.4.3.1': { name: 'ecdsa-with-SHA224', keyTypes: ['ec'], hash: 'sha224' },
@@ -116,6 +130,16 @@ const SCHEMES: Readonly<Record<string, SchemeEntry>> = {
   '1.3.101.113': { name: 'Ed448', keyTypes: ['ed448'], eddsa: true },
 };
 const RSASSA_PSS = '1.2.840.113549.1.1.10';
+
+/**
+ * How every check words an algorithm esign does not implement: INDETERMINATE
+ * (CRYPTO_CONSTRAINTS_FAILURE), never a broken signature (`isUnsupported` tells it apart).
+ */
+export const UNSUPPORTED = 'esign does not implement';
+
+export function isUnsupported(problem: string): boolean {
+  return problem.includes(UNSUPPORTED);
+}
 const MGF1 = '1.2.840.113549.1.1.8';
 
 /**
@@ -129,13 +153,13 @@ export function signatureScheme(
 ): SignatureScheme | { unsupported: string } {
   if (algorithm === RSASSA_PSS) return pssScheme(parameters);
   const entry = SCHEMES[algorithm];
-  if (!entry) return { unsupported: `signature algorithm ${algorithm} is not one esign can check` };
+  if (!entry) return { unsupported: `${UNSUPPORTED} the signature algorithm ${algorithm}` };
   if (entry.eddsa) return { name: entry.name, keyTypes: entry.keyTypes, hash: undefined };
   const hash = entry.hash ?? digest.hash;
   const name = entry.hash ? entry.name : `${entry.name} with ${digest.name}`;
   const weakness = hash === 'sha1' || hash === 'md5' ? (DIGESTS[digest.oid]?.weakness ?? SHA1_WEAKNESS) : undefined;
   if (digest.outputLength !== undefined && entry.hash === undefined)
-    return { unsupported: `${entry.name} cannot sign under ${digest.name}` };
+    return { unsupported: `${UNSUPPORTED} ${entry.name} under ${digest.name}` };
   return { name, keyTypes: entry.keyTypes, hash, ...(weakness ? { weakness } : {}) };
 }
 
@@ -152,11 +176,11 @@ function pssScheme(parameters: Uint8Array | undefined): SignatureScheme | { unsu
       else if (isContext(field, 1)) {
         const [mgf, mgfParameters] = sequenceItems(inner, 'maskGenAlgorithm');
         if (oid(mgf, 'maskGenAlgorithm') !== MGF1)
-          return { unsupported: 'RSASSA-PSS with a mask generation function other than MGF1' };
+          return { unsupported: `${UNSUPPORTED} RSASSA-PSS with a mask generation function other than MGF1` };
         mgfHash = hashOf(mgfParameters);
       } else if (isContext(field, 2)) saltLength = Number(integerValue(inner, 'saltLength'));
       else if (isContext(field, 3) && integerValue(inner, 'trailerField') !== 1n)
-        return { unsupported: 'RSASSA-PSS with a trailer field other than 1' };
+        return { unsupported: `${UNSUPPORTED} RSASSA-PSS with a trailer field other than 1` };
     }
   } catch (error) {
     if (error instanceof Asn1StructureError)
@@ -164,7 +188,8 @@ function pssScheme(parameters: Uint8Array | undefined): SignatureScheme | { unsu
     throw error;
   }
   // node:crypto (OpenSSL) uses the signature's hash for MGF1 as well.
-  if (mgfHash !== hash) return { unsupported: `RSASSA-PSS with MGF1 over ${mgfHash} but the hash ${hash}` };
+  if (mgfHash !== hash)
+    return { unsupported: `${UNSUPPORTED} RSASSA-PSS with MGF1 over ${mgfHash} but the hash ${hash}` };
   const weakness = hash === 'sha1' ? SHA1_WEAKNESS : undefined;
   return {
     name: `RSASSA-PSS (${hash}, MGF1 ${mgfHash}, salt ${saltLength})`,

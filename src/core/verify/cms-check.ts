@@ -5,7 +5,6 @@
 import { createHash } from 'node:crypto';
 import type { KeyObject, X509Certificate } from 'node:crypto';
 import { concatBytes } from '../cms/der.js';
-import { IMPRINT_HASH_NAME_BY_OID } from '../cms/oids.js';
 import { bytesEqual, parseSignedData } from '../cms/parse.js';
 import type { ParsedSignedData } from '../cms/parse.js';
 import { checkSigningCertificate } from '../cms/verify-signer.js';
@@ -13,7 +12,7 @@ import { isEsignError } from '../errors.js';
 import { qualifyCertificate, qualifyTimestamp } from '../qualification/determine.js';
 import { ServiceCertificateIndex } from '../qualification/service-index.js';
 import type { TrustedListCacheEntry } from '../trusted-list/model.js';
-import { parseTimeStampToken, verifyTimeStampTokenSignature, checkTimeStampingUsage } from '../tsp/response.js';
+import { parseTimeStampToken, checkTimeStampingUsage } from '../tsp/response.js';
 import type { ParsedTimeStampToken } from '../tsp/response.js';
 import { buildChain, certificate, certificatePool, summarize } from './chain.js';
 import { combineMaterial, embeddedRevocation, revocationStatus } from './revocation.js';
@@ -23,12 +22,15 @@ import {
   createDigest,
   describeKey,
   digestAlgorithm,
+  isUnsupported,
   keyWeakness,
   opensUnderKey,
   signatureScheme,
   streamingVerifier,
+  UNSUPPORTED,
   verifyWith,
 } from './algorithms.js';
+import { checkTokenSignature, verificationHashName } from './token-signature.js';
 import type { DigestAlgorithm, SignatureScheme } from './algorithms.js';
 import { noFindings } from './types.js';
 import type { ChainReport, Findings, SignatureReport, SubIndication, TimestampReport } from './types.js';
@@ -101,7 +103,7 @@ export async function checkSignatureCms(cmsDer: Uint8Array, signed: SignedBytes,
   result.integrity.digestAlgorithm = digest?.name ?? parsed.digestAlgorithm;
   result.signatureValue.algorithm = parsed.signatureAlgorithm;
   if (!digest) {
-    fail('CRYPTO_CONSTRAINTS_FAILURE', `esign cannot check the digest algorithm ${parsed.digestAlgorithm}`, [
+    fail('CRYPTO_CONSTRAINTS_FAILURE', `${UNSUPPORTED} the digest algorithm ${parsed.digestAlgorithm}`, [
       'integrity',
       'signatureValue',
     ]);
@@ -138,15 +140,17 @@ export async function checkSignatureCms(cmsDer: Uint8Array, signed: SignedBytes,
   let proofOfExistence = false;
   if (parsed.signatureTimeStampToken) {
     // The imprint's hash is the token's choice (esign asks for the signature's digest: SHA-384 for P-384).
-    const imprintOf = (hashName: string): Uint8Array =>
-      new Uint8Array(createHash(hashName).update(parsed.signatureValue).digest());
+    const imprintOf = (imprintDigest: DigestAlgorithm): Uint8Array =>
+      new Uint8Array(createDigest(imprintDigest).update(parsed.signatureValue).digest());
     // The TSA's chain may be completed from the SignedData's certificates (a CAdES B-LT carries it there).
     const withSignerPool = { ...context, extraCerts: [...parsed.certificates, ...ctx.extraCerts] };
     result.timestamp = checkTimestampToken(parsed.signatureTimeStampToken, undefined, withSignerPool, imprintOf);
     for (const weakness of result.timestamp.weak ?? []) result.weak.push(`signature timestamp: ${weakness}`);
     if (!result.timestamp.valid) {
       result.problems.push(...result.timestamp.problems.map((p) => `signature timestamp: ${p}`));
-      result.failures.add('SIG_CONSTRAINTS_FAILURE');
+      result.failures.add(
+        result.timestamp.problems.every(isUnsupported) ? 'CRYPTO_CONSTRAINTS_FAILURE' : 'SIG_CONSTRAINTS_FAILURE',
+      );
     } else if (!result.timestamp.chain?.trusted) {
       // EN 319 102-1: only a timestamp that passed validation moves the best-signature-time.
       result.untrusted.push(...(result.timestamp.chain?.problems ?? []).map((p) => `timestamp authority: ${p}`));
@@ -292,7 +296,9 @@ async function checkSignedBytes(
   else if (rangeIntact && bytesEqual(claimed, new Uint8Array(hash.digest()))) check.intact = true;
   else check.integrityFailure = changed;
   if (!usable) return check;
-  const ess = parsed.signerCertificate ? checkSigningCertificate(parsed, parsed.signerCertificate) : undefined;
+  const ess = parsed.signerCertificate
+    ? checkSigningCertificate(parsed, parsed.signerCertificate, verificationHashName)
+    : undefined;
   if (ess !== undefined && ess !== 'absent')
     check.signatureFailure = { failure: 'NO_SIGNING_CERTIFICATE_FOUND', reason: ess };
   else if (!verifyWith(scheme, attributes.der, key, parsed.signatureValue)) {
@@ -379,27 +385,39 @@ export async function checkTimestampOver(
   report: SignatureReport,
   findings: Findings,
 ): Promise<void> {
-  let hashName = 'sha256';
+  let digest: DigestAlgorithm | undefined;
   try {
-    hashName = IMPRINT_HASH_NAME_BY_OID[parseTimeStampToken(tokenDer).tstInfo.messageImprint.hashAlgorithm] ?? 'sha256';
+    const { messageImprint } = parseTimeStampToken(tokenDer).tstInfo;
+    digest = digestAlgorithm(messageImprint.hashAlgorithm);
   } catch {
     // checkTimestampToken reports the unreadable token
   }
-  const hash = createHash(hashName);
-  await readSigned((chunk) => hash.update(chunk));
-  const timestamp = checkTimestampToken(tokenDer, new Uint8Array(hash.digest()), ctx);
+  const hash = digest ? createDigest(digest) : undefined;
+  if (hash) await readSigned((chunk) => hash.update(chunk));
+  const timestamp = checkTimestampToken(tokenDer, hash ? new Uint8Array(hash.digest()) : undefined, ctx);
   report.timestamp = timestamp;
-  report.integrity = { valid: !timestamp.problems.some((p) => p.includes('imprint')), digestAlgorithm: hashName };
-  if (!report.integrity.valid) {
+  const imprintUnchecked = timestamp.problems.find((p) => isUnsupported(p) && p.includes('imprint'));
+  report.integrity = {
+    valid: !timestamp.problems.some((p) => p.includes('imprint')),
+    digestAlgorithm: digest?.name ?? 'unknown',
+  };
+  if (imprintUnchecked) {
+    report.integrity.reason = imprintUnchecked;
+    findings.failures.add('CRYPTO_CONSTRAINTS_FAILURE');
+  } else if (!report.integrity.valid) {
     report.integrity.reason = 'the message imprint does not match the signed bytes: the document was changed';
     findings.failures.add('HASH_FAILURE');
   }
   const unreadable = timestamp.problems.some((p) => p.includes('unreadable'));
+  const signatureUnchecked = timestamp.problems.find((p) => isUnsupported(p) && !p.includes('imprint'));
   report.signatureValue = {
-    valid: !unreadable && !timestamp.problems.some((p) => p.includes('not validly signed')),
+    valid: !unreadable && !signatureUnchecked && !timestamp.problems.some((p) => p.includes('not validly signed')),
     algorithm: 'timestamp token',
   };
-  if (!report.signatureValue.valid) findings.failures.add(unreadable ? 'FORMAT_FAILURE' : 'SIG_CRYPTO_FAILURE');
+  if (!report.signatureValue.valid)
+    findings.failures.add(
+      unreadable ? 'FORMAT_FAILURE' : signatureUnchecked ? 'CRYPTO_CONSTRAINTS_FAILURE' : 'SIG_CRYPTO_FAILURE',
+    );
   if (timestamp.chain) report.chain = timestamp.chain;
   report.problems.push(...timestamp.problems);
   findings.weak.push(...(timestamp.weak ?? []));
@@ -411,7 +429,7 @@ export function checkTimestampToken(
   tokenDer: Uint8Array,
   imprint: Uint8Array | undefined,
   ctx: CmsContext,
-  digestOf?: (hashName: string) => Uint8Array,
+  digestOf?: (digest: DigestAlgorithm) => Uint8Array,
 ): TimestampReport {
   let token: ParsedTimeStampToken;
   try {
@@ -428,27 +446,23 @@ export function checkTimestampToken(
   }
   const { tstInfo } = token;
   const problems: string[] = [];
-  const hashName = IMPRINT_HASH_NAME_BY_OID[tstInfo.messageImprint.hashAlgorithm];
+  const imprintDigest = digestAlgorithm(tstInfo.messageImprint.hashAlgorithm);
   const weak: string[] = [];
-  if (hashName === 'sha1' || hashName === 'md5')
+  if (imprintDigest?.weakness)
     weak.push(
-      `the message imprint is a ${hashName === 'sha1' ? 'SHA-1' : 'MD5'} digest: ${hashName === 'sha1' ? 'SHA-1 is no longer acceptable (collisions)' : 'MD5 is broken'}`,
+      `the message imprint is a ${DIGEST_LABELS[imprintDigest.name] ?? imprintDigest.name} digest: ${imprintDigest.weakness}`,
     );
-  const tokenDigest = digestAlgorithm(
-    token.signedData.digestAlgorithm,
-    token.signedData.digestAlgorithmParameters,
-    token.signedData.signatureAlgorithm,
-  );
-  if (tokenDigest?.weakness) weak.push(`the token is signed over ${tokenDigest.name}: ${tokenDigest.weakness}`);
-  const expected = imprint ?? (hashName && digestOf ? digestOf(hashName) : undefined);
-  if (expected === undefined)
-    problems.push(`unsupported imprint hash algorithm ${tstInfo.messageImprint.hashAlgorithm}`);
-  else if (!bytesEqual(expected, tstInfo.messageImprint.hashedMessage))
+  const expected = imprint ?? (imprintDigest && digestOf ? digestOf(imprintDigest) : undefined);
+  if (imprintDigest === undefined)
+    problems.push(`${UNSUPPORTED} the imprint hash algorithm ${tstInfo.messageImprint.hashAlgorithm}`);
+  else if (expected === undefined || !bytesEqual(expected, tstInfo.messageImprint.hashedMessage))
     problems.push('the message imprint does not match the timestamped data');
-  let tokenVerified = false;
+  const signature = checkTokenSignature(token);
+  problems.push(...signature.problems.map((p) => p.replace(/\.$/, '')));
+  weak.push(...signature.weak);
+  // Only a key seen to verify the token can make its TSA a listed, qualified one.
+  const tokenVerified = signature.problems.length === 0;
   try {
-    verifyTimeStampTokenSignature(token);
-    tokenVerified = true;
     if (token.signerCertificate) checkTimeStampingUsage(token.signerCertificate);
   } catch (error) {
     problems.push((error as Error).message.replace(/\.$/, ''));
@@ -498,3 +512,5 @@ function readablePublicKey(certificate: X509Certificate): KeyObject | undefined 
     return undefined;
   }
 }
+
+const DIGEST_LABELS: Readonly<Record<string, string>> = { sha1: 'SHA-1', md5: 'MD5' };

@@ -121,6 +121,8 @@ export interface SignatureReport {
   chain?: ChainReport;
   /** In an ASiC container: the entries the signature covers. */
   covers?: string[];
+  /** CAdES: the counter-signatures (RFC 5652 §11.4) over this signature's value, each checked, nested as they are. */
+  counterSignatures?: SignatureReport[];
   /** A certification (author) signature: its DocMDP permissions, which later revisions must keep to. */
   certification?: { level: 1 | 2 | 3; permits: 'no-changes' | 'form-filling' | 'annotations' };
   level?: PadesLevel;
@@ -142,6 +144,8 @@ export interface VerificationReport {
   packaging?: 'enveloping' | 'asic-s' | 'asic-e';
   /** In an ASiC container: the entries (outside META-INF/) that no signature covers. */
   uncovered?: string[];
+  /** What was read though it bends its format's rules (an ASiC layout others write): each one a warning. */
+  warnings?: string[];
   signatures: SignatureReport[];
   /** Worst status over all signatures; `no-signatures` when there are none. */
   status: SignatureStatus | 'no-signatures';
@@ -174,6 +178,15 @@ export function worst(statuses: readonly SignatureStatus[]): SignatureStatus {
   for (const status of ['invalid', 'untrusted', 'modified', 'weak'] as const)
     if (statuses.includes(status)) return status;
   return 'valid';
+}
+
+/** The worst status of the signatures and of every counter-signature nested under them. */
+export function worstOfSignatures(signatures: readonly SignatureReport[]): SignatureStatus {
+  const statuses = (signature: SignatureReport): SignatureStatus[] => [
+    signature.status,
+    ...(signature.counterSignatures ?? []).flatMap(statuses),
+  ];
+  return worst(signatures.flatMap(statuses));
 }
 
 const CODES: Readonly<Record<SignatureStatus, SignatureCode>> = {

@@ -1,8 +1,10 @@
 /**
  * Enveloping CAdES (`.p7m`), verifying: each SignerInfo checked on its own as a detached signature
- * over the range of the file that holds the content (read once per signer, streamed).
+ * over the range of the file that holds the content (read once per signer, streamed), in DER or in
+ * BER (indefinite lengths, the content in segments) as much signing software writes it.
  */
-import { readEnveloping, type EnvelopedContent } from '../../cms/enveloping.js';
+import { envelopedContent, readEnveloping, type EnvelopedContent } from '../../cms/enveloping.js';
+import { READ_CHUNK_BYTES } from '../../documents.js';
 import { oneSignerEach } from '../../cms/signed-data.js';
 import { naming } from '../../errors.js';
 import type { ByteSource } from '../../ports.js';
@@ -15,11 +17,13 @@ export async function verifyEnveloping(
   file: string,
   verifyOptions: Omit<VerifyOptions, 'password'>,
 ): Promise<{ report: VerificationReport; enveloped: EnvelopedContent }> {
-  const enveloped = await readEnveloping(source).catch((error: unknown) => {
+  const enveloped = await readEnveloping(source, { ber: true }).catch((error: unknown) => {
     throw naming(file, error);
   });
   const readContent = async (consume: (chunk: Uint8Array) => void): Promise<void> => {
-    for await (const chunk of source.chunks(enveloped.offset, enveloped.offset + enveloped.length)) consume(chunk);
+    if (enveloped.segmentsEnd !== undefined)
+      for await (const chunk of envelopedContent(source, enveloped, READ_CHUNK_BYTES)) consume(chunk);
+    else for await (const chunk of source.chunks(enveloped.offset, enveloped.offset + enveloped.length)) consume(chunk);
   };
   // Each SignerInfo (a parallel signature adds one) is checked on its own over the same content.
   const { now } = verifyOptions;
@@ -30,9 +34,18 @@ export async function verifyEnveloping(
     throw naming(file, error);
   }
   const reports = [];
-  for (const signer of signers) reports.push(await verifyCades(signer, file, readContent, verifyOptions));
+  // An archive-time-stamp-v2 covers the encapContentInfo as it lies in the file, content inside.
+  const readEncapsulated = async (consume: (chunk: Uint8Array) => void): Promise<void> => {
+    for await (const chunk of source.chunks(enveloped.encapsulated.start, enveloped.encapsulated.end)) consume(chunk);
+  };
+  for (const signer of signers)
+    reports.push(await verifyCades(signer, file, readContent, verifyOptions, readEncapsulated));
   const signatures = reports.map((one, index) => ({ ...one.signatures[0]!, index: index + 1 }));
-  const status = signatures.length === 0 ? 'no-signatures' : worst(signatures.map((signature) => signature.status));
+  // Each report's status counts its counter-signatures too.
+  const status =
+    signatures.length === 0
+      ? 'no-signatures'
+      : worst(reports.flatMap((one) => (one.status === 'no-signatures' ? [] : [one.status])));
   const report: VerificationReport = {
     file,
     kind: 'cades',

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { isEsignError } from '../../errors.js';
-import { checkEntries, unsafeName, worthCompressing, type ContainerEntry } from './asic-container-rules.js';
+import {
+  ASIC_E_MIMETYPE,
+  checkEntries,
+  mimetypeLayout,
+  unsafeName,
+  worthCompressing,
+  type ContainerEntry,
+} from './asic-container-rules.js';
 
 const entry = (name: string, more: Partial<ContainerEntry> = {}): ContainerEntry => ({
   name,
@@ -25,6 +32,9 @@ describe('container rules', () => {
   it.each([
     ['../etc/passwd', 'a ".." component'],
     ['a/../../b', 'a ".." component'],
+    ['.', 'a "." component'],
+    ['./doc.txt', 'a "." component'],
+    ['docs/./doc.txt', 'a "." component'],
     ['/etc/passwd', 'an absolute path'],
     ['C:/Windows/x', 'a drive letter'],
     ['c:x', 'a drive letter'],
@@ -60,5 +70,31 @@ describe('container rules', () => {
     expect(worthCompressing('README')).toBe(true);
     expect(worthCompressing('scan.PDF')).toBe(false);
     expect(worthCompressing('photo.jpg')).toBe(false);
+  });
+
+  it('reads a mimetype others laid out loosely, each bend a warning; refuses a missing one or another type', () => {
+    const strict = { first: true, compressionMethod: 0, extraFieldLength: 0, content: ASIC_E_MIMETYPE };
+    expect(mimetypeLayout(strict, ASIC_E_MIMETYPE)).toEqual([]);
+    const loose = mimetypeLayout(
+      { first: false, compressionMethod: 8, extraFieldLength: 28, content: `${ASIC_E_MIMETYPE}\r\n` },
+      ASIC_E_MIMETYPE,
+    );
+    expect(loose).toHaveLength(4);
+    expect(loose.join('\n')).toMatch(/not the first entry[^]*compressed[^]*extra field[^]*white space \("\\r\\n"\)/);
+    const refused = (run: () => unknown) => {
+      try {
+        run();
+      } catch (error) {
+        return isEsignError(error) && error.code === 'CONTAINER_INVALID' ? error.message : String(error);
+      }
+      return 'not refused';
+    };
+    expect(refused(() => mimetypeLayout(undefined, ASIC_E_MIMETYPE))).toMatch(/no "mimetype" entry/);
+    expect(refused(() => mimetypeLayout({ ...strict, content: 'application/zip' }, ASIC_E_MIMETYPE))).toMatch(
+      /its "mimetype" is "application\/zip"/,
+    );
+    expect(refused(() => mimetypeLayout({ ...strict, content: ` ${ASIC_E_MIMETYPE}` }, ASIC_E_MIMETYPE))).toMatch(
+      /its "mimetype" is/,
+    );
   });
 });

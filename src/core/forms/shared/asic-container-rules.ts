@@ -5,6 +5,8 @@
  * or more than it could have been compressed from (a ZIP bomb).
  */
 import { EsignError } from '../../errors.js';
+import { withValidationResult } from '../../qualification/names.js';
+import type { SignatureReport, SignatureStatus } from '../../verify/types.js';
 
 export const ASIC_S_MIMETYPE = 'application/vnd.etsi.asic-s+zip';
 export const ASIC_E_MIMETYPE = 'application/vnd.etsi.asic-e+zip';
@@ -43,6 +45,7 @@ export function unsafeName(name: string): string | undefined {
   if (name.startsWith('/')) return 'an absolute path';
   if (/^[a-zA-Z]:/.test(name)) return 'a drive letter';
   if (name.split('/').some((part) => part === '..')) return 'a ".." component';
+  if (name.split('/').some((part) => part === '.')) return 'a "." component';
   if (name.includes('\0')) return 'a NUL character';
   return undefined;
 }
@@ -97,6 +100,40 @@ export function checkMimetype(localHeader: Uint8Array, expected: string): void {
     throw invalid(`its "mimetype" is ${JSON.stringify(content.slice(0, 80))}, not ${JSON.stringify(expected)}`);
 }
 
+/** What verification learns of a container's `mimetype` entry, wherever it lies. */
+export interface MimetypeEntry {
+  /** Whether its local header is the file's first. */
+  first: boolean;
+  /** 0 stored, 8 deflated. */
+  compressionMethod: number;
+  /** The length of its local header's extra field. */
+  extraFieldLength: number;
+  /** Its content, uncompressed. */
+  content: string;
+}
+
+/**
+ * The `mimetype` of a container someone else made, as DSS and libdigidocpp read it: its type must be
+ * the one expected (trailing white space aside), while a layout that bends EN 319 162-1 A.1 (not the
+ * first entry, compressed, an extra field, trailing white space or CR LF) is read, each bend
+ * returned as a warning. esign's own containers keep the strict layout (`checkMimetype`).
+ */
+export function mimetypeLayout(mimetype: MimetypeEntry | undefined, expected: string): string[] {
+  if (mimetype === undefined) throw invalid('it has no "mimetype" entry');
+  const type = mimetype.content.replace(/\s+$/, '');
+  if (type !== expected)
+    throw invalid(`its "mimetype" is ${JSON.stringify(type.slice(0, 80))}, not ${JSON.stringify(expected)}`);
+  const bends = [
+    ...(mimetype.first ? [] : ['it is not the first entry']),
+    ...(mimetype.compressionMethod !== 0 ? ['it is compressed'] : []),
+    ...(mimetype.extraFieldLength !== 0 ? ['it has an extra field'] : []),
+    ...(type !== mimetype.content
+      ? [`it ends in white space (${JSON.stringify(mimetype.content.slice(type.length))})`]
+      : []),
+  ];
+  return bends.map((bend) => `the container's "mimetype" bends EN 319 162-1 A.1, read anyway: ${bend}`);
+}
+
 /** Extensions of formats that are compressed already: deflating them again costs time and saves nothing. */
 const COMPRESSED = new Set(
   'pdf zip gz tgz bz2 xz zst 7z rar jpg jpeg png gif webp heic avif mp3 mp4 m4a m4v mov mkv webm ogg docx xlsx pptx odt ods odp epub jar apk asice asics sce p7m'.split(
@@ -113,4 +150,27 @@ export function invalid(reason: string): EsignError {
   return new EsignError('CONTAINER_INVALID', `Not a container esign reads: ${reason}.`, {
     hint: 'It may be damaged or crafted; ask the sender for the original container.',
   });
+}
+
+/**
+ * A signature over a container that changed: a file it names is missing, or the container holds a
+ * file no signature covers. That is a change to the container whatever the trust, so VERIFY_MODIFIED
+ * wins over an unknown anchor; a signature already invalid stays so.
+ */
+export function markContainerModified(signature: SignatureReport): void {
+  if (signature.status === 'invalid') return;
+  Object.assign(signature, {
+    status: 'modified',
+    code: 'VERIFY_MODIFIED',
+    indication: 'INDETERMINATE',
+    subIndication: 'SIG_CONSTRAINTS_FAILURE',
+    ...(signature.qualification
+      ? { qualification: withValidationResult(signature.qualification, 'INDETERMINATE', 'SIG_CONSTRAINTS_FAILURE') }
+      : {}),
+  });
+}
+
+/** The container's status from its signatures': a changed container is `modified` before it is `untrusted`. */
+export function containerStatus(worstOfSignatures: SignatureStatus, changed: boolean): SignatureStatus {
+  return changed && worstOfSignatures === 'untrusted' ? 'modified' : worstOfSignatures;
 }

@@ -2,11 +2,15 @@
 import { createHash } from 'node:crypto';
 import { ARCHIVE_MANIFEST, isArchiveManifest } from '../../../core/forms/asic-e/archive-manifest.js';
 import { parseManifest } from '../../../core/forms/asic-e/manifest.js';
-import { invalid } from '../../../core/forms/shared/asic-container-rules.js';
+import { containerStatus, invalid, markContainerModified } from '../../../core/forms/shared/asic-container-rules.js';
 import { timestampReport, type ContainerVerifyOptions } from '../../../core/forms/shared/timestamp-report.js';
-import { withValidationResult } from '../../../core/qualification/names.js';
 import { verifyCades } from '../../../core/verify/cades.js';
-import { codeOf, worst, type SignatureReport, type VerificationReport } from '../../../core/verify/types.js';
+import {
+  codeOf,
+  worstOfSignatures,
+  type SignatureReport,
+  type VerificationReport,
+} from '../../../core/verify/types.js';
 import type { OpenContainer } from '../../zip-container.js';
 import { documentsOf } from '../shared/asic-container.js';
 
@@ -69,38 +73,55 @@ export async function verifyAsicE(
   /** Each signature's manifest and signature file, which an archive timestamp must cover for B-LTA. */
   const signatureFiles: string[][] = [];
   const covered = new Set<string>();
+  /** Read though they bend EN 319 162-1: a manifest naming a file of META-INF/. */
+  const warnings: string[] = [];
+  let missing = false;
   for (const manifestName of manifests) {
     const manifestBytes = await container.readWhole(manifestName);
     const manifest = parseManifest(manifestBytes, manifestName);
     if (!names.has(manifest.signature))
       throw invalid(`${manifestName} is signed by ${manifest.signature}, which the container does not hold`);
     for (const reference of manifest.references)
-      if (!names.has(reference.name) || reference.name.startsWith('META-INF/'))
-        throw invalid(`${manifestName} names ${reference.name}, which the container does not hold`);
+      if (reference.name.startsWith('META-INF/'))
+        warnings.push(
+          `${manifestName} names ${reference.name}, a file of META-INF/ (EN 319 162-1 has it name documents), read anyway`,
+        );
     const p7s = await container.readWhole(manifest.signature);
     const report = await verifyCades(p7s, file, async (consume) => consume(manifestBytes), verifyOptions);
-    const signature = report.signatures[0]!;
-    signature.index = signatures.length + 1;
-    signature.covers = manifest.references.map((reference) => reference.name);
     const changed: string[] = [];
+    const gone: string[] = [];
     for (const reference of manifest.references) {
+      if (!names.has(reference.name)) {
+        gone.push(`${manifestName} names ${reference.name}, which the container does not hold`);
+        continue;
+      }
       const hash = createHash(reference.digest);
       for await (const chunk of container.read(reference.name)) hash.update(chunk);
       if (Buffer.from(hash.digest()).equals(reference.digestValue)) covered.add(reference.name);
       else changed.push(`${reference.name} was changed: its ${reference.digest} is not the one ${manifestName} gives`);
     }
-    if (changed.length > 0) {
-      Object.assign(signature, {
-        status: 'invalid',
-        code: 'VERIFY_FAILED',
-        indication: 'TOTAL-FAILED',
-        subIndication: 'HASH_FAILURE',
-      });
-      signature.problems.push(...changed);
-      delete signature.level;
+    // Each SignerInfo of the signature file is a signature over the manifest, and over what it names.
+    for (const signature of report.signatures) {
+      signature.index = signatures.length + 1;
+      signature.covers = manifest.references.map((reference) => reference.name);
+      if (changed.length > 0) {
+        Object.assign(signature, {
+          status: 'invalid',
+          code: 'VERIFY_FAILED',
+          indication: 'TOTAL-FAILED',
+          subIndication: 'HASH_FAILURE',
+        });
+        signature.problems.push(...changed);
+        delete signature.level;
+      }
+      if (gone.length > 0) {
+        signature.problems.push(...gone);
+        markContainerModified(signature);
+        missing = true;
+      }
+      signatures.push(signature);
+      signatureFiles.push([manifestName, manifest.signature]);
     }
-    signatures.push(signature);
-    signatureFiles.push([manifestName, manifest.signature]);
   }
   const archives = await checkArchives(container, names, verifyOptions);
   signatures.forEach((signature, index) => {
@@ -113,32 +134,21 @@ export async function verifyAsicE(
   if (uncovered.length > 0)
     for (const signature of signatures) {
       signature.warnings.push(`the container also holds files this signature does not cover: ${uncovered.join(', ')}`);
-      if (signature.status === 'valid' || signature.status === 'weak')
-        Object.assign(signature, {
-          status: 'modified',
-          code: 'VERIFY_MODIFIED',
-          indication: 'INDETERMINATE',
-          subIndication: 'SIG_CONSTRAINTS_FAILURE',
-          ...(signature.qualification
-            ? {
-                qualification: withValidationResult(
-                  signature.qualification,
-                  'INDETERMINATE',
-                  'SIG_CONSTRAINTS_FAILURE',
-                ),
-              }
-            : {}),
-        });
+      markContainerModified(signature);
     }
   archives.forEach((archive, index) => (archive.index = signatures.length + 1 + index));
   signatures.push(...archives);
-  const status = signatures.length === 0 ? 'no-signatures' : worst(signatures.map((signature) => signature.status));
+  const status =
+    signatures.length === 0
+      ? 'no-signatures'
+      : containerStatus(worstOfSignatures(signatures), missing || uncovered.length > 0);
   return {
     file,
     kind: 'cades',
     packaging: 'asic-e',
     signatures,
     uncovered,
+    ...(warnings.length > 0 ? { warnings } : {}),
     status,
     code: status === 'no-signatures' ? 'VERIFY_NO_SIGNATURES' : codeOf(status),
     checkedAt: now.toISOString(),

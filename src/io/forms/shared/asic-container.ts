@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { assertUnchanged, writeChunksAtomically } from '../../document-files.js';
 import type { FileByteSource } from '../../file-source.js';
+import { mimetypeLayout } from '../../../core/forms/shared/asic-container-rules.js';
 import type { OpenContainer } from '../../zip-container.js';
 
 /**
@@ -24,4 +25,16 @@ export function documentsOf(container: OpenContainer): string[] {
   return container.entries
     .map((entry) => entry.name)
     .filter((name) => name !== 'mimetype' && !name.startsWith('META-INF/') && !name.endsWith('/'));
+}
+
+/**
+ * The container's `mimetype` against the type `expected`: refused when it is missing or of another
+ * type; each way its layout bends EN 319 162-1 A.1 (not first, compressed, an extra field, trailing
+ * white space) returned as a warning for the report.
+ */
+export async function mimetypeWarnings(container: OpenContainer, expected: string): Promise<string[]> {
+  if (!container.entries.some((entry) => entry.name === 'mimetype')) return mimetypeLayout(undefined, expected);
+  const header = await container.localHeader('mimetype');
+  const content = new TextDecoder().decode(await container.readWhole('mimetype', 1024));
+  return mimetypeLayout({ first: header.offset === 0, content, ...header }, expected);
 }
