@@ -2,15 +2,19 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { assertUnchanged, writeChunksAtomically } from '../../document-files.js';
-import type { FileByteSource } from '../../file-source.js';
-import type { OpenContainer } from '../../zip-container.js';
+import { checkMimetype } from '../../../core/forms/shared/asic-container-rules.js';
+import type { VerifiedFile } from '../../../core/forms/form.js';
+import { naming } from '../../../core/errors.js';
+import type { VerificationReport } from '../../../core/verify/types.js';
+import type { DocumentSource } from '../../../core/documents.js';
+import { openContainer, type OpenContainer } from '../../zip-container.js';
 
 /**
  * Writes the container's documents into `dir` (created; an existing file is never replaced), each
  * through a temp file renamed into place, streamed out of the ZIP. Only called once every
  * signature checked out and no document is uncovered; the names were checked safe when it opened.
  */
-export async function extractDocuments(container: OpenContainer, source: FileByteSource, dir: string) {
+export async function extractDocuments(container: OpenContainer, source: DocumentSource, dir: string) {
   await mkdir(dir, { recursive: true });
   for (const name of documentsOf(container)) {
     const target = join(dir, ...name.split('/'));
@@ -24,4 +28,39 @@ export function documentsOf(container: OpenContainer): string[] {
   return container.entries
     .map((entry) => entry.name)
     .filter((name) => name !== 'mimetype' && !name.startsWith('META-INF/') && !name.endsWith('/'));
+}
+
+/**
+ * `esign verify` of an ASiC container: its layout checked first (mimetype first, stored, no extra
+ * field; safe, unique, unencrypted entries; no ZIP bomb), then `verify` over the open ZIP, which
+ * stays open for `--extract` until `close`.
+ */
+export async function verifyContainer(
+  source: DocumentSource,
+  file: string,
+  mimetype: string,
+  verify: (container: OpenContainer) => Promise<VerificationReport>,
+): Promise<VerifiedFile> {
+  let container: OpenContainer | undefined;
+  try {
+    const report = await (async () => {
+      checkMimetype(await source.read(0, 30 + 8 + 64), mimetype);
+      container = await openContainer(source);
+      return verify(container);
+    })().catch((error: unknown) => {
+      throw naming(file, error);
+    });
+    const opened = container!;
+    return {
+      report,
+      extract: {
+        refused: (path, target) => `${path}: nothing was extracted to ${target}: the container did not check out.`,
+        write: (target) => extractDocuments(opened, source, target),
+      },
+      close: () => opened.close(),
+    };
+  } catch (error) {
+    container?.close();
+    throw error;
+  }
 }
