@@ -22,6 +22,7 @@ import {
   type ExistingContainer,
 } from '../io/forms/asic-e/container-files.js';
 import { writeAsicE } from '../io/forms/asic-e/files.js';
+import { oneForManyForm } from '../io/forms/registry.js';
 import { signedAlready } from '../io/forms/asic-e/signed-already.js';
 import type { SignedFile } from '../io/forms/shared/asic-writer.js';
 import { assertAbsent, outputExists } from '../io/atomic-write.js';
@@ -52,10 +53,7 @@ export async function runSignAsicE(
       hint: 'esign sign a.pdf b.xml docs/ --format asice -o bundle.asice',
     });
   // `esign sign bundle.asice`: a parallel signature, with a manifest of its own, over every document in it.
-  const adding =
-    args.length === 1 &&
-    /\.(asice|sce)$/i.test(args[0]!) &&
-    Boolean((await stat(args[0]!).catch(() => undefined))?.isFile());
+  const adding = oneForManyForm(args) !== undefined && Boolean((await stat(args[0]!).catch(() => undefined))?.isFile());
   const output = adding ? addedOutputFor(args[0]!, options) : outputFor(args, options);
   const requirement = await requirementFrom(options, ctx);
   const qualifier = await credentialQualifier(ctx);
