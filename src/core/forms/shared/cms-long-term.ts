@@ -9,13 +9,14 @@ import type { SigningCredential } from '../../ports.js';
 import type { LongTermWindow } from '../form.js';
 import { signedDataInput } from './cms-signature.js';
 
-/** The signature value with its validation data, and at B-LTA its archive timestamp token. */
+/** The signature value with its validation data, and at B-LTA its archive timestamp token (below B-LT, as it is). */
 export async function withCmsLongTerm(
   prepared: PreparedDocument,
   credential: SigningCredential,
   value: SignedValue,
-  longTerm: LongTermWindow,
+  longTerm: LongTermWindow | undefined,
 ): Promise<SignedValue> {
+  if (!longTerm) return value;
   const withData = { ...value, validationData: await longTerm.validationData(prepared.job.input, value) };
   if (longTerm.level !== 'B-LTA' || !prepared.contentDigest) return withData;
   const { archiveTimestampRequest, archiveTimestampToken } = await import('../../cms/archive-timestamp.js');

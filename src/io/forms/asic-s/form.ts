@@ -9,8 +9,8 @@ import type { SignatureForm } from '../../../core/forms/form.js';
 import { asicsSignedAlready } from '../../../core/forms/asic-s/signed-already.js';
 import { ASIC_S_MIMETYPE } from '../../../core/forms/shared/asic-container-rules.js';
 import { withCmsLongTerm } from '../../../core/forms/shared/cms-long-term.js';
-import { prepareCms, signedDataOf } from '../../../core/forms/shared/cms-signature.js';
-import { openInput, prepareInput } from '../../../core/forms/shared/input.js';
+import { cmsCheckAndPrepare } from '../../../core/forms/shared/cms-form.js';
+import { signedDataOf } from '../../../core/forms/shared/cms-signature.js';
 import { withInputAndOutput } from '../../../core/forms/shared/signed-already.js';
 import { fileSystemDocuments } from '../../document-files.js';
 import { verifyContainer } from '../shared/asic-container.js';
@@ -30,16 +30,10 @@ export const asicS: SignatureForm = {
   outputFor: (input, outputDir) => join(outputDir ?? dirname(input), `${basename(input)}.asics`),
   addsTo: () => false,
 
-  check: (job, files) => openInput(job, files),
-
-  prepare: (job, credential, files, options, opened) =>
-    prepareInput(job, credential, files, opened, (source, _held, signer, digest) =>
-      prepareCms(job, source, signer, digest, options),
-    ),
+  ...cmsCheckAndPrepare(),
 
   async complete(prepared, credential, value, options, _outputs, longTerm) {
-    const signed = longTerm ? await withCmsLongTerm(prepared, credential, value, longTerm) : value;
-    const cms = signedDataOf(prepared, credential, signed);
+    const cms = signedDataOf(prepared, credential, await withCmsLongTerm(prepared, credential, value, longTerm));
     if (!prepared.contentDigest) throw new EsignError('INTERNAL', 'An ASiC-S was completed without its writer.');
     // The ASiC writer, and the ZIP library under it, load only when a container is written.
     const { writeAsicS } = await import('./files.js');

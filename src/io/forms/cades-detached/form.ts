@@ -8,8 +8,8 @@ import { basename, dirname, join } from 'node:path';
 import type { SignatureForm } from '../../../core/forms/form.js';
 import { cadesSignedAlready } from '../../../core/forms/cades-detached/signed-already.js';
 import { withCmsLongTerm } from '../../../core/forms/shared/cms-long-term.js';
-import { prepareCms, signedDataOf } from '../../../core/forms/shared/cms-signature.js';
-import { openInput, prepareInput } from '../../../core/forms/shared/input.js';
+import { cmsCheckAndPrepare } from '../../../core/forms/shared/cms-form.js';
+import { signedDataOf } from '../../../core/forms/shared/cms-signature.js';
 import { withInputAndOutput } from '../../../core/forms/shared/signed-already.js';
 import { writeDetachedSignature } from '../../document-files.js';
 
@@ -22,16 +22,10 @@ export const cadesDetached: SignatureForm = {
   outputFor: (input, outputDir) => join(outputDir ?? dirname(input), `${basename(input)}.p7s`),
   addsTo: () => false,
 
-  check: (job, files) => openInput(job, files),
-
-  prepare: (job, credential, files, options, opened) =>
-    prepareInput(job, credential, files, opened, (source, _held, signer, digest) =>
-      prepareCms(job, source, signer, digest, options),
-    ),
+  ...cmsCheckAndPrepare(),
 
   async complete(prepared, credential, value, options, _outputs, longTerm) {
-    const signed = longTerm ? await withCmsLongTerm(prepared, credential, value, longTerm) : value;
-    const cms = signedDataOf(prepared, credential, signed);
+    const cms = signedDataOf(prepared, credential, await withCmsLongTerm(prepared, credential, value, longTerm));
     await writeDetachedSignature(prepared.job.output, cms, options.overwrite);
     return { bytes: cms.length, sha256: createHash('sha256').update(cms).digest('hex') };
   },

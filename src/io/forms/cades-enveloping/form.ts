@@ -8,8 +8,7 @@ import type { SignatureForm } from '../../../core/forms/form.js';
 import { writeEnveloping } from '../../../core/forms/cades-enveloping/sign.js';
 import { envelopingSignedAlready } from '../../../core/forms/cades-enveloping/signed-already.js';
 import { withCmsLongTerm } from '../../../core/forms/shared/cms-long-term.js';
-import { prepareCms } from '../../../core/forms/shared/cms-signature.js';
-import { openInput, prepareInput } from '../../../core/forms/shared/input.js';
+import { cmsCheckAndPrepare } from '../../../core/forms/shared/cms-form.js';
 import { withInputAndOutput } from '../../../core/forms/shared/signed-already.js';
 import { READ_CHUNK_BYTES } from '../../../core/documents.js';
 import { assertUnchanged, writeChunksAtomically } from '../../document-files.js';
@@ -31,15 +30,10 @@ export const cadesEnveloping: SignatureForm = {
   },
   addsTo: isEnveloping,
 
-  check: (job, files) => openInput(job, files),
-
-  prepare: (job, credential, files, options, opened) =>
-    prepareInput(job, credential, files, opened, (source, _held, signer, digest) =>
-      prepareCms(job, source, signer, digest, options, isEnveloping(job.input)),
-    ),
+  ...cmsCheckAndPrepare(isEnveloping),
 
   async complete(prepared, credential, value, options, outputs, longTerm) {
-    const signed = longTerm ? await withCmsLongTerm(prepared, credential, value, longTerm) : value;
+    const signed = await withCmsLongTerm(prepared, credential, value, longTerm);
     return writeEnveloping(prepared, credential, signed, options, outputs.files);
   },
 
