@@ -388,7 +388,7 @@ for (const count of batchSizes) {
         const [base1, mine2, base2] = [again(baselineSign), again(esignSign), again(baselineSign)];
         const mean = (runs) => ({ ...runs[0], seconds: runs.reduce((sum, run) => sum + run.seconds, 0) / runs.length });
         baselineRatios.push([
-          `${count.toLocaleString('en')} one-page PDFs at ${level} (${flow}), files/s`,
+          `${count.toLocaleString('en')} one-page PDFs at ${level} (${flow}), wall time`,
           mean([load, mine2]),
           mean([base1, base2]),
         ]);
