@@ -9,7 +9,6 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { EsignError } from '../../../core/errors.js';
 import type { SignatureForm } from '../../../core/forms/form.js';
 import { ASIC_E_MIMETYPE } from '../../../core/forms/shared/asic-container-rules.js';
-import { verifyContainer } from '../shared/asic-container.js';
 
 /** The signing steps of one file: an ASiC-E is signed as one container (cli/sign-asice.ts), never file by file. */
 const notPerFile = async (): Promise<never> => {
@@ -31,7 +30,11 @@ export const asicE: SignatureForm = {
   alreadySigned: notPerFile,
 
   async verify({ file, source }, options) {
-    const { verifyAsicE } = await import('./verify.js');
+    // The ZIP reader and the verification load only when a container is verified.
+    const [{ verifyAsicE }, { verifyContainer }] = await Promise.all([
+      import('./verify.js'),
+      import('../shared/asic-container.js'),
+    ]);
     return verifyContainer(source, file, ASIC_E_MIMETYPE, (container) => verifyAsicE(container, file, options));
   },
 };

@@ -13,7 +13,6 @@ import { cmsCheckAndPrepare } from '../../../core/forms/shared/cms-form.js';
 import { signedDataOf } from '../../../core/forms/shared/cms-signature.js';
 import { withInputAndOutput } from '../../../core/forms/shared/signed-already.js';
 import { fileSystemDocuments } from '../../document-files.js';
-import { verifyContainer } from '../shared/asic-container.js';
 
 export const asicS: SignatureForm = {
   name: 'asics',
@@ -60,7 +59,11 @@ export const asicS: SignatureForm = {
     }),
 
   async verify({ file, source }, options) {
-    const { verifyAsicS } = await import('./verify.js');
+    // The ZIP reader and the verification load only when a container is verified.
+    const [{ verifyAsicS }, { verifyContainer }] = await Promise.all([
+      import('./verify.js'),
+      import('../shared/asic-container.js'),
+    ]);
     return verifyContainer(source, file, ASIC_S_MIMETYPE, (container) => verifyAsicS(container, file, options));
   },
 };
