@@ -52,6 +52,15 @@ const FLOWS = {
 for (const flow of flows) if (!FLOWS[flow]) throw new Error(`BENCH_FLOWS: unknown flow ${flow} (seal, browser)`);
 /** `esign … sign …` as every signing run of the bench calls it, and the environment of its flow. */
 const esignSign = (flow, ...args) => [bin, ...FLOWS[flow].globalArgs, '--quiet', 'sign', ...signArgs, ...args];
+/**
+ * BENCH_BASELINE=DIR: another checkout of esign, built (the build before a change). Its bin/esign.cjs
+ * runs beside this build's in the same run, interleaved, for a 1 MB seal, --help and the large
+ * batches, and each figure is printed as this build's ratio to it.
+ */
+const baselineBin = process.env.BENCH_BASELINE ? join(process.env.BENCH_BASELINE, 'bin', 'esign.cjs') : undefined;
+const baselineSign = (flow, ...args) => [baselineBin, ...esignSign(flow, ...args).slice(1)];
+/** Ratios of this build's time to the baseline's, for the closing lines. */
+const baselineRatios = [];
 const envOf = (flow) => ({ ...env, ...FLOWS[flow].env });
 
 await rm(out, { recursive: true, force: true });
@@ -155,6 +164,7 @@ for (const sizeMb of sizes) {
         floorSign,
         launcher,
         floorSignEsignRequests,
+        baselineEsign,
       ] = interleaved(
         [
           ['bash', ['-c', `openssl dgst -sha256 "${input}" >/dev/null && cp "${input}" "${out}/floor.pdf"`]],
@@ -195,9 +205,24 @@ for (const sizeMb of sizes) {
                 ],
               ]
             : []),
+          ...(small && baselineBin
+            ? [
+                [
+                  process.execPath,
+                  baselineSign('seal', '--level', 'B-B', '--force', '-o', join(out, 'baseline.pdf'), input),
+                  { env: envOf('seal') },
+                ],
+              ]
+            : []),
         ],
         small ? Math.max(runs, 9) : runs,
       );
+      if (baselineEsign)
+        baselineRatios.push([
+          `${sizeMb} MB seal, ${pages} page${pages === 1 ? '' : 's'}, xref ${xref}`,
+          esign,
+          baselineEsign,
+        ]);
       const signpdf =
         sizeMb <= 560 && !process.env.BENCH_NO_SIGNPDF
           ? measure(
@@ -348,6 +373,26 @@ for (const count of batchSizes) {
         timeout: 3_600_000,
         env: envOf(flow),
       });
+      if (baselineBin) {
+        // The baseline signs the same files into the same place, right after; then this build again
+        // and the baseline again, so that drift in the machine's load falls on both alike.
+        const again = (sign) => {
+          spawnSync('rm', ['-rf', loadOut]);
+          spawnSync('mkdir', ['-p', loadOut]);
+          spawnSync('sync');
+          return measure(process.execPath, sign(flow, '--level', level, '--output-dir', loadOut, loadDir), {
+            timeout: 3_600_000,
+            env: envOf(flow),
+          });
+        };
+        const [base1, mine2, base2] = [again(baselineSign), again(esignSign), again(baselineSign)];
+        const mean = (runs) => ({ ...runs[0], seconds: runs.reduce((sum, run) => sum + run.seconds, 0) / runs.length });
+        baselineRatios.push([
+          `${count.toLocaleString('en')} one-page PDFs at ${level} (${flow}), wall time`,
+          mean([load, mine2]),
+          mean([base1, base2]),
+        ]);
+      }
       const sandboxCpu = sandboxCpuSeconds() - sandboxBefore;
       const services = servicesSince(servicesBefore, await serviceTimes());
       const filesPerSecond = count / load.seconds;
@@ -369,14 +414,16 @@ await writeFile(join(out, 'batches.json'), JSON.stringify(batchRuns, null, 2));
 
 // --help and --version against node -e 0 (a limit test/integration/cli-frame.test.ts held until it
 // failed on a busy runner: speed is measured here, not in the tests).
-const [help, version, helpNode] = interleaved(
+const [help, version, helpNode, baselineHelp] = interleaved(
   [
     [process.execPath, [bin, '--help']],
     [process.execPath, [bin, '--version']],
     [process.execPath, ['-e', '0']],
+    ...(baselineBin ? [[process.execPath, [baselineBin, '--help']]] : []),
   ],
   Math.max(runs, 9),
 );
+if (baselineHelp) baselineRatios.push(['esign --help', help, baselineHelp]);
 for (const [name, run] of [
   ['--help', help],
   ['--version', version],
@@ -384,6 +431,17 @@ for (const [name, run] of [
   console.log(
     `esign ${name}: ${(run.seconds * 1000).toFixed(0)} ms, node -e 0 + ${((run.seconds - helpNode.seconds) * 1000).toFixed(0)} ms`,
   );
+if (baselineBin) {
+  console.log('');
+  console.log(
+    `against the baseline (${process.env.BENCH_BASELINE}), this build's time ÷ the baseline's (target within ±5%):`,
+  );
+  for (const [what, mine, base] of baselineRatios)
+    console.log(
+      `  ${what}: ${mine.ok && base.ok ? `${(mine.seconds / base.seconds).toFixed(3)}× (${mine.seconds.toFixed(3)} s vs ${base.seconds.toFixed(3)} s)` : 'FAILED'}`,
+    );
+  await writeFile(join(out, 'baseline.json'), JSON.stringify(baselineRatios, null, 2));
+}
 
 // The single executable against the npm launcher (bench/sea.js).
 const seaInput = join(out, 'in-sea-1mb.pdf');

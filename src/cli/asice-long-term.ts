@@ -16,7 +16,7 @@ import { withValidationData, type CmsValidationData } from '../core/cms/long-ter
 import type { TimestampAuthority } from '../core/ports.js';
 import type { SignedValue } from '../core/sign-workflow.js';
 import type { Context } from './context.js';
-import { longTermExtender } from './sign-run.js';
+import { longTermExtender } from './sign-long-term.js';
 
 /** The signature's validation data, fetched after its timestamp; its counts and the gaps found, for the report. */
 export async function validationDataFor(

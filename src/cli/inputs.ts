@@ -1,7 +1,8 @@
 import { opendir, readdir, stat } from 'node:fs/promises';
-import { basename, dirname, extname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { EsignError } from '../core/errors.js';
 import type { DocumentKind, SignJob } from '../core/sign-workflow.js';
+import { formForSigning, formOfKind } from '../io/forms/registry.js';
 import type { SignFormat } from './sign-options.js';
 
 const GLOB_CHARS = /[*?[]/;
@@ -115,31 +116,14 @@ export function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${source}$`);
 }
 
+/** The kind of job a file is signed as (the form `--format` names, else by its type). */
 export function kindOf(path: string, format?: SignFormat): DocumentKind {
-  const pdf = extname(path).toLowerCase() === '.pdf';
-  if (format === 'pades' && !pdf)
-    throw new EsignError('USAGE', `${path} is not a PDF, so it cannot get a PAdES signature.`, {
-      hint: 'Leave out --format pades for other files (they get a .p7s), or use --format p7m.',
-    });
-  if (format === 'p7m' || format === 'asics' || format === 'cades') return format;
-  if (format === 'asice') throw new EsignError('INTERNAL', 'An ASiC-E is one container, not a job per file.');
-  return pdf ? 'pdf' : 'cades';
+  return formForSigning(path, format).kind;
 }
 
 /** `contract.pdf` → `contract-signed.pdf`; other files → `NAME.p7s` (or `NAME.p7m`, `NAME.asics`) beside them (or in outputDir). */
 export function defaultOutputFor(input: string, outputDir?: string, format?: SignFormat): string {
-  const dir = outputDir ?? dirname(input);
-  const name = basename(input);
-  const kind = kindOf(input, format);
-  if (kind === 'pdf') return join(dir, `${name.slice(0, -extname(name).length)}-signed${extname(name)}`);
-  // A .p7m signed as a .p7m gets a parallel signature, in place (replaced atomically) or in outputDir.
-  if (kind === 'p7m' && isCosigned(input)) return join(dir, name);
-  return join(dir, `${name}.${kind === 'cades' ? 'p7s' : kind}`);
-}
-
-/** Whether a p7m job adds a parallel signature to an existing .p7m rather than wrapping the file in a new one. */
-export function isCosigned(input: string): boolean {
-  return extname(input).toLowerCase() === '.p7m';
+  return formForSigning(input, format).outputFor(input, outputDir);
 }
 
 /** A file to sign whose output and kind are derived when asked. */
@@ -189,7 +173,7 @@ export function planJobs(
       : (index) => new PlannedJob(inputAt(index), options.outputDir, options.format),
   );
   for (const job of jobs) {
-    if (resolve(job.output) === resolve(job.input) && !(job.kind === 'p7m' && isCosigned(job.input)))
+    if (resolve(job.output) === resolve(job.input) && !formOfKind(job.kind).addsTo(job.input))
       throw new EsignError('USAGE', `The output ${job.output} would replace its input.`, {
         hint: 'esign never modifies inputs; choose another --output.',
       });

@@ -12,7 +12,7 @@ import { buildManifest, mimeTypeOf } from '../core/forms/asic-e/manifest.js';
 import { buildSignedAttributes } from '../core/cms/signed-attributes.js';
 import { buildSignedData } from '../core/cms/signed-data.js';
 import { EsignError, isEsignError } from '../core/errors.js';
-import { signBatch, type SignedValue } from '../core/sign-workflow.js';
+import { signBatch } from '../core/sign-workflow.js';
 import {
   addedOutputFor,
   containerFiles,
@@ -22,6 +22,7 @@ import {
   type ExistingContainer,
 } from '../io/forms/asic-e/container-files.js';
 import { writeAsicE } from '../io/forms/asic-e/files.js';
+import { oneForManyForm } from '../io/forms/registry.js';
 import { signedAlready } from '../io/forms/asic-e/signed-already.js';
 import type { SignedFile } from '../io/forms/shared/asic-writer.js';
 import { assertAbsent, outputExists } from '../io/atomic-write.js';
@@ -32,19 +33,10 @@ import { authorizationFactors } from './credential-factors.js';
 import { outputUploader } from './output-uploader.js';
 import { createCscClient, createTsaClient, withCompleteChain } from './service-clients.js';
 import type { SignCommandOptions } from './sign-options.js';
-import { chooseCredential, chooseLevel, formatBytes, readyToAuthorize, requirementFrom } from './sign-run.js';
+import type { ContainerCompletion } from './sign-split.js';
+import { chooseCredential, chooseLevel, formatBytes, readyToAuthorize, requirementFrom } from './sign-common.js';
 import { assertRequirement, credentialQualifier, type CredentialQualifier, type Requirement } from './trusted-lists.js';
 import { describeQualification } from '../core/qualification/describe.js';
-
-/**
- * `--complete` of an ASiC-E prepared by `--prepare` (sign-split.ts): the container is made again from
- * the same inputs, at the prepared signing time, and signed with the approval given then.
- */
-export interface ContainerCompletion {
-  signingTime: Date;
-  /** The signature (and its timestamp) over the signed attributes' hash; refused if `manifest` is not the one prepared. */
-  sign(toBeSignedHash: Uint8Array, manifest: Uint8Array): Promise<SignedValue>;
-}
 
 export async function runSignAsicE(
   args: string[],
@@ -61,10 +53,7 @@ export async function runSignAsicE(
       hint: 'esign sign a.pdf b.xml docs/ --format asice -o bundle.asice',
     });
   // `esign sign bundle.asice`: a parallel signature, with a manifest of its own, over every document in it.
-  const adding =
-    args.length === 1 &&
-    /\.(asice|sce)$/i.test(args[0]!) &&
-    Boolean((await stat(args[0]!).catch(() => undefined))?.isFile());
+  const adding = oneForManyForm(args) !== undefined && Boolean((await stat(args[0]!).catch(() => undefined))?.isFile());
   const output = adding ? addedOutputFor(args[0]!, options) : outputFor(args, options);
   const requirement = await requirementFrom(options, ctx);
   const qualifier = await credentialQualifier(ctx);

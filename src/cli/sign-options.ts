@@ -1,11 +1,12 @@
 /** The options of `esign sign`, as commander parses them; shared by the command, the batch run and the split flow. */
 import type { DigestName } from '../core/cms/algorithms.js';
+import type { FormName } from '../core/forms/form.js';
 import type { SignatureLevel } from '../core/profile.js';
 import type { PdfPasswordOptions } from './pdf-password.js';
 import type { CredentialFactorOptions } from './credential-factors.js';
 
 /** What `--format` asks for; without it, PAdES for PDFs and a detached CAdES .p7s for other files. */
-export const SIGN_FORMATS = ['pades', 'cades', 'p7m', 'asics', 'asice'] as const;
+export const SIGN_FORMATS = ['pades', 'cades', 'p7m', 'asics', 'asice'] as const satisfies readonly FormName[];
 export type SignFormat = (typeof SIGN_FORMATS)[number];
 
 export interface SignCommandOptions extends PdfPasswordOptions, CredentialFactorOptions {

@@ -4,41 +4,27 @@
  * prepared while the current one is signed. Loaded only when signing, so the heavy modules (pkijs,
  * the PDF core) never slow down other commands.
  */
-import { createHash, X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { EsignError, isEsignError } from '../core/errors.js';
 import type { SignatureLevel } from '../core/profile.js';
-import type { DigestName } from '../core/cms/algorithms.js';
 import type { CredentialInfo } from '../core/csc/shapes.js';
-import type { ChainTarget, ExtensionResult } from '../core/ltv/index.js';
-import type { SigningCredential, TimestampAuthority } from '../core/ports.js';
 import {
   completeDocument,
   MAX_HASHES_PER_AUTHORIZATION,
   mapConcurrently,
-  openDocument,
-  prepareDocument,
   signBatch,
   type BatchResult,
   type OpenedDocument,
   type PreparedDocument,
   type SignJob,
   type SignOptions,
-  type SignedDocument,
-  type SignedValue,
-  type ExtendSigned,
-  type CompletionOutputs,
   type UpdateCheck,
 } from '../core/sign-workflow.js';
-import { writeSignature } from '../core/forms/pades/sign.js';
-import { signedDataInput } from '../core/forms/shared/cms-signature.js';
-import { existingSignature } from '../core/existing-signature.js';
-import type { OpenAsicS } from '../core/forms/asic-s/signed-already.js';
-import { certificationLevel } from '../core/pdf/placeholder.js';
 import { assertAbsent, outputExists } from '../io/atomic-write.js';
-import { batchDocuments, createOutputDir, fileSystemDocuments, writeDetachedSignature } from '../io/document-files.js';
-import type { CscClient } from '../io/csc-client.js';
+import { batchDocuments, createOutputDir, fileSystemDocuments } from '../io/document-files.js';
+import { formOfKind, oneForManyForm } from '../io/forms/registry.js';
 import type { Context, ResolvedProfile } from './context.js';
 import { expandInputs, planJobs, type JobList } from './inputs.js';
 import { BatchTally } from './batch-tally.js';
@@ -47,16 +33,11 @@ import type { SignCommandOptions } from './sign-options.js';
 import { appearanceLines, assertAppearanceDrawable, loadAppearanceAssets } from './appearance-assets.js';
 import { PdfPasswords } from './pdf-password.js';
 import { authorizationFactors } from './credential-factors.js';
-import { describeQualification } from '../core/qualification/describe.js';
-import type { Qualification } from '../core/qualification/determine.js';
-import {
-  assertRequirement,
-  credentialQualifier,
-  requirementOf,
-  type CredentialQualifier,
-  type Requirement,
-} from './trusted-lists.js';
+import { assertRequirement, credentialQualifier, type CredentialQualifier, type Requirement } from './trusted-lists.js';
 import { createCscClient, withCompleteChain } from './service-clients.js';
+
+import { chooseCredential, chooseLevel, readyToAuthorize, report, requirementFrom } from './sign-common.js';
+import { longTermExtender } from './sign-long-term.js';
 
 /** Documents prepared at once within a window, so that one file's open, copy and fsync overlap another's. */
 const PREPARE_CONCURRENCY = 4;
@@ -85,10 +66,12 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
       hint: 'Run the batch without --prepare/--complete, or leave out --skip-existing.',
     });
   const requirement = await requirementFrom(options, ctx);
-  if (options.complete) return (await import('./sign-split.js')).runSplitComplete(options, ctx);
+  if (options.complete)
+    return (await import('./sign-split.js')).runSplitComplete(options, ctx, async (...container) =>
+      (await import('./sign-asice.js')).runSignAsicE(...container),
+    );
   // An ASiC-E is one container: named, or given to add a signature to (`esign sign bundle.asice`).
-  if (options.format === 'asice' || (!options.format && files.length === 1 && /\.(asice|sce)$/i.test(files[0]!)))
-    return (await import('./sign-asice.js')).runSignAsicE(files, options, ctx);
+  if (oneForManyForm(files, options.format)) return (await import('./sign-asice.js')).runSignAsicE(files, options, ctx);
   if (files.length === 0)
     throw new EsignError('USAGE', 'Name at least one file to sign.', { hint: 'esign sign contract.pdf' });
   const qualifier = await credentialQualifier(ctx);
@@ -157,20 +140,11 @@ async function checkInputs(
   const checkOne = async (job: SignJob, index: number): Promise<void> => {
     if (!options.force && !options.skipExisting && resolve(job.output) !== resolve(job.input))
       await assertAbsent(job.output);
+    const form = formOfKind(job.kind);
     const opened = await passwords.open(job.input, (password) =>
-      openDocument(job, fileSystemDocuments, password, check),
+      form.check(job, fileSystemDocuments, { password, update: check, now: ctx.clock.now() }),
     );
-    if (opened.pdf && (await certificationLevel(opened.pdf, (await opened.pdf.catalog()).dict)) !== undefined) {
-      // Only a warning: a document verify cannot read through is still signed as it would have been.
-      // Verify's code loads only here: most documents are not certified, and it is not small.
-      const { brokenCertification } = await import('../core/forms/pades/verify.js');
-      const broken = await brokenCertification(opened.source, job.input, {
-        now: ctx.clock.now(),
-        password: passwords.for(job.input),
-      }).catch(() => undefined);
-      if (broken)
-        ctx.io.warn(`${job.input}: its certification is already broken (${broken}); a new signature does not mend it.`);
-    }
+    for (const warning of opened.warnings ?? []) ctx.io.warn(`${job.input}: ${warning}`);
     if (index < MAX_HASHES_PER_AUTHORIZATION) held.set(job.input, opened);
     else await opened.source.close();
   };
@@ -263,14 +237,11 @@ async function signChecked(
   const prepareOne = async (job: SignJob): Promise<WindowEntry> => {
     const opened = held.get(job.input);
     held.delete(job.input);
+    const form = formOfKind(job.kind);
     if (options.skipExisting && signer && (await outputExists(job.output))) {
-      const existing = await existingSignature(
-        job,
-        signer,
-        fileSystemDocuments,
-        passwords.for(job.input),
-        readAsicS,
-      ).catch((error: unknown) => ({ signed: false as const, reason: errorText(error) }));
+      const existing = await form
+        .alreadySigned(job, signer, fileSystemDocuments, passwords.for(job.input))
+        .catch((error: unknown) => ({ signed: false as const, reason: errorText(error) }));
       if (existing.signed) {
         await opened?.source.close();
         return { skipped: job };
@@ -286,7 +257,7 @@ async function signChecked(
         );
       }
     }
-    const prepared = await prepareDocument(job, credential, documents, signOptions, opened);
+    const prepared = await form.prepare(job, credential, documents, signOptions, opened);
     pending.add(prepared);
     return { prepared };
   };
@@ -314,9 +285,10 @@ async function signChecked(
     // TSA works on the others; completion then reads it back, after the window's validation data.
     const writeAhead = extender
       ? async (index: number, result: BatchResult): Promise<BatchResult> => {
-          // A CAdES signature is built whole at completion, its validation data inside it.
-          if (result.status === 'rejected' || window[index]!.job.kind !== 'pdf') return result;
-          return settle(writeSignature(window[index]!, credential, result.value));
+          // A form that keeps its validation data inside the signature builds it whole at completion.
+          const form = formOfKind(window[index]!.job.kind);
+          if (result.status === 'rejected' || !form.writeAhead) return result;
+          return settle(form.writeAhead(window[index]!, credential, result.value));
         }
       : undefined;
     let results: BatchResult[];
@@ -345,17 +317,14 @@ async function signChecked(
       if (result.status === 'rejected') return result;
       return settle(
         (async () => {
-          const value =
-            longTerm && document.job.kind !== 'pdf'
-              ? await longTerm.forCades(document, credential, result.value)
-              : result.value;
           const written = await completeDocument(
+            formOfKind(document.job.kind),
             document,
             credential,
-            value,
+            result.value,
             signOptions,
-            { writeDetached: writeDetachedSignature, files: documents, writeAsicS },
-            longTerm?.extend,
+            { files: documents },
+            longTerm,
           );
           pending.delete(document);
           document.update = undefined;
@@ -400,16 +369,6 @@ async function signChecked(
   }
   progress.stop();
   tally.finish();
-}
-
-/**
- * Before any document is prepared: the credential's authorization can happen in this run — its
- * PIN and OTP can be had, or, for a browser approval, a person can finish it here.
- */
-export async function readyToAuthorize(credential: SigningCredential, signing: CscClient, ctx: Context): Promise<void> {
-  if (credential.authMode === 'oauth2code')
-    await ctx.assertBrowserStepPossible('approval of the signatures', { approval: true });
-  await signing.readyToAuthorize(credential);
 }
 
 /**
@@ -463,12 +422,6 @@ function settle<T>(promise: Promise<T>): Promise<PromiseSettledResult<T>> {
 
 function errorText(error: unknown): string {
   return isEsignError(error) ? error.message : ((error as Error)?.message ?? String(error));
-}
-
-export function chooseLevel(requested: SignatureLevel | undefined, profile: ResolvedProfile): SignatureLevel {
-  if (requested) return requested;
-  if (profile.settings.level) return profile.settings.level as SignatureLevel;
-  return (profile.settings.tsaUrls?.length ?? 0) > 0 ? 'B-T' : 'B-B';
 }
 
 /** The signer's common name, for the visible appearance. */
@@ -526,98 +479,6 @@ export function signOptionsFrom(
 
 const CERTIFY_LEVEL = { 'no-changes': 1, 'form-filling': 2, annotations: 3 } as const;
 
-/**
- * The credential to sign with: the one named, else the only enabled one, else a prompt on a TTY.
- * It must be enabled; its chain comes from credentials/info.
- */
-export async function chooseCredential(
-  named: string | undefined,
-  signing: CscClient,
-  ctx: Context,
-  digest?: DigestName,
-): Promise<CredentialInfo & SigningCredential> {
-  let id = named;
-  if (!id) {
-    const ids = await signing.listCredentialIDs();
-    const infos = await Promise.all(ids.map((candidate) => signing.credentialInfo(candidate)));
-    const enabled = infos.filter((info) => info.status === 'enabled');
-    if (enabled.length === 1) return signing.forSigning(enabled[0]!, digest);
-    if (enabled.length === 0)
-      throw new EsignError('CREDENTIAL_NOT_FOUND', 'You have no enabled signing credential.', {
-        hint: 'Ask the service operator, or check `esign credentials list`.',
-      });
-    if (!ctx.io.canPrompt) {
-      throw new EsignError('CREDENTIAL_AMBIGUOUS', `You have ${enabled.length} enabled credentials and no default.`, {
-        hint: `Pass --credential ID (one of ${enabled.map((info) => info.credentialID).join(', ')}), or set a default with \`esign credentials use ID\`.`,
-      });
-    }
-    const { select } = await import('@inquirer/prompts');
-    id = await select({
-      message: 'Sign with which credential?',
-      choices: enabled.map((info) => ({ name: info.credentialID, value: info.credentialID })),
-    });
-  }
-  const info = await signing.credentialInfo(id);
-  if (info.status !== 'enabled') {
-    throw new EsignError('CREDENTIAL_DISABLED', `The credential ${id} is disabled and cannot sign.`, {
-      hint: 'Choose another with --credential (see `esign credentials list`).',
-    });
-  }
-  return signing.forSigning(info, digest);
-}
-
-export const PACKAGING: Partial<Record<SignedDocument['kind'], string>> = { p7m: 'enveloping', asics: 'asic-s' };
-
-/** `--skip-existing` over an ASiC-S output: the ZIP reader loads only then. */
-const readAsicS: OpenAsicS = async (output) => (await import('../io/forms/asic-s/files.js')).readAsicS(output);
-
-/** The ASiC writer, and the ZIP library under it, load only when a container is written. */
-const writeAsicS: CompletionOutputs['writeAsicS'] = async (job, registerOutput) =>
-  (await import('../io/forms/asic-s/files.js')).writeAsicS(fileSystemDocuments, job, registerOutput);
-
-/** The line (or --json object) of a signed document; the split flow's --complete reports the same. */
-export function report(
-  ctx: Context,
-  result: SignedDocument,
-  credentialID: string,
-  extension: ExtensionResult | undefined,
-  qualification: Qualification | undefined,
-): void {
-  for (const warning of extension?.warnings ?? []) ctx.io.warn(`${result.input}: ${warning}`);
-  ctx.io.result(
-    {
-      input: result.input,
-      output: result.output,
-      format: result.kind === 'pdf' ? 'PAdES' : 'CAdES',
-      ...(PACKAGING[result.kind] ? { packaging: PACKAGING[result.kind] } : {}),
-      credential: credentialID,
-      level: result.level,
-      bytes: result.bytes,
-      sha256: result.sha256,
-      ...(result.timestampTime ? { timestamp: result.timestampTime.toISOString() } : {}),
-      ...(extension
-        ? {
-            [result.kind === 'pdf' ? 'dss' : 'validationData']: extension.added,
-            ...(extension.archiveTimestamp ? { archiveTimestamp: extension.archiveTimestamp.toISOString() } : {}),
-            warnings: extension.warnings,
-          }
-        : {}),
-      ...(qualification ? { qualification } : {}),
-    },
-    () =>
-      `✓ ${result.input} → ${result.output} (${result.kind === 'pdf' ? 'PAdES' : 'CAdES'} ${result.level}, ${formatBytes(result.bytes)})` +
-      (qualification ? `; ${describeQualification(qualification)}` : ''),
-  );
-}
-
-/** What --require (or ESIGN_REQUIRE) asks of the signature this run makes. */
-export function requirementFrom(options: SignCommandOptions, ctx: Context): Promise<Requirement | undefined> {
-  return requirementOf(
-    options.require ?? ctx.env['ESIGN_REQUIRE'],
-    options.require !== undefined ? '--require' : 'ESIGN_REQUIRE',
-  );
-}
-
 /** B-LT and B-LTA are written for every format, but not through the split flow (extend after --complete). */
 function refuseLongTermFor(level: SignatureLevel, options: SignCommandOptions): void {
   if (options.prepare) {
@@ -625,143 +486,4 @@ function refuseLongTermFor(level: SignatureLevel, options: SignCommandOptions): 
       hint: `Sign with --prepare/--complete at B-T, then run \`esign extend FILE.pdf --level ${level}\` (a PDF), or sign other files at ${level} in one run.`,
     });
   }
-}
-
-/** A window's long-term stage: a PDF's extension, a CAdES signature's validation data. */
-export interface WindowLongTerm {
-  extend: ExtendSigned;
-  withValidationData(input: string, value: SignedValue): Promise<SignedValue>;
-  /** A CAdES signature's long-term part: its validation data, and at B-LTA its archive-time-stamp-v3. */
-  forCades(prepared: PreparedDocument, credential: SigningCredential, value: SignedValue): Promise<SignedValue>;
-}
-
-/**
- * The long-term extension of each signed PDF, run before its output is committed: the signed
- * document is read back from the temp output (`writeSignature` put the signature there when its
- * timestamp came), so the input is not opened again.
- * Validation data is a stage of the window: once the window's signatures and their timestamps are
- * in, `forWindow` fetches the revocation data of every certificate of the signer's and the TSA's
- * chains once (issued after those signatures), and each document of the window takes it from there.
- */
-export async function longTermExtender(
-  ctx: Context,
-  level: 'B-LT' | 'B-LTA',
-  tsa: TimestampAuthority | undefined,
-  passwords?: PdfPasswords,
-): Promise<{
-  forWindow: (signer: readonly Uint8Array[], signed: readonly BatchResult[]) => Promise<WindowLongTerm>;
-  results: Map<string, ExtensionResult>;
-}> {
-  const [
-    { extendPdf, appendedSource, collectValidationData, RevocationCache, tokenTarget },
-    { createRevocationClient },
-  ] = await Promise.all([import('../core/ltv/index.js'), import('../io/revocation-client.js')]);
-  const fetcher = createRevocationClient(ctx);
-  /** The TSA chain of a signature's timestamp as the TSA client read it; parsed from the token only where it was not. */
-  const timestampTarget = ({
-    timestampCertificates: chain,
-    timestampToken: token,
-    timestampTime: usedAt,
-  }: SignedValue): ChainTarget[] =>
-    chain?.[0]
-      ? [{ role: 'tsa', leaf: chain[0], pool: chain, usedAt }]
-      : token
-        ? tokenTarget(token, { genTime: usedAt })
-        : [];
-  const results = new Map<string, ExtensionResult>();
-  const tokenRoom = { bytes: 0 };
-  const forWindow = async (signer: readonly Uint8Array[], signed: readonly BatchResult[]): Promise<WindowLongTerm> => {
-    const times = signed.flatMap((result) =>
-      result.status === 'fulfilled' && result.value.timestampTime ? [result.value.timestampTime] : [],
-    );
-    const first = signed.find(
-      (result) =>
-        result.status === 'fulfilled' && (result.value.timestampCertificates?.[0] ?? result.value.timestampToken),
-    );
-    const stamp = first?.status === 'fulfilled' ? first.value : undefined;
-    const earliest = times.length > 0 ? new Date(Math.min(...times.map(Number))) : undefined;
-    const cache = new RevocationCache(fetcher, {
-      now: () => ctx.clock.now(),
-      issuedAfter: times.length > 0 ? new Date(Math.max(...times.map(Number))) : undefined,
-    });
-    // The window's certificates, fetched for all at once; a failure here is each document's to report.
-    const targets = [
-      ...(signer[0] ? [{ role: 'signer' as const, leaf: signer[0], pool: [...signer], usedAt: earliest }] : []),
-      ...(stamp ? timestampTarget(stamp) : []),
-    ];
-    await collectValidationData(targets, fetcher, [], cache).catch(() => undefined);
-    const certificates = [...signer];
-    /** CAdES: the validation data of the signer's chain and the TSA's, from the window's cache, for the SignedData. */
-    const withValidationData = async (input: string, value: SignedValue): Promise<SignedValue> => {
-      const leaf = signer[0];
-      const data = await collectValidationData(
-        [
-          ...(leaf ? [{ role: 'signer' as const, leaf, pool: [...signer], usedAt: value.timestampTime }] : []),
-          ...timestampTarget(value),
-        ],
-        fetcher,
-        [],
-        cache,
-      );
-      results.set(input, {
-        tail: new Uint8Array(0),
-        signatures: 1,
-        documentTimestamps: 0,
-        added: { certs: data.certs.length, ocsps: data.ocsps.length, crls: data.crls.length },
-        checks: data.checks,
-        warnings: data.warnings,
-      });
-      return { ...value, validationData: { certificates: data.certs, ocsps: data.ocsps, crls: data.crls } };
-    };
-    const extend: ExtendSigned = async ({ input, original, tail, hash, cms, value, signatureObject }) => {
-      const known = {
-        cms,
-        certificates,
-        signerCertificate: signer[0],
-        timestampToken: value.timestampToken,
-        timestampTarget: timestampTarget(value)[0],
-        objectNumber: signatureObject,
-      };
-      const result = await extendPdf(appendedSource(original, tail), hash, level, {
-        fetcher,
-        tsa,
-        password: passwords?.for(input),
-        cache,
-        known,
-        tokenRoom,
-      });
-      results.set(input, result);
-      return result.tail;
-    };
-    const forCades = async (
-      prepared: PreparedDocument,
-      credential: SigningCredential,
-      signedValue: SignedValue,
-    ): Promise<SignedValue> => {
-      const withData = await withValidationData(prepared.job.input, signedValue);
-      if (level !== 'B-LTA' || !tsa || !prepared.contentDigest) return withData;
-      const { archiveTimestampRequest, archiveTimestampToken } = await import('../core/cms/archive-timestamp.js');
-      const { buildSignedData } = await import('../core/cms/signed-data.js');
-      const digest = credential.scheme.digest;
-      const cms = buildSignedData(signedDataInput(prepared, credential, withData));
-      const { imprint, index } = archiveTimestampRequest(cms, prepared.contentDigest, digest);
-      const stamp = await tsa.timestamp(imprint, digest);
-      const result = results.get(prepared.job.input);
-      if (result) result.archiveTimestamp = stamp.genTime;
-      return { ...withData, archiveTimestampToken: archiveTimestampToken(stamp.token, index) };
-    };
-    return { extend, withValidationData, forCades };
-  };
-  return { forWindow, results };
-}
-
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  if (bytes < 1024 * 1024 * 1024) return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
-  return `${(bytes / 1024 / 1024 / 1024).toFixed(2)} GiB`;
-}
-
-export function sha256Hex(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
 }

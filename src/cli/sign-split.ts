@@ -21,16 +21,17 @@ import {
   completeDocument,
   hashSource,
   mapConcurrently,
-  prepareDocument,
   timestampSignatures,
   type DocumentFiles,
   type PreparedDocument,
   type SignJob,
   type SignOptions,
+  type SignedValue,
 } from '../core/sign-workflow.js';
 import { writeBytesAtomically } from '../io/atomic-write.js';
 import type { CscClient } from '../io/csc-client.js';
-import { createOutputDir, fileSystemDocuments, writeDetachedSignature } from '../io/document-files.js';
+import { createOutputDir, fileSystemDocuments } from '../io/document-files.js';
+import { formOfKind, formOfPreparedContainer } from '../io/forms/registry.js';
 import { checkRedirect, constantTimeEqual, randomState } from '../io/loopback.js';
 import { createCscClient, createTsaClient, withCompleteChain } from './service-clients.js';
 import type { Context } from './context.js';
@@ -39,11 +40,29 @@ import { outputUploader } from './output-uploader.js';
 import type { SignCommandOptions } from './sign-options.js';
 import { PdfPasswords } from './pdf-password.js';
 import { authorizationFactors } from './credential-factors.js';
-import { report } from './sign-run.js';
+import { report } from './sign-common.js';
 import { credentialQualifier } from './trusted-lists.js';
 
 /** 3: a visible signature's fonts are a list (`fontFiles`, --font repeatable): a state file of 2 names one `fontFile` this run would not read. */
 const STATE_VERSION = 3;
+
+/**
+ * `--complete` of an ASiC-E prepared by `--prepare` (sign-split.ts): the container is made again from
+ * the same inputs, at the prepared signing time, and signed with the approval given then.
+ */
+export interface ContainerCompletion {
+  signingTime: Date;
+  /** The signature (and its timestamp) over the signed attributes' hash; refused if `manifest` is not the one prepared. */
+  sign(toBeSignedHash: Uint8Array, manifest: Uint8Array): Promise<SignedValue>;
+}
+
+/** Signs an ASiC-E (sign-asice.ts's `runSignAsicE`), handed in by the caller so that the two runs do not import each other. */
+export type SignContainer = (
+  args: string[],
+  options: SignCommandOptions,
+  ctx: Context,
+  completing: ContainerCompletion,
+) => Promise<void>;
 
 /** A browser step begun in one run and finished in another. */
 interface PendingAuthorization {
@@ -258,7 +277,7 @@ export async function runSplitPrepare(
   ctx: Context,
 ): Promise<void> {
   const prepared = await mapConcurrently(jobs, 2, (job) =>
-    prepareDocument(job, credential, hashOnlyDocuments, options),
+    formOfKind(job.kind).prepare(job, credential, hashOnlyDocuments, options),
   );
   return savePrepared(prepared, credential, options, signing, command, ctx);
 }
@@ -374,7 +393,11 @@ async function saveState(path: string, state: SignInState | SplitState): Promise
   await chmod(path, 0o600);
 }
 
-export async function runSplitComplete(command: SignCommandOptions, ctx: Context): Promise<void> {
+export async function runSplitComplete(
+  command: SignCommandOptions,
+  ctx: Context,
+  signContainer: SignContainer,
+): Promise<void> {
   const state = await readStateFile(command.state!);
   if (state.kind !== 'approval') {
     throw new EsignError('STATE_FILE_INVALID', `${command.state} holds a pending sign-in, not prepared signatures.`, {
@@ -441,17 +464,26 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
   const jobs = chosen.flatMap(({ step }) => step.jobs);
   for (const dir of new Set(jobs.map((job) => dirname(job.output)))) await createOutputDir(dir);
   if (state.container)
-    return completeContainer(state, state.container, chosen[0]!, { credential, signing, upload }, command, ctx);
+    return completeContainer(
+      state,
+      state.container,
+      chosen[0]!,
+      { credential, signing, upload, signContainer },
+      command,
+      ctx,
+    );
   const prepared: PreparedDocument[] = [];
   let remaining = state.steps;
   try {
     // Every input is read again and must give the hash that was approved, before any code is spent.
     for (const job of jobs) {
       const document = await passwords.open(job.input, (password) =>
-        prepareDocument({ input: job.input, output: job.output, kind: job.kind }, credential, fileSystemDocuments, {
-          ...options,
-          pdfPassword: () => password,
-        }),
+        formOfKind(job.kind).prepare(
+          { input: job.input, output: job.output, kind: job.kind },
+          credential,
+          fileSystemDocuments,
+          { ...options, pdfPassword: () => password },
+        ),
       );
       prepared.push(document);
       if (Buffer.from(document.toBeSigned.toBeSignedHash).toString('base64') !== job.hash) {
@@ -484,12 +516,16 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
       for (const [position, document] of documents.entries()) {
         const value = values[position]!;
         if (value.status === 'rejected') throw value.reason;
-        const result = await completeDocument(document, credential, value.value, options, {
-          writeDetached: writeDetachedSignature,
-          files: fileSystemDocuments,
-          writeAsicS: async (job, registerOutput) =>
-            (await import('../io/forms/asic-s/files.js')).writeAsicS(fileSystemDocuments, job, registerOutput),
-        });
+        const result = await completeDocument(
+          formOfKind(document.job.kind),
+          document,
+          credential,
+          value.value,
+          options,
+          {
+            files: fileSystemDocuments,
+          },
+        );
         const made = qualifier?.(credential.certificates, result.timestampTime ?? ctx.clock.now());
         report(ctx, result, credential.credentialID, undefined, made);
         await upload?.(result.output);
@@ -527,20 +563,21 @@ async function completeContainer(
     credential,
     signing,
     upload,
+    signContainer,
   }: {
     credential: CredentialInfo & SigningCredential;
     signing: CscClient;
     upload: ((output: string) => Promise<void>) | undefined;
+    signContainer: SignContainer;
   },
   command: SignCommandOptions,
   ctx: Context,
 ): Promise<void> {
-  const { runSignAsicE } = await import('./sign-asice.js');
   const profile = await ctx.profile();
   const tsa = state.level === 'B-B' ? undefined : createTsaClient(ctx, profile);
   const options: SignCommandOptions = {
     ...command,
-    format: 'asice',
+    format: formOfPreparedContainer().name,
     output: container.output,
     outputDir: undefined,
     credential: state.credentialID,
@@ -551,7 +588,7 @@ async function completeContainer(
     // Uploaded below, through the storage opened before the code was spent.
     upload: false,
   };
-  await runSignAsicE(container.args, options, ctx, {
+  await signContainer(container.args, options, ctx, {
     signingTime: new Date(state.signingTime),
     async sign(hash, manifest) {
       const prepared = Buffer.from(container.manifest, 'base64');

@@ -4,7 +4,7 @@
  * signing returns, and the helpers that read a source in large chunks. Pure: the files come in
  * through `DocumentFiles`.
  */
-import type { Hash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import type { DigestName } from './cms/algorithms.js';
 import type { CmsValidationData } from './cms/long-term.js';
 import { EsignError } from './errors.js';
@@ -17,10 +17,12 @@ import type { SignatureLevel } from './profile.js';
 export const READ_CHUNK_BYTES = 4 * 1024 * 1024;
 
 /**
- * A PAdES signature in the PDF, a detached CAdES `.p7s`, an enveloping CAdES `.p7m` (the content
- * inside), or an ASiC-S container (the document and its detached CAdES in a ZIP).
+ * What a job makes, as the split flow's state file records it: a PAdES signature in the PDF, a
+ * detached CAdES `.p7s`, an enveloping CAdES `.p7m` (the content inside), an ASiC-S container (the
+ * document and its detached CAdES in a ZIP), or an ASiC-E (many files, one signature). Each is one
+ * signature form's (`SignatureForm.kind`); the registry (src/io/forms/registry.ts) maps one to the other.
  */
-export type DocumentKind = 'pdf' | 'cades' | 'p7m' | 'asics';
+export type DocumentKind = 'pdf' | 'cades' | 'p7m' | 'asics' | 'asice';
 
 export interface SignJob {
   input: string;
@@ -163,6 +165,8 @@ export interface SignedValue {
 export interface OpenedDocument {
   source: DocumentSource;
   pdf?: PdfDocument;
+  /** What the check found worth telling but not refusing (a certification already broken), each said of the input. */
+  warnings?: string[];
 }
 
 /** What a check before approval builds the signature's update with (and then drops). */
@@ -210,13 +214,8 @@ export type ExtendSigned = (signed: {
 
 /** Where a completed signature goes: a detached one written whole, an enveloping one streamed around its content. */
 export interface CompletionOutputs {
-  writeDetached(path: string, bytes: Uint8Array, overwrite: boolean): Promise<void>;
+  /** Where outputs that stream their input again are written (a batch shares temp directories). */
   files: DocumentFiles;
-  /** Writes an ASiC-S around the input and its signature; its output is registered for a stop to abort. */
-  writeAsicS?(
-    job: AsicSToWrite,
-    registerOutput: (output: OutputFile) => void,
-  ): Promise<{ bytes: number; sha256: string }>;
 }
 
 export interface AsicSToWrite {
@@ -228,4 +227,29 @@ export interface AsicSToWrite {
   digest: DigestName;
   overwrite: boolean;
   mtime: Date;
+}
+
+/**
+ * Copies the whole original into the output and the document hash, and returns the SHA-256 state
+ * of the output so far. The original always lies inside the first ByteRange segment, because the
+ * update is appended after it. A document hash of another digest is fed beside a SHA-256 of its own.
+ */
+export async function copyOriginal(
+  source: DocumentSource,
+  output: OutputFile,
+  documentHash: Hash,
+  digest: DigestName = 'sha256',
+): Promise<Hash> {
+  if (digest === 'sha256') {
+    await output.copyFrom(source, documentHash);
+    return documentHash.copy();
+  }
+  const outputHash = createHash('sha256');
+  await output.copyFrom(source, {
+    update(chunk: Uint8Array) {
+      documentHash.update(chunk);
+      outputHash.update(chunk);
+    },
+  });
+  return outputHash;
 }

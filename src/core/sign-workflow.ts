@@ -7,24 +7,9 @@
 import { createHash } from 'node:crypto';
 import type { DigestName } from './cms/algorithms.js';
 import { MAX_HASHES_PER_AUTHORIZATION } from './csc/shapes.js';
-import {
-  type CompletionOutputs,
-  type DocumentFiles,
-  type ExtendSigned,
-  type OpenedDocument,
-  type PreparedDocument,
-  type SignedDocument,
-  type SignedValue,
-  type SignJob,
-  type SignOptions,
-  type UpdateCheck,
-} from './documents.js';
-import { EsignError, isEsignError, naming } from './errors.js';
-import { completeAsicS } from './forms/asic-s/sign.js';
-import { completeDetached } from './forms/cades-detached/sign.js';
-import { writeEnveloping } from './forms/cades-enveloping/sign.js';
-import { completePdf, extendWritten, openPdf, preparePdf } from './forms/pades/sign.js';
-import { prepareCms, signedDataOf } from './forms/shared/cms-signature.js';
+import type { CompletionOutputs, PreparedDocument, SignedDocument, SignedValue, SignOptions } from './documents.js';
+import { EsignError, isEsignError } from './errors.js';
+import type { LongTermWindow, SignatureForm } from './forms/form.js';
 import type { RemoteSigner, SigningCredential, TimestampAuthority, TimestampResult } from './ports.js';
 import type { SignatureLevel } from './profile.js';
 
@@ -32,84 +17,17 @@ export * from './documents.js';
 export { MAX_HASHES_PER_AUTHORIZATION };
 
 /**
- * Opens an input and, for a PDF, reads its cross-reference data; with `check`, also builds its
- * signature's update once (reading every object the update needs: catalog, AcroForm, fields, the
- * page, DocMDP) and drops it. Everything that can refuse a document fails here, before any browser step.
+ * Writes the signed output of a prepared document through its form (the signature put in; at
+ * B-LT/B-LTA with `longTerm`, its validation data and archive timestamp where the form keeps them).
  */
-export async function openDocument(
-  job: SignJob,
-  files: DocumentFiles,
-  password?: string,
-  check?: UpdateCheck,
-): Promise<OpenedDocument> {
-  const source = await files.open(job.input).catch((error: unknown) => {
-    throw naming(job.input, error);
-  });
-  try {
-    if (job.kind !== 'pdf') return { source };
-    return await openPdf(source, password, check);
-  } catch (error) {
-    await source.close();
-    throw naming(job.input, error);
-  }
-}
-
-/**
- * Prepares one document: reads it once, hashing it (and, for a PDF, copying it to the temp output).
- * `opened` (from openDocument) is taken over and closed; without it the input is opened here.
- */
-export async function prepareDocument(
-  job: SignJob,
-  credential: SigningCredential,
-  files: DocumentFiles,
-  options: SignOptions,
-  opened?: OpenedDocument,
-): Promise<PreparedDocument> {
-  try {
-    return await prepareOne(job, credential, files, options, opened);
-  } catch (error) {
-    throw naming(job.input, error);
-  }
-}
-
-async function prepareOne(
-  job: SignJob,
-  credential: SigningCredential,
-  files: DocumentFiles,
-  options: SignOptions,
-  opened?: OpenedDocument,
-): Promise<PreparedDocument> {
-  // A document checked before the sign-in may have been saved again since (minutes, with a person
-  // at the browser): then it is read as it is now, as one opened only here would be.
-  let held = opened;
-  if (held && !(await held.source.unchanged())) {
-    await held.source.close();
-    held = undefined;
-  }
-  const source = held?.source ?? (await files.open(job.input));
-  try {
-    const signer = credential.certificates[0];
-    if (!signer)
-      throw new EsignError(
-        'CREDENTIAL_UNSUPPORTED_KEY',
-        `The credential ${credential.credentialID} has no certificate.`,
-      );
-    const digest = credential.scheme.digest;
-    if (job.kind !== 'pdf') return await prepareCms(job, source, signer, digest, options);
-    return await preparePdf(job, source, held?.pdf, credential, files, options, signer, digest);
-  } finally {
-    await source.close();
-  }
-}
-
-/** Writes the signed output of a prepared document. */
 export async function completeDocument(
+  form: SignatureForm,
   prepared: PreparedDocument,
   credential: SigningCredential,
   value: SignedValue,
   options: SignOptions,
   outputs: CompletionOutputs,
-  extend?: ExtendSigned,
+  longTerm?: LongTermWindow,
 ): Promise<SignedDocument> {
   const base = {
     input: prepared.job.input,
@@ -118,14 +36,7 @@ export async function completeDocument(
     level: options.level,
     timestampTime: value.timestampTime,
   };
-  if (prepared.signedSize !== undefined) return extendWritten(prepared, value, base, extend);
-  if (prepared.job.kind === 'p7m')
-    return { ...base, ...(await writeEnveloping(prepared, credential, value, options, outputs.files)) };
-  const cms = signedDataOf(prepared, credential, value);
-  if (prepared.job.kind === 'asics')
-    return { ...base, ...(await completeAsicS(prepared, credential, cms, options, outputs)) };
-  if (prepared.job.kind === 'cades') return { ...base, ...(await completeDetached(prepared, cms, options, outputs)) };
-  return { ...base, ...(await completePdf(prepared, cms, value, extend)) };
+  return { ...base, ...(await form.complete(prepared, credential, value, options, outputs, longTerm)) };
 }
 
 /** Splits a list into authorization batches of at most 50. */

@@ -9,8 +9,7 @@ import { basename, dirname, extname, join } from 'node:path';
 import { Option, type Command } from 'commander';
 import { EsignError, isEsignError } from '../../core/errors.js';
 import type { ExtensionResult, LongTermLevel } from '../../core/ltv/index.js';
-import { copyOriginal } from '../../core/forms/pades/sign.js';
-import { mapConcurrently } from '../../core/sign-workflow.js';
+import { copyOriginal, mapConcurrently } from '../../core/sign-workflow.js';
 import type { Context } from '../context.js';
 import { batchExitCode, type CommandModule } from '../command.js';
 import { PdfPasswords, withPasswordOptions, type PdfPasswordOptions } from '../pdf-password.js';
@@ -68,11 +67,13 @@ export async function runExtend(files: string[], options: ExtendCommandOptions, 
       hint: 'Drop --output to write NAME-lta.pdf beside each input, or use --in-place.',
     });
   const profile = await ctx.profile();
-  const [{ createTsaClient }, { createRevocationClient }, { fileSystemDocuments }] = await Promise.all([
-    import('../service-clients.js'),
-    import('../../io/revocation-client.js'),
-    import('../../io/document-files.js'),
-  ]);
+  const [{ createTsaClient }, { createRevocationClient }, { fileSystemDocuments }, { formForExtending }] =
+    await Promise.all([
+      import('../service-clients.js'),
+      import('../../io/revocation-client.js'),
+      import('../../io/document-files.js'),
+      import('../../io/forms/registry.js'),
+    ]);
   const tsa = options.level === 'B-LTA' ? createTsaClient(ctx, profile) : undefined;
   if (options.level === 'B-LTA' && !tsa) {
     throw new EsignError(
@@ -83,7 +84,8 @@ export async function runExtend(files: string[], options: ExtendCommandOptions, 
   }
   const fetcher = createRevocationClient(ctx);
   const passwords = await PdfPasswords.from(options, ctx);
-  const { extendPdf, RevocationCache } = await import('../../core/ltv/index.js');
+  const { RevocationCache } = await import('../../core/ltv/index.js');
+  const { extension } = formForExtending();
   const tokenRoom = { bytes: 0 };
 
   const extendOne = async (input: string, cache: InstanceType<typeof RevocationCache>): Promise<() => void> => {
@@ -95,7 +97,7 @@ export async function runExtend(files: string[], options: ExtendCommandOptions, 
         let copied: Promise<Hash> | undefined;
         const copy = (): Promise<Hash> => (copied ??= copyOriginal(source, output, createHash('sha256')));
         const result = await passwords.open(input, (password) =>
-          extendPdf(source, copy, options.level, { fetcher, tsa, password, cache, tokenRoom }),
+          extension.extend(source, copy, options.level, { fetcher, tsa, password, cache, tokenRoom }),
         );
         const hash = (await copy()).copy().update(result.tail);
         await output.commit(result.tail);

@@ -1,12 +1,7 @@
 import type { Command } from 'commander';
 import { describeQualification, describeTimestampQualification } from '../../core/qualification/describe.js';
-import type {
-  VerificationReport,
-  SignatureReport,
-  ChainReport,
-  PadesLevel,
-  VerifyOptions,
-} from '../../core/verify/types.js';
+import type { VerificationReport, SignatureReport, ChainReport, PadesLevel } from '../../core/verify/types.js';
+import type { VerifiedFile } from '../../core/forms/form.js';
 import type { Context } from '../context.js';
 import type { CommandModule } from '../command.js';
 import { PdfPasswords, withPasswordOptions, type PdfPasswordOptions } from '../pdf-password.js';
@@ -84,9 +79,8 @@ export async function runVerify(file: string, options: VerifyCommandOptions, ctx
   const paths = options.trust.length > 0 ? options.trust : ((await ctx.profile()).settings.trustAnchors ?? []);
   const trustAnchors = await loadTrustAnchors(paths);
   const now = new Date();
-  const enveloping = options.signature === undefined && /\.p7m$/i.test(file);
-  const container = options.signature === undefined && /\.(asics|scs|asice|sce)$/i.test(file);
-  if (options.extract !== undefined && !enveloping && !container)
+  const form = (await import('../../io/forms/registry.js')).formForVerifying(file, options.signature !== undefined);
+  if (options.extract !== undefined && !form.declares.extract)
     throw new EsignError(
       'USAGE',
       '--extract writes the content of a .p7m or an ASiC container; this file is neither.',
@@ -107,15 +101,30 @@ export async function runVerify(file: string, options: VerifyCommandOptions, ctx
   const trustedLists = await usableTrustedLists(ctx, { fetchSandboxLists: options.trust.length === 0 });
   const anchored = paths.length > 0 || trustedLists !== undefined;
   const verifyOptions = { trustAnchors, now, ...(trustedLists ? { trustedLists } : {}) };
-  if (enveloping)
-    return (await import('../verify-enveloping.js')).runVerifyEnveloping(file, options, verifyOptions, anchored, ctx);
-  if (container)
-    return (await import('../verify-container.js')).runVerifyContainer(file, options, verifyOptions, anchored, ctx);
-  const report =
-    options.signature === undefined
-      ? await verifyPdfFile(file, verifyOptions, await PdfPasswords.from(options, ctx))
-      : await verifyCadesFile(file, options.signature, verifyOptions);
-  await finishVerify(report, anchored, options, ctx);
+  const passwords = form.declares.passwords ? await PdfPasswords.from(options, ctx) : undefined;
+  const signature = options.signature === undefined ? undefined : await readDetachedSignature(options.signature);
+  const { FileByteSource } = await import('../../io/file-source.js');
+  const source = await FileByteSource.open(file);
+  let verified: VerifiedFile | undefined;
+  try {
+    const input = { file, source, ...(signature ? { signature } : {}) };
+    verified = passwords
+      ? await passwords.open(file, (password) => form.verify(input, { ...verifyOptions, password }))
+      : await form.verify(input, verifyOptions);
+    const { report, extract } = verified;
+    await finishVerify(report, anchored, options, ctx, async (code) => {
+      if (options.extract === undefined || !extract) return {};
+      if (code !== null) {
+        ctx.io.warn(extract.refused(file, options.extract));
+        return {};
+      }
+      await extract.write(options.extract);
+      return { extracted: options.extract };
+    });
+  } finally {
+    verified?.close?.();
+    await source.close();
+  }
 }
 
 /** Reports a verification (what --json prints, the exit code) and returns the code, null when it all checks out. */
@@ -149,43 +158,16 @@ export async function finishVerify(
   return code;
 }
 
-async function verifyPdfFile(
-  file: string,
-  options: Omit<VerifyOptions, 'password'>,
-  passwords: PdfPasswords,
-): Promise<VerificationReport> {
-  const { FileByteSource } = await import('../../io/file-source.js');
-  const { verifyPdf } = await import('../../core/forms/pades/verify.js');
-  const source = await FileByteSource.open(file);
+/** The detached signature `--signature` names, read whole. */
+async function readDetachedSignature(path: string): Promise<Uint8Array> {
+  const [{ readFile }, { inputError }] = await Promise.all([
+    import('node:fs/promises'),
+    import('../../io/file-source.js'),
+  ]);
   try {
-    return await passwords.open(file, (password) => verifyPdf(source, file, { ...options, password }));
-  } finally {
-    await source.close();
-  }
-}
-
-async function verifyCadesFile(
-  file: string,
-  p7sPath: string,
-  options: Omit<VerifyOptions, 'password'>,
-): Promise<VerificationReport> {
-  const { readFile } = await import('node:fs/promises');
-  const { FileByteSource, inputError } = await import('../../io/file-source.js');
-  const { verifyCades } = await import('../../core/verify/cades.js');
-  let p7s: Uint8Array;
-  try {
-    p7s = new Uint8Array(await readFile(p7sPath));
+    return new Uint8Array(await readFile(path));
   } catch (error) {
-    throw inputError(p7sPath, error);
-  }
-  const source = await FileByteSource.open(file);
-  try {
-    const readContent = async (consume: (chunk: Uint8Array) => void): Promise<void> => {
-      for await (const chunk of source.chunks(0, source.size)) consume(chunk);
-    };
-    return await verifyCades(p7s, file, readContent, options);
-  } finally {
-    await source.close();
+    throw inputError(path, error);
   }
 }
 

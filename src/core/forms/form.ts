@@ -98,6 +98,13 @@ export interface LongTermWindow {
   extendDocument: ExtendSigned;
 }
 
+/** What the check before approval is given: a PDF's password, the update to try, the time (for warnings about what the input already holds). */
+export interface CheckOptions {
+  password?: string;
+  update?: UpdateCheck;
+  now?: Date;
+}
+
 /** A file `esign verify` was given, opened once. */
 export interface VerifyInput {
   readonly file: string;
@@ -158,11 +165,7 @@ export interface SignatureForm {
    * structure, encryption, the field, the visible box, a certification that forbids signing). What
    * it returns is handed to `prepare` for the first window, or closed.
    */
-  check(
-    job: SignJob,
-    files: DocumentFiles,
-    options: { password?: string; update?: UpdateCheck },
-  ): Promise<OpenedDocument>;
+  check(job: SignJob, files: DocumentFiles, options: CheckOptions): Promise<OpenedDocument>;
 
   /**
    * Prepares the digest or digests to sign: reads the input once (hashing it, and copying it into

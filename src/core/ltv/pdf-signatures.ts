@@ -8,7 +8,7 @@ import type { PdfDocument } from '../pdf/index.js';
 import { cmsPrefix } from '../pdf/signatures.js';
 import { PdfRef, PdfString, isName } from '../pdf/objects.js';
 import type { PdfDict, PdfObject } from '../pdf/objects.js';
-import type { ChainTarget } from './validation-data.js';
+import type { ChainTarget } from './chain-target.js';
 
 export interface PdfSignature {
   kind: 'signature' | 'docTimeStamp';

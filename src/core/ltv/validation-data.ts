@@ -13,6 +13,7 @@ import { checkCrl } from './crl.js';
 import type { CheckedCrl } from './crl.js';
 import { buildOcspRequest, checkOcspResponse } from './ocsp.js';
 import type { CheckedOcspResponse } from './ocsp.js';
+import type { ChainTarget } from './chain-target.js';
 import type { PdfSignature } from './pdf-signatures.js';
 
 /** The network side: each call returns the DER body or throws an EsignError naming the URL. */
@@ -22,14 +23,7 @@ export interface RevocationFetcher {
   certificate(url: string): Promise<Uint8Array>;
 }
 
-/** A certificate whose chain must be validated, the certificates found beside it, and when it was used. */
-export interface ChainTarget {
-  role: 'signer' | 'tsa';
-  leaf: Uint8Array;
-  pool: Uint8Array[];
-  /** The time the certificate was relied on (the signature's timestamp, or the token's genTime). */
-  usedAt: Date | undefined;
-}
+export type { ChainTarget };
 
 export interface RevocationCheck {
   subject: string;

@@ -16,7 +16,6 @@ import { EsignError } from '../errors.js';
 import { cjsModule, type AppearanceImage } from './appearance-image.js';
 import { ByteWriter, PdfStream, PdfString, asciiBytes, dict, name } from './objects.js';
 import type { PdfObject, PdfRef } from './objects.js';
-import type { AppearanceFonts } from './appearance-fonts.js';
 import { fontBytesOf, TrueTypeFont, type FontBytes } from './truetype.js';
 import { isTrueTypeWoff2, isWoff, sfntOfWoff } from './woff.js';
 
@@ -629,10 +628,20 @@ interface TextWidth {
   width(text: string): number;
 }
 
+/**
+ * The chain of fonts a text is drawn in, each character in the first that has it: what this file
+ * asks of appearance-fonts.ts's `AppearanceFonts` (which itself builds on `AppearanceFont` here).
+ */
+export interface FontChain extends TextWidth {
+  prepare(text: string): Promise<void>;
+  place(line: string): { font: number; glyphs: PlacedGlyph[] }[];
+  readonly fonts: readonly AppearanceFont[];
+}
+
 /** What an appearance shows: the lines of text, in `fonts` (each character in the first that has it), and an optional image. */
 export interface AppearanceContent {
   lines: readonly string[];
-  fonts: AppearanceFonts;
+  fonts: FontChain;
   image?: { image: AppearanceImage; position: 'left' | 'background' };
 }
 

@@ -3,7 +3,7 @@
  * of the file (thousands for a long document) and signing looks up a handful: decoding them all,
  * one object each, was most of what opening a 2,000-page document cost.
  */
-import type { XrefEntry } from './xref.js';
+import type { XrefEntry } from './xref-entry.js';
 
 /** A run of consecutive object numbers (a table's subsection, a stream's /Index pair). */
 export interface XrefRun {

@@ -9,13 +9,10 @@ import { Keyword, PdfSyntaxError, type Lexer } from './lexer.js';
 import { PdfDict, PdfStream, isName } from './objects.js';
 import type { PdfObject } from './objects.js';
 import { readObjectAt } from './object-reader.js';
+import type { XrefEntry } from './xref-entry.js';
 import { XrefEntries, type XrefRun } from './xref-entries.js';
 
-/** Where an object lives: at a byte offset, inside an object stream, or nowhere (free). */
-export type XrefEntry =
-  | { kind: 'free' }
-  | { kind: 'offset'; offset: number; gen: number }
-  | { kind: 'compressed'; stream: number; index: number };
+export type { XrefEntry };
 
 /** The style of one cross-reference section; an update is written in the style of the newest. */
 export type XrefStyle = 'table' | 'stream';

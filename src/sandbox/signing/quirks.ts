@@ -6,7 +6,7 @@
  * reports, who calls without a token.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { SANDBOX_API_KEY, SANDBOX_ORGANIZATION, SANDBOX_SEAL, SANDBOX_SECRETS } from '../deps.js';
+import { SANDBOX_API_KEY, SANDBOX_ORGANIZATION, SANDBOX_SEAL, SANDBOX_SECRETS } from '../accounts.js';
 import { html, json, jsonBody, type SandboxRequest, type SandboxResponse } from '../http.js';
 
 /** The seals' PIN under the quirk leading-zero-pin: all digits, a leading zero. */

@@ -3,7 +3,7 @@
  * original copied to the temp output and hashed on the way, the CMS put into /Contents, and at B-LT
  * and B-LTA the extension appended before the output is committed.
  */
-import { createHash, type Hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { maxSignatureLength, type DigestName } from '../../cms/algorithms.js';
 import { buildSignedAttributes } from '../../cms/signed-attributes.js';
 import { EsignError } from '../../errors.js';
@@ -11,19 +11,18 @@ import { readPdfFromHeader, type PdfDocument } from '../../pdf/document.js';
 import { assertContentsFit, prepareSignature } from '../../pdf/placeholder.js';
 import type { SigningCredential } from '../../ports.js';
 import type { SignatureLevel } from '../../profile.js';
-import type {
-  DocumentFiles,
-  DocumentSource,
-  ExtendSigned,
-  OpenedDocument,
-  OutputFile,
-  PreparedDocument,
-  SignedDocument,
-  SignedValue,
-  SignJob,
-  SignOptions,
-  UpdateAroundContents,
-  UpdateCheck,
+import {
+  copyOriginal,
+  type DocumentFiles,
+  type DocumentSource,
+  type ExtendSigned,
+  type OpenedDocument,
+  type PreparedDocument,
+  type SignedValue,
+  type SignJob,
+  type SignOptions,
+  type UpdateAroundContents,
+  type UpdateCheck,
 } from '../../documents.js';
 import { signedDataOf } from '../shared/cms-signature.js';
 
@@ -131,31 +130,6 @@ export async function preparePdf(
 }
 
 /**
- * Copies the whole original into the output and the document hash, and returns the SHA-256 state
- * of the output so far. The original always lies inside the first ByteRange segment, because the
- * update is appended after it. A document hash of another digest is fed beside a SHA-256 of its own.
- */
-export async function copyOriginal(
-  source: DocumentSource,
-  output: OutputFile,
-  documentHash: Hash,
-  digest: DigestName = 'sha256',
-): Promise<Hash> {
-  if (digest === 'sha256') {
-    await output.copyFrom(source, documentHash);
-    return documentHash.copy();
-  }
-  const outputHash = createHash('sha256');
-  await output.copyFrom(source, {
-    update(chunk: Uint8Array) {
-      documentHash.update(chunk);
-      outputHash.update(chunk);
-    },
-  });
-  return outputHash;
-}
-
-/**
  * Puts a PDF's signature into its temp output as soon as its timestamp is in, before the window's
  * validation data (B-LT/B-LTA): the CMS is built and written while the TSA still works on the
  * window's other timestamps, and nothing of it (CMS, token, update) is held until completion,
@@ -222,9 +196,8 @@ export async function completePdf(
 export async function extendWritten(
   prepared: PreparedDocument,
   value: SignedValue,
-  base: Omit<SignedDocument, 'bytes' | 'sha256'>,
   extend: ExtendSigned | undefined,
-): Promise<SignedDocument> {
+): Promise<{ bytes: number; sha256: string }> {
   const { output, outputHash: hash, signedSize } = prepared;
   if (!output?.written || !hash || signedSize === undefined || !extend)
     throw new EsignError('INTERNAL', 'A signature written ahead was completed without its extension.');
@@ -239,7 +212,7 @@ export async function extendWritten(
   });
   hash.update(extension);
   await output.commit([extension]);
-  return { ...base, bytes: signedSize + extension.length, sha256: hash.digest('hex') };
+  return { bytes: signedSize + extension.length, sha256: hash.digest('hex') };
 }
 
 /**

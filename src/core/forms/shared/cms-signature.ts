@@ -26,9 +26,11 @@ export async function prepareCms(
   signer: Uint8Array,
   digest: DigestName,
   options: SignOptions,
+  /** Whether the input is a .p7m a parallel signature is added to: its content is what is hashed. */
+  addingTo = false,
 ): Promise<PreparedDocument> {
   const hash = createHash(digest);
-  const enveloped = job.kind === 'p7m' && /\.p7m$/i.test(job.input) ? await readEnveloping(source) : undefined;
+  const enveloped = addingTo ? await readEnveloping(source) : undefined;
   await hashSource(enveloped ? rangeOf(source, enveloped.offset, enveloped.length) : source, hash);
   // What was hashed is the file as it was opened; a write meanwhile would make a false signature.
   if (!(await source.unchanged())) throw changedWhileSigning(source.path);

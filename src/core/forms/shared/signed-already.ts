@@ -9,7 +9,7 @@ import { HASH_NAME_BY_OID } from '../../cms/oids.js';
 import { bytesEqual, parseSignedData } from '../../cms/parse.js';
 import { verifySignerInfo } from '../../cms/verify-signer.js';
 import type { ByteSource } from '../../ports.js';
-import { READ_CHUNK_BYTES } from '../../documents.js';
+import { READ_CHUNK_BYTES, type DocumentFiles, type DocumentSource, type SignJob } from '../../documents.js';
 
 export type ExistingSignature = { signed: true } | { signed: false; reason: string };
 
@@ -53,4 +53,23 @@ export async function sameBytes(a: ByteSource, aStart: number, b: ByteSource, le
     if (left.length !== size || !bytesEqual(left, right)) return false;
   }
   return true;
+}
+
+/** Opens a job's input and its existing output, and closes both once `check` has looked at them. */
+export async function withInputAndOutput(
+  job: SignJob,
+  files: DocumentFiles,
+  check: (input: DocumentSource, output: DocumentSource) => Promise<ExistingSignature>,
+): Promise<ExistingSignature> {
+  const input = await files.open(job.input);
+  try {
+    const output = await files.open(job.output);
+    try {
+      return await check(input, output);
+    } finally {
+      await output.close();
+    }
+  } finally {
+    await input.close();
+  }
 }

@@ -1,0 +1,91 @@
+/**
+ * The signature forms esign knows, and the one place that chooses among them: from `--format`, a
+ * file's extension and, for a file to verify, what was given with it. The shared pipelines (the
+ * batch, the split flow, `--skip-existing`, `esign verify`, `esign extend`) ask here and then talk
+ * to the form through `SignatureForm` (src/core/forms/form.ts); no other file outside a form's own
+ * folders tests a form's name. Each form loads its heavy parts (the ZIP code, verification) only
+ * when it uses them, so this table is cheap to load.
+ */
+import { extname } from 'node:path';
+import type { DocumentKind } from '../../core/documents.js';
+import { EsignError } from '../../core/errors.js';
+import type { FormName, SignatureForm } from '../../core/forms/form.js';
+import { asicE } from './asic-e/form.js';
+import { asicS } from './asic-s/form.js';
+import { cadesDetached } from './cades-detached/form.js';
+import { cadesEnveloping } from './cades-enveloping/form.js';
+import { pades } from './pades/form.js';
+
+/** Every form, by its `--format` name, in the order `--help` lists them. */
+export const FORMS: Readonly<Record<FormName, SignatureForm>> = {
+  pades,
+  cades: cadesDetached,
+  p7m: cadesEnveloping,
+  asics: asicS,
+  asice: asicE,
+};
+
+/** The `--format` names. */
+export const FORM_NAMES = Object.keys(FORMS) as FormName[];
+
+const BY_KIND = new Map<DocumentKind, SignatureForm>(Object.values(FORMS).map((form) => [form.kind, form]));
+
+/** The form of a job's kind (as a state file of the split flow records it). */
+export function formOfKind(kind: DocumentKind): SignatureForm {
+  const form = BY_KIND.get(kind);
+  if (!form) throw new EsignError('INTERNAL', `No signature form makes ${JSON.stringify(kind)}.`);
+  return form;
+}
+
+/**
+ * The form a file is signed in, one output per input: the one `--format` names, else PAdES for a
+ * PDF and a detached CAdES `.p7s` for any other file. A form of one output for many inputs is not
+ * chosen here (`oneForManyForm`).
+ */
+export function formForSigning(path: string, format?: FormName): SignatureForm {
+  const pdf = extname(path).toLowerCase() === '.pdf';
+  if (format === 'pades' && !pdf)
+    throw new EsignError('USAGE', `${path} is not a PDF, so it cannot get a PAdES signature.`, {
+      hint: 'Leave out --format pades for other files (they get a .p7s), or use --format p7m.',
+    });
+  if (format && format !== 'pades') {
+    const form = FORMS[format];
+    if (form.declares.outputs === 'one-for-many')
+      throw new EsignError('INTERNAL', 'An ASiC-E is one container, not a job per file.');
+    return form;
+  }
+  return pdf ? pades : cadesDetached;
+}
+
+/**
+ * The form of one output for many inputs this run signs in, if any: the one `--format` names, or
+ * (without --format) the form of the one input given when it is such an output already, to add a
+ * signature to (`esign sign bundle.asice`).
+ */
+export function oneForManyForm(inputs: readonly string[], format?: FormName): SignatureForm | undefined {
+  const oneForMany = Object.values(FORMS).filter((form) => form.declares.outputs === 'one-for-many');
+  if (format) return oneForMany.find((form) => form.name === format);
+  return inputs.length === 1 ? oneForMany.find((form) => form.addsTo(inputs[0]!)) : undefined;
+}
+
+/**
+ * The form `esign verify` reads a file as: a detached CAdES when its signature is given apart
+ * (`--signature`), else by its extension (`.p7m`, `.asics`/`.scs`, `.asice`/`.sce`), else PAdES.
+ */
+export function formForVerifying(path: string, detachedSignature: boolean): SignatureForm {
+  if (detachedSignature) return cadesDetached;
+  if (/\.p7m$/i.test(path)) return cadesEnveloping;
+  if (/\.(asics|scs)$/i.test(path)) return asicS;
+  if (/\.(asice|sce)$/i.test(path)) return asicE;
+  return pades;
+}
+
+/** The form `esign extend` raises a file's signatures in: the one that keeps long-term data in the document. */
+export function formForExtending(): SignatureForm & Required<Pick<SignatureForm, 'extension'>> {
+  return pades as SignatureForm & Required<Pick<SignatureForm, 'extension'>>;
+}
+
+/** The form of the container a split flow's state keeps (`container`: one output for many inputs, made again at --complete). */
+export function formOfPreparedContainer(): SignatureForm {
+  return asicE;
+}
