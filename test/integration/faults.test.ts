@@ -17,6 +17,7 @@ import { MAX_TRUSTED_LIST_BYTES } from '../../src/core/trusted-list/xml-signatur
 import type { Fault } from '../../src/sandbox/faults.js';
 import { storageControl } from '../../src/sandbox/storage/routes.js';
 import { SANDBOX_SEAL } from '../../src/sandbox/deps.js';
+import { derToPem } from '../../src/sandbox/pki.js';
 import type { QuirkName } from '../../src/sandbox/signing/quirks.js';
 import { startFaultProxy, type FaultProxy } from '../helpers/fault-proxy.js';
 import { runCli, type CliResult } from '../helpers/run-cli.js';
@@ -118,7 +119,7 @@ afterAll(async () => {
   await mkdir(artifacts, { recursive: true });
   const sorted = [...matrix].sort((a, b) => Object.keys(ROUTES).indexOf(a.call) - Object.keys(ROUTES).indexOf(b.call));
   // Only a whole run describes the matrix: a run filtered with -t must not replace it with a part.
-  if (matrix.length === CASES.length + REFUSED_CASES.length + TRUST_CASES.length) {
+  if (matrix.length === CASES.length + REFUSED_CASES.length + TRUST_CASES.length + TRUST_ADD_CASES.length) {
     await writeFile(
       new URL('fault-matrix.json', artifacts),
       JSON.stringify(
@@ -160,7 +161,8 @@ interface FaultCase {
     | 'sign (seal, auth/login)'
     | 'sign (seal, password grant)'
     | 'sign (seal, JSON token)'
-    | 'trust update';
+    | 'trust update'
+    | 'trust add';
   errorCode: string | RegExp;
   exitCode: number;
   message: RegExp;
@@ -187,7 +189,7 @@ const COMMAND_QUIRKS: Partial<Record<FaultCase['command'], QuirkName[]>> = {
 };
 
 async function runCase(c: FaultCase): Promise<void> {
-  if (c.command === 'trust update') return runTrustCase(c);
+  if (c.command === 'trust update' || c.command === 'trust add') return runTrustCase(c);
   const dir = await tempDir('esign-fault-');
   const configDir = join(dir, '.config');
   const docs = join(dir, 'docs');
@@ -221,7 +223,8 @@ async function runCase(c: FaultCase): Promise<void> {
   const route = ROUTES[c.call];
   const logStart = t.sandbox.requestLog.length;
   const putsStart = s3Proxy.puts;
-  const args: Record<FaultCase['command'], string[]> = {
+  // The trust commands run in runTrustCase.
+  const args: Record<Exclude<FaultCase['command'], 'trust update' | 'trust add'>, string[]> = {
     sign: ['--auto-approve', '--json', 'sign', '--level', 'B-B', input],
     'sign (browser)': ['--json', '--timeout', '20', 'sign', '--level', 'B-B', input],
     'sign B-T': ['--auto-approve', '--json', 'sign', '--level', 'B-T', input],
@@ -244,7 +247,6 @@ async function runCase(c: FaultCase): Promise<void> {
     'sign (seal, auth/login)': ['--json', 'sign', '--level', 'B-B', input],
     'sign (seal, password grant)': ['--json', 'sign', '--level', 'B-B', input],
     'sign (seal, JSON token)': ['--json', 'sign', '--level', 'B-B', input],
-    'trust update': ['--json', 'trust', 'update'],
   };
   const result: CliResult = await runCli(args[c.command], { env, timeoutMs: 60_000 });
   // A delayed request reaches its handler after the client gave up on it; the last one was sent at
@@ -1101,7 +1103,14 @@ describe('fault matrix: every remote call, every fault', () => {
  * from a copy of it. The copy is made by `trust import`, so it has no ETags: every GET of a case is
  * unconditional and meets the whole body (a 304 would leave a truncated body or a size limit untried).
  */
-const trustLists = { cache: '', lotl: '', national: '', status: new Map<string, TrustListStatus>() };
+const trustLists = {
+  cache: '',
+  lotl: '',
+  national: '',
+  status: new Map<string, TrustListStatus>(),
+  /** The ZZ list's signing certificate, as `esign trust add --signer` takes it. */
+  zzSigner: '',
+};
 
 async function seedTrustCache(): Promise<void> {
   const [lotl, national] = await Promise.all(
@@ -1115,7 +1124,15 @@ async function seedTrustCache(): Promise<void> {
   });
   expect(seeded.code, seeded.stderr).toBe(0);
   trustLists.status = await trustStatus({ ...t.env, ESIGN_CACHE_DIR: trustLists.cache });
+  const operator = JSON.parse(await readFile(join(t.dataDir, 'trust', 'zz-operator.json'), 'utf8')) as {
+    certificate: string;
+  };
+  trustLists.zzSigner = join(work.dir, 'zz-operator.pem');
+  await writeFile(trustLists.zzSigner, derToPem(Buffer.from(operator.certificate, 'base64'), 'CERTIFICATE'));
 }
+
+/** The name `esign trust add` gives the ZZ list in the fault rows of that command. */
+const ADDED_LIST = 'acme-tsl';
 
 interface TrustListOutcome {
   territory: string;
@@ -1147,7 +1164,9 @@ async function tempFilesUnder(dir: string): Promise<string[]> {
  * One `esign trust update` against a fault on the LOTL or the national list, from a cache where both
  * were verified before. Beyond what every case asserts: the failing list is named in one line (the
  * only line on stderr), the copy verified before is still there, unchanged, with the failure noted
- * (the table's "input untouched"), and the other list was still fetched and verified.
+ * (the table's "input untouched"), and the other list was still fetched and verified. For `esign
+ * trust add` of the national list under a name of its own: the same line, nothing kept under that
+ * name, and the lists cached before untouched.
  */
 async function runTrustCase(c: FaultCase): Promise<void> {
   const dir = await tempDir('esign-fault-trust-');
@@ -1163,11 +1182,14 @@ async function runTrustCase(c: FaultCase): Promise<void> {
     ESIGN_HTTP_TIMEOUT_MS: String(c.shortTimeout ? TIMEOUT_MS : 600_000),
   };
   const before = trustLists.status;
-  const territory = c.call === 'lotl' ? 'EU' : 'ZZ';
+  const adding = c.command === 'trust add';
+  const territory = adding ? ADDED_LIST : c.call === 'lotl' ? 'EU' : 'ZZ';
   await c.arm(env);
   const route = ROUTES[c.call];
   const logStart = t.sandbox.requestLog.length;
-  const args = ['--json', 'trust', 'update'];
+  const args = adding
+    ? ['--json', 'trust', 'add', ADDED_LIST, `${t.sandbox.urls.base}/trust/ZZ.xml`, '--signer', trustLists.zzSigner]
+    : ['--json', 'trust', 'update'];
   const started = Date.now();
   const result = await runCli(args, { env, timeoutMs: 60_000 });
   const elapsedMs = Date.now() - started;
@@ -1183,11 +1205,13 @@ async function runTrustCase(c: FaultCase): Promise<void> {
   const message = stderr.at(-1) ?? '';
   const after = await trustStatus(env);
   const kept = after.get(territory);
-  const untouched =
-    kept?.state === 'verified' &&
-    kept.verifiedAt === before.get(territory)?.verifiedAt &&
-    kept.sequenceNumber === before.get(territory)?.sequenceNumber &&
-    kept.lastFailure?.reason === failed?.reason;
+  const sameAsBefore = (name: string) =>
+    after.get(name)?.state === 'verified' &&
+    after.get(name)?.verifiedAt === before.get(name)?.verifiedAt &&
+    after.get(name)?.sequenceNumber === before.get(name)?.sequenceNumber;
+  const untouched = adding
+    ? kept?.state !== 'verified' && sameAsBefore('EU') && sameAsBefore('ZZ')
+    : sameAsBefore(territory) && kept?.lastFailure?.reason === failed?.reason;
   const [minTries, maxTries] = typeof c.tries === 'number' ? [c.tries, c.tries] : c.tries;
   const row: MatrixRow = {
     call: c.call,
@@ -1216,7 +1240,7 @@ async function runTrustCase(c: FaultCase): Promise<void> {
   expect(tries).toBeGreaterThanOrEqual(minTries);
   expect(tries).toBeLessThanOrEqual(maxTries);
   // The other list was still fetched and checked (against the LOTL verified before, when the LOTL failed).
-  expect(lists.map((list) => list.territory)).toEqual(['EU', 'ZZ']);
+  expect(lists.map((list) => list.territory)).toEqual(adding ? [ADDED_LIST] : ['EU', 'ZZ']);
   expect(lists.filter((list) => list.state === 'failed').map((list) => list.territory)).toEqual([territory]);
   expect(untouched, JSON.stringify({ before: before.get(territory), after: kept })).toBe(true);
   expect(row.leftovers).toEqual([]);
@@ -1225,16 +1249,19 @@ async function runTrustCase(c: FaultCase): Promise<void> {
 }
 
 /** The faults of a list's GET: each transport and status fault, and the bodies a list server can send. */
-function trustListCases(call: 'lotl' | 'nationalList'): FaultCase[] {
-  const territory = call === 'lotl' ? 'EU' : 'ZZ';
-  // A national list failing is a partial update (10); the LOTL failing is the run's failure.
-  const exitFor = (exitCode: number) => (call === 'lotl' ? exitCode : 10);
+function trustListCases(
+  call: 'lotl' | 'nationalList',
+  command: 'trust update' | 'trust add' = 'trust update',
+): FaultCase[] {
+  const territory = command === 'trust add' ? ADDED_LIST : call === 'lotl' ? 'EU' : 'ZZ';
+  // A national list failing is a partial update (10); the LOTL failing, or the one list added, is the run's failure.
+  const exitFor = (exitCode: number) => (call === 'lotl' || command === 'trust add' ? exitCode : 10);
   const file = call === 'lotl' ? 'eu-lotl\\.xml' : 'ZZ\\.xml';
   const unavailable = new RegExp(`${file} is (unavailable|rate limited) \\(HTTP (429|5\\d\\d)\\); try again later$`);
   const listBytes = () => (call === 'lotl' ? trustLists.lotl : trustLists.national);
-  const base: Pick<FaultCase, 'call' | 'command'> = { call, command: 'trust update' };
+  const base: Pick<FaultCase, 'call' | 'command'> = { call, command };
   return [
-    ...standardCases(call, 'trust update', true, unavailable).map((c): FaultCase => ({
+    ...standardCases(call, command, true, unavailable).map((c): FaultCase => ({
       ...c,
       exitCode: exitFor(c.exitCode),
       message:
@@ -1338,9 +1365,16 @@ function trustListCases(call: 'lotl' | 'nationalList'): FaultCase[] {
 }
 
 const TRUST_CASES: FaultCase[] = [...trustListCases('lotl'), ...trustListCases('nationalList')];
+const TRUST_ADD_CASES: FaultCase[] = trustListCases('nationalList', 'trust add');
 
 describe('fault matrix: esign trust update, every fault on each list', () => {
   it.each(TRUST_CASES.map((c) => [`${c.call} × ${c.fault}`, c] as const))('%s', async (_name, c) => {
+    await runCase(c);
+  });
+});
+
+describe('fault matrix: esign trust add, every fault on the list added', () => {
+  it.each(TRUST_ADD_CASES.map((c) => [`${c.call} (trust add) × ${c.fault}`, c] as const))('%s', async (_name, c) => {
     await runCase(c);
   });
 });
