@@ -136,6 +136,11 @@ export type EsignErrorCode =
   | 'PDF_NOT_SIGNED'
   | 'CMS_BAD_STRUCTURE'
   | 'CONTAINER_INVALID'
+  // XML read from outside (XAdES): the shared XML rules, and the signature structures esign refuses
+  | 'XML_TOO_LARGE'
+  | 'XML_UNSAFE'
+  | 'XML_MALFORMED'
+  | 'XADES_REFUSED'
   | 'STATE_FILE_INVALID'
   // outputs
   | 'OUTPUT_EXISTS'
@@ -206,6 +211,8 @@ const EXIT_CODE_BY_PREFIX: ReadonlyArray<[string, ExitCode]> = [
   ['STORAGE_', ExitCode.protocol],
   ['REVOCATION_', ExitCode.protocol],
   ['PDF_', ExitCode.input],
+  ['XML_', ExitCode.input],
+  ['XADES_', ExitCode.input],
   ['VERIFY_', ExitCode.verification],
   ['QUALIFICATION_', ExitCode.notQualified],
   ['TRUST_LIST_', ExitCode.verification],

@@ -4,7 +4,7 @@
  * document. Elements are matched by namespace and local name, as direct children, never by search.
  */
 import { EsignError } from '../errors.js';
-import type { XmlElement } from './types/xml-libs.js';
+import type { XmlElement } from '../xml/types/xml-libs.js';
 import type {
   CriteriaList,
   QcStatementCriterion,

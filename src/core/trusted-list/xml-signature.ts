@@ -15,19 +15,20 @@
  * (comments dropped), never from the bytes it was given.
  */
 import { constants, createHash, createVerify, X509Certificate, type KeyObject } from 'node:crypto';
-import { DOMParser } from '@xmldom/xmldom';
 import { SignedXml } from 'xml-crypto';
 import { EsignError } from '../errors.js';
-import type { XmlDocument, XmlElement } from './types/xml-libs.js';
+import { childElements } from '../xml/dom.js';
+import { NS, SIGNED_PROPERTIES_TYPE, TRANSFORM } from '../xml/namespaces.js';
+import { decodeXml, firstLine, parseSecureXml, type XmlRefusalKind } from '../xml/secure-parse.js';
+import type { XmlDocument, XmlElement } from '../xml/types/xml-libs.js';
 
 /** Above any real national list (the largest are a few MB). */
 export const MAX_TRUSTED_LIST_BYTES = 16 * 1024 * 1024;
 
 const TSL_NS = 'http://uri.etsi.org/02231/v2#';
-const DSIG_NS = 'http://www.w3.org/2000/09/xmldsig#';
-const ENVELOPED = 'http://www.w3.org/2000/09/xmldsig#enveloped-signature';
-const EXC_C14N = 'http://www.w3.org/2001/10/xml-exc-c14n#';
-const SIGNED_PROPERTIES_TYPE = 'http://uri.etsi.org/01903#SignedProperties';
+const DSIG_NS = NS.ds;
+const ENVELOPED = TRANSFORM.enveloped;
+const EXC_C14N = TRANSFORM.excC14n;
 
 export interface VerifiedTrustedListXml {
   /** The covered document, canonical (exclusive c14n, no comments, the Signature removed). */
@@ -48,12 +49,9 @@ export function verifyTrustedListXml(
   name: string,
   maxBytes = MAX_TRUSTED_LIST_BYTES,
 ): VerifiedTrustedListXml {
-  if (bytes.length > maxBytes) {
-    throw listError('TRUST_LIST_TOO_LARGE', name, `${bytes.length} bytes, above the limit of ${maxBytes}`);
-  }
-  const xml = decodeUtf8(bytes, name);
-  refuseDeclarations(xml, name);
-  const doc = parseXml(xml, name);
+  const rules = { maxBytes, refuse: refusal(name) };
+  const xml = decodeXml(bytes, rules);
+  const doc = parseSecureXml(xml, rules);
   const root = doc.documentElement;
   if (!root || root.localName !== 'TrustServiceStatusList' || root.namespaceURI !== TSL_NS) {
     throw listError('TRUST_LIST_MALFORMED', name, 'not a trusted list (no TrustServiceStatusList root element)');
@@ -129,8 +127,18 @@ export function verifyTrustedListXml(
 
 /** Parses XML that passed (or came out of) the checks above: the canonical signed content. */
 export function parseCheckedXml(xml: string, name: string): XmlDocument {
-  refuseDeclarations(xml, name);
-  return parseXml(xml, name);
+  return parseSecureXml(xml, { maxBytes: MAX_TRUSTED_LIST_BYTES, refuse: refusal(name) });
+}
+
+const REFUSAL_CODES: Record<XmlRefusalKind, TrustListErrorCode> = {
+  'too-large': 'TRUST_LIST_TOO_LARGE',
+  unsafe: 'TRUST_LIST_UNSAFE_XML',
+  malformed: 'TRUST_LIST_MALFORMED',
+};
+
+/** The shared XML rules' refusals, in a trusted list's words. */
+function refusal(name: string) {
+  return (kind: XmlRefusalKind, reason: string) => listError(REFUSAL_CODES[kind], name, reason);
 }
 
 function listError(code: TrustListErrorCode, name: string, reason: string): EsignError {
@@ -160,52 +168,6 @@ const HINTS: Record<TrustListErrorCode, string> = {
     'Only lists signed by a certificate the LOTL (or esign, for the LOTL) gives are used; check the list address.',
 };
 
-function decodeUtf8(bytes: Uint8Array, name: string): string {
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes).replace(/^\uFEFF/, '');
-  } catch {
-    throw listError('TRUST_LIST_MALFORMED', name, 'not UTF-8 text');
-  }
-}
-
-/** Any `<!` other than a comment or CDATA is a DTD or a declaration: refused before a parser sees it. */
-function refuseDeclarations(xml: string, name: string): void {
-  const declaration = /<!(?!--|\[CDATA\[)/.exec(xml);
-  if (declaration) {
-    const what = /^<!DOCTYPE/i.test(xml.slice(declaration.index)) ? 'a DOCTYPE' : 'a markup declaration';
-    throw listError('TRUST_LIST_UNSAFE_XML', name, `${what} (DTDs and entities are refused)`);
-  }
-  if (/&(?!(?:amp|lt|gt|quot|apos|#\d+|#x[0-9a-fA-F]+);)/.test(xml)) {
-    throw listError('TRUST_LIST_UNSAFE_XML', name, 'an entity reference (DTDs and entities are refused)');
-  }
-}
-
-function parseXml(xml: string, name: string): XmlDocument {
-  const errors: string[] = [];
-  const doc = new DOMParser({
-    errorHandler: {
-      // xmldom only warns of some malformed XML (an unclosed attribute); a list has none.
-      warning: (message: string) => errors.push(message),
-      error: (message: string) => errors.push(message),
-      fatalError: (message: string) => errors.push(message),
-    },
-  }).parseFromString(xml, 'text/xml') as unknown as XmlDocument;
-  if (errors.length > 0 || !doc?.documentElement) {
-    // xmldom's messages start "[xmldom warning]\t": the reader needs what is wrong, not whose word it is.
-    const problem = firstLine(errors[0] ?? 'no root element').replace(/^\[xmldom \w+\]\s*/, '');
-    throw listError('TRUST_LIST_MALFORMED', name, `not well-formed XML: ${problem}`);
-  }
-  return doc;
-}
-
-function childElements(parent: XmlElement): XmlElement[] {
-  const out: XmlElement[] = [];
-  for (let node = parent.firstChild; node; node = node.nextSibling) {
-    if (node.nodeType === 1) out.push(node as XmlElement);
-  }
-  return out;
-}
-
 function onlyChild(parent: XmlElement, ns: string, localName: string, name: string): XmlElement {
   const found = childElements(parent).filter((e) => e.namespaceURI === ns && e.localName === localName);
   if (found.length !== 1) throw wrapped(name, `${found.length} ${localName} elements in the Signature, one expected`);
@@ -233,10 +195,6 @@ function elementWithId(scope: XmlElement, id: string): XmlElement | undefined {
 function keyInfoCertificateOf(signature: XmlElement): string | undefined {
   const certificates = signature.getElementsByTagNameNS(DSIG_NS, 'X509Certificate');
   return certificates.length > 0 ? (certificates[0]!.textContent ?? '').replace(/\s+/g, '') : undefined;
-}
-
-function firstLine(text: string): string {
-  return text.split('\n')[0]!.slice(0, 300);
 }
 
 class Sha384 {

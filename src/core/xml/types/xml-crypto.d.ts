@@ -36,3 +36,28 @@ export declare class SignedXml {
   computeSignature(xml: string, options?: { prefix?: string; location?: { reference: string; action: string } }): void;
   getSignedXml(): string;
 }
+
+export interface NamespacePrefix {
+  prefix: string;
+  namespaceURI: string;
+}
+
+export interface CanonicalizationOptions {
+  defaultNs?: string;
+  defaultNsForPrefix?: Record<string, string>;
+  ancestorNamespaces?: NamespacePrefix[];
+  inclusiveNamespacesPrefixList?: string[];
+}
+
+/** Canonical XML 1.0 (inclusive), without and with comments. */
+export declare class C14nCanonicalization {
+  process(node: XmlNode, options: CanonicalizationOptions): string;
+  getAlgorithmName(): string;
+}
+export declare class C14nCanonicalizationWithComments extends C14nCanonicalization {}
+/** Exclusive XML Canonicalization 1.0, without and with comments. */
+export declare class ExclusiveCanonicalization {
+  process(node: XmlNode, options: CanonicalizationOptions): string;
+  getAlgorithmName(): string;
+}
+export declare class ExclusiveCanonicalizationWithComments extends ExclusiveCanonicalization {}
