@@ -5,10 +5,13 @@
  * SignatureTimeStamp), and the document outside the signature compared byte for byte.
  */
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { constants, createHash, verify, X509Certificate } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DOMParser } from '@xmldom/xmldom';
+import { ExclusiveCanonicalization } from 'xml-crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { XmlElement, XmlNode } from '../../src/core/xml/types/xml-libs.js';
 import { runTool } from '../helpers/pdf-judges.js';
 import { runCli } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
@@ -139,5 +142,119 @@ describe.skipIf(missing.length > 0)('enveloped XAdES judged by xmlsec1 and opens
     expect(withoutSignature(await readFile(output)).equals(original)).toBe(true);
     const verified = await xmlsecVerify(output);
     expect(verified.status, verified.stderr).toBe(0);
+  });
+});
+
+/** Exclusive c14n of an element, by xml-crypto (a library, not esign's XAdES code). */
+function c14n(element: XmlNode): string {
+  return new ExclusiveCanonicalization().process(element, {});
+}
+
+function elements(parent: XmlNode): XmlElement[] {
+  const out: XmlElement[] = [];
+  for (let node = parent.firstChild; node; node = node.nextSibling)
+    if (node.nodeType === 1) out.push(node as XmlElement);
+  return out;
+}
+
+const DS = 'http://www.w3.org/2000/09/xmldsig#';
+const XADES = 'http://uri.etsi.org/01903/v1.3.2#';
+
+describe.skipIf(missing.length > 0)('enveloped XAdES at B-LT and B-LTA', () => {
+  it('B-LT: CertificateValues and RevocationValues that openssl parses; xmlsec1 still verifies it', async () => {
+    const input = join(work.dir, 'lt.xml');
+    await writeFile(input, INVOICE);
+    await sign(['--format', 'xades', '--level', 'B-LT', input]);
+    const output = join(work.dir, 'lt-signed.xml');
+    const xml = await readFile(output, 'utf8');
+    expect((await xmlsecVerify(output)).status).toBe(0);
+    const certificates = [...xml.matchAll(/<xades:EncapsulatedX509Certificate>([^<]+)</g)].map((m) => m[1]!);
+    const crls = [...xml.matchAll(/<xades:EncapsulatedCRLValue>([^<]+)</g)].map((m) => m[1]!);
+    const ocsps = [...xml.matchAll(/<xades:EncapsulatedOCSPValue>([^<]+)</g)].map((m) => m[1]!);
+    expect(certificates.length).toBeGreaterThan(1);
+    expect(crls.length + ocsps.length).toBeGreaterThan(0);
+    for (const [index, crl] of crls.entries()) {
+      const file = join(work.dir, `lt-${index}.crl`);
+      await writeFile(file, Buffer.from(crl, 'base64'));
+      const parsed = await runTool('openssl', ['crl', '-inform', 'DER', '-in', file, '-noout', '-text']);
+      expect(parsed.status, parsed.stderr).toBe(0);
+    }
+    for (const [index, ocsp] of ocsps.entries()) {
+      const file = join(work.dir, `lt-${index}.ocsp`);
+      await writeFile(file, Buffer.from(ocsp, 'base64'));
+      const parsed = await runTool('openssl', ['ocsp', '-respin', file, '-resp_text', '-noverify']);
+      expect(parsed.status, parsed.stderr).toBe(0);
+      expect(parsed.stdout).toMatch(/Cert Status: good/);
+    }
+    // The signature timestamp comes before the validation data, in the order EN 319 132-1 lists them.
+    expect(xml.indexOf('<xades:SignatureTimeStamp')).toBeLessThan(xml.indexOf('<xades:CertificateValues'));
+  });
+
+  it('B-LTA: openssl ts -verify accepts the ArchiveTimeStamp over the imprint of EN 319 132-1 §5.5.2 computed here', async () => {
+    const input = join(work.dir, 'lta.xml');
+    await writeFile(input, INVOICE);
+    await sign(['--format', 'xades', '--level', 'B-LTA', input]);
+    const output = join(work.dir, 'lta-signed.xml');
+    const xml = await readFile(output, 'utf8');
+    expect((await xmlsecVerify(output)).status).toBe(0);
+    const doc = new DOMParser().parseFromString(xml, 'text/xml');
+    const signature = doc.getElementsByTagNameNS(DS, 'Signature')[0]!;
+    const [signedInfo, signatureValue, keyInfo] = elements(signature);
+    // The references in order: the document (enveloped: the root without the signature, comments
+    // dropped, the stylesheet instruction before it), then the SignedProperties.
+    const root = doc.documentElement!;
+    root.removeChild(signature);
+    const documentOctets = `<?xml-stylesheet type="text/xsl" href="invoice.xsl"?>\n${c14n(root)}`;
+    root.insertBefore(signature, null);
+    const signedProperties = doc.getElementsByTagNameNS(XADES, 'SignedProperties')[0]!;
+    const unsigned = doc.getElementsByTagNameNS(XADES, 'UnsignedSignatureProperties')[0]!;
+    const children = elements(unsigned);
+    const archive = children.at(-1)!;
+    expect(archive.localName).toBe('ArchiveTimeStamp');
+    const hash = createHash('sha256')
+      .update(documentOctets)
+      .update(c14n(signedProperties))
+      .update(c14n(signedInfo!))
+      .update(c14n(signatureValue!))
+      .update(c14n(keyInfo!));
+    for (const child of children.slice(0, -1)) hash.update(c14n(child));
+    const token = archive.getElementsByTagNameNS(XADES, 'EncapsulatedTimeStamp')[0]!.textContent!;
+    const ts = await opensslTsVerify(token, hash.digest('hex'), 'archive');
+    expect(ts.status, ts.stderr + ts.stdout).toBe(0);
+  });
+});
+
+describe.skipIf(missing.length > 0)('enveloped XAdES with each kind of key', () => {
+  for (const credential of ['alice-ec-p256', 'alice-ec-p384', 'alice-ec-p521']) {
+    it(`${credential}: ECDSA, its value raw r||s, verified by xmlsec1`, async () => {
+      const input = join(work.dir, `${credential}.xml`);
+      await writeFile(input, INVOICE);
+      await sign(['--format', 'xades', '--level', 'B-T', '--credential', credential, input]);
+      const output = join(work.dir, `${credential}-signed.xml`);
+      const verified = await xmlsecVerify(output);
+      expect(verified.status, verified.stderr).toBe(0);
+      expect(await readFile(output, 'utf8')).toMatch(/xmldsig-more#ecdsa-sha(256|384|512)"/);
+    });
+  }
+
+  it('alice-rsa-pss: RSASSA-PSS (RFC 6931), its SignedInfo verified by node:crypto over xml-crypto’s c14n (xmlsec1 1.2 has no PSS)', async () => {
+    const input = join(work.dir, 'pss.xml');
+    await writeFile(input, INVOICE);
+    await sign(['--format', 'xades', '--level', 'B-B', '--credential', 'alice-rsa-pss', input]);
+    const xml = await readFile(join(work.dir, 'pss-signed.xml'), 'utf8');
+    expect(xml).toContain('Algorithm="http://www.w3.org/2007/05/xmldsig-more#sha256-rsa-MGF1"');
+    const doc = new DOMParser().parseFromString(xml, 'text/xml');
+    const signedInfo = doc.getElementsByTagNameNS(DS, 'SignedInfo')[0]!;
+    const value = Buffer.from(doc.getElementsByTagNameNS(DS, 'SignatureValue')[0]!.textContent!, 'base64');
+    const certificate = new X509Certificate(
+      Buffer.from(doc.getElementsByTagNameNS(DS, 'X509Certificate')[0]!.textContent!, 'base64'),
+    );
+    const valid = verify(
+      'sha256',
+      Buffer.from(c14n(signedInfo)),
+      { key: certificate.publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 },
+      value,
+    );
+    expect(valid).toBe(true);
   });
 });
