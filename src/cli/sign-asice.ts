@@ -9,6 +9,8 @@ import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { buildManifest, mimeTypeOf } from '../core/forms/asic-e/manifest.js';
+import { holdsXades } from '../core/forms/asic-e/xades-names.js';
+import { parseSignaturePolicy } from '../core/forms/shared/xades/policy.js';
 import { buildSignedAttributes } from '../core/cms/signed-attributes.js';
 import { buildSignedData } from '../core/cms/signed-data.js';
 import { EsignError, isEsignError } from '../core/errors.js';
@@ -157,17 +159,32 @@ async function signContainer(
   }
   // Storage is opened before anyone approves anything, so a missing login shows at once.
   const upload = options.upload ? await outputUploader(ctx, [{ output }], options.overwrite) : undefined;
+  // XAdES (signaturesN.xml) in a new container unless --asic-signature cades; a container signed again keeps its form.
+  const existingNames = existing?.metadata.map((entry) => entry.name);
+  const xades = existingNames ? holdsXades(existingNames) : options.asicSignature !== 'cades';
+  if (existingNames && options.asicSignature && (options.asicSignature === 'xades') !== xades)
+    throw new EsignError(
+      'USAGE',
+      `${args[0]} holds ${xades ? 'XAdES' : 'CAdES'} signatures, so a signature added to it is ${xades ? 'XAdES' : 'CAdES'} too.`,
+      { hint: 'Leave out --asic-signature when adding a signature to a container.' },
+    );
+  const signingTime = completing?.signingTime ?? ctx.clock.now();
+  const policy = options.signaturePolicy ? parseSignaturePolicy(options.signaturePolicy) : undefined;
+  const xadesSigning = xades ? await import('../io/forms/asic-e/xades-sign.js') : undefined;
+  const xadesPrepared = xadesSigning?.prepareXadesContainer(signed, existingNames, credential, signingTime, policy);
+  // With XAdES the manifest is written nowhere: the split flow compares it to name the files changed since --prepare.
   const manifest = buildManifest({
-    signature: signatureName,
+    signature: xadesPrepared?.state.signatureName ?? signatureName,
     references: signed.map((file) => ({ ...file, mimeType: mimeTypeOf(file.name) })),
   });
-  const signingTime = completing?.signingTime ?? ctx.clock.now();
-  const signedAttributes = buildSignedAttributes({
-    contentDigest: new Uint8Array(createHash(digest).update(manifest).digest()),
-    digest,
-    signerCertificate: signer,
-    signingTime,
-  });
+  const signedAttributes =
+    xadesPrepared?.toBeSigned ??
+    buildSignedAttributes({
+      contentDigest: new Uint8Array(createHash(digest).update(manifest).digest()),
+      digest,
+      signerCertificate: signer,
+      signingTime,
+    });
   // --prepare: the manifest and the hash to approve are saved; --complete makes this container again and signs it.
   if (split) {
     await split.savePrepared(
@@ -183,13 +200,19 @@ async function signContainer(
   }
   const tsa = level === 'B-B' ? undefined : createTsaClient(ctx, profile);
   const [result] = completing
-    ? [{ status: 'fulfilled' as const, value: await completing.sign(signedAttributes.toBeSignedHash, manifest) }]
+    ? [
+        {
+          status: 'fulfilled' as const,
+          value: await completing.sign(signedAttributes.toBeSignedHash, manifest, xadesPrepared?.timestampCovers),
+        },
+      ]
     : await signBatch(
         [
           {
             job: { input: manifestName, output, kind: 'cades' },
             toBeSigned: signedAttributes,
             inputSize: manifest.length,
+            ...(xadesPrepared ? { timestampCovers: xadesPrepared.timestampCovers } : {}),
           },
         ],
         credential,
@@ -199,37 +222,77 @@ async function signContainer(
       );
   if (!result || result.status === 'rejected') throw result?.reason;
   const value = result.value;
-  // B-LT: the validation data in the signature; B-LTA: an archive manifest and timestamp over the whole container.
   const longTermLevel = level === 'B-LT' || level === 'B-LTA' ? level : undefined;
   const longTerm = tsa && longTermLevel ? await import('./asice-long-term.js') : undefined;
-  const extended =
-    longTerm && tsa && longTermLevel
-      ? await longTerm.validationDataFor(ctx, longTermLevel, tsa, credential.certificates, signatureName, value)
-      : undefined;
-  const cms = buildSignedData({
-    signedAttributesDer: signedAttributes.der,
-    signatureValue: value.signature,
-    scheme: credential.scheme,
-    certificates: credential.certificates,
-    unsignedAttributes: value.timestampToken ? { signatureTimeStampToken: value.timestampToken } : undefined,
-    ...(extended ? { validationData: extended.validationData } : {}),
-  });
-  const metadata = [
-    ...(existing?.metadata ?? []),
-    { name: manifestName, bytes: manifest },
-    { name: signatureName, bytes: cms },
-  ];
-  const archived =
-    longTerm && tsa && level === 'B-LTA'
-      ? await longTerm.archiveContainer(ctx, signed, metadata, digest, tsa)
-      : undefined;
+  let extended: Awaited<ReturnType<NonNullable<typeof longTerm>['validationDataFor']>> | undefined;
+  let archiveTimestamp: Date | undefined;
+  let metadata: { name: string; bytes: Uint8Array }[];
+  if (xadesSigning && xadesPrepared) {
+    // XAdES: the validation data and archive timestamp go into the signature's unsigned properties.
+    const entries = await xadesSigning.xadesContainerEntries(
+      xadesPrepared.state,
+      signed,
+      fileSystemDocuments,
+      value,
+      output,
+      longTerm && tsa && longTermLevel
+        ? {
+            level: longTermLevel,
+            validationData: async (_input, signedValue) => {
+              extended = await longTerm.validationDataFor(
+                ctx,
+                longTermLevel,
+                tsa,
+                credential.certificates,
+                xadesPrepared.state.signatureName,
+                signedValue,
+              );
+              return extended.validationData;
+            },
+            archiveTimestamp: async (_input, imprint, archiveDigest) => {
+              const stamp = await tsa.timestamp(imprint, archiveDigest);
+              archiveTimestamp = stamp.genTime;
+              return stamp;
+            },
+          }
+        : undefined,
+    );
+    metadata = [...(existing?.metadata ?? []), ...entries];
+  } else {
+    // B-LT: the validation data in the signature; B-LTA: an archive manifest and timestamp over the whole container.
+    extended =
+      longTerm && tsa && longTermLevel
+        ? await longTerm.validationDataFor(ctx, longTermLevel, tsa, credential.certificates, signatureName, value)
+        : undefined;
+    const cms = buildSignedData({
+      signedAttributesDer: signedAttributes.der,
+      signatureValue: value.signature,
+      scheme: credential.scheme,
+      certificates: credential.certificates,
+      unsignedAttributes: value.timestampToken ? { signatureTimeStampToken: value.timestampToken } : undefined,
+      ...(extended ? { validationData: extended.validationData } : {}),
+    });
+    metadata = [
+      ...(existing?.metadata ?? []),
+      { name: manifestName, bytes: manifest },
+      { name: signatureName, bytes: cms },
+    ];
+    const archived =
+      longTerm && tsa && level === 'B-LTA'
+        ? await longTerm.archiveContainer(ctx, signed, metadata, digest, tsa)
+        : undefined;
+    if (archived) {
+      metadata = archived.metadata;
+      archiveTimestamp = archived.archiveTimestamp;
+    }
+  }
   for (const warning of extended?.warnings ?? []) ctx.io.warn(`${output}: ${warning}`);
   const written = await writeAsicE(fileSystemDocuments, {
     output,
     // Adding a signature replaces the container atomically (a temp file renamed over it).
     overwrite: options.force || replacing,
     documents: signed,
-    metadata: archived?.metadata ?? metadata,
+    metadata,
     mtime: signingTime,
   });
   const qualification = qualifier?.(credential.certificates, value.timestampTime ?? ctx.clock.now());
@@ -237,7 +300,7 @@ async function signContainer(
     {
       input: args.join(' '),
       output,
-      format: 'CAdES',
+      format: xades ? 'XAdES' : 'CAdES',
       packaging: 'asic-e',
       files: signed.map((file) => file.name),
       credential: credential.credentialID,
@@ -246,11 +309,11 @@ async function signContainer(
       sha256: written.sha256,
       ...(value.timestampTime ? { timestamp: value.timestampTime.toISOString() } : {}),
       ...(extended ? { validationData: extended.added, warnings: extended.warnings } : {}),
-      ...(archived ? { archiveTimestamp: archived.archiveTimestamp.toISOString() } : {}),
+      ...(archiveTimestamp ? { archiveTimestamp: archiveTimestamp.toISOString() } : {}),
       ...(qualification ? { qualification } : {}),
     },
     () =>
-      `✓ ${signed.length} file(s) → ${output} (ASiC-E, ${existing ? `signature ${existing.number}, ` : ''}CAdES ${level}, ${formatBytes(written.bytes)})` +
+      `✓ ${signed.length} file(s) → ${output} (ASiC-E, ${existing ? `signature ${existing.number}, ` : ''}${xades ? 'XAdES' : 'CAdES'} ${level}, ${formatBytes(written.bytes)})` +
       (qualification ? `; ${describeQualification(qualification)}` : ''),
   );
   await upload?.(output);

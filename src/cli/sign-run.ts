@@ -7,6 +7,7 @@
 import { X509Certificate } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { parseSignaturePolicy } from '../core/forms/shared/xades/policy.js';
 import { EsignError, isEsignError } from '../core/errors.js';
 import type { SignatureLevel } from '../core/profile.js';
 import type { CredentialInfo } from '../core/csc/shapes.js';
@@ -61,6 +62,7 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
     throw new EsignError('USAGE', '--overwrite replaces objects in your bucket, so it goes with --upload.', {
       hint: 'Add --upload, or use --force to replace local outputs.',
     });
+  refuseMisplacedXmlOptions(options);
   if (options.skipExisting && (options.prepare || options.complete))
     throw new EsignError('USAGE', '--skip-existing resumes a batch signed in one run, not the split flow.', {
       hint: 'Run the batch without --prepare/--complete, or leave out --skip-existing.',
@@ -474,7 +476,40 @@ export function signOptionsFrom(
       ...(options.image ? { image: { file: options.image, position: options.imagePosition ?? 'left' } } : {}),
     };
   }
-  return { level, signingTime, pdf, overwrite: options.force };
+  return {
+    level,
+    signingTime,
+    pdf,
+    overwrite: options.force,
+    ...(options.signaturePolicy ? { signaturePolicy: parseSignaturePolicy(options.signaturePolicy) } : {}),
+    ...(options.asicSignature ? { asicSignature: options.asicSignature } : {}),
+  };
+}
+
+/**
+ * `--signature-policy` is XAdES's (an enveloped one, or inside a container that gets XAdES), and
+ * `--asic-signature` a container's: refused with any other form.
+ */
+export function refuseMisplacedXmlOptions(options: SignCommandOptions): void {
+  const container = options.format === 'asice' || options.format === 'asics';
+  if (options.asicSignature && options.format && !container)
+    throw new EsignError(
+      'USAGE',
+      `--asic-signature chooses the signature inside an ASiC, not a ${options.format} one.`,
+      {
+        hint: 'Use it with --format asice or --format asics.',
+      },
+    );
+  if (!options.signaturePolicy) return;
+  parseSignaturePolicy(options.signaturePolicy);
+  const xades =
+    options.format === 'xades' ||
+    (options.format === 'asice' && options.asicSignature !== 'cades') ||
+    (options.format === 'asics' && options.asicSignature === 'xades');
+  if (!xades)
+    throw new EsignError('USAGE', '--signature-policy applies to XAdES signatures only.', {
+      hint: 'Use it with --format xades, --format asice, or --format asics --asic-signature xades.',
+    });
 }
 
 const CERTIFY_LEVEL = { 'no-changes': 1, 'form-filling': 2, annotations: 3 } as const;

@@ -53,8 +53,15 @@ const STATE_VERSION = 3;
  */
 export interface ContainerCompletion {
   signingTime: Date;
-  /** The signature (and its timestamp) over the signed attributes' hash; refused if `manifest` is not the one prepared. */
-  sign(toBeSignedHash: Uint8Array, manifest: Uint8Array): Promise<SignedValue>;
+  /**
+   * The signature (and its timestamp: over what `covers` gives of the value, when not the value
+   * itself) over the signed attributes' hash; refused if `manifest` is not the one prepared.
+   */
+  sign(
+    toBeSignedHash: Uint8Array,
+    manifest: Uint8Array,
+    covers?: (signature: Uint8Array) => Uint8Array,
+  ): Promise<SignedValue>;
 }
 
 /** Signs an ASiC-E (sign-asice.ts's `runSignAsicE`), handed in by the caller so that the two runs do not import each other. */
@@ -591,7 +598,7 @@ async function completeContainer(
   };
   await signContainer(container.args, options, ctx, {
     signingTime: new Date(state.signingTime),
-    async sign(hash, manifest) {
+    async sign(hash, manifest, covers) {
       const prepared = Buffer.from(container.manifest, 'base64');
       if (!prepared.equals(manifest))
         throw new EsignError(
@@ -612,7 +619,16 @@ async function completeContainer(
             step.authorization.codeVerifier,
           )
         : await signing.signHashes(credential, [hash]);
-      const [value] = await timestampSignatures(signatures, tsa, state.level, {}, { digest: credential.scheme.digest });
+      const [value] = await timestampSignatures(
+        signatures,
+        tsa,
+        state.level,
+        {},
+        {
+          digest: credential.scheme.digest,
+          covers: timestampCovers([{ timestampCovers: covers }]),
+        },
+      );
       if (!value || value.status === 'rejected') throw value?.reason;
       return value.value;
     },

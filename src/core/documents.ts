@@ -40,8 +40,10 @@ export interface SignaturePolicy {
   readonly hashBase64: string;
   /** Where the policy document is (the SPURI qualifier). */
   readonly url?: string;
-  /** The role the signer claims (SignerRoleV2), as the policy asks. */
-  readonly claimedRole?: string;
+  /** The role the signer claims, as the policy asks: in SignerRoleV2 (EN 319 132-1), or SignerRole (XAdES 1.3.2, as FacturaE 3.1 names it). */
+  readonly claimedRole?: { readonly role: string; readonly element: 'SignerRole' | 'SignerRoleV2' };
+  /** What the policy asks the DataObjectFormat of the signed document to say beside its MIME type. */
+  readonly dataObject?: { readonly description: string; readonly objectIdentifier: string };
 }
 
 export interface PdfSignatureOptions {
@@ -65,6 +67,8 @@ export interface SignOptions {
   overwrite: boolean;
   /** XAdES only: the explicit signature policy (XAdES-EPES) `--signature-policy` names. */
   signaturePolicy?: SignaturePolicy;
+  /** The signature inside a new ASiC container (`--asic-signature`; a container signed again keeps its own). */
+  asicSignature?: 'xades' | 'cades';
   /** The password of an encrypted PDF that needs one, by input path (never kept in the split flow's state). */
   pdfPassword?: (input: string) => string | undefined;
 }

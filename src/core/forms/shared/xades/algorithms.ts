@@ -5,10 +5,10 @@
  * ancestors, so what is signed is the same wherever the signature lands (the root of an invoice with
  * its own default namespace, or a `signatures0.xml` of an ASiC-E).
  */
-import type { DigestName, SignatureScheme } from '../../cms/algorithms.js';
-import { NS, TRANSFORM } from '../../xml/namespaces.js';
+import type { DigestName, SignatureScheme } from '../../../cms/algorithms.js';
+import { NS, TRANSFORM } from '../../../xml/namespaces.js';
 
-export { SIGNED_PROPERTIES_TYPE } from '../../xml/namespaces.js';
+export { SIGNED_PROPERTIES_TYPE } from '../../../xml/namespaces.js';
 export const DSIG_NS = NS.ds;
 export const XADES_NS = NS.xades;
 export const XADES141_NS = NS.xades141;
