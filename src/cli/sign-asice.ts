@@ -194,7 +194,13 @@ async function signContainer(
       signing,
       options,
       ctx,
-      { args, output, manifest: Buffer.from(manifest).toString('base64') },
+      {
+        args,
+        output,
+        manifest: Buffer.from(manifest).toString('base64'),
+        ...(xades ? {} : { asicSignature: 'cades' as const }),
+        ...(options.signaturePolicy ? { signaturePolicy: options.signaturePolicy } : {}),
+      },
     );
     return tally?.finish();
   }

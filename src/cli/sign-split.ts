@@ -179,6 +179,9 @@ interface PreparedContainer {
   output: string;
   /** The manifest whose hash was approved, base64. */
   manifest: string;
+  /** The signature made inside (`--asic-signature`), and its policy (`--signature-policy`), as at --prepare. */
+  asicSignature?: 'xades' | 'cades';
+  signaturePolicy?: string;
 }
 
 interface ApprovalStep {
@@ -586,6 +589,8 @@ async function completeContainer(
   const options: SignCommandOptions = {
     ...command,
     format: formOfPreparedContainer().name,
+    asicSignature: container.asicSignature === 'cades' ? 'cades' : undefined,
+    signaturePolicy: typeof container.signaturePolicy === 'string' ? container.signaturePolicy : undefined,
     output: container.output,
     outputDir: undefined,
     credential: state.credentialID,
