@@ -211,7 +211,7 @@ export async function complete(
       metadata: archived,
       mtime: options.signingTime,
     });
-    const number = state.existing ? `, signature ${String(state.existing.number).padStart(3, '0')}` : '';
+    const number = state.existing ? `, signature ${state.existing.number}` : '';
     return { ...written, contents: { files: state.files.map((file) => file.name), label: `ASiC-E${number}` } };
   } finally {
     await state.existing?.close();
