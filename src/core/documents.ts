@@ -25,9 +25,15 @@ export const READ_CHUNK_BYTES = 4 * 1024 * 1024;
 export type DocumentKind = 'pdf' | 'cades' | 'p7m' | 'asics' | 'asice' | 'xades';
 
 export interface SignJob {
+  /** What the job signs, as reports name it (for a job of several inputs: them all, joined by spaces). */
   input: string;
   output: string;
   kind: DocumentKind;
+  /**
+   * A job of a `one-for-many` form: every input named (files, directories, or the output to add a
+   * signature to), in order. The form walks and checks them; one-per-input jobs have none.
+   */
+  inputs?: string[];
 }
 
 /** An explicit signature policy of a XAdES signature (XAdES-EPES, `--signature-policy`). */
@@ -71,6 +77,12 @@ export interface SignOptions {
   asicSignature?: 'xades' | 'cades';
   /** The password of an encrypted PDF that needs one, by input path (never kept in the split flow's state). */
   pdfPassword?: (input: string) => string | undefined;
+  /**
+   * A job of several inputs: an input that cannot be read is handed here and left out of the
+   * output (`--continue-on-error`); it throws the error back when the run must stop. Without it,
+   * prepare fails.
+   */
+  leaveOut?: (input: string, error: unknown) => void;
 }
 
 /** A source document opened for reading. */
@@ -172,6 +184,19 @@ export interface SignedDocument {
   bytes: number;
   sha256: string;
   timestampTime?: Date;
+  /** A job of several inputs: what its output holds, as its report names it. */
+  contents?: OutputContents;
+}
+
+/**
+ * What the output of a job of several inputs holds, for its report: the names of its files, and how
+ * the line names the output (`ASiC-E`, `ASiC-E, signature 002`).
+ */
+export interface OutputContents {
+  files: string[];
+  label: string;
+  /** The signature's format, when the form's output may hold either (an ASiC-E: XAdES or CAdES). */
+  format?: 'CAdES' | 'XAdES';
 }
 
 export interface SignedValue {
@@ -188,7 +213,11 @@ export interface SignedValue {
 
 /** An input opened and, for a PDF, its structure read: what checking it before approval leaves for prepare. */
 export interface OpenedDocument {
+  /** The input opened (a job of several inputs: its first file, or the output it adds a signature to). */
   source: DocumentSource;
+  /** A job of several inputs: how many files it signs (what progress and the summary count), and what its check found. */
+  files?: number;
+  state?: unknown;
   pdf?: PdfDocument;
   /** What the check found worth telling but not refusing (a certification already broken), each said of the input. */
   warnings?: string[];
