@@ -86,7 +86,8 @@ export function report(
   // A job of several inputs is named by its output.
   for (const warning of extension?.warnings ?? [])
     ctx.io.warn(`${contents ? result.output : result.input}: ${warning}`);
-  const { format, packaging, validationDataKey } = formOfKind(result.kind).report;
+  const { packaging, validationDataKey } = formOfKind(result.kind).report;
+  const format = result.format ?? formOfKind(result.kind).report.format;
   if (contents) return reportContents(ctx, result, contents, credentialID, extension, qualification);
   ctx.io.result(
     {

@@ -452,7 +452,9 @@ export async function runSplitComplete(command: SignCommandOptions, ctx: Context
     appearance: await loadAppearanceAssets(state.pdf?.visible),
     overwrite: state.overwrite || command.force,
     ...(state.signaturePolicy ? { signaturePolicy: state.signaturePolicy } : {}),
-    ...(state.asicSignature === 'cades' || state.asicSignature === 'xades' ? { asicSignature: state.asicSignature } : {}),
+    ...(state.asicSignature === 'cades' || state.asicSignature === 'xades'
+      ? { asicSignature: state.asicSignature }
+      : {}),
   };
   const jobs = chosen.flatMap(({ step }) => step.jobs);
   for (const dir of new Set(jobs.map((job) => dirname(job.output)))) await createOutputDir(dir);

@@ -186,6 +186,8 @@ export interface SignedDocument {
   timestampTime?: Date;
   /** A job of several inputs: what its output holds, as its report names it. */
   contents?: OutputContents;
+  /** The signature's format, when the form's output may hold either (an ASiC: XAdES or CAdES). */
+  format?: 'CAdES' | 'XAdES';
 }
 
 /**

@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { constants, createHash, verify, X509Certificate } from 'node:crypto';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DOMParser } from '@xmldom/xmldom';
 import { ExclusiveCanonicalization } from 'xml-crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +18,7 @@ import { runCli } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDirForFile } from '../helpers/tmp.js';
 
+const SAMPLES = fileURLToPath(new URL('../../samples/', import.meta.url));
 const has = (tool: string) => spawnSync('which', [tool]).status === 0;
 const missing = ['xmlsec1', 'openssl'].filter((tool) => !has(tool));
 
@@ -361,3 +363,39 @@ describe.skipIf(missing.length > 0 || !has('unzip') || !has('zipinfo'))(
     });
   },
 );
+
+describe.skipIf(missing.length > 0 || !has('unzip'))('ASiC-S with XAdES, and XAdES-EPES', () => {
+  it('--format asics --asic-signature xades: META-INF/signatures.xml over the document, verified by xmlsec1', async () => {
+    const input = join(work.dir, 'single.txt');
+    await writeFile(input, 'one document\n');
+    await sign(['--format', 'asics', '--asic-signature', 'xades', '--level', 'B-T', input]);
+    const container = `${input}.asics`;
+    const listing = await runTool('zipinfo', ['-1', container]);
+    expect(listing.stdout.split('\n').filter(Boolean)).toEqual(['mimetype', 'single.txt', 'META-INF/signatures.xml']);
+    const dir = join(work.dir, 'single-out');
+    await mkdir(dir, { recursive: true });
+    expect((await runTool('unzip', ['-o', '-q', container, '-d', dir])).status).toBe(0);
+    const verified = await xmlsecVerify(join(dir, 'META-INF/signatures.xml'), [
+      '--url-map:single.txt',
+      join(dir, 'single.txt'),
+    ]);
+    expect(verified.status, verified.stderr).toBe(0);
+  });
+
+  it('--signature-policy facturae-3.1: a FacturaE invoice gets XAdES-EPES (the policy, its SHA-1 hash, the issuer role, the invoice described); xmlsec1 verifies it', async () => {
+    const input = join(work.dir, 'facturae.xml');
+    await writeFile(input, await readFile(join(SAMPLES, 'facturae-invoice.xml')));
+    await sign(['--format', 'xades', '--level', 'B-T', '--signature-policy', 'facturae-3.1', input]);
+    const output = join(work.dir, 'facturae-signed.xml');
+    expect((await xmlsecVerify(output)).status).toBe(0);
+    const xml = await readFile(output, 'utf8');
+    expect(xml).toContain(
+      '<xades:Identifier>http://www.facturae.es/politica_de_firma_formato_facturae/politica_de_firma_formato_facturae_v3_1.pdf</xades:Identifier>',
+    );
+    expect(xml).toContain(
+      '<ds:DigestMethod Algorithm="http://www.w3.org/2000/09/xmldsig#sha1"/><ds:DigestValue>Ohixl6upD6av8N7pEvDABhEL6hM=</ds:DigestValue>',
+    );
+    expect(xml).toContain('<xades:SignerRole><xades:ClaimedRoles><xades:ClaimedRole>emisor</xades:ClaimedRole>');
+    expect(xml).toContain('<xades:Identifier Qualifier="OIDAsURN">urn:oid:1.2.840.10003.5.109.10</xades:Identifier>');
+  });
+});

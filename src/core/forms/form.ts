@@ -210,7 +210,7 @@ export interface SignatureForm {
     options: SignOptions,
     outputs: CompletionOutputs,
     longTerm?: LongTermWindow,
-  ): Promise<{ bytes: number; sha256: string; contents?: OutputContents }>;
+  ): Promise<{ bytes: number; sha256: string; contents?: OutputContents; format?: 'CAdES' | 'XAdES' }>;
 
   /**
    * `--skip-existing`: whether the output already there is what signing the input would make — a

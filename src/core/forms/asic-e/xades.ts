@@ -10,7 +10,9 @@ import type { SignaturePolicy } from '../../documents.js';
 import type { SigningCredential } from '../../ports.js';
 import { NS } from '../../xml/namespaces.js';
 import { escapeXml } from '../shared/xades/algorithms.js';
-import { draftSignature, signatureXml, type UnsignedValues, type XadesDraft } from '../shared/xades/signature.js';
+import { draftSignature, type XadesDraft } from '../shared/xades/signature.js';
+
+export { signaturesDocument } from '../shared/xades/asic.js';
 import { ASIC_E_MIMETYPE } from '../shared/asic-container-rules.js';
 import { mimeTypeOf, uriOf } from './manifest.js';
 
@@ -35,15 +37,6 @@ export function draftContainerSignature(
     signingTime,
     ...(policy ? { policy } : {}),
   });
-}
-
-/** `META-INF/signaturesN.xml`: the XAdESSignatures document holding the signature. */
-export function signaturesDocument(draft: XadesDraft, signature: Uint8Array, values: UnsignedValues = {}): Uint8Array {
-  return Buffer.from(
-    '<?xml version="1.0" encoding="UTF-8" standalone="no"?>' +
-      `<asic:XAdESSignatures xmlns:asic="${NS.asic}">${signatureXml(draft, signature, values)}</asic:XAdESSignatures>`,
-    'utf8',
-  );
 }
 
 /** `META-INF/manifest.xml` (OpenDocument 1.2 manifest), as DigiDoc writes it: the container, then each file with its MIME type. */

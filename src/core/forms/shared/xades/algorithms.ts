@@ -61,7 +61,11 @@ export function digestElements(digest: DigestName, value: Uint8Array): string {
   );
 }
 
-/** Text and attribute values escaped for XML (what esign puts in: names, URLs, MIME types). */
+/**
+ * Text and attribute values escaped for XML (what esign puts in: names, URLs, MIME types), every
+ * character outside ASCII as a character reference too: a signature is then ASCII, and goes into a
+ * document of any ASCII-compatible encoding as it is.
+ */
 export function escapeXml(text: string): string {
-  return text.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return text.replace(/[<>&"'\u0080-\u{10ffff}]/gu, (c) => `&#${c.codePointAt(0)};`);
 }
