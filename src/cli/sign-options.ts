@@ -6,7 +6,7 @@ import type { PdfPasswordOptions } from './pdf-password.js';
 import type { CredentialFactorOptions } from './credential-factors.js';
 
 /** What `--format` asks for; without it, PAdES for PDFs and a detached CAdES .p7s for other files. */
-export const SIGN_FORMATS = ['pades', 'cades', 'p7m', 'asics', 'asice'] as const satisfies readonly FormName[];
+export const SIGN_FORMATS = ['pades', 'cades', 'p7m', 'asics', 'asice', 'xades'] as const satisfies readonly FormName[];
 export type SignFormat = (typeof SIGN_FORMATS)[number];
 
 export interface SignCommandOptions extends PdfPasswordOptions, CredentialFactorOptions {

@@ -21,6 +21,7 @@ import {
   completeDocument,
   hashSource,
   mapConcurrently,
+  timestampCovers,
   timestampSignatures,
   type DocumentFiles,
   type PreparedDocument,
@@ -511,7 +512,7 @@ export async function runSplitComplete(
         tsa,
         options.level,
         {},
-        { digest: credential.scheme.digest },
+        { digest: credential.scheme.digest, covers: timestampCovers(documents) },
       );
       for (const [position, document] of documents.entries()) {
         const value = values[position]!;

@@ -22,12 +22,26 @@ export const READ_CHUNK_BYTES = 4 * 1024 * 1024;
  * document and its detached CAdES in a ZIP), or an ASiC-E (many files, one signature). Each is one
  * signature form's (`SignatureForm.kind`); the registry (src/io/forms/registry.ts) maps one to the other.
  */
-export type DocumentKind = 'pdf' | 'cades' | 'p7m' | 'asics' | 'asice';
+export type DocumentKind = 'pdf' | 'cades' | 'p7m' | 'asics' | 'asice' | 'xades';
 
 export interface SignJob {
   input: string;
   output: string;
   kind: DocumentKind;
+}
+
+/** An explicit signature policy of a XAdES signature (XAdES-EPES, `--signature-policy`). */
+export interface SignaturePolicy {
+  /** The policy's identifier: a URL, or `urn:oid:…`. */
+  readonly identifier: string;
+  readonly description?: string;
+  readonly hashAlgorithm: DigestName | 'sha1';
+  /** The digest of the policy document, base64. */
+  readonly hashBase64: string;
+  /** Where the policy document is (the SPURI qualifier). */
+  readonly url?: string;
+  /** The role the signer claims (SignerRoleV2), as the policy asks. */
+  readonly claimedRole?: string;
 }
 
 export interface PdfSignatureOptions {
@@ -49,6 +63,8 @@ export interface SignOptions {
   appearance?: AppearanceAssets;
   /** Replace existing outputs. */
   overwrite: boolean;
+  /** XAdES only: the explicit signature policy (XAdES-EPES) `--signature-policy` names. */
+  signaturePolicy?: SignaturePolicy;
   /** The password of an encrypted PDF that needs one, by input path (never kept in the split flow's state). */
   pdfPassword?: (input: string) => string | undefined;
 }
@@ -125,6 +141,11 @@ export interface PreparedDocument {
   enveloped?: { fileSize: number; offset: number; length: number; detached: Uint8Array };
   /** PDF at B-LT/B-LTA: the size of the signed document once its signature is in the temp output (`writeSignature`). */
   signedSize?: number;
+  /**
+   * The bytes the signature timestamp (B-T) covers, given the signature value, when they are not
+   * the value itself: XAdES stamps its canonicalized `ds:SignatureValue` element (EN 319 132-1 §5.3).
+   */
+  timestampCovers?: (signature: Uint8Array) => Uint8Array;
   /** A form's own state between prepare and complete, for forms that keep none of the fields above. */
   state?: unknown;
 }

@@ -80,7 +80,18 @@ export async function signBatch(
     );
   }
   await progress.signed?.(signatures.length);
-  return timestampSignatures(signatures, tsa, level, progress, { digest: credential.scheme.digest, stamped });
+  return timestampSignatures(signatures, tsa, level, progress, {
+    digest: credential.scheme.digest,
+    stamped,
+    covers: timestampCovers(prepared),
+  });
+}
+
+/** What each prepared document's signature timestamp covers: its form's choice (`PreparedDocument.timestampCovers`), else the value. */
+export function timestampCovers(
+  prepared: readonly Pick<PreparedDocument, 'timestampCovers'>[],
+): (index: number, signature: Uint8Array) => Uint8Array {
+  return (index, signature) => prepared[index]?.timestampCovers?.(signature) ?? signature;
 }
 
 /** Timestamp requests of one window in flight at once: enough to hide a TSA's round trip, few enough to be polite. */
@@ -96,11 +107,14 @@ export async function timestampSignatures(
     concurrency = TIMESTAMP_CONCURRENCY,
     digest = 'sha256',
     stamped,
+    covers,
   }: {
     concurrency?: number;
     digest?: DigestName;
     /** Called with each document's outcome as soon as it is settled, in its slot; what it returns is the document's result. */
     stamped?: (index: number, result: BatchResult) => Promise<BatchResult>;
+    /** The bytes the timestamp of the `index`th signature covers, when not the signature value itself (XAdES). */
+    covers?: (index: number, signature: Uint8Array) => Uint8Array;
   } = {},
 ): Promise<BatchResult[]> {
   if (level === 'B-B') return signatures.map((signature) => ({ status: 'fulfilled', value: { signature } }));
@@ -114,7 +128,7 @@ export async function timestampSignatures(
   return mapConcurrently(signatures, concurrency, async (signature, index): Promise<BatchResult> => {
     let result: BatchResult;
     try {
-      const stamp = await timestampSignature(tsa, signature, digest);
+      const stamp = await timestampSignature(tsa, covers ? covers(index, signature) : signature, digest);
       result = {
         status: 'fulfilled',
         value: {

@@ -147,6 +147,13 @@ export function p1363ToDer(signature: Uint8Array, curve: CurveName): Uint8Array 
   return encodeDer(bytesToBigInt(signature.subarray(0, size)), bytesToBigInt(signature.subarray(size)));
 }
 
+/** DER (or already P1363) to raw r||s of the curve's size, as XML signatures carry ECDSA (RFC 4050); undefined when it is neither. */
+export function derToP1363(signature: Uint8Array, curve: CurveName): Uint8Array | undefined {
+  const size = CURVES[curve].size;
+  const rs = readSignature(signature, CURVES[curve]);
+  return rs ? Uint8Array.from([...bigIntToBytes(rs.r, size), ...bigIntToBytes(rs.s, size)]) : undefined;
+}
+
 /** r and s from a DER Ecdsa-Sig-Value in canonical form, else from P1363 of the curve's size; both in [1, n−1]. */
 function readSignature(signature: Uint8Array, curve: Curve): { r: bigint; s: bigint } | undefined {
   let rs = readDer(signature);

@@ -42,7 +42,7 @@ import type { ExistingSignature } from './shared/signed-already.js';
 export type { ToBeSigned };
 
 /** The forms esign writes, by the name `--format` gives them (XAdES adds `xades`). */
-export type FormName = 'pades' | 'cades' | 'p7m' | 'asics' | 'asice';
+export type FormName = 'pades' | 'cades' | 'p7m' | 'asics' | 'asice' | 'xades';
 
 /** What a form tells the pipelines about itself, so that they need not know it by name. */
 export interface FormDeclarations {
@@ -74,7 +74,7 @@ export interface FormDeclarations {
 /** How `--json` and the human line name what was made: `format` (PAdES, CAdES, XAdES) and `packaging`. */
 export interface FormReport {
   readonly format: 'PAdES' | 'CAdES' | 'XAdES';
-  readonly packaging?: 'enveloping' | 'asic-s' | 'asic-e';
+  readonly packaging?: 'enveloping' | 'enveloped' | 'asic-s' | 'asic-e';
   /** The key of the long-term counts in a sign report: `dss` (in the document) or `validationData` (in the signature). */
   readonly validationDataKey: 'dss' | 'validationData';
 }

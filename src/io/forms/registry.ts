@@ -15,6 +15,7 @@ import { asicS } from './asic-s/form.js';
 import { cadesDetached } from './cades-detached/form.js';
 import { cadesEnveloping } from './cades-enveloping/form.js';
 import { pades } from './pades/form.js';
+import { xades } from './xades/form.js';
 
 /** Every form, by its `--format` name, in the order `--help` lists them. */
 export const FORMS: Readonly<Record<FormName, SignatureForm>> = {
@@ -23,6 +24,7 @@ export const FORMS: Readonly<Record<FormName, SignatureForm>> = {
   p7m: cadesEnveloping,
   asics: asicS,
   asice: asicE,
+  xades,
 };
 
 /** The `--format` names. */

@@ -1,0 +1,160 @@
+/**
+ * Enveloped XAdES, prepared and completed: the document read whole (at most 50 MB), checked by the
+ * secure parser, its enveloped-signature digest taken; once signed, the output written as the
+ * input's bytes with the `ds:Signature` put before the root's end tag. Loaded only for XML work.
+ */
+import { createHash, type Hash } from 'node:crypto';
+import {
+  changedWhileSigning,
+  type DocumentFiles,
+  type DocumentSource,
+  type PreparedDocument,
+  type SignedValue,
+  type SignJob,
+  type SignOptions,
+} from '../../documents.js';
+import { EsignError } from '../../errors.js';
+import type { SigningCredential } from '../../ports.js';
+import type { XmlDocument } from '../../xml/types/xml-libs.js';
+import type { LongTermWindow } from '../form.js';
+import { ENVELOPED_SIGNATURE, EXC_C14N } from './algorithms.js';
+import { documentC14n } from './c14n.js';
+import { decodeDocument, MAX_ENVELOPED_BYTES, signatureOffset } from './enveloped.js';
+import { parseInputXml } from './input-xml.js';
+import {
+  archiveTimestampImprint,
+  draftSignature,
+  signatureTimestampInput,
+  signatureXml,
+  toBeSignedOf,
+  type UnsignedValues,
+  type XadesDraft,
+} from './signature.js';
+
+const rootName = (doc: XmlDocument): string => doc.documentElement!.nodeName;
+
+interface EnvelopedState {
+  readonly draft: XadesDraft;
+  /** Where the signature goes: the root's end tag. */
+  readonly offset: number;
+  /** SHA-256 of the input as signed, checked again when the output is written. */
+  readonly inputSha256: string;
+  /** The archive timestamp's hash, fed with the document's reference (B-LTA). */
+  readonly references: Hash;
+}
+
+/** Reads a source whole (an XML document to sign enveloped, at most 50 MB). */
+export async function readWhole(source: DocumentSource): Promise<Uint8Array> {
+  if (source.size > MAX_ENVELOPED_BYTES) decodeDocument(new Uint8Array(source.size), source.path);
+  return source.read(0, source.size);
+}
+
+/** Checks before approval that the input can be signed enveloped: XML the secure parser accepts, with no signature yet. */
+export async function checkEnveloped(source: DocumentSource): Promise<void> {
+  const bytes = await readWhole(source);
+  const text = decodeDocument(bytes, source.path);
+  const doc = parseInputXml(text, source.path);
+  signatureOffset(bytes, rootName(doc), source.path);
+}
+
+export async function prepareEnveloped(
+  job: SignJob,
+  source: DocumentSource,
+  credential: SigningCredential,
+  options: SignOptions,
+): Promise<PreparedDocument> {
+  const bytes = await readWhole(source);
+  if (!(await source.unchanged())) throw changedWhileSigning(source.path);
+  const doc = parseInputXml(decodeDocument(bytes, source.path), source.path);
+  const offset = signatureOffset(bytes, rootName(doc), source.path);
+  const digest = credential.scheme.digest;
+  const canonical = documentC14n(doc);
+  const references = createHash(digest).update(canonical, 'utf8');
+  const draft = draftSignature({
+    objects: [
+      {
+        uri: '',
+        transforms: [ENVELOPED_SIGNATURE, EXC_C14N],
+        digest: new Uint8Array(references.copy().digest()),
+        mimeType: 'text/xml',
+      },
+    ],
+    certificates: credential.certificates,
+    scheme: credential.scheme,
+    signingTime: options.signingTime,
+    ...(options.signaturePolicy ? { policy: options.signaturePolicy } : {}),
+  });
+  const state: EnvelopedState = {
+    draft,
+    offset,
+    inputSha256: createHash('sha256').update(bytes).digest('hex'),
+    references,
+  };
+  return {
+    job,
+    toBeSigned: toBeSignedOf(draft),
+    inputSize: bytes.length,
+    timestampCovers: (signature) => signatureTimestampInput(draft, signature),
+    state,
+  };
+}
+
+/** The unsigned properties of a signature at its level: the signature timestamp, and at B-LT/B-LTA the validation data and archive timestamp. */
+export async function unsignedValuesOf(
+  input: string,
+  draft: XadesDraft,
+  references: Hash,
+  value: SignedValue,
+  longTerm: LongTermWindow | undefined,
+): Promise<UnsignedValues> {
+  const base: UnsignedValues = value.timestampToken ? { signatureTimestamp: value.timestampToken } : {};
+  if (!longTerm) return base;
+  const data = await longTerm.validationData(input, value);
+  const withData: UnsignedValues = {
+    ...base,
+    certificateValues: data.certificates,
+    crls: data.crls,
+    ocsps: data.ocsps,
+  };
+  if (longTerm.level !== 'B-LTA') return withData;
+  const digest = draft.scheme.digest;
+  const imprint = archiveTimestampImprint(signatureXml(draft, value.signature, withData), references.copy());
+  const stamp = await longTerm.archiveTimestamp(input, imprint, digest);
+  return { ...withData, archiveTimestamp: stamp.token };
+}
+
+export async function completeEnveloped(
+  prepared: PreparedDocument,
+  value: SignedValue,
+  options: SignOptions,
+  files: DocumentFiles,
+  longTerm: LongTermWindow | undefined,
+): Promise<{ bytes: number; sha256: string }> {
+  const state = prepared.state as EnvelopedState | undefined;
+  if (!state) throw new EsignError('INTERNAL', 'An enveloped XAdES was completed without being prepared.');
+  const { job } = prepared;
+  const values = await unsignedValuesOf(job.input, state.draft, state.references, value, longTerm);
+  const signature = Buffer.from(signatureXml(state.draft, value.signature, values), 'ascii');
+  const source = await files.open(job.input);
+  let bytes: Uint8Array;
+  try {
+    bytes = await source.read(0, source.size);
+  } finally {
+    await source.close();
+  }
+  if (bytes.length !== prepared.inputSize || createHash('sha256').update(bytes).digest('hex') !== state.inputSha256)
+    throw changedWhileSigning(job.input);
+  const head = bytes.subarray(0, state.offset);
+  const tail = bytes.subarray(state.offset);
+  const output = await files.createOutput(job.output, { overwrite: options.overwrite });
+  prepared.output = output;
+  try {
+    await output.write(head);
+    await output.commit([signature, tail]);
+  } catch (error) {
+    await output.abort();
+    throw error;
+  }
+  const sha256 = createHash('sha256').update(head).update(signature).update(tail).digest('hex');
+  return { bytes: head.length + signature.length + tail.length, sha256 };
+}

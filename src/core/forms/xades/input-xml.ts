@@ -1,0 +1,19 @@
+/**
+ * An XML document to sign, parsed by the secure parser the XML reader uses (no DTD, no entity or
+ * other markup declaration, well-formed, at most 50 MB), and not signed already: a second enveloped
+ * signature would break the first (sign such a file in an `.asice`).
+ */
+import { EsignError } from '../../errors.js';
+import { xmlRules } from '../../xml/refusal.js';
+import { parseSecureXml } from '../../xml/secure-parse.js';
+import type { XmlDocument } from '../../xml/types/xml-libs.js';
+import { DSIG_NS } from './algorithms.js';
+
+export function parseInputXml(text: string, path: string): XmlDocument {
+  const doc = parseSecureXml(text, xmlRules(path));
+  if (doc.getElementsByTagNameNS(DSIG_NS, 'Signature').length > 0)
+    throw new EsignError('INPUT_UNREADABLE', `${path}: the XML is signed already.`, {
+      hint: 'A second enveloped signature would break the first: sign it in a container (--format asice).',
+    });
+  return doc;
+}

@@ -1,0 +1,54 @@
+/**
+ * Enveloped XAdES (`--format xades`): the signature of an XML document inside it, as the last child
+ * of its root element (`invoice.xml` → `invoice-signed.xml`), every other byte of the document kept.
+ * Its long-term data goes into the signature (CertificateValues, RevocationValues, an
+ * ArchiveTimeStamp). The XML libraries and the XAdES code load only when an XML file is signed or
+ * verified (`--help` and a PDF sign never load them).
+ */
+import { basename, dirname, extname, join } from 'node:path';
+import type { SignatureForm } from '../../../core/forms/form.js';
+import { openInput, prepareInput } from '../../../core/forms/shared/input.js';
+import { withInputAndOutput } from '../../../core/forms/shared/signed-already.js';
+
+const signing = () => import('../../../core/forms/xades/enveloped-sign.js');
+
+export const xades: SignatureForm = {
+  name: 'xades',
+  kind: 'xades',
+  declares: { outputs: 'one-per-input', parallel: false, longTerm: 'signature', passwords: false },
+  report: { format: 'XAdES', packaging: 'enveloped', validationDataKey: 'validationData' },
+
+  outputFor(input, outputDir) {
+    const name = basename(input);
+    const extension = extname(name) || '.xml';
+    const stem = extname(name) ? name.slice(0, -extname(name).length) : name;
+    return join(outputDir ?? dirname(input), `${stem}-signed${extension}`);
+  },
+  addsTo: () => false,
+
+  check: (job, files) =>
+    openInput(job, files, async (source) => {
+      await (await signing()).checkEnveloped(source);
+      return { source };
+    }),
+
+  prepare: (job, credential, files, options, opened) =>
+    prepareInput(job, credential, files, opened, async (source) =>
+      (await signing()).prepareEnveloped(job, source, credential, options),
+    ),
+
+  async complete(prepared, _credential, value, options, outputs, longTerm) {
+    return (await signing()).completeEnveloped(prepared, value, options, outputs.files, longTerm);
+  },
+
+  alreadySigned: (job, signerCertificate, files) =>
+    withInputAndOutput(job, files, async (input, output) => {
+      const { envelopedSignedAlready } = await import('./signed-already.js');
+      return envelopedSignedAlready(input, output, signerCertificate);
+    }),
+
+  async verify(input, options) {
+    const { verifyXades } = await import('./verify.js');
+    return verifyXades(input, options);
+  },
+};
