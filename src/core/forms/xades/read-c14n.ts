@@ -73,7 +73,9 @@ function documentForm(doc: XmlNode, element: (node: XmlElement) => string, comme
       beforeRoot = false;
       continue;
     }
-    if (node.nodeType === 7) text = `<?${node.nodeName}${node.textContent ? ` ${node.textContent}` : ''}?>`;
+    // xmldom keeps the XML declaration as a processing instruction named xml: it is not one.
+    if (node.nodeType === 7 && node.nodeName.toLowerCase() !== 'xml')
+      text = `<?${node.nodeName}${node.textContent ? ` ${node.textContent}` : ''}?>`;
     else if (node.nodeType === 8 && comments) text = `<!--${node.textContent ?? ''}-->`;
     if (text !== undefined) parts.push(beforeRoot ? `${text}\n` : `\n${text}`);
   }

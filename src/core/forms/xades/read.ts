@@ -13,7 +13,7 @@
  */
 import { UNSUPPORTED } from '../../verify/algorithms.js';
 import type { ReadSignedBytes } from '../../verify/cms-check.js';
-import { childElements, childrenNamed, descendants, isWithin, textOf } from '../../xml/dom.js';
+import { attribute, childElements, childrenNamed, descendants, isWithin, textOf } from '../../xml/dom.js';
 import { NS, SIGNED_PROPERTIES_TYPE, TRANSFORM } from '../../xml/namespaces.js';
 import { xadesRefused } from '../../xml/refusal.js';
 import type { XmlDocument, XmlElement } from '../../xml/types/xml-libs.js';
@@ -63,8 +63,8 @@ export function idIndex(doc: XmlDocument, file: string): Map<string, XmlElement>
   const ids = new Map<string, XmlElement>();
   for (const element of descendants(doc.documentElement!)) {
     for (const name of ID_ATTRIBUTES) {
-      const value = element.getAttribute(name);
-      if (value === null) continue;
+      const value = attribute(element, name);
+      if (value === undefined) continue;
       const other = ids.get(value);
       if (other && other !== element)
         throw xadesRefused(
@@ -100,10 +100,10 @@ export function readSignature(
   const signedInfo = one(signature, NS.ds, 'SignedInfo', 'the Signature');
   const signatureValue = one(signature, NS.ds, 'SignatureValue', 'the Signature');
   const c14nElement = one(signedInfo, NS.ds, 'CanonicalizationMethod', 'SignedInfo');
-  const c14nUri = c14nElement.getAttribute('Algorithm') ?? '';
+  const c14nUri = attribute(c14nElement, 'Algorithm') ?? '';
   const methodElement = one(signedInfo, NS.ds, 'SignatureMethod', 'SignedInfo');
   const keyInfo = childrenNamed(signature, NS.ds, 'KeyInfo')[0];
-  const id = signature.getAttribute('Id') ?? undefined;
+  const id = attribute(signature, 'Id') ?? undefined;
 
   // XAdES: one QualifyingProperties, for this signature, with at most one SignedProperties.
   const objects = childrenNamed(signature, NS.ds, 'Object');
@@ -122,7 +122,7 @@ export function readSignature(
     );
   const qualifyingProperties = qualifying[0];
   if (qualifyingProperties) {
-    const target = qualifyingProperties.getAttribute('Target') ?? '';
+    const target = attribute(qualifyingProperties, 'Target') ?? '';
     if (!id || target !== `#${id}`)
       throw refuse(
         `the QualifyingProperties target ${JSON.stringify(target)}, not this Signature${id ? ` (#${id})` : ' (which has no Id)'}`,
@@ -157,7 +157,7 @@ export function readSignature(
     c14n: canonicalization(c14nUri),
     c14nUri,
     c14nPrefixes: prefixes,
-    signatureMethod: methodElement.getAttribute('Algorithm') ?? '',
+    signatureMethod: attribute(methodElement, 'Algorithm') ?? '',
     references,
     keyInfo,
     qualifyingProperties,
@@ -172,7 +172,7 @@ function insideCounterSignature(element: XmlElement, signature: XmlElement): boo
 }
 
 function inclusivePrefixes(method: XmlElement): string[] {
-  const list = childrenNamed(method, TRANSFORM.excC14n, 'InclusiveNamespaces')[0]?.getAttribute('PrefixList') ?? '';
+  const list = attribute(childrenNamed(method, TRANSFORM.excC14n, 'InclusiveNamespaces')[0], 'PrefixList') ?? '';
   return list
     .split(/\s+/)
     .filter(Boolean)
@@ -188,13 +188,13 @@ function readReference(
   resolve: ResolveDetached | undefined,
 ): ReadReference {
   const refuse = (reason: string) => xadesRefused(file, reason);
-  const uriAttribute = reference.getAttribute('URI');
-  const type = reference.getAttribute('Type') ?? undefined;
+  const uriAttribute = attribute(reference, 'URI');
+  const type = attribute(reference, 'Type') ?? undefined;
   const digestMethod = childrenNamed(reference, NS.ds, 'DigestMethod')[0];
-  const digestUri = digestMethod?.getAttribute('Algorithm') ?? '';
+  const digestUri = attribute(digestMethod, 'Algorithm') ?? '';
   const expected = new Uint8Array(Buffer.from(textOf(childrenNamed(reference, NS.ds, 'DigestValue')[0]), 'base64'));
   const base = { type, digestUri, digest: xmlDigest(digestUri), expected };
-  if (uriAttribute === null) throw refuse('a Reference without a URI (esign cannot tell what it covers)');
+  if (uriAttribute === undefined) throw refuse('a Reference without a URI (esign cannot tell what it covers)');
   const uri = uriAttribute;
   const transforms = childrenNamed(childrenNamed(reference, NS.ds, 'Transforms')[0], NS.ds, 'Transform');
 
@@ -244,7 +244,7 @@ function readReference(
   let prefixes: string[] = [];
   let unsupported: string | undefined;
   for (const transform of transforms) {
-    const algorithm = transform.getAttribute('Algorithm') ?? '';
+    const algorithm = attribute(transform, 'Algorithm') ?? '';
     checkTransformAllowed(transform, refuse);
     if (method) unsupported ??= `${UNSUPPORTED} a transform after canonicalization (${algorithm})`;
     if (algorithm === TRANSFORM.enveloped) {
@@ -299,7 +299,7 @@ function elementById(
 
 /** XSLT and any XPath but the enveloped-signature forms are refused; other transforms are read or INDETERMINATE. */
 function checkTransformAllowed(transform: XmlElement, refuse: (reason: string) => Error): void {
-  const algorithm = transform.getAttribute('Algorithm') ?? '';
+  const algorithm = attribute(transform, 'Algorithm') ?? '';
   if (algorithm === TRANSFORM.xslt) throw refuse('an XSLT transform (esign does not run stylesheets from a signature)');
   if (algorithm === TRANSFORM.xpath) {
     const xpath = childrenNamed(transform, NS.ds, 'XPath')[0];
@@ -316,7 +316,7 @@ function checkTransformAllowed(transform: XmlElement, refuse: (reason: string) =
       throw refuse(
         `an XPath Filter 2.0 transform other than subtracting the signature: ${JSON.stringify(
           filters
-            .map((f) => `${f.getAttribute('Filter')} ${textOf(f)}`)
+            .map((f) => `${attribute(f, 'Filter')} ${textOf(f)}`)
             .join('; ')
             .slice(0, 80),
         )}`,
@@ -331,7 +331,7 @@ function isSubtractSignature(filter: XmlElement): boolean {
   const match = SUBTRACT.exec(textOf(filter).replace(/\s+/g, ''));
   const prefix = match?.[1] ?? match?.[2];
   return (
-    filter.getAttribute('Filter') === 'subtract' && prefix !== undefined && namespaceOfPrefix(filter, prefix) === NS.ds
+    attribute(filter, 'Filter') === 'subtract' && prefix !== undefined && namespaceOfPrefix(filter, prefix) === NS.ds
   );
 }
 

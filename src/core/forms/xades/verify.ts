@@ -26,7 +26,7 @@ import type { Findings, SignatureReport, SubIndication, TimestampReport, VerifyO
 import { qualifyCertificate } from '../../qualification/determine.js';
 import { parseTimeStampToken } from '../../tsp/response.js';
 import { bytesEqual } from '../../cms/parse.js';
-import { childElements, childrenNamed, isWithin, textOf } from '../../xml/dom.js';
+import { attribute, childElements, childrenNamed, isWithin, textOf } from '../../xml/dom.js';
 import { NS, SIGNED_PROPERTIES_TYPE, TRANSFORM } from '../../xml/namespaces.js';
 import { xmlRules } from '../../xml/refusal.js';
 import { MAX_XML_DOCUMENT_BYTES, parseSecureXml } from '../../xml/secure-parse.js';
@@ -348,7 +348,7 @@ function encapsulated(property: XmlElement, listName: string, valueName: string)
 
 /** The canonicalization a timestamp property names for what it covers (Canonical XML 1.0 when none). */
 function stampC14n(stamp: XmlElement): Canonicalization {
-  const uri = childrenNamed(stamp, NS.ds, 'CanonicalizationMethod')[0]?.getAttribute('Algorithm') ?? TRANSFORM.c14n;
+  const uri = attribute(childrenNamed(stamp, NS.ds, 'CanonicalizationMethod')[0], 'Algorithm') ?? TRANSFORM.c14n;
   const method = canonicalization(uri);
   if (!method) throw new Unsupported(`${UNSUPPORTED} the canonicalization ${uri}`);
   return method;
@@ -423,7 +423,7 @@ function signingCertificate(
   }
   const cert = childrenNamed(property, NS.xades, 'Cert')[0];
   const certDigest = childrenNamed(cert, NS.xades, 'CertDigest')[0];
-  const uri = childrenNamed(certDigest, NS.ds, 'DigestMethod')[0]?.getAttribute('Algorithm') ?? '';
+  const uri = attribute(childrenNamed(certDigest, NS.ds, 'DigestMethod')[0], 'Algorithm') ?? '';
   const expected = new Uint8Array(Buffer.from(textOf(childrenNamed(certDigest, NS.ds, 'DigestValue')[0]), 'base64'));
   const digest = xmlDigest(uri);
   if (!digest) return { problem: `${UNSUPPORTED} the digest algorithm ${uri} of the ${property.localName}` };
