@@ -5,7 +5,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFile, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SignatureReport, VerificationReport } from '../../src/core/verify/types.js';
@@ -527,6 +527,123 @@ describe.skipIf(!has('xmlsec1'))(
     });
   },
 );
+
+const ASIC = 'http://uri.etsi.org/02918/v1.2.1#';
+
+/** An ASiC container built with Info-ZIP zip: `mimetype` first and stored, then `files` and META-INF/. */
+async function container(
+  name: string,
+  mimetype: string,
+  files: Record<string, string>,
+  meta: Record<string, string>,
+): Promise<string> {
+  const dir = join(work.dir, `c-${name}`);
+  await mkdir(join(dir, 'META-INF'), { recursive: true });
+  await writeFile(join(dir, 'mimetype'), mimetype);
+  for (const [file, content] of Object.entries(files)) await writeFile(join(dir, file), content);
+  for (const [file, content] of Object.entries(meta)) await writeFile(join(dir, 'META-INF', file), content);
+  const out = join(work.dir, name);
+  const zip = (args: string[]) => {
+    const run = spawnSync('zip', args, { cwd: dir, encoding: 'utf8' });
+    expect(run.status, run.stderr).toBe(0);
+  };
+  zip(['-q', '-0', '-X', out, 'mimetype']);
+  zip(['-q', '-X', '-r', out, ...Object.keys(files), 'META-INF']);
+  return out;
+}
+
+/** A detached XAdES over `files` (each a reference by its entry name), signed by xmlsec1 and wrapped in asic:XAdESSignatures. */
+async function signaturesXml(files: Record<string, string>): Promise<string> {
+  const refs = Object.keys(files)
+    .map((file) => reference(encodeURIComponent(file), []))
+    .join('');
+  const maps: string[] = [];
+  for (const [file, content] of Object.entries(files)) {
+    const path = join(work.dir, `entry-${++made}-${file}`);
+    await writeFile(path, content);
+    maps.push(`--url-map:${file}`, path);
+  }
+  const signed = await xmlsecFile(
+    `<asic:XAdESSignatures xmlns:asic="${ASIC}">${signatureTemplate({ references: refs })}</asic:XAdESSignatures>`,
+    maps,
+  );
+  return readFile(signed, 'utf8');
+}
+
+describe.skipIf(!has('xmlsec1') || !has('zip'))('esign verify of ASiC containers with XAdES', () => {
+  const files = { 'contract.txt': 'the contract\n', 'annex b.txt': 'an annex with a space in its name\n' };
+  for (const extension of ['asice', 'sce', 'bdoc']) {
+    it(`.${extension}: META-INF/signatures0.xml covers every file: valid, each file covered`, async () => {
+      const path = await container(`ok.${extension}`, 'application/vnd.etsi.asic-e+zip', files, {
+        'signatures0.xml': await signaturesXml(files),
+      });
+      const { code, report, stdout } = await verify([path]);
+      expect(code, stdout).toBe(0);
+      expect(report).toMatchObject({ kind: 'xades', packaging: 'asic-e', uncovered: [], status: 'valid' });
+      expect(only(report).covers).toEqual(['contract.txt', 'annex b.txt']);
+    });
+  }
+
+  it('a changed file: TOTAL-FAILED/HASH_FAILURE (exit 9)', async () => {
+    const signed = await signaturesXml(files);
+    const path = await container(
+      'changed.asice',
+      'application/vnd.etsi.asic-e+zip',
+      { ...files, 'contract.txt': 'the contract, changed\n' },
+      { 'signatures0.xml': signed },
+    );
+    const { code, report } = await verify([path]);
+    expect(code).toBe(9);
+    expect(only(report)).toMatchObject({ status: 'invalid', subIndication: 'HASH_FAILURE' });
+  });
+
+  it('a file no signature covers: VERIFY_MODIFIED, the file named', async () => {
+    const signed = await signaturesXml(files);
+    const path = await container(
+      'added.asice',
+      'application/vnd.etsi.asic-e+zip',
+      { ...files, 'extra.txt': 'added later\n' },
+      { 'signatures0.xml': signed },
+    );
+    const { code, report } = await verify([path]);
+    expect(code).toBe(9);
+    expect(report).toMatchObject({ status: 'modified', code: 'VERIFY_MODIFIED', uncovered: ['extra.txt'] });
+  });
+
+  it('a file the signature names is gone: VERIFY_MODIFIED', async () => {
+    const signed = await signaturesXml(files);
+    const path = await container(
+      'gone.asice',
+      'application/vnd.etsi.asic-e+zip',
+      { 'contract.txt': files['contract.txt'] },
+      { 'signatures0.xml': signed },
+    );
+    const { code, report } = await verify([path]);
+    expect(code).toBe(9);
+    expect(only(report).problems.join('\n')).toContain('names annex b.txt, which the container does not hold');
+  });
+
+  it('ASiC-S with META-INF/signatures.xml over its one document', async () => {
+    const one = { 'invoice.txt': 'one invoice\n' };
+    const path = await container('one.asics', 'application/vnd.etsi.asic-s+zip', one, {
+      'signatures.xml': await signaturesXml(one),
+    });
+    const { code, report, stdout } = await verify([path]);
+    expect(code, stdout).toBe(0);
+    expect(report).toMatchObject({ kind: 'xades', packaging: 'asic-s', status: 'valid' });
+    expect(only(report).covers).toEqual(['invoice.txt']);
+  });
+
+  it('--extract writes the documents of a container that checks out', async () => {
+    const path = await container('extract.asice', 'application/vnd.etsi.asic-e+zip', files, {
+      'signatures0.xml': await signaturesXml(files),
+    });
+    const target = join(work.dir, 'extracted');
+    const { code } = await verify([path, '--extract', target]);
+    expect(code).toBe(0);
+    expect(await readFile(join(target, 'annex b.txt'), 'utf8')).toBe(files['annex b.txt']);
+  });
+});
 
 let written = 0;
 async function write(xml: string): Promise<string> {
