@@ -317,6 +317,19 @@ describe.skipIf(!has('xmlsec1'))('esign verify of XAdES that xmlsec1 signed', ()
     expect(only(bad.report)).toMatchObject({ subIndication: 'HASH_FAILURE' });
   });
 
+  it('enveloping with the base64 transform (binary content in a ds:Object, as DSS writes it)', async () => {
+    const object = `<ds:Object Id="bin">${Buffer.from('binary \u0000 content').toString('base64')}</ds:Object>`;
+    const output = await xmlsecFile(
+      signatureTemplate({
+        references: reference('#bin', ['http://www.w3.org/2000/09/xmldsig#base64']),
+        objects: object,
+      }),
+    );
+    const { code, report, stdout } = await verify([output]);
+    expect(code, stdout).toBe(0);
+    expect(only(report)).toMatchObject({ status: 'valid', integrity: { valid: true } });
+  });
+
   it('detached: --signature sig.xml over the file it names', async () => {
     const content = join(work.dir, 'report.pdf');
     await writeFile(content, '%PDF-1.4 not really a PDF, just bytes\n');

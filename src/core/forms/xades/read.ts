@@ -57,6 +57,7 @@ export interface ReadSignature {
 }
 
 const ID_ATTRIBUTES = ['Id', 'ID', 'id'];
+const SIGNED_PROPERTIES_TYPE_132 = `${NS.xades}SignedProperties`;
 
 /** The elements of `doc` by Id, refusing an Id given twice. */
 export function idIndex(doc: XmlDocument, file: string): Map<string, XmlElement> {
@@ -189,7 +190,9 @@ function readReference(
 ): ReadReference {
   const refuse = (reason: string) => xadesRefused(file, reason);
   const uriAttribute = attribute(reference, 'URI');
-  const type = attribute(reference, 'Type') ?? undefined;
+  // The Type some XAdES 1.3.2 writers give (…/v1.3.2#SignedProperties) read as the standard one.
+  const declaredType = attribute(reference, 'Type');
+  const type = declaredType === SIGNED_PROPERTIES_TYPE_132 ? SIGNED_PROPERTIES_TYPE : declaredType;
   const digestMethod = childrenNamed(reference, NS.ds, 'DigestMethod')[0];
   const digestUri = attribute(digestMethod, 'Algorithm') ?? '';
   const expected = new Uint8Array(Buffer.from(textOf(childrenNamed(reference, NS.ds, 'DigestValue')[0]), 'base64'));
@@ -230,7 +233,8 @@ function readReference(
   // Same document: the whole of it, or one element by its unique Id.
   let set: NodeSet;
   const xpointer = /^#xpointer\((.*)\)$/.exec(uri);
-  if (uri === '') set = { node: doc, excluded: [], comments: false };
+  // "#" (an empty fragment: this document, RFC 3986) as "", as DSS reads it.
+  if (uri === '' || uri === '#') set = { node: doc, excluded: [], comments: false };
   else if (xpointer) {
     const inner = xpointer[1]!.trim();
     const byId = /^id\(\s*['"]([^'"]+)['"]\s*\)$/.exec(inner);
@@ -243,11 +247,14 @@ function readReference(
   let method: Canonicalization | undefined;
   let prefixes: string[] = [];
   let unsupported: string | undefined;
+  let base64 = false;
   for (const transform of transforms) {
     const algorithm = attribute(transform, 'Algorithm') ?? '';
     checkTransformAllowed(transform, refuse);
-    if (method) unsupported ??= `${UNSUPPORTED} a transform after canonicalization (${algorithm})`;
-    if (algorithm === TRANSFORM.enveloped) {
+    if (method || base64)
+      unsupported ??= `${UNSUPPORTED} a transform after ${base64 ? 'base64' : 'canonicalization'} (${algorithm})`;
+    if (algorithm === TRANSFORM.base64) base64 = true;
+    else if (algorithm === TRANSFORM.enveloped) {
       if (!isWithin(signature, set.node))
         throw refuse(
           `an enveloped-signature transform on ${JSON.stringify(uri)}, which does not hold the signature (a moved signature)`,
@@ -269,6 +276,11 @@ function readReference(
   set = { ...set, excluded };
   const finalMethod = method ?? (canonicalization(TRANSFORM.c14n) as Canonicalization);
   let octets: string | undefined;
+  if (base64 && !unsupported) {
+    // The base64 transform: the text of the node set, decoded (DSS's enveloping signatures of binary content).
+    const decoded = new Uint8Array(Buffer.from((target.textContent ?? '').replace(/\s+/g, ''), 'base64'));
+    return { ...base, uri, target, read: async (consume) => consume(decoded) };
+  }
   if (!unsupported)
     try {
       octets = canonicalize(set, finalMethod, prefixes);
