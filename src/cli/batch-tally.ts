@@ -29,17 +29,21 @@ export class BatchTally {
     return this.spinner;
   }
 
-  signed(): void {
-    this.signedCount++;
+  /** A job signed: one file, or the `files` of a job of several inputs. */
+  signed(files = 1): void {
+    this.signedCount += files;
     this.update();
   }
 
+  /** A job already signed; a job of several inputs (one output, not a batch of files) adds no summary. */
   skipped(job: SignJob, credentialID: string): void {
-    this.skippedCount++;
+    if (!job.inputs) this.skippedCount++;
     this.print(() =>
       this.ctx.io.result(
         { input: job.input, output: job.output, credential: credentialID, skipped: true },
-        () => `↷ ${job.input}: ${job.output} is already signed by ${credentialID}; skipped`,
+        job.inputs
+          ? () => `↷ ${job.output} already holds a signature by ${credentialID} over these files; skipped`
+          : () => `↷ ${job.input}: ${job.output} is already signed by ${credentialID}; skipped`,
       ),
     );
     this.update();

@@ -186,6 +186,11 @@ export function planJobs(
  * Refuses two inputs with one output. Outputs are first told apart by a 30-bit hash (a set of small
  * integers costs a tenth of a set of paths); only those whose hash repeats are compared as paths.
  */
+/** A list of jobs made already (the one job of a form of one output for many inputs). */
+export function jobsOf(jobs: readonly SignJob[]): JobList {
+  return jobList(jobs.length, (index) => jobs[index]!);
+}
+
 function jobList(length: number, at: (index: number) => SignJob): JobList {
   return {
     ...listOf(length, at),

@@ -9,7 +9,7 @@ import type { DigestName } from '../core/cms/algorithms.js';
 import type { CredentialInfo } from '../core/csc/shapes.js';
 import type { ExtensionResult } from '../core/ltv/index.js';
 import type { SigningCredential } from '../core/ports.js';
-import { type SignedDocument } from '../core/sign-workflow.js';
+import type { OutputContents, SignedDocument } from '../core/sign-workflow.js';
 import { formOfKind } from '../io/forms/registry.js';
 import type { CscClient } from '../io/csc-client.js';
 import type { Context, ResolvedProfile } from './context.js';
@@ -82,8 +82,13 @@ export function report(
   extension: ExtensionResult | undefined,
   qualification: Qualification | undefined,
 ): void {
-  for (const warning of extension?.warnings ?? []) ctx.io.warn(`${result.input}: ${warning}`);
-  const { format, packaging, validationDataKey } = formOfKind(result.kind).report;
+  const { contents } = result;
+  // A job of several inputs is named by its output.
+  for (const warning of extension?.warnings ?? [])
+    ctx.io.warn(`${contents ? result.output : result.input}: ${warning}`);
+  const { packaging, validationDataKey } = formOfKind(result.kind).report;
+  const format = result.format ?? formOfKind(result.kind).report.format;
+  if (contents) return reportContents(ctx, result, contents, credentialID, extension, qualification);
   ctx.io.result(
     {
       input: result.input,
@@ -106,6 +111,39 @@ export function report(
     },
     () =>
       `✓ ${result.input} → ${result.output} (${format} ${result.level}, ${formatBytes(result.bytes)})` +
+      (qualification ? `; ${describeQualification(qualification)}` : ''),
+  );
+}
+
+/** The line (or --json object) of the output of a job of several inputs: the files it holds, named. */
+function reportContents(
+  ctx: Context,
+  result: SignedDocument,
+  contents: OutputContents,
+  credentialID: string,
+  extension: ExtensionResult | undefined,
+  qualification: Qualification | undefined,
+): void {
+  const { packaging, validationDataKey } = formOfKind(result.kind).report;
+  const format = contents.format ?? formOfKind(result.kind).report.format;
+  ctx.io.result(
+    {
+      input: result.input,
+      output: result.output,
+      format,
+      ...(packaging ? { packaging } : {}),
+      files: contents.files,
+      credential: credentialID,
+      level: result.level,
+      bytes: result.bytes,
+      sha256: result.sha256,
+      ...(result.timestampTime ? { timestamp: result.timestampTime.toISOString() } : {}),
+      ...(extension ? { [validationDataKey]: extension.added, warnings: extension.warnings } : {}),
+      ...(extension?.archiveTimestamp ? { archiveTimestamp: extension.archiveTimestamp.toISOString() } : {}),
+      ...(qualification ? { qualification } : {}),
+    },
+    () =>
+      `✓ ${contents.files.length} file(s) → ${result.output} (${contents.label}, ${format} ${result.level}, ${formatBytes(result.bytes)})` +
       (qualification ? `; ${describeQualification(qualification)}` : ''),
   );
 }

@@ -4,17 +4,13 @@
  * the signature). Loaded only at those levels.
  */
 
+import type { CmsValidationData } from '../core/cms/long-term.js';
 import type { ChainTarget, ExtensionResult } from '../core/ltv/index.js';
 import type { TimestampAuthority } from '../core/ports.js';
 import { type BatchResult, type SignedValue, type ExtendSigned } from '../core/sign-workflow.js';
 import type { LongTermWindow } from '../core/forms/form.js';
 import type { Context } from './context.js';
 import type { PdfPasswords } from './pdf-password.js';
-
-/** A window's long-term stage, as each form's completion uses it; and the validation data of one signature value (an ASiC-E's). */
-export interface WindowLongTerm extends LongTermWindow {
-  withValidationData(input: string, value: SignedValue): Promise<SignedValue>;
-}
 
 /**
  * The long-term extension of each signed PDF, run before its output is committed: the signed
@@ -30,7 +26,7 @@ export async function longTermExtender(
   tsa: TimestampAuthority | undefined,
   passwords?: PdfPasswords,
 ): Promise<{
-  forWindow: (signer: readonly Uint8Array[], signed: readonly BatchResult[]) => Promise<WindowLongTerm>;
+  forWindow: (signer: readonly Uint8Array[], signed: readonly BatchResult[]) => Promise<LongTermWindow>;
   results: Map<string, ExtensionResult>;
 }> {
   const [
@@ -51,7 +47,7 @@ export async function longTermExtender(
         : [];
   const results = new Map<string, ExtensionResult>();
   const tokenRoom = { bytes: 0 };
-  const forWindow = async (signer: readonly Uint8Array[], signed: readonly BatchResult[]): Promise<WindowLongTerm> => {
+  const forWindow = async (signer: readonly Uint8Array[], signed: readonly BatchResult[]): Promise<LongTermWindow> => {
     const times = signed.flatMap((result) =>
       result.status === 'fulfilled' && result.value.timestampTime ? [result.value.timestampTime] : [],
     );
@@ -73,8 +69,12 @@ export async function longTermExtender(
     await collectValidationData(targets, fetcher, [], cache).catch(() => undefined);
     const certificates = [...signer];
     /** CAdES: the validation data of the signer's chain and the TSA's, from the window's cache, for the SignedData. */
-    const withValidationData = async (input: string, value: SignedValue): Promise<SignedValue> => {
-      const leaf = signer[0];
+    const validationData = async (
+      input: string,
+      value: SignedValue,
+      chains?: 'timestamp',
+    ): Promise<CmsValidationData> => {
+      const leaf = chains === 'timestamp' ? undefined : signer[0];
       const data = await collectValidationData(
         [
           ...(leaf ? [{ role: 'signer' as const, leaf, pool: [...signer], usedAt: value.timestampTime }] : []),
@@ -92,7 +92,7 @@ export async function longTermExtender(
         checks: data.checks,
         warnings: data.warnings,
       });
-      return { ...value, validationData: { certificates: data.certs, ocsps: data.ocsps, crls: data.crls } };
+      return { certificates: data.certs, ocsps: data.ocsps, crls: data.crls };
     };
     const extend: ExtendSigned = async ({ input, original, tail, hash, cms, value, signatureObject }) => {
       const known = {
@@ -117,8 +117,7 @@ export async function longTermExtender(
     return {
       level,
       extendDocument: extend,
-      withValidationData,
-      validationData: async (input, value) => (await withValidationData(input, value)).validationData!,
+      validationData,
       async archiveTimestamp(input, imprint, digest) {
         const stamp = await tsa!.timestamp(imprint, digest);
         const result = results.get(input);

@@ -13,6 +13,10 @@ export interface SignCommandOptions extends PdfPasswordOptions, CredentialFactor
   credential?: string;
   /** The signature's form; by the input's type when absent. */
   format?: SignFormat;
+  /** The signature inside a new ASiC container (`--asic-signature`). */
+  asicSignature?: 'xades' | 'cades';
+  /** `--signature-policy`: a preset or OID,URL,ALG:HASH (XAdES-EPES). */
+  signaturePolicy?: string;
   output?: string;
   outputDir?: string;
   force: boolean;

@@ -7,6 +7,7 @@
 import { X509Certificate } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { parseSignaturePolicy } from '../core/forms/shared/xades/policy.js';
 import { EsignError, isEsignError } from '../core/errors.js';
 import type { SignatureLevel } from '../core/profile.js';
 import type { CredentialInfo } from '../core/csc/shapes.js';
@@ -26,7 +27,7 @@ import { assertAbsent, outputExists } from '../io/atomic-write.js';
 import { batchDocuments, createOutputDir, fileSystemDocuments } from '../io/document-files.js';
 import { formOfKind, oneForManyForm } from '../io/forms/registry.js';
 import type { Context, ResolvedProfile } from './context.js';
-import { expandInputs, planJobs, type JobList } from './inputs.js';
+import { expandInputs, jobsOf, planJobs, type JobList } from './inputs.js';
 import { BatchTally } from './batch-tally.js';
 import { outputUploader } from './output-uploader.js';
 import type { SignCommandOptions } from './sign-options.js';
@@ -61,17 +62,20 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
     throw new EsignError('USAGE', '--overwrite replaces objects in your bucket, so it goes with --upload.', {
       hint: 'Add --upload, or use --force to replace local outputs.',
     });
+  refuseMisplacedXmlOptions(options);
   if (options.skipExisting && (options.prepare || options.complete))
     throw new EsignError('USAGE', '--skip-existing resumes a batch signed in one run, not the split flow.', {
       hint: 'Run the batch without --prepare/--complete, or leave out --skip-existing.',
     });
   const requirement = await requirementFrom(options, ctx);
-  if (options.complete)
-    return (await import('./sign-split.js')).runSplitComplete(options, ctx, async (...container) =>
-      (await import('./sign-asice.js')).runSignAsicE(...container),
-    );
-  // An ASiC-E is one container: named, or given to add a signature to (`esign sign bundle.asice`).
-  if (oneForManyForm(files, options.format)) return (await import('./sign-asice.js')).runSignAsicE(files, options, ctx);
+  if (options.complete) return (await import('./sign-split.js')).runSplitComplete(options, ctx);
+  // A form of one output for many inputs (an ASiC-E) signs them all as one job: named, or the output given to add a signature to.
+  const oneForMany = oneForManyForm(files, options.format);
+  if (oneForMany && options.prepare && (options.level === 'B-LT' || options.level === 'B-LTA'))
+    throw new EsignError('USAGE', `The split flow signs at B-B or B-T, not ${options.level}.`, {
+      hint: 'Sign with --prepare/--complete at B-T, or sign the container in one run.',
+    });
+  const oneJob = oneForMany ? await oneForMany.jobFor!(files, options) : undefined;
   if (files.length === 0)
     throw new EsignError('USAGE', 'Name at least one file to sign.', { hint: 'esign sign contract.pdf' });
   const qualifier = await credentialQualifier(ctx);
@@ -97,14 +101,15 @@ export async function runSign(files: string[], options: SignCommandOptions, ctx:
       passwords = await PdfPasswords.from(options, ctx);
       // Before the inputs are listed: a directory of 100,000 names is the first garbage of a batch.
       if (files.length > 1 || !(await isRegularFile(files[0]!))) await keepHeapSmall();
-      planned = planJobs(await expandInputs(files), options);
+      planned = oneJob ? jobsOf([oneJob]) : planJobs(await expandInputs(files), options);
       await checkInputs(planned, passwords, held, refused, options, ctx);
     } catch (error) {
       await profiling;
       throw error;
     }
     const profile = await profiling;
-    const tally = new BatchTally(planned.length, ctx);
+    // A job of several inputs counts its files, as a batch of them would.
+    const tally = new BatchTally(oneJob ? (held.get(oneJob.input)?.files ?? 1) : planned.length, ctx);
     for (const [index, reason] of refused) tally.failed(planned.at(index).input, reason);
     await signChecked(planned.without(new Set(refused.keys())), held, tally, profile, options, passwords, ctx, {
       qualifier,
@@ -202,6 +207,11 @@ async function signChecked(
   const signOptions: SignOptions = {
     ...signOptionsFrom(options, level, ctx.clock.now(), signerName(credential), credential.credentialID),
     pdfPassword: (input) => passwords.for(input),
+    // --continue-on-error: a file of a job of several inputs that cannot be read is named and left out, as a batch leaves it out.
+    leaveOut: (input, error) => {
+      if (!options.continueOnError || (isEsignError(error) && /^(USAGE|INTERRUPTED)$/.test(error.code))) throw error;
+      tally.failed(input, error);
+    },
   };
   signOptions.appearance = await loadAppearanceAssets(signOptions.pdf?.visible);
   // The signer's name comes from the certificate: a character the font lacks is refused before any approval.
@@ -240,19 +250,25 @@ async function signChecked(
     const form = formOfKind(job.kind);
     if (options.skipExisting && signer && (await outputExists(job.output))) {
       const existing = await form
-        .alreadySigned(job, signer, fileSystemDocuments, passwords.for(job.input))
+        .alreadySigned(job, signer, fileSystemDocuments, passwords.for(job.input), credential.scheme.digest)
         .catch((error: unknown) => ({ signed: false as const, reason: errorText(error) }));
       if (existing.signed) {
         await opened?.source.close();
         return { skipped: job };
       }
-      if (!options.force) {
+      // A job of several inputs that adds a signature to its output goes on: the output is its input.
+      const addsInPlace = job.inputs?.length === 1 && resolve(job.inputs[0]!) === resolve(job.output);
+      if (!options.force && !addsInPlace) {
         await opened?.source.close();
         throw new EsignError(
           'OUTPUT_EXISTS',
-          `${job.output} already exists and is not a signature of ${job.input} by ${credential.credentialID} (${existing.reason}); esign does not overwrite it unasked.`,
+          job.inputs
+            ? `${job.output} already exists and holds no signature by ${credential.credentialID} over these files (${existing.reason}); esign does not overwrite it unasked.`
+            : `${job.output} already exists and is not a signature of ${job.input} by ${credential.credentialID} (${existing.reason}); esign does not overwrite it unasked.`,
           {
-            hint: 'Pass --force as well to sign it again over the old output, or move the old output away.',
+            hint: job.inputs
+              ? 'Pass --force as well to sign it again over the old container, or move the old one away.'
+              : 'Pass --force as well to sign it again over the old output, or move the old output away.',
           },
         );
       }
@@ -338,7 +354,7 @@ async function signChecked(
             progress.pause();
             await upload(written.output).finally(() => progress.resume());
           }
-          tally.signed();
+          tally.signed(written.contents?.files.length);
         })(),
       );
     });
@@ -474,7 +490,40 @@ export function signOptionsFrom(
       ...(options.image ? { image: { file: options.image, position: options.imagePosition ?? 'left' } } : {}),
     };
   }
-  return { level, signingTime, pdf, overwrite: options.force };
+  return {
+    level,
+    signingTime,
+    pdf,
+    overwrite: options.force,
+    ...(options.signaturePolicy ? { signaturePolicy: parseSignaturePolicy(options.signaturePolicy) } : {}),
+    ...(options.asicSignature ? { asicSignature: options.asicSignature } : {}),
+  };
+}
+
+/**
+ * `--signature-policy` is XAdES's (an enveloped one, or inside a container that gets XAdES), and
+ * `--asic-signature` a container's: refused with any other form.
+ */
+export function refuseMisplacedXmlOptions(options: SignCommandOptions): void {
+  const container = options.format === 'asice' || options.format === 'asics';
+  if (options.asicSignature && options.format && !container)
+    throw new EsignError(
+      'USAGE',
+      `--asic-signature chooses the signature inside an ASiC, not a ${options.format} one.`,
+      {
+        hint: 'Use it with --format asice or --format asics.',
+      },
+    );
+  if (!options.signaturePolicy) return;
+  parseSignaturePolicy(options.signaturePolicy);
+  const xades =
+    options.format === 'xades' ||
+    (options.format === 'asice' && options.asicSignature !== 'cades') ||
+    (options.format === 'asics' && options.asicSignature === 'xades');
+  if (!xades)
+    throw new EsignError('USAGE', '--signature-policy applies to XAdES signatures only.', {
+      hint: 'Use it with --format xades, --format asice, or --format asics --asic-signature xades.',
+    });
 }
 
 const CERTIFY_LEVEL = { 'no-changes': 1, 'form-filling': 2, annotations: 3 } as const;

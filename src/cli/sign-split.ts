@@ -9,7 +9,6 @@
  */
 import { chmod, readFile, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { parseManifest } from '../core/forms/asic-e/manifest.js';
 import { EsignError } from '../core/errors.js';
 import { DIGEST_NAMES, type DigestName } from '../core/cms/algorithms.js';
 import type { CredentialInfo } from '../core/csc/shapes.js';
@@ -27,7 +26,6 @@ import {
   type PreparedDocument,
   type SignJob,
   type SignOptions,
-  type SignedValue,
 } from '../core/sign-workflow.js';
 import { writeBytesAtomically } from '../io/atomic-write.js';
 import type { CscClient } from '../io/csc-client.js';
@@ -46,24 +44,6 @@ import { credentialQualifier } from './trusted-lists.js';
 
 /** 3: a visible signature's fonts are a list (`fontFiles`, --font repeatable): a state file of 2 names one `fontFile` this run would not read. */
 const STATE_VERSION = 3;
-
-/**
- * `--complete` of an ASiC-E prepared by `--prepare` (sign-split.ts): the container is made again from
- * the same inputs, at the prepared signing time, and signed with the approval given then.
- */
-export interface ContainerCompletion {
-  signingTime: Date;
-  /** The signature (and its timestamp) over the signed attributes' hash; refused if `manifest` is not the one prepared. */
-  sign(toBeSignedHash: Uint8Array, manifest: Uint8Array): Promise<SignedValue>;
-}
-
-/** Signs an ASiC-E (sign-asice.ts's `runSignAsicE`), handed in by the caller so that the two runs do not import each other. */
-export type SignContainer = (
-  args: string[],
-  options: SignCommandOptions,
-  ctx: Context,
-  completing: ContainerCompletion,
-) => Promise<void>;
 
 /** A browser step begun in one run and finished in another. */
 interface PendingAuthorization {
@@ -159,20 +139,22 @@ interface SplitState {
   signingTime: string;
   pdf: SignOptions['pdf'];
   overwrite: boolean;
+  /** XAdES: the signature policy (`--signature-policy`), and the signature of a new ASiC (`--asic-signature`). */
+  signaturePolicy?: SignOptions['signaturePolicy'];
+  asicSignature?: SignOptions['asicSignature'];
   /** One browser approval per ≤ 50 documents. */
   steps: ApprovalStep[];
-  /** An ASiC-E (one step, one signature over its manifest): --complete makes it again from `args`. */
+  /**
+   * The one job of a form of one output for many inputs (an ASiC-E: one step, one signature):
+   * --complete prepares it again from `args`, its inputs, and the form checks it against the rest,
+   * what its `splitState` kept (an ASiC-E's manifest, base64).
+   */
   container?: PreparedContainer;
   createdAt: string;
 }
 
-/** What --complete needs to make again the ASiC-E --prepare made the manifest of, and to check it is the same. */
-interface PreparedContainer {
-  args: string[];
-  output: string;
-  /** The manifest whose hash was approved, base64. */
-  manifest: string;
-}
+/** What --complete needs to prepare again the one job of several inputs --prepare prepared, and to check it is the same. */
+type PreparedContainer = { args: string[]; output: string } & Record<string, unknown>;
 
 interface ApprovalStep {
   /** The browser approval pending for this step; none for a credential authorized with credentials/authorize. */
@@ -280,14 +262,24 @@ export async function runSplitPrepare(
   const prepared = await mapConcurrently(jobs, 2, (job) =>
     formOfKind(job.kind).prepare(job, credential, hashOnlyDocuments, options),
   );
-  return savePrepared(prepared, credential, options, signing, command, ctx);
+  // A job of several inputs is the run's one job: its inputs and what its form keeps, for --complete to prepare it again.
+  const [only] = prepared;
+  const container =
+    only?.job.inputs && prepared.length === 1
+      ? {
+          args: only.job.inputs,
+          output: only.job.output,
+          ...formOfKind(only.job.kind).splitState?.(only),
+        }
+      : undefined;
+  return savePrepared(prepared, credential, options, signing, command, ctx, container);
 }
 
-/** Saves the prepared signatures' hashes (and an ASiC-E's manifest) and prints what to approve. */
-export async function savePrepared(
+/** Saves the prepared signatures' hashes (and what a job of several inputs keeps) and prints what to approve. */
+async function savePrepared(
   prepared: Pick<PreparedDocument, 'job' | 'toBeSigned'>[],
   credential: CredentialInfo & SigningCredential,
-  options: Pick<SignOptions, 'level' | 'signingTime' | 'pdf' | 'overwrite'>,
+  options: Pick<SignOptions, 'level' | 'signingTime' | 'pdf' | 'overwrite' | 'signaturePolicy' | 'asicSignature'>,
   signing: CscClient,
   command: SignCommandOptions,
   ctx: Context,
@@ -304,6 +296,8 @@ export async function savePrepared(
     signingTime: options.signingTime.toISOString(),
     pdf: options.pdf,
     overwrite: options.overwrite,
+    ...(options.signaturePolicy ? { signaturePolicy: options.signaturePolicy } : {}),
+    ...(options.asicSignature ? { asicSignature: options.asicSignature } : {}),
     ...(container ? { container } : {}),
     createdAt: ctx.clock.now().toISOString(),
   };
@@ -394,11 +388,7 @@ async function saveState(path: string, state: SignInState | SplitState): Promise
   await chmod(path, 0o600);
 }
 
-export async function runSplitComplete(
-  command: SignCommandOptions,
-  ctx: Context,
-  signContainer: SignContainer,
-): Promise<void> {
+export async function runSplitComplete(command: SignCommandOptions, ctx: Context): Promise<void> {
   const state = await readStateFile(command.state!);
   if (state.kind !== 'approval') {
     throw new EsignError('STATE_FILE_INVALID', `${command.state} holds a pending sign-in, not prepared signatures.`, {
@@ -461,33 +451,37 @@ export async function runSplitComplete(
     pdf: state.pdf,
     appearance: await loadAppearanceAssets(state.pdf?.visible),
     overwrite: state.overwrite || command.force,
+    ...(state.signaturePolicy ? { signaturePolicy: state.signaturePolicy } : {}),
+    ...(state.asicSignature === 'cades' || state.asicSignature === 'xades'
+      ? { asicSignature: state.asicSignature }
+      : {}),
   };
   const jobs = chosen.flatMap(({ step }) => step.jobs);
   for (const dir of new Set(jobs.map((job) => dirname(job.output)))) await createOutputDir(dir);
-  if (state.container)
-    return completeContainer(
-      state,
-      state.container,
-      chosen[0]!,
-      { credential, signing, upload, signContainer },
-      command,
-      ctx,
-    );
+  const { container } = state;
   const prepared: PreparedDocument[] = [];
   let remaining = state.steps;
   try {
     // Every input is read again and must give the hash that was approved, before any code is spent.
     for (const job of jobs) {
+      // The one job of several inputs: of the form that makes one output of them, its inputs kept apart.
+      const form = container ? formOfPreparedContainer() : formOfKind(job.kind);
       const document = await passwords.open(job.input, (password) =>
-        formOfKind(job.kind).prepare(
-          { input: job.input, output: job.output, kind: job.kind },
+        form.prepare(
+          {
+            input: job.input,
+            output: job.output,
+            kind: form.kind,
+            ...(container ? { inputs: container.args } : {}),
+          },
           credential,
           fileSystemDocuments,
           { ...options, pdfPassword: () => password },
         ),
       );
       prepared.push(document);
-      if (Buffer.from(document.toBeSigned.toBeSignedHash).toString('base64') !== job.hash) {
+      if (container && form.splitCheck) form.splitCheck(container, document, job.hash);
+      else if (Buffer.from(document.toBeSigned.toBeSignedHash).toString('base64') !== job.hash) {
         throw new EsignError('STATE_FILE_INVALID', `${job.input} changed since --prepare: its hash is different now.`, {
           hint: 'Run --prepare again and approve the new hashes.',
         });
@@ -549,90 +543,6 @@ export async function runSplitComplete(
         `${remaining.length} approval${remaining.length === 1 ? '' : 's'} of ${state.steps.length} still to complete: run esign sign --complete --state ${command.state} with their --redirect-url.`,
     );
   }
-}
-
-/**
- * --complete of an ASiC-E: the container is made again from the same inputs at the prepared signing
- * time (sign-asice.ts); its manifest must be byte for byte the one prepared, and its signed
- * attributes give the approved hash, before the code is spent. The state goes once it is written.
- */
-async function completeContainer(
-  state: SplitState,
-  container: PreparedContainer,
-  { step, code }: { step: ApprovalStep; code: string | undefined },
-  {
-    credential,
-    signing,
-    upload,
-    signContainer,
-  }: {
-    credential: CredentialInfo & SigningCredential;
-    signing: CscClient;
-    upload: ((output: string) => Promise<void>) | undefined;
-    signContainer: SignContainer;
-  },
-  command: SignCommandOptions,
-  ctx: Context,
-): Promise<void> {
-  const profile = await ctx.profile();
-  const tsa = state.level === 'B-B' ? undefined : createTsaClient(ctx, profile);
-  const options: SignCommandOptions = {
-    ...command,
-    format: formOfPreparedContainer().name,
-    output: container.output,
-    outputDir: undefined,
-    credential: state.credentialID,
-    level: state.level,
-    digest: state.digest,
-    force: state.overwrite || command.force,
-    complete: false,
-    // Uploaded below, through the storage opened before the code was spent.
-    upload: false,
-  };
-  await signContainer(container.args, options, ctx, {
-    signingTime: new Date(state.signingTime),
-    async sign(hash, manifest) {
-      const prepared = Buffer.from(container.manifest, 'base64');
-      if (!prepared.equals(manifest))
-        throw new EsignError(
-          'STATE_FILE_INVALID',
-          `${changedFiles(prepared, manifest)} changed since --prepare: ${container.output} would not be the container approved.`,
-          { hint: 'Run --prepare again and approve the new hash.' },
-        );
-      if (Buffer.from(hash).toString('base64') !== step.jobs[0]?.hash)
-        throw new EsignError('STATE_FILE_INVALID', `The signature of ${container.output} is not the one prepared.`, {
-          hint: 'Run --prepare again (the credential or its certificate may have changed).',
-        });
-      const signatures = step.authorization
-        ? await signing.signWithAuthorizationCode(
-            credential,
-            [hash],
-            code!,
-            step.authorization.redirectUri,
-            step.authorization.codeVerifier,
-          )
-        : await signing.signHashes(credential, [hash]);
-      const [value] = await timestampSignatures(signatures, tsa, state.level, {}, { digest: credential.scheme.digest });
-      if (!value || value.status === 'rejected') throw value?.reason;
-      return value.value;
-    },
-  });
-  await upload?.(container.output);
-  await rm(command.state!, { force: true });
-}
-
-/** The files whose entries differ between two manifests (changed, added or gone), named. */
-function changedFiles(before: Uint8Array, after: Uint8Array): string {
-  const digests = (bytes: Uint8Array) =>
-    new Map(
-      parseManifest(bytes, 'the manifest').references.map((reference) => [
-        reference.name,
-        Buffer.from(reference.digestValue).toString('base64'),
-      ]),
-    );
-  const [then, now] = [digests(before), digests(after)];
-  const names = [...new Set([...then.keys(), ...now.keys()])].filter((name) => then.get(name) !== now.get(name));
-  return names.length > 0 ? names.join(', ') : 'The container';
 }
 
 /**
@@ -721,8 +631,8 @@ async function readStateFile(path: string): Promise<SignInState | SplitState> {
         (state.digest === undefined || DIGEST_NAMES.includes(state.digest)) &&
         (state.container === undefined ||
           (Array.isArray(state.container.args) &&
-            typeof state.container.output === 'string' &&
-            typeof state.container.manifest === 'string')) &&
+            state.container.args.every((arg) => typeof arg === 'string') &&
+            typeof state.container.output === 'string')) &&
         typeof state.signingTime === 'string');
   if (!valid)
     throw new EsignError('STATE_FILE_INVALID', `${path} is not an esign state file of this version.`, {

@@ -25,9 +25,15 @@ export const READ_CHUNK_BYTES = 4 * 1024 * 1024;
 export type DocumentKind = 'pdf' | 'cades' | 'p7m' | 'asics' | 'asice' | 'xades';
 
 export interface SignJob {
+  /** What the job signs, as reports name it (for a job of several inputs: them all, joined by spaces). */
   input: string;
   output: string;
   kind: DocumentKind;
+  /**
+   * A job of a `one-for-many` form: every input named (files, directories, or the output to add a
+   * signature to), in order. The form walks and checks them; one-per-input jobs have none.
+   */
+  inputs?: string[];
 }
 
 /** An explicit signature policy of a XAdES signature (XAdES-EPES, `--signature-policy`). */
@@ -40,8 +46,10 @@ export interface SignaturePolicy {
   readonly hashBase64: string;
   /** Where the policy document is (the SPURI qualifier). */
   readonly url?: string;
-  /** The role the signer claims (SignerRoleV2), as the policy asks. */
-  readonly claimedRole?: string;
+  /** The role the signer claims, as the policy asks: in SignerRoleV2 (EN 319 132-1), or SignerRole (XAdES 1.3.2, as FacturaE 3.1 names it). */
+  readonly claimedRole?: { readonly role: string; readonly element: 'SignerRole' | 'SignerRoleV2' };
+  /** What the policy asks the DataObjectFormat of the signed document to say beside its MIME type. */
+  readonly dataObject?: { readonly description: string; readonly objectIdentifier: string };
 }
 
 export interface PdfSignatureOptions {
@@ -65,8 +73,16 @@ export interface SignOptions {
   overwrite: boolean;
   /** XAdES only: the explicit signature policy (XAdES-EPES) `--signature-policy` names. */
   signaturePolicy?: SignaturePolicy;
+  /** The signature inside a new ASiC container (`--asic-signature`; a container signed again keeps its own). */
+  asicSignature?: 'xades' | 'cades';
   /** The password of an encrypted PDF that needs one, by input path (never kept in the split flow's state). */
   pdfPassword?: (input: string) => string | undefined;
+  /**
+   * A job of several inputs: an input that cannot be read is handed here and left out of the
+   * output (`--continue-on-error`); it throws the error back when the run must stop. Without it,
+   * prepare fails.
+   */
+  leaveOut?: (input: string, error: unknown) => void;
 }
 
 /** A source document opened for reading. */
@@ -168,6 +184,21 @@ export interface SignedDocument {
   bytes: number;
   sha256: string;
   timestampTime?: Date;
+  /** A job of several inputs: what its output holds, as its report names it. */
+  contents?: OutputContents;
+  /** The signature's format, when the form's output may hold either (an ASiC: XAdES or CAdES). */
+  format?: 'CAdES' | 'XAdES';
+}
+
+/**
+ * What the output of a job of several inputs holds, for its report: the names of its files, and how
+ * the line names the output (`ASiC-E`, `ASiC-E, signature 002`).
+ */
+export interface OutputContents {
+  files: string[];
+  label: string;
+  /** The signature's format, when the form's output may hold either (an ASiC-E: XAdES or CAdES). */
+  format?: 'CAdES' | 'XAdES';
 }
 
 export interface SignedValue {
@@ -184,7 +215,11 @@ export interface SignedValue {
 
 /** An input opened and, for a PDF, its structure read: what checking it before approval leaves for prepare. */
 export interface OpenedDocument {
+  /** The input opened (a job of several inputs: its first file, or the output it adds a signature to). */
   source: DocumentSource;
+  /** A job of several inputs: how many files it signs (what progress and the summary count), and what its check found. */
+  files?: number;
+  state?: unknown;
   pdf?: PdfDocument;
   /** What the check found worth telling but not refusing (a certification already broken), each said of the input. */
   warnings?: string[];

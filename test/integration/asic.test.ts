@@ -248,6 +248,8 @@ describe('esign sign --format asice', () => {
         'sign',
         '--format',
         'asice',
+        '--asic-signature',
+        'cades',
         '--level',
         'B-T',
         '-o',
@@ -337,6 +339,8 @@ describe('esign sign --format asice', () => {
         'sign',
         '--format',
         'asice',
+        '--asic-signature',
+        'cades',
         '-o',
         join(dir, 'b.asice'),
         join(dir, 'a.txt'),
@@ -360,6 +364,8 @@ describe('esign sign --format asice', () => {
         'sign',
         '--format',
         'asice',
+        '--asic-signature',
+        'cades',
         '--level',
         'B-B',
         '-o',
@@ -410,7 +416,10 @@ describe('esign sign --format asice', () => {
 
 describe('esign sign --format asice with the batch options', () => {
   const asice = (args: string[], { globals = ['--auto-approve'], env = sandbox.env } = {}) =>
-    runCli([...globals, '--json', 'sign', '--format', 'asice', '--level', 'B-B', ...args], { env });
+    runCli(
+      [...globals, '--json', 'sign', '--format', 'asice', '--asic-signature', 'cades', '--level', 'B-B', ...args],
+      { env },
+    );
   const signHashes = (since: number) =>
     sandbox.sandbox.requestLog.slice(since).filter((call) => call.endsWith('signatures/signHash')).length;
 
@@ -516,7 +525,7 @@ describe('esign sign --format asice through the split flow (--prepare, then --co
     const state = join(dir, 'state.json');
     // A fresh CI machine: no terminal, no browser, no cached sign-in.
     const env = { ...sandbox.env, ESIGN_CONFIG_DIR: join(dir, 'config') };
-    const asice = ['--format', 'asice', '--level', 'B-T', '-o', bundle];
+    const asice = ['--format', 'asice', '--asic-signature', 'cades', '--level', 'B-T', '-o', bundle];
     const inputs = [join(dir, 'a.txt'), join(dir, 'docs')];
     const prepare = (extra: string[]) =>
       runCli(['--json', 'sign', '--prepare', '--state', state, ...asice, ...extra, ...inputs], { env });
@@ -570,7 +579,18 @@ describe('esign sign --format asice through the split flow (--prepare, then --co
     const state = join(dir, 'state.json');
     const env = sealEnv(sandbox, 'v2');
     const split = (args: string[]) => runCli(['--json', 'sign', '--state', state, ...args], { env });
-    const files = ['--format', 'asice', '--level', 'B-B', '-o', bundle, join(dir, 'a.txt'), join(dir, 'b.xml')];
+    const files = [
+      '--format',
+      'asice',
+      '--asic-signature',
+      'cades',
+      '--level',
+      'B-B',
+      '-o',
+      bundle,
+      join(dir, 'a.txt'),
+      join(dir, 'b.xml'),
+    ];
     expect((await split(['--prepare', ...files])).code).toBe(0);
     await writeFile(join(dir, 'b.xml'), '<b changed="1"/>\n');
     const refused = await split(['--complete']);
@@ -639,12 +659,12 @@ describe('esign sign --upload of containers and .p7m (the sandbox S3 store)', ()
       runCli(['--auto-approve', '--json', 'sign', '--level', 'B-B', '--upload', ...args], { env: storage.env });
     const uploaded = new Map<string, string>();
     for (const args of [
-      ['--format', 'asice', '-o', join(dir, 'up-bundle.asice'), ...inputs],
+      ['--format', 'asice', '--asic-signature', 'cades', '-o', join(dir, 'up-bundle.asice'), ...inputs],
       ['--format', 'asics', ...inputs],
       ['--format', 'p7m', ...inputs],
     ]) {
       const result = await sign(args);
-      expect(result.code, result.stderr).toBe(0);
+      expect(result.code, result.stderr + result.stdout).toBe(0);
       for (const line of result.jsonLines<{ file?: string; key?: string; sha256?: string }>())
         if (line.key) uploaded.set(line.key, line.sha256!);
     }
@@ -665,7 +685,17 @@ describe('esign sign --upload of containers and .p7m (the sandbox S3 store)', ()
     ).toEqual([...uploaded.keys()].sort());
     // The split flow uploads at --complete, where the container is written.
     const state = join(dir, 'state.json');
-    const split = ['--format', 'asice', '--level', 'B-B', '-o', join(dir, 'up-split.asice'), ...inputs];
+    const split = [
+      '--format',
+      'asice',
+      '--asic-signature',
+      'cades',
+      '--level',
+      'B-B',
+      '-o',
+      join(dir, 'up-split.asice'),
+      ...inputs,
+    ];
     const prepare = (extra: string[]) =>
       runCli(['--json', 'sign', '--prepare', '--state', state, ...split, ...extra], { env: storage.env });
     const follow = async (url: string) => (await fetch(url, { redirect: 'manual' })).headers.get('location')!;
@@ -688,7 +718,16 @@ describe('esign sign --upload of containers and .p7m (the sandbox S3 store)', ()
       sha256: sha256(await readFile(join(dir, 'up-split.asice'))),
     });
     // An object there is not replaced unasked, as for any output.
-    const again = await sign(['--force', '--format', 'asice', '-o', join(dir, 'up-bundle.asice'), ...inputs]);
+    const again = await sign([
+      '--force',
+      '--format',
+      'asice',
+      '--asic-signature',
+      'cades',
+      '-o',
+      join(dir, 'up-bundle.asice'),
+      ...inputs,
+    ]);
     expect(again.code).toBe(8);
     expect(again.stderr).toMatch(/up-bundle\.asice was written but not uploaded: .*already exists in bucket/);
   });
@@ -713,7 +752,7 @@ describe.skipIf(!process.env['ESIGN_SLOW_TESTS'])('an ASiC-E past 4 GiB (ESIGN_S
     const bundle = join(dir, 'big.asice');
     const rssFile = join(dir, 'max-rss.txt');
     const started = Date.now();
-    const asice = ['--format', 'asice', '--level', 'B-B', '-o', bundle];
+    const asice = ['--format', 'asice', '--asic-signature', 'cades', '--level', 'B-B', '-o', bundle];
     const signed = await runCli(['--auto-approve', '--json', 'sign', ...asice, big, join(dir, 'note.txt')], {
       env: { ...sandbox.env, NODE_OPTIONS: `--import ${MAX_RSS_PRELOAD}`, ESIGN_TEST_MAX_RSS_FILE: rssFile },
       timeoutMs: 1_200_000,

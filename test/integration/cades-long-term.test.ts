@@ -200,7 +200,17 @@ describe('ASiC-E at B-LT and B-LTA', () => {
   it('B-LT: the signature carries its validation data, and verify reports B-LT', async () => {
     const { dir, docs } = await documents();
     const output = join(dir, 'bundle.asice');
-    const [line] = await sign(['--format', 'asice', '--level', 'B-LT', '-o', output, docs]);
+    const [line] = await sign([
+      '--format',
+      'asice',
+      '--asic-signature',
+      'cades',
+      '--level',
+      'B-LT',
+      '-o',
+      output,
+      docs,
+    ]);
     expect(line).toMatchObject({ packaging: 'asic-e', level: 'B-LT', validationData: { ocsps: 1, crls: 2 } });
     const verified = await verify([output, '--level', 'B-LT']);
     expect(verified.code, verified.stderr).toBe(0);
@@ -211,7 +221,17 @@ describe('ASiC-E at B-LT and B-LTA', () => {
   it('B-LTA: an archive manifest over every file and its timestamp; a second B-LTA signature renews it', async () => {
     const { dir, docs } = await documents();
     const output = join(dir, 'bundle.asice');
-    const [line] = await sign(['--format', 'asice', '--level', 'B-LTA', '-o', output, docs]);
+    const [line] = await sign([
+      '--format',
+      'asice',
+      '--asic-signature',
+      'cades',
+      '--level',
+      'B-LTA',
+      '-o',
+      output,
+      docs,
+    ]);
     expect(line).toMatchObject({ level: 'B-LTA', archiveTimestamp: expect.any(String) });
     expect(entries(output)).toEqual([
       'mimetype',
@@ -264,7 +284,7 @@ describe('ASiC-E at B-LT and B-LTA', () => {
   it('a parallel B-LT signature keeps the earlier B-LTA signature and its archive valid', async () => {
     const { dir, docs } = await documents();
     const output = join(dir, 'bundle.asice');
-    await sign(['--format', 'asice', '--level', 'B-LTA', '-o', output, docs]);
+    await sign(['--format', 'asice', '--asic-signature', 'cades', '--level', 'B-LTA', '-o', output, docs]);
     await sign(['--level', 'B-LT', output]);
     const verified = await verify([output]);
     expect(verified.code, verified.stderr).toBe(0);
@@ -278,7 +298,7 @@ describe('ASiC-E at B-LT and B-LTA', () => {
   it('a document changed after archiving fails the signature and the archive timestamp', async () => {
     const { dir, docs } = await documents();
     const output = join(dir, 'bundle.asice');
-    await sign(['--format', 'asice', '--level', 'B-LTA', '-o', output, docs]);
+    await sign(['--format', 'asice', '--asic-signature', 'cades', '--level', 'B-LTA', '-o', output, docs]);
     const work = join(dir, 'tamper');
     await mkdir(join(work, 'docs'), { recursive: true });
     await writeFile(join(work, 'docs', 'contract.txt'), 'pay 900 EUR\n');

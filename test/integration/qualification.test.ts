@@ -362,6 +362,8 @@ describe('esign credentials and sign with cached trusted lists', () => {
         'sign',
         '--format',
         'asice',
+        '--asic-signature',
+        'cades',
         '--require',
         'qes',
         '-c',
@@ -381,6 +383,8 @@ describe('esign credentials and sign with cached trusted lists', () => {
         'sign',
         '--format',
         'asice',
+        '--asic-signature',
+        'cades',
         '--require',
         'qes',
         '-c',
@@ -401,6 +405,8 @@ describe('esign credentials and sign with cached trusted lists', () => {
         'sign',
         '--format',
         'asice',
+        '--asic-signature',
+        'cades',
         '--require',
         'qes',
         '-c',
@@ -414,7 +420,20 @@ describe('esign credentials and sign with cached trusted lists', () => {
     expect(made.code, made.stderr).toBe(0);
     expect(made.json()).toMatchObject({ packaging: 'asic-e', qualification: { name: 'QESig', test: true } });
     const human = await runCli(
-      ['--auto-approve', 'sign', '-f', '--format', 'asice', '-c', 'alice-rsa3072', '-o', output, document],
+      [
+        '--auto-approve',
+        'sign',
+        '-f',
+        '--format',
+        'asice',
+        '--asic-signature',
+        'cades',
+        '-c',
+        'alice-rsa3072',
+        '-o',
+        output,
+        document,
+      ],
       { env },
     );
     expect(human.code, human.stderr).toBe(0);

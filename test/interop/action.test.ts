@@ -207,6 +207,7 @@ describe('action.yml, run as a runner runs a composite action, against esign san
         files: 'app.tgz\nSHA256SUMS',
         level: 'B-B',
         format: 'asice',
+        'asic-signature': 'cades',
         container: 'release.asice',
         credential: started.seal.pinOnlyCredentialID,
       },

@@ -174,7 +174,17 @@ describe.skipIf(missing.length > 0)('ASiC-E at B-LTA judged by unzip, zipinfo, o
     await writeFile(join(dir, 'in', 'docs', 'contract.txt'), 'contract\n'.repeat(50));
     await writeFile(join(dir, 'in', 'docs', 'annex.pdf'), '%PDF-1.7\n%%EOF\n');
     const bundle = join(dir, 'bundle.asice');
-    await sign(['--format', 'asice', '--level', 'B-LTA', '-o', bundle, join(dir, 'in', 'docs')]);
+    await sign([
+      '--format',
+      'asice',
+      '--asic-signature',
+      'cades',
+      '--level',
+      'B-LTA',
+      '-o',
+      bundle,
+      join(dir, 'in', 'docs'),
+    ]);
     await sign(['--level', 'B-LTA', bundle]);
     expect((await runTool('unzip', ['-t', bundle])).stdout).toContain('No errors detected');
     const names = (await runTool('zipinfo', ['-1', bundle])).stdout.trim().split('\n');

@@ -145,6 +145,8 @@ describe.skipIf(missing.length > 0)('ASiC-E judged by unzip -t, zipinfo, xmllint
         'sign',
         '--format',
         'asice',
+        '--asic-signature',
+        'cades',
         '-o',
         bundle,
         join(dir, 'in', 'fattura.xml'),

@@ -6,8 +6,9 @@
  */
 import { spawnSync } from 'node:child_process';
 import { constants, createHash, verify, X509Certificate } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DOMParser } from '@xmldom/xmldom';
 import { ExclusiveCanonicalization } from 'xml-crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +18,7 @@ import { runCli } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDirForFile } from '../helpers/tmp.js';
 
+const SAMPLES = fileURLToPath(new URL('../../samples/', import.meta.url));
 const has = (tool: string) => spawnSync('which', [tool]).status === 0;
 const missing = ['xmlsec1', 'openssl'].filter((tool) => !has(tool));
 
@@ -256,5 +258,144 @@ describe.skipIf(missing.length > 0)('enveloped XAdES with each kind of key', () 
       value,
     );
     expect(valid).toBe(true);
+  });
+});
+
+describe.skipIf(missing.length > 0 || !has('unzip') || !has('zipinfo'))(
+  'ASiC-E with XAdES judged by xmlsec1, unzip and zipinfo',
+  () => {
+    /** Unzips a container into its own directory; returns it. */
+    async function unzipped(container: string, name: string): Promise<string> {
+      const dir = join(work.dir, name);
+      await mkdir(dir, { recursive: true });
+      const result = await runTool('unzip', ['-o', '-q', container, '-d', dir]);
+      expect(result.status, result.stderr).toBe(0);
+      return dir;
+    }
+
+    /**
+     * `xmlsec1 --verify` of a signaturesN.xml, each file it references (by its URI) mapped to a copy of
+     * the extracted file under a plain name (xmlsec1 opens the mapped path as a URI itself).
+     */
+    async function verifyContainerSignature(dir: string, signature: string, files: string[]) {
+      const mapped: string[] = [];
+      for (const [index, file] of files.entries()) {
+        const copy = join(dir, `mapped-${index}`);
+        await copyFile(join(dir, file), copy);
+        mapped.push(`--url-map:${encodeURI(file)}`, copy, `--url-map:${file}`, copy);
+      }
+      return xmlsecVerify(join(dir, signature), mapped);
+    }
+
+    it('a new .asice is XAdES by default: signatures0.xml (one Reference per file, its MIME type) and an ODF manifest.xml; xmlsec1, unzip -t and zipinfo accept it', async () => {
+      const dir = join(work.dir, 'bundle-in');
+      await mkdir(join(dir, 'docs'), { recursive: true });
+      await writeFile(join(dir, 'docs', 'contract.pdf'), '%PDF-1.7\n% not really\n');
+      await writeFile(join(dir, 'docs', 'data table.csv'), 'a,b\n1,2\n');
+      await writeFile(join(dir, 'docs', 'invoice.xml'), INVOICE);
+      const container = join(work.dir, 'bundle.asice');
+      await sign(['--format', 'asice', '--level', 'B-T', '-o', container, join(dir, 'docs')]);
+      expect((await runTool('unzip', ['-t', container])).status).toBe(0);
+      const listing = await runTool('zipinfo', ['-1', container]);
+      expect(listing.stdout.split('\n').filter(Boolean)).toEqual([
+        'mimetype',
+        'docs/contract.pdf',
+        'docs/data table.csv',
+        'docs/invoice.xml',
+        'META-INF/manifest.xml',
+        'META-INF/signatures0.xml',
+      ]);
+      const out = await unzipped(container, 'bundle-out');
+      const files = ['docs/contract.pdf', 'docs/data table.csv', 'docs/invoice.xml'];
+      const verified = await verifyContainerSignature(out, 'META-INF/signatures0.xml', files);
+      expect(verified.status, verified.stderr).toBe(0);
+      const xml = await readFile(join(out, 'META-INF/signatures0.xml'), 'utf8');
+      expect(xml).toMatch(/^<\?xml version="1.0" encoding="UTF-8" standalone="no"\?><asic:XAdESSignatures /);
+      expect([...xml.matchAll(/<ds:Reference Id="r-[^"]+" URI="([^"]+)"/g)].map((m) => m[1])).toEqual([
+        'docs/contract.pdf',
+        'docs/data%20table.csv',
+        'docs/invoice.xml',
+      ]);
+      expect([...xml.matchAll(/<xades:MimeType>([^<]+)</g)].map((m) => m[1])).toEqual([
+        'application/pdf',
+        'text/csv',
+        'text/xml',
+      ]);
+      const manifest = await readFile(join(out, 'META-INF/manifest.xml'), 'utf8');
+      expect(manifest).toContain('manifest:full-path="/" manifest:media-type="application/vnd.etsi.asic-e+zip"');
+      for (const file of files) expect(manifest).toContain(`manifest:full-path="${file}"`);
+      // The signature timestamp is over the c14n'd SignatureValue.
+      const value = /<ds:SignatureValue Id="([^"]+)">([^<]+)<\/ds:SignatureValue>/.exec(xml)!;
+      const canonical = `<ds:SignatureValue xmlns:ds="${DS}" Id="${value[1]}">${value[2]}</ds:SignatureValue>`;
+      const token = /<xades:EncapsulatedTimeStamp>([^<]+)</.exec(xml)![1]!;
+      const ts = await opensslTsVerify(token, createHash('sha256').update(canonical).digest('hex'), 'asice-ts');
+      expect(ts.status, ts.stderr + ts.stdout).toBe(0);
+      // A file changed inside the container no longer verifies.
+      await writeFile(join(out, 'docs', 'data table.csv'), 'a,b\n1,3\n');
+      expect((await verifyContainerSignature(out, 'META-INF/signatures0.xml', files)).status).not.toBe(0);
+
+      // Signed again: a parallel XAdES signature, signatures1.xml, over the same files; both verify.
+      await sign(['--level', 'B-B', '--credential', 'alice-ec-p256', container]);
+      const again = await unzipped(container, 'bundle-again');
+      expect((await runTool('unzip', ['-t', container])).status).toBe(0);
+      for (const signature of ['META-INF/signatures0.xml', 'META-INF/signatures1.xml']) {
+        const result = await verifyContainerSignature(again, signature, files);
+        expect(result.status, `${signature}: ${result.stderr}`).toBe(0);
+      }
+    });
+
+    it('B-LTA: validation data and an ArchiveTimeStamp in signatures0.xml; xmlsec1 verifies it; --asic-signature cades keeps the CAdES layout', async () => {
+      const input = join(work.dir, 'lta-note.txt');
+      await writeFile(input, 'pay 100 EUR\n');
+      const container = join(work.dir, 'lta.asice');
+      await sign(['--format', 'asice', '--level', 'B-LTA', '-o', container, input]);
+      const out = await unzipped(container, 'lta-out');
+      const verified = await verifyContainerSignature(out, 'META-INF/signatures0.xml', ['lta-note.txt']);
+      expect(verified.status, verified.stderr).toBe(0);
+      const xml = await readFile(join(out, 'META-INF/signatures0.xml'), 'utf8');
+      for (const element of ['xades:CertificateValues', 'xades:RevocationValues', 'xades141:ArchiveTimeStamp'])
+        expect(xml).toContain(`<${element}`);
+      const cades = join(work.dir, 'cades.asice');
+      await sign(['--format', 'asice', '--asic-signature', 'cades', '--level', 'B-B', '-o', cades, input]);
+      const listing = await runTool('zipinfo', ['-1', cades]);
+      expect(listing.stdout).toContain('META-INF/signature001.p7s');
+      expect(listing.stdout).not.toContain('signatures0.xml');
+    });
+  },
+);
+
+describe.skipIf(missing.length > 0 || !has('unzip'))('ASiC-S with XAdES, and XAdES-EPES', () => {
+  it('--format asics --asic-signature xades: META-INF/signatures.xml over the document, verified by xmlsec1', async () => {
+    const input = join(work.dir, 'single.txt');
+    await writeFile(input, 'one document\n');
+    await sign(['--format', 'asics', '--asic-signature', 'xades', '--level', 'B-T', input]);
+    const container = `${input}.asics`;
+    const listing = await runTool('zipinfo', ['-1', container]);
+    expect(listing.stdout.split('\n').filter(Boolean)).toEqual(['mimetype', 'single.txt', 'META-INF/signatures.xml']);
+    const dir = join(work.dir, 'single-out');
+    await mkdir(dir, { recursive: true });
+    expect((await runTool('unzip', ['-o', '-q', container, '-d', dir])).status).toBe(0);
+    const verified = await xmlsecVerify(join(dir, 'META-INF/signatures.xml'), [
+      '--url-map:single.txt',
+      join(dir, 'single.txt'),
+    ]);
+    expect(verified.status, verified.stderr).toBe(0);
+  });
+
+  it('--signature-policy facturae-3.1: a FacturaE invoice gets XAdES-EPES (the policy, its SHA-1 hash, the issuer role, the invoice described); xmlsec1 verifies it', async () => {
+    const input = join(work.dir, 'facturae.xml');
+    await writeFile(input, await readFile(join(SAMPLES, 'facturae-invoice.xml')));
+    await sign(['--format', 'xades', '--level', 'B-T', '--signature-policy', 'facturae-3.1', input]);
+    const output = join(work.dir, 'facturae-signed.xml');
+    expect((await xmlsecVerify(output)).status).toBe(0);
+    const xml = await readFile(output, 'utf8');
+    expect(xml).toContain(
+      '<xades:Identifier>http://www.facturae.es/politica_de_firma_formato_facturae/politica_de_firma_formato_facturae_v3_1.pdf</xades:Identifier>',
+    );
+    expect(xml).toContain(
+      '<ds:DigestMethod Algorithm="http://www.w3.org/2000/09/xmldsig#sha1"/><ds:DigestValue>Ohixl6upD6av8N7pEvDABhEL6hM=</ds:DigestValue>',
+    );
+    expect(xml).toContain('<xades:SignerRole><xades:ClaimedRoles><xades:ClaimedRole>emisor</xades:ClaimedRole>');
+    expect(xml).toContain('<xades:Identifier Qualifier="OIDAsURN">urn:oid:1.2.840.10003.5.109.10</xades:Identifier>');
   });
 });

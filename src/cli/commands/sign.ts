@@ -8,7 +8,7 @@ import { withPasswordOptions } from '../pdf-password.js';
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
   const command = program
     .command('sign')
-    .summary('sign PDFs (PAdES) and other files (CAdES: detached .p7s, enveloping .p7m, ASiC-S, ASiC-E)')
+    .summary('sign PDFs (PAdES), XML (XAdES) and other files (CAdES: .p7s, .p7m; ASiC-S, ASiC-E with XAdES or CAdES)')
     .description(
       'Sign files. PDFs get a PAdES signature in an incremental update (NAME-signed.pdf); other files get a ' +
         'detached CAdES signature (NAME.p7s), or with --format p7m an enveloping one (NAME.p7m, the content inside). Every input is checked first, before any browser step; then the files ' +
@@ -28,8 +28,18 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .addOption(
       new Option(
         '--format <format>',
-        'pades (PDFs, the default for them), cades (a detached NAME.p7s, the default for other files), p7m (enveloping CAdES: NAME.p7m holds the content and its signature), asics (an ASiC-S container per file: NAME.asics), or asice (one ASiC-E container of every file, directories recursively: -o bundle.asice; one approval)',
+        'pades (PDFs, the default for them), cades (a detached NAME.p7s, the default for other files), p7m (enveloping CAdES: NAME.p7m holds the content and its signature), asics (an ASiC-S container per file: NAME.asics), asice (one ASiC-E container of every file, directories recursively: -o bundle.asice; one approval; XAdES inside, as DigiDoc writes it), or xades (an XML file with its XAdES signature enveloped: NAME-signed.xml)',
       ).choices(SIGN_FORMATS),
+    )
+    .addOption(
+      new Option(
+        '--asic-signature <form>',
+        'the signature inside a new ASiC container: xades (META-INF/signatures*.xml; the default for asice) or cades (META-INF/signature*.p7s; the default for asics). A signature added to a container takes the form it already has',
+      ).choices(['xades', 'cades']),
+    )
+    .option(
+      '--signature-policy <policy>',
+      'XAdES only: sign under an explicit signature policy (XAdES-EPES): the preset facturae-3.1 (Spain’s e-invoices: its policy, the issuer’s role), or OID,URL,ALG:HASH (the policy document’s digest, base64)',
     )
     .option('-o, --output <file>', 'output file (one input only)')
     .option('--output-dir <dir>', 'write outputs into this directory (created when missing)')

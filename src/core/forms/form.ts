@@ -27,6 +27,7 @@ import type {
   DocumentSource,
   ExtendSigned,
   OpenedDocument,
+  OutputContents,
   PreparedDocument,
   SignedValue,
   SignJob,
@@ -89,9 +90,10 @@ export interface LongTermWindow {
   /**
    * The validation data (certificates, OCSP responses, CRLs) of the signer's chain and of the TSA's
    * chain of `value`'s timestamp, from the window's cache; its counts and warnings are recorded for
-   * `input`'s report.
+   * `input`'s report. With `chains: 'timestamp'`, of the TSA's chain only (an earlier archive
+   * timestamp, renewed: `value` holds just its token), recorded for `input` as well.
    */
-  validationData(input: string, value: SignedValue): Promise<CmsValidationData>;
+  validationData(input: string, value: SignedValue, chains?: 'timestamp'): Promise<CmsValidationData>;
   /** A timestamp over `imprint` (an archive timestamp at B-LTA), its time recorded for `input`'s report. */
   archiveTimestamp(input: string, imprint: Uint8Array, digest: DigestName): Promise<TimestampResult>;
   /** For forms whose long-term data goes into the document (`longTerm: 'document'`): the bytes to append to a signed document. */
@@ -142,7 +144,8 @@ export interface FormExtension {
 
 /**
  * One signature form. The pipelines call, for each job of a batch (or the one job of a
- * `one-for-many` form): `check` before any approval; `prepare` in its window (reading the input
+ * `one-for-many` form, made by `jobFor`, whose `SignJob.inputs` are every input named and whose
+ * output's files are counted as the batch counts files): `check` before any approval; `prepare` in its window (reading the input
  * once, hashing it, holding a temp output at most); then the service signs `toBeSigned`, the TSA
  * stamps the signature value, `writeAhead` may write it into the temp output at once, and `complete`
  * writes the output (with `longTerm` at B-LT and B-LTA). `--skip-existing` asks `alreadySigned`;
@@ -157,6 +160,15 @@ export interface SignatureForm {
 
   /** Where an input signed alone goes: `contract-signed.pdf`, `notes.txt.p7s`, `a.xml.p7m`, `a.xml.asics` (in `outputDir` when given). */
   outputFor(input: string, outputDir?: string): string;
+  /**
+   * A `one-for-many` form: its one job of every input named, in `SignJob.inputs` (files,
+   * directories, or an output of this form to add a signature to), and where its output goes (`-o`,
+   * `--output-dir`). Refuses a run that names no input, or several without an output name. Its
+   * `check` then walks and checks the inputs (`OpenedDocument.files`: how many files it signs),
+   * `prepare` leaves out an input it cannot read through `SignOptions.leaveOut`, and `complete`
+   * returns what the output holds (`contents`) for the report.
+   */
+  jobFor?(inputs: string[], options: { output?: string; outputDir?: string }): Promise<SignJob>;
   /** Whether signing `input` in this form adds a parallel signature to it (`declares.parallel`, and `input` is of this form). */
   addsTo(input: string): boolean;
 
@@ -198,17 +210,19 @@ export interface SignatureForm {
     options: SignOptions,
     outputs: CompletionOutputs,
     longTerm?: LongTermWindow,
-  ): Promise<{ bytes: number; sha256: string }>;
+  ): Promise<{ bytes: number; sha256: string; contents?: OutputContents; format?: 'CAdES' | 'XAdES' }>;
 
   /**
    * `--skip-existing`: whether the output already there is what signing the input would make — a
-   * valid signature over the input as it is now, by `signerCertificate`.
+   * valid signature over the input as it is now, by `signerCertificate` (whose credential hashes
+   * with `digest`, for a form that compares the input's digests).
    */
   alreadySigned(
     job: SignJob,
     signerCertificate: Uint8Array,
     files: DocumentFiles,
     password?: string,
+    digest?: DigestName,
   ): Promise<ExistingSignature>;
 
   /**
@@ -222,8 +236,12 @@ export interface SignatureForm {
 
   /**
    * The split flow (`--prepare`/`--complete`): what the state file keeps of a prepared document
-   * beyond its job and the hash approved (JSON, never a secret). `--complete` prepares the document
-   * again at the same signing time and refuses it when it no longer gives the hash approved.
+   * beyond its job and the hash approved (JSON, never a secret; a `one-for-many` job's inputs are
+   * kept beside it). `--complete` prepares the document again at the same signing time and refuses
+   * it when it no longer gives the hash approved: with `splitCheck`, as the form words it, from
+   * what `splitState` kept (a manifest names the files that changed).
    */
   splitState?(prepared: PreparedDocument): Record<string, unknown>;
+  /** Throws (`STATE_FILE_INVALID`) when `prepared`, made again at `--complete`, is not the one `saved` and `approvedHash` (base64) describe. */
+  splitCheck?(saved: Record<string, unknown>, prepared: PreparedDocument, approvedHash: string): void;
 }

@@ -55,7 +55,7 @@ export function mimeTypeOf(name: string): string {
 }
 
 /** An entry name as a relative URI: each segment percent-encoded. */
-function uriOf(name: string): string {
+export function uriOf(name: string): string {
   return name.split('/').map(encodeURIComponent).join('/');
 }
 

@@ -17,19 +17,18 @@ import { EsignError } from '../../errors.js';
 import type { SigningCredential } from '../../ports.js';
 import type { XmlDocument } from '../../xml/types/xml-libs.js';
 import type { LongTermWindow } from '../form.js';
-import { ENVELOPED_SIGNATURE, EXC_C14N } from './algorithms.js';
-import { documentC14n } from './c14n.js';
+import { ENVELOPED_SIGNATURE, EXC_C14N } from '../shared/xades/algorithms.js';
+import { documentC14n } from '../shared/xades/c14n.js';
 import { decodeDocument, MAX_ENVELOPED_BYTES, signatureOffset } from './enveloped.js';
 import { parseInputXml } from './input-xml.js';
+import { unsignedValuesOf } from '../shared/xades/unsigned.js';
 import {
-  archiveTimestampImprint,
   draftSignature,
   signatureTimestampInput,
   signatureXml,
   toBeSignedOf,
-  type UnsignedValues,
   type XadesDraft,
-} from './signature.js';
+} from '../shared/xades/signature.js';
 
 const rootName = (doc: XmlDocument): string => doc.documentElement!.nodeName;
 
@@ -99,30 +98,6 @@ export async function prepareEnveloped(
   };
 }
 
-/** The unsigned properties of a signature at its level: the signature timestamp, and at B-LT/B-LTA the validation data and archive timestamp. */
-export async function unsignedValuesOf(
-  input: string,
-  draft: XadesDraft,
-  references: Hash,
-  value: SignedValue,
-  longTerm: LongTermWindow | undefined,
-): Promise<UnsignedValues> {
-  const base: UnsignedValues = value.timestampToken ? { signatureTimestamp: value.timestampToken } : {};
-  if (!longTerm) return base;
-  const data = await longTerm.validationData(input, value);
-  const withData: UnsignedValues = {
-    ...base,
-    certificateValues: data.certificates,
-    crls: data.crls,
-    ocsps: data.ocsps,
-  };
-  if (longTerm.level !== 'B-LTA') return withData;
-  const digest = draft.scheme.digest;
-  const imprint = archiveTimestampImprint(signatureXml(draft, value.signature, withData), references.copy());
-  const stamp = await longTerm.archiveTimestamp(input, imprint, digest);
-  return { ...withData, archiveTimestamp: stamp.token };
-}
-
 export async function completeEnveloped(
   prepared: PreparedDocument,
   value: SignedValue,
@@ -133,7 +108,7 @@ export async function completeEnveloped(
   const state = prepared.state as EnvelopedState | undefined;
   if (!state) throw new EsignError('INTERNAL', 'An enveloped XAdES was completed without being prepared.');
   const { job } = prepared;
-  const values = await unsignedValuesOf(job.input, state.draft, state.references, value, longTerm);
+  const values = await unsignedValuesOf(job.input, state.draft, async () => state.references.copy(), value, longTerm);
   const signature = Buffer.from(signatureXml(state.draft, value.signature, values), 'ascii');
   const source = await files.open(job.input);
   let bytes: Uint8Array;

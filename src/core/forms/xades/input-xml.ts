@@ -7,7 +7,7 @@ import { EsignError } from '../../errors.js';
 import { xmlRules } from '../../xml/refusal.js';
 import { parseSecureXml } from '../../xml/secure-parse.js';
 import type { XmlDocument } from '../../xml/types/xml-libs.js';
-import { DSIG_NS } from './algorithms.js';
+import { DSIG_NS } from '../shared/xades/algorithms.js';
 
 export function parseInputXml(text: string, path: string): XmlDocument {
   const doc = parseSecureXml(text, xmlRules(path));

@@ -6,14 +6,16 @@
  * the whole container.
  */
 import { basename, dirname, join, resolve } from 'node:path';
-import { EsignError } from '../../../core/errors.js';
 import type { SignatureForm } from '../../../core/forms/form.js';
 import { ASIC_E_MIMETYPE } from '../../../core/forms/shared/asic-container-rules.js';
+import { checkPreparedAgain } from '../../../core/forms/asic-e/split.js';
+import type { PreparedDocument } from '../../../core/documents.js';
 
-/** The signing steps of one file: an ASiC-E is signed as one container (cli/sign-asice.ts), never file by file. */
-const notPerFile = async (): Promise<never> => {
-  throw new EsignError('INTERNAL', 'An ASiC-E is one container, not a job per file.');
-};
+/** The signing steps (sign.ts), and the ZIP code under them, load only when a container is signed. */
+const signing = () => import('./sign.js');
+
+/** The manifest a prepared container's signature is over (sign.ts keeps it in `state`). */
+const manifestOf = (prepared: PreparedDocument): Uint8Array => (prepared.state as { manifest: Uint8Array }).manifest;
 
 export const asicE: SignatureForm = {
   name: 'asice',
@@ -24,10 +26,33 @@ export const asicE: SignatureForm = {
   outputFor: (input, outputDir) => join(outputDir ?? dirname(input), `${basename(resolve(input))}.asice`),
   addsTo: (input) => /\.(asice|sce)$/i.test(input),
 
-  check: notPerFile,
-  prepare: notPerFile,
-  complete: notPerFile,
-  alreadySigned: notPerFile,
+  async jobFor(inputs, options) {
+    return (await signing()).jobFor(asicE, inputs, options);
+  },
+  async check(job, files) {
+    return (await signing()).check(asicE, job, files);
+  },
+  async prepare(job, credential, _files, options, opened) {
+    return (await signing()).prepare(asicE, job, credential, options, opened);
+  },
+  async complete(prepared, credential, value, options, outputs, longTerm) {
+    return (await signing()).complete(prepared, credential, value, options, outputs.files, longTerm);
+  },
+  async alreadySigned(job, signerCertificate, _files, _password, digest = 'sha256') {
+    return (await signing()).alreadySigned(asicE, job, signerCertificate, digest);
+  },
+  splitState: (prepared) => ({ manifest: Buffer.from(manifestOf(prepared)).toString('base64') }),
+  splitCheck(saved, prepared, approvedHash) {
+    checkPreparedAgain(
+      saved,
+      {
+        output: prepared.job.output,
+        manifest: manifestOf(prepared),
+        toBeSignedHash: prepared.toBeSigned.toBeSignedHash,
+      },
+      approvedHash,
+    );
+  },
 
   async verify({ file, source }, options) {
     // The ZIP reader and the verification load only when a container is verified.

@@ -7,14 +7,15 @@ import type { AsicSToWrite, DocumentFiles, OutputFile } from '../../../core/docu
 import { openContainer } from '../../zip-container.js';
 import { writeContainer, type SignedFile } from '../shared/asic-writer.js';
 
-/** An ASiC-S: `mimetype`, the document under its own name, `META-INF/signature.p7s`. */
+/** An ASiC-S: `mimetype`, the document under its own name, `META-INF/signature.p7s` (or with XAdES, `signature` given: `META-INF/signatures.xml`). */
 export async function writeAsicS(
   files: DocumentFiles,
   job: AsicSToWrite,
   registerOutput: (output: OutputFile) => void,
+  signature: { name: string; bytes: Uint8Array } = { name: 'META-INF/signature.p7s', bytes: job.cms },
 ): Promise<{ bytes: number; sha256: string }> {
   const document = { path: job.input, digest: job.digest, digestValue: job.contentDigest };
-  return writeOneDocument(files, job, document, { name: 'META-INF/signature.p7s', bytes: job.cms }, registerOutput);
+  return writeOneDocument(files, job, document, signature, registerOutput);
 }
 
 /** An ASiC-S with a timestamp instead of a signature: `mimetype`, the document, `META-INF/timestamp.tst`. */

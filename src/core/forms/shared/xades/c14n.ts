@@ -6,8 +6,8 @@
  */
 import { ExclusiveCanonicalization } from 'xml-crypto';
 import { DOMParser } from '@xmldom/xmldom';
-import { EsignError } from '../../errors.js';
-import type { XmlDocument, XmlElement, XmlNode } from '../../xml/types/xml-libs.js';
+import { EsignError } from '../../../errors.js';
+import type { XmlDocument, XmlElement, XmlNode } from '../../../xml/types/xml-libs.js';
 import { DSIG_NS } from './algorithms.js';
 
 const ELEMENT_NODE = 1;

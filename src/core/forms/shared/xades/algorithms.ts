@@ -5,10 +5,10 @@
  * ancestors, so what is signed is the same wherever the signature lands (the root of an invoice with
  * its own default namespace, or a `signatures0.xml` of an ASiC-E).
  */
-import type { DigestName, SignatureScheme } from '../../cms/algorithms.js';
-import { NS, TRANSFORM } from '../../xml/namespaces.js';
+import type { DigestName, SignatureScheme } from '../../../cms/algorithms.js';
+import { NS, TRANSFORM } from '../../../xml/namespaces.js';
 
-export { SIGNED_PROPERTIES_TYPE } from '../../xml/namespaces.js';
+export { SIGNED_PROPERTIES_TYPE } from '../../../xml/namespaces.js';
 export const DSIG_NS = NS.ds;
 export const XADES_NS = NS.xades;
 export const XADES141_NS = NS.xades141;
@@ -61,7 +61,11 @@ export function digestElements(digest: DigestName, value: Uint8Array): string {
   );
 }
 
-/** Text and attribute values escaped for XML (what esign puts in: names, URLs, MIME types). */
+/**
+ * Text and attribute values escaped for XML (what esign puts in: names, URLs, MIME types), every
+ * character outside ASCII as a character reference too: a signature is then ASCII, and goes into a
+ * document of any ASCII-compatible encoding as it is.
+ */
 export function escapeXml(text: string): string {
-  return text.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return text.replace(/[<>&"'\u0080-\u{10ffff}]/gu, (c) => `&#${c.codePointAt(0)};`);
 }

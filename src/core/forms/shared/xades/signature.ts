@@ -19,12 +19,12 @@
  * flow's `--complete` checks that).
  */
 import { createHash, type Hash } from 'node:crypto';
-import type { DigestName, SignatureScheme } from '../../cms/algorithms.js';
-import { readCertificate } from '../../cms/certificate.js';
-import { explicit, sequence } from '../../cms/der.js';
-import { derToP1363 } from '../../cms/ecdsa.js';
-import type { SignaturePolicy } from '../../documents.js';
-import { EsignError } from '../../errors.js';
+import type { DigestName, SignatureScheme } from '../../../cms/algorithms.js';
+import { readCertificate } from '../../../cms/certificate.js';
+import { explicit, sequence } from '../../../cms/der.js';
+import { derToP1363 } from '../../../cms/ecdsa.js';
+import type { SignaturePolicy } from '../../../documents.js';
+import { EsignError } from '../../../errors.js';
 import {
   digestElements,
   DIGEST_URI,
@@ -106,6 +106,7 @@ export function draftSignature(input: XadesInput): XadesDraft {
       .map(
         (ref) =>
           `<xades:DataObjectFormat ObjectReference="#${ref.refId}">` +
+          dataObjectDescription(input.policy) +
           `<xades:MimeType>${escapeXml(ref.mimeType)}</xades:MimeType></xades:DataObjectFormat>`,
       )
       .join('') +
@@ -266,6 +267,17 @@ function signingCertificateV2(certificateDer: Uint8Array, digest: DigestName): s
 
 const SHA1_URI = 'http://www.w3.org/2000/09/xmldsig#sha1';
 
+/** The Description and ObjectIdentifier a policy asks of a DataObjectFormat (FacturaE: the invoice's). */
+function dataObjectDescription(policy: SignaturePolicy | undefined): string {
+  if (!policy?.dataObject) return '';
+  const { description, objectIdentifier } = policy.dataObject;
+  return (
+    `<xades:Description>${escapeXml(description)}</xades:Description>` +
+    '<xades:ObjectIdentifier><xades:Identifier Qualifier="OIDAsURN">' +
+    `${escapeXml(objectIdentifier)}</xades:Identifier></xades:ObjectIdentifier>`
+  );
+}
+
 function policyIdentifier(policy: SignaturePolicy): string {
   const hashUri = policy.hashAlgorithm === 'sha1' ? SHA1_URI : DIGEST_URI[policy.hashAlgorithm];
   const identifier = policy.identifier.startsWith('urn:oid:')
@@ -283,7 +295,7 @@ function policyIdentifier(policy: SignaturePolicy): string {
       : '') +
     '</xades:SignaturePolicyId></xades:SignaturePolicyIdentifier>' +
     (policy.claimedRole
-      ? `<xades:SignerRoleV2><xades:ClaimedRoles><xades:ClaimedRole>${escapeXml(policy.claimedRole)}</xades:ClaimedRole></xades:ClaimedRoles></xades:SignerRoleV2>`
+      ? `<xades:${policy.claimedRole.element}><xades:ClaimedRoles><xades:ClaimedRole>${escapeXml(policy.claimedRole.role)}</xades:ClaimedRole></xades:ClaimedRoles></xades:${policy.claimedRole.element}>`
       : '')
   );
 }
