@@ -19,7 +19,7 @@ const LEVELS: readonly PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
   const command = program
     .command('verify')
-    .summary('verify the signatures and timestamps in a PDF, a .p7s, a .p7m or an ASiC container')
+    .summary('verify the signatures and timestamps in a PDF, a .p7s, a .p7m, an XML file (XAdES) or an ASiC container')
     .description(
       'Check every signature and document timestamp in FILE.pdf: signer, claimed time (/M), signature timestamp, ' +
         'integrity of the signed bytes, the signature value, what the signature covers and what was appended after it, ' +
@@ -28,9 +28,14 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         'timestamp, an archive-time-stamp-v3 (ats-hash-index-v3 or the older ats-hash-index), an archive-time-stamp-v2 or an ASiC-E archive manifest). When verified EU trusted lists are cached (esign trust update), their qualified CAs ' +
         'and TSAs are trust anchors too, and each signature gets its qualification (ETSI TS 119 615: QESig, QESeal, ' +
         'AdESig-QC, AdESeal-QC, AdESig, AdESeal, their Indeterminate forms, Not AdES or N/A, with the reason) and each timestamp whether it is ' +
-        'a qualified electronic time stamp. With --signature FILE.p7s, check a detached CAdES signature of FILE. ' +
+        'a qualified electronic time stamp. With --signature FILE.p7s, check a detached CAdES signature of FILE; ' +
+        'with --signature SIG.xml, a detached XAdES signature of FILE. FILE.xml (or .xsig) is checked for XAdES: enveloped ' +
+        'and enveloping signatures, each reference by its unique Id, c14n 1.0/1.1/exclusive, SigningCertificate(V2), the ' +
+        'signature and archive timestamps, CertificateValues and RevocationValues (B-B to B-LTA); a DTD or entity, an ' +
+        'external or outside reference, an Id given twice, a second SignedProperties, a wrapped or moved signature, XSLT ' +
+        'or another XPath transform, or XML over 50 MB is refused (exit 7). ' +
         'FILE.p7m (enveloping CAdES, the content inside, DER or BER) is checked as it is; --extract OUT then writes its content. ' +
-        'FILE.asics (ASiC-S) and FILE.asice (ASiC-E) are checked with their layout (safe and unique names, none "." or "..", ' +
+        'FILE.asics (ASiC-S) and FILE.asice (ASiC-E; .sce and .bdoc too), with CAdES, XAdES or both, are checked with their layout (safe and unique names, none "." or "..", ' +
         'no encryption, no ZIP bomb; a mimetype not first, compressed, with an extra field or trailing white space is read ' +
         'with a warning), each signature with the files it covers (an ASiC-E manifest entry changed: VERIFY_FAILED), ' +
         'and the files no signature covers or a manifest names but the container lacks (VERIFY_MODIFIED, whatever the trust). ' +
@@ -47,23 +52,29 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         'to a trust anchor), VERIFY_MODIFIED (valid, but an unsigned update was appended after it), VERIFY_LEVEL ' +
         '(valid, below --level), VERIFY_NO_SIGNATURES.',
     )
-    .argument('<file>', 'the signed PDF, .p7m, .asics or .asice, or the content of a .p7s given with --signature')
+    .argument(
+      '<file>',
+      'the signed PDF, .p7m, .xml, .asics or .asice (.sce, .bdoc), or the content of a detached signature given with --signature',
+    )
     .option(
       '--trust <pem>',
       "a trusted root certificate (PEM or DER), instead of the profile's trustAnchors; repeatable",
       collect,
       [],
     )
-    .option('--signature <p7s>', 'a detached CAdES signature of FILE')
+    .option('--signature <p7s>', 'a detached signature of FILE: CAdES (.p7s) or XAdES (XML)')
     .option(
       '--extract <path>',
       'with a .p7m: write the signed content to FILE; with an .asics/.asice: its documents into the directory FILE. Only when every signature checks out (valid and trusted) and, in a container, covers every document',
     )
-    .option('--level <level>', 'also require this level (PAdES or CAdES) for every signature: B-B, B-T, B-LT or B-LTA');
+    .option(
+      '--level <level>',
+      'also require this level (PAdES, CAdES or XAdES) for every signature: B-B, B-T, B-LT or B-LTA',
+    );
   withPasswordOptions(command)
     .addHelpText(
       'after',
-      '\nExamples:\n  esign verify contract-signed.pdf\n  esign verify --trust root.pem --json contract-signed.pdf\n  esign verify notes.txt --signature notes.txt.p7s\n  esign verify fattura.xml.p7m --extract fattura.xml\n  esign verify --level B-LT archived.pdf',
+      '\nExamples:\n  esign verify contract-signed.pdf\n  esign verify --trust root.pem --json contract-signed.pdf\n  esign verify notes.txt --signature notes.txt.p7s\n  esign verify fattura.xml.p7m --extract fattura.xml\n  esign verify factura-signed.xml\n  esign verify bundle.bdoc\n  esign verify --level B-LT archived.pdf',
     )
     .action((file: string, options: VerifyCommandOptions, command: Command) =>
       run(command, (ctx) => runVerify(file, options, ctx)),

@@ -37,7 +37,7 @@ import type { CmsChecks, CmsContext, ReadSignedBytes } from './cms-check.js';
 import { combineMaterial, embeddedRevocation, revocationMaterial } from './revocation.js';
 import { verificationHashName } from './token-signature.js';
 import { codeOf, judgedQualification, verdict, worstOfSignatures } from './types.js';
-import type { SignatureReport, VerificationReport, VerifyOptions } from './types.js';
+import type { RevocationStore, SignatureReport, VerificationReport, VerifyOptions } from './types.js';
 
 /** id-countersignature (RFC 5652 §11.4): an unsigned attribute whose value is a SignerInfo over the signature value. */
 const OID_COUNTER_SIGNATURE = '1.2.840.113549.1.9.6';
@@ -375,13 +375,13 @@ async function expectedArchiveV2Imprint(
  * certificate of the signer's chain and the TSA's (the trust anchors and OCSP responders with
  * id-pkix-ocsp-nocheck aside). Otherwise B-T, with a warning when some, but not all, is there.
  */
-function longTermLevel(report: SignatureReport): 'B-T' | 'B-LT' {
+export function longTermLevel(report: SignatureReport, store: RevocationStore = 'cms'): 'B-T' | 'B-LT' {
   const chains = [
     ['signer chain', report.chain],
     ['timestamp authority chain', report.timestamp?.chain],
   ] as const;
   const entries = chains.flatMap(([, chain]) => chain?.revocation ?? []);
-  if (!entries.some((entry) => entry.source.startsWith('cms-'))) return 'B-T';
+  if (!entries.some((entry) => entry.source.startsWith(`${store}-`))) return 'B-T';
   const missing = chains.flatMap(([who, chain]) =>
     !chain
       ? [`${who}: none`]

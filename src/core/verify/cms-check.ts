@@ -316,7 +316,7 @@ function withEmbeddedRevocation(ctx: CmsContext, parsed: ParsedSignedData): CmsC
 }
 
 /** `proofOfExistence`: the chain was checked at a trusted timestamp's time, not now. */
-function collectChainProblems(chain: ChainReport, into: Findings, who: string, proofOfExistence: boolean): void {
+export function collectChainProblems(chain: ChainReport, into: Findings, who: string, proofOfExistence: boolean): void {
   if (!chain.trusted) {
     into.untrusted.push(...chain.problems.map((p) => `${who}: ${p}`));
     into.failures.add('NO_CERTIFICATE_CHAIN_FOUND');
@@ -335,7 +335,7 @@ function collectChainProblems(chain: ChainReport, into: Findings, who: string, p
 }
 
 /** Builds and checks the chain of `leaf` at `at` (revocation from the material, at `at`): the report and the path, leaf first. */
-function chainAndPath(
+export function chainAndPath(
   leaf: X509Certificate,
   extra: readonly Uint8Array[],
   ctx: CmsContext,

@@ -14,8 +14,8 @@ export interface CertificateSummary {
 
 export type RevocationState = 'good' | 'revoked' | 'unknown' | 'not-checked';
 
-/** Where revocation data is kept: the PDF's DSS, the CMS SignedData's `crls` field, or its adbe-revocationInfoArchival signed attribute. */
-export type RevocationStore = 'dss' | 'cms' | 'adbe';
+/** Where revocation data is kept: the PDF's DSS, the CMS SignedData's `crls` field, its adbe-revocationInfoArchival signed attribute, or a XAdES signature's RevocationValues. */
+export type RevocationStore = 'dss' | 'cms' | 'adbe' | 'xades';
 
 export interface RevocationResult {
   subject: string;
@@ -99,7 +99,7 @@ export type PadesLevel = 'B-B' | 'B-T' | 'B-LT' | 'B-LTA';
 
 export interface SignatureReport {
   index: number;
-  kind: 'signature' | 'docTimeStamp' | 'cades';
+  kind: 'signature' | 'docTimeStamp' | 'cades' | 'xades';
   field?: string;
   subFilter?: string;
   signer?: CertificateSummary;
@@ -139,7 +139,7 @@ export interface SignatureReport {
 
 export interface VerificationReport {
   file: string;
-  kind: 'pdf' | 'cades';
+  kind: 'pdf' | 'cades' | 'xades';
   /** A CAdES signature with its content inside (a .p7m), or in an ASiC container. */
   packaging?: 'enveloping' | 'asic-s' | 'asic-e';
   /** In an ASiC container: the entries (outside META-INF/) that no signature covers. */

@@ -38,3 +38,13 @@ export function isWithin(node: XmlNode, ancestor: XmlNode): boolean {
 export function textOf(element: XmlElement | undefined): string {
   return (element?.textContent ?? '').trim();
 }
+
+/** The value of the attribute `name` (no namespace), or undefined when the element has none (xmldom's getAttribute gives ""). */
+export function attribute(element: XmlElement | undefined, name: string): string | undefined {
+  if (!element) return undefined;
+  for (let i = 0; i < element.attributes.length; i++) {
+    const candidate = element.attributes[i]!;
+    if (candidate.name === name) return candidate.value;
+  }
+  return undefined;
+}

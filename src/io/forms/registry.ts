@@ -71,15 +71,32 @@ export function oneForManyForm(inputs: readonly string[], format?: FormName): Si
 }
 
 /**
- * The form `esign verify` reads a file as: a detached CAdES when its signature is given apart
- * (`--signature`), else by its extension (`.p7m`, `.asics`/`.scs`, `.asice`/`.sce`), else PAdES.
+ * The form `esign verify` reads a file as: a detached signature when it is given apart
+ * (`--signature`: XAdES when it is XML, else CAdES), else by its extension (`.p7m`, `.asics`/`.scs`,
+ * `.asice`/`.sce`/`.bdoc`, `.xml`/`.xsig`), else PAdES.
  */
 export function formForVerifying(path: string, detachedSignature: boolean): SignatureForm {
-  if (detachedSignature) return cadesDetached;
+  if (detachedSignature) return detachedByContent;
   if (/\.p7m$/i.test(path)) return cadesEnveloping;
   if (/\.(asics|scs)$/i.test(path)) return asicS;
-  if (/\.(asice|sce)$/i.test(path)) return asicE;
+  if (/\.(asice|sce|bdoc)$/i.test(path)) return asicE;
+  if (/\.(xml|xsig)$/i.test(path)) return xades;
   return pades;
+}
+
+/** A detached signature read as what its content is: an XML signature (XAdES) or a CMS (CAdES). */
+const detachedByContent: SignatureForm = {
+  ...cadesDetached,
+  verify: (input, options) => (looksLikeXml(input.signature) ? xades : cadesDetached).verify(input, options),
+};
+
+/** XML starts with `<` (after a byte-order mark and white space); a CMS with a DER SEQUENCE (0x30). */
+function looksLikeXml(bytes: Uint8Array | undefined): boolean {
+  if (!bytes) return false;
+  let at = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  while (at < bytes.length && (bytes[at] === 0x20 || bytes[at] === 0x09 || bytes[at] === 0x0a || bytes[at] === 0x0d))
+    at++;
+  return bytes[at] === 0x3c;
 }
 
 /** The form `esign extend` raises a file's signatures in: the one that keeps long-term data in the document. */

@@ -13,6 +13,7 @@ import {
 } from '../../../core/verify/types.js';
 import type { OpenContainer } from '../../zip-container.js';
 import { documentsOf } from '../shared/asic-container.js';
+import { verifyContainerXades, xadesSignatureFiles } from '../xades/container.js';
 
 /**
  * The archive manifests (EN 319 162-1 A.7), earlier ones first: each one's timestamp over it, and
@@ -123,6 +124,28 @@ export async function verifyAsicE(
       signatureFiles.push([manifestName, manifest.signature]);
     }
   }
+  // XAdES signature files (META-INF/signatures*.xml): each reference names an entry.
+  const xadesFiles = xadesSignatureFiles(names);
+  for (const signatureFile of xadesFiles) {
+    for (const { report, covered: intact, missing: gone } of await verifyContainerXades(
+      container,
+      file,
+      signatureFile,
+      verifyOptions,
+    )) {
+      report.index = signatures.length + 1;
+      for (const name of intact) covered.add(name);
+      if (gone.length > 0) {
+        report.problems.push(
+          ...gone.map((name) => `${signatureFile} names ${name}, which the container does not hold`),
+        );
+        markContainerModified(report);
+        missing = true;
+      }
+      signatures.push(report);
+      signatureFiles.push([signatureFile]);
+    }
+  }
   const archives = await checkArchives(container, names, verifyOptions);
   signatures.forEach((signature, index) => {
     const archived = archives.some(
@@ -144,7 +167,7 @@ export async function verifyAsicE(
       : containerStatus(worstOfSignatures(signatures), missing || uncovered.length > 0);
   return {
     file,
-    kind: 'cades',
+    kind: manifests.length === 0 && xadesFiles.length > 0 ? 'xades' : 'cades',
     packaging: 'asic-e',
     signatures,
     uncovered,

@@ -6,6 +6,9 @@ import type { ReadSignedBytes } from '../../../core/verify/cms-check.js';
 import type { VerificationReport } from '../../../core/verify/types.js';
 import type { OpenContainer } from '../../zip-container.js';
 import { documentsOf } from '../shared/asic-container.js';
+import { verifyContainerXades } from '../xades/container.js';
+import { markContainerModified } from '../../../core/forms/shared/asic-container-rules.js';
+import { codeOf, worstOfSignatures } from '../../../core/verify/types.js';
 
 export async function verifyAsicS(
   container: OpenContainer,
@@ -19,6 +22,7 @@ export async function verifyAsicS(
     for await (const chunk of container.read(document)) consume(chunk);
   };
   const has = (name: string) => container.entries.some((entry) => entry.name === name);
+  if (has('META-INF/signatures.xml')) return verifyAsicSXades(container, document, file, verifyOptions);
   if (!has('META-INF/signature.p7s')) {
     if (!has('META-INF/timestamp.tst'))
       throw invalid('it has neither META-INF/signature.p7s nor META-INF/timestamp.tst');
@@ -48,6 +52,34 @@ async function verifyTimestamped(
     uncovered: [],
     status: report.status,
     code: report.code,
+    checkedAt: verifyOptions.now.toISOString(),
+  };
+}
+
+/** An ASiC-S with XAdES (META-INF/signatures.xml): its signatures over the one document. */
+async function verifyAsicSXades(
+  container: OpenContainer,
+  document: string,
+  file: string,
+  verifyOptions: ContainerVerifyOptions,
+): Promise<VerificationReport> {
+  const results = await verifyContainerXades(container, file, 'META-INF/signatures.xml', verifyOptions);
+  const signatures = results.map(({ report, covered }) => {
+    if (!covered.includes(document)) {
+      report.problems.push(`META-INF/signatures.xml does not cover ${document}, the container's document`);
+      markContainerModified(report);
+    }
+    return report;
+  });
+  const status = signatures.length === 0 ? 'no-signatures' : worstOfSignatures(signatures);
+  return {
+    file,
+    kind: 'xades',
+    packaging: 'asic-s',
+    signatures,
+    uncovered: signatures.some((signature) => signature.covers?.includes(document)) ? [] : [document],
+    status,
+    code: status === 'no-signatures' ? 'VERIFY_NO_SIGNATURES' : codeOf(status),
     checkedAt: verifyOptions.now.toISOString(),
   };
 }

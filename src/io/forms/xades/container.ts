@@ -1,0 +1,37 @@
+/** XAdES inside an ASiC container: each signatures file read by the shared XML rules, its references resolved to the container's entries. */
+import {
+  verifyXadesXml,
+  type XadesSignatureResult,
+  type XadesVerifyOptions,
+} from '../../../core/forms/xades/verify.js';
+import { MAX_XML_DOCUMENT_BYTES } from '../../../core/xml/secure-parse.js';
+import type { OpenContainer } from '../../zip-container.js';
+
+/** The XAdES signature files of an ASiC-E (EN 319 162-1 A.4: META-INF/ names containing "signatures"). */
+export function xadesSignatureFiles(names: Iterable<string>): string[] {
+  return [...names].filter((name) => /^META-INF\/[^/]*signatures[^/]*\.xml$/i.test(name)).sort();
+}
+
+/** Verifies the signatures of `signatureFile`, each reference naming an entry of the container. */
+export async function verifyContainerXades(
+  container: OpenContainer,
+  file: string,
+  signatureFile: string,
+  options: XadesVerifyOptions,
+): Promise<XadesSignatureResult[]> {
+  const names = new Set(container.entries.map((entry) => entry.name));
+  const bytes = await container.readWhole(signatureFile, MAX_XML_DOCUMENT_BYTES);
+  return verifyXadesXml(
+    {
+      name: `${file}: ${signatureFile}`,
+      bytes,
+      resolve: (name) =>
+        names.has(name) && name !== signatureFile
+          ? async (consume) => {
+              for await (const chunk of container.read(name)) consume(chunk);
+            }
+          : undefined,
+    },
+    options,
+  );
+}
