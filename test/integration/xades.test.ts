@@ -160,3 +160,50 @@ process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(log)}
     },
   );
 });
+
+describe('what esign writes in XAdES, read back by esign verify', () => {
+  const verify = (file: string) => runCli(['--json', 'verify', file], { env: sandbox.env });
+
+  for (const level of ['B-B', 'B-T', 'B-LT', 'B-LTA'] as const)
+    it(`an enveloped signature at ${level} verifies at ${level}; --skip-existing then signs nothing again`, async () => {
+      const dir = await tempDir();
+      const input = join(dir, 'invoice.xml');
+      await writeFile(input, INVOICE);
+      const signed = await runCli(['--auto-approve', '--json', 'sign', '--format', 'xades', '--level', level, input], {
+        env: sandbox.env,
+      });
+      expect(signed.code, signed.stderr).toBe(0);
+      const verified = await verify(join(dir, 'invoice-signed.xml'));
+      expect(verified.code, verified.stdout + verified.stderr).toBe(0);
+      expect(verified.json()).toMatchObject({ valid: true, signatures: [{ level }] });
+      const before = sandbox.sandbox.requestLog.length;
+      const again = await runCli(
+        ['--auto-approve', '--json', 'sign', '--format', 'xades', '--level', level, '--skip-existing', input],
+        { env: sandbox.env },
+      );
+      expect(again.code, again.stderr).toBe(0);
+      expect(signHashes(before)).toBe(0);
+    });
+
+  it('an ASiC-E with XAdES, signed twice, and an ASiC-S with XAdES verify, every file covered', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'a.txt'), 'a\n');
+    await writeFile(join(dir, 'b.xml'), INVOICE);
+    const bundle = join(dir, 'bundle.asice');
+    expect((await sign(['--format', 'asice', '-o', bundle, join(dir, 'a.txt'), join(dir, 'b.xml')])).code).toBe(0);
+    expect((await sign(['--level', 'B-T', bundle])).code).toBe(0);
+    const container = await verify(bundle);
+    expect(container.code, container.stdout + container.stderr).toBe(0);
+    expect(container.json()).toMatchObject({
+      valid: true,
+      uncovered: [],
+      signatures: [
+        { covers: ['a.txt', 'b.xml'], level: 'B-B' },
+        { covers: ['a.txt', 'b.xml'], level: 'B-T' },
+      ],
+    });
+    expect((await sign(['--format', 'asics', '--asic-signature', 'xades', join(dir, 'a.txt')])).code).toBe(0);
+    const single = await verify(join(dir, 'a.txt.asics'));
+    expect(single.code, single.stdout + single.stderr).toBe(0);
+  });
+});
