@@ -207,3 +207,22 @@ describe('what esign writes in XAdES, read back by esign verify', () => {
     expect(single.code, single.stdout + single.stderr).toBe(0);
   });
 });
+
+describe('--skip-existing of an ASiC-E with XAdES', () => {
+  it('skips the container while it holds these files signed by the same credential; refuses it once one changed', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'a.txt'), 'a\n');
+    const bundle = join(dir, 'skip.asice');
+    const args = ['--format', 'asice', '--skip-existing', '-o', bundle, join(dir, 'a.txt')];
+    expect((await sign(args)).code).toBe(0);
+    const before = sandbox.sandbox.requestLog.length;
+    const skipped = await sign(args);
+    expect(skipped.code, skipped.stderr).toBe(0);
+    expect(skipped.stdout).toContain('"skipped":true');
+    expect(signHashes(before)).toBe(0);
+    await writeFile(join(dir, 'a.txt'), 'changed\n');
+    const refused = await sign(args);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/already exists/);
+  });
+});

@@ -1,11 +1,12 @@
 /** `--skip-existing` for an ASiC-E: the container already holds the signer's signature over exactly these files. */
-import { createHash } from 'node:crypto';
+import { createHash, X509Certificate } from 'node:crypto';
 import { ASIC_E_MIMETYPE, checkMimetype } from '../../../core/forms/shared/asic-container-rules.js';
 import { parseManifest } from '../../../core/forms/asic-e/manifest.js';
 import { isEsignError } from '../../../core/errors.js';
 import { signedOverBytes, type ExistingSignature } from '../../../core/forms/shared/signed-already.js';
 import { FileByteSource } from '../../file-source.js';
 import { openContainer } from '../../zip-container.js';
+import { summarize } from '../../../core/verify/chain.js';
 import type { SignedFile } from '../shared/asic-writer.js';
 
 /**
@@ -33,6 +34,32 @@ export async function signedAlready(
     if (documents.length !== wanted.size || documents.some((name) => !wanted.has(name)))
       return { signed: false, reason: 'it holds other files' };
     let reason = 'no manifest names these files';
+    const sameCopies = async (): Promise<ExistingSignature> => {
+      for (const file of files) {
+        const hash = createHash(file.digest);
+        for await (const chunk of container!.read(file.name)) hash.update(chunk);
+        if (!Buffer.from(hash.digest()).equals(file.digestValue))
+          return { signed: false, reason: `its copy of ${file.name} is not the file as it is now` };
+      }
+      return { signed: true };
+    };
+    // XAdES (signaturesN.xml): a signature by this signer, intact, covering exactly these files.
+    const { xadesSignatureFiles, verifyContainerXades } = await import('../xades/container.js');
+    const wantedSigner = new X509Certificate(signer);
+    for (const name of xadesSignatureFiles(names)) {
+      const results = await verifyContainerXades(container, output, name, { trustAnchors: [], now: new Date() });
+      const mine = results.find(
+        ({ report, covered }) =>
+          report.integrity.valid &&
+          report.signatureValue.valid &&
+          report.signer?.serialNumber === summarize(wantedSigner).serialNumber &&
+          report.signer.issuer === summarize(wantedSigner).issuer &&
+          covered.length === wanted.size &&
+          covered.every((covers) => wanted.has(covers)),
+      );
+      if (mine) return await sameCopies();
+      reason = 'no intact XAdES signature by this signer over these files';
+    }
     for (const name of [...names].filter((entry) => /^META-INF\/ASiCManifest[^/]*\.xml$/i.test(entry))) {
       const bytes = await container.readWhole(name);
       const manifest = parseManifest(bytes, name);
@@ -48,13 +75,7 @@ export async function signedAlready(
         reason = check.reason;
         continue;
       }
-      for (const file of files) {
-        const hash = createHash(file.digest);
-        for await (const chunk of container.read(file.name)) hash.update(chunk);
-        if (!Buffer.from(hash.digest()).equals(file.digestValue))
-          return { signed: false, reason: `its copy of ${file.name} is not the file as it is now` };
-      }
-      return { signed: true };
+      return await sameCopies();
     }
     return { signed: false, reason };
   } catch (error) {
