@@ -655,3 +655,11 @@ if (process.env.BENCH_CONTAINERS !== '0') {
   if (containers.status !== 0)
     console.log(`bench/containers.js failed (exit ${containers.status ?? containers.signal})`);
 }
+
+// XAdES (issue 48): enveloped invoices against .p7m, a 20 MB XML document, an ASiC-E with XAdES
+// against CAdES: bench/xades.js, in a process of its own; BENCH_XADES=0 leaves it out.
+if (process.env.BENCH_XADES !== '0') {
+  console.log('');
+  const xades = spawnSync(process.execPath, [join(root, 'bench', 'xades.js')], { stdio: 'inherit' });
+  if (xades.status !== 0) console.log(`bench/xades.js failed (exit ${xades.status ?? xades.signal})`);
+}
