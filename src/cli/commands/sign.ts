@@ -47,7 +47,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .addOption(
       new Option(
         '--level <level>',
-        "PAdES/CAdES baseline level: B-B, B-T (the default when a TSA is configured, else B-B), B-LT (validation data in the PDF's DSS, or in the CAdES SignedData), B-LTA (an archive timestamp: a PDF document timestamp, a CAdES archive-time-stamp-v3, an ASiC-E archive manifest)",
+        "PAdES/CAdES/XAdES baseline level: B-B, B-T (the default when a TSA is configured, else B-B), B-LT (validation data in the PDF's DSS, in the CAdES SignedData, or in the XAdES unsigned properties), B-LTA (an archive timestamp: a PDF document timestamp, a CAdES archive-time-stamp-v3, a XAdES ArchiveTimeStamp, a CAdES ASiC-E's archive manifest)",
       ).choices(SIGNATURE_LEVELS),
     )
     .addOption(
@@ -120,7 +120,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
   withPasswordOptions(command)
     .addHelpText(
       'after',
-      '\nExamples:\n  esign sign contract.pdf\n  esign sign --output-dir signed/ invoices/\n  esign sign --format p7m fattura.xml                 (→ fattura.xml.p7m)\n  esign sign --format asice -o bundle.asice a.pdf docs/   (one ASiC-E container)\n  esign sign --auto-approve samples/contract.pdf      (sandbox)\n  esign sign --upload invoices/*.pdf                  (each output to your bucket as BASENAME)\n  esign sign --skip-existing --output-dir signed/ invoices/   (resume: signs only what is not signed yet)\n  esign sign --prepare --state s.json a.pdf b.pdf     (CI: prints the approval URL)\n  esign sign --complete --state s.json --redirect-url "http://127.0.0.1:8765/callback?code=…&state=…"\n' +
+      '\nExamples:\n  esign sign contract.pdf\n  esign sign --output-dir signed/ invoices/\n  esign sign --format p7m fattura.xml                 (→ fattura.xml.p7m)\n  esign sign --format asice -o bundle.asice a.pdf docs/   (one ASiC-E container, XAdES inside)\n  esign sign --format xades invoice.xml               (→ invoice-signed.xml, enveloped XAdES)\n  esign sign --format xades --signature-policy facturae-3.1 factura.xml   (Spain’s FacturaE)\n  esign sign --auto-approve samples/contract.pdf      (sandbox)\n  esign sign --upload invoices/*.pdf                  (each output to your bucket as BASENAME)\n  esign sign --skip-existing --output-dir signed/ invoices/   (resume: signs only what is not signed yet)\n  esign sign --prepare --state s.json a.pdf b.pdf     (CI: prints the approval URL)\n  esign sign --complete --state s.json --redirect-url "http://127.0.0.1:8765/callback?code=…&state=…"\n' +
         '  ESIGN_SERVICE_AUTH=client-credentials esign sign dist/*   (a seal in CI: ESIGN_CLIENT_ID, ESIGN_CLIENT_SECRET,\n' +
         '                                                        ESIGN_CREDENTIAL, ESIGN_CREDENTIAL_PIN, ESIGN_TOTP_SECRET)',
     )
