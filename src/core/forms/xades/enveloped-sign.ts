@@ -17,9 +17,11 @@ import { EsignError } from '../../errors.js';
 import type { SigningCredential } from '../../ports.js';
 import type { XmlDocument } from '../../xml/types/xml-libs.js';
 import type { LongTermWindow } from '../form.js';
-import { ENVELOPED_SIGNATURE, EXC_C14N } from '../shared/xades/algorithms.js';
+import { DSIG_NS, ENVELOPED_SIGNATURE, EXC_C14N } from '../shared/xades/algorithms.js';
 import { documentC14n } from '../shared/xades/c14n.js';
-import { decodeDocument, MAX_ENVELOPED_BYTES, signatureOffset } from './enveloped.js';
+import { decodeDocument, MAX_ENVELOPED_BYTES, rootNameOf, signatureOffset } from './enveloped.js';
+import { xmlRules } from '../../xml/refusal.js';
+import { refuseDeclarations } from '../../xml/secure-parse.js';
 import { parseInputXml } from './input-xml.js';
 import { unsignedValuesOf } from '../shared/xades/unsigned.js';
 import {
@@ -48,12 +50,18 @@ export async function readWhole(source: DocumentSource): Promise<Uint8Array> {
   return source.read(0, source.size);
 }
 
-/** Checks before approval that the input can be signed enveloped: XML the secure parser accepts, with no signature yet. */
+/**
+ * Checks before approval, without building the document (a DOM of a large XML file costs seconds a
+ * MB, and prepare builds it anyway): XML text in an encoding esign writes into, no DTD or entity,
+ * a root end tag to sign before; one that names the XML-DSig namespace is parsed whole here to tell
+ * whether it is signed already. Whether it is well-formed, prepare finds when it builds it.
+ */
 export async function checkEnveloped(source: DocumentSource): Promise<void> {
   const bytes = await readWhole(source);
   const text = decodeDocument(bytes, source.path);
-  const doc = parseInputXml(text, source.path);
-  signatureOffset(bytes, rootName(doc), source.path);
+  refuseDeclarations(text, xmlRules(source.path).refuse);
+  if (text.includes(DSIG_NS)) parseInputXml(text, source.path);
+  signatureOffset(bytes, rootNameOf(text), source.path);
 }
 
 export async function prepareEnveloped(

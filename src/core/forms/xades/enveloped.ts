@@ -83,3 +83,9 @@ export function signatureOffset(bytes: Uint8Array, rootName: string, path: strin
     });
   return closing.index;
 }
+
+/** The root element's name, read cheaply: the first start tag after the prolog's declaration, comments and instructions. */
+export function rootNameOf(text: string): string {
+  const match = /<(?![?!])([^\s/>]+)/.exec(text.replace(/<!--[\s\S]*?-->/g, (comment) => ' '.repeat(comment.length)));
+  return match?.[1] ?? '';
+}

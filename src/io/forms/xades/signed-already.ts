@@ -18,10 +18,14 @@ export async function envelopedSignedAlready(
     return { signed: false, reason: 'it is larger than an enveloped XML signature may be' };
   if (output.size <= input.size) return { signed: false, reason: 'it is not the input with a signature added' };
   const [original, signed] = await Promise.all([input.read(0, input.size), output.read(0, output.size)]);
-  const { signatureOffset } = await import('../../../core/forms/xades/enveloped.js');
+  const { rootNameOf, signatureOffset } = await import('../../../core/forms/xades/enveloped.js');
   let offset: number;
   try {
-    offset = signatureOffset(original, rootNameOf(original), input.path);
+    offset = signatureOffset(
+      original,
+      rootNameOf(Buffer.from(original.subarray(0, 64 * 1024)).toString('latin1')),
+      input.path,
+    );
   } catch {
     return { signed: false, reason: 'the input has no root end tag to sign before' };
   }
@@ -32,11 +36,4 @@ export async function envelopedSignedAlready(
   )
     return { signed: false, reason: 'it is not the input as it is now with a signature added' };
   return xmlSignedBy(signed, signerCertificate);
-}
-
-/** The root element's name: the first start tag that is not a declaration, comment or processing instruction. */
-function rootNameOf(bytes: Uint8Array): string {
-  const text = Buffer.from(bytes.subarray(0, 64 * 1024)).toString('latin1');
-  const match = /<(?![?!])([^\s/>]+)/.exec(text.replace(/<!--[\s\S]*?-->/g, ''));
-  return match?.[1] ?? '';
 }
