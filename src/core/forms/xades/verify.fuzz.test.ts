@@ -18,10 +18,10 @@ import { processTimeStampResp } from '../../tsp/response.js';
 import { SandboxTsa } from '../../../sandbox/tsa/tsa.js';
 import { NS } from '../../xml/namespaces.js';
 import type { XmlDocument, XmlElement } from '../../xml/types/xml-libs.js';
-import { ENVELOPED_SIGNATURE, EXC_C14N } from './algorithms.js';
-import { documentC14n } from './c14n.js';
+import { ENVELOPED_SIGNATURE, EXC_C14N } from '../shared/xades/algorithms.js';
+import { documentC14n } from '../shared/xades/c14n.js';
 import { parseInputXml } from './input-xml.js';
-import { draftSignature, signatureTimestampInput, signatureXml, toBeSignedOf } from './signature.js';
+import { draftSignature, signatureTimestampInput, signatureXml, toBeSignedOf } from '../shared/xades/signature.js';
 import { verifyXadesXml } from './verify.js';
 
 const root = issueTestCertificate({ commonName: 'XAdES Fuzz Root', ca: true });
