@@ -183,6 +183,50 @@ describe('esign verify of the XAdES esign writes', () => {
   }
 });
 
+describe('esign verify of the ASiC containers with XAdES esign writes', () => {
+  for (const level of ['B-T', 'B-LTA']) {
+    it(`ASiC-E (META-INF/signatures0.xml) at ${level}: valid, every file covered`, async () => {
+      const a = join(work.dir, `asice-${level}-a.txt`);
+      const b = join(work.dir, `asice-${level}-b.txt`);
+      await writeFile(a, 'first file\n');
+      await writeFile(b, 'second file\n');
+      const output = join(work.dir, `bundle-${level}.asice`);
+      const signed = await runCli(
+        ['--auto-approve', '--quiet', 'sign', '--format', 'asice', '--level', level, '--output', output, a, b],
+        {
+          env: sandbox.env,
+        },
+      );
+      expect(signed.code, signed.stderr).toBe(0);
+      const { code, report, stdout } = await verify([output]);
+      expect(code, stdout).toBe(0);
+      expect(report).toMatchObject({ kind: 'xades', packaging: 'asic-e', uncovered: [] });
+      expect(only(report)).toMatchObject({
+        kind: 'xades',
+        status: 'valid',
+        level,
+        covers: [`asice-${level}-a.txt`, `asice-${level}-b.txt`],
+      });
+    });
+  }
+
+  it('ASiC-S with XAdES (--asic-signature xades) at B-LT: valid', async () => {
+    const input = join(work.dir, 'single.txt');
+    await writeFile(input, 'one document\n');
+    const signed = await runCli(
+      ['--auto-approve', '--quiet', 'sign', '--format', 'asics', '--asic-signature', 'xades', '--level', 'B-LT', input],
+      {
+        env: sandbox.env,
+      },
+    );
+    expect(signed.code, signed.stderr).toBe(0);
+    const { code, report, stdout } = await verify([join(work.dir, 'single.txt.asics')]);
+    expect(code, stdout).toBe(0);
+    expect(report).toMatchObject({ kind: 'xades', packaging: 'asic-s' });
+    expect(only(report)).toMatchObject({ status: 'valid', level: 'B-LT', covers: ['single.txt'] });
+  });
+});
+
 // ---------------------------------------------------------------------------------------------
 // Signatures xmlsec1 makes from templates, with the sandbox's signer key.
 

@@ -93,6 +93,9 @@ const detachedByContent: SignatureForm = {
 /** XML starts with `<` (after a byte-order mark and white space); a CMS with a DER SEQUENCE (0x30). */
 function looksLikeXml(bytes: Uint8Array | undefined): boolean {
   if (!bytes) return false;
+  // UTF-16 with its byte-order mark: `<` as two bytes after it.
+  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff))
+    return bytes[2] === 0x3c || bytes[3] === 0x3c;
   let at = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
   while (at < bytes.length && (bytes[at] === 0x20 || bytes[at] === 0x09 || bytes[at] === 0x0a || bytes[at] === 0x0d))
     at++;

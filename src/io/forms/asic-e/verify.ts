@@ -13,7 +13,7 @@ import {
 } from '../../../core/verify/types.js';
 import type { OpenContainer } from '../../zip-container.js';
 import { documentsOf } from '../shared/asic-container.js';
-import { verifyContainerXades, xadesSignatureFiles } from '../xades/container.js';
+import { verifyContainerXades, xadesSignatureFiles } from '../shared/xades-container.js';
 
 /**
  * The archive manifests (EN 319 162-1 A.7), earlier ones first: each one's timestamp over it, and

@@ -6,7 +6,7 @@ import type { ReadSignedBytes } from '../../../core/verify/cms-check.js';
 import type { VerificationReport } from '../../../core/verify/types.js';
 import type { OpenContainer } from '../../zip-container.js';
 import { documentsOf } from '../shared/asic-container.js';
-import { verifyContainerXades } from '../xades/container.js';
+import { verifyContainerXades } from '../shared/xades-container.js';
 import { markContainerModified } from '../../../core/forms/shared/asic-container-rules.js';
 import { codeOf, worstOfSignatures } from '../../../core/verify/types.js';
 

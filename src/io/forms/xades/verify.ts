@@ -8,7 +8,7 @@ import { X509Certificate } from 'node:crypto';
 import { basename } from 'node:path';
 import type { VerifiedFile, VerifyInput } from '../../../core/forms/form.js';
 import type { ExistingSignature } from '../../../core/forms/shared/signed-already.js';
-import { verifyXadesXml, type XadesSignatureResult } from '../../../core/forms/xades/verify.js';
+import { verifyXadesXml, type XadesSignatureResult } from '../../../core/forms/shared/xades/verify.js';
 import { codeOf, worstOfSignatures, type VerificationReport, type VerifyOptions } from '../../../core/verify/types.js';
 import { EsignError } from '../../../core/errors.js';
 import { MAX_XML_DOCUMENT_BYTES } from '../../../core/xml/secure-parse.js';

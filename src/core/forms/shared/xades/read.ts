@@ -11,15 +11,15 @@
  *   reference to anything else).
  * Each refusal is one line naming what was found (XADES_REFUSED, exit 7).
  */
-import { UNSUPPORTED } from '../../verify/algorithms.js';
-import type { ReadSignedBytes } from '../../verify/cms-check.js';
-import { attribute, childElements, childrenNamed, descendants, isWithin, textOf } from '../../xml/dom.js';
-import { NS, SIGNED_PROPERTIES_TYPE, TRANSFORM } from '../../xml/namespaces.js';
-import { xadesRefused } from '../../xml/refusal.js';
-import type { XmlDocument, XmlElement } from '../../xml/types/xml-libs.js';
+import { UNSUPPORTED } from '../../../verify/algorithms.js';
+import type { ReadSignedBytes } from '../../../verify/cms-check.js';
+import { attribute, childElements, childrenNamed, descendants, isWithin, textOf } from '../../../xml/dom.js';
+import { NS, SIGNED_PROPERTIES_TYPE, TRANSFORM } from '../../../xml/namespaces.js';
+import { xadesRefused } from '../../../xml/refusal.js';
+import type { XmlDocument, XmlElement } from '../../../xml/types/xml-libs.js';
 import { canonicalization, xmlDigest, type Canonicalization } from './read-algorithms.js';
 import { canonicalize, namespaceOfPrefix, Unsupported, type NodeSet } from './read-c14n.js';
-import type { DigestAlgorithm } from '../../verify/algorithms.js';
+import type { DigestAlgorithm } from '../../../verify/algorithms.js';
 
 /** Finds a detached reference's data: a container entry or the file beside a detached signature. */
 export type ResolveDetached = (name: string) => ReadSignedBytes | undefined;

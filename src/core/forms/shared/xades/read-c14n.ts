@@ -11,10 +11,10 @@ import {
   ExclusiveCanonicalizationWithComments,
   type NamespacePrefix,
 } from 'xml-crypto';
-import { UNSUPPORTED } from '../../verify/algorithms.js';
-import { isElement, isWithin } from '../../xml/dom.js';
-import { NS } from '../../xml/namespaces.js';
-import type { XmlDocument, XmlElement, XmlNode } from '../../xml/types/xml-libs.js';
+import { UNSUPPORTED } from '../../../verify/algorithms.js';
+import { isElement, isWithin } from '../../../xml/dom.js';
+import { NS } from '../../../xml/namespaces.js';
+import type { XmlDocument, XmlElement, XmlNode } from '../../../xml/types/xml-libs.js';
 import type { Canonicalization } from './read-algorithms.js';
 
 /** An algorithm or a case esign cannot canonicalize: INDETERMINATE, naming it. */

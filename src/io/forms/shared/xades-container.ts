@@ -3,7 +3,7 @@ import {
   verifyXadesXml,
   type XadesSignatureResult,
   type XadesVerifyOptions,
-} from '../../../core/forms/xades/verify.js';
+} from '../../../core/forms/shared/xades/verify.js';
 import { MAX_XML_DOCUMENT_BYTES } from '../../../core/xml/secure-parse.js';
 import type { OpenContainer } from '../../zip-container.js';
 

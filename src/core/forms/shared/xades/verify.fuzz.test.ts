@@ -10,17 +10,18 @@ import { DOMParser } from '@xmldom/xmldom';
 import { ExclusiveCanonicalization } from 'xml-crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { fuzzParams, mutatedInput, outcomeAsync } from '../../../../test/helpers/fuzz.js';
-import { issueTestCertificate } from '../../cms/test-pki.js';
-import { OID } from '../../cms/oids.js';
-import { buildTimeStampReq } from '../../tsp/request.js';
-import { processTimeStampResp } from '../../tsp/response.js';
-import { SandboxTsa } from '../../../sandbox/tsa/tsa.js';
-import { NS } from '../../xml/namespaces.js';
-import type { XmlDocument, XmlElement } from '../../xml/types/xml-libs.js';
+import { fuzzParams, mutatedInput, outcomeAsync } from '../../../../../test/helpers/fuzz.js';
+import { issueTestCertificate } from '../../../cms/test-pki.js';
+import { OID } from '../../../cms/oids.js';
+import { buildTimeStampReq } from '../../../tsp/request.js';
+import { processTimeStampResp } from '../../../tsp/response.js';
+import { SandboxTsa } from '../../../../sandbox/tsa/tsa.js';
+import { NS } from '../../../xml/namespaces.js';
+import type { XmlDocument, XmlElement } from '../../../xml/types/xml-libs.js';
 import { ENVELOPED_SIGNATURE, EXC_C14N } from './algorithms.js';
 import { documentC14n } from './c14n.js';
-import { parseInputXml } from './input-xml.js';
+import { xmlRules } from '../../../xml/refusal.js';
+import { parseSecureXml } from '../../../xml/secure-parse.js';
 import { draftSignature, signatureTimestampInput, signatureXml, toBeSignedOf } from './signature.js';
 import { verifyXadesXml } from './verify.js';
 
@@ -46,7 +47,7 @@ const DOCUMENT = `<?xml version="1.0" encoding="UTF-8"?>
 
 /** An enveloped XAdES of DOCUMENT by `signer`, as esign's writer makes it; with a signature timestamp when `timestamped`. */
 function signedDocument(timestamped: boolean): Uint8Array {
-  const doc = parseInputXml(DOCUMENT, 'fuzz.xml');
+  const doc = parseSecureXml(DOCUMENT, xmlRules('fuzz.xml'));
   const scheme = { kind: 'rsa-pkcs1', digest: 'sha256' } as const;
   const draft = draftSignature({
     objects: [

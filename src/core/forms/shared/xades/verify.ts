@@ -8,8 +8,8 @@
  * qualification checks are verification's own, shared).
  */
 import { X509Certificate } from 'node:crypto';
-import { longTermLevel } from '../../verify/cades.js';
-import { chainAndPath, checkTimestampToken, collectChainProblems, type CmsContext } from '../../verify/cms-check.js';
+import { longTermLevel } from '../../../verify/cades.js';
+import { chainAndPath, checkTimestampToken, collectChainProblems, type CmsContext } from '../../../verify/cms-check.js';
 import {
   createDigest,
   describeKey,
@@ -18,19 +18,25 @@ import {
   keyWeakness,
   UNSUPPORTED,
   type DigestAlgorithm,
-} from '../../verify/algorithms.js';
-import { certificate, summarize } from '../../verify/chain.js';
-import { revocationMaterial, type RevocationItem } from '../../verify/revocation.js';
-import { judgedQualification, noFindings, verdict } from '../../verify/types.js';
-import type { Findings, SignatureReport, SubIndication, TimestampReport, VerifyOptions } from '../../verify/types.js';
-import { qualifyCertificate } from '../../qualification/determine.js';
-import { parseTimeStampToken } from '../../tsp/response.js';
-import { bytesEqual } from '../../cms/parse.js';
-import { attribute, childElements, childrenNamed, isWithin, textOf } from '../../xml/dom.js';
-import { NS, SIGNED_PROPERTIES_TYPE, TRANSFORM } from '../../xml/namespaces.js';
-import { xmlRules } from '../../xml/refusal.js';
-import { MAX_XML_DOCUMENT_BYTES, parseSecureXml } from '../../xml/secure-parse.js';
-import type { XmlDocument, XmlElement } from '../../xml/types/xml-libs.js';
+} from '../../../verify/algorithms.js';
+import { certificate, summarize } from '../../../verify/chain.js';
+import { revocationMaterial, type RevocationItem } from '../../../verify/revocation.js';
+import { judgedQualification, noFindings, verdict } from '../../../verify/types.js';
+import type {
+  Findings,
+  SignatureReport,
+  SubIndication,
+  TimestampReport,
+  VerifyOptions,
+} from '../../../verify/types.js';
+import { qualifyCertificate } from '../../../qualification/determine.js';
+import { parseTimeStampToken } from '../../../tsp/response.js';
+import { bytesEqual } from '../../../cms/parse.js';
+import { attribute, childElements, childrenNamed, isWithin, textOf } from '../../../xml/dom.js';
+import { NS, SIGNED_PROPERTIES_TYPE, TRANSFORM } from '../../../xml/namespaces.js';
+import { xmlRules } from '../../../xml/refusal.js';
+import { MAX_XML_DOCUMENT_BYTES, parseSecureXml } from '../../../xml/secure-parse.js';
+import type { XmlDocument, XmlElement } from '../../../xml/types/xml-libs.js';
 import {
   canonicalization,
   verifyXmlSignature,

@@ -4,8 +4,8 @@
  * (SHA-1 is weak, never invalid), the same words for what esign does not implement.
  */
 import { constants, verify, type KeyObject } from 'node:crypto';
-import { digestAlgorithm, type DigestAlgorithm, type SignatureScheme } from '../../verify/algorithms.js';
-import { TRANSFORM } from '../../xml/namespaces.js';
+import { digestAlgorithm, type DigestAlgorithm, type SignatureScheme } from '../../../verify/algorithms.js';
+import { TRANSFORM } from '../../../xml/namespaces.js';
 
 const MORE = 'http://www.w3.org/2001/04/xmldsig-more#';
 const MORE07 = 'http://www.w3.org/2007/05/xmldsig-more#';

@@ -3,7 +3,7 @@
  * the structure, before any digest or key, so no signature needs to verify for them.
  */
 import { describe, expect, it } from 'vitest';
-import { isEsignError } from '../../errors.js';
+import { isEsignError } from '../../../errors.js';
 import { verifyXadesXml } from './verify.js';
 
 const DS = 'http://www.w3.org/2000/09/xmldsig#';
