@@ -44,7 +44,7 @@ export async function signedAlready(
       return { signed: true };
     };
     // XAdES (signaturesN.xml): a signature by this signer, intact, covering exactly these files.
-    const { xadesSignatureFiles, verifyContainerXades } = await import('../xades/container.js');
+    const { xadesSignatureFiles, verifyContainerXades } = await import('../shared/xades-container.js');
     const wantedSigner = new X509Certificate(signer);
     for (const name of xadesSignatureFiles(names)) {
       const results = await verifyContainerXades(container, output, name, { trustAnchors: [], now: new Date() });
