@@ -281,6 +281,31 @@ describe('ASiC-E at B-LT and B-LTA', () => {
     );
   });
 
+  it('a renewed archive timestamp carries its TSA chain and revocation data: verify finds them in it (EN 319 162-1 A.7 item 2)', async () => {
+    const { dir, docs } = await documents();
+    const output = join(dir, 'bundle.asice');
+    await sign(['--format', 'asice', '--level', 'B-LTA', '-o', output, docs]);
+    const tokenOf = () => spawnSync('unzip', ['-p', output, 'META-INF/timestamp001.tst']).stdout;
+    const before = tokenOf();
+    const revocationOfFirstArchive = async () => {
+      const verified = await verify([output, '--level', 'B-LTA']);
+      expect(verified.code, verified.stderr).toBe(0);
+      const report = verified.json() as {
+        signatures: Array<{ kind: string; chain?: { revocation: Array<{ subject: string; source: string }> } }>;
+      };
+      const archive = report.signatures.find((signature) => signature.kind === 'docTimeStamp')!;
+      return archive.chain!.revocation.find((entry) => /Time-Stamping/.test(entry.subject))!.source;
+    };
+    // Archived first, the token holds only what the TSA put in it.
+    expect(await revocationOfFirstArchive()).toBe('none');
+
+    await sign(['--level', 'B-LTA', output]);
+    const after = tokenOf();
+    expect(after.length).toBeGreaterThan(before.length);
+    // Before it was archived again, its TSA's CRL went into it.
+    expect(await revocationOfFirstArchive()).toBe('cms-crl');
+  });
+
   it('a parallel B-LT signature keeps the earlier B-LTA signature and its archive valid', async () => {
     const { dir, docs } = await documents();
     const output = join(dir, 'bundle.asice');

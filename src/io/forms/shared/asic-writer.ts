@@ -4,7 +4,7 @@
  * signed), the whole container goes through a temp file and is renamed into place when complete.
  */
 import { createHash } from 'node:crypto';
-import { worthCompressing } from '../../../core/forms/shared/asic-container-rules.js';
+import { SAMPLE_BYTES, worthDeflating } from '../../../core/forms/shared/compressible.js';
 import type { DigestName } from '../../../core/cms/algorithms.js';
 import {
   changedWhileSigning,
@@ -53,25 +53,48 @@ export async function writeContainer(
     const entries: EntryToWrite[] = [];
     for (const document of container.documents) {
       const hash = createHash(document.digest);
-      entries.push({
-        name: document.name,
-        size: document.size,
-        compress: document.compress ?? worthCompressing(document.name),
-        hash,
-        chunks:
-          document.chunks?.() ??
-          (async function* () {
-            // Opened when its turn comes: a container of thousands of files holds one handle at a time.
-            const source = await files.open(document.path);
-            sources.push(source);
-            try {
-              for (let offset = 0; offset < source.size; offset += READ_CHUNK_BYTES)
-                yield await source.read(offset, READ_CHUNK_BYTES);
-            } finally {
-              await source.close();
-            }
-          })(),
-      });
+      /** The document's bytes from `source`, the first chunk read already. */
+      const rest = async function* (source: DocumentSource, first: Uint8Array): AsyncIterable<Uint8Array> {
+        try {
+          if (source.size > 0) yield first;
+          for (let offset = READ_CHUNK_BYTES; offset < source.size; offset += READ_CHUNK_BYTES)
+            yield await source.read(offset, READ_CHUNK_BYTES);
+        } finally {
+          await source.close();
+        }
+      };
+      // Opened when its turn comes: a container of thousands of files holds one handle at a time.
+      const open = async (): Promise<{ source: DocumentSource; first: Uint8Array }> => {
+        const source = await files.open(document.path);
+        sources.push(source);
+        return { source, first: await source.read(0, READ_CHUNK_BYTES) };
+      };
+      const known = document.compress;
+      entries.push(
+        document.chunks
+          ? { name: document.name, size: document.size, compress: known ?? true, hash, chunks: document.chunks() }
+          : known !== undefined
+            ? {
+                name: document.name,
+                size: document.size,
+                compress: known,
+                hash,
+                chunks: (async function* () {
+                  const { source, first } = await open();
+                  yield* rest(source, first);
+                })(),
+              }
+            : {
+                name: document.name,
+                size: document.size,
+                hash,
+                // Deflated or stored as its first bytes say (`worthDeflating`), not as its name does.
+                async open() {
+                  const { source, first } = await open();
+                  return { compress: worthDeflating(first.subarray(0, SAMPLE_BYTES)), chunks: rest(source, first) };
+                },
+              },
+      );
       checks.push(() => {
         if (!Buffer.from(hash.digest()).equals(document.digestValue)) throw changedWhileSigning(document.path);
       });
