@@ -284,7 +284,7 @@ describe('ASiC-E at B-LT and B-LTA', () => {
   it('a renewed archive timestamp carries its TSA chain and revocation data: verify finds them in it (EN 319 162-1 A.7 item 2)', async () => {
     const { dir, docs } = await documents();
     const output = join(dir, 'bundle.asice');
-    await sign(['--format', 'asice', '--level', 'B-LTA', '-o', output, docs]);
+    await sign(['--format', 'asice', '--asic-signature', 'cades', '--level', 'B-LTA', '-o', output, docs]);
     const tokenOf = () => spawnSync('unzip', ['-p', output, 'META-INF/timestamp001.tst']).stdout;
     const before = tokenOf();
     const revocationOfFirstArchive = async () => {

@@ -8,7 +8,7 @@ import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, TESTING_EXECUTABLE } from '../helpers/run-cli.js';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { sealEnv, startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDir } from '../helpers/tmp.js';
 
 let sandbox: TestSandbox;
@@ -224,5 +224,42 @@ describe('--skip-existing of an ASiC-E with XAdES', () => {
     const refused = await sign(args);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toMatch(/already exists/);
+  });
+});
+
+describe('XAdES through the split flow (--prepare, then --complete)', () => {
+  it('an enveloped B-T signature under a policy, and an ASiC-E with XAdES, as prepared; esign verify accepts both', async () => {
+    const dir = await tempDir();
+    const input = join(dir, 'invoice.xml');
+    await writeFile(input, INVOICE);
+    const state = join(dir, 'state.json');
+    const env = sealEnv(sandbox, 'v2');
+    const split = (args: string[]) => runCli(['--json', 'sign', '--state', state, ...args], { env });
+    const prepared = await split([
+      '--prepare',
+      '--format',
+      'xades',
+      '--level',
+      'B-T',
+      '--signature-policy',
+      'facturae-3.1',
+      input,
+    ]);
+    expect(prepared.code, prepared.stderr).toBe(0);
+    const completed = await split(['--complete']);
+    expect(completed.code, completed.stderr).toBe(0);
+    const output = join(dir, 'invoice-signed.xml');
+    expect(await readFile(output, 'utf8')).toContain('Ohixl6upD6av8N7pEvDABhEL6hM=');
+    const verified = await runCli(['--json', 'verify', output], { env: sandbox.env });
+    expect(verified.code, verified.stdout + verified.stderr).toBe(0);
+    expect(verified.json()).toMatchObject({ valid: true, signatures: [{ level: 'B-T' }] });
+
+    const bundle = join(dir, 'bundle.asice');
+    expect((await split(['--prepare', '--format', 'asice', '--level', 'B-T', '-o', bundle, input])).code).toBe(0);
+    const container = await split(['--complete']);
+    expect(container.code, container.stderr).toBe(0);
+    const checked = await runCli(['--json', 'verify', bundle], { env: sandbox.env });
+    expect(checked.code, checked.stdout + checked.stderr).toBe(0);
+    expect(checked.json()).toMatchObject({ valid: true, signatures: [{ level: 'B-T', covers: ['invoice.xml'] }] });
   });
 });
