@@ -163,6 +163,27 @@ export interface VerifyOptions {
   password?: string;
   /** The trusted-list cache's entries: each signature and timestamp is then qualified against them. */
   trustedLists?: readonly TrustedListCacheEntry[];
+  /** What one `esign verify` run of many files shares among them (loaded or fetched once per run). */
+  run?: VerifyRun;
+}
+
+/**
+ * The per-run cache of `esign verify FILES...`: the trust anchors and trusted lists are loaded once
+ * (into `VerifyOptions` itself, the same for every file); what verification learns while it runs
+ * is kept here for the next files.
+ */
+export interface VerifyRun {
+  /**
+   * Revocation answers (OCSP responses, CRLs) fetched during the run, by a key the fetcher chooses
+   * (the certificate's issuer and serial, or the URL): each asked for once per run, its promise
+   * shared by the files that need it at the same time.
+   */
+  readonly revocation: Map<string, Promise<unknown>>;
+}
+
+/** A new, empty per-run cache. */
+export function newVerifyRun(): VerifyRun {
+  return { revocation: new Map() };
 }
 
 /** The qualification named with the signature's validation result (TS 119 172-4): never a plain QES unless TOTAL-PASSED. */

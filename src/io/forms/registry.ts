@@ -10,6 +10,8 @@ import { extname } from 'node:path';
 import type { DocumentKind } from '../../core/documents.js';
 import { EsignError } from '../../core/errors.js';
 import type { FormName, SignatureForm } from '../../core/forms/form.js';
+import type { ByteSource } from '../../core/ports.js';
+import { ASIC_E_MIMETYPE, ASIC_S_MIMETYPE, RECOGNIZE_BYTES, recognize } from '../../core/forms/shared/recognize.js';
 import { asicE } from './asic-e/form.js';
 import { asicS } from './asic-s/form.js';
 import { cadesDetached } from './cades-detached/form.js';
@@ -69,15 +71,83 @@ export function oneForManyForm(inputs: readonly string[], format?: FormName): Si
 }
 
 /**
- * The form `esign verify` reads a file as: a detached CAdES when its signature is given apart
- * (`--signature`), else by its extension (`.p7m`, `.asics`/`.scs`, `.asice`/`.sce`), else PAdES.
+ * The form `esign verify` reads a file as, from its content, never its name (`recognize`): a
+ * detached CAdES when its signature is given apart (`--signature`); a PDF → PAdES; a CMS SignedData
+ * → enveloping CAdES when it holds its content (`.p7m`, or named `.p7s`), else refused in one line
+ * naming the content to pass with `--signature`; a ZIP → ASiC-E or ASiC-S by its `mimetype`, else
+ * by its layout (`.asice`, `.bdoc`, `.sce`, `.asics`, `.scs` or no extension alike); XML → the XML
+ * signature form (`xmlSignatureForm`). Anything else goes to PAdES, whose reader says it is not a PDF.
  */
-export function formForVerifying(path: string, detachedSignature: boolean): SignatureForm {
+export async function formForVerifying(
+  input: { readonly file: string; readonly source: ByteSource },
+  detachedSignature: boolean,
+): Promise<SignatureForm> {
   if (detachedSignature) return cadesDetached;
-  if (/\.p7m$/i.test(path)) return cadesEnveloping;
-  if (/\.(asics|scs)$/i.test(path)) return asicS;
-  if (/\.(asice|sce)$/i.test(path)) return asicE;
-  return pades;
+  const head = await input.source.read(0, Math.min(RECOGNIZE_BYTES, input.source.size));
+  const found = recognize(head);
+  switch (found.kind) {
+    case 'cms':
+      if (found.enveloping) return cadesEnveloping;
+      throw detachedAlone(input.file);
+    case 'zip':
+      return (await containerIsAsicE(input.source, found.mimetype)) ? asicE : asicS;
+    case 'xml':
+      return xmlSignatureForm(input.file);
+    default:
+      return pades;
+  }
+}
+
+/**
+ * The form that reads an XML signature (XAdES). The one hook for it: until esign reads XAdES, XML
+ * is refused in one line.
+ */
+function xmlSignatureForm(file: string): SignatureForm {
+  throw new EsignError(
+    'INPUT_UNSUPPORTED',
+    `${file} is XML: XML signatures (XAdES) are not yet read by esign verify.`,
+    { hint: 'Verify it with a XAdES validator (DSS, DigiDoc).' },
+  );
+}
+
+function detachedAlone(file: string): EsignError {
+  const content = /\.p7s$/i.test(file) ? file.slice(0, -4) : 'FILE';
+  return new EsignError('USAGE', `${file} is a detached CAdES signature: it holds no content to check it against.`, {
+    hint: `Name the file it signs and pass the signature with --signature: esign verify ${content} --signature ${file}`,
+  });
+}
+
+/**
+ * Whether a ZIP is an ASiC-E: its stored `mimetype` says so (`application/vnd.etsi.asic-e+zip`, as
+ * a .bdoc's does) or says ASiC-S; without one first (DSS writes it last), its `mimetype` entry, else
+ * its layout: a manifest (`META-INF/ASiCManifest*.xml`, `META-INF/manifest.xml`) or XAdES
+ * signatures (`META-INF/*signatures*.xml`), or more than one document, make an ASiC-E.
+ */
+async function containerIsAsicE(source: ByteSource, mimetype: string | undefined): Promise<boolean> {
+  const byType = (type: string | undefined) =>
+    type === ASIC_E_MIMETYPE ? true : type === ASIC_S_MIMETYPE ? false : undefined;
+  const first = byType(mimetype);
+  if (first !== undefined) return first;
+  const { openContainer } = await import('../zip-container.js');
+  // A ZIP that does not open is read as an ASiC-S, whose reader then says what is wrong with it.
+  const container = await openContainer(source).catch(() => undefined);
+  if (!container) return false;
+  try {
+    const names = container.entries.map((entry) => entry.name);
+    if (names.includes('mimetype')) {
+      const type = new TextDecoder().decode(await container.readWhole('mimetype', 1024)).trim();
+      const typed = byType(type);
+      if (typed !== undefined) return typed;
+    }
+    if (names.some((name) => /^META-INF\/(ASiCManifest[^/]*|manifest)\.xml$/i.test(name))) return true;
+    if (names.some((name) => /^META-INF\/[^/]*signatures[^/]*\.xml$/i.test(name))) return true;
+    const documents = names.filter(
+      (name) => name !== 'mimetype' && !name.startsWith('META-INF/') && !name.endsWith('/'),
+    );
+    return documents.length > 1;
+  } finally {
+    container.close();
+  }
 }
 
 /** The form `esign extend` raises a file's signatures in: the one that keeps long-term data in the document. */
