@@ -4,6 +4,7 @@
  * changed, and mixed with files that are not signed; each file reported, one JSON object per line,
  * a summary, the exit code of the worst outcome.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, readdir, writeFile, copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -208,5 +209,25 @@ describe('esign verify recognises a file by its content, not its name', () => {
     const errorLines = result.stderr.split('\n').filter((line) => line.length > 0 && !line.includes('sandbox profile'));
     expect(errorLines).toHaveLength(1);
     expect(result.stderr).toContain('XML signatures');
+  });
+});
+
+describe('an ASiC-S to which a second document was added (Info-ZIP zip)', () => {
+  it('is VERIFY_MODIFIED (exit 9), the signed document covered and the added one uncovered, trusted or not', async () => {
+    const dir = await folder('added', { 'c.asics': made.asics, 'added.txt': new TextEncoder().encode('added\n') });
+    execFileSync('zip', ['-q', '-X', 'c.asics', 'added.txt'], { cwd: dir });
+    const trusted = await runCli(['--json', 'verify', join(dir, 'c.asics')], { env: sandbox.env });
+    expect(trusted.code, trusted.stderr).toBe(9);
+    expect(trusted.json()).toMatchObject({
+      code: 'VERIFY_MODIFIED',
+      uncovered: ['added.txt'],
+      signatures: [{ status: 'modified', covers: ['one.txt'], integrity: { valid: true } }],
+    });
+    const env = { ESIGN_CONFIG_DIR: at('config-added') };
+    const init = await runCli(['config', 'init', 'work', '--set', 'signingBaseUrl=https://sign.example/api'], { env });
+    expect(init.code, init.stderr).toBe(0);
+    const untrusted = await runCli(['--json', 'verify', join(dir, 'c.asics')], { env });
+    expect(untrusted.code).toBe(9);
+    expect(untrusted.json()).toMatchObject({ code: 'VERIFY_MODIFIED', uncovered: ['added.txt'] });
   });
 });
