@@ -6,7 +6,9 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, readdir, writeFile, copyFile } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { decode, objectIdentifier, octetString, sequence, smallInteger, tlv } from '../../src/core/cms/der.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pdfLibBytes } from '../helpers/pdf-fixtures.js';
 import { runCli } from '../helpers/run-cli.js';
@@ -229,5 +231,87 @@ describe('an ASiC-S to which a second document was added (Info-ZIP zip)', () => 
     const untrusted = await runCli(['--json', 'verify', join(dir, 'c.asics')], { env });
     expect(untrusted.code).toBe(9);
     expect(untrusted.json()).toMatchObject({ code: 'VERIFY_MODIFIED', uncovered: ['added.txt'] });
+  });
+});
+
+describe('evidence records in an ASiC (RFC 4998, META-INF/evidencerecord.ers), built here over the sandbox TSA', () => {
+  const sha256 = (bytes: Uint8Array) => new Uint8Array(createHash('sha256').update(bytes).digest());
+  const sorted = (values: Uint8Array[]) => [...values].sort((a, b) => Buffer.compare(a, b));
+
+  /** A timestamp token over `imprint` from the sandbox TSA (esign timestamp --digest), out of its TimeStampResp. */
+  async function tokenOver(imprint: Uint8Array): Promise<Uint8Array> {
+    const out = at(`ers-${Buffer.from(imprint).toString('hex').slice(0, 8)}.tsr`);
+    const result = await runCli(['timestamp', '--digest', Buffer.from(imprint).toString('hex'), '-o', out], {
+      env: sandbox.env,
+    });
+    expect(result.code, result.stderr).toBe(0);
+    return decode(new Uint8Array(await readFile(out)), 'TimeStampResp').items[1]!.encoded;
+  }
+
+  /** An EvidenceRecord of one ArchiveTimeStamp whose reduced hash tree is `groups`, stamped over `root`. */
+  async function evidenceRecord(groups: Uint8Array[][], root: Uint8Array): Promise<Uint8Array> {
+    const tree = tlv(0xa2, ...groups.map((group) => sequence(...group.map(octetString))));
+    return sequence(
+      smallInteger(1),
+      sequence(sequence(objectIdentifier('2.16.840.1.101.3.4.2.1'))),
+      sequence(sequence(sequence(tree, await tokenOver(root)))),
+    );
+  }
+
+  async function withRecord(name: string, entry: string, record: Uint8Array): Promise<string> {
+    const dir = await folder(name, { 'c.asics': made.asics });
+    await mkdir(join(dir, 'META-INF'));
+    await writeFile(join(dir, 'META-INF', entry), record);
+    execFileSync('zip', ['-q', '-X', 'c.asics', `META-INF/${entry}`], { cwd: dir });
+    return join(dir, 'c.asics');
+  }
+
+  it('one whose hash tree covers the document and whose archive timestamp checks out: verified, in the text and --json', async () => {
+    const document = sha256(new TextEncoder().encode('one\n'));
+    const sibling = new Uint8Array(randomBytes(32));
+    const root = sha256(Buffer.concat(sorted([document, sibling])));
+    const file = await withRecord('ers-good', 'evidencerecord.ers', await evidenceRecord([[document, sibling]], root));
+    const result = await runCli(['--json', 'verify', file], { env: sandbox.env });
+    expect(result.code, result.stdout).toBe(0);
+    expect(result.json()).toMatchObject({
+      valid: true,
+      evidenceRecords: [
+        {
+          name: 'META-INF/evidencerecord.ers',
+          status: 'valid',
+          covers: ['one.txt'],
+          archiveTimestamps: 1,
+          checked: 1,
+          problems: [],
+          timestamp: { valid: true },
+        },
+      ],
+    });
+    const text = await runCli(['verify', file], { env: sandbox.env });
+    expect(text.stdout).toContain('Evidence record META-INF/evidencerecord.ers: ✓ verified');
+    expect(text.stdout).toContain('  covers      one.txt');
+  });
+
+  it('one whose tree does not reduce to its timestamp: INVALID; an XML one: NOT VERIFIED; both said, never ignored', async () => {
+    const document = sha256(new TextEncoder().encode('one\n'));
+    const sibling = new Uint8Array(randomBytes(32));
+    const wrongRoot = sha256(Buffer.concat([document, document]));
+    const bad = await withRecord(
+      'ers-bad',
+      'evidencerecord.ers',
+      await evidenceRecord([[document, sibling]], wrongRoot),
+    );
+    const badRun = await runCli(['--json', 'verify', bad], { env: sandbox.env });
+    const report = badRun.json() as { evidenceRecords: { status: string; problems: string[] }[]; warnings: string[] };
+    expect(report.evidenceRecords[0]!.status).toBe('invalid');
+    expect(report.evidenceRecords[0]!.problems.join(' ')).toMatch(/imprint/);
+    expect(report.warnings).toContainEqual(
+      expect.stringMatching(/^evidence record META-INF\/evidencerecord\.ers INVALID: /),
+    );
+    const xml = await withRecord('ers-xml', 'evidencerecord.xml', new TextEncoder().encode('<EvidenceRecord/>'));
+    const xmlRun = await runCli(['verify', xml], { env: sandbox.env });
+    expect(xmlRun.stdout).toContain(
+      'Evidence record META-INF/evidencerecord.xml: ? NOT VERIFIED (an XML evidence record (RFC 6283)',
+    );
   });
 });

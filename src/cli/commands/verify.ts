@@ -7,6 +7,7 @@ import type {
   PadesLevel,
   VerifyOptions,
   VerifyRun,
+  EvidenceRecordReport,
 } from '../../core/verify/types.js';
 import type { VerifiedFile } from '../../core/forms/form.js';
 import type { Context } from '../context.js';
@@ -448,6 +449,7 @@ function human(report: VerificationReport, code: string | null): string {
   ];
   for (const warning of report.warnings ?? []) lines.push(`! ${warning}`);
   for (const s of report.signatures) lines.push('', ...describe(s));
+  for (const record of report.evidenceRecords ?? []) lines.push('', ...describeEvidenceRecord(record));
   lines.push('', code === null ? '✓ all signatures valid and trusted' : `✗ ${code}`);
   return lines.join('\n');
 }
@@ -513,6 +515,19 @@ function describe(s: SignatureReport, counter = false): string[] {
   for (const p of s.problems) out.push(`  ✗ ${p}`);
   for (const w of s.warnings) out.push(`  ! ${w}`);
   for (const c of s.counterSignatures ?? []) out.push(...describe(c, true).map((line) => `    ${line}`));
+  return out;
+}
+
+function describeEvidenceRecord(record: EvidenceRecordReport): string[] {
+  const mark = record.status === 'valid' ? '✓ verified' : record.status === 'invalid' ? '✗ INVALID' : '? NOT VERIFIED';
+  const out = [`Evidence record ${record.name}: ${mark}${record.reason ? ` (${record.reason})` : ''}`];
+  if (record.covers.length > 0) out.push(`  covers      ${record.covers.join(', ')}`);
+  if (record.timestamp)
+    out.push(
+      `  timestamp   ${record.timestamp.time || '?'} by ${record.timestamp.tsa}${record.timestamp.valid ? '' : ' — INVALID'}`,
+    );
+  out.push(`  checked     ${record.checked} of ${record.archiveTimestamps} archive timestamp(s)`);
+  for (const p of record.problems) out.push(`  ✗ ${p}`);
   return out;
 }
 

@@ -380,7 +380,8 @@ function chainAndPath(
  */
 export async function checkTimestampOver(
   tokenDer: Uint8Array,
-  readSigned: ReadSignedBytes,
+  /** The bytes the token is over, or the imprint it must hold (an evidence record's root hash). */
+  readSigned: ReadSignedBytes | { readonly imprint: Uint8Array },
   ctx: CmsContext,
   report: SignatureReport,
   findings: Findings,
@@ -392,9 +393,11 @@ export async function checkTimestampOver(
   } catch {
     // checkTimestampToken reports the unreadable token
   }
-  const hash = digest ? createDigest(digest) : undefined;
-  if (hash) await readSigned((chunk) => hash.update(chunk));
-  const timestamp = checkTimestampToken(tokenDer, hash ? new Uint8Array(hash.digest()) : undefined, ctx);
+  const hash = digest && typeof readSigned === 'function' ? createDigest(digest) : undefined;
+  if (hash && typeof readSigned === 'function') await readSigned((chunk) => hash.update(chunk));
+  const imprint =
+    typeof readSigned === 'function' ? (hash ? new Uint8Array(hash.digest()) : undefined) : readSigned.imprint;
+  const timestamp = checkTimestampToken(tokenDer, imprint, ctx);
   report.timestamp = timestamp;
   const imprintUnchecked = timestamp.problems.find((p) => isUnsupported(p) && p.includes('imprint'));
   report.integrity = {

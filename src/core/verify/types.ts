@@ -152,6 +152,29 @@ export interface VerificationReport {
   code: SignatureCode | 'VERIFY_NO_SIGNATURES';
   checkedAt: string;
   dss?: { certs: number; ocsps: number; crls: number; revision: number };
+  /** In an ASiC container: its evidence records (RFC 4998 `.ers`, RFC 6283 `.xml`), each verified or said not to be. */
+  evidenceRecords?: EvidenceRecordReport[];
+}
+
+/**
+ * An evidence record (RFC 4998 ERS, RFC 6283 XMLERS): `valid` when its hash tree covers the data and
+ * its archive timestamp checks out; `invalid` when either fails; `unverified` when esign could not
+ * check all of it (`reason` says what), never silently left out.
+ */
+export interface EvidenceRecordReport {
+  /** The entry that holds it (`META-INF/evidencerecord.ers`). */
+  name: string;
+  status: 'valid' | 'invalid' | 'unverified';
+  /** Why it is not (fully) verified. */
+  reason?: string;
+  /** The files whose hashes its first hash tree holds. */
+  covers: string[];
+  /** The first archive timestamp's token, as a signature timestamp is reported. */
+  timestamp?: TimestampReport;
+  /** How many archive timestamps (in all chains) it holds, and how many esign checked. */
+  archiveTimestamps: number;
+  checked: number;
+  problems: string[];
 }
 
 export interface VerifyOptions {

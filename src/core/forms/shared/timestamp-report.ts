@@ -10,7 +10,8 @@ export type ContainerVerifyOptions = Omit<VerifyOptions, 'password'>;
 export async function timestampReport(
   token: Uint8Array,
   covers: string[],
-  readContent: ReadSignedBytes,
+  /** The bytes the token is over, or the imprint it must hold. */
+  readContent: ReadSignedBytes | { readonly imprint: Uint8Array },
   { trustAnchors, now, trustedLists }: ContainerVerifyOptions,
 ): Promise<SignatureReport> {
   const ctx = {
