@@ -1,6 +1,12 @@
 import type { Command } from 'commander';
 import { describeQualification, describeTimestampQualification } from '../../core/qualification/describe.js';
-import type { VerificationReport, SignatureReport, ChainReport, PadesLevel } from '../../core/verify/types.js';
+import type {
+  VerificationReport,
+  SignatureReport,
+  ChainReport,
+  PadesLevel,
+  RevocationMode,
+} from '../../core/verify/types.js';
 import type { VerifiedFile } from '../../core/forms/form.js';
 import type { Context } from '../context.js';
 import type { CommandModule } from '../command.js';
@@ -12,9 +18,14 @@ export interface VerifyCommandOptions extends PdfPasswordOptions {
   signature?: string;
   level?: string;
   extract?: string;
+  /** Fetch nothing: revocation status the file does not hold stays unknown. */
+  offline?: boolean;
+  /** `hard` (EN 319 102-1, default) or `soft-fail`. */
+  revocation?: string;
 }
 
 const LEVELS: readonly PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];
+const REVOCATION_MODES: readonly RevocationMode[] = ['hard', 'soft-fail'];
 
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
   const command = program
@@ -42,9 +53,16 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         'is intact and validly signed but one uses an algorithm no longer acceptable (SHA-1, MD5, RSA under 2048 bits, ' +
         'in the signature, a timestamp token or a certificate: VERIFY_WEAK_ALGORITHM). An algorithm esign does not ' +
         'implement is INDETERMINATE/CRYPTO_CONSTRAINTS_FAILURE, named, never TOTAL-FAILED. ' +
+        'Revocation (EN 319 102-1): each certificate of a trusted chain but the anchor (and OCSP responders with ' +
+        "id-pkix-ocsp-nocheck) needs its status; where the file holds none, esign asks the certificate's OCSP " +
+        'responder, then its CRL distribution point (once per certificate per run, through the proxies and ESIGN_CA_FILE, ' +
+        '10 s each; --offline: never). A status not established is INDETERMINATE: TRY_LATER (no answer) or ' +
+        'REVOCATION_OUT_OF_BOUNDS_NO_POE (data issued after the certificate expired); --revocation soft-fail passes it with a warning. ' +
+        'Revocation data signed with SHA-1 is weak (exit 12).\n\n' +
         'Otherwise exit 9; the JSON code says why: VERIFY_FAILED (invalid: changed bytes, bad ' +
         'signature, revoked or expired certificate, page content changed later), VERIFY_UNTRUSTED (valid, but no chain ' +
-        'to a trust anchor), VERIFY_MODIFIED (valid, but an unsigned update was appended after it), VERIFY_LEVEL ' +
+        'to a trust anchor), VERIFY_MODIFIED (valid, but an unsigned update was appended after it), ' +
+        'VERIFY_REVOCATION_UNKNOWN (valid and trusted, but a revocation status not established), VERIFY_LEVEL ' +
         '(valid, below --level), VERIFY_NO_SIGNATURES.',
     )
     .argument('<file>', 'the signed PDF, .p7m, .asics or .asice, or the content of a .p7s given with --signature')
@@ -59,7 +77,15 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
       '--extract <path>',
       'with a .p7m: write the signed content to FILE; with an .asics/.asice: its documents into the directory FILE. Only when every signature checks out (valid and trusted) and, in a container, covers every document',
     )
-    .option('--level <level>', 'also require this level (PAdES or CAdES) for every signature: B-B, B-T, B-LT or B-LTA');
+    .option('--level <level>', 'also require this level (PAdES or CAdES) for every signature: B-B, B-T, B-LT or B-LTA')
+    .option(
+      '--offline',
+      'fetch nothing: a certificate whose revocation status the file does not hold stays unknown (INDETERMINATE/TRY_LATER unless --revocation soft-fail)',
+    )
+    .option(
+      '--revocation <mode>',
+      'hard (default, EN 319 102-1): a signature whose revocation status is not established is INDETERMINATE (VERIFY_REVOCATION_UNKNOWN, exit 9); soft-fail (Acrobat, pyHanko): it passes, with a warning on each signature',
+    );
   withPasswordOptions(command)
     .addHelpText(
       'after',
@@ -74,6 +100,12 @@ export async function runVerify(file: string, options: VerifyCommandOptions, ctx
   const { EsignError } = await import('../../core/errors.js');
   if (options.level !== undefined && !LEVELS.includes(options.level as PadesLevel)) {
     throw new EsignError('USAGE', `--level must be one of ${LEVELS.join(', ')}, not ${JSON.stringify(options.level)}.`);
+  }
+  if (options.revocation !== undefined && !REVOCATION_MODES.includes(options.revocation as RevocationMode)) {
+    throw new EsignError(
+      'USAGE',
+      `--revocation must be one of ${REVOCATION_MODES.join(', ')}, not ${JSON.stringify(options.revocation)}.`,
+    );
   }
   const { loadTrustAnchors } = await import('../../io/tsa-client.js');
   const paths = options.trust.length > 0 ? options.trust : ((await ctx.profile()).settings.trustAnchors ?? []);
@@ -100,7 +132,12 @@ export async function runVerify(file: string, options: VerifyCommandOptions, ctx
   // sandbox's TEST lists fetched on first use, unless --trust names the anchors to use).
   const trustedLists = await usableTrustedLists(ctx, { fetchSandboxLists: options.trust.length === 0 });
   const anchored = paths.length > 0 || trustedLists !== undefined;
-  const verifyOptions = { trustAnchors, now, ...(trustedLists ? { trustedLists } : {}) };
+  const { revocationPolicy } = await import('../../io/verify-revocation.js');
+  const revocation = revocationPolicy(ctx, {
+    mode: (options.revocation ?? 'hard') as RevocationMode,
+    offline: options.offline === true,
+  });
+  const verifyOptions = { trustAnchors, now, revocation, ...(trustedLists ? { trustedLists } : {}) };
   const passwords = form.declares.passwords ? await PdfPasswords.from(options, ctx) : undefined;
   const signature = options.signature === undefined ? undefined : await readDetachedSignature(options.signature);
   const { FileByteSource } = await import('../../io/file-source.js');
@@ -194,6 +231,7 @@ const MARK: Record<SignatureReport['status'], string> = {
   invalid: '✗ INVALID',
   untrusted: '? valid but UNTRUSTED',
   modified: '! valid, but the file was CHANGED after it',
+  'revocation-unknown': '? valid and trusted, but the REVOCATION STATUS is NOT ESTABLISHED',
   weak: '~ intact, but the algorithm is NOT ACCEPTABLE',
 };
 
@@ -262,8 +300,8 @@ function chainLines(chain: ChainReport, label: string): string[] {
       : rev.source === 'trust-anchor'
         ? 'trust anchor'
         : rev.source === 'none'
-          ? 'revocation unknown'
-          : `${rev.status} (${rev.source})`;
+          ? `revocation unknown${rev.unestablished ? ` (${rev.unestablished.subIndication})` : ''}`
+          : `${rev.status} (${rev.source}${rev.url ? ` ${rev.url}` : ''})${rev.unestablished ? ` — not established (${rev.unestablished.subIndication})` : ''}`;
     out.push(`              ${i === 0 ? '' : '← '}${cert.subject} — ${status}`);
   });
   return out;

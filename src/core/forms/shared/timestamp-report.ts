@@ -11,7 +11,7 @@ export async function timestampReport(
   token: Uint8Array,
   covers: string[],
   readContent: ReadSignedBytes,
-  { trustAnchors, now, trustedLists }: ContainerVerifyOptions,
+  { trustAnchors, now, trustedLists, revocation }: ContainerVerifyOptions,
 ): Promise<SignatureReport> {
   const ctx = {
     anchors: trustAnchors.map((der) => new X509Certificate(der)),
@@ -19,6 +19,7 @@ export async function timestampReport(
     revocation: revocationMaterial([], []),
     now,
     ...(trustedLists ? { trustedLists } : {}),
+    ...(revocation ? { revocationPolicy: revocation } : {}),
   };
   const report: SignatureReport = {
     index: 1,
@@ -38,6 +39,7 @@ export async function timestampReport(
   if (report.status === 'valid') delete report.subIndication;
   report.problems.push(
     ...findings.untrusted,
+    ...findings.unestablished,
     ...findings.weak.map((weakness) => `algorithm not acceptable: ${weakness}`),
   );
   return report;
