@@ -389,7 +389,9 @@ function longTermLevel(report: SignatureReport): 'B-T' | 'B-LT' {
       ? [`${who}: none`]
       : !chain.trusted
         ? [`${who}: it does not reach a trust anchor`]
-        : chain.revocation.filter((entry) => entry.source === 'none').map((entry) => `${who}: ${entry.subject}`),
+        : chain.revocation
+            .filter((entry) => entry.source === 'none' || entry.source.startsWith('fetched-'))
+            .map((entry) => `${who}: ${entry.subject}`),
   );
   if (missing.length === 0) return 'B-LT';
   report.warnings.push(`B-LT not reached: the signature lacks revocation data for ${missing.join('; ')}`);

@@ -524,7 +524,9 @@ async function findDssRevision(
 function revocationCovered(chain: ChainReport | undefined): string[] {
   if (!chain) return ['no certificate chain'];
   if (!chain.trusted) return ['the chain does not reach a trust anchor'];
-  return chain.revocation.filter((entry) => entry.source === 'none').map((entry) => entry.subject);
+  return chain.revocation
+    .filter((entry) => entry.source === 'none' || entry.source.startsWith('fetched-'))
+    .map((entry) => entry.subject);
 }
 
 function levelOf(report: SignatureReport, shared: Shared): PadesLevel | undefined {
