@@ -144,6 +144,7 @@ export type EsignErrorCode =
   // verification results
   | 'VERIFY_FAILED'
   | 'VERIFY_UNTRUSTED'
+  | 'VERIFY_REVOCATION_UNKNOWN'
   | 'VERIFY_NO_SIGNATURES'
   | 'VERIFY_WEAK_ALGORITHM'
   // qualification required of a signature (sign --require)

@@ -6,8 +6,8 @@ import type {
   ChainReport,
   PadesLevel,
   VerifyOptions,
-  VerifyRun,
   EvidenceRecordReport,
+  RevocationMode,
 } from '../../core/verify/types.js';
 import type { VerifiedFile } from '../../core/forms/form.js';
 import type { Context } from '../context.js';
@@ -20,9 +20,14 @@ export interface VerifyCommandOptions extends PdfPasswordOptions {
   signature?: string;
   level?: string;
   extract?: string;
+  /** Fetch nothing: revocation status the file does not hold stays unknown. */
+  offline?: boolean;
+  /** `hard` (EN 319 102-1, default) or `soft-fail`. */
+  revocation?: string;
 }
 
 const LEVELS: readonly PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];
+const REVOCATION_MODES: readonly RevocationMode[] = ['hard', 'soft-fail'];
 
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
   const command = program
@@ -50,9 +55,16 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         'is intact and validly signed but one uses an algorithm no longer acceptable (SHA-1, MD5, RSA under 2048 bits, ' +
         'in the signature, a timestamp token or a certificate: VERIFY_WEAK_ALGORITHM). An algorithm esign does not ' +
         'implement is INDETERMINATE/CRYPTO_CONSTRAINTS_FAILURE, named, never TOTAL-FAILED. ' +
+        'Revocation (EN 319 102-1): each certificate of a trusted chain but the anchor (and OCSP responders with ' +
+        "id-pkix-ocsp-nocheck) needs its status; where the file holds none, esign asks the certificate's OCSP " +
+        'responder, then its CRL distribution point (once per certificate per run, through the proxies and ESIGN_CA_FILE, ' +
+        '10 s each; --offline: never). A status not established is INDETERMINATE: TRY_LATER (no answer) or ' +
+        'REVOCATION_OUT_OF_BOUNDS_NO_POE (data issued after the certificate expired); --revocation soft-fail passes it with a warning. ' +
+        'Revocation data signed with SHA-1 is weak (exit 12).\n\n' +
         'Otherwise exit 9; the JSON code says why: VERIFY_FAILED (invalid: changed bytes, bad ' +
         'signature, revoked or expired certificate, page content changed later), VERIFY_UNTRUSTED (valid, but no chain ' +
-        'to a trust anchor), VERIFY_MODIFIED (valid, but an unsigned update was appended after it), VERIFY_LEVEL ' +
+        'to a trust anchor), VERIFY_MODIFIED (valid, but an unsigned update was appended after it), ' +
+        'VERIFY_REVOCATION_UNKNOWN (valid and trusted, but a revocation status not established), VERIFY_LEVEL ' +
         '(valid, below --level), VERIFY_NO_SIGNATURES.\n\n' +
         'Files are recognised by their content, not their name: a PDF, a CMS SignedData (enveloping when it holds its content, ' +
         'as a .p7m or a .p7s may; a detached one needs its content named, with --signature), a ZIP (ASiC-E or ASiC-S by its mimetype, ' +
@@ -63,7 +75,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         'verified with NAME beside it. The run ends with a summary (with --json a last line {"summary": {files, outcomes, failed, ' +
         'exitCode}}). Trust anchors, trusted lists and revocation answers are loaded once per run. The exit code is the worst ' +
         "outcome's, in this order, worst first: VERIFY_FAILED (9), VERIFY_MODIFIED (9), a file not read (its error's exit code, " +
-        'e.g. 7), VERIFY_UNTRUSTED (9), VERIFY_NO_SIGNATURES (9), VERIFY_LEVEL (9), VERIFY_WEAK_ALGORITHM (12), valid (0).',
+        'e.g. 7), VERIFY_UNTRUSTED (9), VERIFY_REVOCATION_UNKNOWN (9), VERIFY_NO_SIGNATURES (9), VERIFY_LEVEL (9), VERIFY_WEAK_ALGORITHM (12), valid (0).',
     )
     .argument(
       '<files...>',
@@ -80,7 +92,15 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
       '--extract <path>',
       'with a .p7m: write the signed content to FILE; with an .asics/.asice: its documents into the directory FILE; with several inputs, one folder per input in the directory FILE. Only when every signature checks out (valid and trusted) and, in a container, covers every document',
     )
-    .option('--level <level>', 'also require this level (PAdES or CAdES) for every signature: B-B, B-T, B-LT or B-LTA');
+    .option('--level <level>', 'also require this level (PAdES or CAdES) for every signature: B-B, B-T, B-LT or B-LTA')
+    .option(
+      '--offline',
+      'fetch nothing: a certificate whose revocation status the file does not hold stays unknown (INDETERMINATE/TRY_LATER unless --revocation soft-fail)',
+    )
+    .option(
+      '--revocation <mode>',
+      'hard (default, EN 319 102-1): a signature whose revocation status is not established is INDETERMINATE (VERIFY_REVOCATION_UNKNOWN, exit 9); soft-fail (Acrobat, pyHanko): it passes, with a warning on each signature',
+    );
   withPasswordOptions(command)
     .addHelpText(
       'after',
@@ -104,6 +124,12 @@ export async function runVerify(
   if (options.level !== undefined && !LEVELS.includes(options.level as PadesLevel)) {
     throw new EsignError('USAGE', `--level must be one of ${LEVELS.join(', ')}, not ${JSON.stringify(options.level)}.`);
   }
+  if (options.revocation !== undefined && !REVOCATION_MODES.includes(options.revocation as RevocationMode)) {
+    throw new EsignError(
+      'USAGE',
+      `--revocation must be one of ${REVOCATION_MODES.join(', ')}, not ${JSON.stringify(options.revocation)}.`,
+    );
+  }
   const files = typeof args === 'string' ? [args] : args;
   if (files.length === 1 && (await isOneFile(files[0]!))) {
     const run = await VerifyRunState.start(options, ctx);
@@ -126,7 +152,8 @@ async function isOneFile(arg: string): Promise<boolean> {
 
 /**
  * What a run loads once for all its files: the trust anchors, the trusted lists (fetched at most
- * once), the PDF passwords, and the per-run cache (`VerifyRun`: revocation answers).
+ * once), the PDF passwords, and the revocation policy, whose cache of fetched OCSP responses and
+ * CRLs is the run's (each certificate's status asked for once per run).
  */
 export class VerifyRunState {
   private lists: Promise<{ anchored: boolean; options: VerifyOptions }> | undefined;
@@ -137,16 +164,12 @@ export class VerifyRunState {
     private readonly ctx: Context,
     private readonly paths: readonly string[],
     private readonly trustAnchors: Uint8Array[],
-    readonly cache: VerifyRun,
   ) {}
 
   static async start(options: VerifyCommandOptions, ctx: Context): Promise<VerifyRunState> {
-    const [{ loadTrustAnchors }, { newVerifyRun }] = await Promise.all([
-      import('../../io/tsa-client.js'),
-      import('../../core/verify/types.js'),
-    ]);
+    const { loadTrustAnchors } = await import('../../io/tsa-client.js');
     const paths = options.trust.length > 0 ? options.trust : ((await ctx.profile()).settings.trustAnchors ?? []);
-    return new VerifyRunState(options, ctx, paths, await loadTrustAnchors(paths), newVerifyRun());
+    return new VerifyRunState(options, ctx, paths, await loadTrustAnchors(paths));
   }
 
   /**
@@ -155,17 +178,23 @@ export class VerifyRunState {
    * use, unless --trust names the anchors to use).
    */
   verifyOptions(): Promise<{ anchored: boolean; options: VerifyOptions }> {
-    this.lists ??= usableTrustedLists(this.ctx, { fetchSandboxLists: this.options.trust.length === 0 }).then(
-      (trustedLists) => ({
+    this.lists ??= (async () => {
+      const trustedLists = await usableTrustedLists(this.ctx, { fetchSandboxLists: this.options.trust.length === 0 });
+      const { revocationPolicy } = await import('../../io/verify-revocation.js');
+      const revocation = revocationPolicy(this.ctx, {
+        mode: (this.options.revocation ?? 'hard') as RevocationMode,
+        offline: this.options.offline === true,
+      });
+      return {
         anchored: this.paths.length > 0 || trustedLists !== undefined,
         options: {
           trustAnchors: this.trustAnchors,
           now: new Date(),
-          run: this.cache,
+          revocation,
           ...(trustedLists ? { trustedLists } : {}),
         },
-      }),
-    );
+      };
+    })();
     return this.lists;
   }
 
@@ -260,6 +289,7 @@ export const OUTCOME_ORDER = [
   'VERIFY_MODIFIED',
   'unreadable',
   'VERIFY_UNTRUSTED',
+  'VERIFY_REVOCATION_UNKNOWN',
   'VERIFY_NO_SIGNATURES',
   'VERIFY_LEVEL',
   'VERIFY_WEAK_ALGORITHM',
@@ -459,6 +489,7 @@ const MARK: Record<SignatureReport['status'], string> = {
   invalid: '✗ INVALID',
   untrusted: '? valid but UNTRUSTED',
   modified: '! valid, but the file was CHANGED after it',
+  'revocation-unknown': '? valid and trusted, but the REVOCATION STATUS is NOT ESTABLISHED',
   weak: '~ intact, but the algorithm is NOT ACCEPTABLE',
 };
 
@@ -540,8 +571,8 @@ function chainLines(chain: ChainReport, label: string): string[] {
       : rev.source === 'trust-anchor'
         ? 'trust anchor'
         : rev.source === 'none'
-          ? 'revocation unknown'
-          : `${rev.status} (${rev.source})`;
+          ? `revocation unknown${rev.unestablished ? ` (${rev.unestablished.subIndication})` : ''}`
+          : `${rev.status} (${rev.source}${rev.url ? ` ${rev.url}` : ''})${rev.unestablished ? ` — not established (${rev.unestablished.subIndication})` : ''}`;
     out.push(`              ${i === 0 ? '' : '← '}${cert.subject} — ${status}`);
   });
   return out;
