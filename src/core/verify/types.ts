@@ -209,13 +209,14 @@ export interface VerificationReport {
 
 /**
  * An evidence record (RFC 4998 ERS, RFC 6283 XMLERS): `valid` when its hash tree covers the data and
- * its archive timestamp checks out; `invalid` when either fails; `unverified` when esign could not
+ * its archive timestamp checks out; `untrusted` when all holds but a TSA chain reaches no anchor;
+ * `invalid` when either fails; `unverified` when esign could not
  * check all of it (`reason` says what), never silently left out.
  */
 export interface EvidenceRecordReport {
   /** The entry that holds it (`META-INF/evidencerecord.ers`). */
   name: string;
-  status: 'valid' | 'invalid' | 'unverified';
+  status: 'valid' | 'untrusted' | 'invalid' | 'unverified';
   /** Why it is not (fully) verified. */
   reason?: string;
   /** The files whose hashes its first hash tree holds. */

@@ -25,9 +25,9 @@ interface ArchiveTimeStamp {
   readonly token: Uint8Array;
 }
 
-/** Whether an entry name is an evidence record ASiC keeps (EN 319 162-1: `META-INF/evidencerecord.ers` or `.xml`). */
+/** Whether an entry name is an evidence record ASiC keeps (EN 319 162-1: `META-INF/evidencerecord*.ers` or `.xml`; not the ASiCEvidenceRecordManifest that names what it covers). */
 export function isEvidenceRecordName(name: string): boolean {
-  return /^META-INF\/[^/]*evidencerecord[^/]*\.(ers|xml)$/i.test(name);
+  return /^META-INF\/evidencerecord[^/]*\.(ers|xml)$/i.test(name);
 }
 
 export async function verifyEvidenceRecord(
@@ -69,6 +69,7 @@ export async function verifyEvidenceRecord(
     firstGroup ? firstGroup.some((value) => compareBytes(value, hash) === 0) : true,
   );
   let timestampsOk = true;
+  let trusted = true;
   let previous: Uint8Array | undefined;
   for (const [index, ats] of chains[0]!.entries()) {
     // The first covers the data; each later one the timeStamp before it (RFC 4998 §5.2).
@@ -86,7 +87,10 @@ export async function verifyEvidenceRecord(
       if (covered.length === 0) report.problems.push('its hash tree holds the hash of no file of the container');
     }
     report.checked++;
-    if (best.status !== 'valid') {
+    if (best.status === 'untrusted') {
+      trusted = false;
+      report.problems.push(...best.problems.map((problem) => `archive timestamp ${index + 1}: ${problem}`));
+    } else if (best.status !== 'valid') {
       timestampsOk = false;
       report.problems.push(
         ...best.problems.map((problem) => `archive timestamp ${index + 1}: ${problem}`),
@@ -96,6 +100,7 @@ export async function verifyEvidenceRecord(
     previous = ats.token;
   }
   if (!timestampsOk || report.covers.length === 0) return { ...report, status: 'invalid' };
+  if (!trusted) return { ...report, status: 'untrusted' };
   if (chains.length > 1)
     return {
       ...report,
@@ -111,7 +116,8 @@ function invalid(report: EvidenceRecordReport, problem: string): EvidenceRecordR
 /**
  * The root a reduced hash tree gives from `start` (RFC 4998 §4.3): `start` must be in the first
  * list; each list's values (with the value from below added, when it is not there already) are
- * sorted, concatenated and hashed. Without a tree the root is `start`. Returns the candidates.
+ * sorted, concatenated and hashed (a list of one value gives that value). Without a tree the root
+ * is `start`. Returns the candidates.
  */
 function reduce(groups: readonly Uint8Array[][], start: Uint8Array, digest: DigestAlgorithm): Uint8Array[] {
   if (groups.length === 0) return [start];
@@ -119,7 +125,8 @@ function reduce(groups: readonly Uint8Array[][], start: Uint8Array, digest: Dige
   let value: Uint8Array | undefined;
   for (const group of groups) {
     const members = value && !group.some((member) => compareBytes(member, value!) === 0) ? [...group, value] : group;
-    value = hashBytes(digest, concatBytes([...members].sort(compareBytes)));
+    // A list of one value passes it up unhashed (as DSS reads a tree of one file).
+    value = members.length === 1 ? members[0]! : hashBytes(digest, concatBytes([...members].sort(compareBytes)));
   }
   return [value!];
 }

@@ -1,5 +1,6 @@
 /** `esign verify FILE.asics`: its one document, and the signature (or the timestamp) over it. */
 import { containerStatus, invalid, markContainerModified } from '../../../core/forms/shared/asic-container-rules.js';
+import { isEvidenceRecordName } from '../../../core/forms/shared/evidence-record.js';
 import { timestampReport, type ContainerVerifyOptions } from '../../../core/forms/shared/timestamp-report.js';
 import { verifyCades } from '../../../core/verify/cades.js';
 import type { ReadSignedBytes } from '../../../core/verify/cms-check.js';
@@ -21,8 +22,11 @@ export async function verifyAsicS(
     };
   const has = (name: string) => container.entries.some((entry) => entry.name === name);
   const timestamped = !has('META-INF/signature.p7s');
-  if (timestamped && !has('META-INF/timestamp.tst'))
+  if (timestamped && !has('META-INF/timestamp.tst')) {
+    // Its evidence may be an evidence record alone (verified beside, by verifyContainer): no signature.
+    if (container.entries.some((entry) => isEvidenceRecordName(entry.name))) return noSignatures(file, verifyOptions);
     throw invalid('it has neither META-INF/signature.p7s nor META-INF/timestamp.tst');
+  }
   const evidence = await container.readWhole(timestamped ? 'META-INF/timestamp.tst' : 'META-INF/signature.p7s');
   const verifyOver = async (document: string): Promise<VerificationReport> => {
     if (timestamped) return verifyTimestamped(evidence, document, file, readerOf(document), verifyOptions);
@@ -72,5 +76,18 @@ async function verifyTimestamped(
     status: report.status,
     code: report.code,
     checkedAt: verifyOptions.now.toISOString(),
+  };
+}
+
+function noSignatures(file: string, { now }: ContainerVerifyOptions): VerificationReport {
+  return {
+    file,
+    kind: 'cades',
+    packaging: 'asic-s',
+    signatures: [],
+    uncovered: [],
+    status: 'no-signatures',
+    code: 'VERIFY_NO_SIGNATURES',
+    checkedAt: now.toISOString(),
   };
 }

@@ -114,7 +114,7 @@ async function evidenceRecords(
     .map((record) =>
       record.status === 'unverified'
         ? `evidence record ${record.name} NOT VERIFIED: ${record.reason ?? ''}`
-        : `evidence record ${record.name} INVALID: ${record.problems.join('; ')}`,
+        : `evidence record ${record.name} ${record.status === 'untrusted' ? 'UNTRUSTED' : 'INVALID'}: ${record.problems.join('; ')}`,
     );
   return { evidenceRecords: reports, ...(warnings.length > 0 ? { warnings } : {}) };
 }
