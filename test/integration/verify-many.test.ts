@@ -10,6 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { decode, objectIdentifier, octetString, sequence, smallInteger, tlv } from '../../src/core/cms/der.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildManifest } from '../../src/core/forms/asic-e/manifest.js';
 import { pdfLibBytes } from '../helpers/pdf-fixtures.js';
 import { runCli } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
@@ -292,6 +293,14 @@ describe('evidence records in an ASiC (RFC 4998, META-INF/evidencerecord.ers), b
     expect(text.stdout).toContain('  covers      one.txt');
   });
 
+  it("a tree of one value, the document's hash, stamped as it is (as DSS writes the record of one file): verified", async () => {
+    const document = sha256(new TextEncoder().encode('one\n'));
+    const file = await withRecord('ers-one', 'evidencerecord.ers', await evidenceRecord([[document]], document));
+    const result = await runCli(['--json', 'verify', file], { env: sandbox.env });
+    expect(result.code, result.stdout).toBe(0);
+    expect(result.json()).toMatchObject({ evidenceRecords: [{ status: 'valid', covers: ['one.txt'] }] });
+  });
+
   it('one whose tree does not reduce to its timestamp: INVALID; an XML one: NOT VERIFIED; both said, never ignored', async () => {
     const document = sha256(new TextEncoder().encode('one\n'));
     const sibling = new Uint8Array(randomBytes(32));
@@ -313,5 +322,54 @@ describe('evidence records in an ASiC (RFC 4998, META-INF/evidencerecord.ers), b
     expect(xmlRun.stdout).toContain(
       'Evidence record META-INF/evidencerecord.xml: ? NOT VERIFIED (an XML evidence record (RFC 6283)',
     );
+  });
+});
+
+describe('an ASiC-E time assertion (META-INF/timestamp.tst over an ASiCManifest, as DSS writes), built with the sandbox TSA and Info-ZIP', () => {
+  it('is checked as a timestamp token over the manifest and the files it names (it was HASH_FAILURE); a changed file fails', async () => {
+    const dir = at('time-assertion');
+    await mkdir(join(dir, 'META-INF'), { recursive: true });
+    await writeFile(join(dir, 'mimetype'), 'application/vnd.etsi.asic-e+zip');
+    await writeFile(join(dir, 'doc.txt'), 'an invoice\n');
+    const manifest = buildManifest({
+      signature: 'META-INF/timestamp.tst',
+      signatureMimeType: 'application/vnd.etsi.timestamp-token',
+      references: [
+        {
+          name: 'doc.txt',
+          mimeType: 'text/plain',
+          digest: 'sha256',
+          digestValue: createHash('sha256').update('an invoice\n').digest(),
+        },
+      ],
+    });
+    await writeFile(join(dir, 'META-INF', 'ASiCManifest.xml'), manifest);
+    const tsr = join(dir, 'manifest.tsr');
+    const stamped = await runCli(['timestamp', join(dir, 'META-INF', 'ASiCManifest.xml'), '-o', tsr], {
+      env: sandbox.env,
+    });
+    expect(stamped.code, stamped.stderr).toBe(0);
+    await writeFile(
+      join(dir, 'META-INF', 'timestamp.tst'),
+      decode(new Uint8Array(await readFile(tsr)), 'TimeStampResp').items[1]!.encoded,
+    );
+    const zip = (name: string) => {
+      execFileSync('zip', ['-q', '-X', '-0', name, 'mimetype'], { cwd: dir });
+      execFileSync('zip', ['-q', '-X', name, 'doc.txt', 'META-INF/ASiCManifest.xml', 'META-INF/timestamp.tst'], {
+        cwd: dir,
+      });
+    };
+    zip('assertion.asice');
+    const good = await runCli(['--json', 'verify', join(dir, 'assertion.asice')], { env: sandbox.env });
+    expect(good.code, good.stdout).toBe(0);
+    expect(good.json()).toMatchObject({
+      valid: true,
+      signatures: [{ kind: 'docTimeStamp', status: 'valid', covers: ['doc.txt'], integrity: { valid: true } }],
+    });
+    await writeFile(join(dir, 'doc.txt'), 'an invoice, changed\n');
+    zip('changed.asice');
+    const changed = await runCli(['--json', 'verify', join(dir, 'changed.asice')], { env: sandbox.env });
+    expect(changed.code).toBe(9);
+    expect(changed.json()).toMatchObject({ code: 'VERIFY_FAILED', signatures: [{ subIndication: 'HASH_FAILURE' }] });
   });
 });
