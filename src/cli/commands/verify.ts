@@ -46,7 +46,9 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         'FILE.asics (ASiC-S) and FILE.asice (ASiC-E) are checked with their layout (safe and unique names, none "." or "..", ' +
         'no encryption, no ZIP bomb; a mimetype not first, compressed, with an extra field or trailing white space is read ' +
         'with a warning), each signature with the files it covers (an ASiC-E manifest entry changed: VERIFY_FAILED), ' +
-        'and the files no signature covers or a manifest names but the container lacks (VERIFY_MODIFIED, whatever the trust). ' +
+        'and the files no signature covers or a manifest names but the container lacks (VERIFY_MODIFIED, whatever the trust), ' +
+        'and its evidence records (RFC 4998 META-INF/evidencerecord*.ers: the hash tree and archive timestamp verified, ' +
+        'or said to be unverified; a record does not change the verdict). ' +
         'Reads DER and BER (as NSS writes), RSA PKCS#1 v1.5, RSASSA-PSS and ECDSA over SHA-2 and SHA-3, Ed25519 and Ed448, signatures ' +
         'with or without signed attributes, and adbe.pkcs7.sha1; in CAdES, each SignerInfo as a signature and each ' +
         'counter-signature verified under the signature it signs. Each verdict comes with its ETSI EN 319 102-1 ' +
