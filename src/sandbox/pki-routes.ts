@@ -163,7 +163,9 @@ function ocspError(status: number): Uint8Array {
 
 /**
  * Answers an OCSPRequest: good for the current signer certificates of the issuing CA, revoked for
- * the revoked one, unknown otherwise; signed by the delegated OCSP responder certificate.
+ * the revoked one, unknown for a serial number of the issuing CA it did not issue; signed by the
+ * delegated OCSP responder certificate. A request about no certificate of the issuing CA is
+ * answered `unauthorized` (RFC 6960 §2.3: this responder is not authoritative for it).
  */
 export function buildOcspResponse(
   pki: SandboxPki,
@@ -178,14 +180,20 @@ export function buildOcspResponse(
   const known = new Set([...pki.credentials.map((c) => c.signer.serialNumberHex), pki.ocspResponder.serialNumberHex]);
   const revoked = new Map(pki.revocations.map((r) => [r.serialNumberHex, r.revokedAt]));
 
-  const responses = request.tbsRequest.requestList.map((entry) => {
-    const certID = entry.reqCert;
+  const ofIssuer = (certID: pkijs.CertID): boolean => {
     const hash = HASH_BY_OID[certID.hashAlgorithm.algorithmId];
-    const serial = Buffer.from(certID.serialNumber.valueBlock.valueHexView).toString('hex');
-    const sameIssuer =
+    return (
       hash !== undefined &&
       Buffer.from(certID.issuerNameHash.valueBlock.valueHexView).equals(createHash(hash).update(issuerName).digest()) &&
-      Buffer.from(certID.issuerKeyHash.valueBlock.valueHexView).equals(createHash(hash).update(issuerKey).digest());
+      Buffer.from(certID.issuerKeyHash.valueBlock.valueHexView).equals(createHash(hash).update(issuerKey).digest())
+    );
+  };
+  if (!request.tbsRequest.requestList.some((entry) => ofIssuer(entry.reqCert)))
+    return ocspError(OcspStatus.unauthorized);
+  const responses = request.tbsRequest.requestList.map((entry) => {
+    const certID = entry.reqCert;
+    const serial = Buffer.from(certID.serialNumber.valueBlock.valueHexView).toString('hex');
+    const sameIssuer = ofIssuer(certID);
     let certStatus: asn1js.BaseBlock;
     const revokedAt = revoked.get(serial);
     if (sameIssuer && revokedAt) {

@@ -223,6 +223,26 @@ describe('a SHA-1 timestamp token (openssl ts -reply, signer_digest sha1, ESS si
     expect(signature.problems.join('\n')).toMatch(/signature timestamp: the token is signed over sha1/);
     expect(JSON.stringify(report)).not.toMatch(/not validly signed/);
   });
+
+  it('esign timestamp --verify of a SHA-1 token (and SHA-1 imprint) over a file: intact but weak, exit 12, never "not validly signed"', async () => {
+    // The TSA of the test before (ts.cnf), now over notes.txt with a SHA-1 imprint, as a whole TimeStampResp.
+    openssl('ts', '-query', '-data', 'notes.txt', '-sha1', '-cert', '-out', 'notes.tsq');
+    openssl('ts', '-reply', '-config', 'ts.cnf', '-queryfile', 'notes.tsq', '-out', 'notes.txt.tsr');
+    const args = ['timestamp', '--verify', '--ca', at('root.pem'), at('notes.txt'), at('notes.txt.tsr')];
+    const json = await runCli(['--json', ...args], { env });
+    expect(json.code, json.stderr).toBe(12);
+    expect(json.json()).toMatchObject({
+      valid: false,
+      code: 'VERIFY_WEAK_ALGORITHM',
+      imprint: { algorithm: 'sha1' },
+      weak: [expect.stringMatching(/message imprint is a SHA1 digest/), expect.stringMatching(/signed over sha1/)],
+    });
+    expect(json.stderr).not.toMatch(/not validly signed/);
+    const text = await runCli(args, { env });
+    expect(text.code).toBe(12);
+    expect(text.stdout).toMatch(/intact timestamp of .*notes\.txt, but its algorithm is NOT ACCEPTABLE/);
+    expect(text.stderr).toMatch(/^esign: VERIFY_WEAK_ALGORITHM: /m);
+  });
 });
 
 /** A ZIP made by Info-ZIP's `zip` in `dir` (`-X`: no extra fields unless `extra`), entries in the order named. */

@@ -471,7 +471,14 @@ function summary(report: VerificationReport, code: string): string {
   if (code === 'VERIFY_NO_SIGNATURES') return `${report.file} has no signatures.`;
   if (code === 'VERIFY_LEVEL') return 'a signature does not reach the required level.';
   const bad = report.signatures.filter((s) => s.status !== 'valid').map((s) => `#${s.index} ${s.status}`);
-  return `${bad.join(', ')} (of ${report.signatures.length}).`;
+  // A status not established: why, naming the responders and distribution points tried (one line).
+  const why =
+    code === 'VERIFY_REVOCATION_UNKNOWN'
+      ? report.signatures
+          .find((s) => s.status === 'revocation-unknown')
+          ?.problems.find((p) => p.includes('is not established'))
+      : undefined;
+  return `${bad.join(', ')} (of ${report.signatures.length})${why ? `: ${why.replace(/\.$/, '')}` : ''}.`;
 }
 
 function human(report: VerificationReport, code: string | null): string {
