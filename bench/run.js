@@ -663,3 +663,11 @@ if (process.env.BENCH_XADES !== '0') {
   const xades = spawnSync(process.execPath, [join(root, 'bench', 'xades.js')], { stdio: 'inherit' });
   if (xades.status !== 0) console.log(`bench/xades.js failed (exit ${xades.status ?? xades.signal})`);
 }
+
+// esign verify of many files in one run against one run per file (issue 49): 1,000 one-page B-T
+// PDFs, 1,000 .p7m, 100 ASiC-E (bench/verify-many.js), in a process of its own; BENCH_VERIFY=0 leaves it out.
+if (process.env.BENCH_VERIFY !== '0') {
+  console.log('');
+  const verify = spawnSync(process.execPath, [join(root, 'bench', 'verify-many.js')], { stdio: 'inherit' });
+  if (verify.status !== 0) console.log(`bench/verify-many.js failed (exit ${verify.status ?? verify.signal})`);
+}

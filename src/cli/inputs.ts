@@ -15,17 +15,21 @@ export interface InputList extends Iterable<string> {
   at(index: number): string;
 }
 
+/** What the inputs are for: `sign` leaves esign's outputs out of directories and patterns, `verify` takes them. */
+export type InputPurpose = 'sign' | 'verify';
+
 /**
  * Expands FILE, DIR and GLOB arguments into files, in argument order, without duplicates.
- * A directory contributes its regular files (not hidden, not esign outputs, not recursive).
+ * A directory contributes its regular files (not hidden, not recursive; to sign, not esign outputs).
  */
-export async function expandInputs(args: readonly string[]): Promise<InputList> {
+export async function expandInputs(args: readonly string[], purpose: InputPurpose = 'sign'): Promise<InputList> {
+  const skip = purpose === 'sign' ? OWN_OUTPUTS : undefined;
   // One directory, the usual large batch: its path once and the names, not 100,000 joined paths.
   // One argument cannot name a file twice (a directory lists each name once).
   if (args.length === 1 && (await stat(args[0]!).catch(() => undefined))?.isDirectory()) {
     const dir = args[0]!;
-    const names = await fileNames(dir);
-    if (names.length === 0) throw noFiles();
+    const names = await fileNames(dir, skip);
+    if (names.length === 0) throw noFiles(purpose);
     return listOf(names.length, (index) => join(dir, names[index]!));
   }
   const files: string[] = [];
@@ -41,11 +45,11 @@ export async function expandInputs(args: readonly string[]): Promise<InputList> 
   for (const arg of args) {
     const info = await stat(arg).catch(() => undefined);
     if (info?.isDirectory()) {
-      for (const name of await fileNames(arg)) add(join(arg, name));
+      for (const name of await fileNames(arg, skip)) add(join(arg, name));
     } else if (info) {
       add(arg);
     } else if (GLOB_CHARS.test(basename(arg))) {
-      const matched = await expandGlob(arg);
+      const matched = await expandGlob(arg, skip);
       if (matched.length === 0)
         throw new EsignError('INPUT_NOT_FOUND', `No files match ${arg}.`, { hint: 'Check the pattern.' });
       matched.forEach(add);
@@ -53,12 +57,12 @@ export async function expandInputs(args: readonly string[]): Promise<InputList> 
       throw new EsignError('INPUT_NOT_FOUND', `${arg} does not exist.`, { hint: 'Check the file name.' });
     }
   }
-  if (files.length === 0) throw noFiles();
+  if (files.length === 0) throw noFiles(purpose);
   return listOf(files.length, (index) => files[index]!);
 }
 
-function noFiles(): EsignError {
-  return new EsignError('INPUT_NOT_FOUND', 'No files to sign.', { hint: 'Name files, directories or patterns.' });
+function noFiles(purpose: InputPurpose): EsignError {
+  return new EsignError('INPUT_NOT_FOUND', `No files to ${purpose}.`, { hint: 'Name files, directories or patterns.' });
 }
 
 function listOf<T>(
@@ -80,11 +84,11 @@ function listOf<T>(
  * of 100,000 costs neither a stat per file nor 100,000 entry objects held at once; only a link
  * needs a stat of what it leads to.
  */
-async function fileNames(dir: string): Promise<string[]> {
+async function fileNames(dir: string, skip: RegExp | undefined): Promise<string[]> {
   const names: string[] = [];
   const links: string[] = [];
   for await (const entry of await opendir(dir)) {
-    if (entry.name.startsWith('.') || OWN_OUTPUTS.test(entry.name)) continue;
+    if (entry.name.startsWith('.') || skip?.test(entry.name)) continue;
     if (entry.isFile()) names.push(entry.name);
     else if (entry.isSymbolicLink()) links.push(entry.name);
   }
@@ -92,13 +96,13 @@ async function fileNames(dir: string): Promise<string[]> {
   return names.sort();
 }
 
-async function expandGlob(pattern: string): Promise<string[]> {
+async function expandGlob(pattern: string, skip: RegExp | undefined): Promise<string[]> {
   const dir = dirname(pattern);
   const regex = globToRegExp(basename(pattern));
   const names = await readdir(dir).catch(() => [] as string[]);
   const matched: string[] = [];
   for (const name of names.sort()) {
-    if (name.startsWith('.') || !regex.test(name) || OWN_OUTPUTS.test(name)) continue;
+    if (name.startsWith('.') || !regex.test(name) || skip?.test(name)) continue;
     const path = dir === '.' && !pattern.startsWith('./') ? name : join(dir, name);
     if ((await stat(path)).isFile()) matched.push(path);
   }

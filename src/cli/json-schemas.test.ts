@@ -44,6 +44,40 @@ describe('docs/schemas', () => {
     }
   });
 
+  it('accepts the lines of esign verify over several files (NDJSON): reports, an error with its file, the summary; refuses a summary of unknown outcomes', () => {
+    const report = {
+      schemaVersion: 2,
+      file: 'a.pdf',
+      kind: 'pdf',
+      signatures: [],
+      status: 'valid',
+      code: 'VERIFY_NO_SIGNATURES',
+      valid: false,
+      checkedAt: '2026-11-24T20:17:04.163Z',
+    };
+    const error = {
+      file: 'b.pdf',
+      ...renderError(new EsignError('PDF_NOT_PDF', 'b.pdf is not a PDF.', { hint: 'Check the file.' })).json,
+    };
+    const summary = {
+      schemaVersion: 2,
+      summary: {
+        files: 2,
+        outcomes: { VERIFY_NO_SIGNATURES: 1, unreadable: 1 },
+        failed: ['a.pdf', 'b.pdf'],
+        exitCode: 7,
+      },
+    };
+    const run = [report, error, summary].map((line) => JSON.stringify(line)).join('\n');
+    expect(checkJsonOutput(['--json', 'verify', 'a.pdf', 'b.pdf'], `${run}\n`)).toEqual({
+      command: 'verify',
+      checked: 3,
+      problems: [],
+    });
+    const odd = { ...summary, summary: { ...summary.summary, outcomes: { broken: 1 } } };
+    expect(checkJsonOutput(['--json', 'verify', 'a.pdf', 'b.pdf'], JSON.stringify(odd))!.problems).toHaveLength(1);
+  });
+
   it('checks only --json runs that name a command', () => {
     expect(checkJsonOutput(['sign', 'a.pdf'], 'text')).toBeUndefined();
     expect(checkJsonOutput(['--json', '--version'], '0.1.0')).toBeUndefined();

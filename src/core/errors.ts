@@ -120,6 +120,7 @@ export type EsignErrorCode =
   // input documents
   | 'INPUT_NOT_FOUND'
   | 'INPUT_UNREADABLE'
+  | 'INPUT_UNSUPPORTED'
   | 'PDF_NOT_PDF'
   | 'PDF_XREF_BROKEN'
   | 'PDF_ENCRYPTED'
@@ -148,6 +149,7 @@ export type EsignErrorCode =
   // verification results
   | 'VERIFY_FAILED'
   | 'VERIFY_UNTRUSTED'
+  | 'VERIFY_REVOCATION_UNKNOWN'
   | 'VERIFY_NO_SIGNATURES'
   | 'VERIFY_WEAK_ALGORITHM'
   // qualification required of a signature (sign --require)
@@ -176,6 +178,7 @@ const EXIT_CODE_BY_CODE: Partial<Record<EsignErrorCode, ExitCode>> = {
   CONTAINER_INVALID: ExitCode.input,
   INPUT_NOT_FOUND: ExitCode.input,
   INPUT_UNREADABLE: ExitCode.input,
+  INPUT_UNSUPPORTED: ExitCode.input,
   OUTPUT_EXISTS: ExitCode.output,
   OUTPUT_WRITE_FAILED: ExitCode.output,
   BATCH_PARTIAL: ExitCode.partial,

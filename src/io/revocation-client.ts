@@ -10,6 +10,8 @@ import type { HttpClient, HttpResponse } from './http.js';
 export interface RevocationClientOptions {
   http: HttpClient;
   trace?: (line: string) => void;
+  /** Each call's time limit (default: the HttpClient's). */
+  timeoutMs?: number;
 }
 
 export class RevocationClient implements RevocationFetcher {
@@ -54,6 +56,7 @@ export class RevocationClient implements RevocationFetcher {
         ...request,
         url,
         retry: 'idempotent',
+        ...(this.options.timeoutMs !== undefined ? { timeoutMs: this.options.timeoutMs } : {}),
         service,
         signedContentOverHttp: true,
       });

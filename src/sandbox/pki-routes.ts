@@ -1,6 +1,11 @@
 /**
  * The sandbox PKI's public endpoints under `/pki`: the root and issuing CA certificates, a CRL of
- * the issuing CA listing the revoked signer, and an OCSP responder (RFC 6960) for the signers.
+ * the issuing CA listing the revoked signer, and an OCSP responder (RFC 6960) for the signers,
+ * answering as real ones do: POST (application/ocsp-request) and GET (RFC 6960 appendix A.1, the
+ * request base64 in the path), application/ocsp-response, the nonce echoed when asked, `unknown`
+ * for certificates it did not issue, thisUpdate/nextUpdate, signed by a delegated responder
+ * certificate with id-pkix-ocsp-nocheck; CRLs with nextUpdate, a CRL number and the authority key
+ * identifier. The quirk `sha1-revocation` signs both with SHA-1.
  */
 import { createHash, createPublicKey, sign } from 'node:crypto';
 import * as asn1js from 'asn1js';
@@ -37,9 +42,40 @@ export function mountPki(router: Router, deps: SandboxDeps): void {
   }));
   router.get('/root.crt', () => der('application/pkix-cert', pki.root.certificate));
   router.get('/issuing.crt', () => der('application/pkix-cert', pki.issuingCa.certificate));
-  router.get('/issuing.crl', () => der('application/pkix-crl', buildCrl(pki, clock.now())));
-  router.get('/root.crl', () => der('application/pkix-crl', buildCrl(pki, clock.now(), 'root')));
-  router.post('/ocsp', (request) => ocsp(pki, request.body, clock.now()));
+  const hash = (): RevocationHash => (deps.quirks.list().includes('sha1-revocation') ? 'sha1' : 'sha256');
+  router.get('/issuing.crl', () => der('application/pkix-crl', buildCrl(pki, clock.now(), 'issuing', hash())));
+  router.get('/root.crl', () => der('application/pkix-crl', buildCrl(pki, clock.now(), 'root', hash())));
+  router.post('/ocsp', (request) =>
+    request.headers['content-type']?.split(';')[0]?.trim().toLowerCase() === 'application/ocsp-request'
+      ? ocsp(pki, request.body, clock.now(), hash())
+      : der('application/ocsp-response', ocspError(OcspStatus.malformedRequest)),
+  );
+  // RFC 6960 A.1: GET {url}/{url-encoding of base-64 encoding of the DER OCSPRequest}. The router
+  // matches whole paths, so GET requests come through the fallback below.
+  router.get('/ocsp', () => der('application/ocsp-response', ocspError(OcspStatus.malformedRequest)));
+  router.getPrefix('/ocsp/', (request) =>
+    ocsp(pki, ocspRequestFromPath(request.path.slice('/ocsp/'.length)), clock.now(), hash()),
+  );
+}
+
+/** The OCSPRequest of a GET path: URL-decoded, then base64 (RFC 6960 A.1; base64url accepted as well). */
+export function ocspRequestFromPath(encoded: string): Uint8Array {
+  let text: string;
+  try {
+    text = decodeURIComponent(encoded);
+  } catch {
+    return new Uint8Array();
+  }
+  return new Uint8Array(Buffer.from(text.replace(/-/g, '+').replace(/_/g, '/'), 'base64'));
+}
+
+/** What the responder and the CRLs sign with: SHA-256, or SHA-1 under the quirk `sha1-revocation`. */
+export type RevocationHash = 'sha256' | 'sha1';
+
+function rsaWith(hash: RevocationHash): pkijs.AlgorithmIdentifier {
+  return hash === 'sha1'
+    ? new pkijs.AlgorithmIdentifier({ algorithmId: '1.2.840.113549.1.1.5', algorithmParams: new asn1js.Null() })
+    : sha256WithRsa();
 }
 
 function der(contentType: string, body: Uint8Array): SandboxResponse {
@@ -50,17 +86,22 @@ function der(contentType: string, body: Uint8Array): SandboxResponse {
  * A v2 CRL signed by its CA: the issuing CA's lists the revoked signer certificates; the root's
  * covers the certificates the root issued (issuing CA, TSA) and lists none.
  */
-export function buildCrl(pki: SandboxPki, now: Date, ca: 'issuing' | 'root' = 'issuing'): Uint8Array {
+export function buildCrl(
+  pki: SandboxPki,
+  now: Date,
+  ca: 'issuing' | 'root' = 'issuing',
+  hash: RevocationHash = 'sha256',
+): Uint8Array {
   const issuer = ca === 'root' ? pki.root : pki.issuingCa;
   const revocations = ca === 'root' ? [] : pki.revocations;
   const crl = new pkijs.CertificateRevocationList({
     version: 1,
-    signature: sha256WithRsa(),
+    signature: rsaWith(hash),
     issuer: parseSubject(issuer.certificate),
     thisUpdate: certificateTime(new Date(now.getTime() - 60_000)),
     nextUpdate: certificateTime(new Date(now.getTime() + CRL_VALIDITY_MS)),
   });
-  crl.signatureAlgorithm = sha256WithRsa();
+  crl.signatureAlgorithm = rsaWith(hash);
   if (revocations.length > 0) {
     crl.revokedCertificates = revocations.map(
       (revocation) =>
@@ -91,7 +132,7 @@ export function buildCrl(pki: SandboxPki, now: Date, ca: 'issuing' | 'root' = 'i
       }),
     ],
   });
-  return signTbs(crl, issuer.privateKey);
+  return signTbs(crl, issuer.privateKey, hash);
 }
 
 function authorityKeyIdentifier(issuerDer: Uint8Array): ArrayBuffer {
@@ -104,10 +145,10 @@ function authorityKeyIdentifier(issuerDer: Uint8Array): ArrayBuffer {
     .toBER(false);
 }
 
-function ocsp(pki: SandboxPki, body: Uint8Array, now: Date): SandboxResponse {
+function ocsp(pki: SandboxPki, body: Uint8Array, now: Date, hash: RevocationHash): SandboxResponse {
   let response: Uint8Array;
   try {
-    response = buildOcspResponse(pki, body, now);
+    response = buildOcspResponse(pki, body, now, hash);
   } catch {
     response = ocspError(OcspStatus.malformedRequest);
   }
@@ -122,9 +163,16 @@ function ocspError(status: number): Uint8Array {
 
 /**
  * Answers an OCSPRequest: good for the current signer certificates of the issuing CA, revoked for
- * the revoked one, unknown otherwise; signed by the delegated OCSP responder certificate.
+ * the revoked one, unknown for a serial number of the issuing CA it did not issue; signed by the
+ * delegated OCSP responder certificate. A request about no certificate of the issuing CA is
+ * answered `unauthorized` (RFC 6960 §2.3: this responder is not authoritative for it).
  */
-export function buildOcspResponse(pki: SandboxPki, requestDer: Uint8Array, now: Date): Uint8Array {
+export function buildOcspResponse(
+  pki: SandboxPki,
+  requestDer: Uint8Array,
+  now: Date,
+  hash: RevocationHash = 'sha256',
+): Uint8Array {
   const request = pkijs.OCSPRequest.fromBER(requestDer);
   const issuer = pkijs.Certificate.fromBER(pki.issuingCa.certificate);
   const issuerName = new Uint8Array(issuer.subject.toSchema().toBER(false));
@@ -132,14 +180,20 @@ export function buildOcspResponse(pki: SandboxPki, requestDer: Uint8Array, now: 
   const known = new Set([...pki.credentials.map((c) => c.signer.serialNumberHex), pki.ocspResponder.serialNumberHex]);
   const revoked = new Map(pki.revocations.map((r) => [r.serialNumberHex, r.revokedAt]));
 
-  const responses = request.tbsRequest.requestList.map((entry) => {
-    const certID = entry.reqCert;
+  const ofIssuer = (certID: pkijs.CertID): boolean => {
     const hash = HASH_BY_OID[certID.hashAlgorithm.algorithmId];
-    const serial = Buffer.from(certID.serialNumber.valueBlock.valueHexView).toString('hex');
-    const sameIssuer =
+    return (
       hash !== undefined &&
       Buffer.from(certID.issuerNameHash.valueBlock.valueHexView).equals(createHash(hash).update(issuerName).digest()) &&
-      Buffer.from(certID.issuerKeyHash.valueBlock.valueHexView).equals(createHash(hash).update(issuerKey).digest());
+      Buffer.from(certID.issuerKeyHash.valueBlock.valueHexView).equals(createHash(hash).update(issuerKey).digest())
+    );
+  };
+  if (!request.tbsRequest.requestList.some((entry) => ofIssuer(entry.reqCert)))
+    return ocspError(OcspStatus.unauthorized);
+  const responses = request.tbsRequest.requestList.map((entry) => {
+    const certID = entry.reqCert;
+    const serial = Buffer.from(certID.serialNumber.valueBlock.valueHexView).toString('hex');
+    const sameIssuer = ofIssuer(certID);
     let certStatus: asn1js.BaseBlock;
     const revokedAt = revoked.get(serial);
     if (sameIssuer && revokedAt) {
@@ -179,8 +233,8 @@ export function buildOcspResponse(pki: SandboxPki, requestDer: Uint8Array, now: 
   data.tbsView = new Uint8Array(data.toSchema(true).toBER(false));
   const basic = new pkijs.BasicOCSPResponse({
     tbsResponseData: data,
-    signatureAlgorithm: sha256WithRsa(),
-    signature: new asn1js.BitString({ valueHex: sign('sha256', data.tbsView, pki.ocspResponder.privateKey) }),
+    signatureAlgorithm: rsaWith(hash),
+    signature: new asn1js.BitString({ valueHex: sign(hash, data.tbsView, pki.ocspResponder.privateKey) }),
     certs: [pkijs.Certificate.fromBER(pki.ocspResponder.certificate)],
   });
   const response = new pkijs.OCSPResponse({

@@ -665,12 +665,16 @@ function ipBytes(address: string): Uint8Array {
   return new Uint8Array(address.split('.').map(Number));
 }
 
-/** Signs the TBS part of a certificate or CRL with SHA-256/RSA and returns the whole structure's DER. */
-export function signTbs(structure: pkijs.Certificate | pkijs.CertificateRevocationList, key: KeyObject): Uint8Array {
+/** Signs the TBS part of a certificate or CRL with SHA-256/RSA (or SHA-1 for the quirk sha1-revocation) and returns the whole structure's DER. */
+export function signTbs(
+  structure: pkijs.Certificate | pkijs.CertificateRevocationList,
+  key: KeyObject,
+  hash: 'sha256' | 'sha1' = 'sha256',
+): Uint8Array {
   const tbs = (structure.toSchema(true) as asn1js.Sequence).valueBlock.value[0];
   if (!tbs) throw new Error('sandbox PKI: empty TBS');
   structure.tbsView = new Uint8Array(tbs.toBER(false));
-  const signature = sign('sha256', structure.tbsView, key);
+  const signature = sign(hash, structure.tbsView, key);
   structure.signatureValue = new asn1js.BitString({ valueHex: signature });
   return new Uint8Array(structure.toSchema(false).toBER(false));
 }

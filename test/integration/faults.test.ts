@@ -19,6 +19,7 @@ import { storageControl } from '../../src/sandbox/storage/routes.js';
 import { SANDBOX_SEAL } from '../../src/sandbox/deps.js';
 import { derToPem } from '../../src/sandbox/pki.js';
 import type { QuirkName } from '../../src/sandbox/signing/quirks.js';
+import type { VerificationReport } from '../../src/core/verify/types.js';
 import { startFaultProxy, type FaultProxy } from '../helpers/fault-proxy.js';
 import { runCli, type CliResult } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
@@ -63,6 +64,10 @@ const ROUTES = {
   /** `esign trust update`: the sandbox's TEST LOTL, then the national list (ZZ) it points to. */
   lotl: 'trust GET /eu-lotl.xml',
   nationalList: 'trust GET /ZZ.xml',
+  /** `esign verify` of a B-B PDF without revocation data: the signer's OCSP responder (its CRL, the issuing CA's, faulted alike). */
+  ocsp: 'pki POST /ocsp',
+  /** The same: the root's CRL, where the issuing CA's status is published (no OCSP responder for it). */
+  rootCrl: 'pki GET /root.crl',
 } as const;
 type CallName = keyof typeof ROUTES;
 
@@ -119,7 +124,10 @@ afterAll(async () => {
   await mkdir(artifacts, { recursive: true });
   const sorted = [...matrix].sort((a, b) => Object.keys(ROUTES).indexOf(a.call) - Object.keys(ROUTES).indexOf(b.call));
   // Only a whole run describes the matrix: a run filtered with -t must not replace it with a part.
-  if (matrix.length === CASES.length + REFUSED_CASES.length + TRUST_CASES.length + TRUST_ADD_CASES.length) {
+  if (
+    matrix.length ===
+    CASES.length + REFUSED_CASES.length + TRUST_CASES.length + TRUST_ADD_CASES.length + VERIFY_CASES.length
+  ) {
     await writeFile(
       new URL('fault-matrix.json', artifacts),
       JSON.stringify(
@@ -162,7 +170,9 @@ interface FaultCase {
     | 'sign (seal, password grant)'
     | 'sign (seal, JSON token)'
     | 'trust update'
-    | 'trust add';
+    | 'trust add'
+    | 'verify'
+    | 'verify (soft-fail)';
   errorCode: string | RegExp;
   exitCode: number;
   message: RegExp;
@@ -190,6 +200,7 @@ const COMMAND_QUIRKS: Partial<Record<FaultCase['command'], QuirkName[]>> = {
 
 async function runCase(c: FaultCase): Promise<void> {
   if (c.command === 'trust update' || c.command === 'trust add') return runTrustCase(c);
+  if (c.command === 'verify' || c.command === 'verify (soft-fail)') return runVerifyCase(c);
   const dir = await tempDir('esign-fault-');
   const configDir = join(dir, '.config');
   const docs = join(dir, 'docs');
@@ -223,8 +234,11 @@ async function runCase(c: FaultCase): Promise<void> {
   const route = ROUTES[c.call];
   const logStart = t.sandbox.requestLog.length;
   const putsStart = s3Proxy.puts;
-  // The trust commands run in runTrustCase.
-  const args: Record<Exclude<FaultCase['command'], 'trust update' | 'trust add'>, string[]> = {
+  // The trust commands run in runTrustCase, verify in runVerifyCase.
+  const args: Record<
+    Exclude<FaultCase['command'], 'trust update' | 'trust add' | 'verify' | 'verify (soft-fail)'>,
+    string[]
+  > = {
     sign: ['--auto-approve', '--json', 'sign', '--level', 'B-B', input],
     'sign (browser)': ['--json', '--timeout', '20', 'sign', '--level', 'B-B', input],
     'sign B-T': ['--auto-approve', '--json', 'sign', '--level', 'B-T', input],
@@ -1375,6 +1389,183 @@ describe('fault matrix: esign trust update, every fault on each list', () => {
 
 describe('fault matrix: esign trust add, every fault on the list added', () => {
   it.each(TRUST_ADD_CASES.map((c) => [`${c.call} (trust add) × ${c.fault}`, c] as const))('%s', async (_name, c) => {
+    await runCase(c);
+  });
+});
+
+// ---- esign verify: the revocation data a file does not hold, fetched --------------------------
+
+/** A B-B PDF the sandbox signed, without revocation data: verify asks the OCSP responder and the CRLs. */
+let signedForVerify: Promise<Uint8Array> | undefined;
+function signedWithoutRevocation(): Promise<Uint8Array> {
+  signedForVerify ??= (async () => {
+    const dir = await tempDir('esign-fault-verify-');
+    const input = join(dir, 'contract.pdf');
+    await writeFile(input, pdfBytes);
+    const signed = await runCli(['--auto-approve', '--quiet', 'sign', '--level', 'B-B', input], {
+      env: { ...t.env, ESIGN_CONFIG_DIR: join(dir, '.config') },
+    });
+    expect(signed.code, signed.stderr).toBe(0);
+    return new Uint8Array(await readFile(join(dir, 'contract-signed.pdf')));
+  })();
+  return signedForVerify;
+}
+
+/**
+ * One `esign verify --trust ROOT` of a signed PDF without revocation data against a fault on a
+ * revocation source: the status cannot be established, so the signature is INDETERMINATE/TRY_LATER
+ * (VERIFY_REVOCATION_UNKNOWN, exit 9) with one line on stderr naming the URL; under `--revocation
+ * soft-fail` it passes (exit 0) with a warning naming it. No crash, the input untouched, nothing written.
+ */
+async function runVerifyCase(c: FaultCase): Promise<void> {
+  const dir = await tempDir('esign-fault-verify-');
+  const docs = join(dir, 'docs');
+  await mkdir(docs);
+  const input = join(docs, 'contract-signed.pdf');
+  await writeFile(input, await signedWithoutRevocation());
+  const before = sha256(await readFile(input));
+  const root = join(dir, 'root.pem');
+  await writeFile(root, derToPem(t.sandbox.pki.root.certificate, 'CERTIFICATE'));
+  const env: Record<string, string> = {
+    ...t.env,
+    ESIGN_CONFIG_DIR: join(dir, '.config'),
+    ...(c.shortTimeout ? { ESIGN_HTTP_TIMEOUT_MS: String(TIMEOUT_MS) } : {}),
+  };
+  await c.arm(env);
+  const route = ROUTES[c.call];
+  const logStart = t.sandbox.requestLog.length;
+  const args = [
+    '--json',
+    'verify',
+    ...(c.command === 'verify (soft-fail)' ? ['--revocation', 'soft-fail'] : []),
+    '--trust',
+    root,
+    input,
+  ];
+  const result = await runCli(args, { env, timeoutMs: 60_000 });
+  if (c.shortTimeout) await new Promise((resolve) => setTimeout(resolve, DELAY_MS - TIMEOUT_MS + 200));
+  const tries = t.sandbox.requestLog.slice(logStart).filter((id) => id === route).length;
+  const report = result.json<VerificationReport>();
+  const signature = report.signatures[0];
+  const stderr = result.stderr
+    .trim()
+    .split('\n')
+    .filter((line) => line && !line.startsWith('esign: sandbox profile'));
+  // Soft-fail: the line is the signature's warning; hard: the one line on stderr.
+  const message =
+    c.command === 'verify (soft-fail)'
+      ? `esign: ${signature?.warnings.find((w) => w.includes('soft-fail')) ?? ''}`
+      : (stderr.at(-1) ?? '');
+  const leftovers = (await readdir(docs)).filter((name) => name !== 'contract-signed.pdf');
+  const untouched = sha256(await readFile(input)) === before;
+  const [minTries, maxTries] = typeof c.tries === 'number' ? [c.tries, c.tries] : c.tries;
+  const row: MatrixRow = {
+    call: c.call,
+    route,
+    fault: c.fault,
+    command: `esign ${args.filter((arg) => !arg.startsWith('/')).join(' ')}`,
+    exitCode: result.code,
+    errorCode: report.code ?? undefined,
+    message: message.replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:PORT'),
+    tries,
+    maxTries,
+    inputUntouched: untouched,
+    leftovers,
+    pass: false,
+  };
+  matrix.push(row);
+  expect({ exit: result.code, errorCode: report.code ?? '' }, result.stderr).toEqual({
+    exit: c.exitCode,
+    errorCode: typeof c.errorCode === 'string' ? c.errorCode : expect.stringMatching(c.errorCode),
+  });
+  if (c.command === 'verify') {
+    expect(stderr).toHaveLength(1);
+    expect(signature).toMatchObject({ indication: 'INDETERMINATE', subIndication: 'TRY_LATER' });
+  } else expect(signature).toMatchObject({ indication: 'TOTAL-PASSED' });
+  expect(message).toMatch(c.message);
+  expect(tries).toBeGreaterThanOrEqual(minTries);
+  expect(tries).toBeLessThanOrEqual(maxTries);
+  expect(untouched).toBe(true);
+  expect(leftovers).toEqual([]);
+  row.pass = true;
+}
+
+/** Each fault on the signer's OCSP responder (the issuing CA's CRL faulted alike) and on the root's CRL. */
+function verifyCases(): FaultCase[] {
+  const faults: Array<[name: string, fault: Fault, retried: boolean, said: string]> = [
+    ['connection reset', { kind: 'reset' }, true, 'Could not reach'],
+    ['time-out', { kind: 'delay', ms: DELAY_MS }, true, 'did not answer within'],
+    ['HTTP 500', status(500), false, 'answered HTTP 500'],
+    ['HTTP 503', status(503, { 'retry-after': '0' }), true, 'answered HTTP 503'],
+    [
+      'garbage (200, the right type)',
+      malformed('not DER at all', 'application/ocsp-response'),
+      false,
+      'cannot be used',
+    ],
+    [
+      'wrong content type (200, an HTML page)',
+      malformed('<html>maintenance</html>', 'text/html'),
+      false,
+      'cannot be used',
+    ],
+  ];
+  const cases: FaultCase[] = [];
+  for (const [name, fault, retried, said] of faults) {
+    const tries = retried ? 3 : 1;
+    cases.push(
+      {
+        call: 'ocsp',
+        command: 'verify',
+        fault: name,
+        arm: () => {
+          inject('ocsp', fault, 3)();
+          t.sandbox.faults.inject({ route: 'pki GET /issuing.crl', fault, times: 3 });
+        },
+        errorCode: 'VERIFY_REVOCATION_UNKNOWN',
+        exitCode: 9,
+        message: new RegExp(
+          `^esign: VERIFY_REVOCATION_UNKNOWN: #1 revocation-unknown \\(of 1\\): signer: the revocation status of .*: .*OCSP (responder|response).*127\\.0\\.0\\.1:\\d+/pki/ocsp.*${said}.*; .*CRL.*127\\.0\\.0\\.1:\\d+/pki/issuing\\.crl.*\\.$`,
+        ),
+        tries,
+        shortTimeout: name === 'time-out',
+      },
+      {
+        call: 'rootCrl',
+        command: 'verify',
+        fault: name,
+        arm: inject('rootCrl', fault, 3),
+        errorCode: 'VERIFY_REVOCATION_UNKNOWN',
+        exitCode: 9,
+        message: new RegExp(
+          `^esign: VERIFY_REVOCATION_UNKNOWN: #1 revocation-unknown \\(of 1\\): signer: the revocation status of .*Issuing.*: .*CRL.*127\\.0\\.0\\.1:\\d+/pki/root\\.crl.*${said}.*\\.$`,
+        ),
+        tries,
+        shortTimeout: name === 'time-out',
+      },
+    );
+  }
+  // --revocation soft-fail: the responder and the CRL down, the signature passes and says so.
+  cases.push({
+    call: 'ocsp',
+    command: 'verify (soft-fail)',
+    fault: 'connection reset (--revocation soft-fail)',
+    arm: () => {
+      inject('ocsp', { kind: 'reset' }, 3)();
+      t.sandbox.faults.inject({ route: 'pki GET /issuing.crl', fault: { kind: 'reset' }, times: 3 });
+    },
+    errorCode: '',
+    exitCode: 0,
+    message:
+      /^esign: signer: the revocation status of .*127\.0\.0\.1:\d+\/pki\/ocsp.*; passed under --revocation soft-fail \(not EN 319 102-1\)$/,
+    tries: 3,
+  });
+  return cases;
+}
+const VERIFY_CASES = verifyCases();
+
+describe('fault matrix: esign verify, every fault on the revocation data it fetches', () => {
+  it.each(VERIFY_CASES.map((c) => [`${c.call} (${c.command}) × ${c.fault}`, c] as const))('%s', async (_name, c) => {
     await runCase(c);
   });
 });

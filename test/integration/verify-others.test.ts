@@ -18,6 +18,13 @@ import type { SignatureReport, VerificationReport } from '../../src/core/verify/
 import { runCli } from '../helpers/run-cli.js';
 import { tempDirForFile } from '../helpers/tmp.js';
 
+/**
+ * These files' PKIs publish no revocation status (made here or by others' tests): nothing is fetched and
+ * unknown status passes (soft-fail), so the verdicts are about what each test checks. Hard mode on such a
+ * file: test/integration/revocation.test.ts.
+ */
+const UNREVOKED = ['--offline', '--revocation', 'soft-fail'];
+
 type Report = VerificationReport & { valid: boolean; extracted?: string };
 
 let work: { dir: string; remove: () => Promise<void> };
@@ -124,7 +131,7 @@ function cmsSign(input: string, output: string, ...extra: string[]): void {
 async function verify(
   args: string[],
 ): Promise<{ code: number | null; report: Report; stderr: string; stdout: string }> {
-  const result = await runCli(['--json', 'verify', '--trust', at('root.pem'), ...args], { env });
+  const result = await runCli(['--json', 'verify', ...UNREVOKED, '--trust', at('root.pem'), ...args], { env });
   return { code: result.code, report: result.json<Report>(), stderr: result.stderr, stdout: result.stdout };
 }
 
@@ -216,6 +223,26 @@ describe('a SHA-1 timestamp token (openssl ts -reply, signer_digest sha1, ESS si
     expect(signature.problems.join('\n')).toMatch(/signature timestamp: the token is signed over sha1/);
     expect(JSON.stringify(report)).not.toMatch(/not validly signed/);
   });
+
+  it('esign timestamp --verify of a SHA-1 token (and SHA-1 imprint) over a file: intact but weak, exit 12, never "not validly signed"', async () => {
+    // The TSA of the test before (ts.cnf), now over notes.txt with a SHA-1 imprint, as a whole TimeStampResp.
+    openssl('ts', '-query', '-data', 'notes.txt', '-sha1', '-cert', '-out', 'notes.tsq');
+    openssl('ts', '-reply', '-config', 'ts.cnf', '-queryfile', 'notes.tsq', '-out', 'notes.txt.tsr');
+    const args = ['timestamp', '--verify', '--ca', at('root.pem'), at('notes.txt'), at('notes.txt.tsr')];
+    const json = await runCli(['--json', ...args], { env });
+    expect(json.code, json.stderr).toBe(12);
+    expect(json.json()).toMatchObject({
+      valid: false,
+      code: 'VERIFY_WEAK_ALGORITHM',
+      imprint: { algorithm: 'sha1' },
+      weak: [expect.stringMatching(/message imprint is a SHA1 digest/), expect.stringMatching(/signed over sha1/)],
+    });
+    expect(json.stderr).not.toMatch(/not validly signed/);
+    const text = await runCli(args, { env });
+    expect(text.code).toBe(12);
+    expect(text.stdout).toMatch(/intact timestamp of .*notes\.txt, but its algorithm is NOT ACCEPTABLE/);
+    expect(text.stderr).toMatch(/^esign: VERIFY_WEAK_ALGORITHM: /m);
+  });
 });
 
 /** A ZIP made by Info-ZIP's `zip` in `dir` (`-X`: no extra fields unless `extra`), entries in the order named. */
@@ -282,7 +309,7 @@ describe('ASiC containers as DSS and DigiDoc lay them out (Info-ZIP, openssl cms
     expect(code, stderr).toBe(0);
     expect(report.valid).toBe(true);
     expect(report.warnings?.join('\n')).toMatch(bend);
-    const text = await runCli(['verify', '--trust', at('root.pem'), path], { env });
+    const text = await runCli(['verify', ...UNREVOKED, '--trust', at('root.pem'), path], { env });
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(new RegExp(`^! .*${bend.source}`, 'm'));
     return report;
@@ -346,7 +373,7 @@ describe('ASiC containers as DSS and DigiDoc lay them out (Info-ZIP, openssl cms
       ['missing.asice', /ASiCManifest\.xml names doc\.txt, which the container does not hold/],
     ] as const) {
       for (const root of [at('root.pem'), at('other.pem')]) {
-        const result = await runCli(['--json', 'verify', '--trust', root, join(dir, name)], { env });
+        const result = await runCli(['--json', 'verify', ...UNREVOKED, '--trust', root, join(dir, name)], { env });
         expect(result.code, `${name} ${root}`).toBe(9);
         const report = result.json<Report>();
         expect(report, `${name} ${root}`).toMatchObject({ status: 'modified', code: 'VERIFY_MODIFIED' });
@@ -355,24 +382,25 @@ describe('ASiC containers as DSS and DigiDoc lay them out (Info-ZIP, openssl cms
     }
   });
 
-  it('stays strict where it matters: an entry named "." is refused in one line (exit 7); so is a missing mimetype or another type', async () => {
+  it('stays strict where it matters: an entry named "." is refused in one line (exit 7); so is a missing mimetype; an ASiC-E mimetype makes it an ASiC-E whatever its name', async () => {
     const dir = await asicS();
     await writeFile(join(dir, 'z'), 'x');
     infoZip(dir, 'dot.asics', ['mimetype', 'doc.txt', 'z', 'META-INF/signature.p7s'], ['-X', '-0']);
     await writeFile(join(dir, 'dot.asics'), renamed(await readFile(join(dir, 'dot.asics')), 'z', '.'));
-    const dot = await runCli(['verify', '--trust', at('root.pem'), join(dir, 'dot.asics')], { env });
+    const dot = await runCli(['verify', ...UNREVOKED, '--trust', at('root.pem'), join(dir, 'dot.asics')], { env });
     expect(dot.code).toBe(7);
     expect(dot.stderr).toMatch(/dot\.asics: Not a container esign reads: the entry name "\." has a "\." component/);
     expect(dot.stderr).not.toMatch(/\n\s+at /);
     infoZip(dir, 'none.asics', ['doc.txt', 'META-INF/signature.p7s'], ['-X', '-0']);
-    const none = await runCli(['verify', '--trust', at('root.pem'), join(dir, 'none.asics')], { env });
+    const none = await runCli(['verify', ...UNREVOKED, '--trust', at('root.pem'), join(dir, 'none.asics')], { env });
     expect([none.code, none.stderr]).toEqual([7, expect.stringMatching(/it has no "mimetype" entry/)]);
     await writeFile(join(dir, 'mimetype'), ASIC_E);
     infoZip(dir, 'other.asics', ['mimetype', 'doc.txt', 'META-INF/signature.p7s'], ['-X', '-0']);
-    const other = await runCli(['verify', '--trust', at('root.pem'), join(dir, 'other.asics')], { env });
+    // Its content, not its name, says what it is: an ASiC-E, whose signatures an ASiCManifest lists (none here).
+    const other = await runCli(['verify', ...UNREVOKED, '--trust', at('root.pem'), join(dir, 'other.asics')], { env });
     expect([other.code, other.stderr]).toEqual([
-      7,
-      expect.stringMatching(/its "mimetype" is "application\/vnd\.etsi\.asic-e\+zip"/),
+      9,
+      expect.stringMatching(/VERIFY_NO_SIGNATURES: .*other\.asics has no signatures/),
     ]);
   });
 });
@@ -451,7 +479,15 @@ describe('a counter-signature (openssl cms -sign over the signature value, put i
       counterSignatures: [{ status: 'valid', signer: { subject: 'CN=Other PKI second signer' } }],
     });
     const text = await runCli(
-      ['verify', '--trust', at('root.pem'), join(dir, 'contract.txt'), '--signature', join(dir, 'countersigned.p7s')],
+      [
+        'verify',
+        ...UNREVOKED,
+        '--trust',
+        at('root.pem'),
+        join(dir, 'contract.txt'),
+        '--signature',
+        join(dir, 'countersigned.p7s'),
+      ],
       { env },
     );
     expect(text.stdout).toMatch(/^ {4}#1 Counter-signature: ✓ valid \[ETSI TOTAL-PASSED\]$/m);

@@ -39,7 +39,7 @@ import { buildTstInfo } from '../../src/core/tsp/tst-info.js';
 import type { VerificationReport } from '../../src/core/verify/types.js';
 import { buildCrl, buildOcspResponse } from '../../src/sandbox/pki-routes.js';
 import type { SandboxCredential, SandboxPki } from '../../src/sandbox/pki.js';
-import { derToPem } from '../../src/sandbox/pki.js';
+import { derToPem, pkiUrls } from '../../src/sandbox/pki.js';
 import { formXObjectPdfBytes, pdfLibBytes } from '../helpers/pdf-fixtures.js';
 import { runCli } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
@@ -441,8 +441,28 @@ describe('esign verify', () => {
     expect(refused.code).not.toBe(0); // the sandbox refuses to sign with it
     const revoked = credential('alice-revoked');
     const signed = await localSign(await pdfLibBytes(), revoked);
-    const withoutData = await verify(signed);
-    expect(withoutData.report.signatures[0]!.chain!.revocation[0]).toMatchObject({ status: 'unknown', source: 'none' });
+    // Without revocation data in the file: --offline leaves the status unknown (INDETERMINATE/TRY_LATER)…
+    const offline = await verify(signed, ['--offline']);
+    expect(offline.report.signatures[0]!.chain!.revocation[0]).toMatchObject({
+      status: 'unknown',
+      source: 'none',
+      unestablished: { subIndication: 'TRY_LATER' },
+    });
+    expect(offline.report.signatures[0]).toMatchObject({
+      status: 'revocation-unknown',
+      code: 'VERIFY_REVOCATION_UNKNOWN',
+      indication: 'INDETERMINATE',
+      subIndication: 'TRY_LATER',
+    });
+    // …and online, esign asks the certificate's OCSP responder, which says revoked.
+    const fetched = await verify(signed);
+    expect(fetched.code).toBe(9);
+    expect(fetched.report.signatures[0]).toMatchObject({ code: 'VERIFY_FAILED', subIndication: 'REVOKED_NO_POE' });
+    expect(fetched.report.signatures[0]!.chain!.revocation[0]).toMatchObject({
+      status: 'revoked',
+      source: 'fetched-ocsp',
+      url: pkiUrls(sandbox.sandbox.urls.pki).ocsp,
+    });
     const { code, report } = await verify(
       await withDss(signed, { certs: revoked.chain, crls: [issuingCrl(), rootCrl()] }),
     );

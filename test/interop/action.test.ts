@@ -170,7 +170,7 @@ describe('action.yml, run as a runner runs a composite action, against esign san
     );
     expect(run.code, run.log).toBe(0);
     expect(run.log).toMatch(new RegExp(`${ARCHIVE}: OK`));
-    expect(run.outputs).toEqual({ 'output-dir': 'dist/signatures', count: '2' });
+    expect(run.outputs).toEqual({ 'output-dir': 'dist/signatures', count: '2', verified: '', report: '' });
     const signatures = join(run.workspace, 'dist', 'signatures');
     expect((await readdir(signatures)).sort()).toEqual(['SHA256SUMS.p7s', 'app.tgz.p7s']);
     const report = (await readFile(join(run.runnerTemp, 'esign-sign.jsonl'), 'utf8'))
@@ -193,7 +193,7 @@ describe('action.yml, run as a runner runs a composite action, against esign san
       sealEnv(),
     );
     expect(p7m.code, p7m.log).toBe(0);
-    expect(p7m.outputs).toEqual({ 'output-dir': 'signatures', count: '2' });
+    expect(p7m.outputs).toMatchObject({ 'output-dir': 'signatures', count: '2' });
     const signatures = join(p7m.workspace, 'signatures');
     expect((await readdir(signatures)).sort()).toEqual(['SHA256SUMS.p7m', 'app.tgz.p7m']);
     for (const file of ['app.tgz', 'SHA256SUMS']) {
@@ -214,7 +214,7 @@ describe('action.yml, run as a runner runs a composite action, against esign san
       sealEnv(),
     );
     expect(asice.code, asice.log).toBe(0);
-    expect(asice.outputs).toEqual({ 'output-dir': 'signatures', count: '1' });
+    expect(asice.outputs).toMatchObject({ 'output-dir': 'signatures', count: '1' });
     const bundle = join(asice.workspace, 'signatures', 'release.asice');
     expect(spawnSync('zipinfo', ['-1', bundle], { encoding: 'utf8' }).stdout.trim().split('\n')).toEqual([
       'mimetype',
@@ -230,6 +230,26 @@ describe('action.yml, run as a runner runs a composite action, against esign san
     };
     const manifest = await entry('META-INF/ASiCManifest.xml');
     opensslVerifies(await entry('META-INF/signature001.p7s'), ['-content', manifest, '-out', '/dev/null']);
+  });
+
+  it('verifies a folder of signed artifacts (verify, trust): each checked, no secret needed; a changed artifact fails the step (exit 9)', async () => {
+    const signed = await runAction(
+      { files: 'app.tgz\nSHA256SUMS', level: 'B-T', 'output-dir': '.', credential: started.seal.pinOnlyCredentialID },
+      sealEnv(),
+    );
+    expect(signed.code, signed.log).toBe(0);
+    const artifacts = signed.workspace;
+    const verified = await runAction({ verify: `${artifacts}\n`, trust: started.rootPem }, {});
+    expect(verified.code, verified.log).toBe(0);
+    expect(verified.outputs).toMatchObject({ verified: '2', count: '' });
+    const report = (await readFile(verified.outputs['report']!, 'utf8')).trim().split('\n');
+    expect(JSON.parse(report.at(-1)!)).toMatchObject({ summary: { files: 2, outcomes: { valid: 2 }, exitCode: 0 } });
+    await writeFile(join(artifacts, 'app.tgz'), 'a changed release tarball\n');
+    const changed = await runAction({ verify: artifacts, trust: started.rootPem }, {});
+    expect([changed.code, changed.failedStep]).toEqual([9, 'Verify']);
+    expect(changed.log).toMatch(/::error::esign action: not every file checks out \(exit 9\)/);
+    const untrusting = await runAction({ verify: artifacts }, {});
+    expect([untrusting.code, untrusting.failedStep]).toEqual([2, 'Verify']);
   });
 
   it('stops at a corrupted download before anything is unpacked or run', async () => {

@@ -2,18 +2,14 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
-import { HASH_NAME_BY_OID } from '../../core/cms/oids.js';
+import { IMPRINT_HASH_NAME_BY_OID } from '../../core/cms/oids.js';
 import { bytesEqual } from '../../core/cms/parse.js';
 import { EsignError, isEsignError } from '../../core/errors.js';
-import {
-  parseTimeStampToken,
-  readTimeStampResp,
-  rejection,
-  verifyTimeStampTokenSignature,
-  verifyTsaCertificate,
-} from '../../core/tsp/response.js';
+import { parseTimeStampToken, readTimeStampResp, rejection, verifyTsaCertificate } from '../../core/tsp/response.js';
 import type { ParsedTimeStampToken } from '../../core/tsp/response.js';
 import type { TstInfo } from '../../core/tsp/tst-info.js';
+import { digestAlgorithm } from '../../core/verify/algorithms.js';
+import { checkTokenSignature } from '../../core/verify/token-signature.js';
 import { writeBytesAtomically } from '../../io/atomic-write.js';
 import { inputError } from '../../io/file-source.js';
 import { loadTrustAnchors } from '../../io/tsa-client.js';
@@ -200,7 +196,7 @@ export async function runVerify(files: string[], options: TimestampCommandOption
   const token = readToken(await readInput(tsrPath), tsrPath);
   const { tstInfo } = token;
 
-  const hashName = HASH_NAME_BY_OID[tstInfo.messageImprint.hashAlgorithm];
+  const hashName = IMPRINT_HASH_NAME_BY_OID[tstInfo.messageImprint.hashAlgorithm];
   if (hashName === undefined)
     throw failed(`${tsrPath} uses hash algorithm ${tstInfo.messageImprint.hashAlgorithm}, which esign does not check`);
   const digest = hashName === 'sha256' ? await subject.sha256() : await hashFile(subject.input, hashName);
@@ -209,11 +205,14 @@ export async function runVerify(files: string[], options: TimestampCommandOption
       `${tsrPath} is not a timestamp of ${subject.input}: the ${hashName.toUpperCase()} of the data does not match its message imprint`,
     );
   }
-  try {
-    verifyTimeStampTokenSignature(token);
-  } catch (error) {
-    throw failed((error as Error).message.replace(/\.$/, ''), error);
-  }
+  // Verification's algorithm table: a token over SHA-1 is intact but weak (exit 12), never "not validly signed".
+  const signature = checkTokenSignature(token);
+  if (signature.problems.length > 0) throw failed((signature.problems[0] as string).replace(/\.$/, ''));
+  const imprintWeakness = digestAlgorithm(tstInfo.messageImprint.hashAlgorithm)?.weakness;
+  const weak = [
+    ...(imprintWeakness ? [`the message imprint is a ${hashName.toUpperCase()} digest: ${imprintWeakness}`] : []),
+    ...signature.weak,
+  ];
   const anchors = await trustAnchorsFor(options, ctx);
   const signer = token.signerCertificate as Uint8Array;
   try {
@@ -228,6 +227,34 @@ export async function runVerify(files: string[], options: TimestampCommandOption
       hint: 'Pass the TSA root with --ca, or set trustAnchors in the profile.',
       cause: error,
     });
+  }
+  if (weak.length > 0) {
+    ctx.io.result(
+      {
+        input: subject.input,
+        tsr: tsrPath,
+        valid: false,
+        code: 'VERIFY_WEAK_ALGORITHM',
+        weak,
+        imprint: { algorithm: hashName, value: Buffer.from(tstInfo.messageImprint.hashedMessage).toString('hex') },
+        genTime: tstInfo.genTime.toISOString(),
+        serialNumber: tstInfo.serialNumber,
+        policy: tstInfo.policy,
+        tsa: tstInfo.tsaName ?? null,
+        chain: 'trusted',
+      },
+      () =>
+        [
+          `~ ${tsrPath} is an intact timestamp of ${subject.input}, but its algorithm is NOT ACCEPTABLE`,
+          ...weak.map((line) => `  ! ${line}`),
+          `  time     ${tstInfo.genTime.toISOString()}`,
+          `  TSA      ${tstInfo.tsaName ?? '(not named)'}, certificate trusted`,
+        ].join('\n'),
+    );
+    const { ExitCode } = await import('../../core/errors.js');
+    process.exitCode = ExitCode.weakAlgorithm;
+    ctx.io.error(`esign: VERIFY_WEAK_ALGORITHM: ${tsrPath}: ${weak[0] as string}.`);
+    return;
   }
   ctx.io.result({ input: subject.input, tsr: tsrPath, valid: true, ...describeToken(tstInfo) }, () =>
     [

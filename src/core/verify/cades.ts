@@ -103,6 +103,7 @@ async function verifySigner(
     revocation: revocationMaterial([], []),
     now: options.now,
     ...(options.trustedLists ? { trustedLists: options.trustedLists } : {}),
+    ...(options.revocation ? { revocationPolicy: options.revocation } : {}),
   };
   // The content is read once: an archive timestamp's hash of it is taken as it goes by.
   const archives = archiveTokens(p7s);
@@ -156,6 +157,7 @@ function signatureReport(checks: CmsChecks): SignatureReport {
     problems: [
       ...checks.problems,
       ...checks.untrusted,
+      ...checks.unestablished,
       ...checks.weak.map((weakness) => `algorithm not acceptable: ${weakness}`),
     ],
     warnings: checks.warnings,
@@ -262,13 +264,13 @@ function archiveTokens(p7s: Uint8Array): ArchiveToken[] {
  * the signature existed. An archive-time-stamp-v3 only: a v2 covers the content, which is read again
  * only after the signature's checks.
  */
-function archivedAt(
+async function archivedAt(
   p7s: Uint8Array,
   archives: ArchiveToken[],
   contentDigests: Map<string, Uint8Array>,
   ctx: CmsContext,
   parsed: ParsedSignedData,
-): Date | undefined {
+): Promise<Date | undefined> {
   const context: CmsContext = {
     ...ctx,
     extraCerts: [...parsed.certificates, ...ctx.extraCerts],
@@ -281,7 +283,7 @@ function archivedAt(
       digest && content
         ? expectedArchiveImprint(p7s, token, content, digest.name, verificationHashName).imprint
         : undefined;
-    const timestamp = imprint ? checkTimestampToken(token, imprint, context) : undefined;
+    const timestamp = imprint ? await checkTimestampToken(token, imprint, context) : undefined;
     if (!timestamp?.valid || !timestamp.chain?.trusted) continue;
     const time = new Date(timestamp.time);
     if (!earliest || time < earliest) earliest = time;
@@ -319,7 +321,7 @@ async function checkArchiveTimestamps(
       : archive.version === 3
         ? expectedArchiveImprint(p7s, token, contentDigests.get(digest.name)!, digest.name, verificationHashName)
         : await expectedArchiveV2Imprint(p7s, archive, archives, reread, detached);
-    const timestamp = expected.imprint ? checkTimestampToken(token, expected.imprint, context) : undefined;
+    const timestamp = expected.imprint ? await checkTimestampToken(token, expected.imprint, context) : undefined;
     const problems = expected.problem ? [expected.problem] : (timestamp?.problems ?? []);
     for (const weakness of timestamp?.weak ?? []) checks.weak.push(`archive timestamp: ${weakness}`);
     if (problems.length === 0 && timestamp?.chain?.trusted) {
@@ -387,7 +389,9 @@ export function longTermLevel(report: SignatureReport, store: RevocationStore = 
       ? [`${who}: none`]
       : !chain.trusted
         ? [`${who}: it does not reach a trust anchor`]
-        : chain.revocation.filter((entry) => entry.source === 'none').map((entry) => `${who}: ${entry.subject}`),
+        : chain.revocation
+            .filter((entry) => entry.source === 'none' || entry.source.startsWith('fetched-'))
+            .map((entry) => `${who}: ${entry.subject}`),
   );
   if (missing.length === 0) return 'B-LT';
   report.warnings.push(`B-LT not reached: the signature lacks revocation data for ${missing.join('; ')}`);

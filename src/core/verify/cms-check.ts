@@ -15,7 +15,7 @@ import type { TrustedListCacheEntry } from '../trusted-list/model.js';
 import { parseTimeStampToken, checkTimeStampingUsage } from '../tsp/response.js';
 import type { ParsedTimeStampToken } from '../tsp/response.js';
 import { buildChain, certificate, certificatePool, summarize } from './chain.js';
-import { combineMaterial, embeddedRevocation, revocationStatus } from './revocation.js';
+import { combineMaterial, embeddedRevocation, revocationMaterial, revocationStatus } from './revocation.js';
 import type { RevocationMaterial } from './revocation.js';
 import {
   certificateSignatureWeakness,
@@ -33,7 +33,15 @@ import {
 import { checkTokenSignature, verificationHashName } from './token-signature.js';
 import type { DigestAlgorithm, SignatureScheme } from './algorithms.js';
 import { noFindings } from './types.js';
-import type { ChainReport, Findings, SignatureReport, SubIndication, TimestampReport } from './types.js';
+import type {
+  ChainReport,
+  Findings,
+  RevocationPolicy,
+  RevocationResult,
+  SignatureReport,
+  SubIndication,
+  TimestampReport,
+} from './types.js';
 
 export interface CmsContext {
   anchors: X509Certificate[];
@@ -45,7 +53,9 @@ export interface CmsContext {
   /** Verified trusted lists: signatures and timestamps are qualified against them. */
   trustedLists?: readonly TrustedListCacheEntry[];
   /** The earliest proof of existence of the signature from later timestamps that passed validation (archive timestamps). */
-  proofOfExistence?: (parsed: ParsedSignedData) => Date | undefined;
+  proofOfExistence?: (parsed: ParsedSignedData) => Promise<Date | undefined>;
+  /** Revocation status the file does not hold: fetched through the policy's source, judged by its mode (default hard, nothing fetched). */
+  revocationPolicy?: RevocationPolicy;
 }
 
 /** Streams the signed bytes (a PDF's ByteRange, a .p7s's content file) to `consume`, in order. */
@@ -144,7 +154,7 @@ export async function checkSignatureCms(cmsDer: Uint8Array, signed: SignedBytes,
       new Uint8Array(createDigest(imprintDigest).update(parsed.signatureValue).digest());
     // The TSA's chain may be completed from the SignedData's certificates (a CAdES B-LT carries it there).
     const withSignerPool = { ...context, extraCerts: [...parsed.certificates, ...ctx.extraCerts] };
-    result.timestamp = checkTimestampToken(parsed.signatureTimeStampToken, undefined, withSignerPool, imprintOf);
+    result.timestamp = await checkTimestampToken(parsed.signatureTimeStampToken, undefined, withSignerPool, imprintOf);
     for (const weakness of result.timestamp.weak ?? []) result.weak.push(`signature timestamp: ${weakness}`);
     if (!result.timestamp.valid) {
       result.problems.push(...result.timestamp.problems.map((p) => `signature timestamp: ${p}`));
@@ -159,15 +169,18 @@ export async function checkSignatureCms(cmsDer: Uint8Array, signed: SignedBytes,
       validationTime = new Date(result.timestamp.time);
       proofOfExistence = true;
     }
+    if (result.timestamp.chain?.trusted)
+      collectRevocationFindings(result.timestamp.chain, result, result.warnings, 'timestamp authority', ctx);
   }
   // EN 319 102-1: the best-signature-time is the earliest proof of existence from timestamps that passed validation.
-  const archived = result.integrity.valid && result.signatureValue.valid ? ctx.proofOfExistence?.(parsed) : undefined;
+  const archived =
+    result.integrity.valid && result.signatureValue.valid ? await ctx.proofOfExistence?.(parsed) : undefined;
   if (archived && archived.getTime() < validationTime.getTime()) {
     validationTime = archived;
     proofOfExistence = true;
   }
   if (signerCert) {
-    const { report, path } = chainAndPath(
+    const { report, path } = await chainAndPath(
       signerCert,
       [...parsed.certificates, ...ctx.extraCerts],
       context,
@@ -175,6 +188,7 @@ export async function checkSignatureCms(cmsDer: Uint8Array, signed: SignedBytes,
     );
     result.chain = report;
     collectChainProblems(result.chain, result, 'signer', proofOfExistence);
+    if (report.trusted) collectRevocationFindings(report, result, result.warnings, 'signer', ctx);
     if (ctx.trustedLists)
       result.qualification = qualifyCertificate({
         certificate: new Uint8Array(signerCert.raw),
@@ -334,13 +348,99 @@ export function collectChainProblems(chain: ChainReport, into: Findings, who: st
   }
 }
 
+/**
+ * EN 319 102-1: a trusted chain whose certificates' revocation status is not established makes the
+ * signature INDETERMINATE (TRY_LATER, REVOCATION_OUT_OF_BOUNDS_NO_POE); under soft-fail it passes,
+ * and `warnings` says so. Revocation data signed with SHA-1 or MD5 is weak.
+ */
+export function collectRevocationFindings(
+  chain: ChainReport,
+  into: Findings,
+  warnings: string[],
+  who: string,
+  ctx: Pick<CmsContext, 'revocationPolicy'>,
+): void {
+  for (const entry of chain.revocation) {
+    if (entry.weak && !into.weak.includes(`${who}: ${entry.weak}`)) into.weak.push(`${who}: ${entry.weak}`);
+    if (!entry.unestablished || entry.status === 'revoked') continue;
+    const line = `${who}: the revocation status of ${entry.subject} is not established: ${entry.unestablished.reason}`;
+    if (ctx.revocationPolicy?.mode === 'soft-fail') {
+      const warning = `${line}; passed under --revocation soft-fail (not EN 319 102-1)`;
+      if (!warnings.includes(warning)) warnings.push(warning);
+      continue;
+    }
+    if (!into.unestablished.includes(line)) into.unestablished.push(line);
+    into.failures.add(entry.unestablished.subIndication);
+  }
+}
+
+/**
+ * The revocation status of `cert` (issued by `issuer`) from what the file holds; where that says
+ * nothing, from what the policy's source fetches (once per certificate per run, the source's
+ * affair). An unknown status, or good data issued after the certificate expired, is marked
+ * unestablished with the reason.
+ */
+async function establishedStatus(
+  cert: X509Certificate,
+  issuer: X509Certificate | undefined,
+  ctx: CmsContext,
+  at: Date,
+): Promise<RevocationResult> {
+  let result = revocationStatus(cert, issuer, ctx.revocation, at);
+  const tried: string[] = [];
+  const source = ctx.revocationPolicy?.source;
+  if (result.status === 'unknown' && issuer && source) {
+    const fetched = await source.fetch(new Uint8Array(cert.raw), new Uint8Array(issuer.raw));
+    tried.push(...fetched.failures);
+    const item = (der: Uint8Array) => ({
+      der,
+      store: 'fetched' as const,
+      ...(fetched.url ? { url: fetched.url } : {}),
+    });
+    const ocsps = fetched.ocsps.map(item);
+    const crls = fetched.crls.map(item);
+    const byOcsp = revocationStatus(cert, issuer, revocationMaterial(ocsps, []), at);
+    const answer =
+      byOcsp.status !== 'unknown' ? byOcsp : revocationStatus(cert, issuer, revocationMaterial([], crls), at);
+    if (answer.status !== 'unknown' || answer.source !== 'none') result = answer;
+    else if (byOcsp.source !== 'none') result = byOcsp;
+    if ((fetched.ocsps.length > 0 || fetched.crls.length > 0) && result.source === 'none')
+      tried.push(
+        'the data fetched does not answer for it (not signed by its issuer or a responder the issuer authorized)',
+      );
+  }
+  if (result.status === 'unknown') {
+    const reason =
+      result.source !== 'none'
+        ? `the ${result.source.endsWith('ocsp') ? 'OCSP responder' : 'CRL'} answers unknown${result.url ? ` (${result.url})` : ''}`
+        : tried.length > 0
+          ? tried.join('; ')
+          : source
+            ? 'the file holds no revocation data for it'
+            : 'the file holds no revocation data for it, and --offline fetches none';
+    return { ...result, unestablished: { subIndication: 'TRY_LATER', reason } };
+  }
+  if (result.status === 'good' && result.issuedAt && result.source !== 'ocsp-nocheck') {
+    const expired = new Date(cert.validTo);
+    if (new Date(result.issuedAt).getTime() > expired.getTime())
+      return {
+        ...result,
+        unestablished: {
+          subIndication: 'REVOCATION_OUT_OF_BOUNDS_NO_POE',
+          reason: `the ${result.source.endsWith('ocsp') ? 'OCSP response' : 'CRL'} was issued on ${result.issuedAt}, after the certificate expired (${expired.toISOString()}), and no proof of existence of the revocation data from before then is known`,
+        },
+      };
+  }
+  return result;
+}
+
 /** Builds and checks the chain of `leaf` at `at` (revocation from the material, at `at`): the report and the path, leaf first. */
-export function chainAndPath(
+export async function chainAndPath(
   leaf: X509Certificate,
   extra: readonly Uint8Array[],
   ctx: CmsContext,
   at: Date,
-): { report: ChainReport; path: X509Certificate[] } {
+): Promise<{ report: ChainReport; path: X509Certificate[] }> {
   const pool = certificatePool(extra);
   // The trusted lists' qualified CAs and TSAs are anchors beside the configured ones.
   const listed = ctx.trustedLists ? ServiceCertificateIndex.of(ctx.trustedLists) : undefined;
@@ -348,12 +448,17 @@ export function chainAndPath(
   const problems = built.anchored
     ? [...built.validityProblems]
     : [built.untrustedReason ?? 'no trust anchor', ...built.validityProblems];
-  const revocation = built.path.map((cert, index) => {
-    const isAnchor = built.anchored && index === built.path.length - 1;
-    if (isAnchor)
-      return { subject: summarize(cert).subject, status: 'not-checked' as const, source: 'trust-anchor' as const };
-    return revocationStatus(cert, built.path[index + 1], ctx.revocation, at);
-  });
+  // Only a trusted path's certificates need their status established (an untrusted one fails already).
+  const revocation = await Promise.all(
+    built.path.map((cert, index): Promise<RevocationResult> | RevocationResult => {
+      const isAnchor = built.anchored && index === built.path.length - 1;
+      if (isAnchor)
+        return { subject: summarize(cert).subject, status: 'not-checked' as const, source: 'trust-anchor' as const };
+      return built.anchored
+        ? establishedStatus(cert, built.path[index + 1], ctx, at)
+        : revocationStatus(cert, built.path[index + 1], ctx.revocation, at);
+    }),
+  );
   // The anchor's self-signature vouches for nothing: trust in it is configured, not computed.
   const signedPath = built.anchored ? built.path.slice(0, -1) : built.path;
   const weak = signedPath.flatMap((cert) => {
@@ -380,7 +485,8 @@ export function chainAndPath(
  */
 export async function checkTimestampOver(
   tokenDer: Uint8Array,
-  readSigned: ReadSignedBytes,
+  /** The bytes the token is over, or the imprint it must hold (an evidence record's root hash). */
+  readSigned: ReadSignedBytes | { readonly imprint: Uint8Array },
   ctx: CmsContext,
   report: SignatureReport,
   findings: Findings,
@@ -392,9 +498,11 @@ export async function checkTimestampOver(
   } catch {
     // checkTimestampToken reports the unreadable token
   }
-  const hash = digest ? createDigest(digest) : undefined;
-  if (hash) await readSigned((chunk) => hash.update(chunk));
-  const timestamp = checkTimestampToken(tokenDer, hash ? new Uint8Array(hash.digest()) : undefined, ctx);
+  const hash = digest && typeof readSigned === 'function' ? createDigest(digest) : undefined;
+  if (hash && typeof readSigned === 'function') await readSigned((chunk) => hash.update(chunk));
+  const imprint =
+    typeof readSigned === 'function' ? (hash ? new Uint8Array(hash.digest()) : undefined) : readSigned.imprint;
+  const timestamp = await checkTimestampToken(tokenDer, imprint, ctx);
   report.timestamp = timestamp;
   const imprintUnchecked = timestamp.problems.find((p) => isUnsupported(p) && p.includes('imprint'));
   report.integrity = {
@@ -423,14 +531,16 @@ export async function checkTimestampOver(
   findings.weak.push(...(timestamp.weak ?? []));
   if (timestamp.chain && !timestamp.chain.trusted)
     findings.untrusted.push(...timestamp.chain.problems.map((p) => `timestamp authority: ${p}`));
+  if (timestamp.chain?.trusted)
+    collectRevocationFindings(timestamp.chain, findings, report.warnings, 'timestamp authority', ctx);
 }
 
-export function checkTimestampToken(
+export async function checkTimestampToken(
   tokenDer: Uint8Array,
   imprint: Uint8Array | undefined,
   ctx: CmsContext,
   digestOf?: (digest: DigestAlgorithm) => Uint8Array,
-): TimestampReport {
+): Promise<TimestampReport> {
   let token: ParsedTimeStampToken;
   try {
     token = parseTimeStampToken(tokenDer);
@@ -469,7 +579,7 @@ export function checkTimestampToken(
   }
   const tsaCert = token.signerCertificate ? certificate(token.signerCertificate) : undefined;
   const built = tsaCert
-    ? chainAndPath(
+    ? await chainAndPath(
         tsaCert,
         [...token.certificates, ...ctx.extraCerts],
         withEmbeddedRevocation(ctx, token.signedData),

@@ -29,6 +29,8 @@ export interface RevocationItem {
   store: RevocationStore;
   /** DSS items: the revision whose DSS first held it. */
   revision?: number;
+  /** Fetched items: where from. */
+  url?: string;
 }
 
 interface OcspEntry {
@@ -224,6 +226,12 @@ function signedBy(
   return 'name' in scheme && verifyWith(scheme, tbs, signer.publicKey, signature);
 }
 
+/** Why the algorithm that signed an OCSP response or CRL is no longer acceptable (SHA-1, MD5), if it is not. */
+function signatureWeakness(algorithm: string, parameters: Uint8Array | undefined): string | undefined {
+  const scheme = signatureScheme(algorithm, parameters, SHA256);
+  return 'name' in scheme && scheme.weakness ? `${scheme.name}: ${scheme.weakness}` : undefined;
+}
+
 const SHA256 = digestAlgorithm('2.16.840.1.101.3.4.2.1') as DigestAlgorithm;
 
 function parametersOf(identifier: pkijs.AlgorithmIdentifier): Uint8Array | undefined {
@@ -256,6 +264,7 @@ export function revocationStatus(
     item: RevocationItem,
     kind: 'ocsp' | 'crl',
     issuedAt: Date,
+    weakness: string | undefined,
   ): RevocationResult => {
     const base = {
       subject,
@@ -263,6 +272,8 @@ export function revocationStatus(
       ...(item.revision !== undefined ? { revision: item.revision } : {}),
       issuedAt: issuedAt.toISOString(),
       ...(revokedAt ? { revokedAt: revokedAt.toISOString() } : {}),
+      ...(item.url ? { url: item.url } : {}),
+      ...(weakness ? { weak: `the ${kind === 'ocsp' ? 'OCSP response' : 'CRL'} is signed with ${weakness}` } : {}),
     };
     if (state === 'revoked' && revokedAt && revokedAt.getTime() > at.getTime()) return { ...base, status: 'good' };
     return { ...base, status: state };
@@ -285,7 +296,8 @@ export function revocationStatus(
         )
       )
         continue;
-      return judge(entry.status, entry.revokedAt, ocsp.item, 'ocsp', ocsp.producedAt);
+      const weakness = signatureWeakness(ocsp.signatureAlgorithm, ocsp.signatureParameters);
+      return judge(entry.status, entry.revokedAt, ocsp.item, 'ocsp', ocsp.producedAt, weakness);
     }
   }
   for (const crl of material.crls) {
@@ -295,7 +307,8 @@ export function revocationStatus(
     )
       continue;
     const revokedAt = crl.revoked.get(serial);
-    return judge(revokedAt ? 'revoked' : 'good', revokedAt, crl.item, 'crl', crl.thisUpdate);
+    const weakness = signatureWeakness(crl.signatureAlgorithm, crl.signatureParameters);
+    return judge(revokedAt ? 'revoked' : 'good', revokedAt, crl.item, 'crl', crl.thisUpdate, weakness);
   }
   return { subject, status: 'unknown', source: 'none' };
 }

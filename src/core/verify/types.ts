@@ -14,8 +14,12 @@ export interface CertificateSummary {
 
 export type RevocationState = 'good' | 'revoked' | 'unknown' | 'not-checked';
 
-/** Where revocation data is kept: the PDF's DSS, the CMS SignedData's `crls` field, its adbe-revocationInfoArchival signed attribute, or a XAdES signature's RevocationValues. */
-export type RevocationStore = 'dss' | 'cms' | 'adbe' | 'xades';
+/**
+ * Where revocation data is kept: the PDF's DSS, the CMS SignedData's `crls` field, its
+ * adbe-revocationInfoArchival signed attribute, or a XAdES signature's RevocationValues; `fetched`:
+ * asked for during this verification, from the certificate's own OCSP responder or CRL distribution point.
+ */
+export type RevocationStore = 'dss' | 'cms' | 'adbe' | 'xades' | 'fetched';
 
 export interface RevocationResult {
   subject: string;
@@ -30,6 +34,41 @@ export interface RevocationResult {
   revokedAt?: string;
   /** OCSP producedAt or CRL thisUpdate. */
   issuedAt?: string;
+  /** Fetched data: the URL that answered. */
+  url?: string;
+  /** The OCSP response or CRL is signed with an algorithm no longer acceptable (SHA-1, MD5): exit 12. */
+  weak?: string;
+  /**
+   * Why the status is not established (EN 319 102-1): no data and none could be fetched (TRY_LATER,
+   * naming the URLs tried), or data issued after the certificate expired (REVOCATION_OUT_OF_BOUNDS_NO_POE).
+   */
+  unestablished?: { subIndication: 'TRY_LATER' | 'REVOCATION_OUT_OF_BOUNDS_NO_POE'; reason: string };
+}
+
+/** OCSP responses and CRLs (DER) fetched for one certificate, and what went wrong on the way (one line each, naming the URL). */
+export interface FetchedRevocation {
+  ocsps: Uint8Array[];
+  crls: Uint8Array[];
+  url?: string;
+  failures: string[];
+}
+
+/** The port through which verification asks for the revocation data a file does not carry (the network side lives in src/io). */
+export interface RevocationSource {
+  /** OCSP, then the CRL, for `cert` (DER) issued by `issuer` (DER). Never throws: failures are reported in the result. */
+  fetch(cert: Uint8Array, issuer: Uint8Array): Promise<FetchedRevocation>;
+}
+
+/**
+ * `hard` (EN 319 102-1, the default): a signature whose chain's revocation status is not established
+ * is INDETERMINATE (VERIFY_REVOCATION_UNKNOWN); `soft-fail` (Acrobat, pyHanko): it passes, with a warning.
+ */
+export type RevocationMode = 'hard' | 'soft-fail';
+
+export interface RevocationPolicy {
+  mode: RevocationMode;
+  /** Absent (--offline): nothing is fetched. */
+  source?: RevocationSource;
 }
 
 export interface ChainReport {
@@ -70,11 +109,21 @@ export interface AppendedUpdate {
   details: string[];
 }
 
-/** `weak`: intact and validly signed, but with an algorithm no longer acceptable (SHA-1, RSA under 2048 bits). */
-export type SignatureStatus = 'valid' | 'invalid' | 'untrusted' | 'modified' | 'weak';
+/**
+ * `weak`: intact and validly signed, but with an algorithm no longer acceptable (SHA-1, RSA under 2048 bits).
+ * `revocation-unknown`: intact, validly signed and trusted, but the revocation status of a certificate of a
+ * chain was not established (EN 319 102-1 INDETERMINATE/TRY_LATER or REVOCATION_OUT_OF_BOUNDS_NO_POE).
+ */
+export type SignatureStatus = 'valid' | 'invalid' | 'untrusted' | 'modified' | 'revocation-unknown' | 'weak';
 
-/** JSON codes: VERIFY_FAILED (invalid), VERIFY_MODIFIED (unsigned changes after it), VERIFY_UNTRUSTED, VERIFY_WEAK_ALGORITHM. */
-export type SignatureCode = 'VERIFY_FAILED' | 'VERIFY_MODIFIED' | 'VERIFY_UNTRUSTED' | 'VERIFY_WEAK_ALGORITHM' | null;
+/** JSON codes: VERIFY_FAILED (invalid), VERIFY_MODIFIED (unsigned changes after it), VERIFY_UNTRUSTED, VERIFY_REVOCATION_UNKNOWN, VERIFY_WEAK_ALGORITHM. */
+export type SignatureCode =
+  | 'VERIFY_FAILED'
+  | 'VERIFY_MODIFIED'
+  | 'VERIFY_UNTRUSTED'
+  | 'VERIFY_REVOCATION_UNKNOWN'
+  | 'VERIFY_WEAK_ALGORITHM'
+  | null;
 
 /** ETSI EN 319 102-1 §5.1.3: the main status indication of a validation. */
 export type Indication = 'TOTAL-PASSED' | 'TOTAL-FAILED' | 'INDETERMINATE';
@@ -90,6 +139,8 @@ export const SUB_INDICATIONS = [
   'NO_CERTIFICATE_CHAIN_FOUND',
   'OUT_OF_BOUNDS_NO_POE',
   'NOT_YET_VALID',
+  'REVOCATION_OUT_OF_BOUNDS_NO_POE',
+  'TRY_LATER',
   'CRYPTO_CONSTRAINTS_FAILURE',
   'SIG_CONSTRAINTS_FAILURE',
 ] as const;
@@ -152,6 +203,30 @@ export interface VerificationReport {
   code: SignatureCode | 'VERIFY_NO_SIGNATURES';
   checkedAt: string;
   dss?: { certs: number; ocsps: number; crls: number; revision: number };
+  /** In an ASiC container: its evidence records (RFC 4998 `.ers`, RFC 6283 `.xml`), each verified or said not to be. */
+  evidenceRecords?: EvidenceRecordReport[];
+}
+
+/**
+ * An evidence record (RFC 4998 ERS, RFC 6283 XMLERS): `valid` when its hash tree covers the data and
+ * its archive timestamp checks out; `untrusted` when all holds but a TSA chain reaches no anchor;
+ * `invalid` when either fails; `unverified` when esign could not
+ * check all of it (`reason` says what), never silently left out.
+ */
+export interface EvidenceRecordReport {
+  /** The entry that holds it (`META-INF/evidencerecord.ers`). */
+  name: string;
+  status: 'valid' | 'untrusted' | 'invalid' | 'unverified';
+  /** Why it is not (fully) verified. */
+  reason?: string;
+  /** The files whose hashes its first hash tree holds. */
+  covers: string[];
+  /** The first archive timestamp's token, as a signature timestamp is reported. */
+  timestamp?: TimestampReport;
+  /** How many archive timestamps (in all chains) it holds, and how many esign checked. */
+  archiveTimestamps: number;
+  checked: number;
+  problems: string[];
 }
 
 export interface VerifyOptions {
@@ -163,6 +238,8 @@ export interface VerifyOptions {
   password?: string;
   /** The trusted-list cache's entries: each signature and timestamp is then qualified against them. */
   trustedLists?: readonly TrustedListCacheEntry[];
+  /** How revocation status not in the file is sought and judged; default: hard, nothing fetched. */
+  revocation?: RevocationPolicy;
 }
 
 /** The qualification named with the signature's validation result (TS 119 172-4): never a plain QES unless TOTAL-PASSED. */
@@ -175,7 +252,7 @@ export function judgedQualification(
 
 /** Orders statuses from best to worst and names the code of each. */
 export function worst(statuses: readonly SignatureStatus[]): SignatureStatus {
-  for (const status of ['invalid', 'untrusted', 'modified', 'weak'] as const)
+  for (const status of ['invalid', 'untrusted', 'modified', 'revocation-unknown', 'weak'] as const)
     if (statuses.includes(status)) return status;
   return 'valid';
 }
@@ -194,6 +271,7 @@ const CODES: Readonly<Record<SignatureStatus, SignatureCode>> = {
   invalid: 'VERIFY_FAILED',
   untrusted: 'VERIFY_UNTRUSTED',
   modified: 'VERIFY_MODIFIED',
+  'revocation-unknown': 'VERIFY_REVOCATION_UNKNOWN',
   weak: 'VERIFY_WEAK_ALGORITHM',
 };
 
@@ -209,6 +287,8 @@ export interface Findings {
   untrusted: string[];
   /** Unsigned updates after it. */
   modified: boolean;
+  /** Make it revocation-unknown: a chain certificate's revocation status not established (hard mode). */
+  unestablished: string[];
   /** Algorithms no longer acceptable. */
   weak: string[];
   /** The sub-indications the checks named. */
@@ -216,7 +296,7 @@ export interface Findings {
 }
 
 export function noFindings(): Findings {
-  return { problems: [], untrusted: [], modified: false, weak: [], failures: new Set() };
+  return { problems: [], untrusted: [], modified: false, unestablished: [], weak: [], failures: new Set() };
 }
 
 const TOTAL_FAILED: ReadonlySet<SubIndication> = new Set([
@@ -235,16 +315,20 @@ export function verdict(findings: Findings): Pick<SignatureReport, 'status' | 'c
         ? 'untrusted'
         : findings.modified
           ? 'modified'
-          : findings.weak.length > 0
-            ? 'weak'
-            : 'valid';
+          : findings.unestablished.length > 0
+            ? 'revocation-unknown'
+            : findings.weak.length > 0
+              ? 'weak'
+              : 'valid';
   if (status === 'valid') return { status, code: null, indication: 'TOTAL-PASSED' };
   const fallback: SubIndication =
     status === 'untrusted'
       ? 'NO_CERTIFICATE_CHAIN_FOUND'
       : status === 'weak'
         ? 'CRYPTO_CONSTRAINTS_FAILURE'
-        : 'SIG_CONSTRAINTS_FAILURE';
+        : status === 'revocation-unknown'
+          ? 'TRY_LATER'
+          : 'SIG_CONSTRAINTS_FAILURE';
   const subIndication = SUB_INDICATIONS.find((candidate) => findings.failures.has(candidate)) ?? fallback;
   return {
     status,

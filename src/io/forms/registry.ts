@@ -10,6 +10,8 @@ import { extname } from 'node:path';
 import type { DocumentKind } from '../../core/documents.js';
 import { EsignError } from '../../core/errors.js';
 import type { FormName, SignatureForm } from '../../core/forms/form.js';
+import type { ByteSource } from '../../core/ports.js';
+import { ASIC_E_MIMETYPE, ASIC_S_MIMETYPE, RECOGNIZE_BYTES, recognize } from '../../core/forms/shared/recognize.js';
 import { asicE } from './asic-e/form.js';
 import { asicS } from './asic-s/form.js';
 import { cadesDetached } from './cades-detached/form.js';
@@ -71,36 +73,79 @@ export function oneForManyForm(inputs: readonly string[], format?: FormName): Si
 }
 
 /**
- * The form `esign verify` reads a file as: a detached signature when it is given apart
- * (`--signature`: XAdES when it is XML, else CAdES), else by its extension (`.p7m`, `.asics`/`.scs`,
- * `.asice`/`.sce`/`.bdoc`, `.xml`/`.xsig`), else PAdES.
+ * The form `esign verify` reads a file as, from its content, never its name (`recognize`): a
+ * detached CAdES when its signature is given apart (`--signature`); a PDF → PAdES; a CMS SignedData
+ * → enveloping CAdES when it holds its content (`.p7m`, or named `.p7s`), else refused in one line
+ * naming the content to pass with `--signature`; a ZIP → ASiC-E or ASiC-S by its `mimetype`, else
+ * by its layout (`.asice`, `.bdoc`, `.sce`, `.asics`, `.scs` or no extension alike); XML → XAdES
+ * (enveloped or enveloping; a detached XML signature is given with `--signature`). Anything else goes to PAdES, whose reader says it is not a PDF.
  */
-export function formForVerifying(path: string, detachedSignature: boolean): SignatureForm {
+export async function formForVerifying(
+  input: { readonly file: string; readonly source: ByteSource },
+  detachedSignature: boolean,
+): Promise<SignatureForm> {
   if (detachedSignature) return detachedByContent;
-  if (/\.p7m$/i.test(path)) return cadesEnveloping;
-  if (/\.(asics|scs)$/i.test(path)) return asicS;
-  if (/\.(asice|sce|bdoc)$/i.test(path)) return asicE;
-  if (/\.(xml|xsig)$/i.test(path)) return xades;
-  return pades;
+  const head = await input.source.read(0, Math.min(RECOGNIZE_BYTES, input.source.size));
+  const found = recognize(head);
+  switch (found.kind) {
+    case 'cms':
+      if (found.enveloping) return cadesEnveloping;
+      throw detachedAlone(input.file);
+    case 'zip':
+      return (await containerIsAsicE(input.source, found.mimetype)) ? asicE : asicS;
+    case 'xml':
+      return xades;
+    default:
+      return pades;
+  }
+}
+
+function detachedAlone(file: string): EsignError {
+  const content = /\.p7s$/i.test(file) ? file.slice(0, -4) : 'FILE';
+  return new EsignError('USAGE', `${file} is a detached CAdES signature: it holds no content to check it against.`, {
+    hint: `Name the file it signs and pass the signature with --signature: esign verify ${content} --signature ${file}`,
+  });
+}
+
+/**
+ * Whether a ZIP is an ASiC-E: its stored `mimetype` says so (`application/vnd.etsi.asic-e+zip`, as
+ * a .bdoc's does) or says ASiC-S; without one first (DSS writes it last), its `mimetype` entry, else
+ * its layout: a manifest (`META-INF/ASiCManifest*.xml`, `META-INF/manifest.xml`) or XAdES
+ * signatures (`META-INF/*signatures*.xml`), or more than one document, make an ASiC-E.
+ */
+async function containerIsAsicE(source: ByteSource, mimetype: string | undefined): Promise<boolean> {
+  const byType = (type: string | undefined) =>
+    type === ASIC_E_MIMETYPE ? true : type === ASIC_S_MIMETYPE ? false : undefined;
+  const first = byType(mimetype);
+  if (first !== undefined) return first;
+  const { openContainer } = await import('../zip-container.js');
+  // A ZIP that does not open is read as an ASiC-S, whose reader then says what is wrong with it.
+  const container = await openContainer(source).catch(() => undefined);
+  if (!container) return false;
+  try {
+    const names = container.entries.map((entry) => entry.name);
+    if (names.includes('mimetype')) {
+      const type = new TextDecoder().decode(await container.readWhole('mimetype', 1024)).trim();
+      const typed = byType(type);
+      if (typed !== undefined) return typed;
+    }
+    if (names.some((name) => /^META-INF\/(ASiCManifest[^/]*|manifest)\.xml$/i.test(name))) return true;
+    if (names.some((name) => /^META-INF\/[^/]*signatures[^/]*\.xml$/i.test(name))) return true;
+    const documents = names.filter(
+      (name) => name !== 'mimetype' && !name.startsWith('META-INF/') && !name.endsWith('/'),
+    );
+    return documents.length > 1;
+  } finally {
+    container.close();
+  }
 }
 
 /** A detached signature read as what its content is: an XML signature (XAdES) or a CMS (CAdES). */
 const detachedByContent: SignatureForm = {
   ...cadesDetached,
-  verify: (input, options) => (looksLikeXml(input.signature) ? xades : cadesDetached).verify(input, options),
+  verify: (input, options) =>
+    (input.signature && recognize(input.signature).kind === 'xml' ? xades : cadesDetached).verify(input, options),
 };
-
-/** XML starts with `<` (after a byte-order mark and white space); a CMS with a DER SEQUENCE (0x30). */
-function looksLikeXml(bytes: Uint8Array | undefined): boolean {
-  if (!bytes) return false;
-  // UTF-16 with its byte-order mark: `<` as two bytes after it.
-  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff))
-    return bytes[2] === 0x3c || bytes[3] === 0x3c;
-  let at = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
-  while (at < bytes.length && (bytes[at] === 0x20 || bytes[at] === 0x09 || bytes[at] === 0x0a || bytes[at] === 0x0d))
-    at++;
-  return bytes[at] === 0x3c;
-}
 
 /** The form `esign extend` raises a file's signatures in: the one that keeps long-term data in the document. */
 export function formForExtending(): SignatureForm & Required<Pick<SignatureForm, 'extension'>> {

@@ -408,6 +408,12 @@ export const QUIRKS = {
     description: 'the TEST list ZZ says the issuing CA was withdrawn an hour ago (granted before)',
     source: 'ETSI TS 119 612 §5.5.4 ServiceStatus withdrawn, with ServiceHistory',
   },
+  // The PKI's OCSP responder and CRLs under /pki (src/sandbox/pki-routes.ts reads this name).
+  'sha1-revocation': {
+    description: 'the OCSP responder and the CRLs sign with SHA-1 (sha1WithRSAEncryption)',
+    source:
+      'older CAs and responders; ETSI TS 119 312 no longer accepts SHA-1 for signatures (esign verify: weak, exit 12)',
+  },
   'lotl-pivot': {
     description:
       'the TEST LOTL is signed by a rotated key; the pivot LOTL it names, signed by the announced key, hands over to it',

@@ -99,6 +99,7 @@ export async function verifyPdf(input: ByteSource, file: string, options: Verify
     revocation: revocationMaterial(held.ocsps, held.crls),
     now: options.now,
     ...(options.trustedLists ? { trustedLists: options.trustedLists } : {}),
+    ...(options.revocation ? { revocationPolicy: options.revocation } : {}),
   };
   const dssRevision = dss ? await findDssRevision(doc, dss, revisions) : undefined;
   if (dss)
@@ -131,7 +132,7 @@ export async function verifyPdf(input: ByteSource, file: string, options: Verify
       await verifyOne(index + 1, item, {
         source,
         leadingBytes: input.size - source.size,
-        ctx: stampedAt ? { ...ctx, proofOfExistence: () => stampedAt } : ctx,
+        ctx: stampedAt ? { ...ctx, proofOfExistence: async () => stampedAt } : ctx,
         revisions,
         located,
         docAt,
@@ -243,6 +244,7 @@ async function verifyOne(index: number, item: Located, shared: Shared): Promise<
     report.problems.push(...checks.problems);
     report.warnings.push(...checks.warnings);
     findings.untrusted.push(...checks.untrusted);
+    findings.unestablished.push(...checks.unestablished);
     findings.weak.push(...checks.weak);
     for (const failure of checks.failures) findings.failures.add(failure);
   } else {
@@ -258,6 +260,7 @@ async function verifyOne(index: number, item: Located, shared: Shared): Promise<
   if (qualification) report.qualification = qualification;
   report.problems.push(
     ...findings.untrusted,
+    ...findings.unestablished,
     ...findings.weak.map((weakness) => `algorithm not acceptable: ${weakness}`),
   );
   if (kind === 'signature') report.level = levelOf(report, shared);
@@ -521,7 +524,9 @@ async function findDssRevision(
 function revocationCovered(chain: ChainReport | undefined): string[] {
   if (!chain) return ['no certificate chain'];
   if (!chain.trusted) return ['the chain does not reach a trust anchor'];
-  return chain.revocation.filter((entry) => entry.source === 'none').map((entry) => entry.subject);
+  return chain.revocation
+    .filter((entry) => entry.source === 'none' || entry.source.startsWith('fetched-'))
+    .map((entry) => entry.subject);
 }
 
 function levelOf(report: SignatureReport, shared: Shared): PadesLevel | undefined {

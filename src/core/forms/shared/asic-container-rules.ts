@@ -8,8 +8,7 @@ import { EsignError } from '../../errors.js';
 import { withValidationResult } from '../../qualification/names.js';
 import type { SignatureReport, SignatureStatus } from '../../verify/types.js';
 
-export const ASIC_S_MIMETYPE = 'application/vnd.etsi.asic-s+zip';
-export const ASIC_E_MIMETYPE = 'application/vnd.etsi.asic-e+zip';
+export { ASIC_E_MIMETYPE, ASIC_S_MIMETYPE } from './recognize.js';
 
 /** The metadata of one entry, as the central directory gives it. */
 export interface ContainerEntry {

@@ -10,8 +10,9 @@ export type ContainerVerifyOptions = Omit<VerifyOptions, 'password'>;
 export async function timestampReport(
   token: Uint8Array,
   covers: string[],
-  readContent: ReadSignedBytes,
-  { trustAnchors, now, trustedLists }: ContainerVerifyOptions,
+  /** The bytes the token is over, or the imprint it must hold. */
+  readContent: ReadSignedBytes | { readonly imprint: Uint8Array },
+  { trustAnchors, now, trustedLists, revocation }: ContainerVerifyOptions,
 ): Promise<SignatureReport> {
   const ctx = {
     anchors: trustAnchors.map((der) => new X509Certificate(der)),
@@ -19,6 +20,7 @@ export async function timestampReport(
     revocation: revocationMaterial([], []),
     now,
     ...(trustedLists ? { trustedLists } : {}),
+    ...(revocation ? { revocationPolicy: revocation } : {}),
   };
   const report: SignatureReport = {
     index: 1,
@@ -38,6 +40,7 @@ export async function timestampReport(
   if (report.status === 'valid') delete report.subIndication;
   report.problems.push(
     ...findings.untrusted,
+    ...findings.unestablished,
     ...findings.weak.map((weakness) => `algorithm not acceptable: ${weakness}`),
   );
   return report;

@@ -60,6 +60,6 @@ export const asicE: SignatureForm = {
       import('./verify.js'),
       import('../shared/asic-container.js'),
     ]);
-    return verifyContainer(source, file, ASIC_E_MIMETYPE, (container) => verifyAsicE(container, file, options));
+    return verifyContainer(source, file, ASIC_E_MIMETYPE, options, verifyAsicE);
   },
 };

@@ -88,7 +88,11 @@ export async function verifyAsicE(
           `${manifestName} names ${reference.name}, a file of META-INF/ (EN 319 162-1 has it name documents), read anyway`,
         );
     const p7s = await container.readWhole(manifest.signature);
-    const report = await verifyCades(p7s, file, async (consume) => consume(manifestBytes), verifyOptions);
+    const readManifest = async (consume: (chunk: Uint8Array) => void) => consume(manifestBytes);
+    // A time assertion (EN 319 162-1 4.4.3.2: META-INF/timestamp*.tst over an ASiCManifest) is a timestamp token, not a CAdES signature.
+    const report = /\.tst$/i.test(manifest.signature)
+      ? { signatures: [await timestampReport(p7s, [], readManifest, verifyOptions)] }
+      : await verifyCades(p7s, file, readManifest, verifyOptions);
     const changed: string[] = [];
     const gone: string[] = [];
     for (const reference of manifest.references) {

@@ -127,6 +127,6 @@ export const asicS: SignatureForm = {
       import('./verify.js'),
       import('../shared/asic-container.js'),
     ]);
-    return verifyContainer(source, file, ASIC_S_MIMETYPE, (container) => verifyAsicS(container, file, options));
+    return verifyContainer(source, file, ASIC_S_MIMETYPE, options, verifyAsicS);
   },
 };

@@ -6,6 +6,8 @@ import { mimetypeLayout } from '../../../core/forms/shared/asic-container-rules.
 import type { VerifiedFile } from '../../../core/forms/form.js';
 import { naming } from '../../../core/errors.js';
 import type { VerificationReport } from '../../../core/verify/types.js';
+import { isEvidenceRecordName, verifyEvidenceRecord } from '../../../core/forms/shared/evidence-record.js';
+import type { ContainerVerifyOptions } from '../../../core/forms/shared/timestamp-report.js';
 import type { DocumentSource } from '../../../core/documents.js';
 import { openContainer, type OpenContainer } from '../../zip-container.js';
 
@@ -52,7 +54,9 @@ export async function verifyContainer(
   source: DocumentSource,
   file: string,
   mimetype: string,
-  verify: (container: OpenContainer) => Promise<VerificationReport>,
+  /** Its evidence records (`META-INF/evidencerecord.ers`) are verified and reported with them too. */
+  options: ContainerVerifyOptions,
+  verify: (container: OpenContainer, file: string, options: ContainerVerifyOptions) => Promise<VerificationReport>,
 ): Promise<VerifiedFile> {
   let container: OpenContainer | undefined;
   try {
@@ -60,8 +64,10 @@ export async function verifyContainer(
       container = await openContainer(source);
       // Lenient on the layout others write (each bend a warning), strict on the type.
       const layout = await mimetypeWarnings(container, mimetype);
-      const verified = await verify(container);
-      const warnings = [...layout, ...(verified.warnings ?? [])];
+      const base = await verify(container, file, options);
+      const records = await evidenceRecords(container, options);
+      const verified = records.evidenceRecords ? { ...base, evidenceRecords: records.evidenceRecords } : base;
+      const warnings = [...layout, ...(base.warnings ?? []), ...(records.warnings ?? [])];
       return warnings.length > 0 ? { ...verified, warnings } : verified;
     })().catch((error: unknown) => {
       throw naming(file, error);
@@ -79,4 +85,36 @@ export async function verifyContainer(
     container?.close();
     throw error;
   }
+}
+
+/**
+ * The container's evidence records, each verified over the container's files as far as esign can
+ * (`verifyEvidenceRecord`); one not valid is also a warning of the report, never silently left out.
+ */
+async function evidenceRecords(
+  container: OpenContainer,
+  options: ContainerVerifyOptions,
+): Promise<Pick<VerificationReport, 'evidenceRecords' | 'warnings'>> {
+  const names = container.entries.map((entry) => entry.name);
+  const records = names.filter(isEvidenceRecordName);
+  if (records.length === 0) return {};
+  const data = names
+    .filter((name) => name !== 'mimetype' && !name.endsWith('/') && !isEvidenceRecordName(name))
+    .map((name) => ({
+      name,
+      read: async (consume: (chunk: Uint8Array) => void) => {
+        for await (const chunk of container.read(name)) consume(chunk);
+      },
+    }));
+  const reports = [];
+  for (const name of records)
+    reports.push(await verifyEvidenceRecord(name, await container.readWhole(name), data, options));
+  const warnings = reports
+    .filter((record) => record.status !== 'valid')
+    .map((record) =>
+      record.status === 'unverified'
+        ? `evidence record ${record.name} NOT VERIFIED: ${record.reason ?? ''}`
+        : `evidence record ${record.name} ${record.status === 'untrusted' ? 'UNTRUSTED' : 'INVALID'}: ${record.problems.join('; ')}`,
+    );
+  return { evidenceRecords: reports, ...(warnings.length > 0 ? { warnings } : {}) };
 }

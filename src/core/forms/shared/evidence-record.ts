@@ -1,0 +1,185 @@
+/**
+ * Evidence records (RFC 4998, ERS; as ASiC keeps them in `META-INF/evidencerecord.ers`): parsed,
+ * and each archive timestamp checked as far as esign can: the first one's reduced hash tree must
+ * hold the hash of a data object and reduce to the imprint of its timestamp token, which must check
+ * out as any timestamp does; each later one of the first chain (a timestamp renewal, RFC 4998 §5.2)
+ * must cover the timeStamp before it. What is not checked (later chains: hashtree renewal; XML
+ * evidence records, RFC 6283) leaves the record `unverified`, and the report says so.
+ */
+import { compareBytes, concatBytes, decode, isContext, octets, oid, sequenceItems, type Block } from '../../cms/der.js';
+import { timestampReport, type ContainerVerifyOptions } from './timestamp-report.js';
+import { parseTimeStampToken } from '../../tsp/response.js';
+import { digestAlgorithm, createDigest, type DigestAlgorithm } from '../../verify/algorithms.js';
+import type { ReadSignedBytes } from '../../verify/cms-check.js';
+import type { EvidenceRecordReport } from '../../verify/types.js';
+
+/** A file an evidence record may cover: its name, and how to read it. */
+export interface DataObject {
+  readonly name: string;
+  readonly read: ReadSignedBytes;
+}
+
+interface ArchiveTimeStamp {
+  readonly digestOid: string | undefined;
+  readonly groups: Uint8Array[][];
+  readonly token: Uint8Array;
+}
+
+/** Whether an entry name is an evidence record ASiC keeps (EN 319 162-1: `META-INF/evidencerecord*.ers` or `.xml`; not the ASiCEvidenceRecordManifest that names what it covers). */
+export function isEvidenceRecordName(name: string): boolean {
+  return /^META-INF\/evidencerecord[^/]*\.(ers|xml)$/i.test(name);
+}
+
+export async function verifyEvidenceRecord(
+  name: string,
+  bytes: Uint8Array,
+  data: readonly DataObject[],
+  options: ContainerVerifyOptions,
+): Promise<EvidenceRecordReport> {
+  const report: EvidenceRecordReport = {
+    name,
+    status: 'unverified',
+    covers: [],
+    archiveTimestamps: 0,
+    checked: 0,
+    problems: [],
+  };
+  if (/\.xml$/i.test(name))
+    return { ...report, reason: 'an XML evidence record (RFC 6283): esign does not verify these yet' };
+  let chains: ArchiveTimeStamp[][];
+  try {
+    chains = parseEvidenceRecord(bytes);
+  } catch (error) {
+    return invalid(report, `not an evidence record esign reads: ${(error as Error).message}`);
+  }
+  report.archiveTimestamps = chains.reduce((sum, chain) => sum + chain.length, 0);
+  const first = chains[0]![0]!;
+  let digest: DigestAlgorithm | undefined;
+  try {
+    digest = digestAlgorithm(first.digestOid ?? parseTimeStampToken(first.token).tstInfo.messageImprint.hashAlgorithm);
+  } catch (error) {
+    return invalid(report, `its archive timestamp is unreadable: ${(error as Error).message}`);
+  }
+  if (!digest)
+    return { ...report, reason: `its digest algorithm ${first.digestOid ?? '?'} is not one esign implements` };
+  // The data objects whose hashes the first hash tree holds.
+  const hashes = await Promise.all(data.map(async (object) => ({ object, hash: await hashOf(object.read, digest) })));
+  const firstGroup = first.groups[0];
+  const covered = hashes.filter(({ hash }) =>
+    firstGroup ? firstGroup.some((value) => compareBytes(value, hash) === 0) : true,
+  );
+  let timestampsOk = true;
+  let trusted = true;
+  let previous: Uint8Array | undefined;
+  for (const [index, ats] of chains[0]!.entries()) {
+    // The first covers the data; each later one the timeStamp before it (RFC 4998 §5.2).
+    const starts = index === 0 ? covered.map(({ hash }) => hash) : [hashBytes(digest, previous!)];
+    const roots = starts.flatMap((start) => reduce(ats.groups, start, digest));
+    const checked = await timestampReport(ats.token, [], { imprint: roots[0] ?? new Uint8Array(0) }, options);
+    const matching =
+      roots.length > 1 && checked.status !== 'valid'
+        ? await Promise.all(roots.slice(1).map((root) => timestampReport(ats.token, [], { imprint: root }, options)))
+        : [];
+    const best = [checked, ...matching].find((r) => r.status === 'valid') ?? checked;
+    if (index === 0) {
+      report.covers = covered.map(({ object }) => object.name);
+      if (best.timestamp) report.timestamp = best.timestamp;
+      if (covered.length === 0) report.problems.push('its hash tree holds the hash of no file of the container');
+    }
+    report.checked++;
+    if (best.status === 'untrusted') {
+      trusted = false;
+      report.problems.push(...best.problems.map((problem) => `archive timestamp ${index + 1}: ${problem}`));
+    } else if (best.status !== 'valid') {
+      timestampsOk = false;
+      report.problems.push(
+        ...best.problems.map((problem) => `archive timestamp ${index + 1}: ${problem}`),
+        ...(best.status !== 'invalid' ? [`archive timestamp ${index + 1}: ${best.status}`] : []),
+      );
+    }
+    previous = ats.token;
+  }
+  if (!timestampsOk || report.covers.length === 0) return { ...report, status: 'invalid' };
+  if (!trusted) return { ...report, status: 'untrusted' };
+  if (chains.length > 1)
+    return {
+      ...report,
+      reason: `its first chain checks out; its ${chains.length - 1} later chain(s) (hashtree renewal) are not verified by esign`,
+    };
+  return { ...report, status: 'valid' };
+}
+
+function invalid(report: EvidenceRecordReport, problem: string): EvidenceRecordReport {
+  return { ...report, status: 'invalid', problems: [...report.problems, problem] };
+}
+
+/**
+ * The root a reduced hash tree gives from `start` (RFC 4998 §4.3): `start` must be in the first
+ * list; each list's values (with the value from below added, when it is not there already) are
+ * sorted, concatenated and hashed (a list of one value gives that value). Without a tree the root
+ * is `start`. Returns the candidates.
+ */
+function reduce(groups: readonly Uint8Array[][], start: Uint8Array, digest: DigestAlgorithm): Uint8Array[] {
+  if (groups.length === 0) return [start];
+  if (!groups[0]!.some((value) => compareBytes(value, start) === 0)) return [];
+  let value: Uint8Array | undefined;
+  for (const group of groups) {
+    const members = value && !group.some((member) => compareBytes(member, value!) === 0) ? [...group, value] : group;
+    // A list of one value passes it up unhashed (as DSS reads a tree of one file).
+    value = members.length === 1 ? members[0]! : hashBytes(digest, concatBytes([...members].sort(compareBytes)));
+  }
+  return [value!];
+}
+
+function hashBytes(digest: DigestAlgorithm, bytes: Uint8Array): Uint8Array {
+  return new Uint8Array(createDigest(digest).update(bytes).digest());
+}
+
+async function hashOf(read: ReadSignedBytes, digest: DigestAlgorithm): Promise<Uint8Array> {
+  const hash = createDigest(digest);
+  await read((chunk) => hash.update(chunk));
+  return new Uint8Array(hash.digest());
+}
+
+/**
+ * EvidenceRecord ::= SEQUENCE { version INTEGER, digestAlgorithms SEQUENCE OF AlgorithmIdentifier,
+ * cryptoInfos [0] OPTIONAL, encryptionInfo [1] OPTIONAL, archiveTimeStampSequence }: the chains of
+ * archive timestamps, each ArchiveTimeStamp ::= SEQUENCE { digestAlgorithm [0] OPTIONAL,
+ * attributes [1] OPTIONAL, reducedHashtree [2] SEQUENCE OF PartialHashtree OPTIONAL, timeStamp ContentInfo }.
+ */
+export function parseEvidenceRecord(bytes: Uint8Array): ArchiveTimeStamp[][] {
+  const items = sequenceItems(decode(bytes, 'EvidenceRecord'), 'EvidenceRecord');
+  if (items.length < 3) throw new Error('an EvidenceRecord has a version, digest algorithms and archive timestamps');
+  const chains = sequenceItems(items.at(-1), 'ArchiveTimeStampSequence').map((chain) =>
+    sequenceItems(chain, 'ArchiveTimeStampChain').map(archiveTimeStamp),
+  );
+  if (chains.length === 0 || chains.some((chain) => chain.length === 0))
+    throw new Error('it holds no archive timestamp');
+  return chains;
+}
+
+function archiveTimeStamp(block: Block): ArchiveTimeStamp {
+  const fields = sequenceItems(block, 'ArchiveTimeStamp');
+  const token = fields.at(-1);
+  if (!token || isContext(token, 0) || isContext(token, 1) || isContext(token, 2))
+    throw new Error('an ArchiveTimeStamp without its timeStamp');
+  const algorithm = fields.find((field) => isContext(field, 0));
+  const tree = fields.find((field) => isContext(field, 2));
+  return {
+    digestOid: algorithm ? oid(algorithm.items[0]?.items[0] ?? algorithm.items[0], 'digestAlgorithm') : undefined,
+    groups: tree
+      ? contextSequence(tree).map((group) =>
+          sequenceItems(group, 'PartialHashtree').map((value) => octets(value, 'a hash value')),
+        )
+      : [],
+    token: token.encoded,
+  };
+}
+
+/** The items of an IMPLICIT [n] SEQUENCE OF (or of an EXPLICIT one, as some writers tag it). */
+function contextSequence(block: Block): Block[] {
+  const items = block.items;
+  return items.length === 1 && items[0]!.tagNumber === 16 && items[0]!.items.every((item) => item.tagNumber === 16)
+    ? items[0]!.items
+    : items;
+}
