@@ -120,7 +120,6 @@ export type EsignErrorCode =
   // input documents
   | 'INPUT_NOT_FOUND'
   | 'INPUT_UNREADABLE'
-  | 'INPUT_UNSUPPORTED'
   | 'PDF_NOT_PDF'
   | 'PDF_XREF_BROKEN'
   | 'PDF_ENCRYPTED'
@@ -178,7 +177,6 @@ const EXIT_CODE_BY_CODE: Partial<Record<EsignErrorCode, ExitCode>> = {
   CONTAINER_INVALID: ExitCode.input,
   INPUT_NOT_FOUND: ExitCode.input,
   INPUT_UNREADABLE: ExitCode.input,
-  INPUT_UNSUPPORTED: ExitCode.input,
   OUTPUT_EXISTS: ExitCode.output,
   OUTPUT_WRITE_FAILED: ExitCode.output,
   BATCH_PARTIAL: ExitCode.partial,

@@ -99,7 +99,10 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
       '--extract <path>',
       'with a .p7m: write the signed content to FILE; with an .asics/.asice: its documents into the directory FILE; with several inputs, one folder per input in the directory FILE. Only when every signature checks out (valid and trusted) and, in a container, covers every document',
     )
-    .option('--level <level>', 'also require this level (PAdES, CAdES or XAdES) for every signature: B-B, B-T, B-LT or B-LTA')
+    .option(
+      '--level <level>',
+      'also require this level (PAdES, CAdES or XAdES) for every signature: B-B, B-T, B-LT or B-LTA',
+    )
     .option(
       '--offline',
       'fetch nothing: a certificate whose revocation status the file does not hold stays unknown (INDETERMINATE/TRY_LATER unless --revocation soft-fail)',

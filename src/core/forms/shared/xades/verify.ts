@@ -9,7 +9,13 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { longTermLevel } from '../../../verify/cades.js';
-import { chainAndPath, checkTimestampToken, collectChainProblems, type CmsContext } from '../../../verify/cms-check.js';
+import {
+  chainAndPath,
+  checkTimestampToken,
+  collectChainProblems,
+  collectRevocationFindings,
+  type CmsContext,
+} from '../../../verify/cms-check.js';
 import {
   createDigest,
   describeKey,
@@ -218,6 +224,7 @@ async function verifySignature(
     revocation: revocationMaterial(ocsps.map(item), crls.map(item)),
     now: options.now,
     ...(options.trustedLists ? { trustedLists: options.trustedLists } : {}),
+    ...(options.revocation ? { revocationPolicy: options.revocation } : {}),
   };
 
   // Signature timestamps: the imprint over the canonical SignatureValue element.
@@ -268,9 +275,10 @@ async function verifySignature(
   };
   if (signer) {
     report.signer = summarize(signer);
-    const { report: chain, path } = chainAndPath(signer, candidates, ctx, validationTime);
+    const { report: chain, path } = await chainAndPath(signer, candidates, ctx, validationTime);
     report.chain = chain;
     collectChainProblems(chain, findings, 'signer', proofOfExistence);
+    if (chain.trusted) collectRevocationFindings(chain, findings, warnings, 'signer', ctx);
     if (options.trustedLists)
       report.qualification = qualifyCertificate({
         certificate: new Uint8Array(signer.raw),
