@@ -204,14 +204,13 @@ describe('esign verify recognises a file by its content, not its name', () => {
     expect(result.stderr).toContain(`esign verify ${made.content} --signature ${made.p7s}`);
   });
 
-  it('XML: refused in one line (XML signatures), exit 7', async () => {
-    const xml = at('signed.xml');
-    await writeFile(xml, '\uFEFF  <?xml version="1.0"?><Signature/>\n');
-    const result = await runCli(['verify', xml], { env: sandbox.env });
-    expect(result.code).toBe(7);
-    const errorLines = result.stderr.split('\n').filter((line) => line.length > 0 && !line.includes('sandbox profile'));
-    expect(errorLines).toHaveLength(1);
-    expect(result.stderr).toContain('XML signatures');
+  it('XML under any name is read as XML (XAdES): one without a signature is VERIFY_NO_SIGNATURES, not "not a PDF"', async () => {
+    const xml = at('received.dat');
+    await writeFile(xml, '\uFEFF<?xml version="1.0"?>\n<doc>text</doc>\n');
+    const result = await runCli(['--json', 'verify', xml], { env: sandbox.env });
+    expect(result.code, result.stderr).toBe(9);
+    expect(result.json()).toMatchObject({ kind: 'xades', code: 'VERIFY_NO_SIGNATURES', signatures: [] });
+    expect(result.stderr).not.toContain('not a PDF');
   });
 });
 
