@@ -151,3 +151,26 @@ describe('import circles', () => {
     expect(circles(graphOf(files, true))).toEqual([]);
   });
 });
+
+/** The form folder a source is in (`core/forms/asic-e/…` → `asic-e`), `shared` and the registry aside. */
+function formOf(path: string): string | undefined {
+  const match = /^(?:core|io)\/forms\/([^/]+)\//.exec(path);
+  return match && match[1] !== 'shared' ? match[1] : undefined;
+}
+
+describe('signature forms', () => {
+  const files = sources();
+
+  it('a form never imports another form’s folder (what two forms share is in forms/shared)', () => {
+    const crossings = files.flatMap((file) => {
+      const form = formOf(file);
+      if (!form) return [];
+      return importsOf(file)
+        .map((edge) => edge.target)
+        .filter((target) => formOf(target) !== undefined && formOf(target) !== form)
+        .map((target) => `${file} → ${target}`);
+    });
+    expect(files.filter((file) => formOf(file) === 'xades').length).toBeGreaterThan(0);
+    expect(crossings).toEqual([]);
+  });
+});

@@ -6,6 +6,9 @@
  */
 import type { DigestName } from '../../cms/algorithms.js';
 import { invalid } from '../shared/asic-container-rules.js';
+import { mimeTypeOf, uriOf } from '../shared/entry-names.js';
+
+export { mimeTypeOf, uriOf };
 
 const ASIC_NS = 'http://uri.etsi.org/02918/v1.2.1#';
 const DSIG_NS = 'http://www.w3.org/2000/09/xmldsig#';
@@ -30,33 +33,6 @@ export interface Manifest {
   /** Its MIME type: a CAdES signature's unless said (an archive manifest's is a timestamp token's). */
   signatureMimeType?: string;
   references: ManifestReference[];
-}
-
-const MIME_TYPES: Record<string, string> = {
-  txt: 'text/plain',
-  xml: 'text/xml',
-  html: 'text/html',
-  csv: 'text/csv',
-  json: 'application/json',
-  pdf: 'application/pdf',
-  png: 'image/png',
-  jpg: 'image/jpeg',
-  jpeg: 'image/jpeg',
-  gif: 'image/gif',
-  zip: 'application/zip',
-  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-  odt: 'application/vnd.oasis.opendocument.text',
-};
-
-export function mimeTypeOf(name: string): string {
-  const dot = name.lastIndexOf('.');
-  return (dot >= 0 && MIME_TYPES[name.slice(dot + 1).toLowerCase()]) || 'application/octet-stream';
-}
-
-/** An entry name as a relative URI: each segment percent-encoded. */
-export function uriOf(name: string): string {
-  return name.split('/').map(encodeURIComponent).join('/');
 }
 
 function escapeAttribute(text: string): string {

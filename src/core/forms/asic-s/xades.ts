@@ -14,7 +14,7 @@ import {
   type SignOptions,
 } from '../../documents.js';
 import type { SigningCredential } from '../../ports.js';
-import { mimeTypeOf, uriOf } from '../asic-e/manifest.js';
+import { mimeTypeOf, uriOf } from '../shared/entry-names.js';
 import { draftSignature, signatureTimestampInput, toBeSignedOf, type XadesDraft } from '../shared/xades/signature.js';
 
 export interface AsicSXadesState {
