@@ -12,6 +12,7 @@ import { SANDBOX_API_KEY, SANDBOX_SEAL as seal } from '../../src/sandbox/deps.js
 import {
   LEADING_ZERO_PIN,
   QUIRK_NAMES,
+  PKI_QUIRKS,
   TRUST_LIST_QUIRKS,
   oddCredentialID,
   type QuirkName,
@@ -68,7 +69,10 @@ const RETRIES_AUTHORIZE: QuirkName[] = ['revokes-tokens'];
 const CASES = (['v1', 'v2'] as Dialect[]).flatMap((dialect) =>
   QUIRK_NAMES.filter(
     (quirk) =>
-      !REFUSED.includes(quirk) && !TRUST_LIST_QUIRKS.includes(quirk) && (dialect === 'v1' || !V1_ONLY.includes(quirk)),
+      !REFUSED.includes(quirk) &&
+      !TRUST_LIST_QUIRKS.includes(quirk) &&
+      !PKI_QUIRKS.includes(quirk) &&
+      (dialect === 'v1' || !V1_ONLY.includes(quirk)),
   ).map((quirk) => [quirk, dialect] as const),
 );
 

@@ -525,6 +525,9 @@ export const TRUST_LIST_QUIRKS: readonly QuirkName[] = [
   'lotl-pivot',
 ];
 
+/** The quirks of the sandbox PKI's OCSP responder and CRLs (src/sandbox/pki-routes.ts): the signing service is the same under them. */
+export const PKI_QUIRKS: readonly QuirkName[] = ['sha1-revocation'];
+
 export function isQuirkName(name: string): name is QuirkName {
   return Object.hasOwn(QUIRKS, name);
 }
