@@ -252,6 +252,8 @@ async function verifySignature(
       validationTime = new Date(timestamp.time);
       proofOfExistence = true;
     }
+    if (timestamp.chain?.trusted)
+      collectRevocationFindings(timestamp.chain, findings, warnings, 'timestamp authority', ctx);
   }
 
   const report: SignatureReport = {
@@ -311,6 +313,7 @@ async function verifySignature(
   report.problems = [
     ...findings.problems,
     ...findings.untrusted,
+    ...findings.unestablished,
     ...findings.weak.map((weakness) => `algorithm not acceptable: ${weakness}`),
   ];
   if (report.qualification) report.qualification = judgedQualification(report.qualification, judged);
