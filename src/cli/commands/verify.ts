@@ -490,7 +490,13 @@ function summary(report: VerificationReport, code: string): string {
   if (code !== 'VERIFY_REVOCATION_UNKNOWN') return line;
   // What to do: a sandbox's responder answers only while it runs; elsewhere, later, or soft-fail.
   const sandbox = why !== undefined && /https?:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/]/.test(why);
-  return `${line} ${sandbox ? 'Keep `esign sandbox start` running while you verify what it signed, or pass' : 'Try again when the responder answers, or pass'} --revocation soft-fail to accept an unknown status (not EN 319 102-1).`;
+  const offline = why?.includes('--offline') === true;
+  const first = offline
+    ? 'Leave out --offline to ask the responders'
+    : sandbox
+      ? 'Keep `esign sandbox start` running while you verify what it signed'
+      : 'Try again when the responder answers';
+  return `${line} ${first}, or pass --revocation soft-fail to accept an unknown status (not EN 319 102-1).`;
 }
 
 function human(report: VerificationReport, code: string | null): string {
