@@ -17,6 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sealEnv } from './seal-env.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const out = join(root, 'bench', 'out', 'containers');
@@ -28,15 +29,7 @@ const binMb = Number(process.env.BENCH_ASICE_BIN_MB ?? 300);
 rmSync(out, { recursive: true, force: true });
 const inputs = join(out, 'in');
 mkdirSync(inputs, { recursive: true });
-const env = {
-  ...process.env,
-  ESIGN_CONFIG_DIR: join(out, 'config'),
-  ESIGN_SANDBOX_DIR: join(out, 'sandbox'),
-  NO_COLOR: '1',
-  CI: 'true',
-  ESIGN_SERVICE_AUTH: 'client-credentials',
-  ESIGN_CREDENTIAL_PIN: '246810',
-};
+const env = sealEnv(out);
 
 /** One run under GNU time: wall seconds and peak RSS (MB); the output directory emptied first, untimed. */
 function measure(command, args, outputDir) {

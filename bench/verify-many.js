@@ -12,6 +12,7 @@ import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generatePdf } from './generate.js';
+import { sealEnv } from './seal-env.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const out = join(root, 'bench', 'out', 'verify-many');
@@ -24,15 +25,7 @@ const counts = {
 const singlesWanted = process.env.BENCH_VERIFY_SINGLES ? Number(process.env.BENCH_VERIFY_SINGLES) : undefined;
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
-const env = {
-  ...process.env,
-  ESIGN_CONFIG_DIR: join(out, 'config'),
-  ESIGN_SANDBOX_DIR: join(out, 'sandbox'),
-  NO_COLOR: '1',
-  CI: 'true',
-  ESIGN_SERVICE_AUTH: 'client-credentials',
-  ESIGN_CREDENTIAL_PIN: '246810',
-};
+const env = sealEnv(out);
 
 /** One command under GNU time: wall seconds, CPU seconds (user + system) and peak RSS (MB). */
 function measure(args) {
