@@ -26,8 +26,6 @@ interface Route {
   method: string;
   path: string;
   handler: Handler;
-  /** The route takes every path that starts with `path` (an OCSP GET carries its request in the path). */
-  prefix?: boolean;
 }
 
 /** The routes of one service, mounted by the host under `/${service}`. */
@@ -43,24 +41,15 @@ export class Router {
     this.routes.push({ method: 'POST', path, handler });
   }
 
-  /** GET of every path under `prefix` (ending in `/`). */
-  getPrefix(prefix: string, handler: Handler): void {
-    this.routes.push({ method: 'GET', path: prefix, handler, prefix: true });
-  }
-
   find(method: string, path: string): Route | undefined {
     return this.routes.find(
-      (route) => matches(route, path) && (route.method === method || (method === 'HEAD' && route.method === 'GET')),
+      (route) => route.path === path && (route.method === method || (method === 'HEAD' && route.method === 'GET')),
     );
   }
 
   hasPath(path: string): boolean {
-    return this.routes.some((route) => matches(route, path));
+    return this.routes.some((route) => route.path === path);
   }
-}
-
-function matches(route: Route, path: string): boolean {
-  return route.prefix ? path.startsWith(route.path) && path.length > route.path.length : route.path === path;
 }
 
 export function json(status: number, body: object, headers: Record<string, string> = {}): SandboxResponse {

@@ -1,8 +1,7 @@
 /**
  * The sandbox PKI's public endpoints under `/pki`: the root and issuing CA certificates, a CRL of
  * the issuing CA listing the revoked signer, and an OCSP responder (RFC 6960) for the signers,
- * answering as real ones do: POST (application/ocsp-request) and GET (RFC 6960 appendix A.1, the
- * request base64 in the path), application/ocsp-response, the nonce echoed when asked, `unknown`
+ * answering as real ones do: POST (application/ocsp-request; not GET, see the route), application/ocsp-response, the nonce echoed when asked, `unknown`
  * for certificates it did not issue, thisUpdate/nextUpdate, signed by a delegated responder
  * certificate with id-pkix-ocsp-nocheck; CRLs with nextUpdate, a CRL number and the authority key
  * identifier. The quirk `sha1-revocation` signs both with SHA-1.
@@ -50,23 +49,9 @@ export function mountPki(router: Router, deps: SandboxDeps): void {
       ? ocsp(pki, request.body, clock.now(), hash())
       : der('application/ocsp-response', ocspError(OcspStatus.malformedRequest)),
   );
-  // RFC 6960 A.1: GET {url}/{url-encoding of base-64 encoding of the DER OCSPRequest}. The router
-  // matches whole paths, so GET requests come through the fallback below.
+  // POST only (RFC 6960 A.1 also has GET): NSS (pdfsig) asks by GET, and with a GET answer it calls
+  // the certificate of the second of two signatures in a PDF "Unknown issue"; a 404 it ignores.
   router.get('/ocsp', () => der('application/ocsp-response', ocspError(OcspStatus.malformedRequest)));
-  router.getPrefix('/ocsp/', (request) =>
-    ocsp(pki, ocspRequestFromPath(request.path.slice('/ocsp/'.length)), clock.now(), hash()),
-  );
-}
-
-/** The OCSPRequest of a GET path: URL-decoded, then base64 (RFC 6960 A.1; base64url accepted as well). */
-export function ocspRequestFromPath(encoded: string): Uint8Array {
-  let text: string;
-  try {
-    text = decodeURIComponent(encoded);
-  } catch {
-    return new Uint8Array();
-  }
-  return new Uint8Array(Buffer.from(text.replace(/-/g, '+').replace(/_/g, '/'), 'base64'));
 }
 
 /** What the responder and the CRLs sign with: SHA-256, or SHA-1 under the quirk `sha1-revocation`. */

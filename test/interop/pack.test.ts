@@ -89,6 +89,7 @@ describe('the packed tarball, installed globally', () => {
         'dist/fonts/NotoSans-Regular.ttf',
         'package.json',
         'samples/contract.pdf',
+        'samples/facturae-invoice.xml',
         'samples/release-notes.txt',
       ].map((path) => `package/${path}`),
     );
