@@ -5,7 +5,7 @@
  * says what to look for, the io layer fetches it (AIA caIssuers) and comes back.
  */
 import { X509Certificate } from 'node:crypto';
-import { issuedBy, oneLine } from '../verify/chain.js';
+import { issuedBy, oneLine } from '../certificate-links.js';
 
 export type ChainStep =
   | { kind: 'complete' }

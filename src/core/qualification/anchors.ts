@@ -10,6 +10,7 @@ import { X509Certificate } from 'node:crypto';
 import type { TrustService, TrustedListCacheEntry, TrustedListSnapshot } from '../trusted-list/model.js';
 import type { QualificationCertificate } from './certificate.js';
 import { sameSubject } from './name-key.js';
+import { issuedBy, oneLine } from '../certificate-links.js';
 import { ServiceCertificateIndex } from './service-index.js';
 
 export interface ReachedService {
@@ -100,14 +101,6 @@ function selfIssued(certificate: X509Certificate): boolean {
   }
 }
 
-export function issuedBy(subject: X509Certificate, issuer: X509Certificate): boolean {
-  try {
-    return subject.checkIssued(issuer) && subject.verify(issuer.publicKey);
-  } catch {
-    return false;
-  }
-}
-
 function sameKeyAndName(a: X509Certificate, b: X509Certificate): boolean {
   try {
     return sameSubject(a, b) && a.publicKey.equals(b.publicKey);
@@ -122,8 +115,4 @@ function parse(der: Uint8Array): X509Certificate | undefined {
   } catch {
     return undefined;
   }
-}
-
-function oneLine(name: string): string {
-  return name.split('\n').filter(Boolean).join(', ');
 }

@@ -5,6 +5,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import type { CertificateSummary } from './types.js';
+import { issuedBy, oneLine } from '../certificate-links.js';
 
 export interface ChainBuild {
   /** Leaf first; ends with the anchor when `anchored`. */
@@ -36,22 +37,10 @@ export function summarize(cert: X509Certificate): CertificateSummary {
   };
 }
 
-export function oneLine(name: string): string {
-  return name.split('\n').filter(Boolean).join(', ');
-}
-
 /** Lower-case hex without leading zero bytes. */
 export function normalizeSerial(hex: string): string {
   const clean = hex.toLowerCase().replace(/[^0-9a-f]/g, '');
   return clean.replace(/^(00)+(?=..)/, '') || '0';
-}
-
-export function issuedBy(subject: X509Certificate, issuer: X509Certificate): boolean {
-  try {
-    return subject.checkIssued(issuer) && subject.verify(issuer.publicKey);
-  } catch {
-    return false;
-  }
 }
 
 export function validAt(cert: X509Certificate, at: Date): boolean {

@@ -14,7 +14,8 @@ import { HASH_NAME_BY_OID } from '../cms/oids.js';
 import type { ParsedSignedData } from '../cms/parse.js';
 import { digestAlgorithm, signatureScheme, verifyWith } from './algorithms.js';
 import type { DigestAlgorithm } from './algorithms.js';
-import { certificate, issuedBy, normalizeSerial, oneLine } from './chain.js';
+import { issuedBy, oneLine } from '../certificate-links.js';
+import { certificate, normalizeSerial } from './chain.js';
 import type { RevocationResult, RevocationStore } from './types.js';
 
 const OID_OCSP_BASIC = '1.3.6.1.5.5.7.48.1.1';
