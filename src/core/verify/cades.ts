@@ -34,6 +34,7 @@ import { parseTimeStampToken } from '../tsp/response.js';
 import { createDigest, digestAlgorithm, isUnsupported, UNSUPPORTED, type DigestAlgorithm } from './algorithms.js';
 import { checkSignatureCms, checkTimestampToken } from './cms-check.js';
 import type { CmsChecks, CmsContext, ReadSignedBytes } from './cms-check.js';
+import type { TimestampReport } from './types.js';
 import { combineMaterial, embeddedRevocation, revocationMaterial } from './revocation.js';
 import { verificationHashName } from './token-signature.js';
 import { codeOf, judgedQualification, verdict, worstOfSignatures } from './types.js';
@@ -229,6 +230,15 @@ interface ArchiveToken {
   /** The imprint's digest; undefined when esign does not implement it. */
   digest: DigestAlgorithm | undefined;
   genTime: Date | undefined;
+  /** Its check against an imprint, kept: the proof of existence and the level both ask for a v3's. */
+  checked?: { imprint: Uint8Array; report: Promise<TimestampReport> };
+}
+
+/** The token's check against `imprint`, made once per verification. */
+function checkArchiveToken(archive: ArchiveToken, imprint: Uint8Array, context: CmsContext): Promise<TimestampReport> {
+  if (!archive.checked || !bytesEqual(archive.checked.imprint, imprint))
+    archive.checked = { imprint, report: checkTimestampToken(archive.token, imprint, context) };
+  return archive.checked.report;
 }
 
 /** The archive timestamp tokens of the signature (v3 and v2), with the digest of each one's imprint. */
@@ -277,13 +287,14 @@ async function archivedAt(
     revocation: combineMaterial(embeddedRevocation(parsed), ctx.revocation),
   };
   let earliest: Date | undefined;
-  for (const { token, digest, version } of archives) {
+  for (const archive of archives) {
+    const { token, digest, version } = archive;
     const content = digest && version === 3 ? contentDigests.get(digest.name) : undefined;
     const imprint =
       digest && content
         ? expectedArchiveImprint(p7s, token, content, digest.name, verificationHashName).imprint
         : undefined;
-    const timestamp = imprint ? await checkTimestampToken(token, imprint, context) : undefined;
+    const timestamp = imprint ? await checkArchiveToken(archive, imprint, context) : undefined;
     if (!timestamp?.valid || !timestamp.chain?.trusted) continue;
     const time = new Date(timestamp.time);
     if (!earliest || time < earliest) earliest = time;
@@ -321,7 +332,7 @@ async function checkArchiveTimestamps(
       : archive.version === 3
         ? expectedArchiveImprint(p7s, token, contentDigests.get(digest.name)!, digest.name, verificationHashName)
         : await expectedArchiveV2Imprint(p7s, archive, archives, reread, detached);
-    const timestamp = expected.imprint ? await checkTimestampToken(token, expected.imprint, context) : undefined;
+    const timestamp = expected.imprint ? await checkArchiveToken(archive, expected.imprint, context) : undefined;
     const problems = expected.problem ? [expected.problem] : (timestamp?.problems ?? []);
     for (const weakness of timestamp?.weak ?? []) checks.weak.push(`archive timestamp: ${weakness}`);
     if (problems.length === 0 && timestamp?.chain?.trusted) {
