@@ -599,7 +599,7 @@ function chainLines(chain: ChainReport, label: string): string[] {
         ? 'trust anchor'
         : rev.source === 'none'
           ? `revocation unknown${rev.unestablished ? ` (${rev.unestablished.subIndication})` : ''}`
-          : `${rev.status} (${rev.source}${rev.url ? ` ${rev.url}` : ''})${rev.unestablished ? ` — not established (${rev.unestablished.subIndication})` : ''}`;
+          : `${rev.status} (${rev.source}${rev.url ? ` ${rev.url}` : ''}${rev.cached ? `, cached: fetched ${rev.cached}` : ''})${rev.unestablished ? ` — not established (${rev.unestablished.subIndication})` : ''}`;
     out.push(`              ${i === 0 ? '' : '← '}${cert.subject} — ${status}`);
   });
   return out;
