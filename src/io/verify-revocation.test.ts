@@ -234,7 +234,7 @@ describe('the on-disk revocation cache: answers kept across runs while fresh, ch
       (text: string) => {
         const entry = JSON.parse(text) as { der: string };
         const der = Buffer.from(entry.der, 'base64');
-        der[der.length - 5] ^= 0xff; // a byte of the signature
+        der.writeUInt8(der.readUInt8(der.length - 5) ^ 0xff, der.length - 5); // a byte of the signature
         return JSON.stringify({ ...entry, der: der.toString('base64') });
       },
     ]) {
