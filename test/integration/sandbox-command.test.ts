@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { copyFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -128,6 +129,25 @@ describe('the quick start on the embedded sandbox: sign, the sandbox stops, veri
     // The same certificates: the PKI was not issued anew for another port.
     const after = JSON.parse(await readFile(join(dir, 'sandbox', 'pki', 'index.json'), 'utf8')) as { baseUrl: string };
     expect(after.baseUrl).toBe(baseUrl);
+  });
+
+  it('when the port its PKI names is taken, the embedded sandbox starts on another (its certificates issued anew)', async () => {
+    const dir = await tempDir();
+    const env = ownDirsEnv(dir);
+    const index = join(dir, 'sandbox', 'pki', 'index.json');
+    expect((await runCli(['--json', 'config', 'get', 'trustAnchors'], { env })).code).toBe(0);
+    const { baseUrl } = JSON.parse(await readFile(index, 'utf8')) as { baseUrl: string };
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(Number(new URL(baseUrl).port), '127.0.0.1', resolve));
+    try {
+      const again = await runCli(['--json', 'config', 'get', 'trustAnchors'], { env });
+      expect(again.code, again.stderr).toBe(0);
+      const moved = (JSON.parse(await readFile(index, 'utf8')) as { baseUrl: string }).baseUrl;
+      expect(moved).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/pki$/);
+      expect(moved).not.toBe(baseUrl);
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
   });
 });
 
