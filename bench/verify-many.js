@@ -6,7 +6,8 @@
 // (default 1000), BENCH_VERIFY_ASICES ASiC-E containers of two files (default 100). The separate runs
 // are BENCH_VERIFY_SINGLES of them (default: every file), timed and scaled to the whole set when
 // fewer. Verification on the sandbox profile: its anchors and TEST trusted lists, revocation fetched
-// from the sandbox (once per run in one run; once per file in separate runs).
+// from the sandbox once per run in one run; in separate runs the first fetches and the others read
+// the revocation cache (as a user's second `esign verify` does), each still checking the answers.
 import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -548,12 +548,27 @@ async function findOrStartSandbox(ctx: Context, options: { storage?: boolean }):
     }
     return { ...running, embedded: false };
   }
-  const { startSandbox } = await import('../sandbox/index.js');
-  const sandbox = await startSandbox({
-    dataDir,
-    autoApprove: ctx.globals.autoApprove ?? false,
-    s3: options.storage ?? false,
-  });
+  const { issuedForPort, startSandbox } = await import('../sandbox/index.js');
+  const start = (port?: number) =>
+    startSandbox({
+      dataDir,
+      autoApprove: ctx.globals.autoApprove ?? false,
+      s3: options.storage ?? false,
+      ...(port !== undefined ? { port } : {}),
+    });
+  // The port its PKI was issued for, so that the OCSP and CRL URLs in what it signed before answer
+  // again (`esign verify` of a file an embedded sandbox signed); another when that one is taken.
+  const port = await issuedForPort(dataDir);
+  let sandbox;
+  try {
+    sandbox = await start(port);
+  } catch (error) {
+    if (port === undefined || (error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    ctx.io.debug(
+      `port ${port} of the embedded sandbox is taken: it starts on another (its certificates are issued anew)`,
+    );
+    sandbox = await start();
+  }
   ctx.onClose(() => sandbox.close());
   const rootPemPath = await writeRootPem(dataDir, sandbox.pki.rootPem);
   ctx.io.debug(`started an embedded sandbox at ${sandbox.urls.base}`);

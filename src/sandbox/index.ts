@@ -43,6 +43,7 @@ import { isQuirkName, SandboxQuirks, type QuirkName } from './signing/quirks.js'
 
 export type { SandboxUrls, SandboxDeps } from './deps.js';
 export { SANDBOX_SECRETS } from './deps.js';
+export { issuedForPort } from './pki.js';
 
 export interface SandboxOptions {
   /** Where the PKI, serial counters and stored objects live; created if missing. */

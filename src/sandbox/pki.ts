@@ -490,6 +490,23 @@ function assemble(entities: Map<string, IssuedCertificate>, revocations: Revocat
 
 // ---- storage ---------------------------------------------------------------------------------
 
+/**
+ * The port the PKI in `dataDir` was last issued for (its certificates' OCSP and CRL URLs name it),
+ * when that is a plain-HTTP loopback URL: where an embedded sandbox starts again, so that what it
+ * signed before can be checked against its responder (and its certificates are not issued anew).
+ */
+export async function issuedForPort(dataDir: string): Promise<number | undefined> {
+  try {
+    const index = await readIndex(join(dataDir, 'pki'));
+    const url = index ? new URL(index.baseUrl) : undefined;
+    if (!url || url.protocol !== 'http:' || url.hostname !== '127.0.0.1') return undefined;
+    const port = Number(url.port);
+    return Number.isInteger(port) && port > 0 && port < 65536 ? port : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 async function readIndex(dir: string): Promise<PkiIndex | undefined> {
   let text: string;
   try {

@@ -7,14 +7,16 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildOcspRequest, certificateFacts } from '../../src/core/ltv/index.js';
+import { encodeRevocationEntry, revocationCacheKey } from '../../src/core/ltv/revocation-cache-entry.js';
 import type { SignatureReport, VerificationReport } from '../../src/core/verify/types.js';
 import { derToPem, pkiUrls } from '../../src/sandbox/pki.js';
+import { buildOcspResponse } from '../../src/sandbox/pki-routes.js';
 import type { SandboxPki } from '../../src/sandbox/pki.js';
 import { pdfLibBytes } from '../helpers/pdf-fixtures.js';
 import { runCli } from '../helpers/run-cli.js';
@@ -60,9 +62,17 @@ function credential(id: string): Uint8Array {
 
 type Report = VerificationReport & { valid: boolean };
 
-async function verify(extra: string[], json = true) {
-  const result = await runCli([...(json ? ['--json'] : []), 'verify', ...extra, signedPath], { env: sandbox.env });
+/** `esign verify` of the signed file; `cache` (ESIGN_CACHE_DIR) a revocation cache it shares, else a fresh one. */
+async function verify(extra: string[], json = true, cache?: string) {
+  const env = { ...sandbox.env, ESIGN_CACHE_DIR: cache ?? freshCache() };
+  const result = await runCli([...(json ? ['--json'] : []), 'verify', ...extra, signedPath], { env });
   return { ...result, report: json ? result.json<Report>() : undefined };
+}
+
+let caches = 0;
+/** A cache dir no run used yet: each test decides what its revocation cache holds. */
+function freshCache(): string {
+  return join(work.dir, `cache-${++caches}`);
 }
 
 const only = (report: Report | undefined): SignatureReport => report!.signatures[0]!;
@@ -222,7 +232,7 @@ describe('esign verify: revocation status the file does not hold', () => {
     expect(only(report).problems.join('\n')).toMatch(/signer: the revocation status of .* is not established/);
     expect(stderr.trim().split('\n')).toEqual([
       expect.stringMatching(
-        /^esign: VERIFY_REVOCATION_UNKNOWN: #1 revocation-unknown \(of 1\): (signer|timestamp authority): the revocation status of .* is not established: the file holds no revocation data for it, and --offline fetches none\. Leave out --offline to ask the responders, or pass --revocation soft-fail to accept an unknown status \(not EN 319 102-1\)\.$/,
+        /^esign: VERIFY_REVOCATION_UNKNOWN: #1 revocation-unknown \(of 1\): (signer|timestamp authority): the revocation status of .* is not established: the file holds no revocation data for it, no fresh answer for it is cached, and --offline fetches none\. Leave out --offline to ask the responders, or pass --revocation soft-fail to accept an unknown status \(not EN 319 102-1\)\.$/,
       ),
     ]);
   });
@@ -268,5 +278,103 @@ describe('esign verify: revocation status the file does not hold', () => {
     const before = await readFile(signedPath);
     await verify(['--trust', join(work.dir, 'root.pem')]);
     expect((await readFile(signedPath)).equals(before)).toBe(true);
+  });
+});
+
+describe('esign verify: the answers it fetched, cached across runs (ESIGN_CACHE_DIR/revocation)', () => {
+  const trust = () => ['--trust', join(work.dir, 'root.pem')];
+  /** The cache entry of the signer's OCSP answer (keyed by URL and request: the CertID). */
+  const signerEntry = (cache: string) =>
+    join(
+      cache,
+      'revocation',
+      `${revocationCacheKey(
+        'ocsp',
+        urls.ocsp,
+        buildOcspRequest(certificateFacts(credential('alice-rsa2048')), certificateFacts(pki.issuingCa.certificate)),
+      )}.json`,
+    );
+
+  it('a second run asks the sandbox nothing: every answer from the cache, marked cached (--json and text); --offline reads it; 0600 files in a 0700 dir', async () => {
+    const cache = freshCache();
+    const since = sandbox.sandbox.requestLog.length;
+    const first = await verify(trust(), true, cache);
+    expect(first.code, first.stderr).toBe(0);
+    expect(only(first.report).chain!.revocation[0]).not.toHaveProperty('cached');
+    expect(pkiCalls(since).sort()).toEqual(['pki GET /root.crl', 'pki POST /ocsp']);
+
+    const again = sandbox.sandbox.requestLog.length;
+    const second = await verify(trust(), true, cache);
+    expect(pkiCalls(again)).toEqual([]);
+    expect(second.code, second.stderr).toBe(0);
+    expect(only(second.report)).toMatchObject({ status: 'valid', indication: 'TOTAL-PASSED' });
+    expect(only(second.report).chain!.revocation).toMatchObject([
+      { status: 'good', source: 'fetched-ocsp', url: urls.ocsp, cached: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) },
+      { status: 'good', source: 'fetched-crl', url: urls.rootCrl, cached: expect.any(String) },
+      { source: 'trust-anchor' },
+    ]);
+    const offline = await verify(['--offline', ...trust()], true, cache);
+    expect(offline.code, offline.stderr).toBe(0);
+    expect(only(offline.report).chain!.revocation[0]).toMatchObject({
+      source: 'fetched-ocsp',
+      cached: expect.any(String),
+    });
+    const text = await verify(trust(), false, cache);
+    expect(text.stdout).toMatch(/— good \(fetched-ocsp http:\/\/127\.0\.0\.1:\d+\/pki\/ocsp, cached: fetched \d{4}-/);
+    expect(pkiCalls(again)).toEqual([]);
+
+    const dir = join(cache, 'revocation');
+    expect((await stat(dir)).mode & 0o777).toBe(0o700);
+    const names = await readdir(dir);
+    expect(names.sort()).toEqual([basename(signerEntry(cache)), expect.stringMatching(/^[0-9a-f]{64}\.json$/)].sort());
+    for (const name of names) expect((await stat(join(dir, name))).mode & 0o777).toBe(0o600);
+  });
+
+  it('an answer past its nextUpdate is fetched again and replaces the entry', async () => {
+    const cache = freshCache();
+    await verify(trust(), true, cache);
+    // The sandbox's own responder, two days ago: good for a day, so stale now.
+    const twoDaysAgo = new Date(Date.now() - 2 * 86_400_000);
+    const request = buildOcspRequest(
+      certificateFacts(credential('alice-rsa2048')),
+      certificateFacts(pki.issuingCa.certificate),
+    );
+    await writeFile(
+      signerEntry(cache),
+      encodeRevocationEntry({
+        kind: 'ocsp',
+        url: urls.ocsp,
+        der: buildOcspResponse(pki, request, twoDaysAgo),
+        fetchedAt: twoDaysAgo,
+      }),
+    );
+    // Offline, the stale answer is not used.
+    const offline = await verify(['--offline', ...trust()], true, cache);
+    expect(offline.code).toBe(9);
+    expect(only(offline.report).chain!.revocation[0]).toMatchObject({ status: 'unknown', source: 'none' });
+    const since = sandbox.sandbox.requestLog.length;
+    const online = await verify(trust(), true, cache);
+    expect(online.code, online.stderr).toBe(0);
+    expect(pkiCalls(since)).toEqual(['pki POST /ocsp']);
+    expect(only(online.report).chain!.revocation[0]).not.toHaveProperty('cached');
+    const entry = JSON.parse(await readFile(signerEntry(cache), 'utf8')) as { fetchedAt: string };
+    expect(new Date(entry.fetchedAt).getTime()).toBeGreaterThan(Date.now() - 120_000);
+  });
+
+  it('a corrupt entry is ignored and replaced, never an error', async () => {
+    const cache = freshCache();
+    await verify(trust(), true, cache);
+    await writeFile(signerEntry(cache), '{"format":1,"kind":"ocsp","der":"trunc');
+    const since = sandbox.sandbox.requestLog.length;
+    const result = await verify(trust(), true, cache);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).not.toMatch(/cache/i);
+    expect(pkiCalls(since)).toEqual(['pki POST /ocsp']);
+    const entry = JSON.parse(await readFile(signerEntry(cache), 'utf8')) as { url: string; der: string };
+    expect(entry.url).toBe(urls.ocsp);
+    // The next run uses the entry written in its place.
+    const next = sandbox.sandbox.requestLog.length;
+    expect((await verify(trust(), true, cache)).code).toBe(0);
+    expect(pkiCalls(next)).toEqual([]);
   });
 });

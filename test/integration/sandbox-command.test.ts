@@ -1,9 +1,11 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { copyFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import type { VerificationReport } from '../../src/core/verify/types.js';
 import { esignCommand, runCli } from '../helpers/run-cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -93,6 +95,59 @@ describe('esign sandbox start', () => {
     await runCli(['--json', 'config', 'get', 'trustAnchors'], { env });
     expect(await readFile(pem, 'utf8')).toBe(before);
     expect(before).toContain('BEGIN CERTIFICATE');
+  });
+});
+
+describe('the quick start on the embedded sandbox: sign, the sandbox stops, verify', () => {
+  it('verifies out of the box (exit 0): the sandbox starts again on the port its certificates name and answers their status, a TEST signature', async () => {
+    const dir = await tempDir();
+    const env = ownDirsEnv(dir);
+    const input = join(dir, 'contract.pdf');
+    await copyFile(SAMPLE_PDF, input);
+    const signed = await runCli(['--auto-approve', '--quiet', 'sign', input], { env });
+    expect(signed.code, signed.stderr).toBe(0);
+    // The embedded sandbox stopped with `sign`: nothing answers until a command starts it again.
+    const baseUrl = (
+      JSON.parse(await readFile(join(dir, 'sandbox', 'pki', 'index.json'), 'utf8')) as { baseUrl: string }
+    ).baseUrl;
+    await expect(fetch(`${baseUrl}/root.pem`)).rejects.toThrow();
+
+    const verified = await runCli(['--json', 'verify', join(dir, 'contract-signed.pdf')], { env });
+    expect(verified.code, verified.stdout + verified.stderr).toBe(0);
+    const report = verified.json<VerificationReport & { valid: boolean }>();
+    expect(report).toMatchObject({ valid: true });
+    const [signature] = report.signatures;
+    expect(signature).toMatchObject({ status: 'valid', indication: 'TOTAL-PASSED', level: 'B-T' });
+    expect(signature!.chain!.revocation[0]).toMatchObject({
+      status: 'good',
+      source: 'fetched-ocsp',
+      url: `${baseUrl}/ocsp`,
+    });
+    // Labelled as what it is: the sandbox's TEST PKI.
+    expect(signature!.chain!.certificates[0]!.subject).toMatch(/TEST — NOT A QUALIFIED SIGNATURE/);
+    expect(verified.stderr).toMatch(/sandbox profile — signatures made here are TEST signatures with no legal effect/);
+    // The same certificates: the PKI was not issued anew for another port.
+    const after = JSON.parse(await readFile(join(dir, 'sandbox', 'pki', 'index.json'), 'utf8')) as { baseUrl: string };
+    expect(after.baseUrl).toBe(baseUrl);
+  });
+
+  it('when the port its PKI names is taken, the embedded sandbox starts on another (its certificates issued anew)', async () => {
+    const dir = await tempDir();
+    const env = ownDirsEnv(dir);
+    const index = join(dir, 'sandbox', 'pki', 'index.json');
+    expect((await runCli(['--json', 'config', 'get', 'trustAnchors'], { env })).code).toBe(0);
+    const { baseUrl } = JSON.parse(await readFile(index, 'utf8')) as { baseUrl: string };
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(Number(new URL(baseUrl).port), '127.0.0.1', resolve));
+    try {
+      const again = await runCli(['--json', 'config', 'get', 'trustAnchors'], { env });
+      expect(again.code, again.stderr).toBe(0);
+      const moved = (JSON.parse(await readFile(index, 'utf8')) as { baseUrl: string }).baseUrl;
+      expect(moved).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/pki$/);
+      expect(moved).not.toBe(baseUrl);
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
   });
 });
 

@@ -65,7 +65,8 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         'Revocation (EN 319 102-1): each certificate of a trusted chain but the anchor (and OCSP responders with ' +
         "id-pkix-ocsp-nocheck) needs its status; where the file holds none, esign asks the certificate's OCSP " +
         'responder, then its CRL distribution point (once per certificate per run, through the proxies and ESIGN_CA_FILE, ' +
-        '10 s each; --offline: never). A status not established is INDETERMINATE: TRY_LATER (no answer) or ' +
+        '10 s each; --offline: never), and keeps each answer in its cache dir until its nextUpdate (15 min without one), ' +
+        'checked again when used. A status not established is INDETERMINATE: TRY_LATER (no answer) or ' +
         'REVOCATION_OUT_OF_BOUNDS_NO_POE (data issued after the certificate expired); --revocation soft-fail passes it with a warning. ' +
         'Revocation data signed with SHA-1 is weak (exit 12).\n\n' +
         'Otherwise exit 9; the JSON code says why: VERIFY_FAILED (invalid: changed bytes, bad ' +
@@ -105,7 +106,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     )
     .option(
       '--offline',
-      'fetch nothing: a certificate whose revocation status the file does not hold stays unknown (INDETERMINATE/TRY_LATER unless --revocation soft-fail)',
+      'fetch nothing: a certificate whose revocation status neither the file nor the revocation cache (fresh answers of earlier runs) holds stays unknown (INDETERMINATE/TRY_LATER unless --revocation soft-fail)',
     )
     .option(
       '--revocation <mode>',
@@ -599,7 +600,7 @@ function chainLines(chain: ChainReport, label: string): string[] {
         ? 'trust anchor'
         : rev.source === 'none'
           ? `revocation unknown${rev.unestablished ? ` (${rev.unestablished.subIndication})` : ''}`
-          : `${rev.status} (${rev.source}${rev.url ? ` ${rev.url}` : ''})${rev.unestablished ? ` — not established (${rev.unestablished.subIndication})` : ''}`;
+          : `${rev.status} (${rev.source}${rev.url ? ` ${rev.url}` : ''}${rev.cached ? `, cached: fetched ${rev.cached}` : ''})${rev.unestablished ? ` — not established (${rev.unestablished.subIndication})` : ''}`;
     out.push(`              ${i === 0 ? '' : '← '}${cert.subject} — ${status}`);
   });
   return out;

@@ -404,6 +404,7 @@ async function establishedStatus(
       byOcsp.status !== 'unknown' ? byOcsp : revocationStatus(cert, issuer, revocationMaterial([], crls), at);
     if (answer.status !== 'unknown' || answer.source !== 'none') result = answer;
     else if (byOcsp.source !== 'none') result = byOcsp;
+    if (fetched.cachedAt && result.source.startsWith('fetched-')) result = { ...result, cached: fetched.cachedAt };
     if ((fetched.ocsps.length > 0 || fetched.crls.length > 0) && result.source === 'none')
       tried.push(
         'the data fetched does not answer for it (not signed by its issuer or a responder the issuer authorized)',

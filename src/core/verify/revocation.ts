@@ -65,8 +65,37 @@ export interface ParsedCrl {
   signature: Uint8Array;
 }
 
+/**
+ * What parsing gave for a DER's bytes (by identity): fetched answers are the same Uint8Array for
+ * every file of a run (the run's RevocationSource hands out one per certificate), so each is parsed
+ * once per run, not once per file.
+ */
+const parsedOcsps = new WeakMap<Uint8Array, Omit<ParsedOcsp, 'item'> | null>();
+const parsedCrls = new WeakMap<Uint8Array, Omit<ParsedCrl, 'item'> | null>();
+
+function memoParsed<T extends { item: RevocationItem }>(
+  memo: WeakMap<Uint8Array, Omit<T, 'item'> | null>,
+  item: RevocationItem,
+  parse: (item: RevocationItem) => T | undefined,
+): T | undefined {
+  let parsed = memo.get(item.der);
+  if (parsed === undefined) {
+    const fresh = parse(item);
+    if (fresh) {
+      const { item: _item, ...rest } = fresh;
+      parsed = rest;
+    } else parsed = null;
+    memo.set(item.der, parsed);
+  }
+  return parsed === null ? undefined : ({ ...parsed, item } as T);
+}
+
 /** Reads an OCSPResponse or a BasicOCSPResponse; undefined when it is neither. */
 export function parseOcsp(item: RevocationItem): ParsedOcsp | undefined {
+  return memoParsed(parsedOcsps, item, readOcsp);
+}
+
+function readOcsp(item: RevocationItem): ParsedOcsp | undefined {
   const { der } = item;
   try {
     let basic: pkijs.BasicOCSPResponse;
@@ -113,6 +142,10 @@ export function parseOcsp(item: RevocationItem): ParsedOcsp | undefined {
 
 /** Reads a DER CRL; undefined when it is not one. */
 export function parseCrl(item: RevocationItem): ParsedCrl | undefined {
+  return memoParsed(parsedCrls, item, readCrl);
+}
+
+function readCrl(item: RevocationItem): ParsedCrl | undefined {
   try {
     const crl = pkijs.CertificateRevocationList.fromBER(item.der);
     const revoked = new Map<string, Date>();
@@ -195,24 +228,48 @@ export function embeddedRevocation(parsed: ParsedSignedData): RevocationMaterial
   return revocationMaterial(ocsps, crls);
 }
 
-function hasExtension(cert: X509Certificate, oid: string): boolean {
-  try {
-    return (pkijs.Certificate.fromBER(cert.raw).extensions ?? []).some((extension) => extension.extnID === oid);
-  } catch {
-    return false;
+/** What revocationStatus reads of a certificate beyond node's X509Certificate. */
+interface CertificateFields {
+  ocspNoCheck: boolean;
+  ocspSigning: boolean;
+  /** The DER subject and the subject public key's bits (an OCSP CertID's hashes are over them). */
+  name: Uint8Array;
+  key: Uint8Array;
+}
+
+/**
+ * Parsed once per certificate (by its SHA-256 fingerprint), not once per file: the signer's CAs, the
+ * TSA and the OCSP responder are the same in every file of a run. Bounded (cleared when full).
+ */
+const certificateFields = new Map<string, CertificateFields | null>();
+const CERTIFICATE_FIELDS_LIMIT = 4096;
+
+function fieldsOf(cert: X509Certificate): CertificateFields | undefined {
+  const key = cert.fingerprint256;
+  let fields = certificateFields.get(key);
+  if (fields === undefined) {
+    try {
+      const parsed = pkijs.Certificate.fromBER(cert.raw);
+      const extensions = parsed.extensions ?? [];
+      const usage = extensions.find((candidate) => candidate.extnID === '2.5.29.37')?.parsedValue as
+        pkijs.ExtKeyUsage | undefined;
+      fields = {
+        ocspNoCheck: extensions.some((extension) => extension.extnID === OID_OCSP_NOCHECK),
+        ocspSigning: usage?.keyPurposes.includes(OID_OCSP_SIGNING) ?? false,
+        name: new Uint8Array(parsed.subject.toSchema().toBER(false)),
+        key: new Uint8Array(parsed.subjectPublicKeyInfo.subjectPublicKey.valueBlock.valueHexView),
+      };
+    } catch {
+      fields = null;
+    }
+    if (certificateFields.size >= CERTIFICATE_FIELDS_LIMIT) certificateFields.clear();
+    certificateFields.set(key, fields);
   }
+  return fields ?? undefined;
 }
 
 function allowsOcspSigning(cert: X509Certificate): boolean {
-  try {
-    const extension = (pkijs.Certificate.fromBER(cert.raw).extensions ?? []).find(
-      (candidate) => candidate.extnID === '2.5.29.37',
-    );
-    const usage = extension?.parsedValue as pkijs.ExtKeyUsage | undefined;
-    return usage?.keyPurposes.includes(OID_OCSP_SIGNING) ?? false;
-  } catch {
-    return false;
-  }
+  return fieldsOf(cert)?.ocspSigning ?? false;
 }
 
 /** RSA (PKCS#1 v1.5 or PSS), ECDSA or EdDSA, as verification's algorithm table knows them. */
@@ -252,12 +309,12 @@ export function revocationStatus(
   at: Date,
 ): RevocationResult {
   const subject = oneLine(cert.subject);
-  if (hasExtension(cert, OID_OCSP_NOCHECK)) return { subject, status: 'good', source: 'ocsp-nocheck' };
+  if (fieldsOf(cert)?.ocspNoCheck) return { subject, status: 'good', source: 'ocsp-nocheck' };
   if (!issuer) return { subject, status: 'unknown', source: 'none' };
   const serial = normalizeSerial(cert.serialNumber);
-  const issuerInfo = pkijs.Certificate.fromBER(issuer.raw);
-  const issuerName = new Uint8Array(issuerInfo.subject.toSchema().toBER(false));
-  const issuerKey = issuerInfo.subjectPublicKeyInfo.subjectPublicKey.valueBlock.valueHexView;
+  const issuerFields = fieldsOf(issuer);
+  if (!issuerFields) return { subject, status: 'unknown', source: 'none' };
+  const { name: issuerName, key: issuerKey } = issuerFields;
   const same = (a: Uint8Array, b: Uint8Array | Buffer): boolean => Buffer.from(a).equals(Buffer.from(b));
   const judge = (
     state: 'good' | 'revoked' | 'unknown',

@@ -36,6 +36,11 @@ export interface RevocationResult {
   issuedAt?: string;
   /** Fetched data: the URL that answered. */
   url?: string;
+  /**
+   * Fetched data read from esign's revocation cache rather than asked for in this run (checked
+   * as a fetched answer is): when it was fetched (ISO 8601).
+   */
+  cached?: string;
   /** The OCSP response or CRL is signed with an algorithm no longer acceptable (SHA-1, MD5): exit 12. */
   weak?: string;
   /**
@@ -51,6 +56,8 @@ export interface FetchedRevocation {
   crls: Uint8Array[];
   url?: string;
   failures: string[];
+  /** The answer was read from the revocation cache, fetched at this time (ISO 8601), not asked for now. */
+  cachedAt?: string;
 }
 
 /** The port through which verification asks for the revocation data a file does not carry (the network side lives in src/io). */
