@@ -14,13 +14,13 @@ import {
   checkTimestampToken,
   collectChainProblems,
   collectRevocationFindings,
+  judgeSignatureTimestamp,
   type CmsContext,
 } from '../../../verify/cms-check.js';
 import {
   createDigest,
   describeKey,
   digestAlgorithm,
-  isUnsupported,
   keyWeakness,
   UNSUPPORTED,
   type DigestAlgorithm,
@@ -238,22 +238,10 @@ async function verifySignature(
     if (timestamp?.valid) continue;
     timestamp = checked;
   }
-  if (timestamp) {
-    for (const weakness of timestamp.weak ?? []) weak(`signature timestamp: ${weakness}`);
-    if (!timestamp.valid) {
-      findings.problems.push(...timestamp.problems.map((p) => `signature timestamp: ${p}`));
-      findings.failures.add(
-        timestamp.problems.every(isUnsupported) ? 'CRYPTO_CONSTRAINTS_FAILURE' : 'SIG_CONSTRAINTS_FAILURE',
-      );
-    } else if (!timestamp.chain?.trusted) {
-      findings.untrusted.push(...(timestamp.chain?.problems ?? []).map((p) => `timestamp authority: ${p}`));
-      findings.failures.add('NO_CERTIFICATE_CHAIN_FOUND');
-    } else {
-      validationTime = new Date(timestamp.time);
-      proofOfExistence = true;
-    }
-    if (timestamp.chain?.trusted)
-      collectRevocationFindings(timestamp.chain, findings, warnings, 'timestamp authority', ctx);
+  const stampedAt = timestamp ? judgeSignatureTimestamp(timestamp, findings, warnings, ctx) : undefined;
+  if (stampedAt) {
+    validationTime = stampedAt;
+    proofOfExistence = true;
   }
 
   const report: SignatureReport = {
