@@ -242,3 +242,31 @@ describe('esign extend of XAdES containers', () => {
     expect((await readdir(dir)).sort()).toEqual(['single.txt', 'single.txt.asics']);
   });
 });
+
+describe('esign verify reads TimeStampValidationData', () => {
+  it('validation data found only in a TimeStampValidationData counts as the signature’s own (offline: B-LT, no revocation unknown)', async () => {
+    const dir = await tempDir();
+    await signed(dir, 'B-T');
+    const input = join(dir, 'invoice-signed.xml');
+    const result = await extend(['--level', 'B-LT', input]);
+    expect(result.code, result.stderr).toBe(0);
+    const lt = (await readFile(join(dir, 'invoice-signed-lt.xml'))).toString('latin1');
+    // The same values moved into a TimeStampValidationData (EN 319 132-1 §5.5.1), nothing else kept.
+    const values = /<xades:CertificateValues[\s\S]*<\/xades:RevocationValues>/.exec(lt)![0];
+    const moved = lt.replace(
+      values,
+      `<xades141:TimeStampValidationData xmlns:xades141="http://uri.etsi.org/01903/v1.4.1#" Id="tsvd-only">${values}</xades141:TimeStampValidationData>`,
+    );
+    expect(moved).not.toBe(lt);
+    const file = join(dir, 'tsvd-only.xml');
+    await writeFile(file, moved, 'latin1');
+    const offline = (path: string) =>
+      runCli(['--json', 'verify', '--offline', '--trust', sandbox.rootPemPath, path], { env: sandbox.env });
+    const inTsvd = await offline(file);
+    expect(inTsvd.code, inTsvd.stdout).toBe(0);
+    expect(inTsvd.json<VerificationReport>().signatures[0]).toMatchObject({ status: 'valid', level: 'B-LT' });
+    // Without it (the B-T original), offline verification cannot establish revocation: the data was read from there.
+    const bare = await offline(input);
+    expect(bare.json<VerificationReport>().signatures[0]!.level).not.toBe('B-LT');
+  });
+});
