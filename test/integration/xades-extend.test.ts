@@ -145,6 +145,62 @@ describe('esign extend of enveloped XAdES', () => {
     expect((await readdir(dir)).sort()).toEqual(['invoice-signed-lta.xml', 'invoice-signed.xml', 'invoice.xml']);
   });
 
+  it('a signature written with other prefixes, a comment and a ">" in an attribute in its unsigned properties: extended in place, verify says B-LTA', async () => {
+    const dir = await tempDir();
+    await signed(dir, 'B-T');
+    const bt = (await readFile(join(dir, 'invoice-signed.xml'))).toString('latin1');
+    // The unsigned properties are not signed: rewritten as another tool might write them.
+    const other = bt
+      .replace(
+        '<xades:UnsignedProperties><xades:UnsignedSignatureProperties>',
+        '<u:UnsignedProperties xmlns:u="http://uri.etsi.org/01903/v1.3.2#"><!-- </xades:UnsignedSignatureProperties> --><u:UnsignedSignatureProperties Note="a>b">',
+      )
+      .replace(
+        /<xades:SignatureTimeStamp Id="([^"]+)"><ds:CanonicalizationMethod/,
+        '<u:SignatureTimeStamp Id="$1" xmlns:d="http://www.w3.org/2000/09/xmldsig#"><d:CanonicalizationMethod',
+      )
+      .replace('<xades:EncapsulatedTimeStamp>', '<u:EncapsulatedTimeStamp>')
+      .replace(
+        '</xades:EncapsulatedTimeStamp></xades:SignatureTimeStamp>',
+        '</u:EncapsulatedTimeStamp></u:SignatureTimeStamp>',
+      )
+      .replace(
+        '</xades:UnsignedSignatureProperties></xades:UnsignedProperties>',
+        '</u:UnsignedSignatureProperties></u:UnsignedProperties>',
+      );
+    expect(other).toContain('<u:SignatureTimeStamp');
+    expect(other).not.toContain('xades:SignatureTimeStamp');
+    const input = join(dir, 'other.xml');
+    await writeFile(input, other, 'latin1');
+    expect((await verified(input)).signatures[0]!.level).toBe('B-T');
+    const result = await extend([input]);
+    expect(result.code, result.stderr).toBe(0);
+    const output = (await readFile(join(dir, 'other-lta.xml'))).toString('latin1');
+    const end = other.indexOf('</u:UnsignedSignatureProperties>');
+    expect(output.startsWith(other.slice(0, end))).toBe(true);
+    expect(output.endsWith(other.slice(end))).toBe(true);
+    expect(output.slice(end)).toMatch(/^<xades:CertificateValues xmlns:xades=/);
+    expect((await verified(join(dir, 'other-lta.xml'))).signatures[0]!.level).toBe('B-LTA');
+  });
+
+  it('--continue-on-error: a bad file is reported, the others extended; exit 10', async () => {
+    const dir = await tempDir();
+    await signed(dir, 'B-T');
+    const good = join(dir, 'invoice-signed.xml');
+    const bad = join(dir, 'plain.xml');
+    await writeFile(bad, '<a>not signed</a>\n');
+    const result = await extend(['--level', 'B-LT', '--continue-on-error', bad, good]);
+    expect(result.code, result.stderr).toBe(10);
+    expect(result.stdout).toMatch(/"input":"[^"]*plain\.xml","error":\{"code":"XADES_REFUSED"/);
+    expect((await verified(join(dir, 'invoice-signed-lt.xml'))).signatures[0]!.level).toBe('B-LT');
+    expect((await readdir(dir)).sort()).toEqual([
+      'invoice-signed-lt.xml',
+      'invoice-signed.xml',
+      'invoice.xml',
+      'plain.xml',
+    ]);
+  });
+
   it('bad input: unsigned XML, a B-B signature, a modified document, a .p7s: one line, exit 7 or 2, nothing written, input unchanged', async () => {
     const dir = await tempDir();
     await signed(dir, 'B-B');
@@ -213,6 +269,21 @@ describe('esign extend of XAdES containers', () => {
     const lt = await extend(['--level', 'B-LT', '-o', join(dir, 'copy.sce'), bundle]);
     expect(lt.code, lt.stderr).toBe(0);
     expect((await verified(join(dir, 'copy.sce'))).signatures[0]!.level).toBe('B-LT');
+  });
+
+  it('an ASiC-E with two XAdES signatures (signatures0.xml, signatures1.xml): both extended', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'a.txt'), 'first file\n');
+    const bundle = join(dir, 'two.asice');
+    for (const args of [['--format', 'asice', '-o', bundle, join(dir, 'a.txt')], [bundle]]) {
+      const made = await runCli(['--auto-approve', '--quiet', 'sign', '--level', 'B-T', ...args], { env: sandbox.env });
+      expect(made.code, made.stderr).toBe(0);
+    }
+    const result = await extend(['--in-place', bundle]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.json()).toMatchObject({ signatures: 2, level: 'B-LTA' });
+    const report = await verified(bundle);
+    expect(report.signatures.map((signature) => signature.level)).toEqual(['B-LTA', 'B-LTA']);
   });
 
   it('ASiC-S with XAdES B-T → B-LT in place', async () => {
