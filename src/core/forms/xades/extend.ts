@@ -74,12 +74,17 @@ export async function extendXadesXml(
     });
   const before = await verifyXadesXml(input, { trustAnchors: [], now });
   if (before.length === 0)
-    throw xadesRefused(input.name, 'it has no XML signature to extend (sign it first: esign sign --format xades)');
+    throw notExtendable(
+      input.name,
+      'it has no XML signature to extend',
+      'Sign it first: esign sign --format xades --level B-LTA FILE.',
+    );
   for (const { report } of before)
     if (!report.integrity.valid || !report.signatureValue.valid)
-      throw xadesRefused(
+      throw notExtendable(
         input.name,
         `signature ${report.index} does not verify (${report.integrity.reason ?? report.signatureValue.reason ?? 'broken'}), so esign does not extend it`,
+        'See what changed with esign verify; ask the signer for the file as signed.',
       );
 
   const cache = deps.cache ?? new RevocationCache(deps.fetcher);
@@ -98,9 +103,10 @@ export async function extendXadesXml(
   const after = await verifyXadesXml({ ...input, bytes: result.bytes }, { trustAnchors: [], now });
   for (const { report } of after)
     if (!report.integrity.valid || !report.signatureValue.valid)
-      throw xadesRefused(
+      throw notExtendable(
         input.name,
         `extending would break signature ${report.index} (${report.integrity.reason ?? report.signatureValue.reason ?? 'broken'}): it covers another signature's unsigned properties`,
+        'Such a file can only be extended by its signers, signature by signature; keep it as it is.',
       );
   return result;
 }
@@ -144,9 +150,10 @@ async function extendOne(
   };
   const signatureTimestamp = token(unsigned.find((p) => isNamed(p, 'SignatureTimeStamp')));
   if (!signatureTimestamp)
-    throw xadesRefused(
+    throw notExtendable(
       input.name,
-      `${label} has no signature timestamp (it is B-B): esign extend raises B-T and above (sign again with --level B-T or higher)`,
+      `${label} has no signature timestamp (it is B-B): esign extend raises B-T and above`,
+      'Sign it again with --level B-T or higher (a B-B signature proves no time).',
     );
   const archives = unsigned.filter((p) => isNamed(p, 'ArchiveTimeStamp'));
   const held = (valueName: string, listName: string) =>
@@ -215,6 +222,11 @@ async function extendOne(
     unsignedPropertiesXml({ archiveTimestamp: stamp.token }, { archiveTimestamp: id, declare: true }),
   );
   result.archiveTimestamp = stamp.genTime;
+}
+
+/** A file whose signatures esign does not extend (XADES_REFUSED, exit 7), with what to do. */
+function notExtendable(file: string, reason: string, hint: string): EsignError {
+  return new EsignError('XADES_REFUSED', `${file}: ${reason}`, { hint, details: { file } });
 }
 
 /** An Id no element of the document has: `base`, or `base-2`, `base-3`… */
