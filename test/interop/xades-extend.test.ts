@@ -163,4 +163,22 @@ describe.skipIf(missing.length > 0)('esign extend of XAdES judged by xmlsec1, op
     const verified = await xmlsecVerify(join(out, 'META-INF', 'signatures0.xml'), mapped);
     expect(verified.status, verified.stderr).toBe(0);
   });
+
+  it('an ASiC-S with XAdES raised to B-LT in place: unzip -t accepts it, xmlsec1 accepts signatures.xml', async () => {
+    const input = join(work.dir, 'single.txt');
+    await writeFile(input, 'one file\n');
+    await cli(['sign', '--format', 'asics', '--asic-signature', 'xades', '--level', 'B-T', input]);
+    const container = join(work.dir, 'single.txt.asics');
+    await cli(['extend', '--level', 'B-LT', '--in-place', container]);
+    expect((await runTool('unzip', ['-t', container])).status).toBe(0);
+    const out = join(work.dir, 'single-out');
+    await mkdir(out, { recursive: true });
+    expect((await runTool('unzip', ['-o', '-q', container, '-d', out])).status).toBe(0);
+    expect(await readFile(join(out, 'META-INF', 'signatures.xml'), 'utf8')).toContain('RevocationValues');
+    const verified = await xmlsecVerify(join(out, 'META-INF', 'signatures.xml'), [
+      '--url-map:single.txt',
+      join(out, 'single.txt'),
+    ]);
+    expect(verified.status, verified.stderr).toBe(0);
+  });
 });
