@@ -61,9 +61,9 @@ export interface FormDeclarations {
   readonly parallel: boolean;
   /**
    * Where B-LT and B-LTA put their validation data: `document` — after the signature, in the
-   * document (PAdES: a DSS update and a document timestamp, which `esign extend` can also add
-   * later); `signature` — inside the signature itself (CAdES: SignedData certificates and crls, an
-   * archive-time-stamp-v3; XAdES: its unsigned properties).
+   * document (PAdES: a DSS update and a document timestamp, which `esign extend` appends later);
+   * `signature` — inside the signature itself (CAdES: SignedData certificates and crls, an
+   * archive-time-stamp-v3; XAdES: its unsigned properties, which `esign extend` grows later).
    */
   readonly longTerm: 'document' | 'signature';
   /** Whether verifying or signing it may need a password (an encrypted PDF). */

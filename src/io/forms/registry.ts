@@ -8,7 +8,7 @@
  */
 import { extname } from 'node:path';
 import type { DocumentKind } from '../../core/documents.js';
-import { EsignError } from '../../core/errors.js';
+import { EsignError, isEsignError } from '../../core/errors.js';
 import type { FormName, SignatureForm } from '../../core/forms/form.js';
 import type { ByteSource } from '../../core/ports.js';
 import { ASIC_E_MIMETYPE, ASIC_S_MIMETYPE, RECOGNIZE_BYTES, recognize } from '../../core/forms/shared/recognize.js';
@@ -156,7 +156,11 @@ export async function formForExtending(input: {
   readonly file: string;
   readonly source: ByteSource;
 }): Promise<SignatureForm & Required<Pick<SignatureForm, 'extension'>>> {
-  const form = await formForVerifying(input, false).catch(() => cadesDetached);
+  // A detached CAdES alone is refused by verification as USAGE: here it is a form without extension.
+  const form = await formForVerifying(input, false).catch((error: unknown) => {
+    if (isEsignError(error) && error.code === 'USAGE') return cadesDetached;
+    throw error;
+  });
   if (!form.extension)
     throw new EsignError('USAGE', `${input.file} is a CAdES signature, which esign extend does not raise.`, {
       hint: 'esign extend raises PDFs, XAdES XML files and XAdES containers; sign a CAdES at --level B-LT or B-LTA when it is made.',
