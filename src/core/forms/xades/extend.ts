@@ -175,7 +175,12 @@ async function extendOne(
   if (lastArchive) targets.push(...tokenTarget(lastArchive));
   else {
     const leaf = candidates.find((der) => {
-      const summary = summarize(new X509Certificate(der));
+      let summary: ReturnType<typeof summarize>;
+      try {
+        summary = summarize(new X509Certificate(der));
+      } catch {
+        return false; // a certificate node:crypto cannot read is not the signer's
+      }
       return summary.serialNumber === signer?.serialNumber && summary.issuer === signer.issuer;
     });
     const stampTarget = tokenTarget(signatureTimestamp);
