@@ -201,10 +201,26 @@ describe('esign extend of enveloped XAdES', () => {
     ]);
   });
 
-  it('bad input: unsigned XML, a B-B signature, a modified document, a .p7s: one line, exit 7 or 2, nothing written, input unchanged', async () => {
+  it('B-B → B-LT: a SignatureTimeStamp first (from the profile’s TSA), then the validation data; verify says B-LT', async () => {
     const dir = await tempDir();
     await signed(dir, 'B-B');
-    const bb = join(dir, 'invoice-signed.xml');
+    const input = join(dir, 'invoice-signed.xml');
+    const bb = await readFile(input);
+    expect(bb.toString('latin1')).not.toContain('SignatureTimeStamp');
+    const result = await extend(['--level', 'B-LT', input]);
+    expect(result.code, result.stderr).toBe(0);
+    const lt = await readFile(join(dir, 'invoice-signed-lt.xml'));
+    const text = lt.toString('latin1');
+    expect(count(text, '<xades:SignatureTimeStamp')).toBe(1);
+    expect(text.indexOf('<xades:SignatureTimeStamp')).toBeLessThan(text.indexOf('<xades:CertificateValues'));
+    expect(outside(lt)).toEqual(INVOICE);
+    expect(signedParts(text)).toEqual(signedParts(bb.toString('latin1')));
+    expect((await verified(join(dir, 'invoice-signed-lt.xml'))).signatures[0]!.level).toBe('B-LT');
+  });
+
+  it('bad input: unsigned XML, a modified document, a .p7s: one line, exit 7 or 2, nothing written, input unchanged', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'invoice.xml'), INVOICE);
     const modified = join(dir, 'modified.xml');
     const btDir = await tempDir();
     await signed(btDir, 'B-T');
@@ -217,7 +233,6 @@ describe('esign extend of enveloped XAdES', () => {
     await signed(p7sDir, 'B-T', [], 'notes.xml');
     const cases: Array<[string, number, RegExp]> = [
       [join(dir, 'invoice.xml'), 7, /no XML signature to extend/],
-      [bb, 7, /no signature timestamp \(it is B-B\)/],
       [modified, 7, /signature 1 does not verify/],
       [join(p7sDir, 'notes.xml.p7s'), 2, /CAdES signature, which esign extend does not raise/],
     ];

@@ -137,6 +137,24 @@ describe.skipIf(missing.length > 0)('esign extend of XAdES judged by xmlsec1, op
     expect((await opensslTsVerify(stamps[1]!.token, stamps[0]!.imprint, 'ats-wrong')).status).not.toBe(0);
   });
 
+  it('a B-B raised to B-LT: xmlsec1 accepts it; openssl ts -verify the SignatureTimeStamp added, over the digest of the c14n SignatureValue', async () => {
+    const input = join(work.dir, 'basic.xml');
+    await writeFile(input, INVOICE);
+    await cli(['sign', '--format', 'xades', '--level', 'B-B', input]);
+    await cli(['extend', '--level', 'B-LT', join(work.dir, 'basic-signed.xml')]);
+    const output = join(work.dir, 'basic-signed-lt.xml');
+    const verified = await xmlsecVerify(output);
+    expect(verified.status, verified.stderr).toBe(0);
+    const doc = new DOMParser().parseFromString(await readFile(output, 'utf8'), 'text/xml');
+    const value = doc.getElementsByTagNameNS(DS, 'SignatureValue')[0]!;
+    const imprint = createHash('sha256').update(c14n(value)).digest('hex');
+    const stamp = doc.getElementsByTagNameNS(XADES, 'SignatureTimeStamp')[0]!;
+    const token = stamp.getElementsByTagNameNS(XADES, 'EncapsulatedTimeStamp')[0]!.textContent!;
+    const ts = await opensslTsVerify(token, imprint, 'added-sig-ts');
+    expect(ts.status, ts.stderr + ts.stdout).toBe(0);
+    expect(ts.stdout).toMatch(/Verification: OK/);
+  });
+
   it('an ASiC-E with XAdES raised to B-LTA: unzip -t and zipinfo accept it, its files unchanged, xmlsec1 accepts signatures0.xml', async () => {
     const dir = join(work.dir, 'bundle-in');
     await mkdir(dir, { recursive: true });

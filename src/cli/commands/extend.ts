@@ -79,7 +79,8 @@ export async function runExtend(files: string[], options: ExtendCommandOptions, 
       import('../../io/document-files.js'),
       import('../../io/forms/registry.js'),
     ]);
-  const tsa = options.level === 'B-LTA' ? createTsaClient(ctx, profile) : undefined;
+  // B-LTA needs the TSA; at B-LT it stamps a B-B XAdES signature first (B-T), when the profile has one.
+  const tsa = createTsaClient(ctx, profile);
   if (options.level === 'B-LTA' && !tsa) {
     throw new EsignError(
       'TSA_NOT_CONFIGURED',

@@ -2,6 +2,7 @@
  * `esign extend` of XAdES (EN 319 132-1): raises each signature of an XML document (enveloped, as
  * `--format xades` writes it or as others do, the signature anywhere; or a container's
  * `signatures*.xml`) to B-LT or B-LTA, by adding to its UnsignedSignatureProperties only:
+ * - B-B → B-T first: a SignatureTimeStamp over the exclusive-c14n SignatureValue (§5.3);
  * - B-T → B-LT: CertificateValues and RevocationValues of the signer's chain and of its signature
  *   timestamp's TSA chain (those the signature does not hold yet);
  * - B-LTA: then an ArchiveTimeStamp (xadesv141, §5.5.2) over what §5.5.2.2 lists;
@@ -24,11 +25,12 @@ import type { ChainTarget, RevocationCheck } from '../../ltv/validation-data.js'
 import { digestOf as hex } from '../../pdf/dss.js';
 import { summarize } from '../../verify/chain.js';
 import { childrenNamed, descendants, textOf } from '../../xml/dom.js';
-import { NS } from '../../xml/namespaces.js';
+import { NS, TRANSFORM } from '../../xml/namespaces.js';
 import { xadesRefused, xmlRules } from '../../xml/refusal.js';
 import { MAX_XML_DOCUMENT_BYTES, parseSecureXml } from '../../xml/secure-parse.js';
 import type { XmlDocument, XmlElement } from '../../xml/types/xml-libs.js';
-import { xmlSignatureScheme } from '../shared/xades/read-algorithms.js';
+import { canonicalization, xmlSignatureScheme, type Canonicalization } from '../shared/xades/read-algorithms.js';
+import { canonicalize } from '../shared/xades/read-c14n.js';
 import {
   idIndex,
   keyInfoCertificates,
@@ -51,6 +53,8 @@ export interface XadesExtension {
   /** The document with the properties added. */
   bytes: Uint8Array;
   signatures: number;
+  /** SignatureTimeStamps added to B-B signatures (raised to B-T first). */
+  signatureTimestamps: number;
   added: { certs: number; ocsps: number; crls: number };
   /** genTime of the last archive timestamp added (B-LTA). */
   archiveTimestamp?: Date;
@@ -91,6 +95,7 @@ export async function extendXadesXml(
   const result: XadesExtension = {
     bytes: input.bytes,
     signatures: before.length,
+    signatureTimestamps: 0,
     added: { certs: 0, ocsps: 0, crls: 0 },
     checks: [],
     warnings: [],
@@ -143,18 +148,39 @@ async function extendOne(
 ): Promise<void> {
   const label = `signature ${index + 1}`;
   let parsed = parse(input, result.bytes, index);
-  const { signature, unsigned } = parsed;
   const token = (property: XmlElement | undefined): Uint8Array | undefined => {
     const text = textOf(childrenNamed(property, NS.xades, 'EncapsulatedTimeStamp')[0]).replace(/\s+/g, '');
     return text ? new Uint8Array(Buffer.from(text, 'base64')) : undefined;
   };
-  const signatureTimestamp = token(unsigned.find((p) => isNamed(p, 'SignatureTimeStamp')));
-  if (!signatureTimestamp)
-    throw notExtendable(
-      input.name,
-      `${label} has no signature timestamp (it is B-B): esign extend raises B-T and above`,
-      'Sign it again with --level B-T or higher (a B-B signature proves no time).',
+  let signatureTimestamp = token(parsed.unsigned.find((p) => isNamed(p, 'SignatureTimeStamp')));
+  if (!signatureTimestamp) {
+    // B-B: first a SignatureTimeStamp (EN 319 132-1 §5.3), over the SignatureValue element, exclusive c14n.
+    if (!deps.tsa)
+      throw notExtendable(
+        input.name,
+        `${label} has no signature timestamp (it is B-B), and the profile has no timestamping service to add one`,
+        'Set tsaUrls (esign config set tsaUrls URL), then extend it again.',
+      );
+    const digest = digestOf(parsed.signature);
+    const canonical = canonicalize(
+      { node: parsed.signature.signatureValue, excluded: [], comments: false },
+      canonicalization(TRANSFORM.excC14n) as Canonicalization,
     );
+    const stamp = await deps.tsa.timestamp(
+      new Uint8Array(createHash(digest).update(canonical, 'utf8').digest()),
+      digest,
+    );
+    const id = freshId(parsed.ids, `ts-${parsed.signature.id ?? `s${index + 1}`}`);
+    result.bytes = appendUnsigned(
+      result.bytes,
+      parsed,
+      unsignedPropertiesXml({ signatureTimestamp: stamp.token }, { signatureTimestamp: id, declare: true }),
+    );
+    result.signatureTimestamps++;
+    signatureTimestamp = stamp.token;
+    parsed = parse(input, result.bytes, index);
+  }
+  const { signature, unsigned } = parsed;
   const archives = unsigned.filter((p) => isNamed(p, 'ArchiveTimeStamp'));
   const held = (valueName: string, listName: string) =>
     unsigned.flatMap((property) => encapsulated(property, listName, valueName));
@@ -214,9 +240,7 @@ async function extendOne(
 
   // The archive timestamp over the signature as it now is (EN 319 132-1 §5.5.2.2).
   parsed = parse(input, result.bytes, index);
-  // The signature's own digest where esign stamps with it (SHA-256, -384, -512), else SHA-256.
-  const named = xmlSignatureScheme(parsed.signature.signatureMethod)?.hash;
-  const digest: DigestName = named === 'sha384' || named === 'sha512' ? named : 'sha256';
+  const digest = digestOf(parsed.signature);
   const hash = createHash(digest);
   await archiveInput(parsed.signature, parsed.unsigned, undefined)((chunk) => hash.update(chunk));
   const stamp = await deps.tsa!.timestamp(new Uint8Array(hash.digest()), digest);
@@ -232,6 +256,12 @@ async function extendOne(
 /** A file whose signatures esign does not extend (XADES_REFUSED, exit 7), with what to do. */
 function notExtendable(file: string, reason: string, hint: string): EsignError {
   return new EsignError('XADES_REFUSED', `${file}: ${reason}`, { hint, details: { file } });
+}
+
+/** The signature's own digest where esign stamps with it (SHA-256, -384, -512), else SHA-256. */
+function digestOf(signature: ReadSignature): DigestName {
+  const named = xmlSignatureScheme(signature.signatureMethod)?.hash;
+  return named === 'sha384' || named === 'sha512' ? named : 'sha256';
 }
 
 /** An Id no element of the document has: `base`, or `base-2`, `base-3`… */

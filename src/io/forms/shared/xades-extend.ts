@@ -45,6 +45,7 @@ export function xadesContainerExtension(mimetype: string): FormExtension {
       const container = await openContainer(source);
       const total: Omit<XadesExtension, 'bytes'> = {
         signatures: 0,
+        signatureTimestamps: 0,
         added: { certs: 0, ocsps: 0, crls: 0 },
         checks: [],
         warnings: [],
@@ -80,6 +81,7 @@ export function xadesContainerExtension(mimetype: string): FormExtension {
           );
           replaced.set(file, extended.bytes);
           total.signatures += extended.signatures;
+          total.signatureTimestamps += extended.signatureTimestamps;
           total.added.certs += extended.added.certs;
           total.added.ocsps += extended.added.ocsps;
           total.added.crls += extended.added.crls;
