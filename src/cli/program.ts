@@ -30,7 +30,7 @@ export const COMMANDS: CommandEntry[] = [
   },
   {
     name: 'extend',
-    summary: 'raise signed PDFs to B-LT or B-LTA without signing again',
+    summary: 'raise signed PDFs and XAdES to B-LT or B-LTA without signing again',
     load: () => import('./commands/extend.js'),
   },
   {

@@ -1,8 +1,9 @@
 /**
- * `esign extend FILE… --level B-LT|B-LTA`: raises signed PDFs to a long-term level without a new
- * signature — a DSS update with the validation data of every signature and timestamp, and for
- * B-LTA a document timestamp after it. On a B-LTA file this refreshes the archive timestamp.
- * Outputs go through a temp file and a rename (also with --in-place); inputs are read once.
+ * `esign extend FILE… --level B-LT|B-LTA`: raises signed files to a long-term level without a new
+ * signature, through the form the file's content names (`formForExtending`): a PDF gets a DSS
+ * update and for B-LTA a document timestamp appended; XAdES (an XML file, a container) gets its
+ * signatures' unsigned properties grown, the output rewritten. On a B-LTA file this refreshes the
+ * archive timestamp. Outputs go through a temp file and a rename (also with --in-place).
  */
 import { createHash, type Hash } from 'node:crypto';
 import { basename, dirname, extname, join } from 'node:path';
@@ -10,6 +11,7 @@ import { Option, type Command } from 'commander';
 import { EsignError, isEsignError } from '../../core/errors.js';
 import type { ExtensionResult, LongTermLevel } from '../../core/ltv/index.js';
 import { copyOriginal, mapConcurrently } from '../../core/sign-workflow.js';
+import type { FormReport } from '../../core/forms/form.js';
 import type { Context } from '../context.js';
 import { batchExitCode, type CommandModule } from '../command.js';
 import { PdfPasswords, withPasswordOptions, type PdfPasswordOptions } from '../pdf-password.js';
@@ -30,23 +32,26 @@ export interface ExtendCommandOptions extends PdfPasswordOptions {
 export const defineCommand: CommandModule['defineCommand'] = (program: Command, run) => {
   const command = program
     .command('extend')
-    .summary('raise signed PDFs to B-LT or B-LTA without signing again')
+    .summary('raise signed PDFs and XAdES to B-LT or B-LTA without signing again')
     .description(
-      'Add long-term validation data to signed PDFs, in incremental updates that keep every signature valid. ' +
-        'B-LT: a DSS with the certificates, OCSP responses and CRLs of every signer and TSA chain (fetched from the ' +
-        "URLs in the certificates). B-LTA: also a document timestamp from the profile's TSA; on a file that already " +
-        'has one, this refreshes the archive timestamp (new revocation data first, then a new document timestamp).',
+      'Add long-term validation data to signed files, keeping every signature valid. ' +
+        'PDFs (PAdES), in incremental updates: B-LT, a DSS with the certificates, OCSP responses and CRLs of every signer and TSA chain (fetched from the ' +
+        "URLs in the certificates); B-LTA, also a document timestamp from the profile's TSA. " +
+        "XAdES (an XML file, or an ASiC-E/.bdoc/.sce or ASiC-S with XAdES), in each signature's unsigned properties: B-LT, " +
+        'CertificateValues and RevocationValues of the signer and TSA chains; B-LTA, also an ArchiveTimeStamp. ' +
+        "On a file that is B-LTA already, this refreshes the archive timestamp (the last one's validation data first, " +
+        'then a new timestamp). The rest of the file stays byte for byte as it was.',
     )
-    .argument('<files...>', 'signed PDFs')
+    .argument('<files...>', 'signed PDFs, XAdES XML files, XAdES containers')
     .addOption(new Option('--level <level>', 'target level').choices(['B-LT', 'B-LTA']).default('B-LTA'))
-    .option('-o, --output <file>', 'output file (one input only; default NAME-lt.pdf or NAME-lta.pdf beside it)')
+    .option('-o, --output <file>', 'output file (one input only; default NAME-lt.EXT or NAME-lta.EXT beside it)')
     .option('--in-place', 'replace each input (through a temp file and a rename)', false)
     .option('-f, --force', 'replace existing outputs', false)
     .option('--continue-on-error', 'extend the other files when one fails; report each failure', false);
   withPasswordOptions(command)
     .addHelpText(
       'after',
-      '\nExamples:\n  esign extend contract-signed.pdf                   writes contract-signed-lta.pdf\n  esign extend --level B-LT contract-signed.pdf\n  esign extend --in-place archive/*.pdf              refresh archive timestamps',
+      '\nExamples:\n  esign extend contract-signed.pdf                   writes contract-signed-lta.pdf\n  esign extend --level B-LT contract-signed.pdf\n  esign extend invoice-signed.xml                    writes invoice-signed-lta.xml\n  esign extend bundle.asice                          writes bundle-lta.asice\n  esign extend --in-place archive/*.pdf              refresh archive timestamps',
     )
     .action((files: string[], options: ExtendCommandOptions, command: Command) =>
       run(command, (ctx) => runExtend(files, options, ctx)),
@@ -64,7 +69,7 @@ export async function runExtend(files: string[], options: ExtendCommandOptions, 
     throw new EsignError('USAGE', '--output and --in-place exclude each other.', { hint: 'Choose one.' });
   if (options.output !== undefined && files.length > 1)
     throw new EsignError('USAGE', '--output works with one input only.', {
-      hint: 'Drop --output to write NAME-lta.pdf beside each input, or use --in-place.',
+      hint: 'Drop --output to write NAME-lta.EXT beside each input, or use --in-place.',
     });
   const profile = await ctx.profile();
   const [{ createTsaClient }, { createRevocationClient }, { fileSystemDocuments }, { formForExtending }] =
@@ -74,7 +79,8 @@ export async function runExtend(files: string[], options: ExtendCommandOptions, 
       import('../../io/document-files.js'),
       import('../../io/forms/registry.js'),
     ]);
-  const tsa = options.level === 'B-LTA' ? createTsaClient(ctx, profile) : undefined;
+  // B-LTA needs the TSA; at B-LT it stamps a B-B XAdES signature first (B-T), when the profile has one.
+  const tsa = createTsaClient(ctx, profile);
   if (options.level === 'B-LTA' && !tsa) {
     throw new EsignError(
       'TSA_NOT_CONFIGURED',
@@ -85,24 +91,38 @@ export async function runExtend(files: string[], options: ExtendCommandOptions, 
   const fetcher = createRevocationClient(ctx);
   const passwords = await PdfPasswords.from(options, ctx);
   const { RevocationCache } = await import('../../core/ltv/index.js');
-  const { extension } = formForExtending();
   const tokenRoom = { bytes: 0 };
 
   const extendOne = async (input: string, cache: InstanceType<typeof RevocationCache>): Promise<() => void> => {
     const target = options.inPlace ? input : (options.output ?? defaultOutput(input, options.level));
     const source = await fileSystemDocuments.open(input);
     try {
+      const form = await formForExtending({ file: input, source });
       const output = await fileSystemDocuments.createOutput(target, { overwrite: options.inPlace || options.force });
       try {
         let copied: Promise<Hash> | undefined;
         const copy = (): Promise<Hash> => (copied ??= copyOriginal(source, output, createHash('sha256')));
         const result = await passwords.open(input, (password) =>
-          extension.extend(source, copy, options.level, { fetcher, tsa, password, cache, tokenRoom }),
+          form.extension.extend(source, copy, options.level, {
+            fetcher,
+            tsa,
+            password,
+            cache,
+            tokenRoom,
+            now: ctx.clock.now(),
+          }),
         );
-        const hash = (await copy()).copy().update(result.tail);
-        await output.commit(result.tail);
-        return () =>
-          report(ctx, input, target, options.level, result, source.size + result.tail.length, hash.digest('hex'));
+        let written: { bytes: number; sha256: string };
+        if (result.rewrite) {
+          // A form that rewrites (XML, a container) writes the whole output; committed the same way.
+          written = await result.rewrite(output);
+          await output.commit([]);
+        } else {
+          const hash = (await copy()).copy().update(result.tail);
+          await output.commit(result.tail);
+          written = { bytes: source.size + result.tail.length, sha256: hash.digest('hex') };
+        }
+        return () => report(ctx, input, target, options.level, form.report, result, written.bytes, written.sha256);
       } catch (error) {
         await output.abort();
         throw error;
@@ -175,19 +195,23 @@ function report(
   input: string,
   output: string,
   level: LongTermLevel,
+  form: FormReport,
   result: ExtensionResult,
   bytes: number,
   sha256: string,
 ): void {
   for (const warning of result.warnings) ctx.io.warn(`${input}: ${warning}`);
+  const format = result.format ?? form.format;
   ctx.io.result(
     {
       input,
       output,
+      format,
       level,
       signatures: result.signatures,
       documentTimestamps: result.documentTimestamps,
-      dss: result.added,
+      // Where the validation data went: the PDF's DSS, or each signature's unsigned properties.
+      [form.validationDataKey]: result.added,
       ...(result.archiveTimestamp ? { archiveTimestamp: result.archiveTimestamp.toISOString() } : {}),
       revocation: result.checks,
       warnings: result.warnings,
@@ -195,7 +219,7 @@ function report(
       sha256,
     },
     () =>
-      `✓ ${input} → ${output} (PAdES ${level}: ${result.added.certs} certificates, ${result.added.ocsps} OCSP, ${result.added.crls} CRL added` +
+      `✓ ${input} → ${output} (${format} ${level}: ${result.added.certs} certificates, ${result.added.ocsps} OCSP, ${result.added.crls} CRL added` +
       `${result.archiveTimestamp ? `; archive timestamp ${result.archiveTimestamp.toISOString()}` : ''})`,
   );
 }

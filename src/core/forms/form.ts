@@ -61,9 +61,9 @@ export interface FormDeclarations {
   readonly parallel: boolean;
   /**
    * Where B-LT and B-LTA put their validation data: `document` — after the signature, in the
-   * document (PAdES: a DSS update and a document timestamp, which `esign extend` can also add
-   * later); `signature` — inside the signature itself (CAdES: SignedData certificates and crls, an
-   * archive-time-stamp-v3; XAdES: its unsigned properties).
+   * document (PAdES: a DSS update and a document timestamp, which `esign extend` appends later);
+   * `signature` — inside the signature itself (CAdES: SignedData certificates and crls, an
+   * archive-time-stamp-v3; XAdES: its unsigned properties, which `esign extend` grows later).
    */
   readonly longTerm: 'document' | 'signature';
   /** Whether verifying or signing it may need a password (an encrypted PDF). */
@@ -127,12 +127,18 @@ export interface VerifiedFile {
   close?(): void;
 }
 
-/** `esign extend` of one file: the bytes appended to it (a DSS update, a document timestamp), and what was added. */
+/**
+ * `esign extend` of one file: what raises its signatures to B-LT or B-LTA, and what was added. A
+ * form that appends (PAdES: a DSS update, a document timestamp) returns the tail to append to a copy
+ * of the input; a form that cannot append (XAdES in an XML document or a container) returns
+ * `rewrite`, which writes the whole output. Either way the caller owns the temp output and its
+ * commit (a rename: also with --in-place), and never names the form.
+ */
 export interface FormExtension {
   /**
-   * Reads `source` (its signatures, what validation data it lacks) and returns the tail to append;
-   * `copy` copies the original into the output once it is known to be extendable, and gives the
-   * SHA-256 state over it.
+   * Reads `source` (its signatures, what validation data it lacks) and returns the tail to append
+   * or the output to write; `copy` copies the original into the output once it is known to be
+   * extendable, and gives the SHA-256 state over it (a form that rewrites does not call it).
    */
   extend(
     source: DocumentSource,
@@ -231,7 +237,7 @@ export interface SignatureForm {
    */
   verify(input: VerifyInput, options: VerifyOptions): Promise<VerifiedFile>;
 
-  /** `esign extend`: raising the signatures of an existing file to B-LT or B-LTA, for forms that keep long-term data in the document. */
+  /** `esign extend`: raising the signatures of an existing file of this form to B-LT or B-LTA (PAdES, XAdES and XAdES containers). */
   readonly extension?: FormExtension;
 
   /**

@@ -13,6 +13,7 @@ import type { PdfOpenOptions } from '../pdf/index.js';
 import type { DssMaterial, PdfDocument } from '../pdf/index.js';
 import { decodeStream } from '../pdf/filters.js';
 import { PdfStream } from '../pdf/objects.js';
+import type { OutputFile } from '../documents.js';
 import type { ByteSource, TimestampAuthority } from '../ports.js';
 import { findSignatures } from './pdf-signatures.js';
 import type { KnownSignature } from './pdf-signatures.js';
@@ -37,11 +38,21 @@ export interface ExtendDependencies {
    * sized to it (plus a margin) rather than to DOC_TIMESTAMP_CONTENTS, and it is raised as tokens come.
    */
   tokenRoom?: { bytes: number };
+  /** The time signatures are checked at before they are extended (XAdES); from the clock. */
+  now?: Date;
 }
 
 export interface ExtensionResult {
-  /** The bytes to append after the document. */
+  /** The bytes to append after the document (a form that appends: PAdES). Empty with `rewrite`. */
   tail: Uint8Array;
+  /**
+   * A form whose output is not the input with bytes appended (an XML document, whose signature
+   * grows inside it; a container, rewritten entry by entry): writes the whole output into `output`
+   * (the temp file the caller commits, or aborts), and says how much it wrote and its SHA-256.
+   */
+  rewrite?: (output: OutputFile) => Promise<{ bytes: number; sha256: string }>;
+  /** What was extended, where the form's own report does not say it (an ASiC's signatures: XAdES). */
+  format?: 'PAdES' | 'XAdES';
   signatures: number;
   documentTimestamps: number;
   added: { certs: number; ocsps: number; crls: number };

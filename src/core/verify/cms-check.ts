@@ -155,22 +155,11 @@ export async function checkSignatureCms(cmsDer: Uint8Array, signed: SignedBytes,
     // The TSA's chain may be completed from the SignedData's certificates (a CAdES B-LT carries it there).
     const withSignerPool = { ...context, extraCerts: [...parsed.certificates, ...ctx.extraCerts] };
     result.timestamp = await checkTimestampToken(parsed.signatureTimeStampToken, undefined, withSignerPool, imprintOf);
-    for (const weakness of result.timestamp.weak ?? []) result.weak.push(`signature timestamp: ${weakness}`);
-    if (!result.timestamp.valid) {
-      result.problems.push(...result.timestamp.problems.map((p) => `signature timestamp: ${p}`));
-      result.failures.add(
-        result.timestamp.problems.every(isUnsupported) ? 'CRYPTO_CONSTRAINTS_FAILURE' : 'SIG_CONSTRAINTS_FAILURE',
-      );
-    } else if (!result.timestamp.chain?.trusted) {
-      // EN 319 102-1: only a timestamp that passed validation moves the best-signature-time.
-      result.untrusted.push(...(result.timestamp.chain?.problems ?? []).map((p) => `timestamp authority: ${p}`));
-      result.failures.add('NO_CERTIFICATE_CHAIN_FOUND');
-    } else {
-      validationTime = new Date(result.timestamp.time);
+    const stampedAt = judgeSignatureTimestamp(result.timestamp, result, result.warnings, ctx);
+    if (stampedAt) {
+      validationTime = stampedAt;
       proofOfExistence = true;
     }
-    if (result.timestamp.chain?.trusted)
-      collectRevocationFindings(result.timestamp.chain, result, result.warnings, 'timestamp authority', ctx);
   }
   // EN 319 102-1: the best-signature-time is the earliest proof of existence from timestamps that passed validation.
   const archived =
@@ -346,6 +335,38 @@ export function collectChainProblems(chain: ChainReport, into: Findings, who: st
     into.problems.push(`${who}: ${entry.subject} was revoked on ${entry.revokedAt ?? '?'} (${entry.source})`);
     into.failures.add(proofOfExistence ? 'REVOKED' : 'REVOKED_NO_POE');
   }
+}
+
+/**
+ * The judgement of a signature timestamp (EN 319 102-1), the same for CMS and XAdES: its weak
+ * algorithms; its problems (the signature then fails: SIG_CONSTRAINTS_FAILURE, or
+ * CRYPTO_CONSTRAINTS_FAILURE when esign could not check it); an untrusted TSA
+ * (NO_CERTIFICATE_CHAIN_FOUND); a trusted TSA chain's revocation findings. Returns the time it
+ * proves when it passed validation (only such a timestamp moves the best-signature-time).
+ */
+export function judgeSignatureTimestamp(
+  timestamp: TimestampReport,
+  findings: Findings,
+  warnings: string[],
+  ctx: Pick<CmsContext, 'revocationPolicy'>,
+): Date | undefined {
+  for (const weakness of timestamp.weak ?? []) {
+    const line = `signature timestamp: ${weakness}`;
+    if (!findings.weak.includes(line)) findings.weak.push(line);
+  }
+  let provedAt: Date | undefined;
+  if (!timestamp.valid) {
+    findings.problems.push(...timestamp.problems.map((p) => `signature timestamp: ${p}`));
+    findings.failures.add(
+      timestamp.problems.every(isUnsupported) ? 'CRYPTO_CONSTRAINTS_FAILURE' : 'SIG_CONSTRAINTS_FAILURE',
+    );
+  } else if (!timestamp.chain?.trusted) {
+    findings.untrusted.push(...(timestamp.chain?.problems ?? []).map((p) => `timestamp authority: ${p}`));
+    findings.failures.add('NO_CERTIFICATE_CHAIN_FOUND');
+  } else provedAt = new Date(timestamp.time);
+  if (timestamp.chain?.trusted)
+    collectRevocationFindings(timestamp.chain, findings, warnings, 'timestamp authority', ctx);
+  return provedAt;
 }
 
 /**

@@ -8,7 +8,7 @@
  */
 import { extname } from 'node:path';
 import type { DocumentKind } from '../../core/documents.js';
-import { EsignError } from '../../core/errors.js';
+import { EsignError, isEsignError } from '../../core/errors.js';
 import type { FormName, SignatureForm } from '../../core/forms/form.js';
 import type { ByteSource } from '../../core/ports.js';
 import { ASIC_E_MIMETYPE, ASIC_S_MIMETYPE, RECOGNIZE_BYTES, recognize } from '../../core/forms/shared/recognize.js';
@@ -147,9 +147,25 @@ const detachedByContent: SignatureForm = {
     (input.signature && recognize(input.signature).kind === 'xml' ? xades : cadesDetached).verify(input, options),
 };
 
-/** The form `esign extend` raises a file's signatures in: the one that keeps long-term data in the document. */
-export function formForExtending(): SignatureForm & Required<Pick<SignatureForm, 'extension'>> {
-  return pades as SignatureForm & Required<Pick<SignatureForm, 'extension'>>;
+/**
+ * The form `esign extend` raises a file's signatures in, by its content as `esign verify` reads it
+ * (a PDF, an XML document, an ASiC-E or ASiC-S container); a file of a form that cannot be extended
+ * (a `.p7s`, a `.p7m`) is refused in one line.
+ */
+export async function formForExtending(input: {
+  readonly file: string;
+  readonly source: ByteSource;
+}): Promise<SignatureForm & Required<Pick<SignatureForm, 'extension'>>> {
+  // A detached CAdES alone is refused by verification as USAGE: here it is a form without extension.
+  const form = await formForVerifying(input, false).catch((error: unknown) => {
+    if (isEsignError(error) && error.code === 'USAGE') return cadesDetached;
+    throw error;
+  });
+  if (!form.extension)
+    throw new EsignError('USAGE', `${input.file} is a CAdES signature, which esign extend does not raise.`, {
+      hint: 'esign extend raises PDFs, XAdES XML files and XAdES containers; sign a CAdES at --level B-LT or B-LTA when it is made.',
+    });
+  return form as SignatureForm & Required<Pick<SignatureForm, 'extension'>>;
 }
 
 /** The form of the container a split flow's state keeps (`container`: one output for many inputs, made again at --complete). */

@@ -5,7 +5,6 @@ import {
   checkEntries,
   mimetypeLayout,
   unsafeName,
-  worthCompressing,
   type ContainerEntry,
 } from './asic-container-rules.js';
 
@@ -63,13 +62,6 @@ describe('container rules', () => {
     expect(() =>
       checkEntries([entry('a.txt', { compressedSize: 1_000_000, uncompressedSize: 50_000_000 })]),
     ).not.toThrow();
-  });
-
-  it('deflates text and stores what is compressed already', () => {
-    expect(worthCompressing('fattura.xml')).toBe(true);
-    expect(worthCompressing('README')).toBe(true);
-    expect(worthCompressing('scan.PDF')).toBe(false);
-    expect(worthCompressing('photo.jpg')).toBe(false);
   });
 
   it('reads a mimetype others laid out loosely, each bend a warning; refuses a missing one or another type', () => {

@@ -133,18 +133,6 @@ export function mimetypeLayout(mimetype: MimetypeEntry | undefined, expected: st
   return bends.map((bend) => `the container's "mimetype" bends EN 319 162-1 A.1, read anyway: ${bend}`);
 }
 
-/** Extensions of formats that are compressed already: deflating them again costs time and saves nothing. */
-const COMPRESSED = new Set(
-  'pdf zip gz tgz bz2 xz zst 7z rar jpg jpeg png gif webp heic avif mp3 mp4 m4a m4v mov mkv webm ogg docx xlsx pptx odt ods odp epub jar apk asice asics sce p7m'.split(
-    ' ',
-  ),
-);
-
-export function worthCompressing(name: string): boolean {
-  const dot = name.lastIndexOf('.');
-  return dot < 0 || !COMPRESSED.has(name.slice(dot + 1).toLowerCase());
-}
-
 export function invalid(reason: string): EsignError {
   return new EsignError('CONTAINER_INVALID', `Not a container esign reads: ${reason}.`, {
     hint: 'It may be damaged or crafted; ask the sender for the original container.',

@@ -62,4 +62,12 @@ export const asicE: SignatureForm = {
     ]);
     return verifyContainer(source, file, ASIC_E_MIMETYPE, options, verifyAsicE);
   },
+
+  /** `esign extend` of a container with XAdES: its signatures files extended, the container rewritten. */
+  extension: {
+    async extend(source, copy, level, dependencies) {
+      const { xadesContainerExtension } = await import('../shared/xades-extend.js');
+      return xadesContainerExtension(ASIC_E_MIMETYPE).extend(source, copy, level, dependencies);
+    },
+  },
 };

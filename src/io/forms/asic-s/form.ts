@@ -129,4 +129,12 @@ export const asicS: SignatureForm = {
     ]);
     return verifyContainer(source, file, ASIC_S_MIMETYPE, options, verifyAsicS);
   },
+
+  /** `esign extend` of a container with XAdES: its signatures files extended, the container rewritten. */
+  extension: {
+    async extend(source, copy, level, dependencies) {
+      const { xadesContainerExtension } = await import('../shared/xades-extend.js');
+      return xadesContainerExtension(ASIC_S_MIMETYPE).extend(source, copy, level, dependencies);
+    },
+  },
 };

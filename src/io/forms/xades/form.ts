@@ -51,4 +51,11 @@ export const xades: SignatureForm = {
     const { verifyXades } = await import('./verify.js');
     return verifyXades(input, options);
   },
+
+  extension: {
+    async extend(source, copy, level, dependencies) {
+      const { xmlExtension } = await import('./extend.js');
+      return xmlExtension.extend(source, copy, level, dependencies);
+    },
+  },
 };

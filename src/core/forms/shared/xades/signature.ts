@@ -197,14 +197,63 @@ export function signatureXml(draft: XadesDraft, signature: Uint8Array, values: U
 }
 
 function unsignedProperties(draft: XadesDraft, values: UnsignedValues): string {
+  return unsignedPropertiesXml(values, { signatureTimestamp: `ts-${draft.id}`, archiveTimestamp: `ats-${draft.id}` });
+}
+
+/** How the unsigned properties esign writes are put: their Ids, and whether each declares its namespaces. */
+export interface UnsignedPropertyOptions {
+  readonly signatureTimestamp?: string;
+  readonly archiveTimestamp?: string;
+  /**
+   * Each property element declares the namespaces it uses (`xades`, `xades141`, `ds`): for a
+   * signature esign did not write, whose prefixes may be others (`esign extend`).
+   */
+  readonly declare?: boolean;
+}
+
+/** The children of UnsignedSignatureProperties `values` holds, in the order EN 319 132-1 gives them. */
+export function unsignedPropertiesXml(values: UnsignedValues, options: UnsignedPropertyOptions): string {
+  const xadesNs = options.declare ? ` xmlns:xades="${XADES_NS}"` : '';
+  const dsNs = options.declare ? ` ${DS}` : '';
   let xml = '';
   if (values.signatureTimestamp)
     xml +=
-      `<xades:SignatureTimeStamp Id="ts-${draft.id}"><ds:CanonicalizationMethod Algorithm="${EXC_C14N}"/>` +
+      `<xades:SignatureTimeStamp${xadesNs}${dsNs} Id="${options.signatureTimestamp}"><ds:CanonicalizationMethod Algorithm="${EXC_C14N}"/>` +
       `<xades:EncapsulatedTimeStamp>${B64(values.signatureTimestamp)}</xades:EncapsulatedTimeStamp></xades:SignatureTimeStamp>`;
+  xml += validationValuesXml(values, xadesNs);
+  if (values.archiveTimestamp)
+    xml +=
+      `<xades141:ArchiveTimeStamp xmlns:xades141="${XADES141_NS}"${xadesNs}${dsNs} Id="${options.archiveTimestamp}">` +
+      `<ds:CanonicalizationMethod Algorithm="${EXC_C14N}"/>` +
+      `<xades:EncapsulatedTimeStamp>${B64(values.archiveTimestamp)}</xades:EncapsulatedTimeStamp></xades141:ArchiveTimeStamp>`;
+  return xml;
+}
+
+/**
+ * A `xadesv141:TimeStampValidationData` (EN 319 132-1 §5.5.1): the certificates and revocation
+ * values that come after an archive timestamp (those of its TSA's chain, at a refresh), in the
+ * CertificateValues and RevocationValues forms. Declares its namespaces.
+ */
+export function timeStampValidationDataXml(
+  values: Pick<UnsignedValues, 'certificateValues' | 'crls' | 'ocsps'>,
+  id: string,
+): string {
+  return (
+    `<xades141:TimeStampValidationData xmlns:xades141="${XADES141_NS}" xmlns:xades="${XADES_NS}" Id="${id}">` +
+    validationValuesXml(values, '') +
+    '</xades141:TimeStampValidationData>'
+  );
+}
+
+/** CertificateValues and RevocationValues (each only when it has values); `xadesNs`: a declaration on each. */
+function validationValuesXml(
+  values: Pick<UnsignedValues, 'certificateValues' | 'crls' | 'ocsps'>,
+  xadesNs: string,
+): string {
+  let xml = '';
   if (values.certificateValues && values.certificateValues.length > 0)
     xml +=
-      '<xades:CertificateValues>' +
+      `<xades:CertificateValues${xadesNs}>` +
       values.certificateValues
         .map((der) => `<xades:EncapsulatedX509Certificate>${B64(der)}</xades:EncapsulatedX509Certificate>`)
         .join('') +
@@ -213,7 +262,7 @@ function unsignedProperties(draft: XadesDraft, values: UnsignedValues): string {
   const ocsps = values.ocsps ?? [];
   if (crls.length + ocsps.length > 0)
     xml +=
-      '<xades:RevocationValues>' +
+      `<xades:RevocationValues${xadesNs}>` +
       (crls.length > 0
         ? `<xades:CRLValues>${crls.map((der) => `<xades:EncapsulatedCRLValue>${B64(der)}</xades:EncapsulatedCRLValue>`).join('')}</xades:CRLValues>`
         : '') +
@@ -221,11 +270,6 @@ function unsignedProperties(draft: XadesDraft, values: UnsignedValues): string {
         ? `<xades:OCSPValues>${ocsps.map((der) => `<xades:EncapsulatedOCSPValue>${B64(der)}</xades:EncapsulatedOCSPValue>`).join('')}</xades:OCSPValues>`
         : '') +
       '</xades:RevocationValues>';
-  if (values.archiveTimestamp)
-    xml +=
-      `<xades141:ArchiveTimeStamp xmlns:xades141="${XADES141_NS}" Id="ats-${draft.id}">` +
-      `<ds:CanonicalizationMethod Algorithm="${EXC_C14N}"/>` +
-      `<xades:EncapsulatedTimeStamp>${B64(values.archiveTimestamp)}</xades:EncapsulatedTimeStamp></xades141:ArchiveTimeStamp>`;
   return xml;
 }
 

@@ -14,13 +14,13 @@ import {
   checkTimestampToken,
   collectChainProblems,
   collectRevocationFindings,
+  judgeSignatureTimestamp,
   type CmsContext,
 } from '../../../verify/cms-check.js';
 import {
   createDigest,
   describeKey,
   digestAlgorithm,
-  isUnsupported,
   keyWeakness,
   UNSUPPORTED,
   type DigestAlgorithm,
@@ -238,22 +238,10 @@ async function verifySignature(
     if (timestamp?.valid) continue;
     timestamp = checked;
   }
-  if (timestamp) {
-    for (const weakness of timestamp.weak ?? []) weak(`signature timestamp: ${weakness}`);
-    if (!timestamp.valid) {
-      findings.problems.push(...timestamp.problems.map((p) => `signature timestamp: ${p}`));
-      findings.failures.add(
-        timestamp.problems.every(isUnsupported) ? 'CRYPTO_CONSTRAINTS_FAILURE' : 'SIG_CONSTRAINTS_FAILURE',
-      );
-    } else if (!timestamp.chain?.trusted) {
-      findings.untrusted.push(...(timestamp.chain?.problems ?? []).map((p) => `timestamp authority: ${p}`));
-      findings.failures.add('NO_CERTIFICATE_CHAIN_FOUND');
-    } else {
-      validationTime = new Date(timestamp.time);
-      proofOfExistence = true;
-    }
-    if (timestamp.chain?.trusted)
-      collectRevocationFindings(timestamp.chain, findings, warnings, 'timestamp authority', ctx);
+  const stampedAt = timestamp ? judgeSignatureTimestamp(timestamp, findings, warnings, ctx) : undefined;
+  if (stampedAt) {
+    validationTime = stampedAt;
+    proofOfExistence = true;
   }
 
   const report: SignatureReport = {
@@ -332,12 +320,12 @@ function utf8(text: string): Uint8Array {
   return new TextEncoder().encode(text);
 }
 
-function isNamed(element: XmlElement, localName: string): boolean {
+export function isNamed(element: XmlElement, localName: string): boolean {
   return element.localName === localName && (element.namespaceURI === NS.xades || element.namespaceURI === NS.xades141);
 }
 
 /** The children of UnsignedSignatureProperties, in order. */
-function unsignedProperties(signature: ReadSignature): XmlElement[] {
+export function unsignedProperties(signature: ReadSignature): XmlElement[] {
   const unsigned = childrenNamed(signature.qualifyingProperties, NS.xades, 'UnsignedProperties')[0];
   return childElements(
     childrenNamed(unsigned, NS.xades, 'UnsignedSignatureProperties')[0] ?? ({ firstChild: null } as never),
@@ -350,7 +338,7 @@ function signedSignatureProperty(signature: ReadSignature, localName: string): X
 }
 
 /** The base64 values `valueName` under a `listName` property (or under a TimeStampValidationData's). */
-function encapsulated(property: XmlElement, listName: string, valueName: string): Uint8Array[] {
+export function encapsulated(property: XmlElement, listName: string, valueName: string): Uint8Array[] {
   const lists = isNamed(property, listName)
     ? [property]
     : isNamed(property, 'TimeStampValidationData')
@@ -399,14 +387,18 @@ async function checkXmlTimestamp(
   return checkTimestampToken(token, imprint, ctx);
 }
 
-/** What an ArchiveTimeStamp covers, in EN 319 132-1 §5.5.2.2's order. */
-function archiveInput(
+/**
+ * What an ArchiveTimeStamp covers, in EN 319 132-1 §5.5.2.2's order: `stamp`'s (the properties
+ * before it, canonical as it names), or with none a new one's (every unsigned property, exclusive
+ * c14n, as `esign extend` stamps it).
+ */
+export function archiveInput(
   signature: ReadSignature,
   unsigned: XmlElement[],
-  stamp: XmlElement,
+  stamp: XmlElement | undefined,
 ): (consume: (chunk: Uint8Array) => void) => Promise<void> {
   return async (consume) => {
-    const method = stampC14n(stamp);
+    const method = stamp ? stampC14n(stamp) : (canonicalization(TRANSFORM.excC14n) as Canonicalization);
     const c14n = (node: XmlElement) => consume(utf8(canonicalize({ node, excluded: [], comments: true }, method)));
     for (const reference of signature.references) await reference.read?.(consume);
     c14n(signature.signedInfo);
