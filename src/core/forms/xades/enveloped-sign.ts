@@ -19,7 +19,7 @@ import type { XmlDocument } from '../../xml/types/xml-libs.js';
 import type { LongTermWindow } from '../form.js';
 import { DSIG_NS, ENVELOPED_SIGNATURE, EXC_C14N } from '../shared/xades/algorithms.js';
 import { documentC14n } from '../shared/xades/c14n.js';
-import { decodeDocument, MAX_ENVELOPED_BYTES, rootNameOf, signatureOffset } from './enveloped.js';
+import { decodeDocument, MAX_ENVELOPED_BYTES, rootNameOf, signatureOffset, tooLargeToEnvelope } from './enveloped.js';
 import { xmlRules } from '../../xml/refusal.js';
 import { refuseDeclarations } from '../../xml/secure-parse.js';
 import { parseInputXml } from './input-xml.js';
@@ -44,9 +44,9 @@ interface EnvelopedState {
   readonly references: Hash;
 }
 
-/** Reads a source whole (an XML document to sign enveloped, at most 50 MB). */
+/** Reads a source whole (an XML document to sign enveloped, at most 50 MB: a larger one is refused on its size, unread). */
 export async function readWhole(source: DocumentSource): Promise<Uint8Array> {
-  if (source.size > MAX_ENVELOPED_BYTES) decodeDocument(new Uint8Array(source.size), source.path);
+  if (source.size > MAX_ENVELOPED_BYTES) throw tooLargeToEnvelope(source.size, source.path);
   return source.read(0, source.size);
 }
 

@@ -36,14 +36,18 @@ export function declaredEncoding(bytes: Uint8Array, path: string): string {
   return name;
 }
 
+/** A document of `size` bytes past the limit, refused before anything of it is read. */
+export function tooLargeToEnvelope(size: number, path: string): EsignError {
+  return new EsignError(
+    'XML_TOO_LARGE',
+    `${path} is ${size} bytes, above the ${MAX_ENVELOPED_BYTES}-byte limit of an enveloped XML signature.`,
+    { hint: 'Sign it in a container instead: --format asice.' },
+  );
+}
+
 /** The document's text, decoded as it declares (a UTF-8 document that is not valid UTF-8 is refused). */
 export function decodeDocument(bytes: Uint8Array, path: string): string {
-  if (bytes.length > MAX_ENVELOPED_BYTES)
-    throw new EsignError(
-      'XML_TOO_LARGE',
-      `${path} is ${bytes.length} bytes, above the ${MAX_ENVELOPED_BYTES}-byte limit of an enveloped XML signature.`,
-      { hint: 'Sign it in a container instead: --format asice.' },
-    );
+  if (bytes.length > MAX_ENVELOPED_BYTES) throw tooLargeToEnvelope(bytes.length, path);
   const encoding = declaredEncoding(bytes, path);
   let text: string;
   try {
