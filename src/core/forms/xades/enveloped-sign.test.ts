@@ -1,16 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import type { DocumentSource } from '../../documents.js';
-import { readWhole } from './enveloped-sign.js';
+import { issueTestCertificate } from '../../cms/test-pki.js';
+import type { DocumentSource, SignJob } from '../../documents.js';
+import type { SigningCredential } from '../../ports.js';
+import { checkEnveloped, prepareEnveloped, readWhole } from './enveloped-sign.js';
 import { MAX_ENVELOPED_BYTES } from './enveloped.js';
 
-/** A source of `size` bytes that counts its reads (and allocates nothing for them). */
-function sourceOf(size: number): DocumentSource & { reads: number } {
+/** A source of `size` bytes (of `content` when given) that counts its reads (and allocates nothing for them). */
+function sourceOf(size: number, content?: Uint8Array): DocumentSource & { reads: number } {
   return {
     path: 'big.xml',
     size,
     reads: 0,
     async read(offset: number, length: number) {
       this.reads++;
+      if (content) return content.subarray(offset, offset + length);
       return new Uint8Array(Math.max(0, Math.min(length, size - offset)));
     },
     unchanged: async () => true,
@@ -38,5 +41,33 @@ describe('readWhole', () => {
     const source = sourceOf(1000);
     expect((await readWhole(source)).length).toBe(1000);
     expect(source.reads).toBe(1);
+  });
+});
+
+describe('an enveloped document, checked then prepared', () => {
+  const signer = issueTestCertificate({ commonName: 'Enveloped Signer' });
+  const credential = {
+    credentialID: 'test',
+    certificates: [signer.der],
+    scheme: { kind: 'rsa-pkcs1', digest: 'sha256' },
+  } as unknown as SigningCredential;
+  const job: SignJob = { input: 'big.xml', output: 'big-signed.xml', kind: 'xades' };
+  const options = { level: 'B-B', signingTime: new Date('2026-01-02T03:04:05Z'), overwrite: false } as const;
+  const document = new Uint8Array(
+    Buffer.from('<?xml version="1.0" encoding="UTF-8"?>\n<Invoice xmlns="urn:x"><Total>21.00</Total></Invoice>\n'),
+  );
+
+  it('is read once: prepare takes over what the check read, and signs what reading it again would', async () => {
+    const source = sourceOf(document.length, document);
+    const checked = await checkEnveloped(source);
+    const prepared = await prepareEnveloped(job, source, credential, options, checked);
+    expect(source.reads).toBe(1);
+    const fresh = sourceOf(document.length, document);
+    const again = await prepareEnveloped(job, fresh, credential, options);
+    expect(fresh.reads).toBe(1);
+    expect(prepared.toBeSigned.toBeSignedHash).toEqual(again.toBeSigned.toBeSignedHash);
+    // Taken over once: a second prepare from the same check reads the file.
+    await prepareEnveloped(job, source, credential, options, checked);
+    expect(source.reads).toBe(2);
   });
 });
