@@ -4,6 +4,8 @@ import type { DocumentSource, SignJob } from '../../documents.js';
 import type { SigningCredential } from '../../ports.js';
 import { checkEnveloped, prepareEnveloped, readWhole } from './enveloped-sign.js';
 import { MAX_ENVELOPED_BYTES } from './enveloped.js';
+import { mayNameDsig, parseInputXml } from './input-xml.js';
+import { DSIG_NS } from '../shared/xades/algorithms.js';
 
 /** A source of `size` bytes (of `content` when given) that counts its reads (and allocates nothing for them). */
 function sourceOf(size: number, content?: Uint8Array): DocumentSource & { reads: number } {
@@ -69,5 +71,24 @@ describe('an enveloped document, checked then prepared', () => {
     // Taken over once: a second prepare from the same check reads the file.
     await prepareEnveloped(job, source, credential, options, checked);
     expect(source.reads).toBe(2);
+  });
+});
+
+describe('a document signed already', () => {
+  const signature = (namespace: string) =>
+    `<Invoice xmlns="urn:x"><Total>1</Total><ds:Signature xmlns:ds="${namespace}"/></Invoice>`;
+
+  it('is refused whether its signature names the XML-DSig namespace literally or through character references', () => {
+    expect(() => parseInputXml(signature(DSIG_NS), 'a.xml')).toThrow(/signed already/);
+    const spelled = DSIG_NS.replace(/[/:#]/g, (c) => `&#${c.charCodeAt(0)};`);
+    expect(mayNameDsig(signature(spelled))).toBe(true);
+    expect(() => parseInputXml(signature(spelled), 'a.xml')).toThrow(/signed already/);
+  });
+
+  it('is not looked for in a document that cannot name the namespace', () => {
+    expect(mayNameDsig('<Invoice xmlns="urn:x"><Item>a &amp; b</Item></Invoice>')).toBe(false);
+    expect(
+      parseInputXml('<Invoice xmlns="urn:x"><ds:Signature xmlns:ds="urn:other"/></Invoice>', 'a.xml'),
+    ).toBeTruthy();
   });
 });

@@ -17,12 +17,12 @@ import { EsignError } from '../../errors.js';
 import type { SigningCredential } from '../../ports.js';
 import type { XmlDocument } from '../../xml/types/xml-libs.js';
 import type { LongTermWindow } from '../form.js';
-import { DSIG_NS, ENVELOPED_SIGNATURE, EXC_C14N } from '../shared/xades/algorithms.js';
+import { ENVELOPED_SIGNATURE, EXC_C14N } from '../shared/xades/algorithms.js';
 import { documentC14n } from '../shared/xades/c14n.js';
 import { decodeDocument, MAX_ENVELOPED_BYTES, rootNameOf, signatureOffset, tooLargeToEnvelope } from './enveloped.js';
 import { xmlRules } from '../../xml/refusal.js';
 import { refuseDeclarations } from '../../xml/secure-parse.js';
-import { parseInputXml } from './input-xml.js';
+import { mayNameDsig, parseInputXml } from './input-xml.js';
 import { unsignedValuesOf } from '../shared/xades/unsigned.js';
 import {
   draftSignature,
@@ -79,7 +79,7 @@ export async function checkEnveloped(source: DocumentSource): Promise<CheckedXml
   const bytes = await readWhole(source);
   const text = decodeDocument(bytes, source.path);
   refuseDeclarations(text, xmlRules(source.path).refuse);
-  if (text.includes(DSIG_NS)) parseInputXml(text, source.path);
+  if (mayNameDsig(text)) parseInputXml(text, source.path);
   signatureOffset(bytes, rootNameOf(text), source.path);
   if (checkedBytes + bytes.length > CHECKED_XML_BUDGET) return undefined;
   checkedBytes += bytes.length;

@@ -65,7 +65,8 @@ export function decodeDocument(bytes: Uint8Array, path: string): string {
  * written as one empty tag (`<root/>`) is refused: giving it a child would change its bytes.
  */
 export function signatureOffset(bytes: Uint8Array, rootName: string, path: string): number {
-  const text = Buffer.from(bytes).toString('latin1');
+  // A view of the bytes, not a copy (Buffer.from(Uint8Array) copies, slowly: 0.4 s for 20 MB).
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
   let end = text.length;
   for (;;) {
     const trimmed = text.slice(0, end).trimEnd();
