@@ -246,6 +246,8 @@ export async function startZip(
             stream.destroy(error as Error);
           }
         })(),
+        // One chunk read ahead, not sixteen (64 MB of a large file): peak memory stays flat in the file's size.
+        { highWaterMark: 1 },
       );
       zip.addReadStreamLazy(
         entry.name,
