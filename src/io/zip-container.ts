@@ -157,25 +157,122 @@ async function loadYazl(): Promise<typeof Yazl> {
   return import('yazl');
 }
 
-/**
- * One entry of a container to write: small bytes, or a source streamed in (and hashed as it goes),
- * or one opened when its turn comes (`open`), whose first bytes decide whether it is deflated.
- */
+/** One entry of a container to write: small bytes, or a source streamed in (and hashed as it goes). */
 export type EntryToWrite =
   | { name: string; bytes: Uint8Array; compress: boolean }
-  | { name: string; chunks: AsyncIterable<Uint8Array>; size?: number; compress: boolean; hash?: HashSink }
-  | {
-      name: string;
-      open: () => Promise<{ chunks: AsyncIterable<Uint8Array>; compress: boolean }>;
-      size?: number;
-      hash?: HashSink;
-    };
+  | { name: string; chunks: AsyncIterable<Uint8Array>; size?: number; compress: boolean; hash?: HashSink };
+
+/** A ZIP being written into an OutputFile, entry by entry (between a prepare and a complete, say). */
+export interface ZipWriting {
+  /**
+   * Adds an entry after those added before; resolves once its bytes have all been taken (and fed to
+   * its `hash`), so that the next file is opened only then. Rejects when writing has failed.
+   */
+  add(entry: EntryToWrite): Promise<void>;
+  /** Resolves once every entry added so far is in the output. */
+  flushed(): Promise<void>;
+  /** Writes the central directory; resolves with the bytes written in all. */
+  end(): Promise<number>;
+}
+
+/** What startZip reads of yazl's state: where its output is, and whether each entry is written. */
+interface YazlProgress {
+  outputStreamCursor: number;
+  entries: { state: number }[];
+}
+/** yazl's Entry.FILE_DATA_DONE. */
+const FILE_DATA_DONE = 3;
 
 /**
- * Writes a ZIP into `output` (appended): `mimetype` first, stored, with no extra field (no entry
- * gets one: DOS times only), then the entries in order. Zip64 comes where a size or offset needs it.
- * Returns the bytes written, which the caller hashes through `onChunk`. An entry given by `open` is
- * opened once the one before it is written (a container of thousands of files holds one at a time).
+ * Starts a ZIP in `output` (appended): `mimetype` first, stored, with no extra field (no entry
+ * gets one: DOS times only), then the entries as they are added. Zip64 comes where a size or offset
+ * needs it. Every byte written goes through `onChunk` (the caller hashes the output there).
+ */
+export async function startZip(
+  output: OutputFile,
+  mimetype: string,
+  mtime: Date,
+  onChunk: (chunk: Uint8Array) => void,
+): Promise<ZipWriting> {
+  const yazl = await loadYazl();
+  const zip = new yazl.ZipFile();
+  const progress = zip as unknown as YazlProgress;
+  const stream = zip.outputStream as Readable;
+  // A stream whose length is not the size given (a file that changed meanwhile) fails the ZIP, not the process.
+  zip.on('error', (error: Error) => stream.destroy(error));
+  const common = { mtime, forceDosTimestamp: true, mode: 0o100644 };
+  zip.addBuffer(Buffer.from(mimetype, 'ascii'), 'mimetype', { ...common, compress: false });
+  let bytes = 0;
+  let caughtUp: (() => void) | undefined;
+  const isCaughtUp = () =>
+    progress.entries.every((entry) => entry.state === FILE_DATA_DONE) && bytes === progress.outputStreamCursor;
+  const pumping = (async () => {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      onChunk(chunk);
+      bytes += chunk.length;
+      await output.write(chunk);
+      if (caughtUp && isCaughtUp()) caughtUp();
+    }
+    return bytes;
+  })();
+  pumping.catch(() => undefined);
+  /** `done`, unless writing fails first. */
+  const unlessFailed = (done: Promise<void>) =>
+    Promise.race([
+      done,
+      pumping.then(() => {
+        throw new Error('the ZIP ended before all its entries were written');
+      }),
+    ]);
+  return {
+    async add(entry) {
+      if ('bytes' in entry) {
+        zip.addBuffer(Buffer.from(entry.bytes), entry.name, { ...common, compress: entry.compress });
+        return;
+      }
+      const { chunks, hash } = entry;
+      let taken!: () => void;
+      const done = new Promise<void>((resolve) => (taken = resolve));
+      const source = Readable.from(
+        (async function* () {
+          try {
+            for await (const chunk of chunks) {
+              hash?.update(chunk);
+              yield chunk;
+            }
+            taken();
+          } catch (error) {
+            // A read that fails ends the ZIP's output with its error (a Readable's own error would go unheard).
+            stream.destroy(error as Error);
+          }
+        })(),
+        // One chunk read ahead, not sixteen (64 MB of a large file): peak memory stays flat in the file's size.
+        { highWaterMark: 1 },
+      );
+      zip.addReadStreamLazy(
+        entry.name,
+        { ...common, compress: entry.compress, ...(entry.size === undefined ? {} : { size: entry.size }) },
+        (callback) => callback(null, source),
+      );
+      await unlessFailed(done);
+    },
+    async flushed() {
+      // yazl writes the entry's data descriptor once its data has passed; an entry is in once that is written too.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (isCaughtUp()) return;
+      await unlessFailed(new Promise<void>((resolve) => (caughtUp = resolve)));
+      caughtUp = undefined;
+    },
+    async end() {
+      zip.end();
+      return pumping;
+    },
+  };
+}
+
+/**
+ * Writes a whole ZIP into `output` (appended), as startZip starts it, with `entries` in order.
+ * Returns the bytes written, which the caller hashes through `onChunk`.
  */
 export async function writeZip(
   output: OutputFile,
@@ -184,49 +281,7 @@ export async function writeZip(
   mtime: Date,
   onChunk: (chunk: Uint8Array) => void,
 ): Promise<number> {
-  const yazl = await loadYazl();
-  const zip = new yazl.ZipFile();
-  const common = { mtime, forceDosTimestamp: true, mode: 0o100644 };
-  zip.addBuffer(Buffer.from(mimetype, 'ascii'), 'mimetype', { ...common, compress: false });
-  const adding = (async () => {
-    for (const entry of entries) {
-      if ('bytes' in entry) {
-        zip.addBuffer(Buffer.from(entry.bytes), entry.name, { ...common, compress: entry.compress });
-        continue;
-      }
-      const { chunks, compress } = 'open' in entry ? await entry.open() : entry;
-      const { hash } = entry;
-      let written!: () => void;
-      const done = new Promise<void>((resolve) => (written = resolve));
-      const stream = Readable.from(
-        (async function* () {
-          try {
-            for await (const chunk of chunks) {
-              hash?.update(chunk);
-              yield chunk;
-            }
-          } finally {
-            written();
-          }
-        })(),
-      );
-      zip.addReadStreamLazy(
-        entry.name,
-        { ...common, compress, ...(entry.size === undefined ? {} : { size: entry.size }) },
-        (callback) => callback(null, stream),
-      );
-      if ('open' in entry) await done;
-    }
-    zip.end();
-  })();
-  // An entry that cannot be opened ends the ZIP's output, so that the loop below stops with its error.
-  adding.catch((error: unknown) => (zip.outputStream as Readable).destroy(error as Error));
-  let bytes = 0;
-  for await (const chunk of zip.outputStream as AsyncIterable<Buffer>) {
-    onChunk(chunk);
-    bytes += chunk.length;
-    await output.write(chunk);
-  }
-  await adding;
-  return bytes;
+  const zip = await startZip(output, mimetype, mtime, onChunk);
+  for (const entry of entries) await zip.add(entry);
+  return zip.end();
 }

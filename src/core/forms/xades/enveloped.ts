@@ -36,14 +36,18 @@ export function declaredEncoding(bytes: Uint8Array, path: string): string {
   return name;
 }
 
+/** A document of `size` bytes past the limit, refused before anything of it is read. */
+export function tooLargeToEnvelope(size: number, path: string): EsignError {
+  return new EsignError(
+    'XML_TOO_LARGE',
+    `${path} is ${size} bytes, above the ${MAX_ENVELOPED_BYTES}-byte limit of an enveloped XML signature.`,
+    { hint: 'Sign it in a container instead: --format asice.' },
+  );
+}
+
 /** The document's text, decoded as it declares (a UTF-8 document that is not valid UTF-8 is refused). */
 export function decodeDocument(bytes: Uint8Array, path: string): string {
-  if (bytes.length > MAX_ENVELOPED_BYTES)
-    throw new EsignError(
-      'XML_TOO_LARGE',
-      `${path} is ${bytes.length} bytes, above the ${MAX_ENVELOPED_BYTES}-byte limit of an enveloped XML signature.`,
-      { hint: 'Sign it in a container instead: --format asice.' },
-    );
+  if (bytes.length > MAX_ENVELOPED_BYTES) throw tooLargeToEnvelope(bytes.length, path);
   const encoding = declaredEncoding(bytes, path);
   let text: string;
   try {
@@ -61,7 +65,8 @@ export function decodeDocument(bytes: Uint8Array, path: string): string {
  * written as one empty tag (`<root/>`) is refused: giving it a child would change its bytes.
  */
 export function signatureOffset(bytes: Uint8Array, rootName: string, path: string): number {
-  const text = Buffer.from(bytes).toString('latin1');
+  // A view of the bytes, not a copy (Buffer.from(Uint8Array) copies, slowly: 0.4 s for 20 MB).
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
   let end = text.length;
   for (;;) {
     const trimmed = text.slice(0, end).trimEnd();

@@ -32,8 +32,8 @@ export const asicE: SignatureForm = {
   async check(job, files) {
     return (await signing()).check(asicE, job, files);
   },
-  async prepare(job, credential, _files, options, opened) {
-    return (await signing()).prepare(asicE, job, credential, options, opened);
+  async prepare(job, credential, files, options, opened) {
+    return (await signing()).prepare(asicE, job, credential, files, options, opened);
   },
   async complete(prepared, credential, value, options, outputs, longTerm) {
     return (await signing()).complete(prepared, credential, value, options, outputs.files, longTerm);

@@ -2,10 +2,11 @@
  * Signing an ASiC-E, as the shared batch pipeline runs it: one job whose inputs are every file (a
  * directory's files recursively, named relative to its parent), or the container a parallel
  * signature is added to. `check` walks the inputs and checks their names before any approval;
- * `prepare` hashes each file (streamed) and builds the manifest and the signed attributes over it;
- * `complete` puts the signature in (at B-LT its validation data, at B-LTA an archive manifest and
- * its timestamp over the whole container) and writes the container, each file read again and
- * copied into the ZIP. Loaded only when a container is signed (it reaches the ZIP code).
+ * `prepare` reads each file once, writing it into the container's temp output as it hashes it, and
+ * builds the manifest and the signed attributes over the digests; `complete` puts the signature in
+ * (at B-LT its validation data, at B-LTA an archive manifest and its timestamp over the whole
+ * container) and finishes the container: the META-INF entries, the central directory, one fsync
+ * and the rename. Loaded only when a container is signed (it reaches the ZIP code).
  */
 import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
@@ -26,7 +27,7 @@ import { EsignError } from '../../../core/errors.js';
 import type { LongTermWindow, SignatureForm } from '../../../core/forms/form.js';
 import type { ExistingSignature } from '../../../core/forms/shared/signed-already.js';
 import type { SigningCredential } from '../../../core/ports.js';
-import type { SignedFile } from '../shared/asic-writer.js';
+import type { ContainerWriting, FileToWrite, SignedFile } from '../shared/asic-writer.js';
 import {
   addedOutputFor,
   containerFiles,
@@ -36,7 +37,7 @@ import {
   type ExistingContainer,
   type OutputOptions,
 } from './container-files.js';
-import { writeAsicE } from './files.js';
+import { startAsicE } from './files.js';
 import { signedAlready } from './signed-already.js';
 import type { XadesContainerState } from './xades-sign.js';
 import { holdsXades } from '../../../core/forms/asic-e/xades-names.js';
@@ -48,14 +49,15 @@ interface Checked {
   files?: { path: string; name: string }[];
 }
 
-/** What `prepare` leaves for `complete`: the files as hashed, the container added to, the manifest. */
+/** What `prepare` leaves for `complete`: the files as hashed (and written), the container added to, the manifest. */
 export interface Prepared {
-  files: SignedFile[];
+  files: readonly SignedFile[];
+  /** The container in its temp output, its documents written: complete finishes it. */
+  writing: ContainerWriting;
   existing?: ExistingContainer;
   manifest: Uint8Array;
   manifestName: string;
   signatureName: string;
-  overwrite: boolean;
   /** XAdES (`signaturesN.xml`): the signature prepared; the manifest above is then only what --complete compares. */
   xades?: XadesContainerState;
 }
@@ -103,23 +105,15 @@ export async function check(
   };
 }
 
-/** Each file hashed with `digest` (one that cannot be read left out through `leaveOut`), and a container's documents, read from it. */
+/** `--skip-existing`: each file hashed with `digest`, and a container's documents, read from it. */
 async function hashedFiles(
   listed: readonly { path: string; name: string }[],
   existing: ExistingContainer | undefined,
   container: string,
   digest: DigestName,
-  leaveOut: SignOptions['leaveOut'],
 ): Promise<SignedFile[]> {
   const signed: SignedFile[] = [];
-  for (const file of listed) {
-    try {
-      signed.push(await hashedFile(file, digest));
-    } catch (error) {
-      if (!leaveOut) throw error;
-      leaveOut(file.path, error);
-    }
-  }
+  for (const file of listed) signed.push(await hashedFile(file, digest));
   for (const document of existing?.documents ?? []) {
     const hash = createHash(digest);
     for await (const chunk of existing!.read(document.name)) hash.update(chunk);
@@ -135,10 +129,20 @@ async function hashedFiles(
   return signed;
 }
 
+/** A container's documents, to be written into the container that adds a signature to it. */
+const documentsOf = (existing: ExistingContainer, container: string): FileToWrite[] =>
+  existing.documents.map((document) => ({
+    path: `${container}:${document.name}`,
+    name: document.name,
+    compress: document.compress,
+    chunks: () => existing.read(document.name),
+  }));
+
 export async function prepare(
   form: Pick<SignatureForm, 'addsTo'>,
   job: SignJob,
   credential: SigningCredential,
+  documents: DocumentFiles,
   options: SignOptions,
   opened?: OpenedDocument,
 ): Promise<PreparedDocument> {
@@ -150,11 +154,29 @@ export async function prepare(
   if (!signer)
     throw new EsignError('CREDENTIAL_UNSUPPORTED_KEY', `The credential ${credential.credentialID} has no certificate.`);
   const existing = adding ? await openExisting(inputs[0]!) : undefined;
+  let writing: ContainerWriting | undefined;
   try {
-    const listed = existing ? [] : (checked?.files ?? (await containerFiles(inputs, job.output)));
-    const digest = credential.scheme.digest;
-    const files = await hashedFiles(listed, existing, inputs[0]!, digest, options.leaveOut);
+    // XAdES (signaturesN.xml) in a new container unless --asic-signature cades; one signed again keeps its form.
+    const existingNames = existing?.metadata.map((entry) => entry.name);
+    const xadesInside = existingNames ? holdsXades(existingNames) : options.asicSignature !== 'cades';
+    if (existingNames && xadesInside && options.asicSignature === 'cades') throw keepsItsForm(inputs[0]!, 'XAdES');
+    if (existingNames && !xadesInside && options.asicSignature === 'xades') throw keepsItsForm(inputs[0]!, 'CAdES');
+    const listed = existing
+      ? documentsOf(existing, inputs[0]!)
+      : (checked?.files ?? (await containerFiles(inputs, job.output)));
+    // Adding a signature replaces the container atomically (a temp file renamed over it).
+    const overwrite = options.overwrite || (adding && resolve(job.output) === resolve(inputs[0]!));
+    // Each file read once: hashed as it goes into the temp output (one that cannot be opened left out through leaveOut).
+    writing = await startAsicE(
+      documents,
+      { output: job.output, overwrite, mtime: options.signingTime },
+      listed,
+      credential.scheme.digest,
+      options.leaveOut,
+    );
+    const files = writing.documents;
     if (files.length === 0) throw new EsignError('INPUT_NOT_FOUND', `${inputs[0]} holds no files to sign.`);
+    const digest = credential.scheme.digest;
     const number = String(existing?.number ?? 1).padStart(3, '0');
     const signatureName = `META-INF/signature${number}.p7s`;
     const manifestName = existing ? `META-INF/ASiCManifest${number}.xml` : 'META-INF/ASiCManifest.xml';
@@ -162,12 +184,7 @@ export async function prepare(
       signature: signatureName,
       references: files.map((file) => ({ ...file, mimeType: mimeTypeOf(file.name) })),
     });
-    // Adding a signature replaces the container atomically (a temp file renamed over it).
-    const overwrite = options.overwrite || (adding && resolve(job.output) === resolve(inputs[0]!));
-    // XAdES (signaturesN.xml) in a new container unless --asic-signature cades; one signed again keeps its form.
-    const existingNames = existing?.metadata.map((entry) => entry.name);
-    if (existingNames ? holdsXades(existingNames) : options.asicSignature !== 'cades') {
-      if (existingNames && options.asicSignature === 'cades') throw keepsItsForm(inputs[0]!, 'XAdES');
+    if (xadesInside) {
       const { prepareXadesContainer } = await import('./xades-sign.js');
       const xades = prepareXadesContainer(
         files,
@@ -176,25 +193,26 @@ export async function prepare(
         options.signingTime,
         options.signaturePolicy,
       );
-      const state: Prepared = { files, existing, manifest, manifestName, signatureName, overwrite, xades: xades.state };
+      const state: Prepared = { files, writing, existing, manifest, manifestName, signatureName, xades: xades.state };
       return {
         job,
         toBeSigned: xades.toBeSigned,
         inputSize: manifest.length,
         timestampCovers: xades.timestampCovers,
+        output: writing.output,
         state,
       };
     }
-    if (existingNames && options.asicSignature === 'xades') throw keepsItsForm(inputs[0]!, 'CAdES');
     const toBeSigned = buildSignedAttributes({
       contentDigest: new Uint8Array(createHash(digest).update(manifest).digest()),
       digest,
       signerCertificate: signer,
       signingTime: options.signingTime,
     });
-    const state: Prepared = { files, existing, manifest, manifestName, signatureName, overwrite };
-    return { job, toBeSigned, inputSize: manifest.length, state };
+    const state: Prepared = { files, writing, existing, manifest, manifestName, signatureName };
+    return { job, toBeSigned, inputSize: manifest.length, output: writing.output, state };
   } catch (error) {
+    await writing?.abort();
     await existing?.close();
     throw error;
   }
@@ -209,13 +227,13 @@ export async function complete(
   prepared: PreparedDocument,
   credential: SigningCredential,
   value: Parameters<SignatureForm['complete']>[2],
-  options: SignOptions,
+  _options: SignOptions,
   files: DocumentFiles,
   longTerm: LongTermWindow | undefined,
 ): ReturnType<SignatureForm['complete']> {
   const state = prepared.state as Prepared;
-  const { input, output } = prepared.job;
-  if (state.xades) return completeXades(state, state.xades, value, options, files, input, output, longTerm);
+  const { input } = prepared.job;
+  if (state.xades) return completeXades(state, state.xades, value, files, input, longTerm);
   try {
     // B-LT: the validation data in the signature; B-LTA: an archive manifest and timestamp over the whole container.
     const validationData = longTerm ? await longTerm.validationData(input, value) : undefined;
@@ -236,13 +254,7 @@ export async function complete(
       longTerm?.level === 'B-LTA'
         ? await archiveContainer(longTerm, input, state.files, metadata, credential.scheme.digest)
         : metadata;
-    const written = await writeAsicE(files, {
-      output,
-      overwrite: state.overwrite,
-      documents: state.files,
-      metadata: archived,
-      mtime: options.signingTime,
-    });
+    const written = await state.writing.finish(archived);
     const number = state.existing ? `, signature ${state.existing.number}` : '';
     return { ...written, contents: { files: state.files.map((file) => file.name), label: `ASiC-E${number}` } };
   } finally {
@@ -253,28 +265,20 @@ export async function complete(
 /**
  * A container's XAdES signature completed: `signaturesN.xml` with its unsigned properties (at
  * B-LT/B-LTA the validation data and the ArchiveTimeStamp inside it), the ODF manifest of a new
- * container, and the container written.
+ * container, and the container finished.
  */
 async function completeXades(
   state: Prepared,
   xades: XadesContainerState,
   value: Parameters<SignatureForm['complete']>[2],
-  options: SignOptions,
   files: DocumentFiles,
   input: string,
-  output: string,
   longTerm: LongTermWindow | undefined,
 ): ReturnType<SignatureForm['complete']> {
   try {
     const { xadesContainerEntries } = await import('./xades-sign.js');
     const entries = await xadesContainerEntries(xades, state.files, files, value, input, longTerm);
-    const written = await writeAsicE(files, {
-      output,
-      overwrite: state.overwrite,
-      documents: state.files,
-      metadata: [...(state.existing?.metadata ?? []), ...entries],
-      mtime: options.signingTime,
-    });
+    const written = await state.writing.finish([...(state.existing?.metadata ?? []), ...entries]);
     const number = state.existing ? `, ${xades.signatureName.slice('META-INF/'.length)}` : '';
     return {
       ...written,
@@ -342,7 +346,7 @@ export async function alreadySigned(
   const existing = (await addsSignature(form, inputs)) ? await openExisting(inputs[0]!) : undefined;
   try {
     const listed = existing ? [] : await containerFiles(inputs, job.output);
-    return await signedAlready(job.output, await hashedFiles(listed, existing, inputs[0]!, digest, undefined), signer);
+    return await signedAlready(job.output, await hashedFiles(listed, existing, inputs[0]!, digest), signer);
   } finally {
     await existing?.close();
   }

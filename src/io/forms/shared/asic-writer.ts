@@ -1,7 +1,10 @@
 /**
- * Writing ASiC containers for signed documents: each document is streamed into the ZIP (read a
- * second time, after signing, and hashed again: the container holds exactly the bytes that were
- * signed), the whole container goes through a temp file and is renamed into place when complete.
+ * Writing ASiC containers for signed documents, each document read once: streamed into the ZIP in
+ * the temp output and hashed with the signature's digest in the same pass (the CRC-32 too, by the
+ * ZIP writer), so the container holds exactly the bytes that were hashed. An ASiC-E starts its
+ * container at prepare (`startContainer`: the documents) and finishes it at complete (`finish`: its
+ * META-INF entries and the central directory); the whole container goes through a temp file and
+ * is renamed into place when complete.
  */
 import { createHash } from 'node:crypto';
 import { SAMPLE_BYTES, worthDeflating } from '../../../core/forms/shared/compressible.js';
@@ -12,8 +15,9 @@ import {
   type DocumentFiles,
   type DocumentSource,
   type OutputFile,
+  type SignOptions,
 } from '../../../core/documents.js';
-import { writeZip, type EntryToWrite } from '../../zip-container.js';
+import { startZip, type ZipWriting } from '../../zip-container.js';
 
 /** A file to put in a container, and the digest it had when it was signed. */
 export interface SignedFile {
@@ -29,87 +33,166 @@ export interface SignedFile {
   compress?: boolean;
 }
 
-export interface ContainerToWrite {
+/** A file to put in a container, not hashed yet: from `path`, or from `chunks` (an entry of a container signed again). */
+export type FileToWrite = Omit<SignedFile, 'digest' | 'digestValue' | 'size'>;
+
+/** Where a container goes and what it starts with. */
+export interface ContainerOutput {
   output: string;
   overwrite: boolean;
   mimetype: string;
-  documents: readonly SignedFile[];
-  /** META-INF entries, written after the documents. */
-  metadata: readonly { name: string; bytes: Uint8Array }[];
   mtime: Date;
 }
 
-export async function writeContainer(
+export interface ContainerToWrite extends ContainerOutput {
+  documents: readonly SignedFile[];
+  /** META-INF entries, written after the documents. */
+  metadata: readonly { name: string; bytes: Uint8Array }[];
+}
+
+/** A container whose documents are in its temp output: what `finish` appends completes it. */
+export interface ContainerWriting {
+  /** The temp output (the pipeline aborts it when the job fails). */
+  readonly output: OutputFile;
+  /** The documents as written, each with its digest (those left out are not here). */
+  readonly documents: readonly SignedFile[];
+  /** Appends the META-INF entries and the central directory, and commits the output (one fsync). */
+  finish(metadata: readonly { name: string; bytes: Uint8Array }[]): Promise<{ bytes: number; sha256: string }>;
+  /** Removes the temp output. */
+  abort(): Promise<void>;
+}
+
+/** The bytes of `source` from its first chunk (read already) on, closing it at the end. */
+async function* restOf(source: DocumentSource, first: Uint8Array): AsyncIterable<Uint8Array> {
+  try {
+    if (source.size > 0) yield first;
+    for (let offset = READ_CHUNK_BYTES; offset < source.size; offset += READ_CHUNK_BYTES)
+      yield await source.read(offset, READ_CHUNK_BYTES);
+  } finally {
+    await source.close();
+  }
+}
+
+/**
+ * Opens a file to put in, with its first chunk: deflated or stored as those first bytes say
+ * (`worthDeflating`), not as its name does, unless `compress` says already.
+ */
+async function opened(
   files: DocumentFiles,
-  container: ContainerToWrite,
-  registerOutput: (output: OutputFile) => void,
-): Promise<{ bytes: number; sha256: string }> {
+  path: string,
+  compress: boolean | undefined,
+): Promise<{ source: DocumentSource; first: Uint8Array; compress: boolean }> {
+  const source = await files.open(path);
+  try {
+    const first = await source.read(0, READ_CHUNK_BYTES);
+    return { source, first, compress: compress ?? worthDeflating(first.subarray(0, SAMPLE_BYTES)) };
+  } catch (error) {
+    await source.close();
+    throw error;
+  }
+}
+
+/**
+ * Starts a container in a temp output: `mimetype`, then each document streamed in and hashed with
+ * `digest` as it is written (one read of each). A file that cannot be opened is handed to
+ * `leaveOut` and left out (without it, the start fails); a file that fails once its entry has begun
+ * fails the container. A file is opened only when its turn comes: a container of thousands of files
+ * holds one handle at a time.
+ */
+export async function startContainer(
+  files: DocumentFiles,
+  container: ContainerOutput,
+  documents: readonly FileToWrite[],
+  digest: DigestName,
+  leaveOut?: SignOptions['leaveOut'],
+): Promise<ContainerWriting> {
   const output = await files.createOutput(container.output, { overwrite: container.overwrite });
-  registerOutput(output);
-  const sources: DocumentSource[] = [];
   try {
     const outputHash = createHash('sha256');
-    const checks: Array<() => void> = [];
-    const entries: EntryToWrite[] = [];
-    for (const document of container.documents) {
-      const hash = createHash(document.digest);
-      /** The document's bytes from `source`, the first chunk read already. */
-      const rest = async function* (source: DocumentSource, first: Uint8Array): AsyncIterable<Uint8Array> {
-        try {
-          if (source.size > 0) yield first;
-          for (let offset = READ_CHUNK_BYTES; offset < source.size; offset += READ_CHUNK_BYTES)
-            yield await source.read(offset, READ_CHUNK_BYTES);
-        } finally {
-          await source.close();
-        }
-      };
-      // Opened when its turn comes: a container of thousands of files holds one handle at a time.
-      const open = async (): Promise<{ source: DocumentSource; first: Uint8Array }> => {
-        const source = await files.open(document.path);
-        sources.push(source);
-        return { source, first: await source.read(0, READ_CHUNK_BYTES) };
-      };
-      const known = document.compress;
-      entries.push(
-        document.chunks
-          ? { name: document.name, size: document.size, compress: known ?? true, hash, chunks: document.chunks() }
-          : known !== undefined
-            ? {
-                name: document.name,
-                size: document.size,
-                compress: known,
-                hash,
-                chunks: (async function* () {
-                  const { source, first } = await open();
-                  yield* rest(source, first);
-                })(),
-              }
-            : {
-                name: document.name,
-                size: document.size,
-                hash,
-                // Deflated or stored as its first bytes say (`worthDeflating`), not as its name does.
-                async open() {
-                  const { source, first } = await open();
-                  return { compress: worthDeflating(first.subarray(0, SAMPLE_BYTES)), chunks: rest(source, first) };
-                },
-              },
-      );
-      checks.push(() => {
-        if (!Buffer.from(hash.digest()).equals(document.digestValue)) throw changedWhileSigning(document.path);
+    const zip = await startZip(output, container.mimetype, container.mtime, (chunk) => outputHash.update(chunk));
+    const written: SignedFile[] = [];
+    for (const document of documents) {
+      const hash = createHash(digest);
+      if (document.chunks) {
+        await zip.add({ name: document.name, compress: document.compress ?? true, hash, chunks: document.chunks() });
+        written.push({ ...document, digest, digestValue: new Uint8Array(hash.digest()) });
+        continue;
+      }
+      let file: Awaited<ReturnType<typeof opened>>;
+      try {
+        file = await opened(files, document.path, document.compress);
+      } catch (error) {
+        if (!leaveOut) throw error;
+        leaveOut(document.path, error);
+        continue;
+      }
+      const { size } = file.source;
+      await zip.add({
+        name: document.name,
+        size,
+        compress: file.compress,
+        hash,
+        chunks: restOf(file.source, file.first),
       });
+      written.push({ ...document, digest, digestValue: new Uint8Array(hash.digest()), size });
     }
-    for (const entry of container.metadata) entries.push({ ...entry, compress: false });
-    const bytes = await writeZip(output, container.mimetype, entries, container.mtime, (chunk) =>
-      outputHash.update(chunk),
-    );
-    for (const check of checks) check();
+    await zip.flushed();
+    // A batch may hold many outputs between prepare and complete: the handle is let go meanwhile.
+    await output.suspend();
+    return {
+      output,
+      documents: written,
+      finish: (metadata) => finished(output, zip, metadata, outputHash),
+      abort: () => output.abort(),
+    };
+  } catch (error) {
+    await output.abort();
+    throw error;
+  }
+}
+
+/** Appends the META-INF entries and the central directory, and commits. */
+async function finished(
+  output: OutputFile,
+  zip: ZipWriting,
+  metadata: readonly { name: string; bytes: Uint8Array }[],
+  outputHash: ReturnType<typeof createHash>,
+): Promise<{ bytes: number; sha256: string }> {
+  try {
+    for (const entry of metadata) await zip.add({ ...entry, compress: false });
+    const bytes = await zip.end();
     await output.commit([]);
     return { bytes, sha256: outputHash.digest('hex') };
   } catch (error) {
     await output.abort();
     throw error;
-  } finally {
-    await Promise.all(sources.map((source) => source.close().catch(() => undefined)));
   }
+}
+
+/**
+ * Writes a whole container at once (ASiC-S): its documents, read again and hashed again, must give
+ * the digests they were signed with (the container holds exactly the bytes that were signed).
+ */
+export async function writeContainer(
+  files: DocumentFiles,
+  container: ContainerToWrite,
+  registerOutput: (output: OutputFile) => void,
+): Promise<{ bytes: number; sha256: string }> {
+  // A container is signed by one credential: its documents share one digest.
+  const digest = container.documents[0]?.digest ?? 'sha256';
+  const documents = container.documents.map(({ path, name, chunks, compress }) => ({ path, name, chunks, compress }));
+  const writing = await startContainer(files, container, documents, digest);
+  registerOutput(writing.output);
+  try {
+    for (const [index, document] of container.documents.entries()) {
+      const again = writing.documents[index]!;
+      if (again.size !== undefined && document.size !== undefined && again.size !== document.size)
+        throw changedWhileSigning(document.path);
+      if (!Buffer.from(again.digestValue).equals(document.digestValue)) throw changedWhileSigning(document.path);
+    }
+  } catch (error) {
+    await writing.abort();
+    throw error;
+  }
+  return writing.finish(container.metadata);
 }

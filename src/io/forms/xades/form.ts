@@ -9,6 +9,7 @@ import { basename, dirname, extname, join } from 'node:path';
 import type { SignatureForm } from '../../../core/forms/form.js';
 import { openInput, prepareInput } from '../../../core/forms/shared/input.js';
 import { withInputAndOutput } from '../../../core/forms/shared/signed-already.js';
+import type { CheckedXml } from '../../../core/forms/xades/enveloped-sign.js';
 
 const signing = () => import('../../../core/forms/xades/enveloped-sign.js');
 
@@ -26,15 +27,13 @@ export const xades: SignatureForm = {
   },
   addsTo: () => false,
 
+  // The document read at the check goes to prepare in `state` (read and decoded once).
   check: (job, files) =>
-    openInput(job, files, async (source) => {
-      await (await signing()).checkEnveloped(source);
-      return { source };
-    }),
+    openInput(job, files, async (source) => ({ source, state: await (await signing()).checkEnveloped(source) })),
 
   prepare: (job, credential, files, options, opened) =>
-    prepareInput(job, credential, files, opened, async (source) =>
-      (await signing()).prepareEnveloped(job, source, credential, options),
+    prepareInput(job, credential, files, opened, async (source, held) =>
+      (await signing()).prepareEnveloped(job, source, credential, options, held?.state as CheckedXml | undefined),
     ),
 
   async complete(prepared, _credential, value, options, outputs, longTerm) {
