@@ -7,23 +7,13 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestProxy, type TestProxy } from '../helpers/connect-proxy.js';
+import { PROXY_VARIABLES, startTestProxy, type TestProxy } from '../helpers/connect-proxy.js';
 import { pdfLibPdf } from '../helpers/pdf-fixtures.js';
 import { runCli } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDirForFile } from '../helpers/tmp.js';
 
 const NAME = 'verify-sandbox.esign.test';
-const PROXY_VARIABLES = {
-  HTTPS_PROXY: undefined,
-  https_proxy: undefined,
-  HTTP_PROXY: undefined,
-  http_proxy: undefined,
-  ALL_PROXY: undefined,
-  all_proxy: undefined,
-  NO_PROXY: undefined,
-  no_proxy: undefined,
-};
 
 let work: { dir: string; remove: () => Promise<void> };
 let t: TestSandbox;

@@ -17,6 +17,7 @@ import { buildTimeStampToken } from '../../tsp/token.js';
 import { buildTstInfo } from '../../tsp/tst-info.js';
 import type { EvidenceRecordReport } from '../../verify/types.js';
 import { buildManifest } from '../asic-e/manifest.js';
+import type { ContainerVerifyOptions } from './timestamp-report.js';
 import { verifyEvidenceRecord, verifyEvidenceRecordWithManifest, type DataObject } from './evidence-record.js';
 
 const root = issueTestCertificate({ commonName: 'ER Fuzz Root', ca: true });
@@ -26,7 +27,7 @@ const tsa = issueTestCertificate({
   extendedKeyUsage: { purposes: [OID.kpTimeStamping], critical: true },
 });
 const now = new Date();
-const options = { trustAnchors: [root.der], now, revocation: { mode: 'soft-fail' } } as const;
+const options: ContainerVerifyOptions = { trustAnchors: [root.der], now, revocation: { mode: 'soft-fail' } };
 
 const sha256 = (bytes: Uint8Array | string) => new Uint8Array(createHash('sha256').update(bytes).digest());
 const FILES: Record<string, string> = { 'a.txt': 'first file\n', 'b.txt': 'second file\n' };
@@ -126,7 +127,7 @@ describe('evidence-record reader under mutation', () => {
     await fc.assert(
       fc.asyncProperty(fc.nat({ max: 199 }), fc.integer({ min: 1, max: 255 }), async (offset, xor) => {
         const bytes = new Uint8Array(seed);
-        bytes[at + offset] ^= xor;
+        bytes[at + offset] = bytes[at + offset]! ^ xor;
         const result = await outcomeAsync('evidence-record reader', () =>
           verifyEvidenceRecord('META-INF/evidencerecord.ers', bytes, data, options),
         );
