@@ -64,16 +64,18 @@ async function recordOverBoth(digests = [SHA256]): Promise<Uint8Array> {
   return evidenceRecord([hashes], root, digests);
 }
 
-function manifestOver(record: string, digest: 'sha256' | 'sha512' = 'sha256'): Uint8Array {
+function manifestOver(record: string, digest: 'sha256' | 'sha512' = 'sha256', names = Object.keys(FILES)): Uint8Array {
   return buildManifest({
     signature: record,
     signatureMimeType: 'application/vnd.etsi.ers',
-    references: Object.entries(FILES).map(([name, text]) => ({
-      name,
-      mimeType: 'text/plain',
-      digest,
-      digestValue: new Uint8Array(createHash(digest).update(text).digest()),
-    })),
+    references: Object.entries(FILES)
+      .filter(([name]) => names.includes(name))
+      .map(([name, text]) => ({
+        name,
+        mimeType: 'text/plain',
+        digest,
+        digestValue: new Uint8Array(createHash(digest).update(text).digest()),
+      })),
   });
 }
 
@@ -170,20 +172,39 @@ describe('an evidence record with its ASiCEvidenceRecordManifest (EN 319 162-1, 
   });
 
   it("a record whose digestAlgorithms leaves out its timestamp's algorithm: INVALID", async () => {
-    const file = await container({ 'evidencerecord.ers': await recordOverBoth([SHA512]) });
+    const file = await container({
+      'evidencerecord.ers': await recordOverBoth([SHA512]),
+      'ASiCEvidenceRecordManifest.xml': manifestOver('META-INF/evidencerecord.ers'),
+    });
     const { records: found } = await records(file);
     expect(found[0]).toMatchObject({ status: 'invalid' });
     expect(found[0]!.problems.join('\n')).toMatch(/hashes with sha256, which the record's digestAlgorithms \(sha512\)/);
   });
 
-  it('a record without a hash tree covers the one file whose hash its timestamp holds; over nothing of the container: INVALID', async () => {
-    const file = await container({ 'evidencerecord.ers': await evidenceRecord(undefined, sha256(FILES['terms.txt'])) });
+  it('a record without a hash tree covers the one file whose hash its timestamp holds; over another: INVALID', async () => {
+    const manifest = manifestOver('META-INF/evidencerecord.ers', 'sha256', ['terms.txt']);
+    const file = await container({
+      'evidencerecord.ers': await evidenceRecord(undefined, sha256(FILES['terms.txt']!)),
+      'ASiCEvidenceRecordManifest.xml': manifest,
+    });
     const { records: found } = await records(file);
     expect(found).toEqual([expect.objectContaining({ status: 'valid', covers: ['terms.txt'] })]);
-    const elsewhere = await container({ 'evidencerecord.ers': await evidenceRecord(undefined, sha256('other\n')) });
+    const elsewhere = await container({
+      'evidencerecord.ers': await evidenceRecord(undefined, sha256('other\n')),
+      'ASiCEvidenceRecordManifest.xml': manifest,
+    });
     const other = await records(elsewhere);
     expect(other.records[0]).toMatchObject({ status: 'invalid', covers: [] });
     expect(other.records[0]!.problems.join('\n')).toMatch(/holds the hash of no file of the container/);
+  });
+
+  it('in an ASiC-E, a record no manifest names covers nothing: INVALID, said (as DSS: its data objects not found)', async () => {
+    const file = await container({ 'evidencerecord.ers': await recordOverBoth() });
+    const { records: found } = await records(file);
+    expect(found[0]).toMatchObject({ status: 'invalid', covers: [] });
+    expect(found[0]!.problems).toContainEqual(
+      "an ASiC-E's evidence record covers what its ASiCEvidenceRecordManifest names (EN 319 162-1), and no META-INF/ASiCEvidenceRecordManifest*.xml names META-INF/evidencerecord.ers",
+    );
   });
 
   it('in a container with no mimetype (as 11 of DSS’s record containers): read as ASiC-E, said in a warning, record verified', async () => {

@@ -41,8 +41,9 @@ export function isEvidenceRecordManifestName(name: string): boolean {
  * An evidence record of an ASiC with its ASiCEvidenceRecordManifest (the one whose SigReference
  * names it): the record covers the files the manifest names, each of which must be in the
  * container with the digest the manifest gives; a file gone or changed makes the record invalid.
- * Without a manifest, every file of the container but the evidence records is a data object it may
- * cover. `data` holds every file of the container but this record (another record may be covered).
+ * Without a manifest, in an ASiC-S, every file of the container but the evidence records is a data
+ * object it may cover (an ASiC-S of more than one document: invalid); in an ASiC-E, a record no
+ * manifest names covers nothing (invalid), as DSS reads it. `data` holds every file of the container but this record (another record may be covered).
  */
 export async function verifyEvidenceRecordWithManifest(
   name: string,
@@ -50,6 +51,7 @@ export async function verifyEvidenceRecordWithManifest(
   data: readonly DataObject[],
   manifests: readonly { readonly name: string; readonly bytes: Uint8Array }[],
   options: ContainerVerifyOptions,
+  packaging: 'asic-e' | 'asic-s' = 'asic-s',
 ): Promise<EvidenceRecordReport> {
   let manifest: { readonly name: string } | undefined;
   let parsed: Manifest | undefined;
@@ -66,14 +68,21 @@ export async function verifyEvidenceRecordWithManifest(
       }
     }
   }
-  // Without a manifest, the record covers the container's files, other evidence records aside.
-  if (!manifest || !parsed)
-    return verifyEvidenceRecord(
-      name,
-      bytes,
-      data.filter((object) => !isEvidenceRecordName(object.name)),
-      options,
-    );
+  // Without a manifest, the record covers the container's files, other evidence records aside:
+  // in an ASiC-S its one document; an ASiC-E's record covers only what a manifest names (as DSS reads it).
+  if (!manifest || !parsed) {
+    const others = data.filter((object) => !isEvidenceRecordName(object.name));
+    const report = await verifyEvidenceRecord(name, bytes, others, options);
+    if (packaging === 'asic-e')
+      return invalid(
+        { ...report, covers: [] },
+        `an ASiC-E's evidence record covers what its ASiCEvidenceRecordManifest names (EN 319 162-1), and no META-INF/ASiCEvidenceRecordManifest*.xml names ${name}`,
+      );
+    const documents = others.filter((object) => !object.name.startsWith('META-INF/'));
+    return documents.length > 1
+      ? invalid(report, `an ASiC-S holds one document; this one holds ${documents.length}`)
+      : report;
+  }
   const problems: string[] = [];
   const objects: DataObject[] = [];
   const recordDigests = digestOidsOf(bytes);

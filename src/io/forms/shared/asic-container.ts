@@ -2,7 +2,7 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { assertUnchanged, writeChunksAtomically } from '../../document-files.js';
-import { mimetypeLayout } from '../../../core/forms/shared/asic-container-rules.js';
+import { ASIC_E_MIMETYPE, mimetypeLayout } from '../../../core/forms/shared/asic-container-rules.js';
 import { containerDocuments } from '../../../core/forms/shared/recognize.js';
 import type { VerifiedFile } from '../../../core/forms/form.js';
 import { naming } from '../../../core/errors.js';
@@ -74,7 +74,7 @@ export async function verifyContainer(
       // Lenient on the layout others write (each bend a warning), strict on the type.
       const layout = await mimetypeWarnings(container, mimetype);
       const base = await verify(container, file, options);
-      const records = await evidenceRecords(container, options);
+      const records = await evidenceRecords(container, options, mimetype === ASIC_E_MIMETYPE ? 'asic-e' : 'asic-s');
       const verified = records.evidenceRecords ? { ...base, evidenceRecords: records.evidenceRecords } : base;
       const warnings = [...layout, ...(base.warnings ?? []), ...(records.warnings ?? [])];
       return warnings.length > 0 ? { ...verified, warnings } : verified;
@@ -103,6 +103,7 @@ export async function verifyContainer(
 async function evidenceRecords(
   container: OpenContainer,
   options: ContainerVerifyOptions,
+  packaging: 'asic-e' | 'asic-s',
 ): Promise<Pick<VerificationReport, 'evidenceRecords' | 'warnings'>> {
   const names = container.entries.map((entry) => entry.name);
   const records = names.filter(isEvidenceRecordName);
@@ -128,6 +129,7 @@ async function evidenceRecords(
         data.filter((object) => object.name !== name),
         manifests,
         options,
+        packaging,
       ),
     );
   const warnings = reports
