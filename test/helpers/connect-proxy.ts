@@ -84,3 +84,15 @@ export async function startTestProxy(options: {
   };
   return proxy;
 }
+
+/** Every proxy variable unset: a test's environment starts from no proxy, whatever the machine has. */
+export const PROXY_VARIABLES = {
+  HTTPS_PROXY: undefined,
+  https_proxy: undefined,
+  HTTP_PROXY: undefined,
+  http_proxy: undefined,
+  ALL_PROXY: undefined,
+  all_proxy: undefined,
+  NO_PROXY: undefined,
+  no_proxy: undefined,
+};

@@ -10,23 +10,13 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueTlsServerCertificate } from '../../src/sandbox/pki.js';
-import { startTestProxy, type ProxyBehaviour, type TestProxy } from '../helpers/connect-proxy.js';
+import { PROXY_VARIABLES, startTestProxy, type ProxyBehaviour, type TestProxy } from '../helpers/connect-proxy.js';
 import { pdfLibPdf } from '../helpers/pdf-fixtures.js';
 import { runCli, type CliResult } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDirForFile } from '../helpers/tmp.js';
 
 const DAY = 24 * 60 * 60 * 1000;
-const PROXY_VARIABLES = {
-  HTTPS_PROXY: undefined,
-  https_proxy: undefined,
-  HTTP_PROXY: undefined,
-  http_proxy: undefined,
-  ALL_PROXY: undefined,
-  all_proxy: undefined,
-  NO_PROXY: undefined,
-  no_proxy: undefined,
-};
 
 let work: { dir: string; remove: () => Promise<void> };
 

@@ -6,7 +6,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decode } from '../../src/core/cms/der.js';
@@ -382,7 +382,55 @@ describe('ASiC containers as DSS and DigiDoc lay them out (Info-ZIP, openssl cms
     }
   });
 
-  it('stays strict where it matters: an entry named "." is refused in one line (exit 7); so is a missing mimetype; an ASiC-E mimetype makes it an ASiC-E whatever its name', async () => {
+  it('no mimetype at all (as 12 of DSS’s containers): read by its META-INF/ as DSS reads it, with a warning; a plain ZIP is refused in one line', async () => {
+    // An ASiC-S: one document and META-INF/signature.p7s, no mimetype, no extension.
+    const s = await asicS();
+    infoZip(s, 'nomime.zip', ['doc.txt', 'META-INF/signature.p7s'], ['-X']);
+    await rename(join(s, 'nomime.zip'), join(s, 'nomime'));
+    const sReport = await lenient(join(s, 'nomime'), /has no "mimetype" entry \(EN 319 162-1 A\.1\), read as ASiC-S/);
+    expect(sReport).toMatchObject({ packaging: 'asic-s', signatures: [{ covers: ['doc.txt'] }] });
+    expect(sReport.warnings![0]).toMatch(/by its one document \(evidence: META-INF\/signature\.p7s\)/);
+    // An ASiC-E: its ASiCManifest says so.
+    const e = await asicE();
+    infoZip(e, 'nomime.sce', E_FILES, ['-X']);
+    const eReport = await lenient(join(e, 'nomime.sce'), /read as ASiC-E by its META-INF\/ASiCManifest\.xml/);
+    expect(eReport).toMatchObject({ packaging: 'asic-e', signatures: [{ covers: ['doc.txt', 'META-INF/extra.xml'] }] });
+    // Still strict: a file added to it is a change (VERIFY_MODIFIED), whatever the anchor.
+    await writeFile(join(e, 'added.txt'), 'slipped in\n');
+    infoZip(e, 'added-nomime.sce', [...E_FILES, 'added.txt'], ['-X']);
+    const added = await runCli(
+      ['--json', 'verify', ...UNREVOKED, '--trust', at('root.pem'), join(e, 'added-nomime.sce')],
+      {
+        env,
+      },
+    );
+    expect([added.code, added.json<Report>().code]).toEqual([9, 'VERIFY_MODIFIED']);
+    // A plain ZIP (nothing under META-INF/ signs it): not a signed container, one line, exit 7, nothing written.
+    const plain = at('plain-zip');
+    await mkdir(plain, { recursive: true });
+    await writeFile(join(plain, 'a.txt'), 'a\n');
+    await writeFile(join(plain, 'b.txt'), 'b\n');
+    infoZip(plain, 'plain.zip', ['a.txt', 'b.txt'], ['-X']);
+    const before = await readdir(plain);
+    const refused = await runCli(['verify', ...UNREVOKED, '--trust', at('root.pem'), join(plain, 'plain.zip')], {
+      env,
+    });
+    expect(refused.code).toBe(7);
+    expect(refused.stderr).toMatch(
+      /plain\.zip: Not a signed container: a ZIP with no "mimetype" entry and no signature, timestamp or evidence record under META-INF\//,
+    );
+    expect(
+      refused.stderr
+        .trim()
+        .split('\n')
+        .filter((line) => !/sandbox profile/.test(line)),
+    ).toHaveLength(1);
+    expect(await readdir(plain)).toEqual(before);
+    const json = await runCli(['--json', 'verify', ...UNREVOKED, join(plain, 'plain.zip')], { env });
+    expect(json.json<{ error: { code: string } }>().error.code).toBe('CONTAINER_INVALID');
+  });
+
+  it('stays strict where it matters: an entry named "." is refused in one line (exit 7), with a mimetype or without; an ASiC-E mimetype makes it an ASiC-E whatever its name', async () => {
     const dir = await asicS();
     await writeFile(join(dir, 'z'), 'x');
     infoZip(dir, 'dot.asics', ['mimetype', 'doc.txt', 'z', 'META-INF/signature.p7s'], ['-X', '-0']);
@@ -391,9 +439,10 @@ describe('ASiC containers as DSS and DigiDoc lay them out (Info-ZIP, openssl cms
     expect(dot.code).toBe(7);
     expect(dot.stderr).toMatch(/dot\.asics: Not a container esign reads: the entry name "\." has a "\." component/);
     expect(dot.stderr).not.toMatch(/\n\s+at /);
-    infoZip(dir, 'none.asics', ['doc.txt', 'META-INF/signature.p7s'], ['-X', '-0']);
+    infoZip(dir, 'none.asics', ['doc.txt', 'z', 'META-INF/signature.p7s'], ['-X', '-0']);
+    await writeFile(join(dir, 'none.asics'), renamed(await readFile(join(dir, 'none.asics')), 'z', '.'));
     const none = await runCli(['verify', ...UNREVOKED, '--trust', at('root.pem'), join(dir, 'none.asics')], { env });
-    expect([none.code, none.stderr]).toEqual([7, expect.stringMatching(/it has no "mimetype" entry/)]);
+    expect([none.code, none.stderr]).toEqual([7, expect.stringMatching(/the entry name "\." has a "\." component/)]);
     await writeFile(join(dir, 'mimetype'), ASIC_E);
     infoZip(dir, 'other.asics', ['mimetype', 'doc.txt', 'META-INF/signature.p7s'], ['-X', '-0']);
     // Its content, not its name, says what it is: an ASiC-E, whose signatures an ASiCManifest lists (none here).

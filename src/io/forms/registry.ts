@@ -11,7 +11,13 @@ import type { DocumentKind } from '../../core/documents.js';
 import { EsignError, isEsignError } from '../../core/errors.js';
 import type { FormName, SignatureForm } from '../../core/forms/form.js';
 import type { ByteSource } from '../../core/ports.js';
-import { ASIC_E_MIMETYPE, ASIC_S_MIMETYPE, RECOGNIZE_BYTES, recognize } from '../../core/forms/shared/recognize.js';
+import {
+  ASIC_E_MIMETYPE,
+  ASIC_S_MIMETYPE,
+  RECOGNIZE_BYTES,
+  containerTypeByLayout,
+  recognize,
+} from '../../core/forms/shared/recognize.js';
 import { asicE } from './asic-e/form.js';
 import { asicS } from './asic-s/form.js';
 import { cadesDetached } from './cades-detached/form.js';
@@ -110,8 +116,8 @@ function detachedAlone(file: string): EsignError {
 /**
  * Whether a ZIP is an ASiC-E: its stored `mimetype` says so (`application/vnd.etsi.asic-e+zip`, as
  * a .bdoc's does) or says ASiC-S; without one first (DSS writes it last), its `mimetype` entry, else
- * its layout: a manifest (`META-INF/ASiCManifest*.xml`, `META-INF/manifest.xml`) or XAdES
- * signatures (`META-INF/*signatures*.xml`), or more than one document, make an ASiC-E.
+ * its layout (`containerTypeByLayout`, as DSS decides it): a manifest or XAdES signatures, or more
+ * than one document, make an ASiC-E.
  */
 async function containerIsAsicE(source: ByteSource, mimetype: string | undefined): Promise<boolean> {
   const byType = (type: string | undefined) =>
@@ -129,12 +135,7 @@ async function containerIsAsicE(source: ByteSource, mimetype: string | undefined
       const typed = byType(type);
       if (typed !== undefined) return typed;
     }
-    if (names.some((name) => /^META-INF\/(ASiCManifest[^/]*|manifest)\.xml$/i.test(name))) return true;
-    if (names.some((name) => /^META-INF\/[^/]*signatures[^/]*\.xml$/i.test(name))) return true;
-    const documents = names.filter(
-      (name) => name !== 'mimetype' && !name.startsWith('META-INF/') && !name.endsWith('/'),
-    );
-    return documents.length > 1;
+    return containerTypeByLayout(names).type === 'asic-e';
   } finally {
     container.close();
   }

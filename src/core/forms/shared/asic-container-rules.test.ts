@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isEsignError } from '../../errors.js';
 import {
   ASIC_E_MIMETYPE,
+  ASIC_S_MIMETYPE,
   checkEntries,
   mimetypeLayout,
   unsafeName,
@@ -81,7 +82,19 @@ describe('container rules', () => {
       }
       return 'not refused';
     };
-    expect(refused(() => mimetypeLayout(undefined, ASIC_E_MIMETYPE))).toMatch(/no "mimetype" entry/);
+    // None at all: read by its layout when META-INF/ holds its evidence (as DSS), else not a signed container.
+    expect(refused(() => mimetypeLayout(undefined, ASIC_E_MIMETYPE))).toMatch(/^Not a signed container: a ZIP with no/);
+    expect(refused(() => mimetypeLayout(undefined, ASIC_E_MIMETYPE, ['a.txt', 'META-INF/notes.xml']))).toMatch(
+      /no signature, timestamp or evidence record under META-INF\//,
+    );
+    expect(
+      mimetypeLayout(undefined, ASIC_E_MIMETYPE, ['a.txt', 'META-INF/ASiCManifest.xml', 'META-INF/timestamp.tst']),
+    ).toEqual([
+      'the container has no "mimetype" entry (EN 319 162-1 A.1), read as ASiC-E by its META-INF/ASiCManifest.xml (evidence: META-INF/timestamp.tst)',
+    ]);
+    expect(mimetypeLayout(undefined, ASIC_S_MIMETYPE, ['doc.pdf', 'META-INF/evidencerecord.ers'])[0]).toMatch(
+      /read as ASiC-S by its one document \(evidence: META-INF\/evidencerecord\.ers\)/,
+    );
     expect(refused(() => mimetypeLayout({ ...strict, content: 'application/zip' }, ASIC_E_MIMETYPE))).toMatch(
       /its "mimetype" is "application\/zip"/,
     );

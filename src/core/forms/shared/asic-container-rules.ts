@@ -8,6 +8,8 @@ import { EsignError } from '../../errors.js';
 import { withValidationResult } from '../../qualification/names.js';
 import type { SignatureReport, SignatureStatus } from '../../verify/types.js';
 
+import { ASIC_E_MIMETYPE, containerEvidence, containerTypeByLayout } from './recognize.js';
+
 export { ASIC_E_MIMETYPE, ASIC_S_MIMETYPE } from './recognize.js';
 
 /** The metadata of one entry, as the central directory gives it. */
@@ -115,10 +117,17 @@ export interface MimetypeEntry {
  * The `mimetype` of a container someone else made, as DSS and libdigidocpp read it: its type must be
  * the one expected (trailing white space aside), while a layout that bends EN 319 162-1 A.1 (not the
  * first entry, compressed, an extra field, trailing white space or CR LF) is read, each bend
- * returned as a warning. esign's own containers keep the strict layout (`checkMimetype`).
+ * returned as a warning. A container with no `mimetype` at all is read as DSS reads it, by its
+ * layout (`containerTypeByLayout`), when `names` holds a signature, timestamp or evidence record
+ * under META-INF/ (a warning says so); a ZIP with none is refused: not a signed container. esign's
+ * own containers keep the strict layout (`checkMimetype`).
  */
-export function mimetypeLayout(mimetype: MimetypeEntry | undefined, expected: string): string[] {
-  if (mimetype === undefined) throw invalid('it has no "mimetype" entry');
+export function mimetypeLayout(
+  mimetype: MimetypeEntry | undefined,
+  expected: string,
+  names: readonly string[] = [],
+): string[] {
+  if (mimetype === undefined) return missingMimetype(names, expected);
   const type = mimetype.content.replace(/\s+$/, '');
   if (type !== expected)
     throw invalid(`its "mimetype" is ${JSON.stringify(type.slice(0, 80))}, not ${JSON.stringify(expected)}`);
@@ -131,6 +140,21 @@ export function mimetypeLayout(mimetype: MimetypeEntry | undefined, expected: st
       : []),
   ];
   return bends.map((bend) => `the container's "mimetype" bends EN 319 162-1 A.1, read anyway: ${bend}`);
+}
+
+function missingMimetype(names: readonly string[], expected: string): string[] {
+  const evidence = containerEvidence(names);
+  if (evidence.length === 0)
+    throw new EsignError(
+      'CONTAINER_INVALID',
+      'Not a signed container: a ZIP with no "mimetype" entry and no signature, timestamp or evidence record under META-INF/.',
+      { hint: 'Give the signed container (.asice, .asics, .bdoc, .sce), or sign this file: esign sign FILE.' },
+    );
+  const type = expected === ASIC_E_MIMETYPE ? 'ASiC-E' : 'ASiC-S';
+  const { by } = containerTypeByLayout(names);
+  return [
+    `the container has no "mimetype" entry (EN 319 162-1 A.1), read as ${type} by ${by} (evidence: ${evidence.join(', ')})`,
+  ];
 }
 
 export function invalid(reason: string): EsignError {

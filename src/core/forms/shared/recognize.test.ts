@@ -1,7 +1,7 @@
 /** `recognize`: what a file is from its first bytes, whatever its name (issue 49, item 5). */
 import { describe, expect, it } from 'vitest';
 import { concatBytes, explicit, objectIdentifier, octetString, sequence, setOf, smallInteger } from '../../cms/der.js';
-import { recognize } from './recognize.js';
+import { containerEvidence, containerTypeByLayout, recognize } from './recognize.js';
 
 const text = (value: string) => new TextEncoder().encode(value);
 const DATA = '1.2.840.113549.1.7.1';
@@ -94,5 +94,65 @@ describe('recognize', () => {
     expect(recognize(new Uint8Array([0xff, 0xfe, 0x3c, 0x00]))).toEqual({ kind: 'xml' });
     expect(recognize(text('release notes\n'))).toEqual({ kind: 'unknown' });
     expect(recognize(new Uint8Array(0))).toEqual({ kind: 'unknown' });
+  });
+});
+
+describe('a ZIP without a mimetype: its type from its layout, as DSS decides it (ASiCUtils)', () => {
+  it('finds the evidence under META-INF/ that makes it a signed container, and none in a plain ZIP', () => {
+    expect(
+      containerEvidence([
+        'doc.txt',
+        'META-INF/signature.p7s',
+        'META-INF/signatures001.xml',
+        'META-INF/timestamp.tst',
+        'META-INF/evidencerecord001.ers',
+        'META-INF/evidencerecord.xml',
+        'META-INF/ASiCManifest.xml',
+        'META-INF/sub/signature.p7s',
+        'signature.p7s',
+      ]),
+    ).toEqual([
+      'META-INF/signature.p7s',
+      'META-INF/signatures001.xml',
+      'META-INF/timestamp.tst',
+      'META-INF/evidencerecord001.ers',
+      'META-INF/evidencerecord.xml',
+    ]);
+    expect(containerEvidence(['a.txt', 'b.txt', 'META-INF/', 'META-INF/notes.txt'])).toEqual([]);
+    // The ASiCEvidenceRecordManifest names what a record covers; it is no evidence itself.
+    expect(containerEvidence(['META-INF/ASiCEvidenceRecordManifest.xml'])).toEqual([]);
+  });
+
+  it('a manifest or XAdES signatures or several documents make an ASiC-E; one document an ASiC-S', () => {
+    expect(containerTypeByLayout(['a', 'META-INF/ASiCManifest001.xml', 'META-INF/timestamp.tst'])).toEqual({
+      type: 'asic-e',
+      by: 'its META-INF/ASiCManifest001.xml',
+    });
+    expect(containerTypeByLayout(['a', 'META-INF/manifest.xml', 'META-INF/signatures0.xml']).type).toBe('asic-e');
+    expect(containerTypeByLayout(['a', 'META-INF/signatures0.xml'])).toEqual({
+      type: 'asic-e',
+      by: 'its META-INF/signatures0.xml',
+    });
+    expect(containerTypeByLayout(['a', 'b/c', 'META-INF/evidencerecord.ers'])).toEqual({
+      type: 'asic-e',
+      by: 'its 2 documents',
+    });
+    expect(
+      containerTypeByLayout([
+        'a',
+        'META-INF/',
+        'META-INF/ASiCEvidenceRecordManifest.xml',
+        'META-INF/evidencerecord.ers',
+      ]),
+    ).toEqual({ type: 'asic-s', by: 'its one document' });
+  });
+
+  it('still recognizes such a ZIP, mimetype or not, as a ZIP', () => {
+    // Local header of an entry `doc.txt` (no mimetype first).
+    const head = new Uint8Array(64);
+    head.set([0x50, 0x4b, 0x03, 0x04]);
+    head[26] = 7;
+    head.set(text('doc.txt'), 30);
+    expect(recognize(head)).toEqual({ kind: 'zip' });
   });
 });

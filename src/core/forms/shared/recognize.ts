@@ -72,6 +72,47 @@ function storedMimetype(head: Uint8Array): string | undefined {
   return new TextDecoder().decode(head.subarray(start, start + size)).trim();
 }
 
+/**
+ * The evidence files under META-INF/ that make a ZIP the content of a signed ASiC container, as DSS
+ * decides it when the container has no `mimetype` (`ASiCUtils.isAsicFileContent`): a signature
+ * (`signature*.p7s`, `signature*.xml`), a timestamp (`timestamp*.tst`) or an evidence record
+ * (`evidencerecord*.ers`, `.xml`), in DSS's case (so not `ASiCEvidenceRecordManifest.xml`). None:
+ * a plain ZIP, not a signed container.
+ */
+export function containerEvidence(names: readonly string[]): string[] {
+  return names.filter((name) => {
+    if (!name.startsWith('META-INF/')) return false;
+    const base = name.slice('META-INF/'.length);
+    if (base.includes('/')) return false;
+    return (
+      /signature[^/]*\.(p7s|xml)$/.test(base) ||
+      /timestamp[^/]*\.tst$/.test(base) ||
+      /evidencerecord[^/]*\.(ers|xml)$/.test(base)
+    );
+  });
+}
+
+/** The documents of a container: its entries outside META-INF/, `mimetype` and folders aside. */
+export function containerDocuments(names: readonly string[]): string[] {
+  return names.filter((name) => name !== 'mimetype' && !name.startsWith('META-INF/') && !name.endsWith('/'));
+}
+
+/**
+ * The type of a container from its layout, when its `mimetype` does not say (DSS's order, the
+ * name of the file aside): a manifest (`META-INF/ASiCManifest*.xml`, `META-INF/manifest.xml`) or
+ * XAdES signatures (`META-INF/*signatures*.xml`) make an ASiC-E, so do more than one document;
+ * else an ASiC-S. `by` says from what, for the warning.
+ */
+export function containerTypeByLayout(names: readonly string[]): { type: 'asic-e' | 'asic-s'; by: string } {
+  const manifest = names.find((name) => /^META-INF\/(ASiCManifest[^/]*|manifest)\.xml$/i.test(name));
+  if (manifest) return { type: 'asic-e', by: `its ${manifest}` };
+  const xades = names.find((name) => /^META-INF\/[^/]*signatures[^/]*\.xml$/i.test(name));
+  if (xades) return { type: 'asic-e', by: `its ${xades}` };
+  const documents = containerDocuments(names);
+  if (documents.length > 1) return { type: 'asic-e', by: `its ${documents.length} documents` };
+  return { type: 'asic-s', by: documents.length === 1 ? 'its one document' : 'its having no document' };
+}
+
 /** A TLV header read from `bytes` at `at`: the tag, where its content starts and ends (`end` undefined: indefinite length). */
 interface Header {
   readonly tag: number;

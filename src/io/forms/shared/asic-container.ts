@@ -2,11 +2,16 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { assertUnchanged, writeChunksAtomically } from '../../document-files.js';
-import { mimetypeLayout } from '../../../core/forms/shared/asic-container-rules.js';
+import { ASIC_E_MIMETYPE, mimetypeLayout } from '../../../core/forms/shared/asic-container-rules.js';
+import { containerDocuments } from '../../../core/forms/shared/recognize.js';
 import type { VerifiedFile } from '../../../core/forms/form.js';
 import { naming } from '../../../core/errors.js';
 import type { VerificationReport } from '../../../core/verify/types.js';
-import { isEvidenceRecordName, verifyEvidenceRecord } from '../../../core/forms/shared/evidence-record.js';
+import {
+  isEvidenceRecordManifestName,
+  isEvidenceRecordName,
+  verifyEvidenceRecordWithManifest,
+} from '../../../core/forms/shared/evidence-record.js';
 import type { ContainerVerifyOptions } from '../../../core/forms/shared/timestamp-report.js';
 import type { DocumentSource } from '../../../core/documents.js';
 import { openContainer, type OpenContainer } from '../../zip-container.js';
@@ -27,18 +32,22 @@ export async function extractDocuments(container: OpenContainer, source: Documen
 
 /** The entries outside META-INF/: the container's documents. */
 export function documentsOf(container: OpenContainer): string[] {
-  return container.entries
-    .map((entry) => entry.name)
-    .filter((name) => name !== 'mimetype' && !name.startsWith('META-INF/') && !name.endsWith('/'));
+  return containerDocuments(container.entries.map((entry) => entry.name));
 }
 
 /**
- * The container's `mimetype` against the type `expected`: refused when it is missing or of another
- * type; each way its layout bends EN 319 162-1 A.1 (not first, compressed, an extra field, trailing
+ * The container's `mimetype` against the type `expected`: refused when of another type; when
+ * missing, read by its layout as DSS does (a warning), or refused when nothing under META-INF/
+ * signs it (a plain ZIP); each way its layout bends EN 319 162-1 A.1 (not first, compressed, an extra field, trailing
  * white space) returned as a warning for the report.
  */
 export async function mimetypeWarnings(container: OpenContainer, expected: string): Promise<string[]> {
-  if (!container.entries.some((entry) => entry.name === 'mimetype')) return mimetypeLayout(undefined, expected);
+  if (!container.entries.some((entry) => entry.name === 'mimetype'))
+    return mimetypeLayout(
+      undefined,
+      expected,
+      container.entries.map((entry) => entry.name),
+    );
   const header = await container.localHeader('mimetype');
   const content = new TextDecoder().decode(await container.readWhole('mimetype', 1024));
   return mimetypeLayout({ first: header.offset === 0, content, ...header }, expected);
@@ -65,7 +74,7 @@ export async function verifyContainer(
       // Lenient on the layout others write (each bend a warning), strict on the type.
       const layout = await mimetypeWarnings(container, mimetype);
       const base = await verify(container, file, options);
-      const records = await evidenceRecords(container, options);
+      const records = await evidenceRecords(container, options, mimetype === ASIC_E_MIMETYPE ? 'asic-e' : 'asic-s');
       const verified = records.evidenceRecords ? { ...base, evidenceRecords: records.evidenceRecords } : base;
       const warnings = [...layout, ...(base.warnings ?? []), ...(records.warnings ?? [])];
       return warnings.length > 0 ? { ...verified, warnings } : verified;
@@ -94,21 +103,35 @@ export async function verifyContainer(
 async function evidenceRecords(
   container: OpenContainer,
   options: ContainerVerifyOptions,
+  packaging: 'asic-e' | 'asic-s',
 ): Promise<Pick<VerificationReport, 'evidenceRecords' | 'warnings'>> {
   const names = container.entries.map((entry) => entry.name);
   const records = names.filter(isEvidenceRecordName);
   if (records.length === 0) return {};
   const data = names
-    .filter((name) => name !== 'mimetype' && !name.endsWith('/') && !isEvidenceRecordName(name))
+    .filter((name) => name !== 'mimetype' && !name.endsWith('/'))
     .map((name) => ({
       name,
       read: async (consume: (chunk: Uint8Array) => void) => {
         for await (const chunk of container.read(name)) consume(chunk);
       },
     }));
+  // An ASiCEvidenceRecordManifest names what the record whose name its SigReference gives covers.
+  const manifests = [];
+  for (const name of names.filter(isEvidenceRecordManifestName))
+    manifests.push({ name, bytes: await container.readWhole(name) });
   const reports = [];
   for (const name of records)
-    reports.push(await verifyEvidenceRecord(name, await container.readWhole(name), data, options));
+    reports.push(
+      await verifyEvidenceRecordWithManifest(
+        name,
+        await container.readWhole(name),
+        data.filter((object) => object.name !== name),
+        manifests,
+        options,
+        packaging,
+      ),
+    );
   const warnings = reports
     .filter((record) => record.status !== 'valid')
     .map((record) =>
