@@ -47,6 +47,10 @@ afterAll(async () => {
   await work?.remove();
 });
 
+/** A revocation and trusted-list cache of its own for one verify run: answers cached by another run are not fetched again. */
+let caches = 0;
+const freshCache = () => join(work.dir, `cache-${++caches}`);
+
 /** The hosts the proxy was asked to tunnel to since the last call. */
 function tunnelled(): string[] {
   const targets = proxy.connects.map((connect) => connect.target);
@@ -57,11 +61,11 @@ function tunnelled(): string[] {
 describe('esign verify fetches revocation data through the proxy', () => {
   /**
    * Verify with the sandbox root as the anchor, so no trusted list is fetched: only revocation data is.
-   * (Without --trust, the sandbox profile fetches its TEST trusted lists even with --offline: a call
-   * the proxy sees; reported to the owner of src/cli/commands/verify.ts.)
    */
   const verify = (args: string[], more: Record<string, string> = {}) =>
-    runCli(['--json', '--verbose', 'verify', '--trust', t.rootPemPath, ...args], { env: env(more) });
+    runCli(['--json', '--verbose', 'verify', '--trust', t.rootPemPath, ...args], {
+      env: { ...env(more), ESIGN_CACHE_DIR: freshCache() },
+    });
   /** The calls --verbose logs, as `METHOD URL via PROXY`. */
   const calls = (stderr: string) => stderr.split('\n').filter((line) => /^· (GET|POST) /.test(line));
 
@@ -109,5 +113,13 @@ describe('esign verify fetches revocation data through the proxy', () => {
     expect(calls(soft.stderr)).toEqual([]);
     expect(tunnelled()).toEqual([]);
     expect(soft.code, soft.stdout).toBe(0);
+  });
+
+  it('--offline without --trust fetches not even the sandbox profile its TEST trusted lists (the profile only finds its running sandbox)', async () => {
+    const result = await runCli(['--json', '--verbose', 'verify', '--offline', signedPdf], {
+      env: { ...env(), ESIGN_CACHE_DIR: freshCache() },
+    });
+    expect(calls(result.stderr), result.stderr).toEqual([]);
+    expect(result.code).toBe(9);
   });
 });

@@ -190,7 +190,10 @@ export class VerifyRunState {
    */
   verifyOptions(): Promise<{ anchored: boolean; options: VerifyOptions }> {
     this.lists ??= (async () => {
-      const trustedLists = await usableTrustedLists(this.ctx, { fetchSandboxLists: this.options.trust.length === 0 });
+      const trustedLists = await usableTrustedLists(this.ctx, {
+        // --offline fetches nothing, the sandbox's TEST lists included.
+        fetchSandboxLists: this.options.trust.length === 0 && this.options.offline !== true,
+      });
       const { revocationPolicy } = await import('../../io/verify-revocation.js');
       const revocation = revocationPolicy(this.ctx, {
         mode: (this.options.revocation ?? 'hard') as RevocationMode,
@@ -501,7 +504,12 @@ function summary(report: VerificationReport, code: string): string {
 }
 
 function human(report: VerificationReport, code: string | null): string {
-  if (report.signatures.length === 0) return `✗ ${report.file}: no signatures`;
+  if (report.signatures.length === 0) {
+    // A container of evidence records only (DSS writes them) says what it holds and how it was read.
+    const lines = [`✗ ${report.file}: no signatures`, ...(report.warnings ?? []).map((warning) => `! ${warning}`)];
+    for (const record of report.evidenceRecords ?? []) lines.push('', ...describeEvidenceRecord(record));
+    return lines.join('\n');
+  }
   const lines: string[] = [
     `${report.file}: ${report.signatures.length} signature(s)${report.dss ? `; DSS in revision ${report.dss.revision} (${report.dss.certs} certs, ${report.dss.ocsps} OCSP, ${report.dss.crls} CRL)` : ''}`,
   ];
