@@ -14,6 +14,7 @@ import { ExclusiveCanonicalization } from 'xml-crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { XmlElement, XmlNode } from '../../src/core/xml/types/xml-libs.js';
 import { runTool } from '../helpers/pdf-judges.js';
+import { xmlJudges } from '../helpers/xml-judges.js';
 import { runCli } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDirForFile } from '../helpers/tmp.js';
@@ -43,17 +44,10 @@ async function cli(args: string[]) {
   expect(result.code, result.stderr).toBe(0);
 }
 
-function xmlsecVerify(file: string, extra: string[] = []) {
-  return runTool('xmlsec1', [
-    '--verify',
-    '--trusted-pem',
-    sandbox.rootPemPath,
-    '--id-attr:Id',
-    'http://uri.etsi.org/01903/v1.3.2#:SignedProperties',
-    ...extra,
-    file,
-  ]);
-}
+const { xmlsecVerify, opensslTsVerify } = xmlJudges(
+  () => sandbox.rootPemPath,
+  () => work.dir,
+);
 
 const c14n = (element: XmlNode): string => new ExclusiveCanonicalization().process(element, {});
 
@@ -91,23 +85,6 @@ function archiveImprints(xml: string): Array<{ token: string; imprint: string }>
     const token = child.getElementsByTagNameNS(XADES, 'EncapsulatedTimeStamp')[0]!.textContent!;
     return [{ token, imprint: hash.digest('hex') }];
   });
-}
-
-async function opensslTsVerify(tokenBase64: string, imprintHex: string, name: string) {
-  const token = join(work.dir, `${name}.tst`);
-  await writeFile(token, Buffer.from(tokenBase64, 'base64'));
-  return runTool('openssl', [
-    'ts',
-    '-verify',
-    '-digest',
-    imprintHex,
-    '-token_in',
-    '-in',
-    token,
-    '-CAfile',
-    sandbox.rootPemPath,
-    '-partial_chain',
-  ]);
 }
 
 describe.skipIf(missing.length > 0)('esign extend of XAdES judged by xmlsec1, openssl and unzip', () => {

@@ -14,6 +14,7 @@ import { ExclusiveCanonicalization } from 'xml-crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { XmlElement, XmlNode } from '../../src/core/xml/types/xml-libs.js';
 import { runTool } from '../helpers/pdf-judges.js';
+import { xmlJudges } from '../helpers/xml-judges.js';
 import { runCli } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDirForFile } from '../helpers/tmp.js';
@@ -50,18 +51,10 @@ async function sign(args: string[]) {
   return signed;
 }
 
-/** `xmlsec1 --verify` with only the sandbox root trusted; SignedProperties' Id registered as an ID attribute. */
-function xmlsecVerify(file: string, extra: string[] = []) {
-  return runTool('xmlsec1', [
-    '--verify',
-    '--trusted-pem',
-    sandbox.rootPemPath,
-    '--id-attr:Id',
-    'http://uri.etsi.org/01903/v1.3.2#:SignedProperties',
-    ...extra,
-    file,
-  ]);
-}
+const { xmlsecVerify, opensslTsVerify } = xmlJudges(
+  () => sandbox.rootPemPath,
+  () => work.dir,
+);
 
 /** The document outside the signature: the output with its one `<ds:Signature …>…</ds:Signature>` cut out. */
 function withoutSignature(signed: Buffer): Buffer {
@@ -70,24 +63,6 @@ function withoutSignature(signed: Buffer): Buffer {
   const end = text.indexOf('</ds:Signature>') + '</ds:Signature>'.length;
   expect(start).toBeGreaterThan(0);
   return Buffer.concat([signed.subarray(0, start), signed.subarray(end)]);
-}
-
-/** Runs `openssl ts -verify` on a base64 token against `imprint` (hex), with the sandbox root. */
-async function opensslTsVerify(tokenBase64: string, imprintHex: string, name: string) {
-  const token = join(work.dir, `${name}.tst`);
-  await writeFile(token, Buffer.from(tokenBase64, 'base64'));
-  return runTool('openssl', [
-    'ts',
-    '-verify',
-    '-digest',
-    imprintHex,
-    '-token_in',
-    '-in',
-    token,
-    '-CAfile',
-    sandbox.rootPemPath,
-    '-partial_chain',
-  ]);
 }
 
 describe.skipIf(missing.length > 0)('enveloped XAdES judged by xmlsec1 and openssl', () => {
