@@ -1,7 +1,7 @@
 /**
  * Mutation fuzzing of the XAdES reader (`verifyXadesXml`): damaged copies of enveloped XAdES
- * signatures (B-B, and B-T with a real timestamp token), built by esign's XAdES writer. Every input
- * ends in a report or a typed EsignError (XML_* or XADES_REFUSED, one line), never a crash or a
+ * signatures (B-B, B-T with a real timestamp token, and B-B with a counter-signature), built by
+ * esign's XAdES writer. Every input ends in a report or a typed EsignError (XML_* or XADES_REFUSED, one line), never a crash or a
  * hang; and a signature still found valid covers exactly the content the original did (the
  * document canonicalized independently, by xml-crypto, its signatures left out), by the same signer.
  */
@@ -11,6 +11,7 @@ import { ExclusiveCanonicalization } from 'xml-crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fuzzParams, mutatedInput, outcomeAsync } from '../../../../../test/helpers/fuzz.js';
+import { COUNTER_DOCUMENT, counterSignedXml, envelopedObject } from '../../../../../test/helpers/xades-counter.js';
 import { issueTestCertificate } from '../../../cms/test-pki.js';
 import { OID } from '../../../cms/oids.js';
 import { buildTimeStampReq } from '../../../tsp/request.js';
@@ -18,10 +19,6 @@ import { processTimeStampResp } from '../../../tsp/response.js';
 import { SandboxTsa } from '../../../../sandbox/tsa/tsa.js';
 import { NS } from '../../../xml/namespaces.js';
 import type { XmlDocument, XmlElement } from '../../../xml/types/xml-libs.js';
-import { ENVELOPED_SIGNATURE, EXC_C14N } from './algorithms.js';
-import { documentC14n } from './c14n.js';
-import { xmlRules } from '../../../xml/refusal.js';
-import { parseSecureXml } from '../../../xml/secure-parse.js';
 import { draftSignature, signatureTimestampInput, signatureXml, toBeSignedOf } from './signature.js';
 import { verifyXadesXml } from './verify.js';
 
@@ -41,23 +38,13 @@ const tsa = new SandboxTsa({
   serials: { next: () => ++serial },
 });
 
-const DOCUMENT = `<?xml version="1.0" encoding="UTF-8"?>
-<inv:Invoice xmlns:inv="urn:example:invoice" Id="inv-1"><Seller>Acme</Seller><Total currency="EUR">21.00</Total></inv:Invoice>
-`;
+const DOCUMENT = COUNTER_DOCUMENT;
 
 /** An enveloped XAdES of DOCUMENT by `signer`, as esign's writer makes it; with a signature timestamp when `timestamped`. */
 function signedDocument(timestamped: boolean): Uint8Array {
-  const doc = parseSecureXml(DOCUMENT, xmlRules('fuzz.xml'));
   const scheme = { kind: 'rsa-pkcs1', digest: 'sha256' } as const;
   const draft = draftSignature({
-    objects: [
-      {
-        uri: '',
-        transforms: [ENVELOPED_SIGNATURE, EXC_C14N],
-        digest: new Uint8Array(createHash('sha256').update(documentC14n(doc)).digest()),
-        mimeType: 'text/xml',
-      },
-    ],
+    objects: [envelopedObject(DOCUMENT)],
     certificates: [signer.der, root.der],
     scheme,
     signingTime: new Date('2026-01-01T00:00:00Z'),
@@ -77,7 +64,12 @@ function signedDocument(timestamped: boolean): Uint8Array {
   return new TextEncoder().encode(DOCUMENT.replace('</inv:Invoice>', `${signature}</inv:Invoice>`));
 }
 
-const seeds = [signedDocument(false), signedDocument(true)];
+const identity = { certificates: [signer.der, root.der], privateKey: signer.privateKey };
+const seeds = [
+  signedDocument(false),
+  signedDocument(true),
+  new TextEncoder().encode(counterSignedXml(identity, identity)),
+];
 // The test PKI publishes no revocation status: verified as Acrobat would (the rules of revocation have tests of their own).
 const options = { trustAnchors: [root.der], now, revocation: { mode: 'soft-fail' } as const };
 
@@ -108,8 +100,9 @@ describe('XAdES under mutation', () => {
       const [result] = await verifyXadesXml({ name: 'seed', bytes: seed }, options);
       expect(result!.report, JSON.stringify(result!.report.problems)).toMatchObject({ status: 'valid' });
       levels.push(result!.report.level);
+      for (const counter of result!.report.counterSignatures ?? []) expect(counter.status).toBe('valid');
     }
-    expect(levels).toEqual(['B-B', 'B-T']);
+    expect(levels).toEqual(['B-B', 'B-T', 'B-B']);
   });
 
   it('a report or a typed one-line EsignError; a valid signature only over the original content, by the original signer', async () => {
@@ -125,6 +118,9 @@ describe('XAdES under mutation', () => {
           if (report.status !== 'valid' && report.status !== 'weak') continue;
           expect(content(bytes)).toBe(original);
           expect(report.signer?.subject).toContain('XAdES Fuzz Signer');
+          for (const counter of report.counterSignatures ?? [])
+            if (counter.status === 'valid' || counter.status === 'weak')
+              expect(counter.signer?.subject).toContain('XAdES Fuzz Signer');
         }
       }),
       fuzzParams(150),

@@ -3,7 +3,8 @@
  * references' digests, its SignatureValue over the canonical SignedInfo, the signing certificate
  * the SignedProperties name, the signature timestamps (their imprint over the canonical
  * SignatureValue), the certificate chain with the revocation data the signature carries, the
- * archive timestamps (EN 319 132-1 §5.5.2), the level reached and the qualification: the same
+ * archive timestamps (EN 319 132-1 §5.5.2), the level reached and the qualification, and its
+ * counter-signatures (EN 319 132-1 §5.2.7), each verified the same way and nested under it: the same
  * report, indications and checks as CAdES (the chain, revocation, timestamp-token and
  * qualification checks are verification's own, shared).
  */
@@ -40,7 +41,7 @@ import { parseTimeStampToken } from '../../../tsp/response.js';
 import { bytesEqual } from '../../../cms/parse.js';
 import { attribute, childElements, childrenNamed, isWithin, textOf } from '../../../xml/dom.js';
 import { NS, SIGNED_PROPERTIES_TYPE, TRANSFORM } from '../../../xml/namespaces.js';
-import { xmlRules } from '../../../xml/refusal.js';
+import { xadesRefused, xmlRules } from '../../../xml/refusal.js';
 import { MAX_XML_DOCUMENT_BYTES, parseSecureXml } from '../../../xml/secure-parse.js';
 import type { XmlDocument, XmlElement } from '../../../xml/types/xml-libs.js';
 import {
@@ -84,9 +85,10 @@ export async function verifyXadesXml(input: XadesInput, options: XadesVerifyOpti
   const doc = parseSecureXml(input.bytes, xmlRules(input.name, input.maxBytes ?? MAX_XML_DOCUMENT_BYTES));
   const ids = idIndex(doc, input.name);
   const read = topSignatures(doc).map((signature) => readSignature(signature, doc, ids, input.name, input.resolve));
+  const context: DocumentContext = { doc, ids, input };
   const results: XadesSignatureResult[] = [];
   for (const signature of read) {
-    const result = await verifySignature(signature, doc, options);
+    const result = await verifySignature(signature, context, options);
     result.report.index = results.length + 1;
     results.push(result);
   }
@@ -98,11 +100,28 @@ export function hasXmlSignature(doc: XmlDocument): boolean {
   return topSignatures(doc).length > 0;
 }
 
+/** The document a signature is read from, for its counter-signatures. */
+interface DocumentContext {
+  doc: XmlDocument;
+  ids: Map<string, XmlElement>;
+  input: XadesInput;
+}
+
+/** Counter-signatures of counter-signatures are verified this deep (as CAdES's). */
+const MAX_COUNTER_SIGNATURE_DEPTH = 4;
+
+/**
+ * Verifies one signature; `parent`: the signature it countersigns, when it is a counter-signature
+ * (its reference to the parent's SignatureValue is then what it covers).
+ */
 async function verifySignature(
   signature: ReadSignature,
-  doc: XmlDocument,
+  context: DocumentContext,
   options: XadesVerifyOptions,
+  parent?: ReadSignature,
+  depth = 0,
 ): Promise<XadesSignatureResult> {
+  const { doc } = context;
   const findings = noFindings();
   const warnings: string[] = [];
   const fail = (failure: SubIndication, reason: string) => {
@@ -122,7 +141,11 @@ async function verifySignature(
   for (const reference of signature.references) {
     const label =
       reference.name ??
-      (reference.type === SIGNED_PROPERTIES_TYPE ? 'the SignedProperties' : reference.uri || 'the document');
+      (reference.type === SIGNED_PROPERTIES_TYPE
+        ? 'the SignedProperties'
+        : parent && reference.target === parent.signatureValue
+          ? 'the countersigned SignatureValue'
+          : reference.uri || 'the document');
     if (reference.digest) digests.add(reference.digest.name);
     if (reference.digest?.weakness) weak(`the reference to ${label} is digested with ${reference.digest.weakness}`);
     const problem = (failure: SubIndication, reason: string) => {
@@ -151,7 +174,15 @@ async function verifySignature(
   );
   const detached = signature.references.some((reference) => reference.name !== undefined);
   const enveloping = doc.documentElement === signature.element;
-  if (!coversDocument && !detached && !enveloping)
+  if (parent) {
+    // A counter-signature covers its parent's SignatureValue (EN 319 132-1 §5.2.7), nothing else needed.
+    if (!signature.references.some((reference) => reference.target === parent.signatureValue)) {
+      const reason = "the counter-signature has no reference to its parent's SignatureValue";
+      intact = false;
+      integrityReason ??= reason;
+      fail('SIG_CONSTRAINTS_FAILURE', reason);
+    }
+  } else if (!coversDocument && !detached && !enveloping)
     warnings.push(
       'the signature covers only parts of the document, not the whole of it: what it does not cover may have been changed',
     );
@@ -313,7 +344,43 @@ async function verifySignature(
   }
   const names = signature.references.flatMap((reference) => (reference.name ? [reference.name] : []));
   if (names.length > 0) report.covers = names;
+  if (depth < MAX_COUNTER_SIGNATURE_DEPTH) {
+    const counters = await counterSignatures(signature, unsigned, context, options, depth);
+    if (counters.length > 0) report.counterSignatures = counters;
+  }
   return { report, covered, missing };
+}
+
+/**
+ * The xades:CounterSignature properties of `signature` (EN 319 132-1 §5.2.7): each holds one
+ * ds:Signature over `signature`'s SignatureValue, read by the same rules and verified as any
+ * signature (chain, timestamps, level, qualification, its own counter-signatures).
+ */
+async function counterSignatures(
+  signature: ReadSignature,
+  unsigned: XmlElement[],
+  context: DocumentContext,
+  options: XadesVerifyOptions,
+  depth: number,
+): Promise<SignatureReport[]> {
+  const reports: SignatureReport[] = [];
+  for (const property of unsigned.filter((p) => isNamed(p, 'CounterSignature'))) {
+    const inner = childrenNamed(property, NS.ds, 'Signature');
+    if (inner.length !== 1)
+      throw xadesRefused(context.input.name, `${inner.length} Signature elements in a CounterSignature, one expected`);
+    const read = readSignature(
+      inner[0]!,
+      context.doc,
+      context.ids,
+      context.input.name,
+      context.input.resolve,
+      signature.signatureValue,
+    );
+    const { report } = await verifySignature(read, context, options, signature, depth + 1);
+    report.index = reports.length + 1;
+    reports.push(report);
+  }
+  return reports;
 }
 
 function utf8(text: string): Uint8Array {
