@@ -1,0 +1,150 @@
+/**
+ * `esign verify` of XAdES counter-signatures (EN 319 132-1 §5.2.7): a signature by one of the
+ * sandbox's credentials, counter-signed by another, built at run time by esign's XAdES writer
+ * (test/helpers/xades-counter.ts); the counter-signature nested under its parent in --json and in
+ * the text, and folded into the exit code; xmlsec1 as the independent judge of the counter-signature.
+ */
+import { spawnSync } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SignatureReport, VerificationReport } from '../../src/core/verify/types.js';
+import { counterSignedXml, withSignatureValue, type CounterSigner } from '../helpers/xades-counter.js';
+import { runCli } from '../helpers/run-cli.js';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { tempDirForFile } from '../helpers/tmp.js';
+
+let sandbox: TestSandbox;
+let work: { dir: string; remove: () => Promise<void> };
+let parent: CounterSigner;
+let counter: CounterSigner;
+
+beforeAll(async () => {
+  sandbox = await startTestSandbox({ autoApprove: true });
+  work = await tempDirForFile('esign-xades-counter-');
+  const rsa = sandbox.sandbox.pki.credentials.filter(
+    (credential) => credential.key.type === 'rsa' && credential.status === 'enabled',
+  );
+  const issuing = sandbox.sandbox.pki.issuingCa.certificate;
+  const identity = (credential: (typeof rsa)[number]): CounterSigner => ({
+    certificates: [credential.signer.certificate, issuing],
+    privateKey: credential.signer.privateKey,
+  });
+  parent = identity(rsa[0]!);
+  counter = identity(rsa[1] ?? rsa[0]!);
+}, 60_000);
+afterAll(async () => {
+  await sandbox?.close();
+  await work?.remove();
+});
+
+async function write(name: string, xml: string): Promise<string> {
+  const file = join(work.dir, name);
+  await writeFile(file, xml);
+  return file;
+}
+
+async function verify(file: string, json = true) {
+  const result = await runCli([...(json ? ['--json'] : []), 'verify', '--trust', sandbox.rootPemPath, file], {
+    env: sandbox.env,
+  });
+  return { code: result.code, stdout: result.stdout, report: json ? result.json<VerificationReport>() : undefined };
+}
+
+function counterOf(report: VerificationReport | undefined): SignatureReport {
+  expect(report!.signatures).toHaveLength(1);
+  expect(report!.signatures[0]!.counterSignatures).toHaveLength(1);
+  return report!.signatures[0]!.counterSignatures![0]!;
+}
+
+const flip = (text: string) => `${text[0] === 'A' ? 'B' : 'A'}${text.slice(1)}`;
+
+describe('esign verify of XAdES counter-signatures', () => {
+  it('valid: the counter-signature verified with its own signer and chain, nested in --json and in the text; exit 0', async () => {
+    const file = await write('counter.xml', counterSignedXml(parent, counter));
+    const { code, report, stdout } = await verify(file);
+    expect(code, stdout).toBe(0);
+    expect(report).toMatchObject({ kind: 'xades', status: 'valid', code: null });
+    const countersignature = counterOf(report);
+    expect(countersignature, stdout).toMatchObject({
+      kind: 'xades',
+      status: 'valid',
+      indication: 'TOTAL-PASSED',
+      level: 'B-B',
+      chain: { trusted: true },
+      signatureValue: { valid: true },
+    });
+    expect(countersignature.signer?.serialNumber).not.toBe(report!.signatures[0]!.signer?.serialNumber);
+
+    const text = await verify(file, false);
+    expect(text.code).toBe(0);
+    const lines = text.stdout.split('\n');
+    const at = lines.findIndex((line) => line.includes('Counter-signature'));
+    expect(at, text.stdout).toBeGreaterThan(0);
+    expect(lines[at]).toMatch(/^\s{4}#1 Counter-signature: ✓ valid/);
+  });
+
+  it('the parent SignatureValue changed after counter-signing: the counter-signature INVALID (HASH_FAILURE), exit 9', async () => {
+    const file = await write('parent-changed.xml', withSignatureValue(counterSignedXml(parent, counter), 0, flip));
+    const { code, report } = await verify(file);
+    expect(code).toBe(9);
+    expect(report).toMatchObject({ status: 'invalid', code: 'VERIFY_FAILED' });
+    expect(counterOf(report)).toMatchObject({ status: 'invalid', subIndication: 'HASH_FAILURE' });
+  });
+
+  it("the counter-signature's bytes changed: its parent valid, it INVALID (SIG_CRYPTO_FAILURE), the file fails (exit 9)", async () => {
+    const file = await write('counter-changed.xml', withSignatureValue(counterSignedXml(parent, counter), 1, flip));
+    const { code, report } = await verify(file);
+    expect(code).toBe(9);
+    expect(report).toMatchObject({ status: 'invalid', code: 'VERIFY_FAILED' });
+    expect(report!.signatures[0]).toMatchObject({ status: 'valid' });
+    expect(counterOf(report)).toMatchObject({ status: 'invalid', subIndication: 'SIG_CRYPTO_FAILURE' });
+    const text = await verify(file, false);
+    expect(text.stdout).toMatch(/Counter-signature[^\n]*INVALID/);
+  });
+
+  it('a CountersignedSignature reference to the document instead: refused, one line (XADES_REFUSED, exit 7)', async () => {
+    const file = await write('wrapped.xml', counterSignedXml(parent, counter, { counterUri: () => '#inv-1' }));
+    const result = await runCli(['--json', 'verify', '--trust', sandbox.rootPemPath, file], { env: sandbox.env });
+    expect(result.code).toBe(7);
+    const error = result.json<{ error: { code: string; message: string } }>().error;
+    expect(error.code).toBe('XADES_REFUSED');
+    expect(error.message).toMatch(/CountersignedSignature reference \(#inv-1\)/);
+  });
+});
+
+const has = (tool: string) => spawnSync('which', [tool]).status === 0;
+
+describe.skipIf(!has('xmlsec1'))('xmlsec1 judges the counter-signature', () => {
+  /** xmlsec1 --verify of the ds:Signature with Id `id`, the Ids of Signature, SignatureValue and SignedProperties registered. */
+  function xmlsecVerify(file: string, id: string) {
+    return spawnSync(
+      'xmlsec1',
+      [
+        '--verify',
+        '--trusted-pem',
+        sandbox.rootPemPath,
+        '--id-attr:Id',
+        'http://uri.etsi.org/01903/v1.3.2#:SignedProperties',
+        '--id-attr:Id',
+        'http://www.w3.org/2000/09/xmldsig#:SignatureValue',
+        '--id-attr:Id',
+        'http://www.w3.org/2000/09/xmldsig#:Signature',
+        '--node-id',
+        id,
+        file,
+      ],
+      { encoding: 'utf8' },
+    );
+  }
+  const counterId = (xml: string) => /<xades:CounterSignature><ds:Signature [^>]*Id="([^"]+)"/.exec(xml)![1]!;
+
+  it('valid: xmlsec1 verifies the counter-signature (its reference to the parent SignatureValue); changed parent: it fails', async () => {
+    const xml = counterSignedXml(parent, counter);
+    const good = xmlsecVerify(await write('judge.xml', xml), counterId(xml));
+    expect(good.status, good.stderr).toBe(0);
+    const changed = withSignatureValue(xml, 0, flip);
+    const bad = xmlsecVerify(await write('judge-changed.xml', changed), counterId(changed));
+    expect(bad.status).not.toBe(0);
+  });
+});
