@@ -55,7 +55,7 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
         'and its evidence records (RFC 4998 META-INF/evidencerecord*.ers: the hash tree and archive timestamp verified, ' +
         'or said to be unverified; a record does not change the verdict). ' +
         'Reads DER and BER (as NSS writes), RSA PKCS#1 v1.5, RSASSA-PSS and ECDSA over SHA-2 and SHA-3, Ed25519 and Ed448, signatures ' +
-        'with or without signed attributes, and adbe.pkcs7.sha1; in CAdES, each SignerInfo as a signature and each ' +
+        'with or without signed attributes, and adbe.pkcs7.sha1; in CAdES, each SignerInfo as a signature; each CAdES and XAdES ' +
         'counter-signature verified under the signature it signs. Each verdict comes with its ETSI EN 319 102-1 ' +
         'indication (TOTAL-PASSED, TOTAL-FAILED or INDETERMINATE, and a sub-indication).\n\n' +
         'Exit 0 only when every signature is valid and trusted (and reaches --level). Exit 12 when every signature ' +
