@@ -103,13 +103,16 @@ describe('esign verify of XAdES counter-signatures', () => {
     expect(text.stdout).toMatch(/Counter-signature[^\n]*INVALID/);
   });
 
-  it('a CountersignedSignature reference to the document instead: refused, one line (XADES_REFUSED, exit 7)', async () => {
-    const file = await write('wrapped.xml', counterSignedXml(parent, counter, { counterUri: () => '#inv-1' }));
-    const result = await runCli(['--json', 'verify', '--trust', sandbox.rootPemPath, file], { env: sandbox.env });
-    expect(result.code).toBe(7);
-    const error = result.json<{ error: { code: string; message: string } }>().error;
-    expect(error.code).toBe('XADES_REFUSED');
-    expect(error.message).toMatch(/CountersignedSignature reference \(#inv-1\)/);
+  it('a CountersignedSignature reference to the document instead: the counter-signature INVALID, the file fails (exit 9)', async () => {
+    const file = await write('misdirected.xml', counterSignedXml(parent, counter, { counterUri: () => '#inv-1' }));
+    const { code, report } = await verify(file);
+    expect(code).toBe(9);
+    expect(report!.signatures[0]).toMatchObject({ status: 'valid' });
+    const countersignature = counterOf(report);
+    expect(countersignature).toMatchObject({ status: 'invalid', integrity: { valid: false } });
+    expect(countersignature.problems.join('\n')).toMatch(
+      /CountersignedSignature reference \(#inv-1\) names something other/,
+    );
   });
 });
 

@@ -9,9 +9,6 @@
  * - a second SignedProperties or QualifyingProperties, a QualifyingProperties that targets
  *   another signature, SignedProperties referenced without the XAdES Type (or a Type on a
  *   reference to anything else).
- * - a counter-signature (xades:CounterSignature, EN 319 132-1 §5.2.7) whose CountersignedSignature
- *   reference names anything but its parent's ds:SignatureValue, or a CountersignedSignature
- *   reference in a signature that is not a counter-signature.
  * Each refusal is one line naming what was found (XADES_REFUSED, exit 7).
  */
 import { UNSUPPORTED } from '../../../verify/algorithms.js';
@@ -90,17 +87,13 @@ export function topSignatures(doc: XmlDocument): XmlElement[] {
   return all.filter((signature) => !all.some((other) => other !== signature && isWithin(signature, other)));
 }
 
-/**
- * Reads one ds:Signature, refusing what the module comment lists. `countersigned`: the parent's
- * ds:SignatureValue when `signature` is a counter-signature (read by its parent's verification).
- */
+/** Reads one ds:Signature, refusing what the module comment lists. */
 export function readSignature(
   signature: XmlElement,
   doc: XmlDocument,
   ids: Map<string, XmlElement>,
   file: string,
   resolve: ResolveDetached | undefined,
-  countersigned?: XmlElement,
 ): ReadSignature {
   const refuse = (reason: string) => xadesRefused(file, reason);
   const one = (parent: XmlElement, ns: string, name: string, where: string): XmlElement => {
@@ -156,17 +149,6 @@ export function readSignature(
       );
     if (isProperties && reference.type !== SIGNED_PROPERTIES_TYPE)
       throw refuse(`the SignedProperties are referenced without the XAdES Type (${reference.uri})`);
-  }
-  for (const reference of references) {
-    if (reference.type !== COUNTERSIGNED_SIGNATURE_TYPE) continue;
-    if (!countersigned)
-      throw refuse(
-        `a CountersignedSignature reference (${reference.uri}) in a signature that is not a counter-signature`,
-      );
-    if (reference.target !== countersigned)
-      throw refuse(
-        `a counter-signature's CountersignedSignature reference (${reference.uri}) to something other than its parent's SignatureValue (possible signature wrapping)`,
-      );
   }
   if (signedProperties && toProperties.length !== 1)
     throw refuse(`${toProperties.length} references to the SignedProperties, one expected`);

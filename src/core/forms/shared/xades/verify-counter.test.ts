@@ -79,16 +79,15 @@ describe('XAdES counter-signatures', () => {
     expect(countersignature).toMatchObject({ status: 'invalid', subIndication: 'HASH_FAILURE' });
   });
 
-  it('a CountersignedSignature reference to anything but the parent SignatureValue is refused (signature wrapping)', async () => {
-    const xml = counterSignedXml(parent, counter, { counterUri: () => '#inv-1' });
-    await expect(verify(xml)).rejects.toSatisfy(
-      (error: unknown) =>
-        error instanceof EsignError &&
-        error.code === 'XADES_REFUSED' &&
-        /CountersignedSignature reference \(#inv-1\) to something other than its parent's SignatureValue/.test(
-          error.message,
-        ),
+  it('a CountersignedSignature reference to anything but the parent SignatureValue: the counter-signature INVALID, its parent valid (as DSS)', async () => {
+    const reports = await verify(counterSignedXml(parent, counter, { counterUri: () => '#inv-1' }));
+    expect(reports[0]).toMatchObject({ status: 'valid' });
+    const [countersignature] = reports[0]!.counterSignatures!;
+    expect(countersignature).toMatchObject({ status: 'invalid', integrity: { valid: false } });
+    expect(countersignature!.problems).toContain(
+      "the counter-signature's CountersignedSignature reference (#inv-1) names something other than its parent's SignatureValue",
     );
+    expect(worstOfSignatures(reports)).toBe('invalid');
   });
 
   it('a counter-signature that does not cover its parent SignatureValue is INVALID', async () => {
@@ -100,18 +99,31 @@ describe('XAdES counter-signatures', () => {
     );
   });
 
-  it('a CountersignedSignature reference in a signature that is not a counter-signature is refused', async () => {
-    // The counter-signature moved out to be a signature of the document of its own.
+  it('an empty CounterSignature is refused in one line (XADES_REFUSED)', async () => {
+    const xml = counterSignedXml(parent, counter);
+    const start = xml.indexOf('<xades:CounterSignature>') + '<xades:CounterSignature>'.length;
+    const empty = xml.slice(0, start) + xml.slice(xml.indexOf('</xades:CounterSignature>'));
+    await expect(verify(empty)).rejects.toSatisfy(
+      (error: unknown) =>
+        error instanceof EsignError &&
+        error.code === 'XADES_REFUSED' &&
+        error.message.includes('0 Signature elements in a CounterSignature, one expected') &&
+        !error.message.includes('\n'),
+    );
+  });
+
+  it('a CountersignedSignature Type in a signature that is not a counter-signature: read as any reference (as DSS)', async () => {
+    // The counter-signature moved out to be a signature of the document of its own: it covers a part of it.
     const xml = counterSignedXml(parent, counter);
     const start = xml.indexOf('<xades:CounterSignature>');
-    const end = xml.indexOf('</xades:CounterSignature>');
-    const inner = xml.slice(start + '<xades:CounterSignature>'.length, end);
-    const moved = xml
-      .replace(
-        xml.slice(start, end + '</xades:CounterSignature>'.length),
-        '<xades:SignaturePolicyStore xmlns:xades="urn:none"/>',
-      )
-      .replace('</inv:Invoice>', `${inner}</inv:Invoice>`);
-    await expect(verify(moved)).rejects.toThrow(/CountersignedSignature reference .* not a counter-signature/);
+    const end = xml.indexOf('</xades:CounterSignature>') + '</xades:CounterSignature>'.length;
+    const inner = xml.slice(start + '<xades:CounterSignature>'.length, end - '</xades:CounterSignature>'.length);
+    const moved = (xml.slice(0, start) + xml.slice(end)).replace('</inv:Invoice>', `${inner}</inv:Invoice>`);
+    const reports = await verify(moved);
+    // The first one's enveloped document now holds the moved signature: changed after signing.
+    expect(reports.map((report) => report.status)).toEqual(['invalid', 'valid']);
+    expect(reports[0]).toMatchObject({ subIndication: 'HASH_FAILURE' });
+    expect(reports[1]!.counterSignatures).toBeUndefined();
+    expect(reports[1]!.warnings.join('\n')).toMatch(/covers only parts of the document/);
   });
 });

@@ -53,6 +53,7 @@ import {
 } from './read-algorithms.js';
 import { canonicalize, Unsupported } from './read-c14n.js';
 import {
+  COUNTERSIGNED_SIGNATURE_TYPE,
   idIndex,
   keyInfoCertificates,
   readSignature,
@@ -175,9 +176,19 @@ async function verifySignature(
   const detached = signature.references.some((reference) => reference.name !== undefined);
   const enveloping = doc.documentElement === signature.element;
   if (parent) {
-    // A counter-signature covers its parent's SignatureValue (EN 319 132-1 §5.2.7), nothing else needed.
-    if (!signature.references.some((reference) => reference.target === parent.signatureValue)) {
-      const reason = "the counter-signature has no reference to its parent's SignatureValue";
+    // A counter-signature covers its parent's SignatureValue (EN 319 132-1 §5.2.7); its
+    // CountersignedSignature reference names nothing else (as DSS: the counter-signature fails).
+    const reasons = signature.references
+      .filter(
+        (reference) => reference.type === COUNTERSIGNED_SIGNATURE_TYPE && reference.target !== parent.signatureValue,
+      )
+      .map(
+        (reference) =>
+          `the counter-signature's CountersignedSignature reference (${reference.uri}) names something other than its parent's SignatureValue`,
+      );
+    if (!signature.references.some((reference) => reference.target === parent.signatureValue))
+      reasons.push("the counter-signature has no reference to its parent's SignatureValue");
+    for (const reason of reasons) {
       intact = false;
       integrityReason ??= reason;
       fail('SIG_CONSTRAINTS_FAILURE', reason);
@@ -368,14 +379,7 @@ async function counterSignatures(
     const inner = childrenNamed(property, NS.ds, 'Signature');
     if (inner.length !== 1)
       throw xadesRefused(context.input.name, `${inner.length} Signature elements in a CounterSignature, one expected`);
-    const read = readSignature(
-      inner[0]!,
-      context.doc,
-      context.ids,
-      context.input.name,
-      context.input.resolve,
-      signature.signatureValue,
-    );
+    const read = readSignature(inner[0]!, context.doc, context.ids, context.input.name, context.input.resolve);
     const { report } = await verifySignature(read, context, options, signature, depth + 1);
     report.index = reports.length + 1;
     reports.push(report);
