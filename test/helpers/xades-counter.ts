@@ -34,6 +34,8 @@ export interface CounterSignedOptions {
   counterUri?: (parentId: string) => string;
   /** Leave the Type off the counter-signature's reference. */
   untyped?: boolean;
+  /** A SignatureTimeStamp on the counter-signature: the token over the canonical SignatureValue given. */
+  counterTimestamp?: (signatureValue: Uint8Array) => Uint8Array;
 }
 
 /** The data object of an enveloped signature over the whole of `xml` (enveloped-signature, exclusive c14n). */
@@ -82,7 +84,8 @@ export function counterSignedXml(
     !options.untyped,
   );
   const counterValue = new Uint8Array(sign('sha256', toBeSignedOf(counterDraft).der, counter.privateKey));
-  const counterXml = signatureXml(counterDraft, counterValue);
+  const token = options.counterTimestamp?.(signatureTimestampInput(counterDraft, counterValue));
+  const counterXml = signatureXml(counterDraft, counterValue, token ? { signatureTimestamp: token } : {});
   const signature = signatureXml(draft, value).replace(
     '</xades:QualifyingProperties>',
     '<xades:UnsignedProperties><xades:UnsignedSignatureProperties><xades:CounterSignature>' +

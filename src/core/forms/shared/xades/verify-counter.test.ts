@@ -3,11 +3,14 @@
  * (test/helpers/xades-counter.ts), each read and verified as a signature of its own, nested under
  * the signature it countersigns, and folded into the file's verdict as CAdES's are.
  */
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { testTsa } from '../../../../../test/helpers/test-tsa.js';
 import { counterSignedXml, withSignatureValue } from '../../../../../test/helpers/xades-counter.js';
 import { issueTestCertificate } from '../../../cms/test-pki.js';
 import { worstOfSignatures } from '../../../verify/types.js';
 import { EsignError } from '../../../errors.js';
+import { NS } from '../../../xml/namespaces.js';
 import { verifyXadesXml } from './verify.js';
 
 const root = issueTestCertificate({ commonName: 'XAdES Counter Root', ca: true });
@@ -15,7 +18,15 @@ const signer = issueTestCertificate({ commonName: 'XAdES Parent Signer', issuer:
 const notary = issueTestCertificate({ commonName: 'XAdES Counter Signer', issuer: root });
 const parent = { certificates: [signer.der, root.der], privateKey: signer.privateKey };
 const counter = { certificates: [notary.der, root.der], privateKey: notary.privateKey };
-const options = { trustAnchors: [root.der], now: new Date(), revocation: { mode: 'soft-fail' } as const };
+const now = new Date();
+const tsa = testTsa(root, 'XAdES Counter TSA', now);
+
+/** A timestamp token over `data` from the test TSA (SHA-256 imprint). */
+function timestamp(data: Uint8Array): Uint8Array {
+  return tsa.token(new Uint8Array(createHash('sha256').update(data).digest()));
+}
+
+const options = { trustAnchors: [root.der], now, revocation: { mode: 'soft-fail' } as const };
 
 async function verify(xml: string) {
   const results = await verifyXadesXml({ name: 'counter.xml', bytes: new TextEncoder().encode(xml) }, options);
@@ -47,6 +58,28 @@ describe('XAdES counter-signatures', () => {
     expect(countersignature!.signer?.subject).toContain('XAdES Counter Signer');
     expect(countersignature!.warnings.join('\n')).not.toMatch(/covers only parts/);
     expect(worstOfSignatures(reports)).toBe('valid');
+  });
+
+  it('a timestamped counter-signature: its SignatureTimeStamp checked over its own SignatureValue, level B-T', async () => {
+    const xml = counterSignedXml(parent, counter, { counterTimestamp: timestamp });
+    const [report] = await verify(xml);
+    expect(report).toMatchObject({ status: 'valid', level: 'B-B' });
+    const [countersignature] = report!.counterSignatures!;
+    expect(countersignature, JSON.stringify(countersignature!.problems)).toMatchObject({
+      status: 'valid',
+      level: 'B-T',
+      timestamp: { valid: true },
+    });
+    // The token over another value (the parent's): its imprint does not match.
+    const parentValue = /<ds:SignatureValue [^>]*>[^<]*<\/ds:SignatureValue>/.exec(xml)![0];
+    const stamped = /<xades:EncapsulatedTimeStamp>([^<]*)</.exec(xml)![1]!;
+    const other = Buffer.from(
+      timestamp(
+        new TextEncoder().encode(parentValue.replace('<ds:SignatureValue ', `<ds:SignatureValue xmlns:ds="${NS.ds}" `)),
+      ),
+    ).toString('base64');
+    const [moved] = await verify(xml.replace(stamped, other));
+    expect(moved!.counterSignatures![0]!.problems.join('\n')).toMatch(/message imprint does not match/);
   });
 
   it('the parent SignatureValue changed after counter-signing: the counter-signature is INVALID (its digest), and the file', async () => {

@@ -11,12 +11,9 @@ import { ExclusiveCanonicalization } from 'xml-crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fuzzParams, mutatedInput, outcomeAsync } from '../../../../../test/helpers/fuzz.js';
+import { testTsa } from '../../../../../test/helpers/test-tsa.js';
 import { COUNTER_DOCUMENT, counterSignedXml, envelopedObject } from '../../../../../test/helpers/xades-counter.js';
 import { issueTestCertificate } from '../../../cms/test-pki.js';
-import { OID } from '../../../cms/oids.js';
-import { buildTimeStampReq } from '../../../tsp/request.js';
-import { processTimeStampResp } from '../../../tsp/response.js';
-import { SandboxTsa } from '../../../../sandbox/tsa/tsa.js';
 import { NS } from '../../../xml/namespaces.js';
 import type { XmlDocument, XmlElement } from '../../../xml/types/xml-libs.js';
 import { draftSignature, signatureTimestampInput, signatureXml, toBeSignedOf } from './signature.js';
@@ -24,19 +21,8 @@ import { verifyXadesXml } from './verify.js';
 
 const root = issueTestCertificate({ commonName: 'XAdES Fuzz Root', ca: true });
 const signer = issueTestCertificate({ commonName: 'XAdES Fuzz Signer', issuer: root });
-const tsaCertificate = issueTestCertificate({
-  commonName: 'XAdES Fuzz TSA',
-  issuer: root,
-  extendedKeyUsage: { purposes: [OID.kpTimeStamping], critical: true },
-});
 const now = new Date();
-let serial = 1n;
-const tsa = new SandboxTsa({
-  certificate: tsaCertificate.der,
-  privateKey: tsaCertificate.privateKey,
-  clock: { now: () => now },
-  serials: { next: () => ++serial },
-});
+const tsa = testTsa(root, 'XAdES Fuzz TSA', now);
 
 const DOCUMENT = COUNTER_DOCUMENT;
 
@@ -53,12 +39,7 @@ function signedDocument(timestamped: boolean): Uint8Array {
   let token: Uint8Array | undefined;
   if (timestamped) {
     const imprint = new Uint8Array(createHash('sha256').update(signatureTimestampInput(draft, value)).digest());
-    const nonce = Uint8Array.from([0x7f, 1, 2, 3, 4, 5, 6, 7]);
-    token = processTimeStampResp(tsa.respond(buildTimeStampReq({ imprint, nonce })), {
-      imprint,
-      nonce,
-      policy: null,
-    }).token;
+    token = tsa.token(imprint);
   }
   const signature = signatureXml(draft, value, token ? { signatureTimestamp: token } : {});
   return new TextEncoder().encode(DOCUMENT.replace('</inv:Invoice>', `${signature}</inv:Invoice>`));
