@@ -179,7 +179,7 @@ export interface SignatureReport {
   chain?: ChainReport;
   /** In an ASiC container: the entries the signature covers. */
   covers?: string[];
-  /** CAdES: the counter-signatures (RFC 5652 §11.4) over this signature's value, each checked, nested as they are. */
+  /** The counter-signatures over this signature's value (CAdES: RFC 5652 §11.4; XAdES: EN 319 132-1 §5.2.7), each checked, nested as they are. */
   counterSignatures?: SignatureReport[];
   /** A certification (author) signature: its DocMDP permissions, which later revisions must keep to. */
   certification?: { level: 1 | 2 | 3; permits: 'no-changes' | 'form-filling' | 'annotations' };
