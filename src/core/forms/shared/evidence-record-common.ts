@@ -13,7 +13,7 @@ export interface DataObject {
  * The check of an archive timestamp's token against the roots its hash tree may give: the one whose
  * imprint matches and checks out, else one intact with an untrusted TSA, else the first one's failure.
  */
-export async function bestTimestamp(
+async function bestTimestamp(
   token: Uint8Array,
   roots: readonly Uint8Array[],
   options: ContainerVerifyOptions,
@@ -28,7 +28,7 @@ export async function bestTimestamp(
 }
 
 /** Counts archive timestamp `index` (0-based) as checked and adds its problems to the report: how it came out. */
-export function recordTimestamp(
+function recordTimestamp(
   report: EvidenceRecordReport,
   index: number,
   best: SignatureReport,
@@ -39,6 +39,42 @@ export function recordTimestamp(
   if (best.status === 'untrusted') return 'untrusted';
   if (best.status !== 'invalid') report.problems.push(`archive timestamp ${index + 1}: ${best.status}`);
   return 'failed';
+}
+
+/**
+ * The verdict on an evidence record from its first chain's archive timestamps, each with the roots
+ * its hash tree gives (the first's from the data objects it `covers`): invalid when a token fails or
+ * nothing is covered, untrusted when a TSA is, unverified when later chains (hash-tree renewal) are
+ * left unchecked, else valid.
+ */
+export async function judgeFirstChain(
+  report: EvidenceRecordReport,
+  stamps: readonly { readonly token: Uint8Array; readonly roots: readonly Uint8Array[] }[],
+  covers: string[],
+  laterChains: number,
+  options: ContainerVerifyOptions,
+): Promise<EvidenceRecordReport> {
+  let timestampsOk = true;
+  let trusted = true;
+  for (const [index, stamp] of stamps.entries()) {
+    const best = await bestTimestamp(stamp.token, stamp.roots, options);
+    if (index === 0) {
+      report.covers = covers;
+      if (best.timestamp) report.timestamp = best.timestamp;
+      if (covers.length === 0) report.problems.push('its hash tree holds the hash of no file of the container');
+    }
+    const outcome = recordTimestamp(report, index, best);
+    timestampsOk &&= outcome !== 'failed';
+    trusted &&= outcome !== 'untrusted';
+  }
+  if (!timestampsOk || report.covers.length === 0) return { ...report, status: 'invalid' };
+  if (!trusted) return { ...report, status: 'untrusted' };
+  if (laterChains > 0)
+    return {
+      ...report,
+      reason: `its first chain checks out; its ${laterChains} later chain(s) (hash-tree renewal) are not verified by esign`,
+    };
+  return { ...report, status: 'valid' };
 }
 
 export function invalid(report: EvidenceRecordReport, problem: string): EvidenceRecordReport {

@@ -9,7 +9,7 @@
  */
 import { compareBytes, concatBytes, decode, isContext, octets, oid, sequenceItems, type Block } from '../../cms/der.js';
 import type { ContainerVerifyOptions } from './timestamp-report.js';
-import { bestTimestamp, invalid, recordTimestamp, type DataObject } from './evidence-record-common.js';
+import { invalid, judgeFirstChain, type DataObject } from './evidence-record-common.js';
 import { verifyXmlEvidenceRecord, xmlRecordDigestOids } from './xml-evidence-record.js';
 
 export type { DataObject } from './evidence-record-common.js';
@@ -154,32 +154,15 @@ export async function verifyEvidenceRecord(
       ? firstGroup.some((value) => compareBytes(value, hash) === 0)
       : imprint === undefined || compareBytes(imprint, hash) === 0,
   );
-  let timestampsOk = true;
-  let trusted = true;
-  let previous: Uint8Array | undefined;
-  for (const [index, ats] of chains[0]!.entries()) {
-    // The first covers the data; each later one the timeStamp before it (RFC 4998 §5.2).
-    const starts = index === 0 ? covered.map(({ hash }) => hash) : [hashBytes(digest, previous!)];
-    const roots = starts.flatMap((start) => reduce(ats.groups, start, digest));
-    const best = await bestTimestamp(ats.token, roots, options);
-    if (index === 0) {
-      report.covers = covered.map(({ object }) => object.name);
-      if (best.timestamp) report.timestamp = best.timestamp;
-      if (covered.length === 0) report.problems.push('its hash tree holds the hash of no file of the container');
-    }
-    const outcome = recordTimestamp(report, index, best);
-    timestampsOk &&= outcome !== 'failed';
-    trusted &&= outcome !== 'untrusted';
-    previous = ats.token;
-  }
-  if (!timestampsOk || report.covers.length === 0) return { ...report, status: 'invalid' };
-  if (!trusted) return { ...report, status: 'untrusted' };
-  if (chains.length > 1)
-    return {
-      ...report,
-      reason: `its first chain checks out; its ${chains.length - 1} later chain(s) (hashtree renewal) are not verified by esign`,
-    };
-  return { ...report, status: 'valid' };
+  // The first covers the data; each later one the timeStamp before it (RFC 4998 §5.2).
+  const stamps = chains[0]!.map((ats, index) => ({
+    token: ats.token,
+    roots: (index === 0 ? covered.map(({ hash }) => hash) : [hashBytes(digest, chains[0]![index - 1]!.token)]).flatMap(
+      (start) => reduce(ats.groups, start, digest),
+    ),
+  }));
+  const covers = covered.map(({ object }) => object.name);
+  return judgeFirstChain(report, stamps, covers, chains.length - 1, options);
 }
 
 /** The digest algorithms an evidence record lists, or undefined when it does not parse (judged then by `verifyEvidenceRecord`). */

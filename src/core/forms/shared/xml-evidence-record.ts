@@ -16,7 +16,7 @@ import { createDigest, type DigestAlgorithm } from '../../verify/algorithms.js';
 import type { EvidenceRecordReport } from '../../verify/types.js';
 import { canonicalization, xmlDigest, type Canonicalization } from './xades/read-algorithms.js';
 import { canonicalize, Unsupported } from './xades/read-c14n.js';
-import { bestTimestamp, invalid, recordTimestamp, type DataObject } from './evidence-record-common.js';
+import { invalid, judgeFirstChain, type DataObject } from './evidence-record-common.js';
 import type { ContainerVerifyOptions } from './timestamp-report.js';
 
 export const ERS_NS = 'urn:ietf:params:xml:ns:ers';
@@ -104,41 +104,27 @@ export async function verifyXmlEvidenceRecord(
   const covered = hashes.filter((entry) =>
     firstGroup ? entry.hashes.some((hash) => firstGroup.some((value) => equal(value, hash))) : hashes.length === 1,
   );
-  let timestampsOk = true;
-  let trusted = true;
-  let previous: XmlElement | undefined;
-  for (const [index, ats] of chain.stamps.entries()) {
-    // The first covers the data; each later one the canonical TimeStamp before it (RFC 6283 §4.1).
-    let starts: Uint8Array[];
-    try {
-      starts =
-        index === 0
-          ? covered.flatMap((entry) => entry.hashes)
-          : [hashBytes(digest, utf8(canonicalize({ node: previous!, excluded: [], comments: false }, c14n)))];
-    } catch (error) {
-      if (error instanceof Unsupported) return { ...report, reason: oneLine(error) };
-      throw error;
-    }
-    const roots = starts.flatMap((start) => reduce(ats.groups, start, digest));
-    const best = await bestTimestamp(ats.token, roots, options);
-    if (index === 0) {
-      report.covers = covered.map(({ object }) => object.name);
-      if (best.timestamp) report.timestamp = best.timestamp;
-      if (covered.length === 0) report.problems.push('its hash tree holds the hash of no file of the container');
-    }
-    const outcome = recordTimestamp(report, index, best);
-    timestampsOk &&= outcome !== 'failed';
-    trusted &&= outcome !== 'untrusted';
-    previous = ats.timeStamp;
+  // The first covers the data; each later one the canonical TimeStamp before it (RFC 6283 §4.1).
+  let stamps: { token: Uint8Array; roots: Uint8Array[] }[];
+  try {
+    stamps = chain.stamps.map((ats, index) => ({
+      token: ats.token,
+      roots: (index === 0
+        ? covered.flatMap((entry) => entry.hashes)
+        : [
+            hashBytes(
+              digest,
+              utf8(canonicalize({ node: chain.stamps[index - 1]!.timeStamp, excluded: [], comments: false }, c14n)),
+            ),
+          ]
+      ).flatMap((start) => reduce(ats.groups, start, digest)),
+    }));
+  } catch (error) {
+    if (error instanceof Unsupported) return { ...report, reason: oneLine(error) };
+    throw error;
   }
-  if (!timestampsOk || report.covers.length === 0) return { ...report, status: 'invalid' };
-  if (!trusted) return { ...report, status: 'untrusted' };
-  if (chains.length > 1)
-    return {
-      ...report,
-      reason: `its first chain checks out; its ${chains.length - 1} later chain(s) (hash-tree renewal) are not verified by esign`,
-    };
-  return { ...report, status: 'valid' };
+  const covers = covered.map(({ object }) => object.name);
+  return judgeFirstChain(report, stamps, covers, chains.length - 1, options);
 }
 
 /**
