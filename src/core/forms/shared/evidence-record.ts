@@ -103,6 +103,11 @@ export async function verifyEvidenceRecordWithManifest(
     objects.push(object);
   }
   const report = await verifyEvidenceRecord(name, bytes, objects, options);
+  // Each file the manifest names must be one the record covers (as DSS matches manifest entries to the tree).
+  if (report.covers.length > 0)
+    for (const object of objects)
+      if (!report.covers.includes(object.name))
+        problems.push(`${object.name}, which ${manifest.name} names, has its hash in no hash tree of the record`);
   return problems.reduce(invalid, report);
 }
 

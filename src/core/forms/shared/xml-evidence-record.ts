@@ -8,8 +8,9 @@
  * does; each later one of the first chain (a timestamp renewal, RFC 6283 §4.1) must cover the
  * canonical TimeStamp element before it. A later chain (hash-tree renewal) leaves it `unverified`.
  */
+import { C14nCanonicalization, ExclusiveCanonicalization, type NamespacePrefix } from 'xml-crypto';
 import { EsignError } from '../../errors.js';
-import { childElements, childrenNamed, attribute, textOf } from '../../xml/dom.js';
+import { childElements, childrenNamed, attribute, isElement, textOf } from '../../xml/dom.js';
 import { parseSecureXml, type SecureParseOptions } from '../../xml/secure-parse.js';
 import type { XmlElement } from '../../xml/types/xml-libs.js';
 import { createDigest, type DigestAlgorithm } from '../../verify/algorithms.js';
@@ -111,12 +112,7 @@ export async function verifyXmlEvidenceRecord(
       token: ats.token,
       roots: (index === 0
         ? covered.flatMap((entry) => entry.hashes)
-        : [
-            hashBytes(
-              digest,
-              utf8(canonicalize({ node: chain.stamps[index - 1]!.timeStamp, excluded: [], comments: false }, c14n)),
-            ),
-          ]
+        : [hashBytes(digest, utf8(canonicalElement(chain.stamps[index - 1]!.timeStamp, c14n)))]
       ).flatMap((start) => reduce(ats.groups, start, digest)),
     }));
   } catch (error) {
@@ -143,6 +139,45 @@ function dataObjectHashes(bytes: Uint8Array, digest: DigestAlgorithm, c14n: Cano
     return [raw]; // Not XML after all: its bytes are the data object.
   }
   return [hashBytes(digest, utf8(canonical)), raw];
+}
+
+/**
+ * The canonical form of an element of the record (its TimeStamp, which a renewal covers), by
+ * xml-crypto: inclusive c14n carries the namespaces its ancestors declare (the ERS default one, as
+ * DSS has it), exclusive c14n those it uses. The default namespace in scope is given as the context's
+ * (xml-crypto would otherwise write it twice on an element in it).
+ */
+function canonicalElement(element: XmlElement, c14n: Canonicalization): string {
+  if (c14n.exclusive) return new ExclusiveCanonicalization().process(element, {});
+  const inherited = ancestorNamespaces(element);
+  const defaultNs = inherited.find((ns) => ns.prefix === '')?.namespaceURI;
+  return new C14nCanonicalization().process(element, {
+    ancestorNamespaces: inherited,
+    ...(defaultNs ? { defaultNs } : {}),
+  });
+}
+
+/** The namespace declarations in scope at `element` from its ancestors (the nearest wins; its own shadow them). */
+function ancestorNamespaces(element: XmlElement): NamespacePrefix[] {
+  const seen = new Set(declarations(element).map(({ prefix }) => prefix));
+  const out: NamespacePrefix[] = [];
+  for (let parent = element.parentNode; isElement(parent); parent = parent.parentNode)
+    for (const declared of declarations(parent)) {
+      if (seen.has(declared.prefix)) continue;
+      seen.add(declared.prefix);
+      if (declared.namespaceURI !== '') out.push(declared);
+    }
+  return out;
+}
+
+function declarations(element: XmlElement): NamespacePrefix[] {
+  const out: NamespacePrefix[] = [];
+  for (let i = 0; i < element.attributes.length; i++) {
+    const { name, value } = element.attributes[i]!;
+    if (name === 'xmlns') out.push({ prefix: '', namespaceURI: value });
+    else if (name.startsWith('xmlns:')) out.push({ prefix: name.slice(6), namespaceURI: value });
+  }
+  return out;
 }
 
 function looksLikeXml(bytes: Uint8Array): boolean {
