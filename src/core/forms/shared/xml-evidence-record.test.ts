@@ -3,30 +3,19 @@
  * writer (test/helpers/xml-evidence-record.ts) over tokens of an in-process test TSA. The expected
  * hashes are computed here by hand: an XML data object's canonical form is written out literally.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { testTsa } from '../../../../test/helpers/er-test-tsa.js';
 import {
   C14N_URI,
   timeStampElement,
   xmlEvidenceRecord,
   type XmlChainSpec,
 } from '../../../../test/helpers/xml-evidence-record.js';
-import { OID } from '../../cms/oids.js';
-import { issueTestCertificate } from '../../cms/test-pki.js';
-import { buildTimeStampToken } from '../../tsp/token.js';
-import { buildTstInfo } from '../../tsp/tst-info.js';
 import { buildManifest } from '../asic-e/manifest.js';
-import type { ContainerVerifyOptions } from './timestamp-report.js';
 import { verifyEvidenceRecord, verifyEvidenceRecordWithManifest, type DataObject } from './evidence-record.js';
 
-const root = issueTestCertificate({ commonName: 'XML ER Root', ca: true });
-const tsa = issueTestCertificate({
-  commonName: 'XML ER TSA',
-  issuer: root,
-  extendedKeyUsage: { purposes: [OID.kpTimeStamping], critical: true },
-});
-const now = new Date();
-const options: ContainerVerifyOptions = { trustAnchors: [root.der], now, revocation: { mode: 'soft-fail' } };
+const { options, token } = testTsa('XML ER');
 const NAME = 'META-INF/evidencerecord.xml';
 
 const sha256 = (bytes: Uint8Array | string) => new Uint8Array(createHash('sha256').update(bytes).digest());
@@ -42,22 +31,6 @@ const CANONICAL_B = '<doc a="1" b="2"></doc>';
 const filesOf = (files: Record<string, string>): DataObject[] =>
   Object.entries(files).map(([name, text]) => ({ name, read: async (consume) => consume(enc(text)) }));
 const data = filesOf(FILES);
-
-function token(imprint: Uint8Array): Uint8Array {
-  const tstInfo = buildTstInfo({
-    policy: '0.4.0.2023.1.1',
-    hashAlgorithm: OID.sha256,
-    hashedMessage: imprint,
-    serialNumber: randomBytes(8),
-    genTime: now,
-  });
-  return buildTimeStampToken({
-    tstInfo,
-    signerCertificate: tsa.der,
-    privateKey: tsa.privateKey,
-    certificates: [tsa.der, root.der],
-  });
-}
 
 const hashA = sha256(FILES['a.txt']!);
 const hashB = sha256(CANONICAL_B);
