@@ -68,12 +68,10 @@ export async function judgeFirstChain(
     trusted &&= outcome !== 'untrusted';
   }
   if (!timestampsOk || report.covers.length === 0) return { ...report, status: 'invalid' };
-  if (!trusted) return { ...report, status: 'untrusted' };
-  if (laterChains > 0)
-    return {
-      ...report,
-      reason: `its first chain checks out; its ${laterChains} later chain(s) (hash-tree renewal) are not verified by esign`,
-    };
+  const later = `its ${laterChains} later chain(s) (hash-tree renewal) are not verified by esign`;
+  // Intact with an untrusted TSA: untrusted, saying what was left unchecked.
+  if (!trusted) return { ...report, status: 'untrusted', ...(laterChains > 0 ? { reason: later } : {}) };
+  if (laterChains > 0) return { ...report, reason: `its first chain checks out; ${later}` };
   return { ...report, status: 'valid' };
 }
 
