@@ -11,7 +11,7 @@
 import { C14nCanonicalization, ExclusiveCanonicalization, type NamespacePrefix } from 'xml-crypto';
 import { EsignError } from '../../errors.js';
 import { childElements, childrenNamed, attribute, isElement, textOf } from '../../xml/dom.js';
-import { parseSecureXml, type SecureParseOptions } from '../../xml/secure-parse.js';
+import { MAX_XML_DOCUMENT_BYTES, parseSecureXml, type SecureParseOptions } from '../../xml/secure-parse.js';
 import type { XmlElement } from '../../xml/types/xml-libs.js';
 import { createDigest, type DigestAlgorithm } from '../../verify/algorithms.js';
 import type { EvidenceRecordReport } from '../../verify/types.js';
@@ -95,7 +95,7 @@ export async function verifyXmlEvidenceRecord(
   let hashes: { object: DataObject; hashes: Uint8Array[] }[];
   try {
     hashes = await Promise.all(
-      data.map(async (object) => ({ object, hashes: dataObjectHashes(await readAll(object), digest, c14n) })),
+      data.map(async (object) => ({ object, hashes: await dataObjectHashes(object, digest, c14n) })),
     );
   } catch (error) {
     if (error instanceof Unsupported) return { ...report, reason: oneLine(error) };
@@ -124,19 +124,33 @@ export async function verifyXmlEvidenceRecord(
 }
 
 /**
- * The hashes a data object may have in the tree: of its canonical form when it is XML (as DSS
- * hashes it, RFC 6283 §3.1.2), and of its bytes.
+ * The hashes a data object may have in the tree: of its bytes (streamed), and of its canonical form
+ * when it is XML of at most 50 MB (as DSS hashes it, RFC 6283 §3.1.2; only such a file is held).
  */
-function dataObjectHashes(bytes: Uint8Array, digest: DigestAlgorithm, c14n: Canonicalization): Uint8Array[] {
-  const raw = hashBytes(digest, bytes);
-  if (!looksLikeXml(bytes)) return [raw];
+async function dataObjectHashes(
+  object: DataObject,
+  digest: DigestAlgorithm,
+  c14n: Canonicalization,
+): Promise<Uint8Array[]> {
+  const hash = createDigest(digest);
+  let held: Uint8Array[] | undefined;
+  let size = 0;
+  await object.read((chunk) => {
+    hash.update(chunk);
+    if (size === 0) held = looksLikeXml(chunk) ? [] : undefined;
+    size += chunk.length;
+    if (held && size > MAX_XML_DOCUMENT_BYTES) held = undefined;
+    held?.push(new Uint8Array(chunk));
+  });
+  const raw = new Uint8Array(hash.digest());
+  if (!held) return [raw];
   let canonical: string;
   try {
-    const doc = parseSecureXml(bytes, { maxBytes: Number.MAX_SAFE_INTEGER, refuse: rules.refuse });
+    const doc = parseSecureXml(Buffer.concat(held), { maxBytes: MAX_XML_DOCUMENT_BYTES, refuse: rules.refuse });
     canonical = canonicalize({ node: doc, excluded: [], comments: false }, c14n);
   } catch (error) {
     if (error instanceof Unsupported) throw error;
-    return [raw]; // Not XML after all: its bytes are the data object.
+    return [raw]; // Not XML after all (or XML esign refuses): its bytes are the data object.
   }
   return [hashBytes(digest, utf8(canonical)), raw];
 }
@@ -251,12 +265,6 @@ function base64(element: XmlElement, what: string): Uint8Array {
   if (text.length === 0 || text.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(text))
     throw new Error(`${what} is not base64`);
   return new Uint8Array(Buffer.from(text, 'base64'));
-}
-
-async function readAll(object: DataObject): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  await object.read((chunk) => chunks.push(new Uint8Array(chunk)));
-  return new Uint8Array(Buffer.concat(chunks));
 }
 
 function hashBytes(digest: DigestAlgorithm, bytes: Uint8Array): Uint8Array {
