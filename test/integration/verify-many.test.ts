@@ -300,7 +300,7 @@ describe('evidence records in an ASiC (RFC 4998, META-INF/evidencerecord.ers), b
     expect(result.json()).toMatchObject({ evidenceRecords: [{ status: 'valid', covers: ['one.txt'] }] });
   });
 
-  it('one whose tree does not reduce to its timestamp: INVALID; an XML one: NOT VERIFIED; both said, never ignored', async () => {
+  it('one whose tree does not reduce to its timestamp: INVALID; an XML one that is no record: INVALID; both said, never ignored', async () => {
     const document = sha256(new TextEncoder().encode('one\n'));
     const sibling = new Uint8Array(randomBytes(32));
     const wrongRoot = sha256(Buffer.concat([document, document]));
@@ -317,9 +317,12 @@ describe('evidence records in an ASiC (RFC 4998, META-INF/evidencerecord.ers), b
       expect.stringMatching(/^evidence record META-INF\/evidencerecord\.ers INVALID: /),
     );
     const xml = await withRecord('ers-xml', 'evidencerecord.xml', new TextEncoder().encode('<EvidenceRecord/>'));
-    const xmlRun = await runCli(['verify', xml], { env: sandbox.env });
-    expect(xmlRun.stdout).toContain(
-      'Evidence record META-INF/evidencerecord.xml: ? NOT VERIFIED (an XML evidence record (RFC 6283)',
+    const xmlRun = await runCli(['--json', 'verify', xml], { env: sandbox.env });
+    expect(xmlRun.json()).toMatchObject({
+      evidenceRecords: [{ name: 'META-INF/evidencerecord.xml', status: 'invalid' }],
+    });
+    expect(xmlRun.json<{ warnings: string[] }>().warnings).toContainEqual(
+      'evidence record META-INF/evidencerecord.xml INVALID: not an XML evidence record esign reads: its root is not an EvidenceRecord in urn:ietf:params:xml:ns:ers',
     );
   });
 });

@@ -3,23 +3,22 @@
  * and each archive timestamp checked as far as esign can: the first one's reduced hash tree must
  * hold the hash of a data object and reduce to the imprint of its timestamp token, which must check
  * out as any timestamp does; each later one of the first chain (a timestamp renewal, RFC 4998 §5.2)
- * must cover the timeStamp before it. What is not checked (later chains: hashtree renewal; XML
- * evidence records, RFC 6283) leaves the record `unverified`, and the report says so.
+ * must cover the timeStamp before it. What is not checked (later chains: hashtree renewal) leaves
+ * the record `unverified`, and the report says so. XML evidence records (RFC 6283) are checked the
+ * same way by `xml-evidence-record.ts`.
  */
 import { compareBytes, concatBytes, decode, isContext, octets, oid, sequenceItems, type Block } from '../../cms/der.js';
-import { timestampReport, type ContainerVerifyOptions } from './timestamp-report.js';
+import type { ContainerVerifyOptions } from './timestamp-report.js';
+import { invalid, judgeFirstChain, type DataObject } from './evidence-record-common.js';
+import { verifyXmlEvidenceRecord, xmlRecordDigestOids } from './xml-evidence-record.js';
+
+export type { DataObject } from './evidence-record-common.js';
 import { parseTimeStampToken } from '../../tsp/response.js';
 import { digestAlgorithm, createDigest, type DigestAlgorithm } from '../../verify/algorithms.js';
 import type { ReadSignedBytes } from '../../verify/cms-check.js';
 import type { EvidenceRecordReport } from '../../verify/types.js';
 import { parseManifest, type Manifest } from '../asic-e/manifest.js';
 import { DIGEST_OID } from '../../cms/algorithms.js';
-
-/** A file an evidence record may cover: its name, and how to read it. */
-export interface DataObject {
-  readonly name: string;
-  readonly read: ReadSignedBytes;
-}
 
 interface ArchiveTimeStamp {
   readonly digestOid: string | undefined;
@@ -85,7 +84,7 @@ export async function verifyEvidenceRecordWithManifest(
   }
   const problems: string[] = [];
   const objects: DataObject[] = [];
-  const recordDigests = digestOidsOf(bytes);
+  const recordDigests = /\.xml$/i.test(name) ? xmlRecordDigestOids(bytes) : digestOidsOf(bytes);
   for (const reference of parsed.references) {
     // The record hashes what the manifest names with its own algorithm: the manifest must give that digest (as DSS has it).
     if (recordDigests && !recordDigests.includes(DIGEST_OID[reference.digest]))
@@ -104,6 +103,11 @@ export async function verifyEvidenceRecordWithManifest(
     objects.push(object);
   }
   const report = await verifyEvidenceRecord(name, bytes, objects, options);
+  // Each file the manifest names must be one the record covers (as DSS matches manifest entries to the tree).
+  if (report.covers.length > 0)
+    for (const object of objects)
+      if (!report.covers.includes(object.name))
+        problems.push(`${object.name}, which ${manifest.name} names, has its hash in no hash tree of the record`);
   return problems.reduce(invalid, report);
 }
 
@@ -121,8 +125,7 @@ export async function verifyEvidenceRecord(
     checked: 0,
     problems: [],
   };
-  if (/\.xml$/i.test(name))
-    return { ...report, reason: 'an XML evidence record (RFC 6283): esign does not verify these yet' };
+  if (/\.xml$/i.test(name)) return verifyXmlEvidenceRecord(report, bytes, data, options);
   let chains: ArchiveTimeStamp[][];
   let digestOids: string[];
   try {
@@ -156,48 +159,15 @@ export async function verifyEvidenceRecord(
       ? firstGroup.some((value) => compareBytes(value, hash) === 0)
       : imprint === undefined || compareBytes(imprint, hash) === 0,
   );
-  let timestampsOk = true;
-  let trusted = true;
-  let previous: Uint8Array | undefined;
-  for (const [index, ats] of chains[0]!.entries()) {
-    // The first covers the data; each later one the timeStamp before it (RFC 4998 §5.2).
-    const starts = index === 0 ? covered.map(({ hash }) => hash) : [hashBytes(digest, previous!)];
-    const roots = starts.flatMap((start) => reduce(ats.groups, start, digest));
-    const checked = await timestampReport(ats.token, [], { imprint: roots[0] ?? new Uint8Array(0) }, options);
-    const matching =
-      roots.length > 1 && checked.status !== 'valid'
-        ? await Promise.all(roots.slice(1).map((root) => timestampReport(ats.token, [], { imprint: root }, options)))
-        : [];
-    // The root whose imprint matches: valid, else intact with an untrusted TSA, else the first one's failure.
-    const candidates = [checked, ...matching];
-    const best =
-      candidates.find((r) => r.status === 'valid') ?? candidates.find((r) => r.status === 'untrusted') ?? checked;
-    if (index === 0) {
-      report.covers = covered.map(({ object }) => object.name);
-      if (best.timestamp) report.timestamp = best.timestamp;
-      if (covered.length === 0) report.problems.push('its hash tree holds the hash of no file of the container');
-    }
-    report.checked++;
-    if (best.status === 'untrusted') {
-      trusted = false;
-      report.problems.push(...best.problems.map((problem) => `archive timestamp ${index + 1}: ${problem}`));
-    } else if (best.status !== 'valid') {
-      timestampsOk = false;
-      report.problems.push(
-        ...best.problems.map((problem) => `archive timestamp ${index + 1}: ${problem}`),
-        ...(best.status !== 'invalid' ? [`archive timestamp ${index + 1}: ${best.status}`] : []),
-      );
-    }
-    previous = ats.token;
-  }
-  if (!timestampsOk || report.covers.length === 0) return { ...report, status: 'invalid' };
-  if (!trusted) return { ...report, status: 'untrusted' };
-  if (chains.length > 1)
-    return {
-      ...report,
-      reason: `its first chain checks out; its ${chains.length - 1} later chain(s) (hashtree renewal) are not verified by esign`,
-    };
-  return { ...report, status: 'valid' };
+  // The first covers the data; each later one the timeStamp before it (RFC 4998 §5.2).
+  const stamps = chains[0]!.map((ats, index) => ({
+    token: ats.token,
+    roots: (index === 0 ? covered.map(({ hash }) => hash) : [hashBytes(digest, chains[0]![index - 1]!.token)]).flatMap(
+      (start) => reduce(ats.groups, start, digest),
+    ),
+  }));
+  const covers = covered.map(({ object }) => object.name);
+  return judgeFirstChain(report, stamps, covers, chains.length - 1, options);
 }
 
 /** The digest algorithms an evidence record lists, or undefined when it does not parse (judged then by `verifyEvidenceRecord`). */
@@ -220,10 +190,6 @@ function imprintOf(token: Uint8Array): Uint8Array | undefined {
   } catch {
     return undefined;
   }
-}
-
-function invalid(report: EvidenceRecordReport, problem: string): EvidenceRecordReport {
-  return { ...report, status: 'invalid', problems: [...report.problems, problem] };
 }
 
 /**
