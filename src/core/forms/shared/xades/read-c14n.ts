@@ -82,9 +82,14 @@ function documentForm(doc: XmlNode, element: (node: XmlElement) => string, comme
   return parts.join('');
 }
 
-/** The namespaces in scope at `node` declared by its ancestors (nearest first wins), for inclusive c14n. */
+/**
+ * The namespaces in scope at `node` declared by its ancestors (nearest first wins), for inclusive
+ * c14n. An element of the default namespace gets its `xmlns` from xml-crypto itself: given here as
+ * well, it came out twice.
+ */
 function ancestorNamespaces(node: XmlElement): NamespacePrefix[] {
   const own = new Set(declarations(node).map(([prefix]) => prefix));
+  if (!node.prefix && node.namespaceURI) own.add('');
   const seen = new Set<string>(own);
   const out: NamespacePrefix[] = [];
   for (let parent = node.parentNode; isElement(parent); parent = parent.parentNode)
