@@ -3,6 +3,7 @@
  * sandbox's TSA code answering RFC 3161 requests in memory, its clock fixed at `now`.
  */
 import { OID } from '../../src/core/cms/oids.js';
+import type { ContainerVerifyOptions } from '../../src/core/forms/shared/timestamp-report.js';
 import { issueTestCertificate, type TestIdentity } from '../../src/core/cms/test-pki.js';
 import { buildTimeStampReq } from '../../src/core/tsp/request.js';
 import { processTimeStampResp } from '../../src/core/tsp/response.js';
@@ -30,4 +31,15 @@ export function testTsa(issuer: TestIdentity, commonName: string, now: Date) {
         .token;
     },
   };
+}
+
+/** A test TSA under a root of its own, and verify options that trust that root (soft-fail revocation: no responder). */
+export function trustedTestTsa(name: string): {
+  options: ContainerVerifyOptions;
+  token: (imprint: Uint8Array) => Uint8Array;
+} {
+  const root = issueTestCertificate({ commonName: `${name} Root`, ca: true });
+  const now = new Date();
+  const tsa = testTsa(root, `${name} TSA`, now);
+  return { options: { trustAnchors: [root.der], now, revocation: { mode: 'soft-fail' } }, token: tsa.token };
 }

@@ -11,14 +11,14 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { OID } from '../../cms/oids.js';
 import { timeStampElement, xmlEvidenceRecord } from '../../../../test/helpers/xml-evidence-record.js';
-import { testTsa } from '../../../../test/helpers/er-test-tsa.js';
+import { trustedTestTsa } from '../../../../test/helpers/test-tsa.js';
 import { fuzzParams, mutatedInput, mutationArb, outcomeAsync } from '../../../../test/helpers/fuzz.js';
 import { concatBytes, objectIdentifier, octetString, sequence, smallInteger, tlv } from '../../cms/der.js';
 import type { EvidenceRecordReport } from '../../verify/types.js';
 import { buildManifest } from '../asic-e/manifest.js';
 import { verifyEvidenceRecord, verifyEvidenceRecordWithManifest, type DataObject } from './evidence-record.js';
 
-const { options, token } = testTsa('ER Fuzz');
+const { options, token } = trustedTestTsa('ER Fuzz');
 
 const sha256 = (bytes: Uint8Array | string) => new Uint8Array(createHash('sha256').update(bytes).digest());
 const FILES: Record<string, string> = { 'a.txt': 'first file\n', 'b.txt': 'second file\n' };

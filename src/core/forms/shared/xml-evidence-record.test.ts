@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { testTsa } from '../../../../test/helpers/er-test-tsa.js';
+import { trustedTestTsa } from '../../../../test/helpers/test-tsa.js';
 import {
   C14N_URI,
   timeStampElement,
@@ -15,7 +15,7 @@ import {
 import { buildManifest } from '../asic-e/manifest.js';
 import { verifyEvidenceRecord, verifyEvidenceRecordWithManifest, type DataObject } from './evidence-record.js';
 
-const { options, token } = testTsa('XML ER');
+const { options, token } = trustedTestTsa('XML ER');
 const NAME = 'META-INF/evidencerecord.xml';
 
 const sha256 = (bytes: Uint8Array | string) => new Uint8Array(createHash('sha256').update(bytes).digest());
