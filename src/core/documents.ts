@@ -92,6 +92,8 @@ export interface DocumentSource extends ByteSource {
   readonly headerOffset?: number;
   /** Whether its path still leads to the file opened, with the content it had then (as the inode tells). */
   unchanged(): Promise<boolean>;
+  /** Reads into `target` (as much of it as the source has left at `offset`): the part filled. */
+  readInto?(target: Uint8Array, offset: number): Promise<Uint8Array>;
   close(): Promise<void>;
 }
 
@@ -107,7 +109,7 @@ export interface OutputFile {
    * that what is signed is what was written. Fails if the source changed since it was opened.
    */
   copyFrom(source: DocumentSource, hash: HashSink): Promise<void>;
-  /** Appends bytes (pieces given in order). */
+  /** Appends bytes (pieces given in order); the caller may use them again once this resolves. */
   write(bytes: Uint8Array | readonly Uint8Array[]): Promise<void>;
   /** The first `size` bytes written so far, readable until commit or abort (where a long-term extension reads the original). */
   written?(size: number): Promise<ByteSource>;

@@ -60,6 +60,13 @@ export class FileByteSource implements ByteSource {
     return this.readFromFile(offset, wanted);
   }
 
+  /** Reads into `target` (as much of it as the file has left at `offset`); the part filled. */
+  async readInto(target: Uint8Array, offset: number): Promise<Uint8Array> {
+    const wanted = Math.max(0, Math.min(target.length, this.size - offset));
+    if (this.whole) return this.whole.subarray(offset, offset + wanted);
+    return target.subarray(0, await fill(this.handle, target, offset, wanted));
+  }
+
   private readFromFile(offset: number, wanted: number): Promise<Buffer> {
     return readAt(this.handle, offset, wanted);
   }
@@ -120,13 +127,19 @@ export class FileByteSource implements ByteSource {
 /** Reads `wanted` bytes at `offset` of an open file (fewer only at its end). */
 export async function readAt(handle: FileHandle, offset: number, wanted: number): Promise<Buffer> {
   const buffer = Buffer.allocUnsafe(wanted);
+  const done = await fill(handle, buffer, offset, wanted);
+  return done === wanted ? buffer : buffer.subarray(0, done);
+}
+
+/** Reads `wanted` bytes at `offset` into the start of `buffer`; the count read (fewer only at the file's end). */
+async function fill(handle: FileHandle, buffer: Uint8Array, offset: number, wanted: number): Promise<number> {
   let done = 0;
   while (done < wanted) {
     const { bytesRead } = await handle.read(buffer, done, wanted - done, offset + done);
     if (bytesRead === 0) break;
     done += bytesRead;
   }
-  return done === wanted ? buffer : buffer.subarray(0, done);
+  return done;
 }
 
 export function inputError(path: string, error: unknown): EsignError {

@@ -183,16 +183,24 @@ interface YazlProgress {
 /** yazl's Entry.FILE_DATA_DONE. */
 const FILE_DATA_DONE = 3;
 
+/** What the caller of startZip sees of the bytes written. */
+export interface ZipOutputHooks {
+  /** Every byte of the output, in order, before it is written (the caller hashes the output there). */
+  onChunk(chunk: Uint8Array): void;
+  /** Each chunk once it is written: nothing here holds it any more. */
+  written?(chunk: Uint8Array): void;
+}
+
 /**
  * Starts a ZIP in `output` (appended): `mimetype` first, stored, with no extra field (no entry
  * gets one: DOS times only), then the entries as they are added. Zip64 comes where a size or offset
- * needs it. Every byte written goes through `onChunk` (the caller hashes the output there).
+ * needs it.
  */
 export async function startZip(
   output: OutputFile,
   mimetype: string,
   mtime: Date,
-  onChunk: (chunk: Uint8Array) => void,
+  { onChunk, written }: ZipOutputHooks,
 ): Promise<ZipWriting> {
   const yazl = await loadYazl();
   const zip = new yazl.ZipFile();
@@ -211,6 +219,7 @@ export async function startZip(
       onChunk(chunk);
       bytes += chunk.length;
       await output.write(chunk);
+      written?.(chunk);
       if (caughtUp && isCaughtUp()) caughtUp();
     }
     return bytes;
@@ -281,7 +290,7 @@ export async function writeZip(
   mtime: Date,
   onChunk: (chunk: Uint8Array) => void,
 ): Promise<number> {
-  const zip = await startZip(output, mimetype, mtime, onChunk);
+  const zip = await startZip(output, mimetype, mtime, { onChunk });
   for (const entry of entries) await zip.add(entry);
   return zip.end();
 }

@@ -17,6 +17,7 @@ import {
   type OutputFile,
   type SignOptions,
 } from '../../../core/documents.js';
+import { ChunkPool } from '../../chunk-pool.js';
 import { startZip, type ZipWriting } from '../../zip-container.js';
 
 /** A file to put in a container, and the digest it had when it was signed. */
@@ -62,12 +63,17 @@ export interface ContainerWriting {
   abort(): Promise<void>;
 }
 
-/** The bytes of `source` from its first chunk (read already) on, closing it at the end. */
-async function* restOf(source: DocumentSource, first: Uint8Array): AsyncIterable<Uint8Array> {
+/**
+ * The bytes of `source` from its first chunk (read already) on, closing it at the end; read into
+ * the pool's buffers where the source can (the ZIP writer gives each back once it is written).
+ */
+async function* restOf(source: DocumentSource, first: Uint8Array, pool: ChunkPool): AsyncIterable<Uint8Array> {
   try {
     if (source.size > 0) yield first;
     for (let offset = READ_CHUNK_BYTES; offset < source.size; offset += READ_CHUNK_BYTES)
-      yield await source.read(offset, READ_CHUNK_BYTES);
+      yield source.readInto
+        ? await pool.read((target) => source.readInto!(target, offset))
+        : await source.read(offset, READ_CHUNK_BYTES);
   } finally {
     await source.close();
   }
@@ -109,7 +115,11 @@ export async function startContainer(
   const output = await files.createOutput(container.output, { overwrite: container.overwrite });
   try {
     const outputHash = createHash('sha256');
-    const zip = await startZip(output, container.mimetype, container.mtime, (chunk) => outputHash.update(chunk));
+    const pool = new ChunkPool();
+    const zip = await startZip(output, container.mimetype, container.mtime, {
+      onChunk: (chunk) => outputHash.update(chunk),
+      written: (chunk) => pool.written(chunk),
+    });
     const written: SignedFile[] = [];
     for (const document of documents) {
       const hash = createHash(digest);
@@ -132,7 +142,7 @@ export async function startContainer(
         size,
         compress: file.compress,
         hash,
-        chunks: restOf(file.source, file.first),
+        chunks: restOf(file.source, file.first, pool),
       });
       written.push({ ...document, digest, digestValue: new Uint8Array(hash.digest()), size });
     }
