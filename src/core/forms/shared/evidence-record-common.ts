@@ -1,4 +1,6 @@
 /** What the two evidence-record readers (RFC 4998 ASN.1, RFC 6283 XML) share: the data objects, and the check of an archive timestamp's token. */
+import { compareBytes, concatBytes } from '../../cms/der.js';
+import { createDigest, type DigestAlgorithm } from '../../verify/algorithms.js';
 import { timestampReport, type ContainerVerifyOptions } from './timestamp-report.js';
 import type { ReadSignedBytes } from '../../verify/cms-check.js';
 import type { EvidenceRecordReport, SignatureReport } from '../../verify/types.js';
@@ -77,4 +79,30 @@ export async function judgeFirstChain(
 
 export function invalid(report: EvidenceRecordReport, problem: string): EvidenceRecordReport {
   return { ...report, status: 'invalid', problems: [...report.problems, problem] };
+}
+
+/**
+ * The root a reduced hash tree gives from `start` (RFC 4998 §4.3; RFC 6283 §3.3.2 reduces it the same way): `start` must be in the first
+ * list; each list's values (with the value from below added, when it is not there already) are
+ * sorted, concatenated and hashed (a list of one value gives that value). Without a tree the root
+ * is `start`. Returns the candidates.
+ */
+export function hashTreeRoot(
+  groups: readonly Uint8Array[][],
+  start: Uint8Array,
+  digest: DigestAlgorithm,
+): Uint8Array[] {
+  if (groups.length === 0) return [start];
+  if (!groups[0]!.some((value) => compareBytes(value, start) === 0)) return [];
+  let value: Uint8Array | undefined;
+  for (const group of groups) {
+    const members = value && !group.some((member) => compareBytes(member, value!) === 0) ? [...group, value] : group;
+    // A list of one value passes it up unhashed (as DSS reads a tree of one file).
+    value = members.length === 1 ? members[0]! : hashBytes(digest, concatBytes([...members].sort(compareBytes)));
+  }
+  return [value!];
+}
+
+export function hashBytes(digest: DigestAlgorithm, bytes: Uint8Array): Uint8Array {
+  return new Uint8Array(createDigest(digest).update(bytes).digest());
 }

@@ -7,9 +7,9 @@
  * the record `unverified`, and the report says so. XML evidence records (RFC 6283) are checked the
  * same way by `xml-evidence-record.ts`.
  */
-import { compareBytes, concatBytes, decode, isContext, octets, oid, sequenceItems, type Block } from '../../cms/der.js';
+import { compareBytes, decode, isContext, octets, oid, sequenceItems, type Block } from '../../cms/der.js';
 import type { ContainerVerifyOptions } from './timestamp-report.js';
-import { invalid, judgeFirstChain, type DataObject } from './evidence-record-common.js';
+import { hashBytes, hashTreeRoot, invalid, judgeFirstChain, type DataObject } from './evidence-record-common.js';
 import { verifyXmlEvidenceRecord, xmlRecordDigestOids } from './xml-evidence-record.js';
 
 export type { DataObject } from './evidence-record-common.js';
@@ -163,7 +163,7 @@ export async function verifyEvidenceRecord(
   const stamps = chains[0]!.map((ats, index) => ({
     token: ats.token,
     roots: (index === 0 ? covered.map(({ hash }) => hash) : [hashBytes(digest, chains[0]![index - 1]!.token)]).flatMap(
-      (start) => reduce(ats.groups, start, digest),
+      (start) => hashTreeRoot(ats.groups, start, digest),
     ),
   }));
   const covers = covered.map(({ object }) => object.name);
@@ -190,28 +190,6 @@ function imprintOf(token: Uint8Array): Uint8Array | undefined {
   } catch {
     return undefined;
   }
-}
-
-/**
- * The root a reduced hash tree gives from `start` (RFC 4998 §4.3): `start` must be in the first
- * list; each list's values (with the value from below added, when it is not there already) are
- * sorted, concatenated and hashed (a list of one value gives that value). Without a tree the root
- * is `start`. Returns the candidates.
- */
-function reduce(groups: readonly Uint8Array[][], start: Uint8Array, digest: DigestAlgorithm): Uint8Array[] {
-  if (groups.length === 0) return [start];
-  if (!groups[0]!.some((value) => compareBytes(value, start) === 0)) return [];
-  let value: Uint8Array | undefined;
-  for (const group of groups) {
-    const members = value && !group.some((member) => compareBytes(member, value!) === 0) ? [...group, value] : group;
-    // A list of one value passes it up unhashed (as DSS reads a tree of one file).
-    value = members.length === 1 ? members[0]! : hashBytes(digest, concatBytes([...members].sort(compareBytes)));
-  }
-  return [value!];
-}
-
-function hashBytes(digest: DigestAlgorithm, bytes: Uint8Array): Uint8Array {
-  return new Uint8Array(createDigest(digest).update(bytes).digest());
 }
 
 async function hashOf(read: ReadSignedBytes, digest: DigestAlgorithm): Promise<Uint8Array> {

@@ -8,16 +8,15 @@
  * does; each later one of the first chain (a timestamp renewal, RFC 6283 §4.1) must cover the
  * canonical TimeStamp element before it. A later chain (hash-tree renewal) leaves it `unverified`.
  */
-import { C14nCanonicalization, ExclusiveCanonicalization, type NamespacePrefix } from 'xml-crypto';
 import { EsignError } from '../../errors.js';
-import { childElements, childrenNamed, attribute, isElement, textOf } from '../../xml/dom.js';
+import { childElements, childrenNamed, attribute, textOf } from '../../xml/dom.js';
 import { MAX_XML_DOCUMENT_BYTES, parseSecureXml, type SecureParseOptions } from '../../xml/secure-parse.js';
 import type { XmlElement } from '../../xml/types/xml-libs.js';
 import { createDigest, type DigestAlgorithm } from '../../verify/algorithms.js';
 import type { EvidenceRecordReport } from '../../verify/types.js';
 import { canonicalization, xmlDigest, type Canonicalization } from './xades/read-algorithms.js';
 import { canonicalize, Unsupported } from './xades/read-c14n.js';
-import { invalid, judgeFirstChain, type DataObject } from './evidence-record-common.js';
+import { hashBytes, hashTreeRoot, invalid, judgeFirstChain, type DataObject } from './evidence-record-common.js';
 import type { ContainerVerifyOptions } from './timestamp-report.js';
 
 export const ERS_NS = 'urn:ietf:params:xml:ns:ers';
@@ -112,8 +111,13 @@ export async function verifyXmlEvidenceRecord(
       token: ats.token,
       roots: (index === 0
         ? covered.flatMap((entry) => entry.hashes)
-        : [hashBytes(digest, utf8(canonicalElement(chain.stamps[index - 1]!.timeStamp, c14n)))]
-      ).flatMap((start) => reduce(ats.groups, start, digest)),
+        : [
+            hashBytes(
+              digest,
+              utf8(canonicalize({ node: chain.stamps[index - 1]!.timeStamp, excluded: [], comments: false }, c14n)),
+            ),
+          ]
+      ).flatMap((start) => hashTreeRoot(ats.groups, start, digest)),
     }));
   } catch (error) {
     if (error instanceof Unsupported) return { ...report, reason: oneLine(error) };
@@ -155,68 +159,12 @@ async function dataObjectHashes(
   return [hashBytes(digest, utf8(canonical)), raw];
 }
 
-/**
- * The canonical form of an element of the record (its TimeStamp, which a renewal covers), by
- * xml-crypto: inclusive c14n carries the namespaces its ancestors declare (the ERS default one, as
- * DSS has it), exclusive c14n those it uses. The default namespace in scope is given as the context's
- * (xml-crypto would otherwise write it twice on an element in it).
- */
-function canonicalElement(element: XmlElement, c14n: Canonicalization): string {
-  if (c14n.exclusive) return new ExclusiveCanonicalization().process(element, {});
-  const inherited = ancestorNamespaces(element);
-  const defaultNs = inherited.find((ns) => ns.prefix === '')?.namespaceURI;
-  return new C14nCanonicalization().process(element, {
-    ancestorNamespaces: inherited,
-    ...(defaultNs ? { defaultNs } : {}),
-  });
-}
-
-/** The namespace declarations in scope at `element` from its ancestors (the nearest wins; its own shadow them). */
-function ancestorNamespaces(element: XmlElement): NamespacePrefix[] {
-  const seen = new Set(declarations(element).map(({ prefix }) => prefix));
-  const out: NamespacePrefix[] = [];
-  for (let parent = element.parentNode; isElement(parent); parent = parent.parentNode)
-    for (const declared of declarations(parent)) {
-      if (seen.has(declared.prefix)) continue;
-      seen.add(declared.prefix);
-      if (declared.namespaceURI !== '') out.push(declared);
-    }
-  return out;
-}
-
-function declarations(element: XmlElement): NamespacePrefix[] {
-  const out: NamespacePrefix[] = [];
-  for (let i = 0; i < element.attributes.length; i++) {
-    const { name, value } = element.attributes[i]!;
-    if (name === 'xmlns') out.push({ prefix: '', namespaceURI: value });
-    else if (name.startsWith('xmlns:')) out.push({ prefix: name.slice(6), namespaceURI: value });
-  }
-  return out;
-}
-
 function looksLikeXml(bytes: Uint8Array): boolean {
   const head = new TextDecoder()
     .decode(bytes.subarray(0, 64))
     .replace(/^\uFEFF/, '')
     .trimStart();
   return head.startsWith('<');
-}
-
-/**
- * The root a hash tree gives from `start` (RFC 6283 §3.2.2, as DSS reduces it): `start` must be in
- * the first Sequence; each Sequence's values (after the first, with the value from below added) are
- * sorted, concatenated and hashed, a Sequence of one value giving that value. Without a tree the
- * root is `start`.
- */
-function reduce(groups: readonly Uint8Array[][], start: Uint8Array, digest: DigestAlgorithm): Uint8Array[] {
-  if (groups.length === 0) return [start];
-  if (!groups[0]!.some((value) => equal(value, start))) return [];
-  let value: Uint8Array | undefined;
-  for (const group of groups) {
-    const members = value ? [...group, value] : [...group];
-    value = members.length === 1 ? members[0]! : hashBytes(digest, Buffer.concat(members.sort(Buffer.compare)));
-  }
-  return [value!];
 }
 
 function archiveTimeStamp(element: XmlElement): XmlArchiveTimeStamp {
@@ -265,10 +213,6 @@ function base64(element: XmlElement, what: string): Uint8Array {
   if (text.length === 0 || text.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(text))
     throw new Error(`${what} is not base64`);
   return new Uint8Array(Buffer.from(text, 'base64'));
-}
-
-function hashBytes(digest: DigestAlgorithm, bytes: Uint8Array): Uint8Array {
-  return new Uint8Array(createDigest(digest).update(bytes).digest());
 }
 
 const utf8 = (text: string) => new TextEncoder().encode(text);
