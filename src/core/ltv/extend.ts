@@ -17,7 +17,7 @@ import type { OutputFile } from '../documents.js';
 import type { ByteSource, TimestampAuthority } from '../ports.js';
 import { findSignatures } from './pdf-signatures.js';
 import type { KnownSignature } from './pdf-signatures.js';
-import { digestOf as hex } from '../pdf/dss.js';
+import { itemDigest as hex } from './item-digest.js';
 import { collectValidationData, RevocationCache, targetsOf, tokenTarget } from './validation-data.js';
 import type { ChainTarget, RevocationCheck, RevocationFetcher, ValidationData } from './validation-data.js';
 

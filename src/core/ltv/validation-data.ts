@@ -4,7 +4,7 @@
  * TSA's chain; for each certificate of those chains except the trust anchor, an OCSP response
  * (AIA) and the CRL (CRL distribution point) of its issuer. Fetching goes through a port.
  */
-import { digestOf as hex } from '../pdf/dss.js';
+import { itemDigest as hex } from './item-digest.js';
 import { parseTimeStampToken } from '../tsp/response.js';
 import { EsignError, isEsignError } from '../errors.js';
 import { certificateFacts, displayName, isIssuedBy } from './certificates.js';

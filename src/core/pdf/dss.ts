@@ -2,8 +2,8 @@
  * The Document Security Store (PAdES B-LT): certificates, OCSP responses and CRLs as streams in a
  * `/DSS` dictionary of the catalog, added by an incremental update after the signature.
  */
-import { createHash } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
+import { itemDigest } from '../ltv/item-digest.js';
 import type { PdfDocument } from './document.js';
 import { IncrementalUpdate } from './incremental.js';
 import { PdfRef, PdfStream, dict, name } from './objects.js';
@@ -33,7 +33,7 @@ export async function buildDssUpdate(doc: PdfDocument, material: DssMaterial): P
   ] as const) {
     const refs = [...((await doc.resolveArray(dss.get(key))) ?? [])];
     for (const item of items ?? []) {
-      const digest = digestOf(item);
+      const digest = itemDigest(item);
       if (seen.has(digest)) continue;
       seen.add(digest);
       refs.push(u.add(new PdfStream(dict({ Filter: name('FlateDecode') }), deflated(digest, item))));
@@ -44,17 +44,6 @@ export async function buildDssUpdate(doc: PdfDocument, material: DssMaterial): P
   else u.set(catalogRef, catalog.clone().set('DSS', u.add(dss)));
   return u.serialize().bytes;
 }
-
-/** SHA-256 (hex) of a certificate, OCSP response or CRL, remembered per array: a window's documents share the same arrays. */
-export function digestOf(item: Uint8Array): string {
-  let digest = digests.get(item);
-  if (digest === undefined) {
-    digest = createHash('sha256').update(item).digest('hex');
-    digests.set(item, digest);
-  }
-  return digest;
-}
-const digests = new WeakMap<Uint8Array, string>();
 
 /**
  * Compressed DSS items by SHA-256: a batch writes the same few certificates, OCSP responses and

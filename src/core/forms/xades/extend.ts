@@ -22,7 +22,7 @@ import { EsignError } from '../../errors.js';
 import type { ExtendDependencies, LongTermLevel } from '../../ltv/extend.js';
 import { collectValidationData, RevocationCache, tokenTarget } from '../../ltv/validation-data.js';
 import type { ChainTarget, RevocationCheck } from '../../ltv/validation-data.js';
-import { digestOf as hex } from '../../pdf/dss.js';
+import { itemDigest as hex } from '../../ltv/item-digest.js';
 import { summarize } from '../../verify/chain.js';
 import { childrenNamed, descendants, textOf } from '../../xml/dom.js';
 import { NS, TRANSFORM } from '../../xml/namespaces.js';
