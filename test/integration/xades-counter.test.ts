@@ -5,7 +5,7 @@
  * the text, and folded into the exit code; xmlsec1 as the independent judge of the counter-signature.
  */
 import { spawnSync } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SignatureReport, VerificationReport } from '../../src/core/verify/types.js';
@@ -116,6 +116,80 @@ describe('esign verify of XAdES counter-signatures', () => {
   });
 });
 
+/** The xades:CounterSignature element of `xml`, as written. */
+const counterElement = (xml: string) => /<xades:CounterSignature>[\s\S]*?<\/xades:CounterSignature>/.exec(xml)![0];
+
+/** `esign extend --level LEVEL` of `file` into `output`; the input left as it was. */
+async function extended(file: string, level: 'B-LT' | 'B-LTA', output: string): Promise<string> {
+  const before = await readFile(file);
+  const result = await runCli(['--json', 'extend', '--level', level, '-o', output, file], { env: sandbox.env });
+  expect(result.code, result.stderr).toBe(0);
+  expect(result.json()).toMatchObject({ format: 'XAdES', level, signatures: 1 });
+  expect(await readFile(file)).toEqual(before);
+  return readFile(output, 'utf8');
+}
+
+describe('esign extend of a counter-signed XAdES', () => {
+  it.each(['B-LT', 'B-LTA'] as const)(
+    '→ %s: the main signature at the new level, the counter-signature still nested, valid and byte for byte as it was',
+    async (level) => {
+      const xml = counterSignedXml(parent, counter);
+      const file = await write(`counter-${level}.xml`, xml);
+      const output = join(work.dir, `counter-${level}-extended.xml`);
+      const out = await extended(file, level, output);
+      expect(counterElement(out)).toBe(counterElement(xml));
+      // The counter-signature stays an unsigned signature property, before what the extension added.
+      const properties = /<xades:UnsignedSignatureProperties>([\s\S]*)<\/xades:UnsignedSignatureProperties>/.exec(
+        out,
+      )![1]!;
+      expect(properties.startsWith(counterElement(xml))).toBe(true);
+      const added = ['SignatureTimeStamp', 'CertificateValues', 'RevocationValues'];
+      if (level === 'B-LTA') added.push('ArchiveTimeStamp');
+      expect(
+        [...properties.slice(counterElement(xml).length).matchAll(/<xades(?:141)?:(\w+)[ >]/g)].map((m) => m[1]),
+      ).toEqual(expect.arrayContaining(added));
+      const { code, report, stdout } = await verify(output);
+      expect(code, stdout).toBe(0);
+      expect(report).toMatchObject({ kind: 'xades', status: 'valid', code: null });
+      expect(report!.signatures[0]).toMatchObject({ status: 'valid', indication: 'TOTAL-PASSED', level });
+      expect(stdout).not.toContain('archive timestamp does not validate');
+      expect(counterOf(report), stdout).toMatchObject({
+        kind: 'xades',
+        status: 'valid',
+        indication: 'TOTAL-PASSED',
+        signatureValue: { valid: true },
+      });
+      // The file holds the main signature's validation data: the root CRL too, though its KeyInfo
+      // stops at the issuing CA (the root came from the profile's trust anchors).
+      const offline = await runCli(['--json', 'verify', '--offline', '--trust', sandbox.rootPemPath, output], {
+        env: sandbox.env,
+      });
+      expect(offline.json<VerificationReport>().signatures[0], offline.stdout).toMatchObject({
+        status: 'valid',
+        level,
+      });
+    },
+  );
+
+  it('B-LTA refreshed in place: a second archive timestamp over the counter-signature and the first; both signatures valid', async () => {
+    const xml = counterSignedXml(parent, counter);
+    const file = await write('counter-refresh.xml', xml);
+    const output = join(work.dir, 'counter-refresh-lta.xml');
+    await extended(file, 'B-LTA', output);
+    const result = await runCli(['--json', 'extend', '--in-place', output], { env: sandbox.env });
+    expect(result.code, result.stderr).toBe(0);
+    const out = await readFile(output, 'utf8');
+    expect(out.split('ArchiveTimeStamp xmlns').length - 1).toBe(2);
+    expect(counterElement(out)).toBe(counterElement(xml));
+    const { code, report, stdout } = await verify(output);
+    expect(code, stdout).toBe(0);
+    expect(stdout).not.toContain('archive timestamp does not validate');
+    expect(report!.signatures[0]).toMatchObject({ status: 'valid', level: 'B-LTA' });
+    expect(counterOf(report)).toMatchObject({ status: 'valid' });
+    expect((await readdir(work.dir)).filter((name) => name.startsWith('.'))).toEqual([]);
+  });
+});
+
 const has = (tool: string) => spawnSync('which', [tool]).status === 0;
 
 describe.skipIf(!has('xmlsec1'))('xmlsec1 judges the counter-signature', () => {
@@ -150,4 +224,20 @@ describe.skipIf(!has('xmlsec1'))('xmlsec1 judges the counter-signature', () => {
     const bad = xmlsecVerify(await write('judge-changed.xml', changed), counterId(changed));
     expect(bad.status).not.toBe(0);
   });
+
+  it.each(['B-LT', 'B-LTA'] as const)(
+    'extended to %s: xmlsec1 still accepts the main signature and the counter-signature',
+    async (level) => {
+      const file = await write(`judge-${level}.xml`, counterSignedXml(parent, counter));
+      const xml = await extended(file, level, join(work.dir, `judge-${level}-extended.xml`));
+      const mainId = /<ds:Signature [^>]*Id="([^"]+)"/.exec(xml)![1]!;
+      expect(mainId).not.toBe(counterId(xml));
+      const output = await write(`judge-${level}-extended.xml`, xml);
+      for (const id of [mainId, counterId(xml)]) {
+        const verified = xmlsecVerify(output, id);
+        expect(verified.status, `${id}: ${verified.stderr}`).toBe(0);
+        expect(verified.stderr).toMatch(/OK/);
+      }
+    },
+  );
 });
