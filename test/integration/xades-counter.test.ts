@@ -7,12 +7,17 @@
  * byte as an unsigned signature property before what the extension adds, the main signature at the
  * new level, both valid (online and offline), and xmlsec1 still accepting both.
  */
-import { spawnSync } from 'node:child_process';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SignatureReport, VerificationReport } from '../../src/core/verify/types.js';
-import { counterSignedXml, withSignatureValue, type CounterSigner } from '../helpers/xades-counter.js';
+import {
+  counterSignedAsicSignatures,
+  counterSignedXml,
+  withSignatureValue,
+  type CounterSigner,
+} from '../helpers/xades-counter.js';
 import { runCli } from '../helpers/run-cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { tempDirForFile } from '../helpers/tmp.js';
@@ -195,6 +200,36 @@ describe('esign extend of a counter-signed XAdES', () => {
 });
 
 const has = (tool: string) => spawnSync('which', [tool]).status === 0;
+
+describe.skipIf(!has('zip'))('esign extend of a counter-signed XAdES in an ASiC-E', () => {
+  it('→ B-LTA in place: the container verifies, its signature B-LTA over both files, the counter-signature nested and valid', async () => {
+    const dir = join(work.dir, 'asice');
+    await mkdir(join(dir, 'META-INF'), { recursive: true });
+    const files = { 'a.txt': Buffer.from('first file\n'), 'b.txt': Buffer.from('second file\n') };
+    for (const [name, bytes] of Object.entries(files)) await writeFile(join(dir, name), bytes);
+    const signatures = counterSignedAsicSignatures(files, parent, counter);
+    await writeFile(join(dir, 'META-INF', 'signatures0.xml'), signatures);
+    await writeFile(join(dir, 'mimetype'), 'application/vnd.etsi.asic-e+zip');
+    // Info-ZIP: mimetype first and stored, then the files and the signature.
+    execFileSync('zip', ['-q', '-X', '-0', 'counter.asice', 'mimetype'], { cwd: dir });
+    execFileSync('zip', ['-q', '-X', 'counter.asice', 'a.txt', 'b.txt', 'META-INF/signatures0.xml'], { cwd: dir });
+    const bundle = join(dir, 'counter.asice');
+    expect(counterOf((await verify(bundle)).report)).toMatchObject({ status: 'valid' });
+
+    const result = await runCli(['--json', 'extend', '--in-place', bundle], { env: sandbox.env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.json()).toMatchObject({ output: bundle, format: 'XAdES', level: 'B-LTA', signatures: 1 });
+    const { code, report, stdout } = await verify(bundle);
+    expect(code, stdout).toBe(0);
+    expect(stdout).not.toContain('archive timestamp does not validate');
+    expect(report!.signatures[0]).toMatchObject({ status: 'valid', level: 'B-LTA', covers: ['a.txt', 'b.txt'] });
+    expect(counterOf(report)).toMatchObject({ status: 'valid', indication: 'TOTAL-PASSED' });
+    const extended = execFileSync('unzip', ['-p', bundle, 'META-INF/signatures0.xml'], { encoding: 'utf8' });
+    expect(counterElement(extended)).toBe(counterElement(signatures));
+    for (const [name, bytes] of Object.entries(files))
+      expect(execFileSync('unzip', ['-p', bundle, name])).toEqual(bytes);
+  });
+});
 
 describe.skipIf(!has('xmlsec1'))('xmlsec1 judges the counter-signature', () => {
   /** xmlsec1 --verify of the ds:Signature with Id `id`, the Ids of Signature, SignatureValue and SignedProperties registered. */
