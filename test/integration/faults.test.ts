@@ -1613,8 +1613,10 @@ function extendCases(): FaultCase[] {
   const label = (c: FaultCase): FaultCase => ({ ...c, fault: `${c.fault} (esign extend)` });
   const revocation = REVOCATION_FAULTS.flatMap(([name, fault, retried, said]): FaultCase[] => {
     const tries = retried ? 3 : 1;
-    const exitCode = said === 'cannot be used' ? 6 : 5;
-    const errorCode = exitCode === 6 ? 'REVOCATION_BAD_RESPONSE' : 'REVOCATION_UNAVAILABLE';
+    // A source that cannot be had is unavailable (exit 5); one that answers garbage, a bad response (exit 6).
+    const garbage = fault.kind === 'malformed';
+    const exitCode = garbage ? 6 : 5;
+    const errorCode = garbage ? 'REVOCATION_BAD_RESPONSE' : 'REVOCATION_UNAVAILABLE';
     return [
       {
         call: 'ocsp',
