@@ -1,8 +1,9 @@
 /**
  * Counter-signed XAdES built at run time with esign's own XAdES writer: an enveloped signature of
- * a small XML document, and in its UnsignedSignatureProperties a xades:CounterSignature (EN 319
- * 132-1 §5.2.7) whose reference of Type CountersignedSignature names the parent's
- * ds:SignatureValue by its Id (exclusive c14n). Keys and certificates are the caller's.
+ * a small XML document (or an ASiC-E's signatures0.xml over its files), and in its
+ * UnsignedSignatureProperties a xades:CounterSignature (EN 319 132-1 §5.2.7) whose reference of
+ * Type CountersignedSignature names the parent's ds:SignatureValue by its Id (exclusive c14n). Keys
+ * and certificates are the caller's.
  */
 import { createHash, sign, type KeyObject } from 'node:crypto';
 import { ENVELOPED_SIGNATURE, EXC_C14N } from '../../src/core/forms/shared/xades/algorithms.js';
@@ -57,8 +58,40 @@ export function counterSignedXml(
   counter: CounterSigner,
   options: CounterSignedOptions = {},
 ): string {
+  const signature = counterSignedSignature([envelopedObject(COUNTER_DOCUMENT)], parent, counter, options);
+  return COUNTER_DOCUMENT.replace('</inv:Invoice>', `${signature}</inv:Invoice>`);
+}
+
+/**
+ * The `META-INF/signatures0.xml` of an ASiC-E holding `files` (name → bytes): one reference per
+ * file, its entry name as URI (EN 319 162-1), by `parent`, counter-signed by `counter`.
+ */
+export function counterSignedAsicSignatures(
+  files: Record<string, Uint8Array>,
+  parent: CounterSigner,
+  counter: CounterSigner,
+): string {
+  const objects = Object.entries(files).map(([name, bytes]): DataObject => ({
+    uri: name,
+    transforms: [],
+    digest: new Uint8Array(createHash('sha256').update(bytes).digest()),
+    mimeType: 'text/plain',
+  }));
+  return (
+    '<?xml version="1.0" encoding="UTF-8" standalone="no"?>' +
+    `<asic:XAdESSignatures xmlns:asic="http://uri.etsi.org/02918/v1.2.1#">${counterSignedSignature(objects, parent, counter)}</asic:XAdESSignatures>`
+  );
+}
+
+/** The ds:Signature by `parent` over `objects`, a CounterSignature by `counter` in its unsigned properties. */
+function counterSignedSignature(
+  objects: DataObject[],
+  parent: CounterSigner,
+  counter: CounterSigner,
+  options: CounterSignedOptions = {},
+): string {
   const draft = draftSignature({
-    objects: [envelopedObject(COUNTER_DOCUMENT)],
+    objects,
     certificates: parent.certificates,
     scheme,
     signingTime: new Date('2026-01-01T00:00:00Z'),
@@ -86,13 +119,12 @@ export function counterSignedXml(
   const counterValue = new Uint8Array(sign('sha256', toBeSignedOf(counterDraft).der, counter.privateKey));
   const token = options.counterTimestamp?.(signatureTimestampInput(counterDraft, counterValue));
   const counterXml = signatureXml(counterDraft, counterValue, token ? { signatureTimestamp: token } : {});
-  const signature = signatureXml(draft, value).replace(
+  return signatureXml(draft, value).replace(
     '</xades:QualifyingProperties>',
     '<xades:UnsignedProperties><xades:UnsignedSignatureProperties><xades:CounterSignature>' +
       counterXml +
       '</xades:CounterSignature></xades:UnsignedSignatureProperties></xades:UnsignedProperties></xades:QualifyingProperties>',
   );
-  return COUNTER_DOCUMENT.replace('</inv:Invoice>', `${signature}</inv:Invoice>`);
 }
 
 /**

@@ -10,7 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { basename, extname, join } from 'node:path';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_TRUSTED_LIST_BYTES } from '../../src/core/trusted-list/xml-signature.js';
@@ -126,7 +126,12 @@ afterAll(async () => {
   // Only a whole run describes the matrix: a run filtered with -t must not replace it with a part.
   if (
     matrix.length ===
-    CASES.length + REFUSED_CASES.length + TRUST_CASES.length + TRUST_ADD_CASES.length + VERIFY_CASES.length
+    CASES.length +
+      REFUSED_CASES.length +
+      TRUST_CASES.length +
+      TRUST_ADD_CASES.length +
+      VERIFY_CASES.length +
+      EXTEND_CASES.length
   ) {
     await writeFile(
       new URL('fault-matrix.json', artifacts),
@@ -172,7 +177,8 @@ interface FaultCase {
     | 'trust update'
     | 'trust add'
     | 'verify'
-    | 'verify (soft-fail)';
+    | 'verify (soft-fail)'
+    | 'extend (xades)';
   errorCode: string | RegExp;
   exitCode: number;
   message: RegExp;
@@ -205,8 +211,16 @@ async function runCase(c: FaultCase): Promise<void> {
   const configDir = join(dir, '.config');
   const docs = join(dir, 'docs');
   await mkdir(docs);
-  const input = join(docs, 'contract.pdf');
-  await writeFile(input, c.command === 'upload (multipart)' ? multipartBytes : pdfBytes);
+  // `esign extend` works on a signed XML file (signed before the fault is armed, untimed), the others on a PDF.
+  const input = join(docs, c.command === 'extend (xades)' ? 'contract-signed.xml' : 'contract.pdf');
+  await writeFile(
+    input,
+    c.command === 'upload (multipart)'
+      ? multipartBytes
+      : c.command === 'extend (xades)'
+        ? await signedXades()
+        : pdfBytes,
+  );
   const before = sha256(await readFile(input));
   // A seal on the sandbox profile: the organization's client (or login user) and its bulk seal, no browser.
   const seal: Record<string, string> = c.command.startsWith('sign (seal')
@@ -261,6 +275,7 @@ async function runCase(c: FaultCase): Promise<void> {
     'sign (seal, auth/login)': ['--json', 'sign', '--level', 'B-B', input],
     'sign (seal, password grant)': ['--json', 'sign', '--level', 'B-B', input],
     'sign (seal, JSON token)': ['--json', 'sign', '--level', 'B-B', input],
+    'extend (xades)': ['--json', 'extend', '--level', 'B-LTA', '--in-place', input],
   };
   const result: CliResult = await runCli(args[c.command], { env, timeoutMs: 60_000 });
   // A delayed request reaches its handler after the client gave up on it; the last one was sent at
@@ -279,7 +294,7 @@ async function runCase(c: FaultCase): Promise<void> {
     errorCode = undefined;
   }
   const message = result.stderr.trim().split('\n').at(-1) ?? '';
-  const leftovers = (await readdir(docs)).filter((name) => name !== 'contract.pdf');
+  const leftovers = (await readdir(docs)).filter((name) => name !== basename(input));
   const untouched = sha256(await readFile(input)) === before;
   const [minTries, maxTries] = typeof c.tries === 'number' ? [c.tries, c.tries] : c.tries;
   const row: MatrixRow = {
@@ -290,6 +305,9 @@ async function runCase(c: FaultCase): Promise<void> {
     exitCode: result.code,
     errorCode,
     message: message
+      // esign extend's message names its input: the table keeps the file name (the temp dir changes run to run).
+      .split(input)
+      .join(basename(input))
       .replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:PORT')
       .replace(/case-\d+/g, 'case-N')
       .replace(/esign-[0-9a-f]{40}/g, 'esign-BUCKET'),
@@ -306,6 +324,11 @@ async function runCase(c: FaultCase): Promise<void> {
   });
   expect(message).toMatch(c.message);
   expect(message).toMatch(/^esign: /);
+  if (c.command === 'extend (xades)') {
+    // One line: the sandbox profile's banner aside, nothing else on stderr.
+    const lines = result.stderr.trim().split('\n');
+    expect(lines.filter((line) => !line.startsWith('esign: sandbox profile'))).toEqual([message]);
+  }
   expect(tries).toBeGreaterThanOrEqual(minTries);
   expect(tries).toBeLessThanOrEqual(maxTries);
   expect(untouched).toBe(true);
@@ -423,6 +446,64 @@ function forgedSignature(call: CallName, command: FaultCase['command']): FaultCa
     message: /does not verify/,
     tries: 1,
   };
+}
+
+/**
+ * The TSA's faults (idempotent: its own retry loop), through a command that asks it for one token:
+ * transport and status faults, answers that are not a TimeStampResp, a rejection, and tokens that
+ * fail the client's checks.
+ */
+function tsaCases(command: FaultCase['command']): FaultCase[] {
+  return [
+    ...standardCases('tsa', command, true, /timestamp authority/).map((c): FaultCase => {
+      if (c.fault === 'HTTP 429' || c.fault.startsWith('HTTP 5'))
+        return { ...c, errorCode: 'TSA_HTTP_ERROR', exitCode: 5, tries: c.fault === 'HTTP 500' ? 1 : 3 };
+      return c;
+    }),
+    // Answers that are no TimeStampResp.
+    ...(
+      [
+        ['malformed DER', '\x30\x7f\x02\x01', 'application/timestamp-reply', /timestamp/],
+        ['wrong ASN.1 types', '\x30\x03\x02\x01\x00', 'application/timestamp-reply', /timestamp/],
+        ['wrong content type', '{}', 'application/json', /Content-Type/],
+      ] as const
+    ).map(([fault, body, contentType, message]): FaultCase => ({
+      call: 'tsa',
+      command,
+      fault,
+      arm: inject('tsa', malformed(body, contentType)),
+      errorCode: 'TSA_BAD_RESPONSE',
+      exitCode: 6,
+      message,
+      tries: 1,
+    })),
+    {
+      call: 'tsa',
+      command,
+      fault: 'failInfo timeNotAvailable',
+      arm: () => postJson(`${t.sandbox.urls.tsa}/_faults`, { failInfo: 'timeNotAvailable', times: 3 }),
+      errorCode: 'TSA_REJECTED',
+      exitCode: 6,
+      message: /timeNotAvailable/,
+      tries: 3,
+    },
+    ...(
+      [
+        ['signature', 'signature does not verify', 'TSA_SIGNATURE_INVALID', /not validly signed/],
+        ['imprint', 'token for other data (imprint)', 'TSA_IMPRINT_MISMATCH', /message imprint mismatch/],
+        ['nonce', 'nonce not echoed', 'TSA_NONCE_MISMATCH', /does not echo the nonce/],
+      ] as const
+    ).map(([tamper, fault, errorCode, message]): FaultCase => ({
+      call: 'tsa',
+      command,
+      fault,
+      arm: () => postJson(`${t.sandbox.urls.tsa}/_faults`, { tamper, times: 1 }),
+      errorCode,
+      exitCode: 6,
+      message,
+      tries: 1,
+    })),
+  ];
 }
 
 const CASES: FaultCase[] = [
@@ -811,67 +892,7 @@ const CASES: FaultCase[] = [
   forgedSignature('v2SignHash', 'sign (v2)'),
 
   // TSA (idempotent: its own retry loop), through `esign sign --level B-T`
-  ...standardCases('tsa', 'sign B-T', true, /timestamp authority/).map((c): FaultCase => {
-    if (c.fault === 'HTTP 429' || c.fault.startsWith('HTTP 5'))
-      return { ...c, errorCode: 'TSA_HTTP_ERROR', exitCode: 5, tries: c.fault === 'HTTP 500' ? 1 : 3 };
-    return c;
-  }),
-  {
-    call: 'tsa',
-    command: 'sign B-T',
-    fault: 'malformed DER',
-    arm: inject('tsa', malformed('\x30\x7f\x02\x01', 'application/timestamp-reply')),
-    errorCode: 'TSA_BAD_RESPONSE',
-    exitCode: 6,
-    message: /timestamp/,
-    tries: 1,
-  },
-  {
-    call: 'tsa',
-    command: 'sign B-T',
-    fault: 'wrong ASN.1 types',
-    arm: inject('tsa', malformed('\x30\x03\x02\x01\x00', 'application/timestamp-reply')),
-    errorCode: 'TSA_BAD_RESPONSE',
-    exitCode: 6,
-    message: /timestamp/,
-    tries: 1,
-  },
-  {
-    call: 'tsa',
-    command: 'sign B-T',
-    fault: 'wrong content type',
-    arm: inject('tsa', malformed('{}', 'application/json')),
-    errorCode: 'TSA_BAD_RESPONSE',
-    exitCode: 6,
-    message: /Content-Type/,
-    tries: 1,
-  },
-  {
-    call: 'tsa',
-    command: 'sign B-T',
-    fault: 'failInfo timeNotAvailable',
-    arm: () => postJson(`${t.sandbox.urls.tsa}/_faults`, { failInfo: 'timeNotAvailable', times: 3 }),
-    errorCode: 'TSA_REJECTED',
-    exitCode: 6,
-    message: /timeNotAvailable/,
-    tries: 3,
-  },
-  ...(
-    [
-      ['signature', 'signature does not verify', 'TSA_SIGNATURE_INVALID', /not validly signed/],
-      ['imprint', 'token for other data (imprint)', 'TSA_IMPRINT_MISMATCH', /message imprint mismatch/],
-      ['nonce', 'nonce not echoed', 'TSA_NONCE_MISMATCH', /does not echo the nonce/],
-    ] as const
-  ).map(([tamper, fault, errorCode, message]): FaultCase => ({
-    call: 'tsa',
-    command: 'sign B-T',
-    fault,
-    arm: () => postJson(`${t.sandbox.urls.tsa}/_faults`, { tamper, times: 1 }),
-    errorCode,
-    exitCode: 6,
-    message,
-    tries: 1,
-  })),
+  ...tsaCases('sign B-T'),
 
   // storage credentials (idempotent), through `esign upload` after `esign login --scope com.vendor.storage`
   ...standardCases('storageCredentials', 'upload', true, /storage service/).map((c): FaultCase =>
@@ -1395,21 +1416,28 @@ describe('fault matrix: esign trust add, every fault on the list added', () => {
 
 // ---- esign verify: the revocation data a file does not hold, fetched --------------------------
 
-/** A B-B PDF the sandbox signed, without revocation data: verify asks the OCSP responder and the CRLs. */
-let signedForVerify: Promise<Uint8Array> | undefined;
-function signedWithoutRevocation(): Promise<Uint8Array> {
-  signedForVerify ??= (async () => {
-    const dir = await tempDir('esign-fault-verify-');
-    const input = join(dir, 'contract.pdf');
-    await writeFile(input, pdfBytes);
-    const signed = await runCli(['--auto-approve', '--quiet', 'sign', '--level', 'B-B', input], {
-      env: { ...t.env, ESIGN_CONFIG_DIR: join(dir, '.config') },
-    });
-    expect(signed.code, signed.stderr).toBe(0);
-    return new Uint8Array(await readFile(join(dir, 'contract-signed.pdf')));
-  })();
-  return signedForVerify;
+/**
+ * `name` holding `bytes()`, signed by the sandbox once, on first use (before that case arms its
+ * fault; untimed): the bytes of NAME-signed.EXT, which each case then writes a copy of.
+ */
+function signedOnce(name: string, bytes: () => string | Uint8Array, options: string[]): () => Promise<Uint8Array> {
+  let signed: Promise<Uint8Array> | undefined;
+  return () =>
+    (signed ??= (async () => {
+      const dir = await tempDir('esign-fault-signed-');
+      const input = join(dir, name);
+      await writeFile(input, bytes());
+      const result = await runCli(['--auto-approve', '--quiet', 'sign', ...options, input], {
+        env: { ...t.env, ESIGN_CONFIG_DIR: join(dir, '.config') },
+      });
+      expect(result.code, result.stderr).toBe(0);
+      const extension = extname(name);
+      return new Uint8Array(await readFile(join(dir, `${basename(name, extension)}-signed${extension}`)));
+    })());
 }
+
+/** A B-B PDF the sandbox signed, without revocation data: verify asks the OCSP responder and the CRLs. */
+const signedWithoutRevocation = signedOnce('contract.pdf', () => pdfBytes, ['--level', 'B-B']);
 
 /**
  * One `esign verify --trust ROOT` of a signed PDF without revocation data against a fault on a
@@ -1491,37 +1519,40 @@ async function runVerifyCase(c: FaultCase): Promise<void> {
 }
 
 /** Each fault on the signer's OCSP responder (the issuing CA's CRL faulted alike) and on the root's CRL. */
+/**
+ * The faults of a revocation source (an OCSP responder, a CRL distribution point): whether the
+ * HTTP client tries it again, and what the message says of it.
+ */
+const REVOCATION_FAULTS: Array<[name: string, fault: Fault, retried: boolean, said: string]> = [
+  ['connection reset', { kind: 'reset' }, true, 'Could not reach'],
+  ['time-out', { kind: 'delay', ms: DELAY_MS }, true, 'did not answer within'],
+  ['HTTP 500', status(500), false, 'answered HTTP 500'],
+  ['HTTP 503', status(503, { 'retry-after': '0' }), true, 'answered HTTP 503'],
+  ['garbage (200, the right type)', malformed('not DER at all', 'application/ocsp-response'), false, 'cannot be used'],
+  [
+    'wrong content type (200, an HTML page)',
+    malformed('<html>maintenance</html>', 'text/html'),
+    false,
+    'cannot be used',
+  ],
+];
+
+/** The signer's OCSP responder faulted, and the issuing CA's CRL (its fallback) alike. */
+const ocspAndItsCrl = (fault: Fault) => () => {
+  inject('ocsp', fault, 3)();
+  t.sandbox.faults.inject({ route: 'pki GET /issuing.crl', fault, times: 3 });
+};
+
 function verifyCases(): FaultCase[] {
-  const faults: Array<[name: string, fault: Fault, retried: boolean, said: string]> = [
-    ['connection reset', { kind: 'reset' }, true, 'Could not reach'],
-    ['time-out', { kind: 'delay', ms: DELAY_MS }, true, 'did not answer within'],
-    ['HTTP 500', status(500), false, 'answered HTTP 500'],
-    ['HTTP 503', status(503, { 'retry-after': '0' }), true, 'answered HTTP 503'],
-    [
-      'garbage (200, the right type)',
-      malformed('not DER at all', 'application/ocsp-response'),
-      false,
-      'cannot be used',
-    ],
-    [
-      'wrong content type (200, an HTML page)',
-      malformed('<html>maintenance</html>', 'text/html'),
-      false,
-      'cannot be used',
-    ],
-  ];
   const cases: FaultCase[] = [];
-  for (const [name, fault, retried, said] of faults) {
+  for (const [name, fault, retried, said] of REVOCATION_FAULTS) {
     const tries = retried ? 3 : 1;
     cases.push(
       {
         call: 'ocsp',
         command: 'verify',
         fault: name,
-        arm: () => {
-          inject('ocsp', fault, 3)();
-          t.sandbox.faults.inject({ route: 'pki GET /issuing.crl', fault, times: 3 });
-        },
+        arm: ocspAndItsCrl(fault),
         errorCode: 'VERIFY_REVOCATION_UNKNOWN',
         exitCode: 9,
         message: new RegExp(
@@ -1550,10 +1581,7 @@ function verifyCases(): FaultCase[] {
     call: 'ocsp',
     command: 'verify (soft-fail)',
     fault: 'connection reset (--revocation soft-fail)',
-    arm: () => {
-      inject('ocsp', { kind: 'reset' }, 3)();
-      t.sandbox.faults.inject({ route: 'pki GET /issuing.crl', fault: { kind: 'reset' }, times: 3 });
-    },
+    arm: ocspAndItsCrl({ kind: 'reset' }),
     errorCode: '',
     exitCode: 0,
     message:
@@ -1569,6 +1597,69 @@ describe('fault matrix: esign verify, every fault on the revocation data it fetc
     await runCase(c);
   });
 });
+
+// ---- esign extend of XAdES: the revocation data and the archive timestamp it adds ------------
+
+/**
+ * `esign --json extend --level B-LTA --in-place` of an enveloped XAdES B-T (signed once, untimed,
+ * before any fault is armed; each case writes a copy): the signer's OCSP responder with the issuing
+ * CA's CRL (its fallback) faulted alike, the root's CRL (the issuing CA's and the TSA's status), and
+ * the TSA asked for the archive timestamp. Each fails in one line with its documented exit code, the
+ * XML file byte for byte as it was (an in-place extension goes through a temp file) and no temp file
+ * left beside it.
+ */
+function extendCases(): FaultCase[] {
+  const command = 'extend (xades)';
+  const label = (c: FaultCase): FaultCase => ({ ...c, fault: `${c.fault} (esign extend)` });
+  const revocation = REVOCATION_FAULTS.flatMap(([name, fault, retried, said]): FaultCase[] => {
+    const tries = retried ? 3 : 1;
+    // A source that cannot be had is unavailable (exit 5); one that answers garbage, a bad response (exit 6).
+    const garbage = fault.kind === 'malformed';
+    const exitCode = garbage ? 6 : 5;
+    const errorCode = garbage ? 'REVOCATION_BAD_RESPONSE' : 'REVOCATION_UNAVAILABLE';
+    return [
+      {
+        call: 'ocsp',
+        command,
+        fault: name,
+        arm: ocspAndItsCrl(fault),
+        errorCode,
+        exitCode,
+        message: new RegExp(
+          `^esign: .*OCSP (responder|response).*127\\.0\\.0\\.1:\\d+/pki/ocsp.*${said}.*, and its CRL fallback failed too: .*127\\.0\\.0\\.1:\\d+/pki/issuing\\.crl.*${said}`,
+        ),
+        tries,
+        shortTimeout: name === 'time-out',
+      },
+      {
+        call: 'rootCrl',
+        command,
+        fault: name,
+        arm: inject('rootCrl', fault, 3),
+        errorCode,
+        exitCode,
+        message: new RegExp(`^esign: .*CRL.*127\\.0\\.0\\.1:\\d+/pki/root\\.crl.*${said}`),
+        tries,
+        shortTimeout: name === 'time-out',
+      },
+    ];
+  });
+  return [...revocation, ...tsaCases(command)].map(label);
+}
+const EXTEND_CASES = extendCases();
+
+describe('fault matrix: esign extend of XAdES, every fault on the revocation data and the archive timestamp', () => {
+  it.each(EXTEND_CASES.map((c) => [`${c.call} × ${c.fault}`, c] as const))('%s', async (_name, c) => {
+    await runCase(c);
+  });
+});
+
+/** An enveloped XAdES B-T the sandbox signed: `esign extend` fetches its revocation data and stamps it. */
+const signedXades = signedOnce(
+  'contract.xml',
+  () => '<?xml version="1.0" encoding="UTF-8"?>\n<contract><party>Acme</party></contract>\n',
+  ['--format', 'xades', '--level', 'B-T'],
+);
 
 const REFUSED_CASES = [
   [

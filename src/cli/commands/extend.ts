@@ -89,6 +89,9 @@ export async function runExtend(files: string[], options: ExtendCommandOptions, 
     );
   }
   const fetcher = createRevocationClient(ctx);
+  // The profile's trust anchors: issuers of last resort for a chain a file leaves short of its root.
+  const { loadTrustAnchors } = await import('../../io/tsa-client.js');
+  const issuers = await loadTrustAnchors(profile.settings.trustAnchors ?? []);
   const passwords = await PdfPasswords.from(options, ctx);
   const { RevocationCache } = await import('../../core/ltv/index.js');
   const tokenRoom = { bytes: 0 };
@@ -109,6 +112,7 @@ export async function runExtend(files: string[], options: ExtendCommandOptions, 
             password,
             cache,
             tokenRoom,
+            issuers,
             now: ctx.clock.now(),
           }),
         );

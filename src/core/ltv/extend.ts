@@ -40,6 +40,12 @@ export interface ExtendDependencies {
   tokenRoom?: { bytes: number };
   /** The time signatures are checked at before they are extended (XAdES); from the clock. */
   now?: Date;
+  /**
+   * Certificates that may complete a chain the file leaves short (the profile's trust anchors): a
+   * root that neither the file nor a caIssuers URL gives, so that its CA's CRL is still collected.
+   * Only those a chain reaches are added to the file.
+   */
+  issuers?: readonly Uint8Array[];
 }
 
 export interface ExtensionResult {
@@ -95,7 +101,12 @@ export async function extendPdf(
   }
   const existing = await existingDss(doc);
   const cache = deps.cache ?? new RevocationCache(deps.fetcher);
-  const data = await collectValidationData(targetsOf(signatures), deps.fetcher, existing.certs, cache);
+  const data = await collectValidationData(
+    targetsOf(signatures),
+    deps.fetcher,
+    [...existing.certs, ...(deps.issuers ?? [])],
+    cache,
+  );
   const added = { certs: 0, ocsps: 0, crls: 0 };
   const warnings = [...data.warnings];
   const checks = [...data.checks];
@@ -131,7 +142,12 @@ export async function extendPdf(
   result.documentTimestamps++;
 
   // The new timestamp's own validation data, when its TSA publishes any beyond what is stored.
-  const tsaData = await collectValidationData(stamped.target, deps.fetcher, [...existing.certs, ...data.certs], cache);
+  const tsaData = await collectValidationData(
+    stamped.target,
+    deps.fetcher,
+    [...existing.certs, ...data.certs, ...(deps.issuers ?? [])],
+    cache,
+  );
   warnings.push(...tsaData.warnings.filter((warning) => !warnings.includes(warning)));
   checks.push(...tsaData.checks);
   const known = new Set([...existing.digests, ...[...data.certs, ...data.ocsps, ...data.crls].map(hex)]);

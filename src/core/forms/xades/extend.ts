@@ -213,7 +213,8 @@ async function extendOne(
     if (leaf) targets.push({ role: 'signer', leaf, pool: candidates, usedAt: stampTarget[0]?.usedAt });
     targets.push(...stampTarget);
   }
-  const data = await collectValidationData(targets, deps.fetcher, candidates, cache);
+  // The profile's trust anchors complete a chain the signature leaves short (a KeyInfo without its root).
+  const data = await collectValidationData(targets, deps.fetcher, [...candidates, ...(deps.issuers ?? [])], cache);
   result.checks.push(...data.checks);
   for (const warning of data.warnings) if (!result.warnings.includes(warning)) result.warnings.push(warning);
   const fresh = (items: Uint8Array[]) => items.filter((item) => !known.has(hex(item)));
