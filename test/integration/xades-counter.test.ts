@@ -167,16 +167,23 @@ describe('esign extend of a counter-signed XAdES', () => {
         indication: 'TOTAL-PASSED',
         signatureValue: { valid: true },
       });
-      // The file holds the validation data: the root CRL too, though the KeyInfo stops at the issuing
-      // CA (the root came from the profile's trust anchors); the issuing CA's CRL also answers for the
-      // counter-signer, so offline both signatures pass.
+      // The file holds the validation data of both signers: the root CRL too, though the KeyInfo stops
+      // at the issuing CA (the root came from the profile's trust anchors), and the counter-signer's
+      // OCSP answer beside the signer's. Offline, with a cache of its own (answers cached by the runs
+      // above would hide what the file lacks), both signatures pass from the file alone.
+      expect(out.match(/<xades:EncapsulatedOCSPValue>/g)).toHaveLength(2);
       const offline = await runCli(['--json', 'verify', '--offline', '--trust', sandbox.rootPemPath, output], {
-        env: sandbox.env,
+        env: { ...sandbox.env, ESIGN_CACHE_DIR: join(work.dir, `no-cache-${level}`) },
       });
       expect(offline.code, offline.stdout).toBe(0);
       const offlineReport = offline.json<VerificationReport>();
       expect(offlineReport.signatures[0], offline.stdout).toMatchObject({ status: 'valid', level });
       expect(counterOf(offlineReport)).toMatchObject({ status: 'valid', indication: 'TOTAL-PASSED' });
+      expect(counterOf(offlineReport).chain!.revocation.map((entry) => entry.source)).toEqual([
+        'xades-ocsp',
+        'xades-crl',
+        'trust-anchor',
+      ]);
     },
   );
 

@@ -101,8 +101,9 @@ export async function extendXadesXml(
     warnings: [],
   };
   for (let index = 0; index < before.length; index++) {
-    const signer = before[index]!.report.signer;
-    await extendOne(input, result, index, level, deps, cache, signer);
+    const { report } = before[index]!;
+    const counterSigners = (report.counterSignatures ?? []).map((counter) => counter.signer);
+    await extendOne(input, result, index, level, deps, cache, report.signer, counterSigners);
   }
 
   const after = await verifyXadesXml({ ...input, bytes: result.bytes }, { trustAnchors: [], now });
@@ -144,7 +145,9 @@ async function extendOne(
   level: LongTermLevel,
   deps: ExtendDependencies,
   cache: RevocationCache,
-  signer: { serialNumber: string; issuer: string } | undefined,
+  signer: CertificateIdentity | undefined,
+  /** The signer of each CounterSignature property, in order. */
+  counterSigners: readonly (CertificateIdentity | undefined)[],
 ): Promise<void> {
   const label = `signature ${index + 1}`;
   let parsed = parse(input, result.bytes, index);
@@ -193,6 +196,14 @@ async function extendOne(
     ].map(hex),
   );
   const candidates = [...keyInfoCertificates(signature.keyInfo), ...heldCerts];
+  // A counter-signature's certificates are in its own ds:KeyInfo (EN 319 132-1 §5.2.7).
+  const counterSignatures = unsigned
+    .filter((p) => isNamed(p, 'CounterSignature'))
+    .map((property) => {
+      const inner = childrenNamed(property, NS.ds, 'Signature')[0];
+      return keyInfoCertificates(childrenNamed(inner, NS.ds, 'KeyInfo')[0]);
+    });
+  const pool = [...candidates, ...counterSignatures.flat()];
 
   // The validation data: of the signer's and signature timestamp's chains (B-LT), or at a refresh of
   // the last archive timestamp's chain, which comes after it (TimeStampValidationData).
@@ -200,21 +211,18 @@ async function extendOne(
   const targets: ChainTarget[] = [];
   if (lastArchive) targets.push(...tokenTarget(lastArchive));
   else {
-    const leaf = candidates.find((der) => {
-      let summary: ReturnType<typeof summarize>;
-      try {
-        summary = summarize(new X509Certificate(der));
-      } catch {
-        return false; // a certificate node:crypto cannot read is not the signer's
-      }
-      return summary.serialNumber === signer?.serialNumber && summary.issuer === signer.issuer;
-    });
+    const leaf = certificateOf(candidates, signer);
     const stampTarget = tokenTarget(signatureTimestamp);
     if (leaf) targets.push({ role: 'signer', leaf, pool: candidates, usedAt: stampTarget[0]?.usedAt });
     targets.push(...stampTarget);
+    // Each counter-signer's chain too: B-LT data lets every signature in the file be validated later.
+    counterSignatures.forEach((certificates, position) => {
+      const counterLeaf = certificateOf(certificates, counterSigners[position]);
+      if (counterLeaf) targets.push({ role: 'signer', leaf: counterLeaf, pool, usedAt: undefined });
+    });
   }
   // The profile's trust anchors complete a chain the signature leaves short (a KeyInfo without its root).
-  const data = await collectValidationData(targets, deps.fetcher, [...candidates, ...(deps.issuers ?? [])], cache);
+  const data = await collectValidationData(targets, deps.fetcher, [...pool, ...(deps.issuers ?? [])], cache);
   result.checks.push(...data.checks);
   for (const warning of data.warnings) if (!result.warnings.includes(warning)) result.warnings.push(warning);
   const fresh = (items: Uint8Array[]) => items.filter((item) => !known.has(hex(item)));
@@ -252,6 +260,28 @@ async function extendOne(
     unsignedPropertiesXml({ archiveTimestamp: stamp.token }, { archiveTimestamp: id, declare: true }),
   );
   result.archiveTimestamp = stamp.genTime;
+}
+
+interface CertificateIdentity {
+  serialNumber: string;
+  issuer: string;
+}
+
+/** The certificate of `certificates` that `identity` names (a signer's, as its report gives it). */
+function certificateOf(
+  certificates: readonly Uint8Array[],
+  identity: CertificateIdentity | undefined,
+): Uint8Array | undefined {
+  if (!identity) return undefined;
+  return certificates.find((der) => {
+    let summary: ReturnType<typeof summarize>;
+    try {
+      summary = summarize(new X509Certificate(der));
+    } catch {
+      return false; // a certificate node:crypto cannot read is not the signer's
+    }
+    return summary.serialNumber === identity.serialNumber && summary.issuer === identity.issuer;
+  });
 }
 
 /** A file whose signatures esign does not extend (XADES_REFUSED, exit 7), with what to do. */

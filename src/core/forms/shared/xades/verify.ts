@@ -200,7 +200,10 @@ async function verifySignature(
 
   // The signing certificate: the one the SignedProperties name, among those the signature carries.
   const unsigned = unsignedProperties(signature);
-  const certificateValues = unsigned.flatMap((property) =>
+  // A counter-signature sits in its parent's unsigned properties, and so does the validation data a
+  // B-LT extension adds for it: the parent's is read too (DSS reads any in the document).
+  const holders = parent ? [...unsigned, ...unsignedProperties(parent)] : unsigned;
+  const certificateValues = holders.flatMap((property) =>
     encapsulated(property, 'CertificateValues', 'EncapsulatedX509Certificate'),
   );
   const candidates = [...keyInfoCertificates(signature.keyInfo), ...certificateValues];
@@ -257,8 +260,8 @@ async function verifySignature(
     signatureValue.reason = findings.problems[findings.problems.length - 1] ?? 'not checked';
 
   // Validation data the signature carries, and the trust context of verification.
-  const ocsps = unsigned.flatMap((property) => encapsulated(property, 'RevocationValues', 'EncapsulatedOCSPValue'));
-  const crls = unsigned.flatMap((property) => encapsulated(property, 'RevocationValues', 'EncapsulatedCRLValue'));
+  const ocsps = holders.flatMap((property) => encapsulated(property, 'RevocationValues', 'EncapsulatedOCSPValue'));
+  const crls = holders.flatMap((property) => encapsulated(property, 'RevocationValues', 'EncapsulatedCRLValue'));
   const item = (der: Uint8Array): RevocationItem => ({ der, store: 'xades' });
   const ctx: CmsContext = {
     anchors: options.trustAnchors.map((der) => new X509Certificate(der)),
