@@ -194,16 +194,19 @@ function lineOf(error: unknown): string {
 
 /**
  * The revocation policy of one `esign verify` run: `offline` fetches nothing but reads the disk
- * cache. Make it once per run (its in-memory cache is the run's) and give it to every file's
- * VerifyOptions.
+ * cache; without `cache` the disk cache is neither read nor written. Make it once per run (its
+ * in-memory cache is the run's) and give it to every file's VerifyOptions.
  */
 export function revocationPolicy(
   ctx: { http: HttpClient; io: { debug(line: string): void }; env: NodeJS.ProcessEnv; clock?: { now(): Date } },
-  { mode, offline }: { mode: RevocationMode; offline: boolean },
+  { mode, offline, cache = true }: { mode: RevocationMode; offline: boolean; cache?: boolean },
 ): RevocationPolicy {
-  const disk = RevocationDiskCache.of(ctx.env, { debug: (line) => ctx.io.debug(line) });
+  const disk = cache ? RevocationDiskCache.of(ctx.env, { debug: (line) => ctx.io.debug(line) }) : undefined;
   const clock = ctx.clock;
-  const options: OnlineRevocationOptions = { disk, ...(clock ? { now: () => clock.now() } : {}) };
+  const options: OnlineRevocationOptions = {
+    ...(disk ? { disk } : {}),
+    ...(clock ? { now: () => clock.now() } : {}),
+  };
   if (offline) return { mode, source: new OnlineRevocation(undefined, options) };
   const client = new RevocationClient({
     http: ctx.http,

@@ -333,6 +333,31 @@ describe('esign verify: the answers it fetched, cached across runs (ESIGN_CACHE_
     for (const name of names) expect((await stat(join(dir, name))).mode & 0o777).toBe(0o600);
   });
 
+  it('--no-revocation-cache asks the responders again though the cache holds fresh answers, and keeps nothing; with --offline only the file answers', async () => {
+    const cache = freshCache();
+    expect((await verify(trust(), true, cache)).code).toBe(0);
+    const dir = join(cache, 'revocation');
+    const kept = (await readdir(dir)).sort();
+    expect(kept).toHaveLength(2);
+
+    const since = sandbox.sandbox.requestLog.length;
+    const fresh = await verify(['--no-revocation-cache', ...trust()], true, cache);
+    expect(fresh.code, fresh.stderr).toBe(0);
+    expect(pkiCalls(since).sort()).toEqual(['pki GET /root.crl', 'pki POST /ocsp']);
+    expect(only(fresh.report).chain!.revocation[0]).toMatchObject({ status: 'good', source: 'fetched-ocsp' });
+    expect(only(fresh.report).chain!.revocation[0]).not.toHaveProperty('cached');
+
+    const offline = await verify(['--offline', '--no-revocation-cache', ...trust()], true, cache);
+    expect(offline.code).toBe(9);
+    expect(only(offline.report).chain!.revocation[0]).toMatchObject({ status: 'unknown', source: 'none' });
+
+    // Nothing written by those runs: a cache dir they alone used stays absent.
+    const untouched = freshCache();
+    await verify(['--no-revocation-cache', ...trust()], true, untouched);
+    await expect(stat(join(untouched, 'revocation'))).rejects.toThrow(/ENOENT/);
+    expect((await readdir(dir)).sort()).toEqual(kept);
+  });
+
   it('an answer past its nextUpdate is fetched again and replaces the entry', async () => {
     const cache = freshCache();
     await verify(trust(), true, cache);

@@ -24,6 +24,8 @@ export interface VerifyCommandOptions extends PdfPasswordOptions {
   offline?: boolean;
   /** `hard` (EN 319 102-1, default) or `soft-fail`. */
   revocation?: string;
+  /** false under --no-revocation-cache: answers are neither read from nor kept in the cache. */
+  revocationCache?: boolean;
 }
 
 const LEVELS: readonly PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];
@@ -107,6 +109,10 @@ export const defineCommand: CommandModule['defineCommand'] = (program: Command, 
     .option(
       '--offline',
       'fetch nothing: a certificate whose revocation status neither the file nor the revocation cache (fresh answers of earlier runs) holds stays unknown (INDETERMINATE/TRY_LATER unless --revocation soft-fail)',
+    )
+    .option(
+      '--no-revocation-cache',
+      'ask the responders again and keep nothing: no answer is read from the revocation cache or written to it (with --offline, only the file answers)',
     )
     .option(
       '--revocation <mode>',
@@ -198,6 +204,7 @@ export class VerifyRunState {
       const revocation = revocationPolicy(this.ctx, {
         mode: (this.options.revocation ?? 'hard') as RevocationMode,
         offline: this.options.offline === true,
+        cache: this.options.revocationCache !== false,
       });
       return {
         anchored: this.paths.length > 0 || trustedLists !== undefined,
