@@ -53,8 +53,6 @@ export interface XadesExtension {
   /** The document with the properties added. */
   bytes: Uint8Array;
   signatures: number;
-  /** SignatureTimeStamps added to B-B signatures (raised to B-T first). */
-  signatureTimestamps: number;
   added: { certs: number; ocsps: number; crls: number };
   /** genTime of the last archive timestamp added (B-LTA). */
   archiveTimestamp?: Date;
@@ -95,7 +93,6 @@ export async function extendXadesXml(
   const result: XadesExtension = {
     bytes: input.bytes,
     signatures: before.length,
-    signatureTimestamps: 0,
     added: { certs: 0, ocsps: 0, crls: 0 },
     checks: [],
     warnings: [],
@@ -179,7 +176,6 @@ async function extendOne(
       parsed,
       unsignedPropertiesXml({ signatureTimestamp: stamp.token }, { signatureTimestamp: id, declare: true }),
     );
-    result.signatureTimestamps++;
     signatureTimestamp = stamp.token;
     parsed = parse(input, result.bytes, index);
   }
@@ -248,7 +244,7 @@ async function extendOne(
   if (level !== 'B-LTA') return;
 
   // The archive timestamp over the signature as it now is (EN 319 132-1 §5.5.2.2).
-  parsed = parse(input, result.bytes, index);
+  if (count > 0) parsed = parse(input, result.bytes, index);
   const digest = digestOf(parsed.signature);
   const hash = createHash(digest);
   await archiveInput(parsed.signature, parsed.unsigned, undefined)((chunk) => hash.update(chunk));

@@ -1,6 +1,7 @@
 /** XAdES inside an ASiC container: each signatures file read by the shared XML rules, its references resolved to the container's entries. */
 import {
   verifyXadesXml,
+  type XadesInput,
   type XadesSignatureResult,
   type XadesVerifyOptions,
 } from '../../../core/forms/shared/xades/verify.js';
@@ -12,6 +13,29 @@ export function xadesSignatureFiles(names: Iterable<string>): string[] {
   return [...names].filter((name) => /^META-INF\/[^/]*signatures[^/]*\.xml$/i.test(name)).sort();
 }
 
+/**
+ * The signatures file `signatureFile` of a container as the XAdES reader takes it, named
+ * `FILE: signatureFile`, each reference to an entry `resolvable` allows read from the container.
+ */
+export async function containerXadesInput(
+  container: OpenContainer,
+  file: string,
+  signatureFile: string,
+  resolvable: (name: string) => boolean,
+): Promise<XadesInput> {
+  const names = new Set(container.entries.map((entry) => entry.name));
+  return {
+    name: `${file}: ${signatureFile}`,
+    bytes: await container.readWhole(signatureFile, MAX_XML_DOCUMENT_BYTES),
+    resolve: (name) =>
+      names.has(name) && resolvable(name)
+        ? async (consume) => {
+            for await (const chunk of container.read(name)) consume(chunk);
+          }
+        : undefined,
+  };
+}
+
 /** Verifies the signatures of `signatureFile`, each reference naming an entry of the container. */
 export async function verifyContainerXades(
   container: OpenContainer,
@@ -19,19 +43,6 @@ export async function verifyContainerXades(
   signatureFile: string,
   options: XadesVerifyOptions,
 ): Promise<XadesSignatureResult[]> {
-  const names = new Set(container.entries.map((entry) => entry.name));
-  const bytes = await container.readWhole(signatureFile, MAX_XML_DOCUMENT_BYTES);
-  return verifyXadesXml(
-    {
-      name: `${file}: ${signatureFile}`,
-      bytes,
-      resolve: (name) =>
-        names.has(name) && name !== signatureFile
-          ? async (consume) => {
-              for await (const chunk of container.read(name)) consume(chunk);
-            }
-          : undefined,
-    },
-    options,
-  );
+  const input = await containerXadesInput(container, file, signatureFile, (name) => name !== signatureFile);
+  return verifyXadesXml(input, options);
 }

@@ -11,13 +11,11 @@ import { EsignError } from '../../../core/errors.js';
 import type { FormExtension } from '../../../core/forms/form.js';
 import type { XadesExtension } from '../../../core/forms/xades/extend.js';
 import type { ExtensionResult } from '../../../core/ltv/extend.js';
-import { MAX_XML_DOCUMENT_BYTES } from '../../../core/xml/secure-parse.js';
-import { xadesSignatureFiles } from './xades-container.js';
+import { containerXadesInput, xadesSignatureFiles } from './xades-container.js';
 
 /** The extension result of a form that rewrites its output: what `extended` added, written by `write`. */
 export function rewritten(
   extended: Omit<XadesExtension, 'bytes'>,
-  documentTimestamps: number,
   write: NonNullable<ExtensionResult['rewrite']>,
 ): ExtensionResult {
   return {
@@ -25,7 +23,7 @@ export function rewritten(
     rewrite: write,
     format: 'XAdES',
     signatures: extended.signatures,
-    documentTimestamps,
+    documentTimestamps: 0,
     added: extended.added,
     ...(extended.archiveTimestamp ? { archiveTimestamp: extended.archiveTimestamp } : {}),
     checks: extended.checks,
@@ -45,7 +43,6 @@ export function xadesContainerExtension(mimetype: string): FormExtension {
       const container = await openContainer(source);
       const total: Omit<XadesExtension, 'bytes'> = {
         signatures: 0,
-        signatureTimestamps: 0,
         added: { certs: 0, ocsps: 0, crls: 0 },
         checks: [],
         warnings: [],
@@ -63,25 +60,14 @@ export function xadesContainerExtension(mimetype: string): FormExtension {
             },
           );
         for (const file of signatureFiles) {
-          const bytes = await container.readWhole(file, MAX_XML_DOCUMENT_BYTES);
           const extended = await extendXadesXml(
-            {
-              name: `${source.path}: ${file}`,
-              bytes,
-              resolve: (name) =>
-                names.has(name) && !name.startsWith('META-INF/')
-                  ? async (consume) => {
-                      for await (const chunk of container.read(name)) consume(chunk);
-                    }
-                  : undefined,
-            },
+            await containerXadesInput(container, source.path, file, (name) => !name.startsWith('META-INF/')),
             level,
             dependencies,
             now,
           );
           replaced.set(file, extended.bytes);
           total.signatures += extended.signatures;
-          total.signatureTimestamps += extended.signatureTimestamps;
           total.added.certs += extended.added.certs;
           total.added.ocsps += extended.added.ocsps;
           total.added.crls += extended.added.crls;
@@ -93,7 +79,7 @@ export function xadesContainerExtension(mimetype: string): FormExtension {
           ? new TextDecoder().decode(await container.readWhole('mimetype', 1024)).trim()
           : mimetype;
         const entries = container.entries;
-        return rewritten(total, 0, async (output) => {
+        return rewritten(total, async (output) => {
           const hash = createHash('sha256');
           try {
             const bytes = await writeZip(

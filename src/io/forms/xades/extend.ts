@@ -25,7 +25,7 @@ export const xmlExtension: FormExtension = {
       dependencies,
       dependencies.now ?? new Date(),
     );
-    return rewritten(extended, 0, async (output) => {
+    return rewritten(extended, async (output) => {
       if (!(await source.unchanged()))
         throw new EsignError('INPUT_UNREADABLE', `${source.path} changed while it was being extended.`, {
           hint: 'Run esign extend again once nothing else writes to it.',
