@@ -6,6 +6,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import * as pkijs from 'pkijs';
+import { issuedBy } from '../certificate-links.js';
 
 const OID_CRL_DP = '2.5.29.31';
 const OID_AIA = '1.3.6.1.5.5.7.1.1';
@@ -85,7 +86,7 @@ function uriOf(name: pkijs.GeneralName): string | undefined {
 
 /** Whether `issuer` issued `subject`: names chain and the signature verifies with the issuer's key. */
 export function isIssuedBy(subject: CertificateFacts, issuer: CertificateFacts): boolean {
-  return subject.x509.checkIssued(issuer.x509) && safeVerify(subject.x509, issuer.x509);
+  return issuedBy(subject.x509, issuer.x509);
 }
 
 function safeVerify(subject: X509Certificate, issuer: X509Certificate): boolean {

@@ -94,11 +94,7 @@ export function chainBreak(certificates: readonly Uint8Array[]): string | undefi
 }
 
 function selfIssued(certificate: X509Certificate): boolean {
-  try {
-    return certificate.checkIssued(certificate) && certificate.verify(certificate.publicKey);
-  } catch {
-    return false;
-  }
+  return issuedBy(certificate, certificate);
 }
 
 function sameKeyAndName(a: X509Certificate, b: X509Certificate): boolean {

@@ -24,6 +24,7 @@ import { FAILURE_INFO_TEXT, PKIStatus, decodeFailureInfo } from './status.js';
 import type { FailureInfoName } from './status.js';
 import { readTstInfo } from './tst-info.js';
 import type { TstInfo } from './tst-info.js';
+import { issuedBy as signedBy } from '../certificate-links.js';
 
 export interface ParsedTimeStampToken {
   /** DER of the TimeStampToken (ContentInfo). */
@@ -128,11 +129,7 @@ function issues(issuer: X509Certificate, subject: X509Certificate): boolean {
   if (!known) issuedBy.set(subject, (known = new WeakMap()));
   let answer = known.get(issuer);
   if (answer === undefined) {
-    try {
-      answer = subject.checkIssued(issuer) && subject.verify(issuer.publicKey);
-    } catch {
-      answer = false;
-    }
+    answer = signedBy(subject, issuer);
     known.set(issuer, answer);
   }
   return answer;

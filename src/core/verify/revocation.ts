@@ -10,6 +10,7 @@ import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { decode, encoded, isContext, isUniversal, oid, sequenceItems } from '../cms/der.js';
 import type { Block } from '../cms/der.js';
+import { memoByContent } from '../cms/content-memo.js';
 import { HASH_NAME_BY_OID } from '../cms/oids.js';
 import type { ParsedSignedData } from '../cms/parse.js';
 import { digestAlgorithm, signatureScheme, verifyWith } from './algorithms.js';
@@ -238,34 +239,28 @@ interface CertificateFields {
 }
 
 /**
- * Parsed once per certificate (by its SHA-256 fingerprint), not once per file: the signer's CAs, the
- * TSA and the OCSP responder are the same in every file of a run. Bounded (cleared when full).
+ * Parsed once per certificate, not once per file: the signer's CAs, the TSA and the OCSP responder
+ * are the same in every file of a run (remembered by content, bounded).
  */
-const certificateFields = new Map<string, CertificateFields | null>();
-const CERTIFICATE_FIELDS_LIMIT = 4096;
+const fieldsByDer = memoByContent((der): CertificateFields | null => {
+  try {
+    const parsed = pkijs.Certificate.fromBER(der);
+    const extensions = parsed.extensions ?? [];
+    const usage = extensions.find((candidate) => candidate.extnID === '2.5.29.37')?.parsedValue as
+      pkijs.ExtKeyUsage | undefined;
+    return {
+      ocspNoCheck: extensions.some((extension) => extension.extnID === OID_OCSP_NOCHECK),
+      ocspSigning: usage?.keyPurposes.includes(OID_OCSP_SIGNING) ?? false,
+      name: new Uint8Array(parsed.subject.toSchema().toBER(false)),
+      key: new Uint8Array(parsed.subjectPublicKeyInfo.subjectPublicKey.valueBlock.valueHexView),
+    };
+  } catch {
+    return null;
+  }
+}, 4096);
 
 function fieldsOf(cert: X509Certificate): CertificateFields | undefined {
-  const key = cert.fingerprint256;
-  let fields = certificateFields.get(key);
-  if (fields === undefined) {
-    try {
-      const parsed = pkijs.Certificate.fromBER(cert.raw);
-      const extensions = parsed.extensions ?? [];
-      const usage = extensions.find((candidate) => candidate.extnID === '2.5.29.37')?.parsedValue as
-        pkijs.ExtKeyUsage | undefined;
-      fields = {
-        ocspNoCheck: extensions.some((extension) => extension.extnID === OID_OCSP_NOCHECK),
-        ocspSigning: usage?.keyPurposes.includes(OID_OCSP_SIGNING) ?? false,
-        name: new Uint8Array(parsed.subject.toSchema().toBER(false)),
-        key: new Uint8Array(parsed.subjectPublicKeyInfo.subjectPublicKey.valueBlock.valueHexView),
-      };
-    } catch {
-      fields = null;
-    }
-    if (certificateFields.size >= CERTIFICATE_FIELDS_LIMIT) certificateFields.clear();
-    certificateFields.set(key, fields);
-  }
-  return fields ?? undefined;
+  return fieldsByDer(cert.raw) ?? undefined;
 }
 
 function allowsOcspSigning(cert: X509Certificate): boolean {

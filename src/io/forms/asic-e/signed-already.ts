@@ -2,6 +2,7 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import { ASIC_E_MIMETYPE, checkMimetype } from '../../../core/forms/shared/asic-container-rules.js';
 import { parseManifest } from '../../../core/forms/asic-e/manifest.js';
+import { containerDocuments } from '../../../core/forms/shared/recognize.js';
 import { isEsignError } from '../../../core/errors.js';
 import { signedOverBytes, type ExistingSignature } from '../../../core/forms/shared/signed-already.js';
 import { FileByteSource } from '../../file-source.js';
@@ -27,9 +28,7 @@ export async function signedAlready(
     checkMimetype(await source.read(0, 30 + 8 + 64), ASIC_E_MIMETYPE);
     container = await openContainer(source);
     const names = new Set(container.entries.map((entry) => entry.name));
-    const documents = [...names].filter(
-      (name) => name !== 'mimetype' && !name.startsWith('META-INF/') && !name.endsWith('/'),
-    );
+    const documents = containerDocuments([...names]);
     const wanted = new Map(files.map((file) => [file.name, file]));
     if (documents.length !== wanted.size || documents.some((name) => !wanted.has(name)))
       return { signed: false, reason: 'it holds other files' };

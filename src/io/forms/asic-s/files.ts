@@ -1,6 +1,7 @@
 /** The ASiC-S files: written around a signed document (or a timestamped one), and read back for `--skip-existing`. */
 import { basename } from 'node:path';
 import { ASIC_S_MIMETYPE } from '../../../core/forms/shared/asic-container-rules.js';
+import { containerDocuments } from '../../../core/forms/shared/recognize.js';
 import type { AsicSContents } from '../../../core/forms/asic-s/signed-already.js';
 import type { ByteSource } from '../../../core/ports.js';
 import type { AsicSToWrite, DocumentFiles, OutputFile } from '../../../core/documents.js';
@@ -54,7 +55,7 @@ export async function readAsicS(source: ByteSource): Promise<AsicSContents> {
   const names = container.entries.map((entry) => entry.name);
   try {
     return {
-      documents: names.filter((name) => name !== 'mimetype' && !name.startsWith('META-INF/') && !name.endsWith('/')),
+      documents: containerDocuments(names),
       read: (name) => container.read(name),
       signature: names.includes('META-INF/signature.p7s')
         ? await container.readWhole('META-INF/signature.p7s', 1024 * 1024)
