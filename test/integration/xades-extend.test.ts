@@ -123,6 +123,10 @@ describe('esign extend of enveloped XAdES', () => {
     expect(signedParts(text)).toEqual(signedParts(bt.toString('latin1')));
     expect((await verified(output)).signatures[0]!.level).toBe('B-LTA');
 
+    // The sandbox's OCSP answers and CRLs carry whole seconds: fetched again within the same second
+    // they are byte for byte what the file holds, and the refresh rightly adds no TimeStampValidationData.
+    // Into the next second, so that they are newer (a wait, not a timing assertion).
+    await new Promise((resolve) => setTimeout(resolve, 1050 - (Date.now() % 1000)));
     const refreshed = await extend(['--in-place', output]);
     expect(refreshed.code, refreshed.stderr).toBe(0);
     expect(refreshed.json()).toMatchObject({ input: output, output, level: 'B-LTA', signatures: 1 });
